@@ -1,0 +1,52 @@
+export { MalformedError } from './errors.js';
+export { b64uEncode, b64uDecode, isCanonicalB64u } from './encoding.js';
+export {
+  ALGORITHMS,
+  ALGORITHM_INFO,
+  isAlgorithm,
+  algorithmOfKey,
+  generateAlgorithmKeyPair,
+  type Algorithm,
+  type AlgorithmInfo,
+  type KeyGenerationParams,
+  type SignatureAlgorithmName,
+} from './algorithms.js';
+export { signBytes, verifyBytes } from './signing.js';
+export {
+  CLAIM_NAMES,
+  isReservedClaimName,
+  orderClaims,
+  licencePayload,
+  signLicence,
+  parseLicence,
+  verifyLicence,
+  readLicence,
+  licenceParams,
+  type ClaimName,
+  type ClaimsInput,
+  type IssuerClaims,
+  type LicenceClaims,
+  type LicenceType,
+  type Activation,
+  type ParamValue,
+  type ParsedLicence,
+  type LicenceReading,
+} from './licence-string.js';
+export {
+  FINGERPRINT_COMPONENTS,
+  MISSING_COMPONENT,
+  FingerprintError,
+  hashComponent,
+  buildFingerprint,
+  fingerprintFromParts,
+  parseFingerprint,
+  fingerprintsMatch,
+  matchScore,
+  fpDigest,
+  type FingerprintComponent,
+  type FingerprintParts,
+  type FingerprintProblem,
+  type RawComponents,
+} from './fingerprint.js';
+export { receiptMessage, signReceipt, verifyReceipt, receiptGrantsLicence, type ReceiptFields } from './receipt.js';
+export { graceEndsAt, calendarStatus, type CalendarStatus } from './status.js';

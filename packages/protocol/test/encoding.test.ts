@@ -1,0 +1,58 @@
+import { describe, it, expect } from 'vitest';
+import { b64uDecode, b64uEncode, isCanonicalB64u, MalformedError } from '../src/index.js';
+
+describe('base64url', () => {
+  it('encodes without padding, strings as UTF-8', () => {
+    expect(b64uEncode('')).toBe('');
+    expect(b64uEncode('f')).toBe('Zg');
+    expect(b64uEncode('fo')).toBe('Zm8');
+    expect(b64uEncode('foo')).toBe('Zm9v');
+    expect(b64uEncode(new Uint8Array([0xfb, 0xff]))).toBe('-_8');
+    expect(b64uEncode('é')).toBe('w6k');
+  });
+
+  it('round-trips every length and byte', () => {
+    for (let length = 0; length < 40; length++) {
+      const bytes = Buffer.from(Array.from({ length }, (_, i) => (i * 97 + length) & 0xff));
+      const text = b64uEncode(bytes);
+      expect(isCanonicalB64u(text)).toBe(true);
+      expect(b64uDecode(text, 'x', true).equals(bytes)).toBe(true);
+    }
+  });
+
+  it.each([
+    ['padding', 'Zg=='],
+    ['single padding', 'Zm8='],
+    ['standard alphabet +', '+_8'],
+    ['standard alphabet /', '-/8'],
+    ['whitespace', 'Zm9v '],
+    ['newline', 'Zm9v\n'],
+    ['inner space', 'Zm 9v'],
+    ['non-ASCII', 'Zm9é'],
+    ['impossible length', 'Zm9vY'],
+    ['trailing bits set (2 chars)', 'Zh'],
+    ['trailing bits set (3 chars)', 'Zm9'],
+    ['dot', 'Zm.v'],
+  ])('refuses %s', (_name, text) => {
+    expect(isCanonicalB64u(text)).toBe(false);
+    expect(() => b64uDecode(text)).toThrow(MalformedError);
+  });
+
+  it('refuses the empty string unless allowed', () => {
+    expect(() => b64uDecode('')).toThrow(MalformedError);
+    expect(b64uDecode('', 'x', true).length).toBe(0);
+  });
+
+  it('names the value in the error', () => {
+    expect(() => b64uDecode('a=', 'licence signature')).toThrow(/licence signature/);
+  });
+
+  it('refuses every non-canonical final character', () => {
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const accepted = [...alphabet].filter((c) => isCanonicalB64u(`A${c}`));
+    expect(accepted).toEqual(['A', 'Q', 'g', 'w']);
+    for (const c of alphabet) {
+      if (isCanonicalB64u(`AA${c}`)) expect(b64uEncode(Buffer.from(`AA${c}`, 'base64url'))).toBe(`AA${c}`);
+    }
+  });
+});

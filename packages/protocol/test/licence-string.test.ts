@@ -1,0 +1,261 @@
+import { describe, it, expect, beforeAll } from 'vitest';
+import type { KeyObject } from 'node:crypto';
+import {
+  ALGORITHMS,
+  CLAIM_NAMES,
+  MalformedError,
+  b64uEncode,
+  buildFingerprint,
+  generateAlgorithmKeyPair,
+  isReservedClaimName,
+  licenceParams,
+  licencePayload,
+  orderClaims,
+  parseLicence,
+  readLicence,
+  signBytes,
+  signLicence,
+  verifyLicence,
+  type Algorithm,
+  type ClaimsInput,
+} from '../src/index.js';
+
+const FP1 = buildFingerprint({ machine: 'm1', host: 'h1', mac: 'a1', cpu: 'c1', disk: 'd1' });
+const FP2 = buildFingerprint({ machine: 'm2', host: 'h2', mac: 'a2', cpu: 'c2', disk: 'd2' });
+const FP3 = buildFingerprint({ machine: 'm3', host: null, mac: 'a3', cpu: 'c3', disk: 'd3' });
+
+const base: ClaimsInput = { lid: 'lid-1', prd: 'prod', org: 'acme', iat: 1_700_000_000, grace: 0, mm: 1 };
+
+const pairs = new Map<Algorithm, { privateKey: KeyObject; publicKey: KeyObject }>();
+beforeAll(async () => {
+  const generated = await Promise.all(ALGORITHMS.map((a) => generateAlgorithmKeyPair(a)));
+  ALGORITHMS.forEach((a, i) => pairs.set(a, generated[i]!));
+}, 60_000);
+
+const keys = (a: Algorithm) => pairs.get(a)!;
+const signRaw = (json: string, key: KeyObject) => {
+  const part = b64uEncode(json);
+  return `${part}.${signBytes(key, Buffer.from(part)).toString('base64url')}`;
+};
+
+describe('orderClaims', () => {
+  it('puts every claim in wire order, then parameters in declared order', () => {
+    const claims = orderClaims({
+      params: [['zeta', 'z'], ['alpha', 1], ['list', ['a']], ['flag', true]],
+      max: 600, chk: 120, mm: 2, fpn: 4, fp: [FP1, FP2], grace: 3, exp: 2_000, nbf: 1_500, iat: 1_000,
+      lic: 'Lic', act: 'OFFLINE', typ: 'HYBRID', org: 'o', prd: 'p', lid: 'l',
+    });
+    expect(Object.keys(claims)).toEqual([...CLAIM_NAMES, 'zeta', 'alpha', 'list', 'flag']);
+    expect(JSON.stringify(claims)).toBe(
+      `{"v":4,"lid":"l","prd":"p","org":"o","typ":"HYBRID","act":"OFFLINE","lic":"Lic","iat":1000,"nbf":1500,"exp":2000,` +
+        `"grace":3,"fp":["${FP1}","${FP2}"],"fpn":4,"mm":2,"chk":120,"max":600,"zeta":"z","alpha":1,"list":["a"],"flag":true}`,
+    );
+  });
+
+  it('omits absent and null claims, never writing null', () => {
+    const json = licencePayload({ ...base, typ: null, act: null, lic: undefined, nbf: null, exp: null, fp: null, fpn: 3, chk: null, max: undefined });
+    expect(json).toBe('{"v":3,"lid":"lid-1","prd":"prod","org":"acme","iat":1700000000,"grace":0,"mm":1}');
+  });
+
+  it('always writes grace and mm, 0 included', () => {
+    expect(orderClaims(base)).toMatchObject({ grace: 0, mm: 1 });
+  });
+
+  it('drops claims that do not apply to the licence type', () => {
+    const offline = orderClaims({ ...base, typ: 'OFFLINE', act: 'ONLINE', chk: 60, max: 120 });
+    expect(Object.keys(offline)).toEqual(['v', 'lid', 'prd', 'org', 'typ', 'iat', 'grace', 'mm']);
+    const online = orderClaims({ ...base, typ: 'ONLINE', act: 'ONLINE', chk: 60, max: 120 });
+    expect(Object.keys(online)).toEqual(['v', 'lid', 'prd', 'org', 'typ', 'iat', 'grace', 'mm', 'chk', 'max']);
+    const hybrid = orderClaims({ ...base, typ: 'HYBRID', act: 'ONLINE' });
+    expect(hybrid.act).toBe('ONLINE');
+  });
+
+  it('writes fpn only with fp', () => {
+    expect(orderClaims({ ...base, fpn: 2 }).fpn).toBeUndefined();
+    expect(orderClaims({ ...base, fp: FP1, fpn: 2 }).fpn).toBe(2);
+  });
+
+  it('keeps one fingerprint as a string with v 3', () => {
+    expect(orderClaims({ ...base, fp: FP1 })).toMatchObject({ v: 3, fp: FP1 });
+    expect(orderClaims({ ...base, fp: [FP1] })).toMatchObject({ v: 3, fp: FP1 });
+    expect(orderClaims({ ...base, fp: [FP1, FP1, FP1] })).toMatchObject({ v: 3, fp: FP1 });
+  });
+
+  it('makes several fingerprints a list with v 4, duplicates removed, order kept', () => {
+    const claims = orderClaims({ ...base, fp: [FP2, FP1, FP2, FP3, FP1] });
+    expect(claims.v).toBe(4);
+    expect(claims.fp).toEqual([FP2, FP1, FP3]);
+  });
+
+  it('omits an empty fingerprint list', () => {
+    expect(orderClaims({ ...base, fp: [] })).not.toHaveProperty('fp');
+  });
+
+  it('ignores a v given in the input', () => {
+    expect(orderClaims({ ...base, v: 9 } as unknown as ClaimsInput).v).toBe(3);
+  });
+
+  it('accepts parameters as an object in insertion order and skips null ones', () => {
+    const claims = orderClaims({ ...base, params: { b: 'x', a: null, c: 0 } });
+    expect(licenceParams(claims)).toEqual({ b: 'x', c: 0 });
+    expect(Object.keys(claims).slice(-2)).toEqual(['b', 'c']);
+  });
+
+  it('refuses parameters that shadow a claim, index-like keys, and bad values', () => {
+    for (const name of CLAIM_NAMES) {
+      expect(isReservedClaimName(name)).toBe(true);
+      expect(() => orderClaims({ ...base, params: [[name, 'x']] })).toThrow(/shadows/);
+    }
+    expect(isReservedClaimName('edition')).toBe(false);
+    expect(() => orderClaims({ ...base, params: [['7', 'x']] })).toThrow(TypeError);
+    expect(() => orderClaims({ ...base, params: [['a', 1], ['a', 2]] })).toThrow(/twice/);
+    expect(() => orderClaims({ ...base, params: [['a', 1.5]] })).toThrow(TypeError);
+    expect(() => orderClaims({ ...base, params: [['a', [1] as unknown as string[]]] })).toThrow(TypeError);
+    expect(() => orderClaims({ ...base, params: [['a', { x: 1 } as unknown as string]] })).toThrow(TypeError);
+  });
+
+  it('refuses claims of the wrong type', () => {
+    expect(() => orderClaims({ ...base, iat: 1.5 })).toThrow(/iat/);
+    expect(() => orderClaims({ ...base, grace: -1 })).toThrow(/grace/);
+    expect(() => orderClaims({ ...base, mm: 0 })).toThrow(/mm/);
+    expect(() => orderClaims({ ...base, lid: '' })).toThrow(/lid/);
+    expect(() => orderClaims({ ...base, fp: FP1, fpn: 6 })).toThrow(/fpn/);
+    expect(() => orderClaims({ ...base, typ: 'TRIAL' as never })).toThrow(/typ/);
+  });
+});
+
+describe('signLicence / parseLicence / verifyLicence', () => {
+  const claims: ClaimsInput = {
+    ...base, typ: 'ONLINE', lic: 'Zoë "Q" <ü>', exp: 1_800_000_000, grace: 7, fp: [FP1, FP2], fpn: 3, mm: 2, chk: 3_600, max: 86_400,
+    params: [['edition', 'pro'], ['n', 5]],
+  };
+
+  it.each(ALGORITHMS)('%s: signs, parses and verifies', (algorithm) => {
+    const { privateKey, publicKey } = keys(algorithm);
+    const licence = signLicence(claims, privateKey);
+    const [payloadPart, signaturePart] = licence.split('.');
+    expect(Buffer.from(payloadPart!, 'base64url').toString('utf8')).toBe(licencePayload(claims));
+    const parsed = parseLicence(licence);
+    expect(parsed.payloadPart).toBe(payloadPart);
+    expect(parsed.signature.toString('base64url')).toBe(signaturePart);
+    expect(parsed.claims).toEqual(JSON.parse(licencePayload(claims)));
+    expect(licenceParams(parsed.claims)).toEqual({ edition: 'pro', n: 5 });
+    expect(verifyLicence(parsed, [publicKey])).toBe(publicKey);
+    expect(readLicence(licence, [publicKey])).toMatchObject({ ok: true, key: publicKey });
+  });
+
+  it('returns the key of the history that verifies', () => {
+    const old = keys('RSA_2048');
+    const current = keys('ED25519');
+    const licence = signLicence(claims, old.privateKey);
+    expect(verifyLicence(parseLicence(licence), [current.publicKey, old.publicKey])).toBe(old.publicKey);
+    expect(verifyLicence(parseLicence(licence), [current.publicKey])).toBeNull();
+    expect(verifyLicence(parseLicence(licence), [])).toBeNull();
+  });
+
+  it('is deterministic for Ed25519 and RSA', () => {
+    for (const algorithm of ['ED25519', 'RSA_2048'] as const) {
+      const { privateKey } = keys(algorithm);
+      expect(signLicence(claims, privateKey)).toBe(signLicence(claims, privateKey));
+    }
+  });
+
+  it.each(ALGORITHMS)('%s: a changed payload byte never verifies', (algorithm) => {
+    const { privateKey, publicKey } = keys(algorithm);
+    const licence = signLicence(claims, privateKey);
+    const [payload, signature] = licence.split('.') as [string, string];
+    const json = Buffer.from(payload, 'base64url').toString('utf8');
+    for (const changed of [json.replace('"n":5', '"n":6'), json.replace('"grace":7', '"grace":8'), json.replace('lid-1', 'lid-2')]) {
+      expect(readLicence(`${b64uEncode(changed)}.${signature}`, [publicKey])).toMatchObject({ ok: false, reason: 'BAD_SIGNATURE' });
+    }
+  });
+
+  it.each(ALGORITHMS)('%s: no replacement of the signature\'s last character verifies', (algorithm) => {
+    const { privateKey, publicKey } = keys(algorithm);
+    const licence = signLicence(claims, privateKey);
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    for (const c of alphabet) {
+      if (c === licence.at(-1)) continue;
+      const result = readLicence(licence.slice(0, -1) + c, [publicKey]);
+      expect(result.ok).toBe(false);
+    }
+  });
+
+  it.each([
+    ['empty', ''],
+    ['no dot', 'eyJ2IjozfQ'],
+    ['three parts', 'a.b.c'],
+    ['empty payload', '.AAAA'],
+    ['empty signature', 'eyJ2IjozfQ.'],
+    ['padded payload', 'eyJ2IjozfQ==.AAAA'],
+    ['standard base64', 'eyJ2Ijoz+Q.AAAA'],
+    ['surrounding space', ' eyJ2IjozfQ.AAAA'],
+  ])('refuses %s as malformed', (_name, text) => {
+    expect(() => parseLicence(text)).toThrow(MalformedError);
+  });
+
+  it('refuses non-object and non-UTF-8 payloads', () => {
+    const sig = 'AAAA';
+    for (const json of ['[]', 'null', '"text"', '42', '{', 'true']) {
+      expect(() => parseLicence(`${b64uEncode(json)}.${sig}`)).toThrow(/JSON/);
+    }
+    expect(() => parseLicence(`${b64uEncode(Buffer.from([0x7b, 0xff, 0x7d]))}.${sig}`)).toThrow(/UTF-8/);
+  });
+
+  const good = JSON.parse(licencePayload({ ...base, exp: 5, fp: FP1, fpn: 2, typ: 'ONLINE', chk: 1, max: 2 })) as Record<string, unknown>;
+  it.each<[string, Record<string, unknown>]>([
+    ['v missing', { v: undefined }],
+    ['v 5', { v: 5 }],
+    ['v "3"', { v: '3' }],
+    ['lid number', { lid: 7 }],
+    ['prd missing', { prd: undefined }],
+    ['org empty', { org: '' }],
+    ['iat missing', { iat: undefined }],
+    ['iat fractional', { iat: 1.5 }],
+    ['iat string', { iat: '1' }],
+    ['grace negative', { grace: -1 }],
+    ['grace missing', { grace: undefined }],
+    ['grace null', { grace: null }],
+    ['mm zero', { mm: 0 }],
+    ['mm missing', { mm: undefined }],
+    ['exp null', { exp: null }],
+    ['exp string', { exp: '5' }],
+    ['nbf fractional', { nbf: 0.5 }],
+    ['typ unknown', { typ: 'TRIAL' }],
+    ['act unknown', { act: 'LATER' }],
+    ['lic number', { lic: 3 }],
+    ['fp number', { fp: 3 }],
+    ['fp empty', { fp: '' }],
+    ['fp list with v 3', { fp: ['a', 'b'] }],
+    ['fp single-entry list', { v: 4, fp: ['a'] }],
+    ['v 4 with string fp', { v: 4 }],
+    ['fp list with a number', { v: 4, fp: ['a', 2] }],
+    ['fpn 0', { fpn: 0 }],
+    ['fpn 6', { fpn: 6 }],
+    ['chk negative', { chk: -1 }],
+    ['max string', { max: '2' }],
+    ['iat beyond safe integers', { iat: 2 ** 60 }],
+  ])('refuses a payload with %s', (_name, change) => {
+    const payload: Record<string, unknown> = { ...good, ...change };
+    const text = signRaw(JSON.stringify(payload), keys('ED25519').privateKey);
+    expect(() => parseLicence(text)).toThrow(MalformedError);
+    expect(readLicence(text, [keys('ED25519').publicKey])).toMatchObject({ ok: false, reason: 'MALFORMED' });
+  });
+
+  it('accepts a minimal payload and unknown claims as parameters', () => {
+    const payload = { v: 3, lid: 'l', prd: 'p', org: 'o', iat: 0, grace: 0, mm: 1, extra: { nested: true } };
+    const parsed = parseLicence(signRaw(JSON.stringify(payload), keys('ED25519').privateKey));
+    expect(parsed.claims).toEqual(payload);
+    expect(licenceParams(parsed.claims)).toEqual({ extra: { nested: true } });
+  });
+
+  it('verifies over the payload text, not the decoded JSON', () => {
+    const { privateKey, publicKey } = keys('ED25519');
+    const licence = signLicence(base, privateKey);
+    const parsed = parseLicence(licence);
+    // Same claims, re-serialised with a space: a different term, so the signature must fail.
+    const respaced = b64uEncode(JSON.stringify(parsed.claims, null, 1));
+    expect(verifyLicence({ ...parsed, payloadPart: respaced }, [publicKey])).toBeNull();
+    expect(verifyLicence({ ...parsed, payloadPart: `${parsed.payloadPart}=` }, [publicKey])).toBeNull();
+  });
+});

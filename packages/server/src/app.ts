@@ -1,0 +1,115 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import cookie from '@fastify/cookie';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Config } from './config.js';
+import type { Database } from './db/database.js';
+import { sql } from 'kysely';
+import { ApiError } from './http/errors.js';
+import { ErrorBody } from './http/schemas.js';
+import { installMetrics } from './http/metrics.js';
+import { installOpenApi } from './http/openapi.js';
+import { installTenancy, type ApiRoute } from './http/tenancy.js';
+import { addSharedSchema, validatorCompiler } from './http/validation.js';
+import { auditRoutes } from './audit/routes.js';
+import { authRoutes } from './auth/routes.js';
+import { settingsRoutes } from './settings/routes.js';
+import { tokenRoutes } from './tokens/routes.js';
+import { userRoutes } from './users/routes.js';
+import { VERSION } from './version.js';
+
+export interface AppOptions {
+  config: Config;
+  database: Database;
+  logger?: FastifyServerOptions['logger'];
+}
+
+function clientMessage(err: { code?: string; message: string; statusCode?: number }): string {
+  switch (err.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return 'unsupported content type: send application/json';
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return 'request body is too large';
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return 'request body does not match its Content-Length';
+    default:
+      return err.message;
+  }
+}
+
+const consolePage = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Licensor</title></head>
+<body><h1>Licensor</h1><p>The web console is on its way. The API reference is at <a href="/docs">/docs</a>
+and its OpenAPI document at <a href="/openapi.json">/openapi.json</a>.</p></body></html>`;
+
+export async function buildApp({ config, database, logger }: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: logger ?? {
+      level: config.logLevel,
+      redact: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'],
+    },
+    trustProxy: config.trustProxy,
+    bodyLimit: 1024 * 1024,
+    return503OnClosing: true,
+    ajv: { customOptions: {} },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.addSchema(ErrorBody);
+  addSharedSchema(ErrorBody);
+
+  // A JSON content type with an empty body counts as no body (clients send bodiless POSTs so).
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  // Only JSON is accepted: everything else, text included, is a 415.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') return done(null, undefined);
+    parseJson(request, body as string, (err, value) => (err ? done(new ApiError(400, 'malformed JSON body')) : done(null, value)));
+  });
+
+  app.setErrorHandler((err: Error & { statusCode?: number; code?: string; validation?: unknown }, request, reply) => {
+    if (err instanceof ApiError) return reply.code(err.status).headers(err.headers).send({ error: err.message });
+    if (err.validation) return reply.code(400).send({ error: err.message });
+    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+      return reply.code(err.statusCode).send({ error: clientMessage(err) });
+    }
+    request.log.error({ err }, 'unexpected fault');
+    return reply.code(500).send({ error: `internal error (request ${request.id})` });
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send({ error: `no such endpoint: ${request.method} ${request.url.split('?')[0]}` }),
+  );
+
+  await app.register(cookie);
+  const registry = installMetrics(app);
+  await installOpenApi(app, VERSION, config.publicUrl);
+
+  const hidden = { schema: { hide: true } };
+  app.get('/healthz', hidden, async () => ({ status: 'ok' }));
+  app.get('/readyz', hidden, async (_request, reply) => {
+    try {
+      await sql`select 1`.execute(database.db);
+      return { status: 'ready' };
+    } catch {
+      return reply.code(503).send({ error: 'database unreachable' });
+    }
+  });
+  app.get('/metrics', hidden, async (_request, reply) =>
+    reply.type(registry.contentType).send(await registry.metrics()),
+  );
+  app.get('/', hidden, async (_request, reply) => reply.type('text/html').send(consolePage));
+  app.get('/o/:slug/', hidden, async (_request, reply) => reply.type('text/html').send(consolePage));
+
+  app.decorate('apiRoutes', [] as ApiRoute[]);
+  await app.register(
+    async (api) => {
+      installTenancy(api, database, config, app.apiRoutes);
+      await api.register(authRoutes(database, config, VERSION));
+      await api.register(userRoutes);
+      await api.register(tokenRoutes);
+      await api.register(settingsRoutes);
+      await api.register(auditRoutes);
+    },
+    { prefix: '/o/:slug/api' },
+  );
+
+  return app;
+}

@@ -1,0 +1,55 @@
+import type { Tenant } from '../db/tenant.js';
+import { iso } from '../http/schemas.js';
+
+export interface AuditInput {
+  action: string;
+  subjectType: string;
+  subjectId?: string | number | null;
+  lid?: string | null;
+  summary: string;
+  details?: Record<string, unknown> | null;
+}
+
+/**
+ * Appends one entry. Call it with the transaction's tenant handle, so the entry commits or
+ * rolls back with the change it records. There is deliberately no update or delete.
+ */
+export async function recordAudit(t: Tenant, actor: string, now: number, entry: AuditInput): Promise<void> {
+  await t
+    .insertInto('audit_entries', {
+      at: now,
+      actor,
+      action: entry.action,
+      subject_type: entry.subjectType,
+      subject_id: entry.subjectId == null ? null : String(entry.subjectId),
+      lid: entry.lid ?? null,
+      summary: entry.summary,
+      details: entry.details ? JSON.stringify(entry.details) : null,
+    })
+    .execute();
+}
+
+export async function listAudit(t: Tenant, filter: { lid?: string }, limit: number, offset: number) {
+  let query = t.selectFrom('audit_entries');
+  if (filter.lid !== undefined) query = query.where('lid', '=', filter.lid);
+  const [rows, count] = await Promise.all([
+    query.selectAll().orderBy('id', 'desc').limit(limit).offset(offset).execute(),
+    query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return {
+    items: rows.map((row) => ({
+      id: row.id,
+      at: iso(row.at),
+      actor: row.actor,
+      action: row.action,
+      subjectType: row.subject_type,
+      subjectId: row.subject_id,
+      lid: row.lid,
+      summary: row.summary,
+      details: row.details === null ? null : (JSON.parse(row.details) as Record<string, unknown>),
+    })),
+    total: Number(count.n),
+    limit,
+    offset,
+  };
+}

@@ -1,0 +1,34 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { Nullable, PageQuery, Paged, responses, Timestamp } from '../http/schemas.js';
+import { listAudit } from './audit.js';
+
+export const AuditEntry = Type.Object(
+  {
+    id: Type.Integer(),
+    at: Timestamp,
+    actor: Type.String({ description: 'A username, `token/<name>`, or `check`.' }),
+    action: Type.String({ description: 'Dotted name, e.g. `licence.issued`.' }),
+    subjectType: Type.String(),
+    subjectId: Nullable(Type.String()),
+    lid: Nullable(Type.String()),
+    summary: Type.String(),
+    details: Nullable(Type.Object({}, { additionalProperties: true })),
+  },
+);
+
+export const auditRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get(
+    '/dashboard/activity',
+    {
+      config: { access: 'activity:read' },
+      schema: {
+        summary: "The organisation's audit trail, newest first",
+        tags: ['Dashboard'],
+        querystring: PageQuery,
+        response: responses({ 200: Paged(AuditEntry) }),
+      },
+    },
+    async (request) => listAudit(request.ctx.tenant, {}, request.query.limit ?? 50, request.query.offset ?? 0),
+  );
+};

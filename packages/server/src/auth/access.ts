@@ -1,0 +1,47 @@
+/** Scopes a token may carry (DESIGN.md 4); `:write` implies `:read`. */
+export const SCOPES = [
+  'licenses:read',
+  'licenses:write',
+  'products:read',
+  'products:write',
+  'customers:read',
+  'customers:write',
+  'users:read',
+  'users:write',
+  'analytics:read',
+  'activity:read',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export const ROLES = ['VIEWER', 'ISSUER', 'ORG_ADMIN'] as const;
+export type Role = (typeof ROLES)[number];
+
+/**
+ * What a route demands of its caller: a scope (judged against a token's scopes or a person's
+ * role), any credential of the organisation (`member`), a signed-in person (`session`), a
+ * signed-in organisation administrator (`admin-session`), or nothing (`public`).
+ */
+export type Access = Scope | 'public' | 'member' | 'session' | 'admin-session';
+
+const READS: Scope[] = SCOPES.filter((s) => s.endsWith(':read'));
+const ROLE_SCOPES: Record<Role, ReadonlySet<Scope>> = {
+  VIEWER: new Set(READS),
+  ISSUER: new Set<Scope>([...READS, 'licenses:write', 'products:write', 'customers:write']),
+  ORG_ADMIN: new Set<Scope>(SCOPES),
+};
+
+export function roleAllows(role: Role, scope: Scope): boolean {
+  return ROLE_SCOPES[role].has(scope);
+}
+
+export function scopesAllow(scopes: readonly string[], scope: Scope): boolean {
+  return scopes.includes(scope) || (scope.endsWith(':read') && scopes.includes(scope.replace(/:read$/, ':write')));
+}
+
+export function isScope(value: string): value is Scope {
+  return (SCOPES as readonly string[]).includes(value);
+}
+
+export function isRole(value: string): value is Role {
+  return (ROLES as readonly string[]).includes(value);
+}

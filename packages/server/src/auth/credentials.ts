@@ -1,0 +1,100 @@
+import type { FastifyRequest } from 'fastify';
+import type { Config } from '../config.js';
+import type { Database } from '../db/database.js';
+import { forbidden, unauthorized } from '../http/errors.js';
+import type { Actor } from '../http/context.js';
+import type { Organisation } from '../orgs/repo.js';
+import { isRole } from './access.js';
+import { digestsEqual, sha256Hex } from './secrets.js';
+
+export const SESSION_COOKIE = 'svc_session';
+export const SESSION_LIFETIME_MS = 12 * 60 * 60 * 1000;
+// lastUsedAt and a session's sliding expiry are stamped at most once a minute, not per request.
+const STAMP_INTERVAL_MS = 60 * 1000;
+
+const TOKEN_HEADER = /^Bearer svc_([a-z0-9]{12,32})_([0-9a-f]{64})$/;
+const SESSION_VALUE = /^[0-9a-f]{64}$/;
+
+/*
+ * Credentials are looked up by their own unique id, before any tenant is trusted; the
+ * organisation they belong to is then compared with the one the URL selected.
+ */
+async function tokenActor(database: Database, header: string, org: Organisation, now: number): Promise<Actor> {
+  const match = TOKEN_HEADER.exec(header);
+  if (!match) throw unauthorized('malformed API token');
+  const [, id, secret] = match as unknown as [string, string, string];
+  const row = await database.db.selectFrom('api_tokens').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!row || !digestsEqual(row.secret_hash, sha256Hex(secret))) throw unauthorized('unknown API token');
+  if (row.revoked_at !== null) throw unauthorized('this API token has been revoked');
+  if (row.expires_at !== null && row.expires_at <= now) throw unauthorized('this API token has expired');
+  if (row.org_id !== org.id) throw forbidden('this credential belongs to another organisation');
+  if (row.last_used_at === null || now - row.last_used_at >= STAMP_INTERVAL_MS) {
+    await database.db.updateTable('api_tokens').set({ last_used_at: now }).where('id', '=', id).execute();
+  }
+  return { kind: 'token', name: `token/${row.name}`, tokenId: row.id, tokenName: row.name, scopes: JSON.parse(row.scopes) };
+}
+
+async function sessionActor(database: Database, value: string, org: Organisation, now: number): Promise<Actor> {
+  if (!SESSION_VALUE.test(value)) throw unauthorized('session expired or signed out');
+  const id = sha256Hex(value);
+  const row = await database.db
+    .selectFrom('sessions')
+    .innerJoin('users', 'users.id', 'sessions.user_id')
+    .select([
+      'sessions.org_id',
+      'sessions.last_seen_at',
+      'sessions.expires_at',
+      'users.id as user_id',
+      'users.username',
+      'users.display_name',
+      'users.role',
+      'users.active',
+    ])
+    .where('sessions.id', '=', id)
+    .executeTakeFirst();
+  // Role and `active` are read here on every request, so a change takes effect at once.
+  if (!row || row.expires_at <= now || row.active !== 1 || !isRole(row.role)) {
+    throw unauthorized('session expired or signed out');
+  }
+  if (row.org_id !== org.id) throw forbidden('this credential belongs to another organisation');
+  if (now - row.last_seen_at >= STAMP_INTERVAL_MS) {
+    await database.db
+      .updateTable('sessions')
+      .set({ last_seen_at: now, expires_at: now + SESSION_LIFETIME_MS })
+      .where('id', '=', id)
+      .execute();
+  }
+  return {
+    kind: 'user',
+    name: row.username,
+    userId: row.user_id,
+    displayName: row.display_name,
+    role: row.role,
+    sessionId: id,
+  };
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Who is asking. An Authorization header is judged alone (a bad token is 401 even beside a
+ * good cookie); otherwise the session cookie, whose unsafe requests must come from our origin.
+ */
+export async function authenticate(
+  request: FastifyRequest,
+  database: Database,
+  config: Pick<Config, 'publicUrl'>,
+  org: Organisation,
+  now: number,
+): Promise<Actor> {
+  const header = request.headers.authorization;
+  if (header !== undefined) return tokenActor(database, header, org, now);
+  const cookie = request.cookies[SESSION_COOKIE];
+  if (!cookie) throw unauthorized('authentication required: send a session cookie or an API token');
+  const actor = await sessionActor(database, cookie, org, now);
+  const origin = request.headers.origin;
+  if (!SAFE_METHODS.has(request.method) && origin !== undefined && origin !== new URL(config.publicUrl).origin) {
+    throw forbidden(`requests from origin ${origin} are not accepted`);
+  }
+  return actor;
+}

@@ -1,0 +1,85 @@
+import type { Config } from '../config.js';
+import type { Database } from '../db/database.js';
+import { tenant } from '../db/tenant.js';
+import { tooManyRequests, unauthorized } from '../http/errors.js';
+import type { Organisation } from '../orgs/repo.js';
+import { findUserByUsername, type UserRow } from '../users/repo.js';
+import { SESSION_LIFETIME_MS } from './credentials.js';
+import { newSecret, sha256Hex, verifyPassword } from './secrets.js';
+
+const WINDOW_MS = 15 * 60 * 1000;
+// The per-address limit is ten times the per-(username, address) one (DESIGN.md 4).
+const ADDRESS_FACTOR = 10;
+
+/**
+ * When a limit is reached, how long until enough failures age out of the window to allow
+ * another attempt; null while both limits have room.
+ */
+function retryAfter(times: number[], limit: number, now: number): number | null {
+  if (times.length < limit) return null;
+  const oldestThatMustExpire = times[times.length - limit]!;
+  return (oldestThatMustExpire + WINDOW_MS - now) / 1000;
+}
+
+async function throttle(database: Database, org: Organisation, username: string, address: string, limit: number, now: number) {
+  if (limit === 0) return;
+  const since = now - WINDOW_MS;
+  // Failures are counted in the database, so every instance sees the same counts.
+  const rows = await database.db
+    .selectFrom('login_failures')
+    .select(['at', 'org_id', 'username'])
+    .where('address', '=', address)
+    .where('at', '>', since)
+    .orderBy('at', 'desc')
+    .limit(limit * ADDRESS_FACTOR)
+    .execute();
+  const all = rows.map((r) => r.at).reverse();
+  const pair = rows.filter((r) => r.org_id === org.id && r.username === username).map((r) => r.at).reverse();
+  const wait = Math.max(retryAfter(pair, limit, now) ?? 0, retryAfter(all, limit * ADDRESS_FACTOR, now) ?? 0);
+  if (wait > 0) throw tooManyRequests('too many failed sign-in attempts: try again later', wait);
+}
+
+export interface LoginResult {
+  cookieValue: string;
+  user: UserRow;
+}
+
+/**
+ * Signs a person in. A missing user, a wrong password and a disabled account give the same
+ * answer after the same work (a password hash is always verified).
+ */
+export async function login(
+  database: Database,
+  config: Pick<Config, 'loginFailures'>,
+  org: Organisation,
+  input: { username: string; password: string },
+  address: string,
+): Promise<LoginResult> {
+  const now = Date.now();
+  await throttle(database, org, input.username, address, config.loginFailures, now);
+  const t = tenant(database.db, org.id);
+  const user = await findUserByUsername(t, input.username);
+  const passwordOk = await verifyPassword(input.password, user?.password_hash ?? null);
+  if (!user || !passwordOk || user.active !== 1) {
+    await t.insertInto('login_failures', { username: input.username, address, at: now }).execute();
+    // Keep the table small: failures older than the window no longer count for anyone.
+    await database.db.deleteFrom('login_failures').where('at', '<=', now - WINDOW_MS).execute();
+    throw unauthorized('wrong username or password');
+  }
+  const cookieValue = newSecret();
+  await database.db.transaction().execute(async (trx) => {
+    const tt = tenant(trx, org.id);
+    await tt.deleteFrom('login_failures').where('username', '=', input.username).where('address', '=', address).execute();
+    await tt
+      .insertInto('sessions', {
+        id: sha256Hex(cookieValue),
+        user_id: user.id,
+        created_at: now,
+        last_seen_at: now,
+        expires_at: now + SESSION_LIFETIME_MS,
+      })
+      .execute();
+    await tt.updateTable('users').set({ last_login_at: now }).where('id', '=', user.id).execute();
+  });
+  return { cookieValue, user };
+}

@@ -1,0 +1,158 @@
+import { parseArgs } from 'node:util';
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { openDatabase, sqliteFileIn, type Database } from './db/database.js';
+import { migrateToLatest } from './db/migrations/index.js';
+import { ApiError } from './http/errors.js';
+import { firstProblem } from './http/validation.js';
+import { loadMasterKey } from './keys/master-key.js';
+import { bootstrap, createOrganisation, operatorCtx, setPasswordByUsername } from './orgs/service.js';
+import { CreateMemberBody, Password } from './users/schemas.js';
+import { createMember } from './users/service.js';
+
+const USAGE = `usage: licensor <command>
+  serve                                   start the service (applies migrations first)
+  migrate                                 apply database migrations
+  org create --slug S --name N [--plan-limit N]
+  user create --org S --username U (--password P | --password-stdin) --role ORG_ADMIN|ISSUER|VIEWER
+              [--email E] [--display-name D]
+  user set-password --org S --username U (--password P | --password-stdin)`;
+
+class UsageError extends Error {}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}
+
+function need(values: Record<string, unknown>, name: string): string {
+  const value = values[name];
+  if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+async function password(values: Record<string, unknown>): Promise<string> {
+  if (values['password-stdin']) return readStdin();
+  if (typeof values.password === 'string') return values.password;
+  throw new UsageError('--password or --password-stdin is required');
+}
+
+function open(config: Config): Promise<Database> {
+  return openDatabase({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFileIn(config.dataDir) });
+}
+
+async function withDatabase<T>(config: Config, work: (database: Database) => Promise<T>): Promise<T> {
+  const database = await open(config);
+  try {
+    return await work(database);
+  } finally {
+    await database.close();
+  }
+}
+
+async function serve(config: Config): Promise<void> {
+  const database = await open(config);
+  const app = await buildApp({ config, database });
+  loadMasterKey(config, (message) => app.log.warn(message));
+  const first = await bootstrap(database, config);
+  if (first?.generatedPassword) {
+    // Shown once on the console, deliberately outside the structured log.
+    process.stdout.write(
+      `\nFirst start: organisation "default" created with ORG_ADMIN "admin".\n` +
+        `Its password is: ${first.generatedPassword}\n(also saved to ${first.passwordFile}, readable only by this user)\n\n`,
+    );
+  }
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    app.log.info({ signal }, 'shutting down: finishing in-flight requests');
+    await app.close();
+    await database.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  await app.listen({ port: config.port, host: config.host });
+}
+
+async function run(argv: string[]): Promise<unknown> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      slug: { type: 'string' },
+      name: { type: 'string' },
+      'plan-limit': { type: 'string' },
+      org: { type: 'string' },
+      username: { type: 'string' },
+      password: { type: 'string' },
+      'password-stdin': { type: 'boolean' },
+      role: { type: 'string' },
+      email: { type: 'string' },
+      'display-name': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const command = positionals.join(' ');
+  if (values.help || command === '') throw new UsageError('');
+  const config = loadConfig();
+  switch (command) {
+    case 'serve':
+      return serve(config);
+    case 'migrate':
+      return withDatabase(config, async (database) => ({ migrated: await migrateToLatest(database) }));
+    case 'org create': {
+      const limit = values['plan-limit'];
+      if (limit !== undefined && !/^\d+$/.test(limit)) throw new UsageError('--plan-limit must be a whole number');
+      const input = { slug: need(values, 'slug'), name: need(values, 'name'), planLimit: limit === undefined ? null : Number(limit) };
+      return withDatabase(config, async (database) => {
+        const org = await createOrganisation(database, input);
+        return { id: org.id, slug: org.slug, name: org.name, planLimit: org.planLimit, timezone: org.timezone };
+      });
+    }
+    case 'user create': {
+      const input = {
+        username: need(values, 'username'),
+        role: need(values, 'role'),
+        password: await password(values),
+        ...(values.email === undefined ? {} : { email: values.email }),
+        ...(values['display-name'] === undefined ? {} : { displayName: values['display-name'] }),
+      };
+      const problem = firstProblem(CreateMemberBody, input, 'user');
+      if (problem) throw new UsageError(problem);
+      const slug = need(values, 'org');
+      return withDatabase(config, async (database) =>
+        createMember(await operatorCtx(database, slug), input as Parameters<typeof createMember>[1]),
+      );
+    }
+    case 'user set-password': {
+      const slug = need(values, 'org');
+      const username = need(values, 'username');
+      const secret = await password(values);
+      const problem = firstProblem(Password, secret, 'password');
+      if (problem) throw new UsageError(problem);
+      return withDatabase(config, async (database) => setPasswordByUsername(await operatorCtx(database, slug), username, secret));
+    }
+    default:
+      throw new UsageError(`unknown command "${command}"`);
+  }
+}
+
+/** Entry point of `bin/licensor.js`: one JSON object on success, one clear line and exit 1 on failure. */
+export async function main(argv: string[]): Promise<void> {
+  try {
+    const result = await run(argv);
+    if (result !== undefined) process.stdout.write(`${JSON.stringify(result)}\n`);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(err.message ? `licensor: ${err.message}\n${USAGE}\n` : `${USAGE}\n`);
+    } else if (err instanceof ConfigError || err instanceof ApiError) {
+      process.stderr.write(`licensor: ${err.message}\n`);
+    } else {
+      process.stderr.write(`licensor: ${(err as Error).message ?? String(err)}\n`);
+    }
+    process.exit(1);
+  }
+}

@@ -1,0 +1,99 @@
+import path from 'node:path';
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  /** `postgres://...` selects PostgreSQL; null means SQLite in the data dir. */
+  databaseUrl: string | null;
+  /** 32 bytes, or null when it is to be generated into the data dir (SQLite only). */
+  masterKey: Buffer | null;
+  redisUrl: string | null;
+  publicUrl: string;
+  trustProxy: boolean;
+  loginFailures: number;
+  checkRateProduct: number;
+  checkRateAddress: number;
+  logLevel: string;
+  bootstrapPassword: string | null;
+}
+
+/** A configuration mistake: reported as one line, never a stack trace. */
+export class ConfigError extends Error {}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function boolean(env: NodeJS.ProcessEnv, name: string): boolean {
+  const raw = (env[name] ?? '').toLowerCase();
+  if (raw === '' || raw === 'false' || raw === '0') return false;
+  if (raw === 'true' || raw === '1') return true;
+  throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
+}
+
+function url(name: string, raw: string, protocols: string[]): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} is not a valid URL`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(`${name} must start with ${protocols.map((p) => `${p}//`).join(' or ')}`);
+  }
+  return raw;
+}
+
+/** Reads and validates the environment once, at start-up. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = integer(env, 'PORT', 8080, 0, 65535);
+  const host = env.HOST || '127.0.0.1';
+  const databaseUrl = env.DATABASE_URL ? url('DATABASE_URL', env.DATABASE_URL, ['postgres:', 'postgresql:']) : null;
+
+  let masterKey: Buffer | null = null;
+  if (env.LICENSOR_MASTER_KEY) {
+    const raw = env.LICENSOR_MASTER_KEY;
+    const decoded = Buffer.from(raw, 'base64');
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(raw) || decoded.length !== 32) {
+      throw new ConfigError('LICENSOR_MASTER_KEY must be the base64 encoding of exactly 32 bytes');
+    }
+    masterKey = decoded;
+  } else if (databaseUrl) {
+    throw new ConfigError('LICENSOR_MASTER_KEY is required with PostgreSQL, so every instance seals with the same key');
+  }
+
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+
+  const publicUrl = url(
+    'LICENSOR_PUBLIC_URL',
+    env.LICENSOR_PUBLIC_URL || `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    ['http:', 'https:'],
+  ).replace(/\/+$/, '');
+
+  return {
+    port,
+    host,
+    dataDir: path.resolve(env.LICENSOR_DATA_DIR || './data'),
+    databaseUrl,
+    masterKey,
+    redisUrl: env.REDIS_URL ? url('REDIS_URL', env.REDIS_URL, ['redis:', 'rediss:']) : null,
+    publicUrl,
+    trustProxy: boolean(env, 'LICENSOR_TRUST_PROXY'),
+    loginFailures: integer(env, 'LICENSOR_LOGIN_FAILURES', 10, 0, 1_000_000),
+    checkRateProduct: integer(env, 'LICENSOR_CHECK_RATE_PRODUCT', 6000, 0, 100_000_000),
+    checkRateAddress: integer(env, 'LICENSOR_CHECK_RATE_ADDRESS', 600, 0, 100_000_000),
+    logLevel,
+    bootstrapPassword: env.LICENSOR_BOOTSTRAP_PASSWORD || null,
+  };
+}

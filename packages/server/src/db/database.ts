@@ -1,0 +1,118 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import {
+  CompiledQuery,
+  Kysely,
+  PostgresDialect,
+  SqliteDialect,
+  SqliteDriver,
+  type DatabaseConnection,
+  type Driver,
+  type Transaction,
+} from 'kysely';
+import pg from 'pg';
+import type { Schema } from './schema.js';
+import { migrateToLatest } from './migrations/index.js';
+
+export type DialectName = 'sqlite' | 'postgres';
+export type Db = Kysely<Schema>;
+export type Trx = Transaction<Schema>;
+
+export interface Database {
+  db: Db;
+  dialect: DialectName;
+  close(): Promise<void>;
+}
+
+/*
+ * Kysely's SQLite driver opens transactions with a plain BEGIN, which takes the write lock
+ * late: a read-then-write can then fail with SQLITE_BUSY. BEGIN IMMEDIATE serialises writers
+ * up front, which is the SQLite half of the row locks DESIGN.md asks for.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  constructor(private readonly database: BetterSqlite3.Database) {
+    super({ database });
+  }
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver({ database: this.database });
+  }
+}
+
+function openSqlite(file: string): Database {
+  if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
+  const sqlite = new BetterSqlite3(file);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  // better-sqlite3 is synchronous: a long busy wait would block the event loop.
+  sqlite.pragma('busy_timeout = 1000');
+  sqlite.pragma('foreign_keys = ON');
+  const db = new Kysely<Schema>({ dialect: new ImmediateSqliteDialect(sqlite) });
+  return { db, dialect: 'sqlite', close: () => db.destroy() };
+}
+
+// int8 (ids, epoch-millisecond times, counts) as numbers: every value we store fits in 2^53.
+const pgTypes = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === 20 || oid === 1700 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+function openPostgres(connectionString: string): Database {
+  const pool = new pg.Pool({ connectionString, max: 10, types: pgTypes });
+  // An idle client losing its connection must not crash the process; the next query reconnects.
+  pool.on('error', () => {});
+  const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
+  return { db, dialect: 'postgres', close: () => db.destroy() };
+}
+
+/** Opens the configured database and brings its schema up to date. */
+export async function openDatabase(
+  options: { databaseUrl: string | null; sqliteFile: string },
+  { migrate = true } = {},
+): Promise<Database> {
+  const database = options.databaseUrl ? openPostgres(options.databaseUrl) : openSqlite(options.sqliteFile);
+  if (migrate) {
+    try {
+      await migrateToLatest(database);
+    } catch (err) {
+      await database.close();
+      throw err;
+    }
+  }
+  return database;
+}
+
+export function sqliteFileIn(dataDir: string): string {
+  return path.join(dataDir, 'licensor.sqlite');
+}
+
+/**
+ * Serialises writers that check a limit or a count on the given row: SELECT ... FOR UPDATE on
+ * PostgreSQL. On SQLite the transaction already holds the database's write lock (BEGIN IMMEDIATE).
+ */
+export async function lockRow(
+  database: Pick<Database, 'dialect'>,
+  trx: Trx,
+  table: 'organisations',
+  id: number,
+): Promise<void> {
+  if (database.dialect !== 'postgres') return;
+  await trx.selectFrom(table).select('id').where('id', '=', id).forUpdate().execute();
+}
+
+/** True when the error is a unique-constraint violation on either dialect. */
+export function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string } | null;
+  return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+/** Runs `work` in one transaction (BEGIN IMMEDIATE on SQLite). */
+export function transaction<T>(database: Database, work: (trx: Trx) => Promise<T>): Promise<T> {
+  return database.db.transaction().execute(work);
+}

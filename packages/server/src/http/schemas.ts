@@ -1,0 +1,47 @@
+import { Type, type TSchema } from 'typebox';
+
+export const ErrorBody = Type.Object({ error: Type.String() }, { $id: 'Error', description: 'Every failure has this shape.' });
+
+const ERROR_MEANINGS: Record<number, string> = {
+  400: 'The request is wrong: the message names the field.',
+  401: 'No credential, or one that no longer resolves. Replace the credential.',
+  403: 'The credential is right; the action is not permitted.',
+  404: 'No such organisation or record.',
+  409: 'Conflicts with the current state.',
+  413: 'Body too large.',
+  415: 'Body is not JSON.',
+  429: 'Too many requests; see Retry-After.',
+};
+
+/** A route's response schemas: its success answer plus the errors it may give. */
+export function responses(success: Record<number, TSchema>, errors: number[] = []) {
+  const out: Record<number, TSchema> = { ...success };
+  for (const code of [400, 401, 403, 404, ...errors]) {
+    out[code] = Type.Ref('Error', { description: ERROR_MEANINGS[code] ?? 'Error.' }) as unknown as TSchema;
+  }
+  return out;
+}
+
+export const NoContent = Type.Null({ description: 'No content.' });
+
+export const Timestamp = Type.String({ format: 'date-time' });
+export const NullableTimestamp = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** JSON times: ISO 8601 UTC with milliseconds (DESIGN.md 2). */
+export function iso(ms: number): string;
+export function iso(ms: number | null): string | null;
+export function iso(ms: number | null): string | null {
+  return ms === null ? null : new Date(ms).toISOString();
+}
+
+export const Paged = <T extends TSchema>(item: T) =>
+  Type.Object({ items: Type.Array(item), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer() });
+
+export const PageQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+  },
+  { additionalProperties: false },
+);

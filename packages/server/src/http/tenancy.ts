@@ -1,0 +1,71 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Config } from '../config.js';
+import type { Database } from '../db/database.js';
+import { authenticate } from '../auth/credentials.js';
+import { roleAllows, scopesAllow, type Access } from '../auth/access.js';
+import { findOrganisationBySlug, type Organisation } from '../orgs/repo.js';
+import { makeCtx, type Actor, type Ctx } from './context.js';
+import { forbidden, notFound } from './errors.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The organisation the URL's slug selected. */
+    org: Organisation;
+    /** Set for every route whose access is not `public`. */
+    ctx: Ctx;
+  }
+  interface FastifyContextConfig {
+    access?: Access;
+  }
+  interface FastifyInstance {
+    /** Every route under `/o/:slug/api` with the access it declares (for the OpenAPI and access checks). */
+    apiRoutes: ApiRoute[];
+  }
+}
+
+export interface ApiRoute {
+  method: string;
+  url: string;
+  access: Access;
+}
+
+function authorize(actor: Actor, access: Access): void {
+  if (access === 'public' || access === 'member' || actor.kind === 'system') return;
+  if (access === 'session' || access === 'admin-session') {
+    if (actor.kind === 'token') throw forbidden('this endpoint is closed to API tokens: sign in to the console');
+    if (access === 'admin-session' && actor.role !== 'ORG_ADMIN') throw forbidden('this needs the ORG_ADMIN role');
+    return;
+  }
+  if (actor.kind === 'token') {
+    if (!scopesAllow(actor.scopes, access)) throw forbidden(`missing scope ${access}`);
+  } else if (!roleAllows(actor.role, access)) {
+    throw forbidden(`the ${actor.role} role may not do this (it needs ${access})`);
+  }
+}
+
+/**
+ * Installs, for every route under `/o/:slug/api`, the one place where the tenant is resolved
+ * (unknown slug: 404 before anything else), the caller authenticated and its access judged.
+ * Every route must declare its access; a route without one fails at start-up.
+ */
+export function installTenancy(app: FastifyInstance, database: Database, config: Config, routes: ApiRoute[]): void {
+  app.addHook('onRoute', (route) => {
+    const access = route.config?.access;
+    if (!access) throw new Error(`route ${route.method} ${route.url} declares no access`);
+    for (const method of [route.method].flat()) if (method !== 'HEAD') routes.push({ method, url: route.url, access });
+  });
+  app.decorateRequest('org', null as unknown as Organisation);
+  app.decorateRequest('ctx', null as unknown as Ctx);
+  app.addHook('onRequest', async (request: FastifyRequest) => {
+    const { slug } = request.params as { slug: string };
+    const org = await findOrganisationBySlug(database.db, slug);
+    if (!org) throw notFound(`no organisation "${slug}"`);
+    request.org = org;
+    const access = request.routeOptions.config.access!;
+    if (access === 'public') return;
+    const now = Date.now();
+    const actor = await authenticate(request, database, config, org, now);
+    authorize(actor, access);
+    request.ctx = makeCtx(database, org, actor, now);
+  });
+}

@@ -1,0 +1,35 @@
+import { Ajv, type Options } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { FastifySchemaCompiler } from 'fastify';
+
+// ajv-formats is CommonJS; its default export arrives wrapped under ESM.
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
+
+function makeAjv(options: Options): Ajv {
+  const ajv = new Ajv({ allErrors: false, removeAdditional: false, useDefaults: true, strict: false, ...options });
+  addFormats(ajv);
+  return ajv;
+}
+
+/*
+ * Bodies are JSON and must already carry the declared types (a "12" is not an integer);
+ * query strings and path parameters are text by nature, so they are coerced.
+ */
+const bodies = makeAjv({ coerceTypes: false });
+const urls = makeAjv({ coerceTypes: 'array' });
+
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
+  (httpPart === 'body' ? bodies : urls).compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+
+export function addSharedSchema(schema: object): void {
+  bodies.addSchema(schema);
+  urls.addSchema(schema);
+}
+
+/** Validates a value against a body schema outside HTTP (the CLI): the first problem, or null. */
+export function firstProblem(schema: object, value: unknown, what: string): string | null {
+  const check = bodies.compile(schema);
+  if (check(value)) return null;
+  const error = check.errors?.[0];
+  return error ? `${what}${error.instancePath.replace(/^\//, ' ').replace(/\//g, '.')} ${error.message}` : `${what} is invalid`;
+}

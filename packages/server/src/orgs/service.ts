@@ -1,0 +1,61 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { Database } from '../db/database.js';
+import { makeCtx, type Ctx } from '../http/context.js';
+import { badRequest, conflict, notFound } from '../http/errors.js';
+import { createMember, updateMember } from '../users/service.js';
+import { findUserByUsername } from '../users/repo.js';
+import { anyOrganisationExists, findOrganisationBySlug, insertOrganisation, type Organisation } from './repo.js';
+
+const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
+
+export async function createOrganisation(
+  database: Database,
+  input: { slug: string; name: string; planLimit: number | null },
+): Promise<Organisation> {
+  if (!SLUG.test(input.slug)) throw badRequest('slug must be 1 to 64 of a-z, 0-9 and inner hyphens');
+  if (!input.name.trim()) throw badRequest('name must not be empty');
+  if (input.planLimit !== null && (!Number.isInteger(input.planLimit) || input.planLimit < 0)) {
+    throw badRequest('plan limit must be a whole number of at least 0');
+  }
+  const org = await insertOrganisation(database.db, input, Date.now());
+  if (!org) throw conflict(`an organisation with slug "${input.slug}" already exists`);
+  return org;
+}
+
+/** The operator's own context for an organisation: the CLI acts with every permission. */
+export async function operatorCtx(database: Database, slug: string): Promise<Ctx> {
+  const org = await findOrganisationBySlug(database.db, slug);
+  if (!org) throw notFound(`no organisation "${slug}"`);
+  return makeCtx(database, org, { kind: 'system', name: 'cli' });
+}
+
+export async function setPasswordByUsername(ctx: Ctx, username: string, password: string) {
+  const user = await findUserByUsername(ctx.tenant, username);
+  if (!user) throw notFound(`no user "${username}" in organisation "${ctx.org.slug}"`);
+  return updateMember(ctx, user.id, { password });
+}
+
+/**
+ * First run: with no organisation at all, creates `default` and its ORG_ADMIN `admin`. Two
+ * instances starting together create it once (the slug is unique; the loser sees no row).
+ * Returns the generated password when one was made, for the caller to show once.
+ */
+export async function bootstrap(
+  database: Database,
+  options: { dataDir: string; bootstrapPassword: string | null },
+): Promise<{ generatedPassword: string | null; passwordFile: string | null } | null> {
+  if (await anyOrganisationExists(database.db)) return null;
+  const org = await insertOrganisation(database.db, { slug: 'default', name: 'Default organisation', planLimit: null }, Date.now());
+  if (!org) return null;
+  const generated = options.bootstrapPassword ? null : randomBytes(18).toString('base64url');
+  const password = options.bootstrapPassword ?? generated!;
+  const ctx = makeCtx(database, org, { kind: 'system', name: 'bootstrap' });
+  await createMember(ctx, { username: 'admin', displayName: 'Administrator', role: 'ORG_ADMIN', password });
+  if (!generated) return { generatedPassword: null, passwordFile: null };
+  const passwordFile = path.join(options.dataDir, 'initial-admin-password');
+  fs.mkdirSync(options.dataDir, { recursive: true });
+  fs.writeFileSync(passwordFile, `${generated}\n`, { mode: 0o600 });
+  return { generatedPassword: generated, passwordFile };
+}

@@ -1,0 +1,98 @@
+import type { Selectable } from 'kysely';
+import { recordAudit } from '../audit/audit.js';
+import { isScope } from '../auth/access.js';
+import { newPublicId, newSecret, sha256Hex } from '../auth/secrets.js';
+import { isUniqueViolation } from '../db/database.js';
+import type { ApiTokensTable } from '../db/schema.js';
+import { inTransaction, type Ctx } from '../http/context.js';
+import { badRequest, conflict, notFound } from '../http/errors.js';
+import { iso } from '../http/schemas.js';
+
+function toTokenRecord(row: Selectable<ApiTokensTable>) {
+  return {
+    id: row.id,
+    name: row.name,
+    scopes: JSON.parse(row.scopes) as string[],
+    createdAt: iso(row.created_at),
+    createdBy: row.created_by,
+    expiresAt: iso(row.expires_at),
+    lastUsedAt: iso(row.last_used_at),
+    revokedAt: iso(row.revoked_at),
+  };
+}
+
+export async function listTokens(ctx: Ctx) {
+  const rows = await ctx.tenant.selectFrom('api_tokens').selectAll().orderBy('created_at', 'desc').execute();
+  return rows.map(toTokenRecord);
+}
+
+export async function createToken(ctx: Ctx, input: { name: string; scopes: string[]; expiresAt?: string | null | undefined }) {
+  const unknown = input.scopes.filter((s) => !isScope(s));
+  if (unknown.length > 0) throw badRequest(`scopes: unknown scope ${unknown.map((s) => `"${s}"`).join(', ')}`);
+  const expiresAt = input.expiresAt ? Date.parse(input.expiresAt) : null;
+  if (expiresAt !== null && expiresAt <= ctx.now) throw badRequest('expiresAt must be in the future');
+  const id = newPublicId(16);
+  const secret = newSecret();
+  try {
+    return await inTransaction(ctx, async (t) => {
+      const row = await t
+        .insertInto('api_tokens', {
+          id,
+          name: input.name,
+          scopes: JSON.stringify(input.scopes),
+          // Only the digest is kept: the secret exists in this one answer.
+          secret_hash: sha256Hex(secret),
+          created_at: ctx.now,
+          created_by: ctx.actor.name,
+          expires_at: expiresAt,
+          last_used_at: null,
+          revoked_at: null,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await recordAudit(t, ctx.actor.name, ctx.now, {
+        action: 'token.created',
+        subjectType: 'token',
+        subjectId: id,
+        summary: `Created API token ${input.name}`,
+        details: { name: input.name, scopes: input.scopes, expiresAt: iso(expiresAt) },
+      });
+      return { ...toTokenRecord(row), token: `svc_${id}_${secret}` };
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict(`an API token named "${input.name}" already exists`);
+    throw err;
+  }
+}
+
+export async function revokeToken(ctx: Ctx, id: string) {
+  return inTransaction(ctx, async (t) => {
+    const row = await t
+      .updateTable('api_tokens')
+      .set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.val(ctx.now)) }))
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) throw notFound(`no API token ${id}`);
+    await recordAudit(t, ctx.actor.name, ctx.now, {
+      action: 'token.revoked',
+      subjectType: 'token',
+      subjectId: id,
+      summary: `Revoked API token ${row.name}`,
+    });
+    return toTokenRecord(row);
+  });
+}
+
+export async function deleteToken(ctx: Ctx, id: string): Promise<void> {
+  await inTransaction(ctx, async (t) => {
+    const row = await t.deleteFrom('api_tokens').where('id', '=', id).returning(['name']).executeTakeFirst();
+    if (!row) throw notFound(`no API token ${id}`);
+    await recordAudit(t, ctx.actor.name, ctx.now, {
+      action: 'token.deleted',
+      subjectType: 'token',
+      subjectId: id,
+      summary: `Deleted API token ${row.name}`,
+    });
+  });
+}

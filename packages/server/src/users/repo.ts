@@ -1,0 +1,44 @@
+import type { Selectable } from 'kysely';
+import type { Tenant } from '../db/tenant.js';
+import type { UsersTable } from '../db/schema.js';
+import { iso } from '../http/schemas.js';
+
+export type UserRow = Selectable<UsersTable>;
+
+/** A member as the API shows it: never the password or its hash. */
+export function toMember(row: UserRow) {
+  return {
+    id: row.id,
+    username: row.username,
+    displayName: row.display_name,
+    email: row.email,
+    role: row.role,
+    active: row.active === 1,
+    createdAt: iso(row.created_at),
+    lastLoginAt: iso(row.last_login_at),
+  };
+}
+
+export const listUsers = (t: Tenant) => t.selectFrom('users').selectAll().orderBy('id').execute();
+
+export const findUser = (t: Tenant, id: number) => t.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+
+export const findUserByUsername = (t: Tenant, username: string) =>
+  t.selectFrom('users').selectAll().where('username', '=', username).executeTakeFirst();
+
+export async function countActiveAdmins(t: Tenant): Promise<number> {
+  const row = await t
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('role', '=', 'ORG_ADMIN')
+    .where('active', '=', 1)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Ends a member's sessions, except the one making the change (when it is theirs). */
+export async function endSessions(t: Tenant, userId: number, keepSessionId?: string): Promise<void> {
+  let query = t.deleteFrom('sessions').where('user_id', '=', userId);
+  if (keepSessionId) query = query.where('id', '!=', keepSessionId);
+  await query.execute();
+}

@@ -1,0 +1,34 @@
+import { Type } from 'typebox';
+import { Nullable, NullableTimestamp, Timestamp } from '../http/schemas.js';
+
+export const Username = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._@-]+$' });
+export const Password = Type.String({ minLength: 12, maxLength: 1024, description: 'At least 12 characters.' });
+export const Email = Type.String({ format: 'email', maxLength: 254 });
+export const RoleSchema = Type.Union([Type.Literal('VIEWER'), Type.Literal('ISSUER'), Type.Literal('ORG_ADMIN')]);
+
+export const Member = Type.Object({
+  id: Type.Integer(),
+  username: Type.String(),
+  displayName: Type.String(),
+  email: Nullable(Type.String()),
+  role: Type.String(),
+  active: Type.Boolean(),
+  createdAt: Timestamp,
+  lastLoginAt: NullableTimestamp,
+});
+
+export const CreateMemberBody = Type.Object(
+  {
+    username: Username,
+    displayName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    email: Type.Optional(Nullable(Email)),
+    password: Type.Optional(Password),
+    role: RoleSchema,
+    active: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
+export const UpdateMemberBody = Type.Partial(CreateMemberBody, { additionalProperties: false, minProperties: 1 });
+
+export const IdParams = Type.Object({ slug: Type.String(), id: Type.Integer({ minimum: 1 }) });

@@ -1,0 +1,127 @@
+import type { Static } from 'typebox';
+import { recordAudit } from '../audit/audit.js';
+import { hashPassword } from '../auth/secrets.js';
+import { isUniqueViolation } from '../db/database.js';
+import { inTransaction, type Ctx } from '../http/context.js';
+import { conflict, forbidden, notFound } from '../http/errors.js';
+import { countActiveAdmins, endSessions, findUser, listUsers, toMember } from './repo.js';
+import type { CreateMemberBody, UpdateMemberBody } from './schemas.js';
+
+type CreateInput = Static<typeof CreateMemberBody>;
+type UpdateInput = Static<typeof UpdateMemberBody>;
+
+// A token may manage members but never set a password (DESIGN.md 4).
+function refusePasswordFromToken(ctx: Ctx, input: { password?: string | undefined }) {
+  if (input.password !== undefined && ctx.actor.kind === 'token') {
+    throw forbidden('an API token may not set a password: an ORG_ADMIN session or the CLI sets it');
+  }
+}
+
+async function guardLastAdmin(t: Parameters<typeof countActiveAdmins>[0]) {
+  if ((await countActiveAdmins(t)) === 0) throw conflict('the organisation must keep at least one active ORG_ADMIN');
+}
+
+export async function listMembers(ctx: Ctx) {
+  return (await listUsers(ctx.tenant)).map(toMember);
+}
+
+export async function createMember(ctx: Ctx, input: CreateInput) {
+  refusePasswordFromToken(ctx, input);
+  // Hashing is deliberately slow: it happens before the transaction, never inside it.
+  const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
+  try {
+    return await inTransaction(ctx, async (t) => {
+      const row = await t
+        .insertInto('users', {
+          username: input.username,
+          display_name: input.displayName ?? input.username,
+          email: input.email ?? null,
+          role: input.role,
+          active: input.active === false ? 0 : 1,
+          password_hash: passwordHash,
+          created_at: ctx.now,
+          created_by: ctx.actor.name,
+          last_login_at: null,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await recordAudit(t, ctx.actor.name, ctx.now, {
+        action: 'user.created',
+        subjectType: 'user',
+        subjectId: row.id,
+        summary: `Created ${row.role} ${row.username}`,
+        details: { username: row.username, role: row.role, active: row.active === 1 },
+      });
+      return toMember(row);
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict(`username "${input.username}" is already taken`);
+    throw err;
+  }
+}
+
+export async function updateMember(ctx: Ctx, id: number, input: UpdateInput) {
+  refusePasswordFromToken(ctx, input);
+  const passwordHash = input.password === undefined ? undefined : await hashPassword(input.password);
+  try {
+    return await inTransaction(
+      ctx,
+      async (t) => {
+        const before = await findUser(t, id);
+        if (!before) throw notFound(`no member ${id}`);
+        const row = await t
+          .updateTable('users')
+          .set({
+            username: input.username,
+            display_name: input.displayName,
+            email: input.email,
+            role: input.role,
+            active: input.active === undefined ? undefined : input.active ? 1 : 0,
+            password_hash: passwordHash,
+          })
+          .where('id', '=', id)
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        await guardLastAdmin(t);
+        // Deactivation and a new password end the member's sessions at once.
+        if (row.active === 0 || passwordHash !== undefined) {
+          await endSessions(t, id, ctx.actor.kind === 'user' ? ctx.actor.sessionId : undefined);
+        }
+        const changed = Object.keys(input).filter((k) => k !== 'password');
+        await recordAudit(t, ctx.actor.name, ctx.now, {
+          action: 'user.updated',
+          subjectType: 'user',
+          subjectId: id,
+          summary: `Updated ${row.username}${passwordHash === undefined ? '' : ' (password changed)'}`,
+          details: { changed: passwordHash === undefined ? changed : [...changed, 'password'] },
+        });
+        return toMember(row);
+      },
+      { lockOrganisation: true },
+    );
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict(`username "${input.username}" is already taken`);
+    throw err;
+  }
+}
+
+export async function deleteMember(ctx: Ctx, id: number): Promise<void> {
+  await inTransaction(
+    ctx,
+    async (t) => {
+      const row = await findUser(t, id);
+      if (!row) throw notFound(`no member ${id}`);
+      await endSessions(t, id);
+      await t.deleteFrom('users').where('id', '=', id).execute();
+      await guardLastAdmin(t);
+      await recordAudit(t, ctx.actor.name, ctx.now, {
+        action: 'user.deleted',
+        subjectType: 'user',
+        subjectId: id,
+        summary: `Removed ${row.username}`,
+        details: { username: row.username, role: row.role },
+      });
+    },
+    { lockOrganisation: true },
+  );
+}

@@ -1,0 +1,35 @@
+import path from 'node:path';
+import { defineConfig } from 'vitest/config';
+
+// API tests run once per database backend: SQLite always, PostgreSQL when TEST_DATABASE_URL is set.
+const backends = ['sqlite', ...(process.env.TEST_DATABASE_URL ? ['postgres'] : [])];
+
+export default defineConfig({
+  resolve: {
+    // Tests import the protocol package from source, so they never run against a stale build.
+    alias: { '@licensor/protocol': path.resolve(import.meta.dirname, 'packages/protocol/src/index.ts') },
+  },
+  test: {
+    globalSetup: ['packages/server/test/backends.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['packages/*/test/**/*.test.ts'],
+          exclude: ['packages/server/test/api/**', '**/node_modules/**', '**/dist/**'],
+        },
+      },
+      ...backends.map((backend) => ({
+        extends: true,
+        test: {
+          name: backend,
+          include: ['packages/server/test/api/**/*.test.ts'],
+          env: { LICENSOR_TEST_BACKEND: backend },
+        },
+      })),
+    ],
+  },
+});
