@@ -9,7 +9,7 @@ import { ErrorBody } from './http/schemas.js';
 import { installMetrics } from './http/metrics.js';
 import { installOpenApi } from './http/openapi.js';
 import { installTenancy, type ApiRoute } from './http/tenancy.js';
-import { addSharedSchema, validatorCompiler } from './http/validation.js';
+import { validatorCompiler } from './http/validation.js';
 import { auditRoutes } from './audit/routes.js';
 import { authRoutes } from './auth/routes.js';
 import { settingsRoutes } from './settings/routes.js';
@@ -54,7 +54,6 @@ export async function buildApp({ config, database, logger }: AppOptions): Promis
 
   app.setValidatorCompiler(validatorCompiler);
   app.addSchema(ErrorBody);
-  addSharedSchema(ErrorBody);
 
   // A JSON content type with an empty body counts as no body (clients send bodiless POSTs so).
   const parseJson = app.getDefaultJsonParser('error', 'error');

@@ -38,12 +38,12 @@ async function password(values: Record<string, unknown>): Promise<string> {
   throw new UsageError('--password or --password-stdin is required');
 }
 
-function open(config: Config): Promise<Database> {
-  return openDatabase({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFileIn(config.dataDir) });
+function open(config: Config, migrate = true): Promise<Database> {
+  return openDatabase({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFileIn(config.dataDir) }, { migrate });
 }
 
-async function withDatabase<T>(config: Config, work: (database: Database) => Promise<T>): Promise<T> {
-  const database = await open(config);
+async function withDatabase<T>(config: Config, work: (database: Database) => Promise<T>, migrate = true): Promise<T> {
+  const database = await open(config, migrate);
   try {
     return await work(database);
   } finally {
@@ -102,7 +102,7 @@ async function run(argv: string[]): Promise<unknown> {
     case 'serve':
       return serve(config);
     case 'migrate':
-      return withDatabase(config, async (database) => ({ migrated: await migrateToLatest(database) }));
+      return withDatabase(config, async (database) => ({ migrated: await migrateToLatest(database) }), false);
     case 'org create': {
       const limit = values['plan-limit'];
       if (limit !== undefined && !/^\d+$/.test(limit)) throw new UsageError('--plan-limit must be a whole number');

@@ -1,6 +1,7 @@
 import { Ajv, type Options } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import { ErrorBody } from './schemas.js';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM.
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
@@ -17,14 +18,10 @@ function makeAjv(options: Options): Ajv {
  */
 const bodies = makeAjv({ coerceTypes: false });
 const urls = makeAjv({ coerceTypes: 'array' });
+for (const ajv of [bodies, urls]) ajv.addSchema(ErrorBody);
 
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
   (httpPart === 'body' ? bodies : urls).compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
-
-export function addSharedSchema(schema: object): void {
-  bodies.addSchema(schema);
-  urls.addSchema(schema);
-}
 
 /** Validates a value against a body schema outside HTTP (the CLI): the first problem, or null. */
 export function firstProblem(schema: object, value: unknown, what: string): string | null {

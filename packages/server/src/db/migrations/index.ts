@@ -1,4 +1,4 @@
-import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import type { Database, DialectName } from '../database.js';
 import { foundation } from './0001_foundation.js';
 
@@ -12,7 +12,17 @@ export async function migrateToLatest(database: Database): Promise<string[]> {
     getMigrations: async () =>
       Object.fromEntries(Object.entries(migrations).map(([name, make]) => [name, make(database.dialect)])),
   };
-  const migrator = new Migrator({ db: database.db as Kysely<unknown>, provider });
+  // Kysely looks for its bookkeeping tables in every schema; keep it to the one we connect to
+  // (search_path), so several schemas on one PostgreSQL database do not confuse it.
+  const schema =
+    database.dialect === 'postgres'
+      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)).rows[0]?.schema
+      : undefined;
+  const migrator = new Migrator({
+    db: database.db as Kysely<unknown>,
+    provider,
+    ...(schema ? { migrationTableSchema: schema } : {}),
+  });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error;
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);

@@ -1,0 +1,47 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+
+export const CLI = path.resolve(import.meta.dirname, '../../../bin/licensor.js');
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `node bin/licensor.js ...args` to completion. */
+export function runCli(args: string[], env: Record<string, string>, stdin?: string): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(stdin ?? '');
+  });
+}
+
+/** Starts `serve` and resolves once it listens, with its address and everything it printed. */
+export function startServe(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; output: () => string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, 'serve'], { env: { PATH: process.env.PATH ?? '', PORT: '0', ...env } });
+    let output = '';
+    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${output}`)), 20_000);
+    const onData = (d: Buffer) => {
+      output += d;
+      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ child, url: match[1]!, output: () => output });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited with ${code}:\n${output}`));
+    });
+  });
+}

@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
+
+describe('configuration', () => {
+  it('has the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      databaseUrl: null,
+      masterKey: null,
+      redisUrl: null,
+      publicUrl: 'http://127.0.0.1:8080',
+      trustProxy: false,
+      loginFailures: 10,
+      checkRateProduct: 6000,
+      checkRateAddress: 600,
+      logLevel: 'info',
+    });
+    expect(config.dataDir).toMatch(/\/data$/);
+  });
+
+  it('requires a master key with PostgreSQL', () => {
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://localhost/x' })).toThrow(/LICENSOR_MASTER_KEY is required/);
+    const key = Buffer.alloc(32, 7).toString('base64');
+    expect(loadConfig({ DATABASE_URL: 'postgres://localhost/x', LICENSOR_MASTER_KEY: key }).masterKey).toEqual(Buffer.alloc(32, 7));
+  });
+
+  it.each([
+    ['PORT', '-1'],
+    ['PORT', '8080x'],
+    ['LICENSOR_MASTER_KEY', Buffer.alloc(31).toString('base64')],
+    ['LICENSOR_MASTER_KEY', 'not base64!'],
+    ['LICENSOR_TRUST_PROXY', 'maybe'],
+    ['LICENSOR_PUBLIC_URL', 'ftp://x'],
+    ['LICENSOR_CHECK_RATE_PRODUCT', '1.5'],
+    ['LOG_LEVEL', 'loud'],
+    ['REDIS_URL', 'http://x'],
+  ])('refuses %s=%s with a ConfigError naming it', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(name);
+  });
+
+  it('derives the public URL from host and port, without a trailing slash', () => {
+    expect(loadConfig({ HOST: '0.0.0.0', PORT: '9000' }).publicUrl).toBe('http://0.0.0.0:9000');
+    expect(loadConfig({ LICENSOR_PUBLIC_URL: 'https://licences.example.com/' }).publicUrl).toBe('https://licences.example.com');
+  });
+});
