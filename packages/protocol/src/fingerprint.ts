@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { b64uEncode, isCanonicalB64u } from './encoding.js';
+import { b64uDecode, b64uEncode } from './encoding.js';
 import { MalformedError } from './errors.js';
 
 /** The five components, in the order the body lists them. */
@@ -77,14 +77,16 @@ export function parseFingerprint(text: string): FingerprintParts {
   }
   const body = pieces[1]!;
   const checksum = pieces[2]!;
-  if (body.length === 0 || !isCanonicalB64u(body)) {
+  let decoded: Buffer;
+  try {
+    decoded = b64uDecode(body, 'fingerprint body');
+  } catch {
     throw new FingerprintError('ENCODING', 'fingerprint body is not canonical unpadded base64url');
   }
   if (!CHECKSUM.test(checksum)) {
     throw new FingerprintError('STRUCTURE', 'fingerprint checksum must be 8 lowercase hex characters');
   }
 
-  const decoded = Buffer.from(body, 'base64url');
   const fields = decoded.toString('latin1').split(';');
   if (fields.length !== FINGERPRINT_COMPONENTS.length) {
     throw new FingerprintError('COMPONENTS', `fingerprint body must list exactly ${FINGERPRINT_COMPONENTS.join(', ')}`);

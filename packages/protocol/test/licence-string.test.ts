@@ -109,6 +109,7 @@ describe('orderClaims', () => {
     expect(isReservedClaimName('edition')).toBe(false);
     expect(() => orderClaims({ ...base, params: [['7', 'x']] })).toThrow(TypeError);
     expect(() => orderClaims({ ...base, params: [['a', 1], ['a', 2]] })).toThrow(/twice/);
+    expect(() => orderClaims({ ...base, params: [['__proto__', 'x']] })).toThrow(TypeError);
     expect(() => orderClaims({ ...base, params: [['a', 1.5]] })).toThrow(TypeError);
     expect(() => orderClaims({ ...base, params: [['a', [1] as unknown as string[]]] })).toThrow(TypeError);
     expect(() => orderClaims({ ...base, params: [['a', { x: 1 } as unknown as string]] })).toThrow(TypeError);
@@ -240,6 +241,24 @@ describe('signLicence / parseLicence / verifyLicence', () => {
     const text = signRaw(JSON.stringify(payload), keys('ED25519').privateKey);
     expect(() => parseLicence(text)).toThrow(MalformedError);
     expect(readLicence(text, [keys('ED25519').publicKey])).toMatchObject({ ok: false, reason: 'MALFORMED' });
+  });
+
+  it('writes exactly what JSON.stringify writes for the ordered object', () => {
+    const inputs: ClaimsInput[] = [
+      base,
+      { ...base, lic: 'quote " backslash \\ newline \n tab \t nul \u0000 lone \ud800 emoji 😀', params: [['k"ey', 'v'], ['ü', ['a', 'b"']], ['b', true], ['z', -5]] },
+      { ...base, typ: 'HYBRID', act: 'ONLINE', fp: [FP1, FP2, FP3], fpn: 5, nbf: 0, exp: 0, chk: 0, max: 0, params: { e: [], s: '' } },
+    ];
+    for (const input of inputs) expect(licencePayload(input)).toBe(JSON.stringify(orderClaims(input)));
+  });
+
+  it('keeps a "__proto__" claim from a payload as data', () => {
+    const payload = '{"v":3,"lid":"l","prd":"p","org":"o","iat":0,"grace":0,"mm":1,"__proto__":{"polluted":true}}';
+    const parsed = parseLicence(signRaw(payload, keys('ED25519').privateKey));
+    const params = licenceParams(parsed.claims);
+    expect(Object.keys(params)).toEqual(['__proto__']);
+    expect((params as { polluted?: unknown }).polluted).toBeUndefined();
+    expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
   });
 
   it('accepts a minimal payload and unknown claims as parameters', () => {

@@ -1,0 +1,95 @@
+import { describe, it, expect, beforeAll } from 'vitest';
+import type { KeyObject } from 'node:crypto';
+import {
+  ALGORITHMS,
+  ALGORITHM_INFO,
+  buildFingerprint,
+  fpDigest,
+  generateAlgorithmKeyPair,
+  parseLicence,
+  receiptMessage,
+  signLicence,
+  signReceipt,
+  type Algorithm,
+} from '../src/index.js';
+import { javaAvailable, javaVerify, type JavaVerifyItem } from './java-verifier.js';
+import { keysOf, loadVectors } from '../test-vectors/index.js';
+
+const hasJava = javaAvailable();
+if (!hasJava) console.warn('Java interoperability tests skipped: javac/java not found on PATH (install a JDK 17 to run them).');
+
+const fingerprint = buildFingerprint({ machine: 'm', host: 'h', mac: 'a', cpu: 'c', disk: 'd' });
+
+function licenceItem(algorithm: Algorithm, licence: string, publicKey: KeyObject): JavaVerifyItem {
+  const dot = licence.indexOf('.');
+  return {
+    algorithm: ALGORITHM_INFO[algorithm].signatureAlgorithm,
+    publicKey,
+    message: Buffer.from(licence.slice(0, dot), 'ascii'),
+    signature: Buffer.from(licence.slice(dot + 1), 'base64url'),
+  };
+}
+
+describe.skipIf(!hasJava)('a Java 17 verifier', () => {
+  const pairs = new Map<Algorithm, { privateKey: KeyObject; publicKey: KeyObject }>();
+  beforeAll(async () => {
+    const generated = await Promise.all(ALGORITHMS.map((a) => generateAlgorithmKeyPair(a)));
+    ALGORITHMS.forEach((a, i) => pairs.set(a, generated[i]!));
+  }, 60_000);
+
+  it('accepts a licence of each algorithm and refuses tampered ones', async () => {
+    const items: JavaVerifyItem[] = [];
+    const expected: boolean[] = [];
+    for (const algorithm of ALGORITHMS) {
+      const { privateKey, publicKey } = pairs.get(algorithm)!;
+      const licence = signLicence(
+        { lid: `lid-${algorithm}`, prd: 'p', org: 'o', typ: 'ONLINE', lic: 'Zoë', iat: 1, exp: 2, grace: 0, fp: fingerprint, mm: 1, chk: 1, max: 2 },
+        privateKey,
+      );
+      const item = licenceItem(algorithm, licence, publicKey);
+      items.push(item);
+      expected.push(true);
+      const payload = Buffer.from(item.message);
+      payload[10]! ^= 1;
+      items.push({ ...item, message: payload });
+      expected.push(false);
+      const signature = Buffer.from(item.signature);
+      signature[signature.length - 1]! ^= 1;
+      items.push({ ...item, signature });
+      expected.push(false);
+    }
+    expect(await javaVerify(items)).toEqual(expected);
+  }, 60_000);
+
+  it('accepts a receipt of each algorithm', async () => {
+    const items = ALGORITHMS.map((algorithm): JavaVerifyItem => {
+      const { privateKey, publicKey } = pairs.get(algorithm)!;
+      const fields = { lid: 'l', status: 'ACTIVE', nonce: 'abcdefghijklmnop', checkedAt: '2026-01-01T00:00:00.000Z', boundAt: null, fpDigest: fpDigest(fingerprint) };
+      return {
+        algorithm: ALGORITHM_INFO[algorithm].signatureAlgorithm,
+        publicKey,
+        message: receiptMessage(fields),
+        signature: Buffer.from(signReceipt(fields, privateKey), 'base64url'),
+      };
+    });
+    expect(await javaVerify(items)).toEqual(items.map(() => true));
+  }, 60_000);
+
+  it('accepts every golden licence and receipt', async () => {
+    const items: JavaVerifyItem[] = [];
+    for (const vector of loadVectors().algorithms) {
+      const { publicKey } = keysOf(vector);
+      items.push(licenceItem(vector.algorithm, vector.licence, publicKey));
+      expect(parseLicence(vector.licence).payloadPart).toBe(vector.licence.split('.')[0]);
+      for (const receipt of vector.receipts) {
+        items.push({
+          algorithm: vector.signatureAlgorithm,
+          publicKey,
+          message: Buffer.from(receipt.messageHex, 'hex'),
+          signature: Buffer.from(receipt.receipt, 'base64url'),
+        });
+      }
+    }
+    expect(await javaVerify(items)).toEqual(items.map(() => true));
+  }, 60_000);
+});
