@@ -1,0 +1,115 @@
+import { recordAudit } from '../audit/audit.js';
+import { isUniqueViolation } from '../db/database.js';
+import type { Tenant } from '../db/tenant.js';
+import { inTransaction, type Ctx } from '../http/context.js';
+import { badRequest, conflict, notFound } from '../http/errors.js';
+import {
+  countLicences,
+  findCustomerByEmail,
+  findCustomerByNameWithoutEmail,
+  findCustomerRow,
+  listCustomerRows,
+  toCustomer,
+  type CustomerRow,
+} from './repo.js';
+import type { CustomerInput } from './schemas.js';
+
+const licenceCount = async (t: Tenant, id: number) => (await countLicences(t, [id])).get(id) ?? 0;
+
+function columns(input: CustomerInput) {
+  if (!input.name.trim()) throw badRequest('name: must not be blank');
+  const email = input.email ?? null;
+  return { name: input.name, email, email_lower: email?.toLowerCase() ?? null, notes: input.notes ?? null };
+}
+
+async function withUniqueEmail<T>(email: string | null | undefined, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict(`email: another customer already has ${email}`);
+    throw err;
+  }
+}
+
+async function insertCustomer(t: Tenant, actor: string, now: number, input: CustomerInput): Promise<CustomerRow> {
+  const row = await t
+    .insertInto('customers', { ...columns(input), created_at: now, created_by: actor })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  await recordAudit(t, actor, now, {
+    action: 'customer.created',
+    subjectType: 'customer',
+    subjectId: row.id,
+    summary: `Created customer ${row.name}`,
+    details: { name: row.name, email: row.email },
+  });
+  return row;
+}
+
+/**
+ * The customer a licence is issued to (DESIGN.md 3): an existing email finds its customer (the
+ * name is left as it is); no email finds the customer of exactly that name without an email;
+ * otherwise a new customer is created. Call it inside the issuing transaction, with the
+ * organisation locked, so two issues at once do not create the same customer twice.
+ */
+export async function findOrCreateCustomer(
+  t: Tenant,
+  actor: string,
+  now: number,
+  who: { name: string; email: string | null },
+): Promise<CustomerRow> {
+  const found = who.email === null ? await findCustomerByNameWithoutEmail(t, who.name) : await findCustomerByEmail(t, who.email);
+  return found ?? insertCustomer(t, actor, now, who);
+}
+
+export async function listCustomers(ctx: Ctx) {
+  const rows = await listCustomerRows(ctx.tenant);
+  const counts = await countLicences(ctx.tenant, rows.map((row) => row.id));
+  return rows.map((row) => toCustomer(row, counts.get(row.id) ?? 0));
+}
+
+export async function getCustomer(ctx: Ctx, id: number) {
+  const row = await findCustomerRow(ctx.tenant, id);
+  if (!row) throw notFound(`no customer ${id}`);
+  return toCustomer(row, await licenceCount(ctx.tenant, id));
+}
+
+export async function createCustomer(ctx: Ctx, input: CustomerInput) {
+  return withUniqueEmail(input.email, () =>
+    inTransaction(ctx, async (t) => toCustomer(await insertCustomer(t, ctx.actor.name, ctx.now, input), 0)),
+  );
+}
+
+export async function updateCustomer(ctx: Ctx, id: number, input: CustomerInput) {
+  const values = columns(input);
+  return withUniqueEmail(input.email, () =>
+    inTransaction(ctx, async (t) => {
+      const row = await t.updateTable('customers').set(values).where('id', '=', id).returningAll().executeTakeFirst();
+      if (!row) throw notFound(`no customer ${id}`);
+      await recordAudit(t, ctx.actor.name, ctx.now, {
+        action: 'customer.updated',
+        subjectType: 'customer',
+        subjectId: id,
+        summary: `Updated customer ${row.name}`,
+        details: { name: row.name, email: row.email },
+      });
+      return toCustomer(row, await licenceCount(t, id));
+    }),
+  );
+}
+
+export async function deleteCustomer(ctx: Ctx, id: number): Promise<void> {
+  await inTransaction(ctx, async (t) => {
+    const row = await findCustomerRow(t, id);
+    if (!row) throw notFound(`no customer ${id}`);
+    if ((await licenceCount(t, id)) > 0) throw conflict('the customer holds licences: it cannot be deleted');
+    await t.deleteFrom('customers').where('id', '=', id).execute();
+    await recordAudit(t, ctx.actor.name, ctx.now, {
+      action: 'customer.deleted',
+      subjectType: 'customer',
+      subjectId: id,
+      summary: `Deleted customer ${row.name}`,
+      details: { name: row.name, email: row.email },
+    });
+  });
+}

@@ -1,0 +1,86 @@
+import type { Selectable } from 'kysely';
+import { ALGORITHM_INFO, type Algorithm } from '@licensor/protocol';
+import type { ProductsTable } from '../db/schema.js';
+import type { Tenant } from '../db/tenant.js';
+import { iso } from '../http/schemas.js';
+import type { Keyring, ProductKeyRow } from '../keys/keyring.js';
+import { shapeOf } from './shape.js';
+
+export type ProductRow = Selectable<ProductsTable>;
+
+export const listProductRows = (t: Tenant) => t.selectFrom('products').selectAll().orderBy('id').execute();
+
+export const findProductRow = (t: Tenant, id: number) =>
+  t.selectFrom('products').selectAll().where('id', '=', id).executeTakeFirst();
+
+/** The current key of each product, by product id. */
+export async function currentKeyRows(t: Tenant, productIds: readonly number[]): Promise<Map<number, ProductKeyRow>> {
+  if (productIds.length === 0) return new Map();
+  const rows = await t
+    .selectFrom('product_keys')
+    .selectAll()
+    .where('retired_at', 'is', null)
+    .where('product_id', 'in', productIds)
+    .execute();
+  return new Map(rows.map((row) => [row.product_id, row]));
+}
+
+/** Every key the product has had; keys are only added, so the newest (current) comes first. */
+export const keyRowsOf = (t: Tenant, productId: number) =>
+  t.selectFrom('product_keys').selectAll().where('product_id', '=', productId).orderBy('id', 'desc').execute();
+
+/**
+ * How many licences each product has. No licence can exist before the licences feature, which
+ * replaces this body with its count; every licence rule of products (the count shown, delete
+ * refused, productKey fixed) already reads it from here.
+ */
+export async function countLicences(_t: Tenant, productIds: readonly number[]): Promise<Map<number, number>> {
+  return new Map(productIds.map((id) => [id, 0]));
+}
+
+/**
+ * A product as the API shows it, with its current key: public key material only, never the
+ * sealed key or the check token's hash. `keyState` says whether this service can open the key.
+ */
+export function toProduct(row: ProductRow, key: ProductKeyRow, keyring: Pick<Keyring, 'open'>, licenseCount: number, now: number) {
+  const { params, ...shape } = shapeOf(row);
+  const { error } = keyring.open(key, row.version);
+  const algorithm = ALGORITHM_INFO[row.algorithm as Algorithm];
+  return {
+    id: row.id,
+    ...shape,
+    algorithm: algorithm.id,
+    algorithmLabel: algorithm.label,
+    signatureAlgorithm: algorithm.signatureAlgorithm,
+    certificateType: row.certificate_type,
+    keyOrigin: row.key_origin,
+    keyFingerprint: key.key_fingerprint,
+    certificateExpiresAt: iso(key.certificate_expires_at),
+    certificateExpired: key.certificate_expires_at !== null && key.certificate_expires_at <= now,
+    paramCount: params.length,
+    licenseCount,
+    checkId: row.check_id,
+    checkTokenSet: row.check_token_hash !== null,
+    checkRotatedAt: iso(row.check_rotated_at),
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
+    params,
+    publicKeyPem: key.public_key_pem,
+    certificatePem: key.certificate_pem,
+    certificateSubject: key.certificate_subject,
+    keyState: error === null ? ('OK' as const) : ('ERROR' as const),
+    keyError: error,
+    createdBy: row.created_by,
+  };
+}
+
+export function toKeyRecord(row: ProductKeyRow) {
+  return {
+    keyFingerprint: row.key_fingerprint,
+    algorithm: row.algorithm as Algorithm,
+    publicKeyPem: row.public_key_pem,
+    createdAt: iso(row.created_at),
+    retiredAt: iso(row.retired_at),
+    current: row.retired_at === null,
+  };
+}

@@ -1,0 +1,179 @@
+import { Type, type Static } from 'typebox';
+import { ALGORITHMS } from '@licensor/protocol';
+import { Nullable, NullableTimestamp, Timestamp } from '../http/schemas.js';
+
+export const LICENCE_TYPES = ['OFFLINE', 'ONLINE', 'HYBRID'] as const;
+export const CERTIFICATE_TYPES = ['SELF_SIGNED', 'NONE', 'IMPORTED'] as const;
+export const KEY_ORIGINS = ['managed', 'imported', 'pkcs11'] as const;
+export const PARAM_TYPES = ['STRING', 'INTEGER', 'BOOLEAN', 'DATE', 'STRING_LIST', 'ENUM'] as const;
+
+export type LicenceType = (typeof LICENCE_TYPES)[number];
+export type CertificateType = (typeof CERTIFICATE_TYPES)[number];
+export type KeyOrigin = (typeof KEY_ORIGINS)[number];
+
+const LicenceTypeSchema = Type.Enum([...LICENCE_TYPES]);
+const DAY = 86_400;
+const TEN_YEARS = 3650 * DAY;
+
+export const ProductParam = Type.Object({
+  key: Type.String({ description: 'Claim name in the signed JSON.' }),
+  label: Type.String(),
+  type: Type.Enum([...PARAM_TYPES]),
+  required: Type.Boolean(),
+  defaultValue: Nullable(Type.String({ description: 'Text, parsed by type when the product is saved.' })),
+  options: Type.Array(Type.String(), { description: 'Allowed values, for ENUM.' }),
+  help: Nullable(Type.String()),
+});
+export type ProductParam = Static<typeof ProductParam>;
+
+const ProductParamInput = Type.Object(
+  {
+    key: Type.String({
+      pattern: '^[A-Za-z_][A-Za-z0-9_]{0,63}$',
+      description: 'A JSON-safe identifier; not one of the issuer claims (v lid prd org typ act lic iat nbf exp grace fp fpn mm chk max).',
+    }),
+    label: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Defaults to the key.' })),
+    type: Type.Enum([...PARAM_TYPES]),
+    required: Type.Optional(Type.Boolean()),
+    defaultValue: Type.Optional(Nullable(Type.String({ maxLength: 10_000 }))),
+    options: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 200, uniqueItems: true })),
+    help: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
+  },
+  { additionalProperties: false },
+);
+
+const ProductKeyText = Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$', description: 'Signed into every licence as `prd`.' });
+const ProductName = Type.String({ minLength: 1, maxLength: 200 });
+
+// Fields a create sets and an edit may change; absent ones take their defaults (create) or stay (edit).
+const editable = {
+  description: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
+  active: Type.Optional(Type.Boolean()),
+  algorithm: Type.Optional(Type.Enum([...ALGORITHMS], { description: 'Default ED25519. Changes only with a new key.' })),
+  keyOrigin: Type.Optional(Type.Enum([...KEY_ORIGINS], { description: '`managed` (generated here, the default) or `imported` (with `privateKeyPem`).' })),
+  certificateType: Type.Optional(Type.Enum([...CERTIFICATE_TYPES], { description: 'Default SELF_SIGNED; IMPORTED with `certificatePem`.' })),
+  privateKeyPem: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 20_000, description: 'Write-only. PKCS#8 or traditional PEM, optionally encrypted.' }),
+  ),
+  privateKeyPassphrase: Type.Optional(Type.String({ maxLength: 1024, description: 'Write-only. Opens an encrypted `privateKeyPem`.' })),
+  certificatePem: Type.Optional(Type.String({ minLength: 1, maxLength: 50_000, description: "One PEM certificate over the product's key." })),
+  licenceType: Type.Optional(LicenceTypeSchema),
+  allowedLicenceTypes: Type.Optional(Type.Array(LicenceTypeSchema, { minItems: 1, uniqueItems: true })),
+  licenceFetchEnabled: Type.Optional(Type.Boolean()),
+  checkIntervalSeconds: Type.Optional(Type.Integer({ minimum: 120, maximum: TEN_YEARS })),
+  maxOfflineSeconds: Type.Optional(Type.Integer({ minimum: 120, maximum: TEN_YEARS, description: 'At least checkIntervalSeconds.' })),
+  fingerprintNeed: Type.Optional(Type.Integer({ minimum: 1, maximum: 5 })),
+  maxMachines: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+  defaultValidityMonths: Type.Optional(
+    Nullable(Type.Integer({ minimum: 0, maximum: 1200, description: '0 = perpetual; null = required at issue.' })),
+  ),
+  defaultGraceDays: Type.Optional(Type.Integer({ minimum: 0, maximum: 3650 })),
+  params: Type.Optional(Type.Array(ProductParamInput, { maxItems: 100 })),
+};
+
+export const CreateProductBody = Type.Object(
+  { productKey: ProductKeyText, name: ProductName, ...editable },
+  { additionalProperties: false },
+);
+export type CreateProductInput = Static<typeof CreateProductBody>;
+
+export const UpdateProductBody = Type.Object(
+  {
+    productKey: Type.Optional(ProductKeyText),
+    name: Type.Optional(ProductName),
+    ...editable,
+    regenerateKey: Type.Optional(Type.Boolean({ description: "`true` replaces a managed key; the old key is kept to verify what it signed." })),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type UpdateProductInput = Static<typeof UpdateProductBody>;
+
+export const Product = Type.Object({
+  id: Type.Integer(),
+  productKey: Type.String(),
+  name: Type.String(),
+  description: Nullable(Type.String()),
+  active: Type.Boolean(),
+  algorithm: Type.Enum([...ALGORITHMS]),
+  algorithmLabel: Type.String(),
+  signatureAlgorithm: Type.String({ description: 'JDK name, e.g. Ed25519, SHA256withRSA, SHA256withECDSA.' }),
+  certificateType: Type.String(),
+  keyOrigin: Type.String({ description: 'Where the private key lives: `managed` or `imported`.' }),
+  keyFingerprint: Nullable(Type.String({ description: "SHA-256 of the public key's SPKI DER, lowercase hex." })),
+  certificateExpiresAt: NullableTimestamp,
+  certificateExpired: Type.Boolean(),
+  paramCount: Type.Integer(),
+  licenseCount: Type.Integer(),
+  licenceType: LicenceTypeSchema,
+  allowedLicenceTypes: Type.Array(LicenceTypeSchema),
+  checkId: Nullable(Type.String({ description: 'Public: part of the check URL.' })),
+  checkTokenSet: Type.Boolean({ description: 'Whether a check token exists; never the token.' }),
+  checkRotatedAt: NullableTimestamp,
+  licenceFetchEnabled: Type.Boolean(),
+  checkIntervalSeconds: Nullable(Type.Integer()),
+  maxOfflineSeconds: Nullable(Type.Integer()),
+  fingerprintNeed: Nullable(Type.Integer()),
+  maxMachines: Type.Integer(),
+  defaultValidityMonths: Nullable(Type.Integer()),
+  defaultGraceDays: Nullable(Type.Integer()),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  params: Type.Array(ProductParam),
+  publicKeyPem: Nullable(Type.String()),
+  certificatePem: Nullable(Type.String()),
+  certificateSubject: Nullable(Type.String()),
+  keyState: Nullable(Type.Enum(['OK', 'ERROR'], { description: 'Whether the service can open the private key.' })),
+  keyError: Nullable(Type.String()),
+  createdBy: Nullable(Type.String()),
+});
+
+export const ProductKeyRecord = Type.Object({
+  keyFingerprint: Type.String(),
+  algorithm: Type.Enum([...ALGORITHMS]),
+  publicKeyPem: Type.String(),
+  createdAt: Timestamp,
+  retiredAt: NullableTimestamp,
+  current: Type.Boolean(),
+});
+
+export const CheckCredential = Type.Object({
+  checkId: Type.String(),
+  checkToken: Type.String({ description: '`svcc_<checkId>_<secret>`, shown once: only its hash is kept.' }),
+  rotatedAt: Timestamp,
+});
+
+const Choice = Type.Object({
+  value: Type.String(),
+  label: Type.String(),
+  available: Type.Boolean(),
+  reason: Type.Optional(Type.String()),
+});
+
+export const ProductOptions = Type.Object({
+  algorithms: Type.Array(
+    Type.Object({
+      value: Type.String(),
+      label: Type.String(),
+      signatureAlgorithm: Type.String(),
+      available: Type.Boolean(),
+      reason: Type.Optional(Type.String()),
+    }),
+  ),
+  certificateTypes: Type.Array(Choice),
+  keyOrigins: Type.Array(Choice),
+  licenceTypes: Type.Array(Choice),
+  paramTypes: Type.Array(Choice),
+});
+
+export const ProductForm = Type.Object({
+  productId: Type.Integer(),
+  licenceTypes: Type.Array(LicenceTypeSchema),
+  defaults: Type.Object({
+    licenceType: LicenceTypeSchema,
+    activation: Nullable(Type.Enum(['ONLINE', 'OFFLINE'], { description: 'ONLINE when the product allows HYBRID.' })),
+    validityMonths: Nullable(Type.Integer()),
+    graceDays: Type.Integer(),
+    maxMachines: Type.Integer(),
+  }),
+  params: Type.Array(ProductParam),
+});

@@ -1,0 +1,288 @@
+import { ALGORITHMS, ALGORITHM_INFO } from '@licensor/protocol';
+import { recordAudit } from '../audit/audit.js';
+import { newPublicId, newSecret, sha256Hex } from '../auth/secrets.js';
+import { isUniqueViolation } from '../db/database.js';
+import type { Tenant } from '../db/tenant.js';
+import { inTransaction, type Ctx } from '../http/context.js';
+import { conflict, notFound } from '../http/errors.js';
+import { iso } from '../http/schemas.js';
+import type { Keyring } from '../keys/keyring.js';
+import { prepareKeyChange, type KeyChange } from './key-change.js';
+import { countLicences, currentKeyRows, findProductRow, keyRowsOf, listProductRows, toKeyRecord, toProduct } from './repo.js';
+import type { CreateProductInput, UpdateProductInput } from './schemas.js';
+import { nextShape, shapeColumns, shapeOf } from './shape.js';
+
+async function loadProduct(t: Tenant, id: number) {
+  const product = await findProductRow(t, id);
+  if (!product) throw notFound(`no product ${id}`);
+  return { product, key: (await currentKeyRows(t, [id])).get(id)! };
+}
+
+const licenceCount = async (t: Tenant, id: number) => (await countLicences(t, [id])).get(id) ?? 0;
+
+const certificateColumns = (change: KeyChange) => ({
+  certificate_pem: change.certificate?.pem ?? null,
+  certificate_subject: change.certificate?.subject ?? null,
+  certificate_expires_at: change.certificate?.expiresAt ?? null,
+});
+
+async function insertKey(t: Tenant, keyring: Keyring, productId: number, change: KeyChange, now: number) {
+  return t
+    .insertInto('product_keys', {
+      product_id: productId,
+      ...keyring.seal(change.pair!),
+      ...certificateColumns(change),
+      created_at: now,
+      retired_at: null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+const productKeyTaken = (productKey: string) => conflict(`productKey "${productKey}" is already used by another product`);
+
+export async function listProducts(ctx: Ctx, keyring: Keyring) {
+  const rows = await listProductRows(ctx.tenant);
+  const ids = rows.map((row) => row.id);
+  const [keys, counts] = await Promise.all([currentKeyRows(ctx.tenant, ids), countLicences(ctx.tenant, ids)]);
+  return rows.map((row) => toProduct(row, keys.get(row.id)!, keyring, counts.get(row.id) ?? 0, ctx.now));
+}
+
+export async function getProduct(ctx: Ctx, keyring: Keyring, id: number) {
+  const { product, key } = await loadProduct(ctx.tenant, id);
+  return toProduct(product, key, keyring, await licenceCount(ctx.tenant, id), ctx.now);
+}
+
+export async function createProduct(ctx: Ctx, keyring: Keyring, input: CreateProductInput) {
+  const shape = nextShape(input, null);
+  const change = await prepareKeyChange(input, null, keyring, { product: shape.name, organisation: ctx.org.name }, ctx.now);
+  try {
+    return await inTransaction(ctx, async (t) => {
+      const product = await t
+        .insertInto('products', {
+          ...shapeColumns(shape),
+          algorithm: change.algorithm,
+          key_origin: change.keyOrigin,
+          certificate_type: change.certificateType,
+          check_id: newPublicId(16),
+          check_token_hash: null,
+          check_rotated_at: null,
+          created_at: ctx.now,
+          created_by: ctx.actor.name,
+          updated_at: ctx.now,
+          version: 1,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      const key = await insertKey(t, keyring, product.id, change, ctx.now);
+      await recordAudit(t, ctx.actor.name, ctx.now, {
+        action: 'product.created',
+        subjectType: 'product',
+        subjectId: product.id,
+        summary: `Created product ${product.name} (${product.product_key})`,
+        details: {
+          productKey: product.product_key,
+          algorithm: change.algorithm,
+          keyOrigin: change.keyOrigin,
+          certificateType: change.certificateType,
+          keyFingerprint: key.key_fingerprint,
+        },
+      });
+      return toProduct(product, key, keyring, 0, ctx.now);
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw productKeyTaken(input.productKey);
+    throw err;
+  }
+}
+
+// Names of the write-only inputs never reach the audit trail's list of changed fields.
+const KEY_INPUTS = new Set(['privateKeyPem', 'privateKeyPassphrase', 'regenerateKey']);
+
+export async function updateProduct(ctx: Ctx, keyring: Keyring, id: number, input: UpdateProductInput) {
+  const before = await loadProduct(ctx.tenant, id);
+  const shape = nextShape(input, shapeOf(before.product));
+  const change = await prepareKeyChange(input, before, keyring, { product: shape.name, organisation: ctx.org.name }, ctx.now);
+  try {
+    return await inTransaction(ctx, async (t) => {
+      // The key and certificate were prepared against `before`: the write holds only while the
+      // product is still at that version (any change raises it), else the edit is stale.
+      const product = await t
+        .updateTable('products')
+        .set({
+          ...shapeColumns(shape),
+          algorithm: change.algorithm,
+          key_origin: change.keyOrigin,
+          certificate_type: change.certificateType,
+          updated_at: ctx.now,
+          version: before.product.version + 1,
+        })
+        .where('id', '=', id)
+        .where('version', '=', before.product.version)
+        .returningAll()
+        .executeTakeFirst();
+      if (!product) throw conflict('the product changed while this edit was prepared: send it again');
+      if (shape.productKey !== before.product.product_key && (await licenceCount(t, id)) > 0) {
+        throw conflict('productKey: fixed once a licence of the product exists');
+      }
+      let key = before.key;
+      if (change.pair) {
+        // The old key is retired, not removed: it still verifies what it signed.
+        await t.updateTable('product_keys').set({ retired_at: ctx.now }).where('id', '=', before.key.id).execute();
+        key = await insertKey(t, keyring, id, change, ctx.now);
+        await recordAudit(t, ctx.actor.name, ctx.now, {
+          action: 'product.key_rotated',
+          subjectType: 'product',
+          subjectId: id,
+          summary: `Replaced the signing key of ${product.name}`,
+          details: {
+            from: before.key.key_fingerprint,
+            to: key.key_fingerprint,
+            algorithm: change.algorithm,
+            keyOrigin: change.keyOrigin,
+          },
+        });
+      } else if (change.certificate !== undefined) {
+        key = await t
+          .updateTable('product_keys')
+          .set(certificateColumns(change))
+          .where('id', '=', before.key.id)
+          .returningAll()
+          .executeTakeFirstOrThrow();
+      }
+      const changed = Object.keys(input).filter((field) => !KEY_INPUTS.has(field));
+      if (changed.length > 0) {
+        await recordAudit(t, ctx.actor.name, ctx.now, {
+          action: 'product.updated',
+          subjectType: 'product',
+          subjectId: id,
+          summary: `Updated product ${product.name}`,
+          details: { changed },
+        });
+      }
+      return toProduct(product, key, keyring, await licenceCount(t, id), ctx.now);
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw productKeyTaken(shape.productKey);
+    throw err;
+  }
+}
+
+export async function deleteProduct(ctx: Ctx, id: number): Promise<void> {
+  await inTransaction(ctx, async (t) => {
+    const { product } = await loadProduct(t, id);
+    if ((await licenceCount(t, id)) > 0) throw conflict('the product has licences: it cannot be deleted');
+    await t.deleteFrom('product_keys').where('product_id', '=', id).execute();
+    await t.deleteFrom('products').where('id', '=', id).execute();
+    await recordAudit(t, ctx.actor.name, ctx.now, {
+      action: 'product.deleted',
+      subjectType: 'product',
+      subjectId: id,
+      summary: `Deleted product ${product.name} (${product.product_key})`,
+      details: { productKey: product.product_key },
+    });
+  });
+}
+
+/** A new check token, shown once; the previous one stops working when this commits. */
+export async function rotateCheckToken(ctx: Ctx, id: number) {
+  const secret = newSecret();
+  return inTransaction(ctx, async (t) => {
+    const product = await t
+      .updateTable('products')
+      .set((eb) => ({
+        check_token_hash: sha256Hex(secret),
+        check_rotated_at: ctx.now,
+        updated_at: ctx.now,
+        version: eb('version', '+', 1),
+      }))
+      .where('id', '=', id)
+      .returning(['check_id', 'name'])
+      .executeTakeFirst();
+    if (!product) throw notFound(`no product ${id}`);
+    await recordAudit(t, ctx.actor.name, ctx.now, {
+      action: 'product.check_token_rotated',
+      subjectType: 'product',
+      subjectId: id,
+      summary: `Rotated the check token of ${product.name}`,
+    });
+    return { checkId: product.check_id, checkToken: `svcc_${product.check_id}_${secret}`, rotatedAt: iso(ctx.now) };
+  });
+}
+
+export async function listProductKeys(ctx: Ctx, id: number) {
+  await loadProduct(ctx.tenant, id);
+  return (await keyRowsOf(ctx.tenant, id)).map(toKeyRecord);
+}
+
+export async function publicKeyPem(ctx: Ctx, id: number): Promise<string> {
+  return (await loadProduct(ctx.tenant, id)).key.public_key_pem;
+}
+
+export async function certificatePem(ctx: Ctx, id: number): Promise<string> {
+  const { product, key } = await loadProduct(ctx.tenant, id);
+  if (key.certificate_pem === null) throw notFound(`product ${product.id} has no certificate (certificateType ${product.certificate_type})`);
+  return key.certificate_pem;
+}
+
+/** What an issue form needs: the types the product allows, its defaults and its parameters. */
+export async function productForm(ctx: Ctx, id: number) {
+  const shape = shapeOf((await loadProduct(ctx.tenant, id)).product);
+  return {
+    productId: id,
+    licenceTypes: shape.allowedLicenceTypes,
+    defaults: {
+      licenceType: shape.licenceType,
+      // The activation a HYBRID licence gets unless the issuer says otherwise (DESIGN.md 3).
+      activation: shape.allowedLicenceTypes.includes('HYBRID') ? ('ONLINE' as const) : null,
+      validityMonths: shape.defaultValidityMonths,
+      graceDays: shape.defaultGraceDays,
+      maxMachines: shape.maxMachines,
+    },
+    params: shape.params,
+  };
+}
+
+const choice = (value: string, label: string) => ({ value, label, available: true });
+
+/** What this deployment offers when a product is created or edited. */
+export function productOptions() {
+  return {
+    algorithms: ALGORITHMS.map((id) => ({
+      value: id,
+      label: ALGORITHM_INFO[id].label,
+      signatureAlgorithm: ALGORITHM_INFO[id].signatureAlgorithm,
+      available: true,
+    })),
+    certificateTypes: [
+      choice('SELF_SIGNED', 'Self-signed X.509 certificate'),
+      choice('NONE', 'No certificate'),
+      choice('IMPORTED', 'Imported certificate (PEM)'),
+    ],
+    keyOrigins: [
+      choice('managed', 'Generated and sealed by the service'),
+      {
+        ...choice('imported', 'Imported PEM private key (PKCS#8 or traditional, optionally encrypted)'),
+        reason: 'PKCS#12 keystores are not accepted: export the key to PEM first',
+      },
+      {
+        ...choice('pkcs11', 'Hardware security module (PKCS#11)'),
+        available: false,
+        reason: 'no PKCS#11 module is configured in this deployment',
+      },
+    ],
+    licenceTypes: [
+      choice('OFFLINE', 'Offline: verified locally only'),
+      choice('ONLINE', 'Online: checks in with the service'),
+      choice('HYBRID', 'Hybrid: verified locally and checks in'),
+    ],
+    paramTypes: [
+      choice('STRING', 'Text'),
+      choice('INTEGER', 'Whole number'),
+      choice('BOOLEAN', 'Yes / no'),
+      choice('DATE', 'Date (YYYY-MM-DD)'),
+      choice('STRING_LIST', 'List of texts'),
+      choice('ENUM', 'One of a list'),
+    ],
+  };
+}

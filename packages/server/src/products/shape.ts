@@ -1,0 +1,187 @@
+import { isReservedClaimName, type ParamValue } from '@licensor/protocol';
+import { badRequest } from '../http/errors.js';
+import type { ProductRow } from './repo.js';
+import type { CreateProductInput, LicenceType, ProductParam, UpdateProductInput } from './schemas.js';
+
+/** A product's editable fields other than its key: what licences of it look like. */
+export interface ProductShape {
+  productKey: string;
+  name: string;
+  description: string | null;
+  active: boolean;
+  licenceType: LicenceType;
+  allowedLicenceTypes: LicenceType[];
+  licenceFetchEnabled: boolean;
+  checkIntervalSeconds: number;
+  maxOfflineSeconds: number;
+  fingerprintNeed: number;
+  maxMachines: number;
+  defaultValidityMonths: number | null;
+  defaultGraceDays: number;
+  params: ProductParam[];
+}
+
+const SHAPE_FIELDS = [
+  'productKey',
+  'name',
+  'description',
+  'active',
+  'licenceType',
+  'allowedLicenceTypes',
+  'licenceFetchEnabled',
+  'checkIntervalSeconds',
+  'maxOfflineSeconds',
+  'fingerprintNeed',
+  'maxMachines',
+  'defaultValidityMonths',
+  'defaultGraceDays',
+  'params',
+] as const satisfies ReadonlyArray<keyof ProductShape>;
+
+// DESIGN.md 4's defaults for a new product (allowedLicenceTypes defaults to [licenceType]).
+const DEFAULTS = {
+  description: null,
+  active: true,
+  licenceType: 'OFFLINE',
+  licenceFetchEnabled: false,
+  checkIntervalSeconds: 86_400,
+  maxOfflineSeconds: 604_800,
+  fingerprintNeed: 3,
+  maxMachines: 1,
+  defaultValidityMonths: 12,
+  defaultGraceDays: 0,
+} as const;
+
+export function shapeOf(row: ProductRow): ProductShape {
+  return {
+    productKey: row.product_key,
+    name: row.name,
+    description: row.description,
+    active: row.active === 1,
+    licenceType: row.licence_type as LicenceType,
+    allowedLicenceTypes: JSON.parse(row.allowed_licence_types) as LicenceType[],
+    licenceFetchEnabled: row.licence_fetch_enabled === 1,
+    checkIntervalSeconds: row.check_interval_seconds,
+    maxOfflineSeconds: row.max_offline_seconds,
+    fingerprintNeed: row.fingerprint_need,
+    maxMachines: row.max_machines,
+    defaultValidityMonths: row.default_validity_months,
+    defaultGraceDays: row.default_grace_days,
+    params: JSON.parse(row.params) as ProductParam[],
+  };
+}
+
+/** The shape columns of a `products` row. */
+export function shapeColumns(shape: ProductShape) {
+  return {
+    product_key: shape.productKey,
+    name: shape.name,
+    description: shape.description,
+    active: shape.active ? 1 : 0,
+    licence_type: shape.licenceType,
+    allowed_licence_types: JSON.stringify(shape.allowedLicenceTypes),
+    licence_fetch_enabled: shape.licenceFetchEnabled ? 1 : 0,
+    check_interval_seconds: shape.checkIntervalSeconds,
+    max_offline_seconds: shape.maxOfflineSeconds,
+    fingerprint_need: shape.fingerprintNeed,
+    max_machines: shape.maxMachines,
+    default_validity_months: shape.defaultValidityMonths,
+    default_grace_days: shape.defaultGraceDays,
+    params: JSON.stringify(shape.params),
+  };
+}
+
+type ParamInput = NonNullable<CreateProductInput['params']>[number];
+
+const completeParam = (p: ParamInput): ProductParam => ({
+  key: p.key,
+  label: p.label ?? p.key,
+  type: p.type,
+  required: p.required ?? false,
+  defaultValue: p.defaultValue ?? null,
+  options: p.options ?? [],
+  help: p.help ?? null,
+});
+
+/**
+ * The shape a create (over the defaults) or an edit (over the current shape) produces, checked
+ * as a whole, so a rule spanning two fields holds whichever of them the request changed.
+ */
+export function nextShape(input: UpdateProductInput, current: ProductShape | null): ProductShape {
+  // The input names its shape fields as the shape does.
+  const carried = SHAPE_FIELDS.filter((field) => input[field] !== undefined);
+  const given = Object.fromEntries(carried.map((field) => [field, input[field]])) as Partial<ProductShape>;
+  if (input.params) given.params = input.params.map(completeParam);
+  const base = current ?? { ...DEFAULTS, allowedLicenceTypes: [input.licenceType ?? DEFAULTS.licenceType], params: [] };
+  const shape = { ...base, ...given } as ProductShape;
+  checkShape(shape);
+  return shape;
+}
+
+function checkShape(shape: ProductShape): void {
+  if (!shape.name.trim()) throw badRequest('name: must not be blank');
+  if (!shape.allowedLicenceTypes.includes(shape.licenceType)) {
+    throw badRequest(`licenceType: ${shape.licenceType} is not among allowedLicenceTypes (${shape.allowedLicenceTypes.join(', ')})`);
+  }
+  if (shape.maxOfflineSeconds < shape.checkIntervalSeconds) {
+    throw badRequest(`maxOfflineSeconds: must be at least checkIntervalSeconds (${shape.checkIntervalSeconds})`);
+  }
+  const seen = new Set<string>();
+  shape.params.forEach((param, i) => {
+    const at = `params[${i}]`;
+    if (isReservedClaimName(param.key)) throw badRequest(`${at}.key: "${param.key}" is reserved (an issuer claim)`);
+    if (seen.has(param.key)) throw badRequest(`${at}.key: "${param.key}" is declared twice`);
+    seen.add(param.key);
+    if (param.type === 'ENUM' && param.options.length === 0) throw badRequest(`${at}.options: an ENUM needs at least one option`);
+    if (param.type !== 'ENUM' && param.options.length > 0) throw badRequest(`${at}.options: only an ENUM has options`);
+    paramDefault(param, `${at}.defaultValue`);
+  });
+}
+
+const INTEGER = /^-?(?:0|[1-9][0-9]*)$/;
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+function isCalendarDate(text: string): boolean {
+  const match = DATE.exec(text);
+  if (!match) return false;
+  const [year, month, day] = match.slice(1).map(Number) as [number, number, number];
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
+/**
+ * A parameter's default as the claim value it stands for (DESIGN.md 3), null when it has none;
+ * a `defaultValue` text that is not a value of the parameter's type is a 400 naming `field`.
+ */
+export function paramDefault(param: ProductParam, field = 'defaultValue'): ParamValue | null {
+  const text = param.defaultValue;
+  if (text === null) return null;
+  const invalid = (problem: string) => badRequest(`${field}: ${problem}`);
+  switch (param.type) {
+    case 'INTEGER':
+      if (!INTEGER.test(text) || !Number.isSafeInteger(Number(text))) throw invalid(`"${text}" is not a decimal integer`);
+      return Number(text);
+    case 'BOOLEAN':
+      if (text !== 'true' && text !== 'false') throw invalid(`"${text}" is not true or false`);
+      return text === 'true';
+    case 'DATE':
+      if (!isCalendarDate(text)) throw invalid(`"${text}" is not a date (YYYY-MM-DD)`);
+      return text;
+    case 'STRING_LIST': {
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch {
+        value = null;
+      }
+      if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) throw invalid('is not a JSON array of strings');
+      return value as string[];
+    }
+    case 'ENUM':
+      if (!param.options.includes(text)) throw invalid(`"${text}" is not one of the options`);
+      return text;
+    default:
+      return text;
+  }
+}

@@ -1,0 +1,304 @@
+import { createHash, createPublicKey } from 'node:crypto';
+import { CLAIM_NAMES } from '@licensor/protocol';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHarness, type Harness } from '../harness.js';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(() => h?.close());
+
+let seq = 0;
+const nextKey = () => `prod-${++seq}`;
+const create = (body: Record<string, unknown> = {}) => h.admin('POST', '/products', { productKey: nextKey(), name: 'Widget', ...body });
+const latestAudit = async () => (await h.admin('GET', '/dashboard/activity')).data.items[0];
+const iso = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+describe('creating a product', () => {
+  it('applies every default and answers the derived fields', async () => {
+    const response = await h.admin('POST', '/products', { productKey: 'widget.pro_2', name: 'Widget Pro' });
+    expect(response.statusCode).toBe(201);
+    const p = response.data;
+    expect(p).toMatchObject({
+      id: expect.any(Number),
+      productKey: 'widget.pro_2',
+      name: 'Widget Pro',
+      description: null,
+      active: true,
+      algorithm: 'ED25519',
+      algorithmLabel: 'Ed25519',
+      signatureAlgorithm: 'Ed25519',
+      keyOrigin: 'managed',
+      certificateType: 'SELF_SIGNED',
+      certificateExpired: false,
+      licenceType: 'OFFLINE',
+      allowedLicenceTypes: ['OFFLINE'],
+      licenceFetchEnabled: false,
+      checkIntervalSeconds: 86_400,
+      maxOfflineSeconds: 604_800,
+      fingerprintNeed: 3,
+      maxMachines: 1,
+      defaultValidityMonths: 12,
+      defaultGraceDays: 0,
+      params: [],
+      paramCount: 0,
+      licenseCount: 0,
+      checkTokenSet: false,
+      checkRotatedAt: null,
+      keyState: 'OK',
+      keyError: null,
+      createdBy: 'admin',
+    });
+    expect(p.checkId).toMatch(/^[a-z0-9]{16}$/);
+    expect(p.createdAt).toMatch(iso);
+    const spki = createPublicKey(p.publicKeyPem).export({ type: 'spki', format: 'der' });
+    expect(p.keyFingerprint).toBe(createHash('sha256').update(spki).digest('hex'));
+    expect(p.certificateSubject).toBe('CN=Widget Pro, O=Org acme');
+    const years = (Date.parse(p.certificateExpiresAt) - Date.parse(p.createdAt)) / (365.25 * 86_400_000);
+    expect(years).toBeGreaterThan(9.99);
+    expect(years).toBeLessThan(10.01);
+    expect(response.body).not.toMatch(/PRIVATE KEY|sealed|hash/i);
+    expect(await latestAudit()).toMatchObject({ action: 'product.created', actor: 'admin', subjectType: 'product', subjectId: String(p.id) });
+  });
+
+  it('lets allowedLicenceTypes default to the licence type given', async () => {
+    const response = await create({ licenceType: 'HYBRID' });
+    expect(response.data).toMatchObject({ licenceType: 'HYBRID', allowedLicenceTypes: ['HYBRID'] });
+  });
+
+  it('keeps declared parameters, completing their optional fields', async () => {
+    const params = [
+      { key: 'seats', type: 'INTEGER', defaultValue: '-42', required: true, label: 'Seats' },
+      { key: 'beta', type: 'BOOLEAN', defaultValue: 'false' },
+      { key: 'renews_on', type: 'DATE', defaultValue: '2024-02-29', help: 'Leap day' },
+      { key: 'modules', type: 'STRING_LIST', defaultValue: '["a","b"]' },
+      { key: 'edition', type: 'ENUM', options: ['basic', 'pro'], defaultValue: 'pro' },
+      { key: '_note', type: 'STRING' },
+    ];
+    const response = await create({ params, defaultValidityMonths: null });
+    expect(response.statusCode).toBe(201);
+    expect(response.data.paramCount).toBe(6);
+    expect(response.data.defaultValidityMonths).toBeNull();
+    expect(response.data.params[0]).toEqual({ key: 'seats', label: 'Seats', type: 'INTEGER', required: true, defaultValue: '-42', options: [], help: null });
+    expect(response.data.params[5]).toEqual({ key: '_note', label: '_note', type: 'STRING', required: false, defaultValue: null, options: [], help: null });
+  });
+
+  it.each([
+    [{ name: 'No key' }, /productKey/],
+    [{ productKey: 'has space', name: 'x' }, /productKey/],
+    [{ productKey: 'k'.repeat(65), name: 'x' }, /productKey/],
+    [{ productKey: 'ok-key' }, /name/],
+    [{ productKey: 'ok-key', name: '   ' }, /^name: must not be blank/],
+    [{ productKey: 'ok-key', name: 'x', algorithm: 'DSA' }, /algorithm/],
+    [{ productKey: 'ok-key', name: 'x', fingerprintNeed: 0 }, /fingerprintNeed/],
+    [{ productKey: 'ok-key', name: 'x', fingerprintNeed: 6 }, /fingerprintNeed/],
+    [{ productKey: 'ok-key', name: 'x', maxMachines: 0 }, /maxMachines/],
+    [{ productKey: 'ok-key', name: 'x', checkIntervalSeconds: 119 }, /checkIntervalSeconds/],
+    [{ productKey: 'ok-key', name: 'x', checkIntervalSeconds: 7200, maxOfflineSeconds: 3600 }, /^maxOfflineSeconds: must be at least checkIntervalSeconds/],
+    [{ productKey: 'ok-key', name: 'x', defaultValidityMonths: -1 }, /defaultValidityMonths/],
+    [{ productKey: 'ok-key', name: 'x', defaultGraceDays: -1 }, /defaultGraceDays/],
+    [{ productKey: 'ok-key', name: 'x', licenceType: 'ONLINE', allowedLicenceTypes: ['OFFLINE'] }, /^licenceType: ONLINE is not among allowedLicenceTypes/],
+    [{ productKey: 'ok-key', name: 'x', allowedLicenceTypes: [] }, /allowedLicenceTypes/],
+    [{ productKey: 'ok-key', name: 'x', extra: 1 }, /extra/],
+    [{ productKey: 'ok-key', name: 'x', privateKeyPassphrase: 'pw' }, /^privateKeyPassphrase: only with privateKeyPem/],
+    [{ productKey: 'ok-key', name: 'x', keyOrigin: 'pkcs11' }, /^keyOrigin: pkcs11 is not available/],
+    [{ productKey: 'ok-key', name: 'x', keyOrigin: 'imported' }, /^privateKeyPem: required/],
+    [{ productKey: 'ok-key', name: 'x', certificateType: 'IMPORTED' }, /^certificatePem/],
+    [{ productKey: 'ok-key', name: 'x', certificateType: 'NONE', certificatePem: 'x' }, /^certificatePem: only with certificateType IMPORTED/],
+    [{ productKey: 'ok-key', name: 'x', params: [{ key: '1abc', type: 'STRING' }] }, /params.0.key/],
+    [{ productKey: 'ok-key', name: 'x', params: [{ key: 'a-b', type: 'STRING' }] }, /params.0.key/],
+    [{ productKey: 'ok-key', name: 'x', params: [{ key: 'a', type: 'FLOAT' }] }, /params.0.type/],
+    [{ productKey: 'ok-key', name: 'x', params: [{ key: 'a', type: 'STRING' }, { key: 'a', type: 'INTEGER' }] }, /^params\[1\]\.key: "a" is declared twice/],
+    [{ productKey: 'ok-key', name: 'x', params: [{ key: 'e', type: 'ENUM' }] }, /^params\[0\]\.options: an ENUM needs at least one option/],
+    [{ productKey: 'ok-key', name: 'x', params: [{ key: 's', type: 'STRING', options: ['a'] }] }, /^params\[0\]\.options: only an ENUM/],
+    [{ productKey: 'ok-key', name: 'x', params: [{ key: 'n', type: 'INTEGER', defaultValue: 'abc' }] }, /^params\[0\]\.defaultValue: "abc" is not a decimal integer/],
+    [{ productKey: 'ok-key', name: 'x', params: [{ key: 'n', type: 'INTEGER', defaultValue: '1.5' }] }, /^params\[0\]\.defaultValue/],
+    [{ productKey: 'ok-key', name: 'x', params: [{ key: 'b', type: 'BOOLEAN', defaultValue: 'yes' }] }, /^params\[0\]\.defaultValue/],
+    [{ productKey: 'ok-key', name: 'x', params: [{ key: 'd', type: 'DATE', defaultValue: '2023-02-29' }] }, /^params\[0\]\.defaultValue: "2023-02-29" is not a date/],
+    [{ productKey: 'ok-key', name: 'x', params: [{ key: 'd', type: 'DATE', defaultValue: '2024-1-01' }] }, /^params\[0\]\.defaultValue/],
+    [{ productKey: 'ok-key', name: 'x', params: [{ key: 'l', type: 'STRING_LIST', defaultValue: '["a",1]' }] }, /^params\[0\]\.defaultValue: is not a JSON array of strings/],
+    [{ productKey: 'ok-key', name: 'x', params: [{ key: 'l', type: 'STRING_LIST', defaultValue: 'a,b' }] }, /^params\[0\]\.defaultValue/],
+    [{ productKey: 'ok-key', name: 'x', params: [{ key: 'e', type: 'ENUM', options: ['a'], defaultValue: 'b' }] }, /^params\[0\]\.defaultValue: "b" is not one of the options/],
+  ])('refuses %j with 400 naming the field, creating nothing', async (body, message) => {
+    const response = await h.admin('POST', '/products', body);
+    expect(response.statusCode).toBe(400);
+    expect(response.data.error).toMatch(message);
+    const list = await h.admin('GET', '/products');
+    expect(list.data.some((p: { productKey: string }) => p.productKey === 'ok-key')).toBe(false);
+  });
+
+  it('refuses every issuer claim name as a parameter key', async () => {
+    for (const claim of CLAIM_NAMES) {
+      const response = await create({ params: [{ key: 'fine', type: 'STRING' }, { key: claim, type: 'STRING' }] });
+      expect(response.statusCode).toBe(400);
+      expect(response.data.error).toBe(`params[1].key: "${claim}" is reserved (an issuer claim)`);
+    }
+  });
+
+  it('refuses a productKey taken in the organisation with 409, not one taken elsewhere', async () => {
+    expect((await h.admin('POST', '/products', { productKey: 'dup', name: 'One' })).statusCode).toBe(201);
+    const again = await h.admin('POST', '/products', { productKey: 'dup', name: 'Two' });
+    expect(again.statusCode).toBe(409);
+    expect(again.data.error).toMatch(/productKey "dup"/);
+    const other = await h.otherOrg();
+    expect((await other.admin('POST', '/products', { productKey: 'dup', name: 'Elsewhere' })).statusCode).toBe(201);
+  });
+});
+
+describe('reading products', () => {
+  it('lists products and reads one; another organisation sees neither', async () => {
+    const created = (await create({ description: 'A thing' })).data;
+    const list = await h.admin('GET', '/products');
+    expect(list.statusCode).toBe(200);
+    expect(list.data.find((p: { id: number }) => p.id === created.id)).toEqual(created);
+    expect((await h.admin('GET', `/products/${created.id}`)).data).toEqual(created);
+    expect((await h.admin('GET', '/products/999999')).statusCode).toBe(404);
+    const other = await h.otherOrg();
+    expect((await other.admin('GET', `/products/${created.id}`)).statusCode).toBe(404);
+    expect((await other.admin('GET', '/products')).data).toEqual([]);
+  });
+
+  it('answers the options this deployment offers', async () => {
+    const { data } = await h.admin('GET', '/products/options');
+    expect(data.algorithms.map((a: { value: string }) => a.value)).toEqual(['ED25519', 'RSA_2048', 'RSA_3072', 'RSA_4096', 'EC_P256', 'EC_P384']);
+    expect(data.algorithms[0]).toEqual({ value: 'ED25519', label: 'Ed25519', signatureAlgorithm: 'Ed25519', available: true });
+    expect(data.algorithms[5]).toMatchObject({ value: 'EC_P384', signatureAlgorithm: 'SHA384withECDSA', available: true });
+    expect(data.certificateTypes.map((c: { value: string }) => c.value)).toEqual(['SELF_SIGNED', 'NONE', 'IMPORTED']);
+    expect(data.keyOrigins.map((c: { value: string }) => c.value)).toEqual(['managed', 'imported', 'pkcs11']);
+    expect(data.keyOrigins[2]).toMatchObject({ available: false, reason: expect.stringMatching(/PKCS#11/) });
+    expect(data.keyOrigins[1].reason).toMatch(/PKCS#12/);
+    expect(data.licenceTypes.map((c: { value: string }) => c.value)).toEqual(['OFFLINE', 'ONLINE', 'HYBRID']);
+    expect(data.paramTypes.map((c: { value: string }) => c.value)).toEqual(['STRING', 'INTEGER', 'BOOLEAN', 'DATE', 'STRING_LIST', 'ENUM']);
+    for (const group of Object.values<Array<Record<string, unknown>>>(data)) {
+      for (const entry of group) expect(entry).toMatchObject({ value: expect.any(String), label: expect.any(String), available: expect.any(Boolean) });
+    }
+  });
+
+  it("answers the product's form options", async () => {
+    const params = [{ key: 'tier', type: 'ENUM', options: ['a', 'b'], defaultValue: 'a', required: true }];
+    const created = (
+      await create({ licenceType: 'HYBRID', allowedLicenceTypes: ['OFFLINE', 'HYBRID'], defaultValidityMonths: 0, defaultGraceDays: 7, maxMachines: 3, params })
+    ).data;
+    const form = await h.admin('GET', `/products/${created.id}/form`);
+    expect(form.statusCode).toBe(200);
+    expect(form.data).toEqual({
+      productId: created.id,
+      licenceTypes: ['OFFLINE', 'HYBRID'],
+      defaults: { licenceType: 'HYBRID', activation: 'ONLINE', validityMonths: 0, graceDays: 7, maxMachines: 3 },
+      params: created.params,
+    });
+    const offline = (await create()).data;
+    expect((await h.admin('GET', `/products/${offline.id}/form`)).data.defaults.activation).toBeNull();
+  });
+});
+
+describe('editing a product', () => {
+  it('changes only the fields sent, raising the version, and records them', async () => {
+    const created = (await create({ description: 'before', maxMachines: 2 })).data;
+    const response = await h.admin('PUT', `/products/${created.id}`, { name: 'Renamed', description: null });
+    expect(response.statusCode).toBe(200);
+    expect(response.data).toEqual({ ...created, name: 'Renamed', description: null, updatedAt: expect.stringMatching(iso) });
+    expect(await latestAudit()).toMatchObject({ action: 'product.updated', details: { changed: ['name', 'description'] } });
+    const row = await h.database.db.selectFrom('products').select('version').where('id', '=', created.id).executeTakeFirstOrThrow();
+    expect(row.version).toBe(2);
+  });
+
+  it('checks the edited product as a whole', async () => {
+    const created = (await create({ licenceType: 'ONLINE', allowedLicenceTypes: ['ONLINE', 'HYBRID'] })).data;
+    const put = (body: unknown) => h.admin('PUT', `/products/${created.id}`, body);
+    expect((await put({ licenceType: 'OFFLINE' })).data.error).toMatch(/^licenceType: OFFLINE is not among/);
+    expect((await put({ allowedLicenceTypes: ['HYBRID'] })).data.error).toMatch(/^licenceType: ONLINE is not among/);
+    expect((await put({ maxOfflineSeconds: 600 })).data.error).toMatch(/^maxOfflineSeconds/);
+    expect((await put({})).statusCode).toBe(400);
+    expect((await put({ algorithm: 'EC_P256' })).data.error).toMatch(/^algorithm: changes only with a new key/);
+    expect((await put({ keyOrigin: 'imported' })).data.error).toMatch(/^privateKeyPem: required/);
+    const ok = await put({ licenceType: 'HYBRID', checkIntervalSeconds: 120, maxOfflineSeconds: 120, licenceFetchEnabled: true, active: false });
+    expect(ok.statusCode).toBe(200);
+    expect(ok.data).toMatchObject({ licenceType: 'HYBRID', checkIntervalSeconds: 120, maxOfflineSeconds: 120, licenceFetchEnabled: true, active: false });
+  });
+
+  it('refuses a productKey another product holds with 409 and an unknown product with 404', async () => {
+    const a = (await create()).data;
+    const b = (await create()).data;
+    const clash = await h.admin('PUT', `/products/${b.id}`, { productKey: a.productKey });
+    expect(clash.statusCode).toBe(409);
+    expect((await h.admin('PUT', '/products/999999', { name: 'x' })).statusCode).toBe(404);
+    expect((await h.admin('PUT', `/products/${b.id}`, { productKey: 'fresh-key' })).data.productKey).toBe('fresh-key');
+  });
+});
+
+describe('check token', () => {
+  it('is shown once, stored only as its SHA-256, and replaced at once by a rotation', async () => {
+    const created = (await create()).data;
+    const first = await h.admin('POST', `/products/${created.id}/check-token`);
+    expect(first.statusCode).toBe(200);
+    expect(Object.keys(first.data).sort()).toEqual(['checkId', 'checkToken', 'rotatedAt']);
+    expect(first.data.checkId).toBe(created.checkId);
+    const match = new RegExp(`^svcc_${created.checkId}_([0-9a-f]{64})$`).exec(first.data.checkToken);
+    expect(match).not.toBeNull();
+    const secret = match![1]!;
+
+    const read = await h.admin('GET', `/products/${created.id}`);
+    expect(read.data).toMatchObject({ checkTokenSet: true, checkRotatedAt: first.data.rotatedAt, checkId: created.checkId });
+    expect(read.body).not.toContain(secret);
+    expect((await h.admin('GET', '/products')).body).not.toContain(secret);
+
+    const stored = () =>
+      h.database.db.selectFrom('products').select('check_token_hash').where('id', '=', created.id).executeTakeFirstOrThrow();
+    expect((await stored()).check_token_hash).toBe(createHash('sha256').update(secret).digest('hex'));
+    expect(await latestAudit()).toMatchObject({ action: 'product.check_token_rotated', subjectId: String(created.id) });
+    expect(JSON.stringify(await latestAudit())).not.toContain(secret);
+
+    const second = await h.admin('POST', `/products/${created.id}/check-token`, undefined, { 'content-type': 'application/json' });
+    expect(second.statusCode).toBe(200);
+    expect(second.data.checkToken).not.toBe(first.data.checkToken);
+    expect((await stored()).check_token_hash).not.toBe(createHash('sha256').update(secret).digest('hex'));
+    expect((await h.admin('POST', '/products/999999/check-token')).statusCode).toBe(404);
+  });
+});
+
+describe('deleting a product', () => {
+  it('removes the product and its keys, and records it', async () => {
+    const created = (await create()).data;
+    await h.admin('PUT', `/products/${created.id}`, { regenerateKey: true });
+    const response = await h.admin('DELETE', `/products/${created.id}`);
+    expect(response.statusCode).toBe(204);
+    expect(response.body).toBe('');
+    expect((await h.admin('GET', `/products/${created.id}`)).statusCode).toBe(404);
+    const keys = await h.database.db.selectFrom('product_keys').select('id').where('product_id', '=', created.id).execute();
+    expect(keys).toEqual([]);
+    expect(await latestAudit()).toMatchObject({ action: 'product.deleted', subjectId: String(created.id) });
+    expect((await h.admin('DELETE', `/products/${created.id}`)).statusCode).toBe(404);
+  });
+});
+
+describe('access', () => {
+  it('lets products:read read but not write', async () => {
+    const created = (await create()).data;
+    const reader = h.as({ token: await h.createToken(['products:read']) });
+    expect((await reader('GET', '/products')).statusCode).toBe(200);
+    expect((await reader('GET', `/products/${created.id}/public-key`)).statusCode).toBe(200);
+    expect((await reader('GET', `/products/${created.id}/form`)).statusCode).toBe(200);
+    for (const [method, path, body] of [
+      ['POST', '/products', { productKey: 'by-reader', name: 'x' }],
+      ['PUT', `/products/${created.id}`, { name: 'x' }],
+      ['DELETE', `/products/${created.id}`, undefined],
+      ['POST', `/products/${created.id}/check-token`, undefined],
+    ] as const) {
+      const response = await reader(method, path, body);
+      expect(response.statusCode).toBe(403);
+      expect(response.data.error).toBe('missing scope products:write');
+    }
+    const writer = h.as({ token: await h.createToken(['products:write']) });
+    expect((await writer('POST', '/products', { productKey: nextKey(), name: 'By token' })).data.createdBy).toMatch(/^token\/t\d+$/);
+  });
+
+  it('lets a VIEWER read but not write, and an ISSUER write', async () => {
+    const viewer = h.as({ cookie: (await h.createMember('VIEWER')).cookie });
+    expect((await viewer('GET', '/products')).statusCode).toBe(200);
+    expect((await viewer('POST', '/products', { productKey: nextKey(), name: 'x' })).statusCode).toBe(403);
+    const issuer = h.as({ cookie: (await h.createMember('ISSUER')).cookie });
+    expect((await issuer('POST', '/products', { productKey: nextKey(), name: 'x' })).statusCode).toBe(201);
+  });
+});
