@@ -9,9 +9,15 @@ import { ErrorBody } from './http/schemas.js';
 import { installMetrics } from './http/metrics.js';
 import { installOpenApi } from './http/openapi.js';
 import { installTenancy, type ApiRoute } from './http/tenancy.js';
-import { validatorCompiler } from './http/validation.js';
+import { schemaErrorMessage, validatorCompiler } from './http/validation.js';
 import { auditRoutes } from './audit/routes.js';
 import { authRoutes } from './auth/routes.js';
+import { customerRoutes } from './customers/routes.js';
+import { dashboardRoutes } from './dashboard/routes.js';
+import { Keyring } from './keys/keyring.js';
+import { licenceRoutes } from './licences/routes.js';
+import { listingRoutes } from './licences/listing-routes.js';
+import { productRoutes } from './products/routes.js';
 import { settingsRoutes } from './settings/routes.js';
 import { tokenRoutes } from './tokens/routes.js';
 import { userRoutes } from './users/routes.js';
@@ -20,6 +26,8 @@ import { VERSION } from './version.js';
 export interface AppOptions {
   config: Config;
   database: Database;
+  /** Seals and opens product private keys (keys/master-key.ts). */
+  masterKey: Buffer;
   logger?: FastifyServerOptions['logger'];
 }
 
@@ -40,7 +48,7 @@ const consolePage = `<!doctype html><html lang="en"><head><meta charset="utf-8">
 <body><h1>Licensor</h1><p>The web console is on its way. The API reference is at <a href="/docs">/docs</a>
 and its OpenAPI document at <a href="/openapi.json">/openapi.json</a>.</p></body></html>`;
 
-export async function buildApp({ config, database, logger }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ config, database, masterKey, logger }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: logger ?? {
       level: config.logLevel,
@@ -49,6 +57,7 @@ export async function buildApp({ config, database, logger }: AppOptions): Promis
     trustProxy: config.trustProxy,
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
+    schemaErrorFormatter: (errors, dataVar) => schemaErrorMessage(errors as never, dataVar),
     ajv: { customOptions: {} },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -98,6 +107,8 @@ export async function buildApp({ config, database, logger }: AppOptions): Promis
   app.get('/o/:slug/', hidden, async (_request, reply) => reply.type('text/html').send(consolePage));
 
   app.decorate('apiRoutes', [] as ApiRoute[]);
+  // One keyring per app: its cache of opened keys serves every feature that signs or verifies.
+  const keyring = new Keyring(masterKey);
   await app.register(
     async (api) => {
       installTenancy(api, database, config, app.apiRoutes);
@@ -105,6 +116,11 @@ export async function buildApp({ config, database, logger }: AppOptions): Promis
       await api.register(userRoutes);
       await api.register(tokenRoutes);
       await api.register(settingsRoutes);
+      await api.register(productRoutes(keyring));
+      await api.register(customerRoutes);
+      await api.register(licenceRoutes(keyring));
+      await api.register(listingRoutes);
+      await api.register(dashboardRoutes);
       await api.register(auditRoutes);
     },
     { prefix: '/o/:slug/api' },

@@ -53,8 +53,11 @@ async function withDatabase<T>(config: Config, work: (database: Database) => Pro
 
 async function serve(config: Config): Promise<void> {
   const database = await open(config);
-  const app = await buildApp({ config, database });
-  loadMasterKey(config, (message) => app.log.warn(message));
+  // The warning about a generated key is logged once the app (and its logger) exists.
+  const warnings: string[] = [];
+  const masterKey = loadMasterKey(config, (message) => warnings.push(message));
+  const app = await buildApp({ config, database, masterKey });
+  for (const message of warnings) app.log.warn(message);
   const first = await bootstrap(database, config);
   if (first?.generatedPassword) {
     // Shown once on the console, deliberately outside the structured log.

@@ -7,6 +7,7 @@ import pg from 'pg';
 import { buildApp } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { openDatabase, sqliteFileIn, type Database } from '../src/db/database.js';
+import { loadMasterKey } from '../src/keys/master-key.js';
 import { createOrganisation, operatorCtx } from '../src/orgs/service.js';
 import { createMember } from '../src/users/service.js';
 
@@ -31,10 +32,12 @@ export async function freshDatabaseEnv(): Promise<{ env: Record<string, string>;
     const schema = `t_${randomBytes(6).toString('hex')}`;
     const admin = new pg.Client({ connectionString: base });
     await admin.connect();
+    // Extensions belong to the database: install pg_trgm once in public, which every test schema's search_path includes.
+    await admin.query('create extension if not exists pg_trgm schema public').catch(() => {});
     await admin.query(`create schema ${schema}`);
     await admin.end();
     const url = new URL(base);
-    url.searchParams.set('options', `-c search_path=${schema}`);
+    url.searchParams.set('options', `-c search_path=${schema},public`);
     env.DATABASE_URL = url.toString();
     dropSchema = async () => {
       const client = new pg.Client({ connectionString: base });
@@ -87,7 +90,8 @@ export async function startHarness(envOverrides: Record<string, string> = {}): P
   const env = { ...baseEnv, ...envOverrides };
   const config = loadConfig(env);
   const database = await openDatabase({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFileIn(config.dataDir) });
-  const app = await buildApp({ config, database });
+  const masterKey = loadMasterKey(config, () => {});
+  const app = await buildApp({ config, database, masterKey });
   await app.ready();
 
   async function seedOrg(slug: string) {

@@ -5,9 +5,11 @@ import {
   CompiledQuery,
   Kysely,
   PostgresDialect,
+  SqliteAdapter,
   SqliteDialect,
   SqliteDriver,
   type DatabaseConnection,
+  type DialectAdapter,
   type Driver,
   type Transaction,
 } from 'kysely';
@@ -36,12 +38,23 @@ class ImmediateSqliteDriver extends SqliteDriver {
   }
 }
 
+// SQLite does run DDL in transactions; saying so makes Kysely's migrator take BEGIN IMMEDIATE
+// before reading what has run, so two processes starting together migrate one after the other.
+class TransactionalDdlSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+
 class ImmediateSqliteDialect extends SqliteDialect {
   constructor(private readonly database: BetterSqlite3.Database) {
     super({ database });
   }
   override createDriver(): Driver {
     return new ImmediateSqliteDriver({ database: this.database });
+  }
+  override createAdapter(): DialectAdapter {
+    return new TransactionalDdlSqliteAdapter();
   }
 }
 
@@ -79,13 +92,26 @@ export async function openDatabase(
   const database = options.databaseUrl ? openPostgres(options.databaseUrl) : openSqlite(options.sqliteFile);
   if (migrate) {
     try {
-      await migrateToLatest(database);
+      await migrateWhenFree(database);
     } catch (err) {
       await database.close();
       throw err;
     }
   }
   return database;
+}
+
+/** Migrates, waiting while another process holds SQLite's write lock for its own migration. */
+async function migrateWhenFree(database: Database): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await migrateToLatest(database);
+      return;
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'SQLITE_BUSY' || attempt >= 30) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
 }
 
 export function sqliteFileIn(dataDir: string): string {
@@ -98,8 +124,8 @@ export function sqliteFileIn(dataDir: string): string {
  */
 export async function lockRow(
   database: Pick<Database, 'dialect'>,
-  trx: Trx,
-  table: 'organisations',
+  trx: Db,
+  table: 'organisations' | 'licences',
   id: number,
 ): Promise<void> {
   if (database.dialect !== 'postgres') return;

@@ -75,6 +75,146 @@ export interface AuditEntriesTable {
   details: string | null;
 }
 
+export interface ProductsTable {
+  id: Generated<number>;
+  org_id: number;
+  product_key: string;
+  name: string;
+  description: string | null;
+  active: number;
+  /** The current key's algorithm. */
+  algorithm: string;
+  key_origin: string;
+  certificate_type: string;
+  licence_type: string;
+  allowed_licence_types: string;
+  check_id: string;
+  /** SHA-256 (hex) of the check token's secret; null until the first rotation. */
+  check_token_hash: string | null;
+  check_rotated_at: number | null;
+  licence_fetch_enabled: number;
+  check_interval_seconds: number;
+  max_offline_seconds: number;
+  fingerprint_need: number;
+  max_machines: number;
+  default_validity_months: number | null;
+  default_grace_days: number;
+  params: string;
+  created_at: number;
+  created_by: string | null;
+  updated_at: number;
+  /** Rises with every change, so any instance can tell a cached view of the product is stale. */
+  version: number;
+}
+
+export interface ProductKeysTable {
+  id: Generated<number>;
+  org_id: number;
+  product_id: number;
+  algorithm: string;
+  public_key_pem: string;
+  /** The PKCS#8 private key, sealed under the master key (keys/sealing.ts). */
+  sealed_private_key: string;
+  key_fingerprint: string;
+  certificate_pem: string | null;
+  certificate_subject: string | null;
+  certificate_expires_at: number | null;
+  created_at: number;
+  /** Null for the product's current key; retired keys are kept to verify what they signed. */
+  retired_at: number | null;
+}
+
+export interface CustomersTable {
+  id: Generated<number>;
+  org_id: number;
+  name: string;
+  email: string | null;
+  /** Lower-cased email, unique per organisation, so uniqueness is case-insensitive on both dialects. */
+  email_lower: string | null;
+  notes: string | null;
+  created_at: number;
+  created_by: string | null;
+}
+
+export interface LicencesTable {
+  id: Generated<number>;
+  org_id: number;
+  lid: string;
+  product_id: number;
+  customer_id: number | null;
+  licensee: string;
+  licensee_email: string | null;
+  licence_type: string;
+  activation: string | null;
+  issued_at: number;
+  starts_at: number | null;
+  expires_at: number | null;
+  grace_days: number;
+  grace_ends_at: number | null;
+  max_machines: number;
+  check_every_seconds: number | null;
+  check_max_seconds: number | null;
+  params: string;
+  licence_string: string;
+  key_id: number;
+  term_version: number;
+  revoked: number;
+  revoked_at: number | null;
+  revoked_reason: string | null;
+  archived: number;
+  archived_at: number | null;
+  issued_by: string;
+  last_checked_at: number | null;
+  renewed_at: number | null;
+  rebind_count: number;
+  notes: string | null;
+  search_text: string;
+}
+
+export interface CheckCountsTable {
+  org_id: number;
+  bucket: number;
+  count: number;
+}
+
+export interface LicenceVersionsTable {
+  id: Generated<number>;
+  org_id: number;
+  licence_id: number;
+  version_no: number;
+  issued_at: number;
+  starts_at: number | null;
+  expires_at: number | null;
+  grace_days: number;
+  issued_by: string;
+  revoked_reason: string | null;
+  licence_string: string;
+  key_id: number;
+  superseded_at: number;
+}
+
+export interface MachineBindingsTable {
+  id: Generated<number>;
+  org_id: number;
+  licence_id: number;
+  fingerprint: string;
+  parts: string;
+  bound_at: number;
+  released_at: number | null;
+  released_by: string | null;
+  at_issue: number;
+}
+
+export interface IdempotencyKeysTable {
+  id: Generated<number>;
+  org_id: number;
+  key: string;
+  request_hash: string;
+  status_code: number;
+  body: string;
+  created_at: number;
+}
+
 export interface Schema {
   organisations: OrganisationsTable;
   users: UsersTable;
@@ -82,4 +222,12 @@ export interface Schema {
   api_tokens: ApiTokensTable;
   login_failures: LoginFailuresTable;
   audit_entries: AuditEntriesTable;
+  products: ProductsTable;
+  product_keys: ProductKeysTable;
+  customers: CustomersTable;
+  licences: LicencesTable;
+  licence_versions: LicenceVersionsTable;
+  machine_bindings: MachineBindingsTable;
+  idempotency_keys: IdempotencyKeysTable;
+  check_counts: CheckCountsTable;
 }

@@ -11,6 +11,7 @@ const ERROR_MEANINGS: Record<number, string> = {
   413: 'Body too large.',
   415: 'Body is not JSON.',
   429: 'Too many requests; see Retry-After.',
+  503: 'The service cannot do this now: the message says why.',
 };
 
 /** A route's response schemas: its success answer plus the errors it may give. */
@@ -21,6 +22,9 @@ export function responses(success: Record<number, TSchema>, errors: number[] = [
   }
   return out;
 }
+
+/** Path parameters of a record addressed by its 64-bit integer id. */
+export const IdParams = Type.Object({ slug: Type.String(), id: Type.Integer({ minimum: 1 }) });
 
 export const NoContent = Type.Null({ description: 'No content.' });
 

@@ -30,3 +30,20 @@ export function firstProblem(schema: object, value: unknown, what: string): stri
   const error = check.errors?.[0];
   return error ? `${what}${error.instancePath.replace(/^\//, ' ').replace(/\//g, '.')} ${error.message}` : `${what} is invalid`;
 }
+
+/**
+ * Validation messages that name the field: `body.customer.email must match format "email"`,
+ * `body.extra: unknown field`, `querystring.limit must be <= 500`.
+ */
+export function schemaErrorMessage(errors: ReadonlyArray<{ keyword: string; instancePath: string; params: Record<string, unknown>; message?: string }>, dataVar: string): Error {
+  const error = errors[0]!;
+  const path = `${dataVar}${error.instancePath.replace(/\//g, '.')}`;
+  switch (error.keyword) {
+    case 'additionalProperties':
+      return new Error(`${path}.${String(error.params.additionalProperty)}: unknown field`);
+    case 'required':
+      return new Error(`${path}.${String(error.params.missingProperty)} is required`);
+    default:
+      return new Error(`${path} ${error.message ?? 'is invalid'}`);
+  }
+}

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { NoContent, responses } from '../http/schemas.js';
-import { CreateMemberBody, IdParams, Member, UpdateMemberBody } from './schemas.js';
+import { IdParams, NoContent, responses } from '../http/schemas.js';
+import { CreateMemberBody, Member, UpdateMemberBody } from './schemas.js';
 import { createMember, deleteMember, listMembers, updateMember } from './service.js';
 
 const tags = ['Users'];

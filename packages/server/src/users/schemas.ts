@@ -30,5 +30,3 @@ export const CreateMemberBody = Type.Object(
 );
 
 export const UpdateMemberBody = Type.Partial(CreateMemberBody, { additionalProperties: false, minProperties: 1 });
-
-export const IdParams = Type.Object({ slug: Type.String(), id: Type.Integer({ minimum: 1 }) });

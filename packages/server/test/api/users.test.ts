@@ -42,7 +42,7 @@ describe('members', () => {
     [{ username: 'dave', role: 'VIEWER', email: 'not-an-email' }, /email/],
     [{ username: 'has space', role: 'VIEWER' }, /username/],
     [{ role: 'VIEWER' }, /username/],
-    [{ username: 'dave', role: 'VIEWER', extra: 1 }, /additional/],
+    [{ username: 'dave', role: 'VIEWER', extra: 1 }, /extra: unknown field/],
   ])('refuses %j with 400 naming the field, creating nothing', async (body, field) => {
     const response = await h.admin('POST', '/users', body);
     expect(response.statusCode).toBe(400);

@@ -1,10 +1,14 @@
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import type { Database, DialectName } from '../database.js';
 import { foundation } from './0001_foundation.js';
+import { products } from './0002_products.js';
+import { licences } from './0003_licences.js';
 
 /** Migrations are written once for both dialects; each receives the dialect for the few DDL differences. */
 const migrations: Record<string, (dialect: DialectName) => Migration> = {
   '0001_foundation': foundation,
+  '0002_products': products,
+  '0003_licences': licences,
 };
 
 export async function migrateToLatest(database: Database): Promise<string[]> {

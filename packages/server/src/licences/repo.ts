@@ -1,0 +1,151 @@
+import type { Selectable } from 'kysely';
+import { parseLicence, type LicenceType } from '@licensor/protocol';
+import type { LicenceVersionsTable, LicencesTable, MachineBindingsTable } from '../db/schema.js';
+import type { Tenant } from '../db/tenant.js';
+import { notFound } from '../http/errors.js';
+import { iso } from '../http/schemas.js';
+import { checkHealth, licenceStatus, type LicenceStatus } from './status.js';
+
+export type LicenceRow = Selectable<LicencesTable>;
+export type VersionRow = Selectable<LicenceVersionsTable>;
+export type BindingRow = Selectable<MachineBindingsTable>;
+
+/** A licence row with what its answers show beside it: product names and live seats. */
+export function licenceViews(t: Tenant) {
+  return t
+    .selectFrom('licences')
+    .innerJoin('products', (join) =>
+      join.onRef('products.id', '=', 'licences.product_id').onRef('products.org_id', '=', 'licences.org_id'),
+    )
+    .selectAll('licences')
+    .select((eb) => [
+      'products.name as product_name',
+      'products.product_key as product_key',
+      eb
+        .selectFrom('machine_bindings')
+        .select((b) => b.fn.countAll<number>().as('n'))
+        .whereRef('machine_bindings.licence_id', '=', 'licences.id')
+        .where('machine_bindings.released_at', 'is', null)
+        .as('seats_used'),
+      eb
+        .selectFrom('machine_bindings')
+        .select((b) => b.fn.min<number>('machine_bindings.bound_at').as('b'))
+        .whereRef('machine_bindings.licence_id', '=', 'licences.id')
+        .where('machine_bindings.released_at', 'is', null)
+        .as('bound_at'),
+    ]);
+}
+
+export type LicenceView = LicenceRow & { product_name: string; product_key: string; seats_used: number | null; bound_at: number | null };
+
+export async function findLicenceView(t: Tenant, lid: string): Promise<LicenceView> {
+  const view = await licenceViews(t).where('licences.lid', '=', lid).executeTakeFirst();
+  if (!view) throw notFound(`no licence ${lid}`);
+  return view as LicenceView;
+}
+
+export async function findLicenceRow(t: Tenant, lid: string): Promise<LicenceRow> {
+  const row = await t.selectFrom('licences').selectAll().where('lid', '=', lid).executeTakeFirst();
+  if (!row) throw notFound(`no licence ${lid}`);
+  return row;
+}
+
+export function statusOf(row: Pick<LicenceRow, 'revoked' | 'starts_at' | 'expires_at' | 'grace_days'>, now: number): LicenceStatus {
+  return licenceStatus(
+    { revoked: row.revoked === 1, startsAt: row.starts_at, expiresAt: row.expires_at, graceDays: row.grace_days },
+    now,
+  );
+}
+
+/** Counts the organisation's licences that use plan capacity (ACTIVE or GRACE) right now. */
+export async function countCountingLicences(t: Tenant, now: number): Promise<number> {
+  const row = await t
+    .selectFrom('licences')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('revoked', '=', 0)
+    .where((eb) => eb.or([eb('starts_at', 'is', null), eb('starts_at', '<=', now)]))
+    .where((eb) => eb.or([eb('grace_ends_at', 'is', null), eb('grace_ends_at', '>', now)]))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** What `q` matches: licensee, email, lid and notes, lower-cased (product names are matched separately). */
+export function searchText(fields: { licensee: string; email: string | null; lid: string; notes: string | null }): string {
+  return [fields.licensee, fields.email ?? '', fields.lid, fields.notes ?? ''].join('\n').toLowerCase();
+}
+
+export const claimsOf = (licenceString: string) => parseLicence(licenceString).claims as Record<string, unknown>;
+
+/** A licence in list form (SPEC 2.1 without claims and licenseString), computed for `now`. */
+export function toLicenceListItem(view: LicenceView, now: number) {
+  const seatsUsed = Number(view.seats_used ?? 0);
+  return {
+    lid: view.lid,
+    customerId: view.customer_id,
+    licensee: view.licensee,
+    licenseeEmail: view.licensee_email,
+    productId: view.product_id,
+    productName: view.product_name,
+    productKey: view.product_key,
+    issuedAt: iso(view.issued_at),
+    startsAt: iso(view.starts_at),
+    expiresAt: iso(view.expires_at),
+    graceDays: view.grace_days,
+    licenceType: view.licence_type as LicenceType,
+    activation: view.activation as 'ONLINE' | 'OFFLINE' | null,
+    activated: seatsUsed > 0,
+    boundAt: iso(view.bound_at === null ? null : Number(view.bound_at)),
+    rebindCount: view.rebind_count,
+    maxMachines: view.max_machines,
+    seatsUsed,
+    status: statusOf(view, now),
+    checkHealth: checkHealth(
+      {
+        licenceType: view.licence_type as LicenceType,
+        lastCheckedAt: view.last_checked_at,
+        checkEverySeconds: view.check_every_seconds,
+        checkMaxSeconds: view.check_max_seconds,
+      },
+      now,
+    ),
+    checkMaxSeconds: view.check_max_seconds,
+    checkEverySeconds: view.check_every_seconds,
+    revoked: view.revoked === 1,
+    revokedAt: iso(view.revoked_at),
+    revokedReason: view.revoked_reason,
+    archived: view.archived === 1,
+    archivedAt: iso(view.archived_at),
+    issuedBy: view.issued_by,
+    lastCheckedAt: iso(view.last_checked_at),
+    renewedAt: iso(view.renewed_at),
+    notes: view.notes,
+  };
+}
+
+export function toLicence(view: LicenceView, now: number) {
+  return { ...toLicenceListItem(view, now), claims: claimsOf(view.licence_string), licenseString: view.licence_string };
+}
+
+export function toVersionListItem(row: VersionRow) {
+  return {
+    versionNo: row.version_no,
+    issuedAt: iso(row.issued_at),
+    startsAt: iso(row.starts_at),
+    expiresAt: iso(row.expires_at),
+    graceDays: row.grace_days,
+    issuedBy: row.issued_by,
+    revokedReason: row.revoked_reason,
+  };
+}
+
+export function toBinding(row: BindingRow) {
+  return {
+    id: row.id,
+    parts: JSON.parse(row.parts) as Record<string, string>,
+    boundAt: iso(row.bound_at),
+    releasedAt: iso(row.released_at),
+    releasedBy: row.released_by,
+    live: row.released_at === null,
+    atIssue: row.at_issue === 1,
+  };
+}

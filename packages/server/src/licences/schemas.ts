@@ -1,0 +1,142 @@
+import { Type } from 'typebox';
+import { Nullable, NullableTimestamp, Timestamp } from '../http/schemas.js';
+
+const LicenceTypeSchema = Type.Enum(['OFFLINE', 'ONLINE', 'HYBRID']);
+const ActivationSchema = Type.Enum(['ONLINE', 'OFFLINE']);
+const DateText = Type.String({ maxLength: 10, description: 'YYYY-MM-DD in the organisation timezone.' });
+const Fingerprint = Type.String({ maxLength: 512, description: '`SVC1.<hashed parts>.<checksum>`' });
+const Params = Type.Record(Type.String(), Type.Unknown(), { description: "Values for the product's declared parameters." });
+
+export const LidParams = Type.Object({ slug: Type.String(), lid: Type.String({ maxLength: 64 }) });
+export const VersionParams = Type.Object({ slug: Type.String(), lid: Type.String({ maxLength: 64 }), versionNo: Type.Integer({ minimum: 1 }) });
+
+export const IssueBody = Type.Object(
+  {
+    productId: Type.Integer({ minimum: 1 }),
+    customerId: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+    customer: Type.Optional(
+      Type.Object(
+        { name: Type.String({ minLength: 1, maxLength: 200 }), email: Type.String({ format: 'email', maxLength: 254 }) },
+        { additionalProperties: false },
+      ),
+    ),
+    licensee: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Legacy: pair with licenseeEmail.' })),
+    licenseeEmail: Type.Optional(Type.String({ format: 'email', maxLength: 254 })),
+    issueDate: Type.Optional(DateText),
+    startsOn: Type.Optional(DateText),
+    validityMonths: Type.Optional(Type.Integer({ minimum: 0, maximum: 1200, description: '0 = perpetual.' })),
+    graceDays: Type.Optional(Type.Integer({ minimum: 0, maximum: 3650 })),
+    licenceType: Type.Optional(LicenceTypeSchema),
+    activation: Type.Optional(ActivationSchema),
+    fingerprint: Type.Optional(Fingerprint),
+    fingerprints: Type.Optional(Type.Array(Fingerprint, { maxItems: 100 })),
+    maxMachines: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+    params: Type.Optional(Params),
+    notes: Type.Optional(Nullable(Type.String({ maxLength: 10_000 }))),
+  },
+  { additionalProperties: false },
+);
+
+export const RenewBody = Type.Object(
+  {
+    issueDate: Type.Optional(DateText),
+    startsOn: Type.Optional(DateText),
+    validityMonths: Type.Optional(Type.Integer({ minimum: 0, maximum: 1200 })),
+    graceDays: Type.Optional(Type.Integer({ minimum: 0, maximum: 3650 })),
+    params: Type.Optional(Params),
+  },
+  { additionalProperties: false },
+);
+
+export const RevokeBody = Type.Object({ reason: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))) }, { additionalProperties: false });
+export const ReleaseBody = Type.Object({ machineId: Type.Optional(Type.Integer({ minimum: 1 })) }, { additionalProperties: false });
+export const VerifyBody = Type.Object({ license: Type.String({ maxLength: 100_000 }) }, { additionalProperties: false });
+
+const listFields = {
+  lid: Type.String({ format: 'uuid' }),
+  customerId: Nullable(Type.Integer()),
+  licensee: Type.String(),
+  licenseeEmail: Nullable(Type.String()),
+  productId: Type.Integer(),
+  productName: Nullable(Type.String()),
+  productKey: Nullable(Type.String()),
+  issuedAt: Timestamp,
+  startsAt: NullableTimestamp,
+  expiresAt: NullableTimestamp,
+  graceDays: Type.Integer(),
+  licenceType: LicenceTypeSchema,
+  activation: Nullable(ActivationSchema),
+  activated: Type.Boolean(),
+  boundAt: NullableTimestamp,
+  rebindCount: Type.Integer(),
+  maxMachines: Type.Integer(),
+  seatsUsed: Type.Integer(),
+  status: Type.Enum(['PENDING', 'ACTIVE', 'GRACE', 'EXPIRED', 'REVOKED']),
+  checkHealth: Type.Enum(['NOT_APPLICABLE', 'NEVER', 'OK', 'DUE', 'OVERDUE']),
+  checkMaxSeconds: Nullable(Type.Integer()),
+  checkEverySeconds: Nullable(Type.Integer()),
+  revoked: Type.Boolean(),
+  revokedAt: NullableTimestamp,
+  revokedReason: Nullable(Type.String()),
+  archived: Type.Boolean(),
+  archivedAt: NullableTimestamp,
+  issuedBy: Type.String(),
+  lastCheckedAt: NullableTimestamp,
+  renewedAt: NullableTimestamp,
+  notes: Nullable(Type.String()),
+};
+
+export const LicenceListItem = Type.Object(listFields, { description: 'A licence in list form: every field but claims and licenseString.' });
+
+export const Licence = Type.Object({
+  ...listFields,
+  claims: Type.Record(Type.String(), Type.Unknown(), { description: 'The signed payload, decoded.' }),
+  licenseString: Type.String({ description: '`payloadB64url.signatureB64url`' }),
+});
+
+const versionFields = {
+  versionNo: Type.Integer(),
+  issuedAt: Timestamp,
+  startsAt: NullableTimestamp,
+  expiresAt: NullableTimestamp,
+  graceDays: Type.Integer(),
+  issuedBy: Type.String(),
+  revokedReason: Nullable(Type.String()),
+};
+export const LicenceVersionListItem = Type.Object(versionFields);
+export const LicenceVersion = Type.Object({
+  ...versionFields,
+  claims: Type.Record(Type.String(), Type.Unknown()),
+  licenseString: Type.String(),
+});
+
+export const MachineBinding = Type.Object({
+  id: Type.Integer(),
+  parts: Type.Record(Type.String(), Type.String(), { description: 'Truncated hashes, never raw values.' }),
+  boundAt: Timestamp,
+  releasedAt: NullableTimestamp,
+  releasedBy: Nullable(Type.String()),
+  live: Type.Boolean(),
+  atIssue: Type.Boolean(),
+});
+
+export const VerifyResult = Type.Object({
+  valid: Type.Boolean(),
+  reason: Nullable(Type.String({ description: 'MALFORMED, UNKNOWN_PRODUCT, BAD_SIGNATURE, NOT_YET_VALID or EXPIRED.' })),
+  claims: Nullable(Type.Record(Type.String(), Type.Unknown())),
+  product: Nullable(Type.Object({ id: Type.Integer(), productKey: Type.String(), name: Type.String() })),
+  signature: Type.String({ description: 'VALID, INVALID or UNCHECKED.' }),
+  signatureAlgorithm: Nullable(Type.String()),
+  expiry: Nullable(
+    Type.Object({ expiresAt: NullableTimestamp, graceEndsAt: NullableTimestamp, status: Type.String() }),
+  ),
+  ledger: Type.Object({
+    known: Type.Boolean(),
+    lid: Type.Optional(Type.String()),
+    licensee: Type.Optional(Type.String()),
+    customerId: Type.Optional(Nullable(Type.Integer())),
+    status: Type.Optional(Type.String()),
+    revoked: Type.Optional(Type.Boolean()),
+    archived: Type.Optional(Type.Boolean()),
+  }),
+});

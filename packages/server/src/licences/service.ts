@@ -1,0 +1,423 @@
+import { randomUUID } from 'node:crypto';
+import type { Static } from 'typebox';
+import { parseFingerprint, signLicence, type LicenceType } from '@licensor/protocol';
+import { recordAudit } from '../audit/audit.js';
+import { findCustomerByEmail, findCustomerByNameWithoutEmail, findCustomerRow } from '../customers/repo.js';
+import { findOrCreateCustomer } from '../customers/service.js';
+import { lockRow } from '../db/database.js';
+import type { Tenant } from '../db/tenant.js';
+import { inTransaction, type Ctx } from '../http/context.js';
+import { badRequest, forbidden, notFound } from '../http/errors.js';
+import type { Keyring } from '../keys/keyring.js';
+import { findProductRow } from '../products/repo.js';
+import { shapeOf, type ProductShape } from '../products/shape.js';
+import { localDate } from './calendar.js';
+import { idempotently, rememberAnswer, type IdempotentRequest, type Replay } from './idempotency.js';
+import {
+  countCountingLicences,
+  searchText,
+  findLicenceRow,
+  findLicenceView,
+  statusOf,
+  toBinding,
+  toLicence,
+  type LicenceRow,
+} from './repo.js';
+import type { IssueBody, ReleaseBody, RenewBody } from './schemas.js';
+import { countsAgainstPlan, graceEnd, licenceStatus, type LicenceStatus } from './status.js';
+import { extendedTerm, mergeFingerprints, resolveParams, termDate, termFrom, validityMonths, type TermDates } from './terms.js';
+
+type IssueInput = Static<typeof IssueBody>;
+type RenewInput = Static<typeof RenewBody>;
+
+const seconds = (ms: number | null) => (ms === null ? null : Math.floor(ms / 1000));
+
+async function productFor(t: Tenant, productId: number): Promise<{ id: number; version: number; shape: ProductShape }> {
+  const row = await findProductRow(t, productId);
+  if (!row) throw notFound(`no product ${productId}`);
+  return { id: row.id, version: row.version, shape: shapeOf(row) };
+}
+
+/** Refuses a change that would make one more licence use capacity on a full plan (DESIGN.md 3). */
+async function enforcePlan(ctx: Ctx, t: Tenant, before: LicenceStatus | null, after: LicenceStatus) {
+  if (!countsAgainstPlan(after) || (before !== null && countsAgainstPlan(before))) return;
+  const org = await t.db.selectFrom('organisations').select('plan_limit').where('id', '=', ctx.org.id).executeTakeFirstOrThrow();
+  if (org.plan_limit === null) return;
+  if ((await countCountingLicences(t, ctx.now)) >= org.plan_limit) {
+    throw forbidden(`the plan's limit of ${org.plan_limit} active licences is reached`);
+  }
+}
+
+/** Who the licence is for, resolved without writing: the name to sign as `lic`. */
+async function intendedCustomer(t: Tenant, input: IssueInput): Promise<{ id: number | null; name: string; email: string | null }> {
+  if (input.customerId != null && input.customer !== undefined) throw badRequest('customerId and customer cannot both be given');
+  if (input.customerId != null) {
+    const row = await findCustomerRow(t, input.customerId);
+    if (!row) throw notFound(`no customer ${input.customerId}`);
+    return { id: row.id, name: row.name, email: row.email };
+  }
+  const given = input.customer ?? (input.licensee === undefined ? undefined : { name: input.licensee, email: input.licenseeEmail ?? null });
+  if (!given) throw badRequest('customerId, customer or licensee is required');
+  if (!given.name.trim()) throw badRequest('customer.name must not be blank');
+  const found = given.email === null ? await findCustomerByNameWithoutEmail(t, given.name) : await findCustomerByEmail(t, given.email);
+  return { id: found?.id ?? null, name: found?.name ?? given.name, email: found?.email ?? given.email };
+}
+
+interface SignedTerm extends TermDates {
+  licenceString: string;
+  keyId: number;
+  issuedAt: number;
+  graceDays: number;
+  checkEverySeconds: number | null;
+  checkMaxSeconds: number | null;
+  params: Record<string, unknown>;
+}
+
+/** Builds and signs one term's claims (DESIGN.md 2 order). Signing happens outside any transaction. */
+async function signTerm(
+  ctx: Ctx,
+  keyring: Keyring,
+  product: { id: number; shape: ProductShape },
+  licence: {
+    lid: string;
+    licenceType: LicenceType;
+    activation: 'ONLINE' | 'OFFLINE' | null;
+    licensee: string;
+    fingerprints: string[];
+    maxMachines: number;
+    params: Record<string, unknown>;
+  },
+  dates: TermDates,
+  graceDays: number,
+): Promise<SignedTerm> {
+  const { shape } = product;
+  const online = licence.licenceType !== 'OFFLINE';
+  const params = resolveParams(shape.params, licence.params);
+  const issuedAt = Math.floor(ctx.now / 1000) * 1000;
+  const { keyId, privateKey } = await keyring.signingKeyFor(ctx.tenant, product.id);
+  const licenceString = signLicence(
+    {
+      lid: licence.lid,
+      prd: shape.productKey,
+      org: ctx.org.slug,
+      typ: licence.licenceType,
+      act: licence.activation,
+      lic: licence.licensee,
+      iat: issuedAt / 1000,
+      nbf: seconds(dates.startsAt),
+      exp: seconds(dates.expiresAt),
+      grace: graceDays,
+      fp: licence.fingerprints.length === 0 ? null : licence.fingerprints,
+      fpn: licence.fingerprints.length === 0 ? null : shape.fingerprintNeed,
+      mm: licence.maxMachines,
+      chk: online ? shape.checkIntervalSeconds : null,
+      max: online ? shape.maxOfflineSeconds : null,
+      params,
+    },
+    privateKey,
+  );
+  return {
+    ...dates,
+    licenceString,
+    keyId,
+    issuedAt,
+    graceDays,
+    checkEverySeconds: online ? shape.checkIntervalSeconds : null,
+    checkMaxSeconds: online ? shape.maxOfflineSeconds : null,
+    params: Object.fromEntries(params),
+  };
+}
+
+const termColumns = (term: SignedTerm) => ({
+  issued_at: term.issuedAt,
+  starts_at: term.startsAt,
+  expires_at: term.expiresAt,
+  grace_days: term.graceDays,
+  grace_ends_at: graceEnd(term.expiresAt, term.graceDays),
+  check_every_seconds: term.checkEverySeconds,
+  check_max_seconds: term.checkMaxSeconds,
+  params: JSON.stringify(term.params),
+  licence_string: term.licenceString,
+  key_id: term.keyId,
+});
+
+async function answer(t: Tenant, lid: string, now: number) {
+  return toLicence(await findLicenceView(t, lid), now);
+}
+
+export type LicenceAnswer = ReturnType<typeof toLicence>;
+
+export async function issueLicence(ctx: Ctx, keyring: Keyring, input: IssueInput, idem: IdempotentRequest | null): Promise<LicenceAnswer | Replay> {
+  return idempotently(ctx.tenant, idem, ctx.now, async () => {
+    const product = await productFor(ctx.tenant, input.productId);
+    const { shape } = product;
+    if (!shape.active) throw badRequest('productId: the product is inactive');
+    const licenceType = input.licenceType ?? shape.licenceType;
+    if (!shape.allowedLicenceTypes.includes(licenceType)) {
+      throw badRequest(`licenceType: ${licenceType} is not allowed for this product (allowed: ${shape.allowedLicenceTypes.join(', ')})`);
+    }
+    if (licenceType !== 'HYBRID' && input.activation !== undefined) throw badRequest('activation applies to HYBRID licences only');
+    const activation = licenceType === 'HYBRID' ? (input.activation ?? 'ONLINE') : null;
+    const fingerprints = mergeFingerprints(input.fingerprint, input.fingerprints);
+    if (activation === 'OFFLINE' && fingerprints.length === 0) {
+      throw badRequest('fingerprint: a HYBRID licence activated offline binds at issue and needs a fingerprint');
+    }
+    const maxMachines = input.maxMachines ?? Math.max(shape.maxMachines, fingerprints.length);
+    if (maxMachines < fingerprints.length) {
+      throw badRequest(`maxMachines: ${maxMachines} is fewer than the ${fingerprints.length} fingerprints signed in`);
+    }
+    const timeZone = ctx.org.timezone;
+    const date = termDate(input) ?? localDate(ctx.now, timeZone);
+    const dates = termFrom(date, validityMonths(input.validityMonths, shape.defaultValidityMonths), timeZone, ctx.now);
+    // Sign outside the transaction; if the customer changed meanwhile, resolve and sign again.
+    for (;;) {
+      const customer = await intendedCustomer(ctx.tenant, input);
+      const lid = randomUUID();
+      const licence = { lid, licenceType, activation, licensee: customer.name, fingerprints, maxMachines, params: input.params ?? {} };
+      const term = await signTerm(ctx, keyring, product, licence, dates, input.graceDays ?? shape.defaultGraceDays);
+      const status = licenceStatus({ revoked: false, ...dates, graceDays: term.graceDays }, ctx.now);
+
+      try {
+        return await inTransaction(
+          ctx,
+          async (t) => {
+            await enforcePlan(ctx, t, null, status);
+            const owner = await findOrCreateCustomer(t, ctx.actor.name, ctx.now, { name: customer.name, email: customer.email });
+            // The name was signed before the transaction: a concurrent issue created this customer
+            // under another name, which the next round finds and signs.
+            if (owner.name !== customer.name) throw new CustomerMoved();
+            const row = await t
+              .insertInto('licences', {
+                lid,
+                product_id: product.id,
+                customer_id: owner.id,
+                licensee: owner.name,
+                licensee_email: owner.email,
+                licence_type: licenceType,
+                activation,
+                ...termColumns(term),
+                max_machines: maxMachines,
+                term_version: 0,
+                revoked: 0,
+                revoked_at: null,
+                revoked_reason: null,
+                archived: 0,
+                archived_at: null,
+                issued_by: ctx.actor.name,
+                last_checked_at: null,
+                renewed_at: null,
+                rebind_count: 0,
+                notes: input.notes ?? null,
+                search_text: searchText({ licensee: owner.name, email: owner.email, lid, notes: input.notes ?? null }),
+              })
+              .returning('id')
+              .executeTakeFirstOrThrow();
+            for (const fingerprint of fingerprints) {
+              await t
+                .insertInto('machine_bindings', {
+                  licence_id: row.id,
+                  fingerprint,
+                  parts: JSON.stringify(parseFingerprint(fingerprint)),
+                  bound_at: ctx.now,
+                  released_at: null,
+                  released_by: null,
+                  at_issue: 1,
+                })
+                .execute();
+            }
+            await recordAudit(t, ctx.actor.name, ctx.now, {
+              action: 'licence.issued',
+              subjectType: 'licence',
+              subjectId: lid,
+              lid,
+              summary: `Issued ${licenceType} licence of ${shape.name} to ${owner.name}`,
+              details: { productId: product.id, customerId: owner.id, expiresAt: term.expiresAt && new Date(term.expiresAt).toISOString(), machines: fingerprints.length },
+            });
+            const body = await answer(t, lid, ctx.now);
+            await rememberAnswer(t, idem, ctx.now, 201, body);
+            return body;
+          },
+          { lockOrganisation: true },
+        );
+      } catch (err) {
+        if (!(err instanceof CustomerMoved)) throw err;
+      }
+    }
+  });
+}
+
+class CustomerMoved extends Error {}
+class TermMoved extends Error {}
+
+export async function renewLicence(ctx: Ctx, keyring: Keyring, lid: string, input: RenewInput, idem: IdempotentRequest | null): Promise<LicenceAnswer | Replay> {
+  return idempotently(ctx.tenant, idem, ctx.now, async () => {
+    // Sign outside the transaction, then commit only if the renewed term is still current.
+    for (;;) {
+      const current = await findLicenceRow(ctx.tenant, lid);
+      if (current.archived === 1) throw badRequest('an archived licence cannot be renewed: restore it first');
+      const product = await productFor(ctx.tenant, current.product_id);
+      const months = validityMonths(input.validityMonths, product.shape.defaultValidityMonths);
+      const date = termDate(input);
+      const timeZone = ctx.org.timezone;
+      const dates = date === undefined
+        ? extendedTerm({ startsAt: current.starts_at, expiresAt: current.expires_at }, months, timeZone, ctx.now)
+        : termFrom(date, months, timeZone, ctx.now);
+      const atIssue = await ctx.tenant
+        .selectFrom('machine_bindings')
+        .select('fingerprint')
+        .where('licence_id', '=', current.id)
+        .where('at_issue', '=', 1)
+        .orderBy('id')
+        .execute();
+      const licence = {
+        lid,
+        licenceType: current.licence_type as LicenceType,
+        activation: current.activation as 'ONLINE' | 'OFFLINE' | null,
+        licensee: current.licensee,
+        fingerprints: atIssue.map((b) => b.fingerprint),
+        maxMachines: current.max_machines,
+        params: { ...carriedParams(current, product.shape), ...(input.params ?? {}) },
+      };
+      const term = await signTerm(ctx, keyring, product, licence, dates, input.graceDays ?? product.shape.defaultGraceDays);
+      try {
+        return await inTransaction(
+          ctx,
+          async (t) => {
+            await lockRow(ctx.database, t.db, 'licences', current.id);
+            const fresh = await findLicenceRow(t, lid);
+            if (fresh.term_version !== current.term_version) throw new TermMoved();
+            const before = statusOf(fresh, ctx.now);
+            await enforcePlan(ctx, t, before, licenceStatus({ revoked: fresh.revoked === 1, ...dates, graceDays: term.graceDays }, ctx.now));
+            await t
+              .insertInto('licence_versions', {
+                licence_id: fresh.id,
+                version_no: fresh.term_version + 1,
+                issued_at: fresh.issued_at,
+                starts_at: fresh.starts_at,
+                expires_at: fresh.expires_at,
+                grace_days: fresh.grace_days,
+                issued_by: fresh.issued_by,
+                revoked_reason: fresh.revoked_reason,
+                licence_string: fresh.licence_string,
+                key_id: fresh.key_id,
+                superseded_at: ctx.now,
+              })
+              .execute();
+            await t
+              .updateTable('licences')
+              .set({ ...termColumns(term), term_version: fresh.term_version + 1, issued_by: ctx.actor.name, renewed_at: ctx.now })
+              .where('id', '=', fresh.id)
+              .execute();
+            await recordAudit(t, ctx.actor.name, ctx.now, {
+              action: 'licence.renewed',
+              subjectType: 'licence',
+              subjectId: lid,
+              lid,
+              summary: `Renewed until ${term.expiresAt === null ? 'perpetual' : new Date(term.expiresAt).toISOString()}`,
+              details: { versionNo: fresh.term_version + 1, previousExpiresAt: fresh.expires_at && new Date(fresh.expires_at).toISOString() },
+            });
+            const body = await answer(t, lid, ctx.now);
+            await rememberAnswer(t, idem, ctx.now, 200, body);
+            return body;
+          },
+          { lockOrganisation: true },
+        );
+      } catch (err) {
+        if (!(err instanceof TermMoved)) throw err;
+      }
+    }
+  });
+}
+
+/** The parameter values a renewal carries over: those the product still declares. */
+function carriedParams(row: LicenceRow, shape: ProductShape): Record<string, unknown> {
+  const declared = new Set(shape.params.map((p) => p.key));
+  return Object.fromEntries(Object.entries(JSON.parse(row.params) as Record<string, unknown>).filter(([key]) => declared.has(key)));
+}
+
+/** One flag change on a licence, with its rule, its plan check and its audit entry, in one transaction. */
+async function changeLicence(
+  ctx: Ctx,
+  lid: string,
+  change: (row: LicenceRow) => { set: Partial<LicenceRow>; action: string; summary: string; details?: Record<string, unknown>; plan?: boolean },
+) {
+  return inTransaction(
+    ctx,
+    async (t) => {
+      const row = await findLicenceRow(t, lid);
+      const { set, action, summary, details, plan } = change(row);
+      const updated = { ...row, ...set };
+      if (plan) await enforcePlan(ctx, t, statusOf(row, ctx.now), statusOf(updated, ctx.now));
+      await t.updateTable('licences').set(set).where('id', '=', row.id).execute();
+      await recordAudit(t, ctx.actor.name, ctx.now, { action, subjectType: 'licence', subjectId: lid, lid, summary, details: details ?? null });
+      return answer(t, lid, ctx.now);
+    },
+    { lockOrganisation: true },
+  );
+}
+
+export const revokeLicence = (ctx: Ctx, lid: string, reason: string | null) =>
+  changeLicence(ctx, lid, (row) => {
+    if (row.revoked === 1) throw badRequest('the licence is already revoked');
+    return {
+      set: { revoked: 1, revoked_at: ctx.now, revoked_reason: reason },
+      action: 'licence.revoked',
+      summary: reason ? `Revoked: ${reason}` : 'Revoked',
+      details: { reason },
+    };
+  });
+
+export const reinstateLicence = (ctx: Ctx, lid: string) =>
+  changeLicence(ctx, lid, (row) => {
+    if (row.archived === 1) throw badRequest('an archived licence cannot be reinstated: restore it first');
+    if (row.revoked !== 1) throw badRequest('the licence is not revoked');
+    return { set: { revoked: 0, revoked_at: null, revoked_reason: null }, action: 'licence.reinstated', summary: 'Reinstated', plan: true };
+  });
+
+export const archiveLicence = (ctx: Ctx, lid: string) =>
+  changeLicence(ctx, lid, (row) => {
+    if (row.archived === 1) throw badRequest('the licence is already archived');
+    const status = statusOf(row, ctx.now);
+    if (status !== 'REVOKED' && status !== 'EXPIRED') throw badRequest(`only a REVOKED or EXPIRED licence can be archived; this one is ${status}`);
+    return { set: { archived: 1, archived_at: ctx.now }, action: 'licence.archived', summary: `Archived (${status})` };
+  });
+
+export const restoreLicence = (ctx: Ctx, lid: string) =>
+  changeLicence(ctx, lid, (row) => {
+    if (row.archived !== 1) throw badRequest('the licence is not archived');
+    return { set: { archived: 0, archived_at: null }, action: 'licence.restored', summary: 'Restored from the archive', plan: true };
+  });
+
+export async function releaseBinding(ctx: Ctx, lid: string, input: Static<typeof ReleaseBody> | undefined) {
+  return inTransaction(ctx, async (t) => {
+    const row = await findLicenceRow(t, lid);
+    await lockRow(ctx.database, t.db, 'licences', row.id);
+    let live = t.selectFrom('machine_bindings').selectAll().where('licence_id', '=', row.id).where('released_at', 'is', null);
+    if (input?.machineId !== undefined) live = live.where('id', '=', input.machineId);
+    const bindings = await live.orderBy('id').execute();
+    if (input?.machineId !== undefined && bindings.length === 0) throw badRequest(`machineId: no live binding ${input.machineId} on this licence`);
+    if (bindings.some((b) => b.at_issue === 1) && input?.machineId !== undefined) {
+      throw badRequest('machineId: this machine is inside the licence signature and cannot be released');
+    }
+    const releasable = bindings.filter((b) => b.at_issue === 0);
+    if (releasable.length === 0) throw badRequest('there is no live binding to release');
+    for (const binding of releasable) {
+      await t.updateTable('machine_bindings').set({ released_at: ctx.now, released_by: ctx.actor.name }).where('id', '=', binding.id).execute();
+      await recordAudit(t, ctx.actor.name, ctx.now, {
+        action: 'machine.released',
+        subjectType: 'machine',
+        subjectId: binding.id,
+        lid,
+        summary: `Released machine ${binding.id}`,
+        details: { parts: toBinding(binding).parts },
+      });
+    }
+    // Counted in SQL: `row` was read before the lock, so a concurrent release may have moved it.
+    await t
+      .updateTable('licences')
+      .set((eb) => ({ rebind_count: eb('rebind_count', '+', releasable.length) }))
+      .where('id', '=', row.id)
+      .execute();
+    return answer(t, lid, ctx.now);
+  });
+}

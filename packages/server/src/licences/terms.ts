@@ -1,0 +1,112 @@
+import { parseFingerprint, FingerprintError, type ParamValue } from '@licensor/protocol';
+import { badRequest } from '../http/errors.js';
+import type { ProductParam } from '../products/schemas.js';
+import { paramDefault } from '../products/shape.js';
+import { addMonths, isDate, localDate, startOfDate } from './calendar.js';
+
+function checkValue(param: ProductParam, value: unknown): ParamValue {
+  const field = `params.${param.key}`;
+  switch (param.type) {
+    case 'STRING':
+      if (typeof value === 'string') return value;
+      throw badRequest(`${field} must be a string`);
+    case 'ENUM':
+      if (typeof value === 'string' && param.options.includes(value)) return value;
+      throw badRequest(`${field} must be one of ${param.options.join(', ')}`);
+    case 'INTEGER':
+      if (typeof value === 'number' && Number.isSafeInteger(value)) return value;
+      throw badRequest(`${field} must be an integer`);
+    case 'BOOLEAN':
+      if (typeof value === 'boolean') return value;
+      throw badRequest(`${field} must be true or false`);
+    case 'DATE':
+      if (typeof value === 'string' && isDate(value)) return value;
+      throw badRequest(`${field} must be a date (YYYY-MM-DD)`);
+    case 'STRING_LIST':
+      if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return value as string[];
+      throw badRequest(`${field} must be an array of strings`);
+  }
+}
+
+/**
+ * The parameter claims in declared order: each given value checked against its type, absent
+ * ones taking their default, required ones present; a key the product does not declare is a 400.
+ */
+export function resolveParams(declared: readonly ProductParam[], given: Record<string, unknown>): Array<[string, ParamValue]> {
+  const known = new Set(declared.map((p) => p.key));
+  const stray = Object.keys(given).find((key) => !known.has(key));
+  if (stray !== undefined) throw badRequest(`params.${stray} is not a parameter of this product`);
+  const claims: Array<[string, ParamValue]> = [];
+  for (const param of declared) {
+    const raw = given[param.key];
+    const value = raw === undefined || raw === null ? paramDefault(param) : checkValue(param, raw);
+    if (value !== null) claims.push([param.key, value]);
+    else if (param.required) throw badRequest(`params.${param.key} is required`);
+  }
+  return claims;
+}
+
+/** Validates fingerprints and merges `fingerprint` then `fingerprints`, duplicates removed, order kept. */
+export function mergeFingerprints(fingerprint: string | undefined, fingerprints: readonly string[] | undefined): string[] {
+  const all = [...(fingerprint === undefined ? [] : [fingerprint]), ...(fingerprints ?? [])];
+  all.forEach((fp, i) => {
+    try {
+      parseFingerprint(fp);
+    } catch (err) {
+      if (!(err instanceof FingerprintError)) throw err;
+      throw badRequest(`${fingerprint !== undefined && i === 0 ? 'fingerprint' : 'fingerprints'}: ${err.message}`);
+    }
+  });
+  return [...new Set(all)];
+}
+
+export interface TermDates {
+  startsAt: number | null;
+  expiresAt: number | null;
+}
+
+/** The date a term is dated from: `issueDate` or its older name `startsOn`, never both. */
+export function termDate(input: { issueDate?: string | undefined; startsOn?: string | undefined }): string | undefined {
+  if (input.issueDate !== undefined && input.startsOn !== undefined) {
+    throw badRequest('issueDate and startsOn are the same field: send one');
+  }
+  const date = input.issueDate ?? input.startsOn;
+  const field = input.issueDate !== undefined ? 'issueDate' : 'startsOn';
+  if (date !== undefined && !isDate(date)) throw badRequest(`${field} must be a date (YYYY-MM-DD)`);
+  return date;
+}
+
+/** `validityMonths`, or the product's default; required when the product has none. */
+export function validityMonths(given: number | undefined, productDefault: number | null): number {
+  const months = given ?? productDefault;
+  if (months === null || months === undefined) {
+    throw badRequest('validityMonths is required: the product has no default validity');
+  }
+  return months;
+}
+
+/**
+ * A term running from `date`: it starts at the start of that local date when that is in the
+ * future (else at once), and expires at the start of the date `months` later (0 = perpetual).
+ */
+export function termFrom(date: string, months: number, timeZone: string, now: number): TermDates {
+  const today = localDate(now, timeZone);
+  return {
+    startsAt: date > today ? startOfDate(date, timeZone) : null,
+    expiresAt: months === 0 ? null : startOfDate(addMonths(date, months), timeZone),
+  };
+}
+
+/**
+ * A renewal without a date: a future start stays, and the new expiry counts from the later
+ * of today and the current expiry, so renewing early never shortens the customer's term.
+ */
+export function extendedTerm(current: TermDates, months: number, timeZone: string, now: number): TermDates {
+  const today = localDate(now, timeZone);
+  const currentEnd = current.expiresAt === null ? today : localDate(current.expiresAt, timeZone);
+  const base = currentEnd > today ? currentEnd : today;
+  return {
+    startsAt: current.startsAt !== null && current.startsAt > now ? current.startsAt : null,
+    expiresAt: months === 0 ? null : startOfDate(addMonths(base, months), timeZone),
+  };
+}

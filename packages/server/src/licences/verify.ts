@@ -1,0 +1,63 @@
+import { ALGORITHM_INFO, MalformedError, calendarStatus, graceEndsAt, parseLicence, verifyLicence, type Algorithm, type ParsedLicence } from '@licensor/protocol';
+import type { Ctx } from '../http/context.js';
+import { iso } from '../http/schemas.js';
+import type { Keyring } from '../keys/keyring.js';
+import { statusOf } from './repo.js';
+
+const unchecked = { signature: 'UNCHECKED', signatureAlgorithm: null, expiry: null } as const;
+
+/**
+ * Judges a licence string the way a customer's application would: signature and calendar
+ * only. The ledger is context beside the verdict and never changes it.
+ */
+export async function verifyLicenceString(ctx: Ctx, keyring: Keyring, text: string) {
+  let parsed: ParsedLicence;
+  try {
+    parsed = parseLicence(text);
+  } catch (err) {
+    if (!(err instanceof MalformedError)) throw err;
+    return { valid: false, reason: 'MALFORMED', claims: null, product: null, ...unchecked, ledger: { known: false } };
+  }
+  const claims = parsed.claims as Record<string, unknown> & typeof parsed.claims;
+  const ledger = await ledgerFor(ctx, claims.lid);
+  const product = await ctx.tenant
+    .selectFrom('products')
+    .select(['id', 'product_key', 'name', 'algorithm'])
+    .where('product_key', '=', claims.prd)
+    .executeTakeFirst();
+  if (!product) return { valid: false, reason: 'UNKNOWN_PRODUCT', claims, product: null, ...unchecked, ledger };
+
+  const keys = await keyring.verificationKeysFor(ctx.tenant, product.id);
+  const verified = verifyLicence(parsed, keys.map((k) => k.publicKey)) !== null;
+  const status = calendarStatus(claims, Math.floor(ctx.now / 1000));
+  const graceEnd = graceEndsAt(claims.exp, claims.grace);
+  const reason = !verified ? 'BAD_SIGNATURE' : status === 'PENDING' ? 'NOT_YET_VALID' : status === 'EXPIRED' ? 'EXPIRED' : null;
+  return {
+    valid: reason === null,
+    reason,
+    claims,
+    product: { id: product.id, productKey: product.product_key, name: product.name },
+    signature: verified ? 'VALID' : 'INVALID',
+    signatureAlgorithm: ALGORITHM_INFO[product.algorithm as Algorithm].signatureAlgorithm,
+    expiry: {
+      expiresAt: claims.exp === undefined ? null : iso(claims.exp * 1000),
+      graceEndsAt: graceEnd === null ? null : iso(graceEnd * 1000),
+      status,
+    },
+    ledger,
+  };
+}
+
+async function ledgerFor(ctx: Ctx, lid: string) {
+  const row = await ctx.tenant.selectFrom('licences').selectAll().where('lid', '=', lid).executeTakeFirst();
+  if (!row) return { known: false };
+  return {
+    known: true,
+    lid: row.lid,
+    licensee: row.licensee,
+    customerId: row.customer_id,
+    status: statusOf(row, ctx.now),
+    revoked: row.revoked === 1,
+    archived: row.archived === 1,
+  };
+}
