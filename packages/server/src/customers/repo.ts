@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { CustomersTable } from '../db/schema.js';
 import type { Tenant } from '../db/tenant.js';
+import { countLicencesBy } from '../licences/repo.js';
 import { iso } from '../http/schemas.js';
 
 export type CustomerRow = Selectable<CustomersTable>;
@@ -22,9 +23,7 @@ export const findCustomerByNameWithoutEmail = (t: Tenant, name: string) =>
  * which replaces this body with its count; the count shown and the delete refusal already
  * read it from here.
  */
-export async function countLicences(_t: Tenant, customerIds: readonly number[]): Promise<Map<number, number>> {
-  return new Map(customerIds.map((id) => [id, 0]));
-}
+export const countLicences = (t: Tenant, ids: readonly number[]) => countLicencesBy(t, 'customer_id', ids);
 
 export function toCustomer(row: CustomerRow, licenseCount: number) {
   return {

@@ -12,10 +12,20 @@ export interface IdempotentRequest {
 const KEY = /^[\x20-\x7e]{1,255}$/;
 const WINDOW_MS = 24 * 60 * 60 * 1000;
 
+/** JSON with object keys sorted, so the same body written in another key order is the same request. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
 export function idempotentRequest(header: string | string[] | undefined, route: string, body: unknown): IdempotentRequest | null {
   if (header === undefined) return null;
   if (typeof header !== 'string' || !KEY.test(header)) throw badRequest('Idempotency-Key must be 1 to 255 printable characters');
-  return { key: header, hash: createHash('sha256').update(`${route}\n${JSON.stringify(body ?? null)}`).digest('hex') };
+  return { key: header, hash: createHash('sha256').update(`${route}\n${canonical(body)}`).digest('hex') };
 }
 
 /** The first answer given to this key, replayed as it was. */

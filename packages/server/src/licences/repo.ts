@@ -57,6 +57,24 @@ export function statusOf(row: Pick<LicenceRow, 'revoked' | 'starts_at' | 'expire
   );
 }
 
+/** How many licences each product or customer holds (archived ones included: they still exist). */
+export async function countLicencesBy(
+  t: Tenant,
+  column: 'product_id' | 'customer_id',
+  ids: readonly number[],
+): Promise<Map<number, number>> {
+  const counts = new Map(ids.map((id) => [id, 0]));
+  if (ids.length === 0) return counts;
+  const rows = await t
+    .selectFrom('licences')
+    .select([column, (eb) => eb.fn.countAll<number>().as('n')])
+    .where(column, 'in', [...ids])
+    .groupBy(column)
+    .execute();
+  for (const row of rows) counts.set(Number(row[column as keyof typeof row]), Number(row.n));
+  return counts;
+}
+
 /** Counts the organisation's licences that use plan capacity (ACTIVE or GRACE) right now. */
 export async function countCountingLicences(t: Tenant, now: number): Promise<number> {
   const row = await t

@@ -286,6 +286,7 @@ export async function renewLicence(ctx: Ctx, keyring: Keyring, lid: string, inpu
             await lockRow(ctx.database, t.db, 'licences', current.id);
             const fresh = await findLicenceRow(t, lid);
             if (fresh.term_version !== current.term_version) throw new TermMoved();
+            if (fresh.archived === 1) throw badRequest('an archived licence cannot be renewed: restore it first');
             const before = statusOf(fresh, ctx.now);
             await enforcePlan(ctx, t, before, licenceStatus({ revoked: fresh.revoked === 1, ...dates, graceDays: term.graceDays }, ctx.now));
             await t

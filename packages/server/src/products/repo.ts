@@ -2,6 +2,7 @@ import type { Selectable } from 'kysely';
 import { ALGORITHM_INFO, type Algorithm } from '@licensor/protocol';
 import type { ProductsTable } from '../db/schema.js';
 import type { Tenant } from '../db/tenant.js';
+import { countLicencesBy } from '../licences/repo.js';
 import { iso } from '../http/schemas.js';
 import type { Keyring, ProductKeyRow } from '../keys/keyring.js';
 import { shapeOf } from './shape.js';
@@ -34,9 +35,7 @@ export const keyRowsOf = (t: Tenant, productId: number) =>
  * replaces this body with its count; every licence rule of products (the count shown, delete
  * refused, productKey fixed) already reads it from here.
  */
-export async function countLicences(_t: Tenant, productIds: readonly number[]): Promise<Map<number, number>> {
-  return new Map(productIds.map((id) => [id, 0]));
-}
+export const countLicences = (t: Tenant, ids: readonly number[]) => countLicencesBy(t, 'product_id', ids);
 
 /**
  * A product as the API shows it, with its current key: public key material only, never the

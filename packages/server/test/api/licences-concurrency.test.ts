@@ -25,6 +25,10 @@ describe('Idempotency-Key on issue', () => {
     const repeat = await h.admin('POST', '/licenses', body, key);
     expect(repeat.statusCode).toBe(201);
     expect(repeat.data).toEqual(first.data);
+    // The same body with its keys in another order is the same request.
+    const reordered = await h.admin('POST', '/licenses', { customer: { email: 'idem@idem.example', name: 'Idem Ltd' }, productId: own.id }, key);
+    expect(reordered.statusCode).toBe(201);
+    expect(reordered.data.lid).toBe(first.data.lid);
     expect(await licencesOf(own.id)).toHaveLength(1);
     expect(await countRows(h, 'customers')).toBe(customers);
     const trail = (await h.admin('GET', `/licenses/${first.data.lid}/activity`)).data;
