@@ -9,6 +9,8 @@ export interface Config {
   /** 32 bytes, or null when it is to be generated into the data dir (SQLite only). */
   masterKey: Buffer | null;
   redisUrl: string | null;
+  /** Prefix of every Redis key this service writes, so deployments can share one Redis. */
+  redisPrefix: string;
   publicUrl: string;
   trustProxy: boolean;
   loginFailures: number;
@@ -88,6 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl,
     masterKey,
     redisUrl: env.REDIS_URL ? url('REDIS_URL', env.REDIS_URL, ['redis:', 'rediss:']) : null,
+    redisPrefix: env.LICENSOR_REDIS_PREFIX || 'licensor:',
     publicUrl,
     trustProxy: boolean(env, 'LICENSOR_TRUST_PROXY'),
     loginFailures: integer(env, 'LICENSOR_LOGIN_FAILURES', 10, 0, 1_000_000),

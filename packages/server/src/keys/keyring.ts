@@ -63,7 +63,7 @@ export function importPrivateKey(pem: string, passphrase: string | undefined, al
 }
 
 /** Refused signing: the service cannot open this key (it was sealed under another master key). */
-const keyUnavailable = (error: string) => new ApiError(503, `the product's signing key is unavailable: ${error}`);
+export const keyUnavailable = (error: string) => new ApiError(503, `the product's signing key is unavailable: ${error}`);
 
 // Opened keys kept per process; enough for every product of a large deployment.
 const CACHE_LIMIT = 10_000;

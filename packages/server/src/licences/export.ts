@@ -5,7 +5,7 @@ import type { Db } from '../db/database.js';
 import { tenant } from '../db/tenant.js';
 import type { Ctx } from '../http/context.js';
 import { badRequest } from '../http/errors.js';
-import { filteredLicences, sortExpression, sorted, type ListingFilter } from './listing.js';
+import { countMatching, filteredLicences, sortExpression, sorted, type ListingFilter } from './listing.js';
 import { toLicenceListItem, type LicenceView } from './repo.js';
 
 export const EXPORT_LIMIT = 25_000;
@@ -88,12 +88,9 @@ export function exportLicences(ctx: Ctx, filter: ListingFilter): Promise<Readabl
 
   return new Promise((resolve, reject) => {
     run(async (db) => {
-      const count = await filteredLicences(tenant(db, ctx.org.id), filter, now)
-        .clearSelect()
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .executeTakeFirstOrThrow();
-      if (Number(count.n) > EXPORT_LIMIT) {
-        throw badRequest(`${Number(count.n)} licences match: an export holds at most ${EXPORT_LIMIT}; narrow the filter`);
+      const count = await countMatching(tenant(db, ctx.org.id), filter, now);
+      if (count > EXPORT_LIMIT) {
+        throw badRequest(`${count} licences match: an export holds at most ${EXPORT_LIMIT}; narrow the filter`);
       }
       const out = new PassThrough();
       resolve(out);

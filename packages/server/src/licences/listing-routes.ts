@@ -4,7 +4,7 @@ import type { Ctx } from '../http/context.js';
 import { Paged, responses } from '../http/schemas.js';
 import { localDate } from './calendar.js';
 import { exportLicences } from './export.js';
-import { countWindows, filteredLicences, parseStatuses, sorted, SORTS, WINDOWS, type ListingFilter } from './listing.js';
+import { countMatching, countWindows, filteredLicences, parseStatuses, sorted, SORTS, WINDOWS, type ListingFilter } from './listing.js';
 import { toLicenceListItem, type LicenceView } from './repo.js';
 import { LicenceListItem } from './schemas.js';
 
@@ -41,12 +41,11 @@ async function page(ctx: Ctx, query: Static<typeof PageQuery>) {
   const filter = listingFilter(query);
   const limit = query.limit ?? 50;
   const offset = query.offset ?? 0;
-  const matching = filteredLicences(ctx.tenant, filter, ctx.now);
-  const [rows, count] = await Promise.all([
-    sorted(matching, filter, ctx.now).limit(limit).offset(offset).execute(),
-    matching.clearSelect().select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  const [rows, total] = await Promise.all([
+    sorted(filteredLicences(ctx.tenant, filter, ctx.now), filter, ctx.now).limit(limit).offset(offset).execute(),
+    countMatching(ctx.tenant, filter, ctx.now),
   ]);
-  return { items: (rows as LicenceView[]).map((v) => toLicenceListItem(v, ctx.now)), total: Number(count.n), limit, offset };
+  return { items: (rows as LicenceView[]).map((v) => toLicenceListItem(v, ctx.now)), total, limit, offset };
 }
 
 export const listingRoutes: FastifyPluginAsyncTypebox = async (app) => {

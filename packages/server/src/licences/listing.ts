@@ -19,7 +19,7 @@ export interface ListingFilter {
   asc: boolean;
 }
 
-type Eb = ExpressionBuilder<Schema & { products: Schema['products'] }, 'licences' | 'products'>;
+type Eb = ExpressionBuilder<Schema, 'licences'>;
 
 /** `status=ACTIVE,GRACE`: one value or a comma list. */
 export function parseStatuses(text: string | undefined): LicenceStatus[] | undefined {
@@ -109,30 +109,61 @@ export function sortExpression(sort: SortKey, now: number): RawBuilder<unknown> 
 
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
-/** The licences matching a filter, with their views, before sorting and paging. */
-export function filteredLicences(t: Tenant, filter: ListingFilter, now: number) {
-  return licenceViews(t).where((eb) => {
-    const conditions: Expression<SqlBool>[] = [windowIs(eb as Eb, filter.window, now)];
-    if (filter.status) conditions.push(eb.or(filter.status.map((s) => statusIs(eb as Eb, s, now))));
+/**
+ * The filter as a condition on `licences` alone, so counting needs no join; a product-name
+ * match is a subquery over the (small) products table.
+ */
+export function matches(filter: ListingFilter, now: number) {
+  return (eb: Eb): Expression<SqlBool> => {
+    const conditions: Expression<SqlBool>[] = [windowIs(eb, filter.window, now)];
+    if (filter.status) conditions.push(eb.or(filter.status.map((s) => statusIs(eb, s, now))));
     if (filter.q) {
       const pattern = `%${escapeLike(filter.q.toLowerCase())}%`;
       conditions.push(
         eb.or([
           sql<SqlBool>`licences.search_text like ${pattern} escape '\\'`,
-          sql<SqlBool>`lower(products.name) like ${pattern} escape '\\'`,
+          eb(
+            'licences.product_id',
+            'in',
+            eb
+              .selectFrom('products')
+              .select('products.id')
+              .whereRef('products.org_id', '=', 'licences.org_id')
+              .where(sql<SqlBool>`lower(products.name) like ${pattern} escape '\\'`),
+          ),
         ]),
       );
     }
     return eb.and(conditions);
-  });
+  };
 }
 
-/** Sorts by the key, nulls last either way, ties broken by lid in the same direction. */
+/** The licences matching a filter, with their views, before sorting and paging. */
+export function filteredLicences(t: Tenant, filter: ListingFilter, now: number) {
+  return licenceViews(t).where((eb) => matches(filter, now)(eb as unknown as Eb));
+}
+
+/** How many licences match a filter. */
+export async function countMatching(t: Tenant, filter: ListingFilter, now: number): Promise<number> {
+  const row = await t
+    .selectFrom('licences')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where(matches(filter, now))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+const NULLABLE_SORTS: ReadonlySet<SortKey> = new Set(['expiresAt', 'lastCheckedAt']);
+
+/**
+ * Sorts by the key, nulls last either way, ties broken by lid in the same direction. `nulls
+ * last` is written only for keys that can be null: on a never-null column it would only stop
+ * PostgreSQL from reading the matching index backwards.
+ */
 export function sorted<Q extends { orderBy: (expr: RawBuilder<unknown>) => Q }>(query: Q, filter: ListingFilter, now: number): Q {
   const direction = sql.raw(filter.asc ? 'asc' : 'desc');
-  return query
-    .orderBy(sql`${sortExpression(filter.sort, now)} ${direction} nulls last`)
-    .orderBy(sql`licences.lid ${direction}`);
+  const nulls = sql.raw(NULLABLE_SORTS.has(filter.sort) ? ' nulls last' : '');
+  return query.orderBy(sql`${sortExpression(filter.sort, now)} ${direction}${nulls}`).orderBy(sql`licences.lid ${direction}`);
 }
 
 /** Counts every window at once: one pass over the organisation's licences. */
@@ -141,7 +172,7 @@ export async function countWindows(t: Tenant, now: number): Promise<Record<Windo
     .selectFrom('licences')
     .select((eb) =>
       WINDOWS.map((window) =>
-        eb.fn.sum<number>(eb.case().when(windowIs(eb as unknown as Eb, window, now)).then(1).else(0).end()).as(`w_${window}`),
+        eb.fn.sum<number>(eb.case().when(windowIs(eb, window, now)).then(1).else(0).end()).as(`w_${window}`),
       ),
     )
     .executeTakeFirstOrThrow();

@@ -1,0 +1,55 @@
+import type { Tenant } from '../db/tenant.js';
+import type { Keyring, OpenedKey } from '../keys/keyring.js';
+
+/** What the check path needs of a product: its row's few hot columns and its opened keys. */
+export interface CheckProduct {
+  id: number;
+  productKey: string;
+  active: boolean;
+  fetchEnabled: boolean;
+  fingerprintNeed: number;
+  tokenHash: string | null;
+  /** Every key the product has had, current first: a licence may be signed by any of them. */
+  keys: OpenedKey[];
+}
+
+const CACHE_LIMIT = 10_000;
+
+/**
+ * Looks a product up by its check id on every request (one indexed row: token hash, active,
+ * version), and keeps its opened keys per product version. Every change to a product, a key
+ * or check-token rotation included, raises the version, so a stale entry is never used.
+ */
+export class CheckProductCache {
+  private readonly keys = new Map<number, { version: number; keys: OpenedKey[] }>();
+
+  constructor(private readonly keyring: Keyring) {}
+
+  async find(t: Tenant, checkId: string): Promise<CheckProduct | undefined> {
+    const row = await t
+      .selectFrom('products')
+      .select(['id', 'version', 'product_key', 'active', 'licence_fetch_enabled', 'fingerprint_need', 'check_token_hash'])
+      .where('check_id', '=', checkId)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    return {
+      id: row.id,
+      productKey: row.product_key,
+      active: row.active === 1,
+      fetchEnabled: row.licence_fetch_enabled === 1,
+      fingerprintNeed: row.fingerprint_need,
+      tokenHash: row.check_token_hash,
+      keys: await this.keysOf(t, row.id, row.version),
+    };
+  }
+
+  private async keysOf(t: Tenant, productId: number, version: number): Promise<OpenedKey[]> {
+    const cached = this.keys.get(productId);
+    if (cached?.version === version) return cached.keys;
+    const rows = await t.selectFrom('product_keys').selectAll().where('product_id', '=', productId).orderBy('id', 'desc').execute();
+    const keys = rows.map((row) => this.keyring.open(row, version));
+    if (!cached && this.keys.size >= CACHE_LIMIT) this.keys.delete(this.keys.keys().next().value!);
+    this.keys.set(productId, { version, keys });
+    return keys;
+  }
+}

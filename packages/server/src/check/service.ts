@@ -1,0 +1,276 @@
+import {
+  calendarStatus,
+  fpDigest,
+  graceEndsAt,
+  matchScore,
+  MalformedError,
+  parseFingerprint,
+  parseLicence,
+  signReceipt,
+  verifyLicence,
+  type FingerprintParts,
+  type LicenceClaims,
+  type ParsedLicence,
+} from '@licensor/protocol';
+import { recordAudit } from '../audit/audit.js';
+import { lockRow, type Database } from '../db/database.js';
+import type { Tenant } from '../db/tenant.js';
+import { inTransaction } from '../http/context.js';
+import { badRequest, forbidden, notFound } from '../http/errors.js';
+import { iso } from '../http/schemas.js';
+import { keyUnavailable, type OpenedKey } from '../keys/keyring.js';
+import type { Organisation } from '../orgs/repo.js';
+import type { CheckProduct } from './product-cache.js';
+
+export type CheckReason = 'UNKNOWN_LICENCE' | 'REVOKED' | 'SUPERSEDED' | 'NOT_YET_VALID' | 'EXPIRED' | 'FINGERPRINT_MISMATCH' | 'SEATS_FULL';
+
+/** Who asks and about what: the organisation and product the URL and check token resolved. */
+export interface CheckScope {
+  database: Database;
+  org: Organisation;
+  tenant: Tenant;
+  product: CheckProduct;
+  now: number;
+}
+
+// lastCheckedAt is stamped at most once a minute per licence, not on every check.
+const STAMP_INTERVAL_MS = 60_000;
+
+/** A presented licence whose signature verified with one of the product's keys, and the fingerprint sent. */
+interface Presented {
+  parsed: ParsedLicence;
+  claims: LicenceClaims;
+  key: OpenedKey;
+  fingerprint: string;
+  parts: FingerprintParts;
+}
+
+/**
+ * The 400s of DESIGN.md 5 after the body's shape: the fingerprint, then the signature with the
+ * product's keys (before any lookup, so licence ids cannot be probed), then the claims that
+ * tie the licence to this organisation and product, then its type.
+ */
+function readPresented(scope: CheckScope, body: { license: string; fingerprint: string }): Presented {
+  let parts: FingerprintParts;
+  let parsed: ParsedLicence;
+  try {
+    parts = parseFingerprint(body.fingerprint);
+  } catch (err) {
+    if (err instanceof MalformedError) throw badRequest(`fingerprint: ${err.message}`);
+    throw err;
+  }
+  try {
+    parsed = parseLicence(body.license);
+  } catch (err) {
+    if (err instanceof MalformedError) throw badRequest(`license: ${err.message}`);
+    throw err;
+  }
+  const publicKey = verifyLicence(parsed, scope.product.keys.map((k) => k.publicKey));
+  if (publicKey === null) throw badRequest("license: the signature does not verify with this product's keys");
+  const { claims } = parsed;
+  if (claims.org !== scope.org.slug) throw badRequest('license: issued by another organisation');
+  if (claims.prd !== scope.product.productKey) throw badRequest('license: issued for another product');
+  if (claims.typ === 'OFFLINE') throw badRequest('license: an OFFLINE licence has no online check');
+  const key = scope.product.keys.find((k) => k.publicKey === publicKey)!;
+  return { parsed, claims, key, fingerprint: body.fingerprint, parts };
+}
+
+const LICENCE_COLUMNS = [
+  'id',
+  'lid',
+  'licence_string',
+  'revoked',
+  'revoked_at',
+  'revoked_reason',
+  'max_machines',
+  'last_checked_at',
+] as const;
+
+type LicenceState = Awaited<ReturnType<typeof readLicence>>;
+
+const readLicence = (t: Tenant, column: 'lid' | 'id', value: string | number) =>
+  t.selectFrom('licences').select(LICENCE_COLUMNS).where(column, '=', value as never).executeTakeFirst();
+
+/** A term is identified by its payload part (DESIGN.md 2). */
+const payloadPartOf = (licenceString: string) => licenceString.slice(0, licenceString.indexOf('.'));
+
+/** The licence the presented term belongs to, and whether that term is superseded; null when neither known. */
+async function findTerm(scope: CheckScope, presented: Presented) {
+  const licence = await readLicence(scope.tenant, 'lid', presented.claims.lid);
+  if (!licence) return null;
+  if (payloadPartOf(licence.licence_string) === presented.parsed.payloadPart) return { licence, superseded: false };
+  const versions = await scope.tenant
+    .selectFrom('licence_versions')
+    .select('licence_string')
+    .where('licence_id', '=', licence.id)
+    .execute();
+  const known = versions.some((v) => payloadPartOf(v.licence_string) === presented.parsed.payloadPart);
+  return known ? { licence, superseded: true } : null;
+}
+
+type Term = NonNullable<Awaited<ReturnType<typeof findTerm>>>;
+
+/** Live seats, oldest first. */
+const liveBindings = (t: Tenant, licenceId: number) =>
+  t
+    .selectFrom('machine_bindings')
+    .select(['id', 'parts', 'bound_at'])
+    .where('licence_id', '=', licenceId)
+    .where('released_at', 'is', null)
+    .orderBy('bound_at')
+    .orderBy('id')
+    .execute();
+
+type Binding = Awaited<ReturnType<typeof liveBindings>>[number];
+
+/** The seat this machine holds: the most equal components, then the oldest (DESIGN.md 5). */
+function seatOf(bindings: Binding[], presented: Presented, need: number): Binding | undefined {
+  let best: Binding | undefined;
+  let bestScore = need - 1;
+  for (const binding of bindings) {
+    const score = matchScore(presented.parts, JSON.parse(binding.parts) as FingerprintParts);
+    if (score > bestScore) [best, bestScore] = [binding, score];
+  }
+  return best;
+}
+
+interface Verdict {
+  /** Signed status: empty for an unknown licence. */
+  status: string;
+  reason: CheckReason | null;
+  /** When this machine's seat was bound; null when it holds none. */
+  boundAt: number | null;
+  /** True when the check is valid only once this machine takes a free seat. */
+  bind: boolean;
+}
+
+/** The verdict of DESIGN.md 5 for a known term, from the licence and its live seats as read. */
+function judge(term: Term, bindings: Binding[], presented: Presented, need: number, now: number): Verdict {
+  const { licence, superseded } = term;
+  const seat = seatOf(bindings, presented, need);
+  const boundAt = seat?.bound_at ?? null;
+  // Revocation is the licence's; the calendar is the presented term's own (for the current term they agree).
+  const status = licence.revoked === 1 ? 'REVOKED' : calendarStatus(presented.claims, Math.floor(now / 1000));
+  const refuse = (reason: CheckReason): Verdict => ({ status, reason, boundAt, bind: false });
+  if (licence.revoked === 1) return refuse('REVOKED');
+  if (superseded) return refuse('SUPERSEDED');
+  if (status === 'PENDING') return refuse('NOT_YET_VALID');
+  if (status === 'EXPIRED') return refuse('EXPIRED');
+  if (seat) return { status, reason: null, boundAt, bind: false };
+  if (bindings.length < licence.max_machines) return { status, reason: null, boundAt: null, bind: true };
+  return refuse(licence.max_machines === 1 ? 'FINGERPRINT_MISMATCH' : 'SEATS_FULL');
+}
+
+const stampDue = (licence: NonNullable<LicenceState>, verdict: Verdict, now: number) =>
+  (verdict.reason === null || verdict.reason === 'SUPERSEDED') &&
+  (licence.last_checked_at === null || now - licence.last_checked_at >= STAMP_INTERVAL_MS);
+
+// Conditional, so instances checking the same licence at once stamp it once.
+const stampChecked = (t: Tenant, licenceId: number, now: number) =>
+  t
+    .updateTable('licences')
+    .set({ last_checked_at: now })
+    .where('id', '=', licenceId)
+    .where((eb) => eb.or([eb('last_checked_at', 'is', null), eb('last_checked_at', '<=', now - STAMP_INTERVAL_MS)]))
+    .execute();
+
+/**
+ * Takes a free seat for this machine under the licence-row lock: the licence and its seats are
+ * read again there and judged again, so concurrent checks on any instance never bind more
+ * seats than `maxMachines`, nor two seats for one machine.
+ */
+function bindUnderLock(scope: CheckScope, term: Term, presented: Presented, need: number): Promise<Verdict> {
+  const { now } = scope;
+  return inTransaction(scope, async (t) => {
+    await lockRow(scope.database, t.db, 'licences', term.licence.id);
+    const licence = (await readLicence(t, 'id', term.licence.id))!;
+    const fresh = { licence, superseded: term.superseded || payloadPartOf(licence.licence_string) !== presented.parsed.payloadPart };
+    const verdict = judge(fresh, await liveBindings(t, licence.id), presented, need, now);
+    if (verdict.bind) {
+      const binding = await t
+        .insertInto('machine_bindings', {
+          licence_id: licence.id,
+          fingerprint: presented.fingerprint,
+          parts: JSON.stringify(presented.parts),
+          bound_at: now,
+          released_at: null,
+          released_by: null,
+          at_issue: 0,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      await recordAudit(t, 'check', now, {
+        action: 'machine.bound',
+        subjectType: 'machine',
+        subjectId: binding.id,
+        lid: licence.lid,
+        summary: `Bound machine ${binding.id} on its first check`,
+        details: { parts: presented.parts },
+      });
+    }
+    const done = verdict.bind ? { ...verdict, boundAt: now, bind: false } : verdict;
+    if (stampDue(licence, done, now)) await stampChecked(t, licence.id, now);
+    return done;
+  });
+}
+
+/** The check answer of DESIGN.md 5, its receipt signed (outside any transaction) with the key that signed the licence. */
+function answer(scope: CheckScope, presented: Presented, nonce: string, verdict: Verdict, term: Term | null) {
+  const { claims, key } = presented;
+  if (!key.privateKey) throw keyUnavailable(key.error!);
+  const checkedAt = iso(scope.now);
+  const boundAt = verdict.boundAt === null ? '' : iso(verdict.boundAt);
+  const fields = { lid: claims.lid, status: verdict.status, nonce, checkedAt, boundAt, fpDigest: fpDigest(presented.fingerprint) };
+  const receipt = signReceipt(fields, key.privateKey);
+  const graceEnd = graceEndsAt(claims.exp, claims.grace);
+  const licence = term?.licence;
+  return {
+    ...(verdict.status === '' ? {} : { status: verdict.status }),
+    valid: verdict.reason === null,
+    lid: claims.lid,
+    ...(boundAt === '' ? {} : { boundAt }),
+    checkedAt,
+    serverTime: checkedAt,
+    nonce,
+    receipt,
+    ...(term && claims.exp !== undefined ? { expiresAt: iso(claims.exp * 1000), graceEndsAt: iso(graceEnd! * 1000) } : {}),
+    ...(licence?.revoked === 1 ? { revokedAt: iso(licence.revoked_at!) } : {}),
+    ...(licence?.revoked === 1 && licence.revoked_reason !== null ? { revokedReason: licence.revoked_reason } : {}),
+    ...(term?.superseded ? { renewed: true } : {}),
+    ...(term && claims.chk !== undefined ? { checkEverySeconds: claims.chk } : {}),
+    ...(term && claims.max !== undefined ? { checkMaxSeconds: claims.max } : {}),
+    ...(verdict.reason === null ? {} : { reason: verdict.reason }),
+  };
+}
+
+export type CheckAnswer = ReturnType<typeof answer>;
+
+export async function checkLicence(scope: CheckScope, body: { license: string; fingerprint: string; nonce: string }): Promise<CheckAnswer> {
+  const presented = readPresented(scope, body);
+  const term = await findTerm(scope, presented);
+  if (!term) return answer(scope, presented, body.nonce, { status: '', reason: 'UNKNOWN_LICENCE', boundAt: null, bind: false }, null);
+  const need = presented.claims.fpn ?? scope.product.fingerprintNeed;
+  let verdict = judge(term, await liveBindings(scope.tenant, term.licence.id), presented, need, scope.now);
+  if (verdict.bind) verdict = await bindUnderLock(scope, term, presented, need);
+  else if (stampDue(term.licence, verdict, scope.now)) await stampChecked(scope.tenant, term.licence.id, scope.now);
+  return answer(scope, presented, body.nonce, verdict, term);
+}
+
+/**
+ * The current term for an installation that holds a live seat (SPEC 4.4): no trust on first
+ * use, and never a binding. The presented term may be current or superseded.
+ */
+export async function fetchLicence(scope: CheckScope, body: { license: string; fingerprint: string }): Promise<{ license: string }> {
+  const presented = readPresented(scope, body);
+  const term = await findTerm(scope, presented);
+  if (!term) throw notFound(`no licence ${presented.claims.lid} holds this term`);
+  if (term.licence.revoked === 1) throw forbidden('the licence is revoked');
+  const graceEnd = graceEndsAt(presented.claims.exp, presented.claims.grace);
+  if (graceEnd !== null && Math.floor(scope.now / 1000) >= graceEnd) throw forbidden('the presented licence is past its grace end');
+  const bindings = await liveBindings(scope.tenant, term.licence.id);
+  if (bindings.length === 0) throw forbidden('the licence is not bound to any machine yet: check first');
+  if (!seatOf(bindings, presented, presented.claims.fpn ?? scope.product.fingerprintNeed)) {
+    throw forbidden('this fingerprint matches no machine bound to the licence');
+  }
+  return { license: term.licence.licence_string };
+}
