@@ -58,6 +58,27 @@ class ImmediateSqliteDialect extends SqliteDialect {
   }
 }
 
+const STATEMENT_CACHE = 1000;
+
+/*
+ * Kysely prepares every query anew, which costs as much as running a small one: statements are
+ * kept by their SQL text instead. Safe because better-sqlite3 is synchronous and Kysely runs one
+ * query at a time on its single SQLite connection.
+ */
+function reusePreparedStatements(sqlite: BetterSqlite3.Database): void {
+  const prepare = sqlite.prepare.bind(sqlite);
+  const statements = new Map<string, BetterSqlite3.Statement>();
+  sqlite.prepare = ((source: string) => {
+    let statement = statements.get(source);
+    if (!statement) {
+      if (statements.size >= STATEMENT_CACHE) statements.delete(statements.keys().next().value!);
+      statement = prepare(source);
+      statements.set(source, statement);
+    }
+    return statement;
+  }) as typeof sqlite.prepare;
+}
+
 function openSqlite(file: string): Database {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
   const sqlite = new BetterSqlite3(file);
@@ -66,6 +87,7 @@ function openSqlite(file: string): Database {
   // better-sqlite3 is synchronous: a long busy wait would block the event loop.
   sqlite.pragma('busy_timeout = 1000');
   sqlite.pragma('foreign_keys = ON');
+  reusePreparedStatements(sqlite);
   const db = new Kysely<Schema>({ dialect: new ImmediateSqliteDialect(sqlite) });
   return { db, dialect: 'sqlite', close: () => db.destroy() };
 }

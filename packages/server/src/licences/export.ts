@@ -5,7 +5,7 @@ import type { Db } from '../db/database.js';
 import { tenant } from '../db/tenant.js';
 import type { Ctx } from '../http/context.js';
 import { badRequest } from '../http/errors.js';
-import { countMatching, filteredLicences, sortExpression, sorted, type ListingFilter } from './listing.js';
+import { countMatching, orderedLids, readPlan, sortExpression, viewsInOrder, type ListingFilter, type ReadPlan } from './listing.js';
 import { toLicenceListItem, type LicenceView } from './repo.js';
 
 export const EXPORT_LIMIT = 25_000;
@@ -55,18 +55,18 @@ function after(filter: ListingFilter, now: number, last: { key: unknown; lid: st
   return sql<SqlBool>`(${key} ${later} ${last.key} or (${key} = ${last.key} and licences.lid ${laterLid} ${last.lid}) or ${key} is null)`;
 }
 
-async function* batches(db: Db, ctx: Ctx, filter: ListingFilter, now: number): AsyncGenerator<LicenceView[]> {
+async function* batches(db: Db, ctx: Ctx, filter: ListingFilter, now: number, plan: ReadPlan): AsyncGenerator<LicenceView[]> {
   const t = tenant(db, ctx.org.id);
   let last: { key: unknown; lid: string } | null = null;
   for (;;) {
-    let query = filteredLicences(t, filter, now).select(sortExpression(filter.sort, now).as('sort_key'));
+    let query = orderedLids(t, filter, now, plan);
     if (last) {
       const cursor = last;
       query = query.where(() => after(filter, now, cursor));
     }
-    const rows = (await sorted(query, filter, now).limit(BATCH).execute()) as Array<LicenceView & { sort_key: unknown }>;
+    const rows = await query.limit(BATCH).execute();
     if (rows.length === 0) return;
-    yield rows;
+    yield viewsInOrder(t, rows.map((r) => r.lid));
     const tail = rows[rows.length - 1]!;
     last = { key: tail.sort_key, lid: tail.lid };
     if (rows.length < BATCH) return;
@@ -96,7 +96,7 @@ export function exportLicences(ctx: Ctx, filter: ListingFilter): Promise<Readabl
       resolve(out);
       try {
         out.write(csvRow([...COLUMNS]));
-        for await (const rows of batches(db, ctx, filter, now)) {
+        for await (const rows of batches(db, ctx, filter, now, readPlan(filter, count))) {
           if (out.destroyed) return;
           const text = rows
             .map((view) => {

@@ -4,8 +4,8 @@ import type { Ctx } from '../http/context.js';
 import { Paged, responses } from '../http/schemas.js';
 import { localDate } from './calendar.js';
 import { exportLicences } from './export.js';
-import { countMatching, countWindows, filteredLicences, parseStatuses, sorted, SORTS, WINDOWS, type ListingFilter } from './listing.js';
-import { toLicenceListItem, type LicenceView } from './repo.js';
+import { countMatching, countWindows, orderedLids, parseStatuses, readPlan, SORTS, viewsInOrder, WINDOWS, type ListingFilter } from './listing.js';
+import { toLicenceListItem } from './repo.js';
 import { LicenceListItem } from './schemas.js';
 
 const tags = ['Licences'];
@@ -41,11 +41,10 @@ async function page(ctx: Ctx, query: Static<typeof PageQuery>) {
   const filter = listingFilter(query);
   const limit = query.limit ?? 50;
   const offset = query.offset ?? 0;
-  const [rows, total] = await Promise.all([
-    sorted(filteredLicences(ctx.tenant, filter, ctx.now), filter, ctx.now).limit(limit).offset(offset).execute(),
-    countMatching(ctx.tenant, filter, ctx.now),
-  ]);
-  return { items: (rows as LicenceView[]).map((v) => toLicenceListItem(v, ctx.now)), total, limit, offset };
+  const total = await countMatching(ctx.tenant, filter, ctx.now);
+  const rows = await orderedLids(ctx.tenant, filter, ctx.now, readPlan(filter, total)).limit(limit).offset(offset).execute();
+  const views = await viewsInOrder(ctx.tenant, rows.map((r) => r.lid));
+  return { items: views.map((v) => toLicenceListItem(v, ctx.now)), total, limit, offset };
 }
 
 export const listingRoutes: FastifyPluginAsyncTypebox = async (app) => {

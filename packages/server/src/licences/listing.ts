@@ -3,7 +3,7 @@ import type { Schema } from '../db/schema.js';
 import type { Tenant } from '../db/tenant.js';
 import { badRequest } from '../http/errors.js';
 import { DAY_MS, type LicenceStatus } from './status.js';
-import { licenceViews } from './repo.js';
+import { licenceViews, type LicenceView } from './repo.js';
 
 export const WINDOWS = ['all', '7d', '30d', '90d', 'grace', 'expired', 'perpetual', 'archived'] as const;
 export const SORTS = ['issuedAt', 'expiresAt', 'licensee', 'status', 'product', 'lastCheckedAt'] as const;
@@ -34,47 +34,57 @@ export function parseStatuses(text: string | undefined): LicenceStatus[] | undef
  * Calendar statuses computed in SQL from the stored term (DESIGN.md 3), so they are never
  * stale: REVOKED by flag; else PENDING before startsAt; ACTIVE before expiresAt; GRACE before
  * the grace end; else EXPIRED.
+ *
+ * `Columns` decides how the calendar columns are referenced. Counting wants them visible, so a
+ * covering index answers; a sorted page wants them hidden (`+column`, a no-op on both dialects),
+ * so the planner walks the sort's index and stops after one page instead of sorting every match.
  */
-function started(eb: Eb, now: number) {
-  return eb.or([eb('licences.starts_at', 'is', null), eb('licences.starts_at', '<=', now)]);
+type CalendarColumn = 'revoked' | 'starts_at' | 'expires_at' | 'grace_ends_at';
+type Columns = (column: CalendarColumn) => Expression<number | null>;
+
+export const visibleColumns: Columns = (column) => sql.ref<number | null>(`licences.${column}`);
+const hiddenColumns: Columns = (column) => sql<number | null>`+${sql.ref(`licences.${column}`)}`;
+
+function started(eb: Eb, c: Columns, now: number) {
+  return eb.or([eb(c('starts_at'), 'is', null), eb(c('starts_at'), '<=', now)]);
 }
 
-export function statusIs(eb: Eb, status: LicenceStatus, now: number): Expression<SqlBool> {
-  const live = eb('licences.revoked', '=', 0);
+export function statusIs(eb: Eb, status: LicenceStatus, now: number, c: Columns = visibleColumns): Expression<SqlBool> {
+  const live = eb(c('revoked'), '=', 0);
   switch (status) {
     case 'REVOKED':
-      return eb('licences.revoked', '=', 1);
+      return eb(c('revoked'), '=', 1);
     case 'PENDING':
-      return eb.and([live, eb('licences.starts_at', '>', now)]);
+      return eb.and([live, eb(c('starts_at'), '>', now)]);
     case 'ACTIVE':
-      return eb.and([live, started(eb, now), eb.or([eb('licences.expires_at', 'is', null), eb('licences.expires_at', '>', now)])]);
+      return eb.and([live, started(eb, c, now), eb.or([eb(c('expires_at'), 'is', null), eb(c('expires_at'), '>', now)])]);
     case 'GRACE':
-      return eb.and([live, started(eb, now), eb('licences.expires_at', '<=', now), eb('licences.grace_ends_at', '>', now)]);
+      return eb.and([live, started(eb, c, now), eb(c('expires_at'), '<=', now), eb(c('grace_ends_at'), '>', now)]);
     case 'EXPIRED':
-      return eb.and([live, started(eb, now), eb('licences.grace_ends_at', '<=', now)]);
+      return eb.and([live, started(eb, c, now), eb(c('grace_ends_at'), '<=', now)]);
   }
 }
 
 /** Window membership (DESIGN.md 4); every window but `archived` leaves archived licences out. */
-export function windowIs(eb: Eb, window: Window, now: number): Expression<SqlBool> {
+export function windowIs(eb: Eb, window: Window, now: number, c: Columns = visibleColumns): Expression<SqlBool> {
   if (window === 'archived') return eb('licences.archived', '=', 1);
   const filed = eb('licences.archived', '=', 0);
   switch (window) {
     case 'all':
       return filed;
     case 'grace':
-      return eb.and([filed, statusIs(eb, 'GRACE', now)]);
+      return eb.and([filed, statusIs(eb, 'GRACE', now, c)]);
     case 'expired':
-      return eb.and([filed, statusIs(eb, 'EXPIRED', now)]);
+      return eb.and([filed, statusIs(eb, 'EXPIRED', now, c)]);
     case 'perpetual':
-      return eb.and([filed, eb('licences.expires_at', 'is', null)]);
+      return eb.and([filed, eb(c('expires_at'), 'is', null)]);
     default: {
       const days = Number(window.slice(0, -1));
       return eb.and([
         filed,
-        eb('licences.revoked', '=', 0),
-        eb('licences.expires_at', '>', now),
-        eb('licences.expires_at', '<=', now + days * DAY_MS),
+        eb(c('revoked'), '=', 0),
+        eb(c('expires_at'), '>', now),
+        eb(c('expires_at'), '<=', now + days * DAY_MS),
       ]);
     }
   }
@@ -101,7 +111,7 @@ export function sortExpression(sort: SortKey, now: number): RawBuilder<unknown> 
     case 'status':
       return statusRank(now);
     case 'product':
-      return sql`products.name`;
+      return sql`(select products.name from products where products.id = licences.product_id)`;
     case 'lastCheckedAt':
       return sql`licences.last_checked_at`;
   }
@@ -113,10 +123,10 @@ const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
  * The filter as a condition on `licences` alone, so counting needs no join; a product-name
  * match is a subquery over the (small) products table.
  */
-export function matches(filter: ListingFilter, now: number) {
+export function matches(filter: ListingFilter, now: number, c: Columns = visibleColumns) {
   return (eb: Eb): Expression<SqlBool> => {
-    const conditions: Expression<SqlBool>[] = [windowIs(eb, filter.window, now)];
-    if (filter.status) conditions.push(eb.or(filter.status.map((s) => statusIs(eb, s, now))));
+    const conditions: Expression<SqlBool>[] = [windowIs(eb, filter.window, now, c)];
+    if (filter.status) conditions.push(eb.or(filter.status.map((s) => statusIs(eb, s, now, c))));
     if (filter.q) {
       const pattern = `%${escapeLike(filter.q.toLowerCase())}%`;
       conditions.push(
@@ -138,11 +148,6 @@ export function matches(filter: ListingFilter, now: number) {
   };
 }
 
-/** The licences matching a filter, with their views, before sorting and paging. */
-export function filteredLicences(t: Tenant, filter: ListingFilter, now: number) {
-  return licenceViews(t).where((eb) => matches(filter, now)(eb as unknown as Eb));
-}
-
 /** How many licences match a filter. */
 export async function countMatching(t: Tenant, filter: ListingFilter, now: number): Promise<number> {
   const row = await t
@@ -153,17 +158,54 @@ export async function countMatching(t: Tenant, filter: ListingFilter, now: numbe
   return Number(row.n);
 }
 
+/*
+ * How to read a page, chosen from the count the request computes anyway. A few matches (a
+ * window, a rare status): find them through the calendar index, then sort them. Many matches:
+ * walk the sort's index and stop after the page. The planner alone picks badly here, because
+ * expiry follows issue date: walking newest-first passes a third of all licences before the
+ * first that expires this week.
+ */
+export type ReadPlan = 'filter-first' | 'walk-sort-index';
+const FILTER_FIRST_UP_TO = 100_000;
+
+export function readPlan(filter: ListingFilter, matching: number): ReadPlan {
+  const narrowed = filter.window !== 'all' || filter.status !== undefined || filter.q !== undefined;
+  return narrowed && matching <= FILTER_FIRST_UP_TO ? 'filter-first' : 'walk-sort-index';
+}
+
 const NULLABLE_SORTS: ReadonlySet<SortKey> = new Set(['expiresAt', 'lastCheckedAt']);
+const TEXT_SORTS: ReadonlySet<SortKey> = new Set(['licensee', 'product']);
 
 /**
- * Sorts by the key, nulls last either way, ties broken by lid in the same direction. `nulls
- * last` is written only for keys that can be null: on a never-null column it would only stop
- * PostgreSQL from reading the matching index backwards.
+ * The lids of matching licences in the sort's order (nulls last either way, ties broken by lid
+ * in the same direction) with each row's sort key, the export's keyset cursor. Only `licences`
+ * is read, so nothing is computed for rows the page does not return. `nulls last` is written
+ * only for keys that can be null: on a never-null column it would stop PostgreSQL from reading
+ * the index backwards. Wrapping an ordering expression keeps an index from serving it, which
+ * steers the planner to the chosen plan.
  */
-export function sorted<Q extends { orderBy: (expr: RawBuilder<unknown>) => Q }>(query: Q, filter: ListingFilter, now: number): Q {
+export function orderedLids(t: Tenant, filter: ListingFilter, now: number, plan: ReadPlan) {
   const direction = sql.raw(filter.asc ? 'asc' : 'desc');
   const nulls = sql.raw(NULLABLE_SORTS.has(filter.sort) ? ' nulls last' : '');
-  return query.orderBy(sql`${sortExpression(filter.sort, now)} ${direction}${nulls}`).orderBy(sql`licences.lid ${direction}`);
+  const key = sortExpression(filter.sort, now);
+  const lid = sql`licences.lid`;
+  // Numbers are hidden with a unary plus, text by appending '' (PostgreSQL has no unary plus for text).
+  const ordered = (expr: RawBuilder<unknown>, text: boolean) =>
+    plan === 'walk-sort-index' ? expr : text ? sql`(${expr} || '')` : sql`+${expr}`;
+  return t
+    .selectFrom('licences')
+    .select(['licences.lid', key.as('sort_key')])
+    .where(matches(filter, now, plan === 'filter-first' ? visibleColumns : hiddenColumns))
+    .orderBy(sql`${ordered(key, TEXT_SORTS.has(filter.sort))} ${direction}${nulls}`)
+    .orderBy(sql`${ordered(lid, true)} ${direction}`);
+}
+
+/** The views of the given licences, in the order of `lids`. */
+export async function viewsInOrder(t: Tenant, lids: string[]): Promise<LicenceView[]> {
+  if (lids.length === 0) return [];
+  const views = (await licenceViews(t).where('licences.lid', 'in', lids).execute()) as LicenceView[];
+  const byLid = new Map(views.map((v) => [v.lid, v]));
+  return lids.map((lid) => byLid.get(lid)!);
 }
 
 /** Counts every window at once: one pass over the organisation's licences. */

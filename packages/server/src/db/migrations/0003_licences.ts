@@ -41,11 +41,29 @@ export function licences(dialect: DialectName): Migration {
         // Lower-cased licensee, email, lid and notes: what `q` searches, in one indexable column.
         .addColumn('search_text', 'text', notNull)
         .execute();
-      // Each page sort reads one of these in order (archived first: every window filters on it).
-      for (const column of ['issued_at', 'expires_at', 'licensee', 'last_checked_at']) {
-        await db.schema.createIndex(`licences_page_${column}`).on('licences').columns(['org_id', 'archived', column, 'lid']).execute();
+      // Each page sort walks one of these in order; the default sort's also carries the calendar
+      // columns, so walking it filters without reading the table.
+      const calendar = ['revoked', 'starts_at', 'expires_at', 'grace_ends_at'];
+      const pageIndexes: Record<string, string[]> = {
+        issued_at: ['issued_at', 'lid', ...calendar],
+        expires_at: ['expires_at', 'lid', 'issued_at'],
+        licensee: ['licensee', 'lid'],
+        last_checked_at: ['last_checked_at', 'lid'],
+      };
+      for (const [column, rest] of Object.entries(pageIndexes)) {
+        await db.schema.createIndex(`licences_page_${column}`).on('licences').columns(['org_id', 'archived', ...rest]).execute();
       }
-      await db.schema.createIndex('licences_org_grace').on('licences').columns(['org_id', 'archived', 'grace_ends_at']).execute();
+      // Narrow filters (windows, statuses) and every count are answered from these alone.
+      await db.schema
+        .createIndex('licences_calendar')
+        .on('licences')
+        .columns(['org_id', 'archived', 'revoked', 'grace_ends_at', 'expires_at', 'starts_at', 'licence_type', 'issued_at', 'lid'])
+        .execute();
+      await db.schema
+        .createIndex('licences_expiry')
+        .on('licences')
+        .columns(['org_id', 'archived', 'revoked', 'expires_at', 'issued_at', 'lid'])
+        .execute();
       if (dialect === 'postgres') {
         // Substring search: a trigram index serves LIKE '%...%' (pg_trgm is a trusted extension).
         await sql`create extension if not exists pg_trgm`.execute(db);

@@ -1,0 +1,163 @@
+/**
+ * bench:check — the licence check endpoint at speed. For SQLite (and PostgreSQL when
+ * DATABASE_URL is set): one service process; per algorithm (Ed25519, ECDSA P-256, RSA-2048) a
+ * product and 10,000 licences bound to their machines (bulk insert, real signed strings);
+ * autocannon from a separate process, a fresh nonce per request, rate limits off. Reports
+ * sustained checks/s against 50% of the single-core crypto bound (one verify + one sign with
+ * bare node:crypto), and p99 at a fixed 1,000 checks/s. LICENCES=n and SECONDS=n override.
+ */
+import { spawn } from 'node:child_process';
+import { generateKeyPairSync, randomBytes, randomUUID, type KeyObject } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ALGORITHM_INFO, buildFingerprint, parseFingerprint, signBytes, signLicence, verifyBytes, type Algorithm } from '@licensor/protocol';
+import { buildApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { openDatabase, sqliteFileIn } from '../src/db/database.js';
+import { searchText } from '../src/licences/repo.js';
+import { bootstrap } from '../src/orgs/service.js';
+import { benchEnv, startService } from './support.js';
+
+const LICENCES = Number(process.env.LICENCES ?? 10_000);
+const SECONDS = Number(process.env.SECONDS ?? 10);
+const ALGORITHMS: Algorithm[] = ['ED25519', 'EC_P256', 'RSA_2048'];
+const KEY_PARAMS: Record<string, Parameters<typeof generateKeyPairSync>> = {
+  ED25519: ['ed25519'] as never,
+  EC_P256: ['ec', { namedCurve: 'P-256' }] as never,
+  RSA_2048: ['rsa', { modulusLength: 2048 }] as never,
+};
+
+/** One verify (of a licence-sized payload) plus one sign (of a receipt-sized message) per second, on this core. */
+function cryptoBound(algorithm: Algorithm): number {
+  const { privateKey, publicKey } = (generateKeyPairSync as (...a: unknown[]) => { privateKey: KeyObject; publicKey: KeyObject })(...KEY_PARAMS[algorithm]!);
+  const licence = Buffer.from(randomBytes(300).toString('base64url'));
+  const receipt = Buffer.from(`SVCR1\x1f${randomUUID()}\x1fACTIVE\x1f${randomBytes(18).toString('base64url')}\x1f2026-01-01T00:00:00.000Z\x1f2026-01-01T00:00:00.000Z\x1f${'a'.repeat(32)}`);
+  const signature = signBytes(privateKey, licence);
+  let pairs = 0;
+  const start = performance.now();
+  while (performance.now() - start < 2000) {
+    verifyBytes(publicKey, licence, signature);
+    signBytes(privateKey, receipt);
+    pairs++;
+  }
+  return pairs / ((performance.now() - start) / 1000);
+}
+
+interface Seeded {
+  algorithm: Algorithm;
+  checkId: string;
+  token: string;
+  bodiesFile: string;
+}
+
+/** Per algorithm: a product with an imported key (so this process can sign), its check token, and bound licences. */
+async function seed(env: Record<string, string>, workDir: string): Promise<Seeded[]> {
+  const config = loadConfig(env);
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFileIn(config.dataDir) });
+  await bootstrap(database, config);
+  const app = await buildApp({ config, database, masterKey: config.masterKey!, logger: false });
+  const login = await app.inject({ method: 'POST', url: '/o/default/api/auth/login', payload: { username: 'admin', password: 'bench admin password' } });
+  const headers = { cookie: `svc_session=${login.cookies.find((c) => c.name === 'svc_session')!.value}` };
+  const org = await database.db.selectFrom('organisations').select('id').where('slug', '=', 'default').executeTakeFirstOrThrow();
+  const seeded: Seeded[] = [];
+  for (const algorithm of ALGORITHMS) {
+    const { privateKey } = (generateKeyPairSync as (...a: unknown[]) => { privateKey: KeyObject })(...KEY_PARAMS[algorithm]!);
+    const productKey = `bench-${algorithm.toLowerCase()}`;
+    const product = (
+      await app.inject({
+        method: 'POST',
+        url: '/o/default/api/products',
+        headers,
+        payload: { productKey, name: `Bench ${algorithm}`, licenceType: 'ONLINE', privateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }) },
+      })
+    ).json() as { id: number };
+    const rotated = (await app.inject({ method: 'POST', url: `/o/default/api/products/${product.id}/check-token`, headers })).json() as { checkId: string; checkToken: string };
+    const key = await database.db.selectFrom('product_keys').select('id').where('product_id', '=', product.id).executeTakeFirstOrThrow();
+    const now = Date.now();
+    const iat = Math.floor(now / 1000);
+    const exp = iat + 365 * 86_400;
+    const pairs: Array<[string, string]> = [];
+    for (let i = 0; i < LICENCES; i += 500) {
+      const licences = [];
+      const machines = [];
+      for (let j = i; j < Math.min(LICENCES, i + 500); j++) {
+        const lid = randomUUID();
+        const fingerprint = buildFingerprint({ machine: `m${j}-${algorithm}`, host: `h${j}`, mac: `a${j}`, cpu: 'cpu', disk: `d${j}` });
+        const licenceString = signLicence({ lid, prd: productKey, org: 'default', typ: 'ONLINE', lic: `Customer ${j}`, iat, exp, grace: 0, mm: 1, chk: 86_400, max: 604_800 }, privateKey);
+        pairs.push([licenceString, fingerprint]);
+        licences.push({
+          org_id: org.id, lid, product_id: product.id, customer_id: null, licensee: `Customer ${j}`, licensee_email: null,
+          licence_type: 'ONLINE', activation: null, issued_at: iat * 1000, starts_at: null, expires_at: exp * 1000, grace_days: 0,
+          grace_ends_at: exp * 1000, max_machines: 1, check_every_seconds: 86_400, check_max_seconds: 604_800, params: '{}',
+          licence_string: licenceString, key_id: key.id, term_version: 0, revoked: 0, revoked_at: null, revoked_reason: null,
+          archived: 0, archived_at: null, issued_by: 'bench', last_checked_at: now, renewed_at: null, rebind_count: 0, notes: null,
+          search_text: searchText({ licensee: `Customer ${j}`, email: null, lid, notes: null }),
+        });
+        machines.push({ lid, fingerprint });
+      }
+      const ids = await database.db.insertInto('licences').values(licences).returning(['id', 'lid']).execute();
+      const idOf = new Map(ids.map((r) => [r.lid, r.id]));
+      await database.db
+        .insertInto('machine_bindings')
+        .values(machines.map((m) => ({
+          org_id: org.id, licence_id: idOf.get(m.lid)!, fingerprint: m.fingerprint, parts: JSON.stringify(parseFingerprint(m.fingerprint)),
+          bound_at: now, released_at: null, released_by: null, at_issue: 0,
+        })))
+        .execute();
+    }
+    const bodiesFile = path.join(workDir, `${algorithm}.json`);
+    fs.writeFileSync(bodiesFile, JSON.stringify(pairs));
+    seeded.push({ algorithm, checkId: rotated.checkId, token: rotated.checkToken, bodiesFile });
+  }
+  await app.close();
+  await database.close();
+  return seeded;
+}
+
+interface LoadResult { rps: number; p50: number; p99: number; non2xx: number; errors: number; firstFailure: string | null }
+
+function load(job: { url: string; token: string; bodiesFile: string; connections: number; seconds: number; rate?: number }): Promise<LoadResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'check-load.ts'), JSON.stringify(job)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as LoadResult) : reject(new Error(`load generator exited ${code}`))));
+  });
+}
+
+const rows: string[] = [];
+const bounds = new Map(ALGORITHMS.map((a) => [a, cryptoBound(a)]));
+for (const backend of ['sqlite', ...(process.env.DATABASE_URL ? ['postgres'] : [])] as const) {
+  const { env, dispose } = await benchEnv(backend);
+  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'licensor-bench-check-'));
+  try {
+    const seeded = await seed(env, workDir);
+    const service = await startService({ ...env, LICENSOR_CHECK_RATE_ADDRESS: '0', LICENSOR_CHECK_RATE_PRODUCT: '0' });
+    try {
+      for (const { algorithm, checkId, token, bodiesFile } of seeded) {
+        const job = { url: `${service.url}/o/default/api/public/license/${checkId}/check`, token, bodiesFile };
+        await load({ ...job, connections: 16, seconds: 2 }); // warm-up: JIT, key cache, pools
+        const sustained = await load({ ...job, connections: 32, seconds: SECONDS });
+        const fixed = await load({ ...job, connections: 32, seconds: SECONDS, rate: 1000 });
+        const bound = bounds.get(algorithm)!;
+        const failures = sustained.non2xx + sustained.errors + fixed.non2xx + fixed.errors;
+        rows.push(
+          `| ${backend} | ${ALGORITHM_INFO[algorithm].label} | ${Math.round(bound)} | ${Math.round(sustained.rps)} | ${Math.round((sustained.rps / bound) * 100)}% | ${sustained.p99} | ${Math.round(fixed.rps)} | ${fixed.p50} | ${fixed.p99} | ${failures} |`,
+        );
+        console.error(rows.at(-1), sustained.firstFailure ?? fixed.firstFailure ?? '');
+      }
+    } finally {
+      await service.stop();
+    }
+  } finally {
+    fs.rmSync(workDir, { recursive: true, force: true });
+    await dispose();
+  }
+}
+
+console.log(`\nbench:check — ${LICENCES} bound licences per product, ${SECONDS} s per run; ${os.cpus().length} × ${os.cpus()[0]?.model}, Node ${process.version}\n`);
+console.log('| Backend | Algorithm | Crypto bound (verify+sign pairs/s, 1 core) | Sustained checks/s | of bound | p99 at max (ms) | Fixed-rate checks/s | p50 at 1,000/s (ms) | p99 at 1,000/s (ms) | non-2xx/errors |');
+console.log('|---|---|---|---|---|---|---|---|---|---|');
+for (const row of rows) console.log(row);
