@@ -27,9 +27,10 @@ const PageQuery = Type.Object(
   { additionalProperties: false },
 );
 
-function listingFilter(query: Static<typeof FilterQuery>): ListingFilter {
+function listingFilter(ctx: Ctx, query: Static<typeof FilterQuery>): ListingFilter {
   return {
     q: query.q || undefined,
+    fts: ctx.database.dialect === 'sqlite',
     status: parseStatuses(query.status),
     window: query.window ?? 'all',
     sort: query.sort ?? 'issuedAt',
@@ -38,7 +39,7 @@ function listingFilter(query: Static<typeof FilterQuery>): ListingFilter {
 }
 
 async function page(ctx: Ctx, query: Static<typeof PageQuery>) {
-  const filter = listingFilter(query);
+  const filter = listingFilter(ctx, query);
   const limit = query.limit ?? 50;
   const offset = query.offset ?? 0;
   const total = await countMatching(ctx.tenant, filter, ctx.now);
@@ -89,7 +90,7 @@ export const listingRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { ctx } = request;
-      const stream = await exportLicences(ctx, listingFilter(request.query));
+      const stream = await exportLicences(ctx, listingFilter(ctx, request.query));
       return reply
         .type('text/csv; charset=utf-8')
         .header('content-disposition', `attachment; filename="licences-${ctx.org.slug}-${localDate(ctx.now, ctx.org.timezone)}.csv"`)

@@ -13,6 +13,8 @@ export type SortKey = (typeof SORTS)[number];
 
 export interface ListingFilter {
   q?: string | undefined;
+  /** SQLite's FTS5 trigram table serves `q` of three characters or more. */
+  fts?: boolean;
   status?: LicenceStatus[] | undefined;
   window: Window;
   sort: SortKey;
@@ -111,7 +113,7 @@ export function sortExpression(sort: SortKey, now: number): RawBuilder<unknown> 
     case 'status':
       return statusRank(now);
     case 'product':
-      return sql`(select products.name from products where products.id = licences.product_id)`;
+      return sql`products.name`;
     case 'lastCheckedAt':
       return sql`licences.last_checked_at`;
   }
@@ -129,9 +131,14 @@ export function matches(filter: ListingFilter, now: number, c: Columns = visible
     if (filter.status) conditions.push(eb.or(filter.status.map((s) => statusIs(eb, s, now, c))));
     if (filter.q) {
       const pattern = `%${escapeLike(filter.q.toLowerCase())}%`;
+      // A trigram phrase matches any substring, case-insensitively: the same as the LIKE below.
+      const text =
+        filter.fts && [...filter.q].length >= 3
+          ? sql<SqlBool>`licences.id in (select rowid from licences_search where licences_search match ${`"${filter.q.replace(/"/g, '""')}"`})`
+          : sql<SqlBool>`licences.search_text like ${pattern} escape '\\'`;
       conditions.push(
         eb.or([
-          sql<SqlBool>`licences.search_text like ${pattern} escape '\\'`,
+          text,
           eb(
             'licences.product_id',
             'in',
@@ -194,6 +201,8 @@ export function orderedLids(t: Tenant, filter: ListingFilter, now: number, plan:
     plan === 'walk-sort-index' ? expr : text ? sql`(${expr} || '')` : sql`+${expr}`;
   return t
     .selectFrom('licences')
+    // Only the product sort needs the product's name: a join, not a lookup per row.
+    .$if(filter.sort === 'product', (q) => q.innerJoin('products', 'products.id', 'licences.product_id'))
     .select(['licences.lid', key.as('sort_key')])
     .where(matches(filter, now, plan === 'filter-first' ? visibleColumns : hiddenColumns))
     .orderBy(sql`${ordered(key, TEXT_SORTS.has(filter.sort))} ${direction}${nulls}`)

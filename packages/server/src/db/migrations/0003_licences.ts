@@ -64,6 +64,17 @@ export function licences(dialect: DialectName): Migration {
         .on('licences')
         .columns(['org_id', 'archived', 'revoked', 'expires_at', 'issued_at', 'lid'])
         .execute();
+      if (dialect === 'sqlite') {
+        // Substring search: an FTS5 trigram index over search_text, kept in step by triggers.
+        await sql`create virtual table licences_search using fts5(search_text, content='licences', content_rowid='id', tokenize='trigram')`.execute(db);
+        await sql`create trigger licences_search_insert after insert on licences begin
+          insert into licences_search (rowid, search_text) values (new.id, new.search_text); end`.execute(db);
+        await sql`create trigger licences_search_delete after delete on licences begin
+          insert into licences_search (licences_search, rowid, search_text) values ('delete', old.id, old.search_text); end`.execute(db);
+        await sql`create trigger licences_search_update after update of search_text on licences begin
+          insert into licences_search (licences_search, rowid, search_text) values ('delete', old.id, old.search_text);
+          insert into licences_search (rowid, search_text) values (new.id, new.search_text); end`.execute(db);
+      }
       if (dialect === 'postgres') {
         // Substring search: a trigram index serves LIKE '%...%' (pg_trgm is a trusted extension).
         await sql`create extension if not exists pg_trgm`.execute(db);
