@@ -2,7 +2,7 @@
  * bench:licences — one organisation with 1,000,000 licences (bulk insert, not HTTP), then
  * p50/p95 over HTTP for the page listing, windows, sorts, search, dashboard and a 25,000-row
  * export against a separate service process. SQLite always; PostgreSQL too when DATABASE_URL is set.
- * LICENCES=n overrides the row count.
+ * LICENCES=n overrides the row count; BACKENDS=sqlite or postgres picks one.
  */
 import os from 'node:os';
 import { seedLicences } from './seed-licences.js';
@@ -57,5 +57,6 @@ async function run(backend: 'sqlite' | 'postgres') {
 }
 
 console.log(`bench:licences on ${os.cpus().length} × ${os.cpus()[0]?.model}, Node ${process.version}`);
-await run('sqlite');
-if (process.env.DATABASE_URL) await run('postgres');
+// BACKENDS=postgres runs one backend alone.
+const backends = process.env.BACKENDS?.split(',') ?? ['sqlite', ...(process.env.DATABASE_URL ? ['postgres'] : [])];
+for (const backend of backends) await run(backend as 'sqlite' | 'postgres');

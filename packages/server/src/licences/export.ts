@@ -1,12 +1,11 @@
 import { once } from 'node:events';
 import { PassThrough, type Readable } from 'node:stream';
-import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Db } from '../db/database.js';
 import { tenant } from '../db/tenant.js';
 import type { Ctx } from '../http/context.js';
 import { badRequest } from '../http/errors.js';
-import { countMatching, orderedLids, readPlan, sortExpression, viewsInOrder, type ListingFilter, type ReadPlan } from './listing.js';
-import { toLicenceListItem, type LicenceView } from './repo.js';
+import { countMatching, orderedLids, readPlan, viewsInOrder, type ListingFilter } from './listing.js';
+import { toLicenceListItem } from './repo.js';
 
 export const EXPORT_LIMIT = 25_000;
 const BATCH = 1000;
@@ -44,39 +43,11 @@ export function csvCell(value: unknown): string {
 
 export const csvRow = (cells: unknown[]) => `${cells.map(csvCell).join(',')}\r\n`;
 
-/*
- * Keyset continuation after the last row sent, for the sort's direction with nulls last:
- * rows whose key comes later, rows with an equal key and a later lid, then the null keys.
- */
-function after(filter: ListingFilter, now: number, last: { key: unknown; lid: string }): Expression<SqlBool> {
-  const key = sortExpression(filter.sort, now);
-  const [later, laterLid] = filter.asc ? [sql.raw('>'), sql.raw('>')] : [sql.raw('<'), sql.raw('<')];
-  if (last.key === null) return sql<SqlBool>`(${key} is null and licences.lid ${laterLid} ${last.lid})`;
-  return sql<SqlBool>`(${key} ${later} ${last.key} or (${key} = ${last.key} and licences.lid ${laterLid} ${last.lid}) or ${key} is null)`;
-}
-
-async function* batches(db: Db, ctx: Ctx, filter: ListingFilter, now: number, plan: ReadPlan): AsyncGenerator<LicenceView[]> {
-  const t = tenant(db, ctx.org.id);
-  let last: { key: unknown; lid: string } | null = null;
-  for (;;) {
-    let query = orderedLids(t, filter, now, plan);
-    if (last) {
-      const cursor = last;
-      query = query.where(() => after(filter, now, cursor));
-    }
-    const rows = await query.limit(BATCH).execute();
-    if (rows.length === 0) return;
-    yield viewsInOrder(t, rows.map((r) => r.lid));
-    const tail = rows[rows.length - 1]!;
-    last = { key: tail.sort_key, lid: tail.lid };
-    if (rows.length < BATCH) return;
-  }
-}
-
 /**
- * Counts first (refusing above the limit rather than truncating), then streams the rows in
- * keyset batches so memory stays flat. One `now` serves every calendar rule of the request;
- * on PostgreSQL the count and every batch read one REPEATABLE READ snapshot.
+ * Counts first (refusing above the limit rather than truncating), then reads the matching lids
+ * in order once (at most 25,000 short strings) and streams the rows in batches of 1,000, so the
+ * filter is evaluated once and memory stays flat. One `now` serves every calendar rule of the
+ * request; on PostgreSQL the count and every batch read one REPEATABLE READ snapshot.
  */
 export function exportLicences(ctx: Ctx, filter: ListingFilter): Promise<Readable> {
   const { database } = ctx;
@@ -88,7 +59,8 @@ export function exportLicences(ctx: Ctx, filter: ListingFilter): Promise<Readabl
 
   return new Promise((resolve, reject) => {
     run(async (db) => {
-      const count = await countMatching(tenant(db, ctx.org.id), filter, now);
+      const t = tenant(db, ctx.org.id);
+      const count = await countMatching(t, filter, now);
       if (count > EXPORT_LIMIT) {
         throw badRequest(`${count} licences match: an export holds at most ${EXPORT_LIMIT}; narrow the filter`);
       }
@@ -96,8 +68,10 @@ export function exportLicences(ctx: Ctx, filter: ListingFilter): Promise<Readabl
       resolve(out);
       try {
         out.write(csvRow([...COLUMNS]));
-        for await (const rows of batches(db, ctx, filter, now, readPlan(filter, count))) {
+        const lids = (await orderedLids(t, filter, now, readPlan(filter, count)).execute()).map((r) => r.lid);
+        for (let i = 0; i < lids.length; i += BATCH) {
           if (out.destroyed) return;
+          const rows = await viewsInOrder(t, lids.slice(i, i + BATCH));
           const text = rows
             .map((view) => {
               const item = toLicenceListItem(view, now) as Record<string, unknown>;

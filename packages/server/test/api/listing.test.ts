@@ -196,7 +196,7 @@ describe('CSV export', () => {
     const allowed = await h.admin('GET', '/licenses/export.csv?window=archived&q=soon');
     expect(allowed.statusCode).toBe(200);
     expect(parse(allowed.body)).toHaveLength(25_001);
-    // Keyset batches of 1,000 neither skip nor repeat a row.
+    // Batches of 1,000 neither skip nor repeat a row.
     expect(new Set(parse(allowed.body).slice(1).map((l) => l.split(',')[0])).size).toBe(25_000);
     await h.database.db.deleteFrom('licences').where('archived', '=', 1).where('licensee', '=', 'Soon').execute();
   });
