@@ -7,7 +7,10 @@ const backends = ['sqlite', ...(process.env.TEST_DATABASE_URL ? ['postgres'] : [
 export default defineConfig({
   resolve: {
     // Tests import the protocol package from source, so they never run against a stale build.
-    alias: { '@licensor/protocol': path.resolve(import.meta.dirname, 'packages/protocol/src/index.ts') },
+    alias: {
+      '@licensor/protocol': path.resolve(import.meta.dirname, 'packages/protocol/src/index.ts'),
+      '@licensor/sdk': path.resolve(import.meta.dirname, 'packages/sdk/src/index.ts'),
+    },
   },
   test: {
     globalSetup: ['packages/server/test/backends.ts'],

@@ -6,6 +6,7 @@
  * - `TIMEOUT`, `NETWORK`: the service did not answer in time, or could not be reached.
  * - `HTTP_STATUS`: the service answered with something other than 200 (`status` says which).
  * - `BAD_RESPONSE`: a 200 whose body is not the documented JSON.
+ * - `BAD_RECEIPT`: a check answer whose receipt does not verify for this licence, nonce and machine.
  * - `BAD_LICENCE`: a fetched licence does not verify with the product's key(s).
  * - `LID_MISMATCH`: a fetched licence verifies but is another licence than the one presented.
  */
@@ -17,6 +18,7 @@ export type LicensorErrorCode =
   | 'NETWORK'
   | 'HTTP_STATUS'
   | 'BAD_RESPONSE'
+  | 'BAD_RECEIPT'
   | 'BAD_LICENCE'
   | 'LID_MISMATCH';
 

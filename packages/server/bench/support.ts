@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import net from 'node:net';
 import pg from 'pg';
 
 export const CLI = path.resolve(import.meta.dirname, '../../../bin/licensor.js');
@@ -37,27 +38,47 @@ export async function benchEnv(backend: 'sqlite' | 'postgres'): Promise<{ env: R
   return { env, dispose: async () => { await drop(); fs.rmSync(dataDir, { recursive: true, force: true }); } };
 }
 
-/** Starts `licensor serve` as its own process and resolves with its base URL once it listens. */
-export function startService(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; stop: () => Promise<void> }> {
+/** A free loopback port, found by letting the OS pick one. */
+function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, 'serve'], { env: { ...process.env, ...env, PORT: '0', LOG_LEVEL: 'info' } });
-    let output = '';
-    const onData = (d: Buffer) => {
-      output += d;
-      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
-      if (match) {
-        child.stdout!.off('data', onData);
-        resolve({
-          child,
-          url: match[1]!,
-          stop: () => new Promise((done) => { child.once('exit', () => done()); child.kill('SIGTERM'); }),
-        });
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (d) => (output += d));
-    child.once('exit', (code) => reject(new Error(`service exited (${code}):\n${output}`)));
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
   });
+}
+
+/**
+ * Starts `licensor serve` as its own process at LOG_LEVEL=warn (a log line per request would
+ * be measured too) and resolves once /healthz answers. Its output is drained throughout: a
+ * full pipe would block the service's writes and stall it.
+ */
+export async function startService(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; stop: () => Promise<void> }> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, [CLI, 'serve'], { env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port) } });
+  let output = '';
+  const keep = (d: Buffer) => (output = (output + d).slice(-10_000));
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  let exited = false;
+  child.once('exit', () => (exited = true));
+  for (let i = 0; i < 300; i++) {
+    if (exited) throw new Error(`service exited:\n${output}`);
+    const ready = await fetch(`${url}/healthz`).then((r) => r.ok, () => false);
+    if (ready) {
+      return {
+        child,
+        url,
+        stop: () => new Promise((done) => { if (exited) return done(); child.once('exit', () => done()); child.kill('SIGTERM'); }),
+      };
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`service did not start:\n${output}`);
 }
 
 export function percentile(sorted: number[], p: number): number {

@@ -11,6 +11,7 @@ import { installOpenApi } from './http/openapi.js';
 import { installTenancy, type ApiRoute } from './http/tenancy.js';
 import { schemaErrorMessage, validatorCompiler } from './http/validation.js';
 import { auditRoutes } from './audit/routes.js';
+import { checkRoutes } from './check/routes.js';
 import { authRoutes } from './auth/routes.js';
 import { customerRoutes } from './customers/routes.js';
 import { dashboardRoutes } from './dashboard/routes.js';
@@ -122,6 +123,7 @@ export async function buildApp({ config, database, masterKey, logger }: AppOptio
       await api.register(listingRoutes);
       await api.register(dashboardRoutes);
       await api.register(auditRoutes);
+      await api.register(checkRoutes(keyring, database, config));
     },
     { prefix: '/o/:slug/api' },
   );

@@ -15,6 +15,8 @@ function describeAccess(access: Access | undefined): string {
       return 'A signed-in person (session cookie); closed to API tokens.';
     case 'admin-session':
       return 'A signed-in ORG_ADMIN (session cookie); closed to API tokens.';
+    case 'check':
+      return "The product's check token `svcc_<checkId>_<secret>`; management credentials are not accepted.";
     default:
       return `Requires scope \`${access}\` (a token's scope, or a role that grants it).`;
   }
@@ -44,6 +46,7 @@ export async function installOpenApi(app: FastifyInstance, version: string, publ
         securitySchemes: {
           token: { type: 'http', scheme: 'bearer', description: 'API token `svc_<id>_<secret>`.' },
           session: { type: 'apiKey', in: 'cookie', name: 'svc_session', description: 'Console session from POST /auth/login.' },
+          checkToken: { type: 'http', scheme: 'bearer', description: "A product's check token `svcc_<checkId>_<secret>` (licence check API)." },
         },
       },
     },
@@ -55,7 +58,7 @@ export async function installOpenApi(app: FastifyInstance, version: string, publ
       const described = {
         ...schema,
         description: [schema?.description, describeAccess(access)].filter(Boolean).join('\n\n'),
-        ...(access === 'public' ? {} : { security: [{ token: [] }, { session: [] }] }),
+        ...(access === 'public' ? {} : { security: access === 'check' ? [{ checkToken: [] }] : [{ token: [] }, { session: [] }] }),
       };
       return { schema: described, url: url.slice(API_PREFIX.length) || '/' };
     },

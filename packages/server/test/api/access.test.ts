@@ -17,7 +17,8 @@ const tokensWithout = new Map<string, string>();
 
 beforeAll(async () => {
   h = await startHarness();
-  routes = h.app.apiRoutes.filter((r) => r.access !== 'public');
+  // Check routes take a product's check token, never these credentials (check-refusals.test.ts).
+  routes = h.app.apiRoutes.filter((r) => r.access !== 'public' && r.access !== 'check');
   const other = await h.otherOrg();
   otherOrgCookie = other.cookie;
   otherOrgToken = await h.createToken([...SCOPES], other.slug);

@@ -1,0 +1,338 @@
+import { randomBytes, type KeyObject } from 'node:crypto';
+import { fpDigest, parseLicence, receiptGrantsLicence, verifyReceipt } from '@licensor/protocol';
+import { fileCache, type CachedAnswer, type CheckCache } from './cache.js';
+import { LicensorError, type LicensorErrorCode } from './errors.js';
+import { collectFingerprint } from './fingerprint.js';
+import { readPublicKeys, type PublicKeys } from './keys.js';
+import { verifyLicence, type LicenceRefusal, type LicenceVerification } from './verify.js';
+
+export interface LicenceClientOptions {
+  /** The service's address, e.g. `https://licensing.example.com`. */
+  baseUrl: string;
+  /** The organisation's slug. */
+  slug: string;
+  checkId: string;
+  /** The whole check token, `svcc_<checkId>_<secret>`. It identifies; it is not a secret. */
+  checkToken: string;
+  /** The product's public key, or its key history. */
+  publicKeyPem: PublicKeys;
+  /** The licence string this installation holds. */
+  licence: string;
+  /** Where the last verified answer is kept (default: fileCache() under the user's config directory). */
+  cache?: CheckCache;
+  /** Default: the global fetch. */
+  fetchImpl?: typeof fetch;
+  /** Milliseconds since the epoch (default Date.now). */
+  clock?: () => number;
+  /** Per request (default 10,000 ms); a slower answer is no answer. */
+  timeoutMs?: number;
+  /** This machine's fingerprint, when the application collected it itself. */
+  fingerprint?: string;
+  /** Passed to collectFingerprint() when `fingerprint` is not given. */
+  stableId?: string;
+}
+
+/**
+ * - `VALID`: a verified answer within the licence's `max` (checkMaxSeconds) says licensed on this machine.
+ * - `STALE`: the licence verifies offline, but no verified answer within `max` (or the clock was rolled back).
+ * - `INVALID`: the licence fails offline, or the latest verified answer says not licensed here.
+ */
+export type CheckState = 'VALID' | 'STALE' | 'INVALID';
+
+/** Why INVALID: an offline refusal, or what the signed status and boundAt say. */
+export type InvalidReason = LicenceRefusal | 'REVOKED' | 'UNKNOWN_LICENCE' | 'NO_SEAT' | 'NOT_LICENSED';
+
+const NO_ANSWER_CODES = ['TIMEOUT', 'NETWORK', 'HTTP_STATUS', 'BAD_RESPONSE', 'BAD_RECEIPT'] as const;
+type NoAnswerCode = (typeof NO_ANSWER_CODES)[number];
+const isNoAnswerCode = (code: LicensorErrorCode): code is NoAnswerCode => (NO_ANSWER_CODES as readonly string[]).includes(code);
+
+/** Why this call's answer counted for nothing. */
+export interface NoAnswer {
+  code: NoAnswerCode;
+  status?: number;
+  message: string;
+}
+
+/** A check answer whose receipt verified against this licence, nonce and machine. */
+export interface VerifiedAnswer extends CachedAnswer {
+  /** Licensed on this machine by the signed fields: status ACTIVE or GRACE and boundAt set. */
+  grants: boolean;
+  /** True when it is this call's answer, false when it came from the cache. */
+  fresh: boolean;
+}
+
+export interface CheckResult {
+  state: CheckState;
+  /** Why INVALID; empty otherwise. */
+  reasons: InvalidReason[];
+  /** The offline verification of the licence at this moment. */
+  licence: LicenceVerification;
+  /** The verified answer the state rests on: this call's, else the cached one, else null. */
+  answer: VerifiedAnswer | null;
+  /** Why this call got no verified answer; null when it got one or sent nothing (offline refusal). */
+  noAnswer: NoAnswer | null;
+  /** Seconds since the answer's signed checkedAt by the local clock; null without an answer. */
+  ageSeconds: number | null;
+  /** The local clock is earlier than the last verified checkedAt: the answer's age cannot be trusted. */
+  clockRollback: boolean;
+  /** This call's answer says a newer term exists (an unsigned hint): call fetch() to get and verify it. */
+  renewed: boolean;
+  /** The service's unsigned `reason`, for display only. */
+  serverReason: string | null;
+  /** Set when the verified answer could not be written to the cache (the result still holds). */
+  cacheError: Error | null;
+}
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+
+/** Online checks for one licence on this machine (DESIGN.md 2 and 6, SPEC.md 4.4). */
+export class LicenceClient {
+  readonly #keys: KeyObject[];
+  readonly #url: string;
+  readonly #checkToken: string;
+  readonly #cache: CheckCache;
+  readonly #fetch: typeof fetch;
+  readonly #clock: () => number;
+  readonly #timeoutMs: number;
+  readonly #stableId: string | undefined;
+  #fingerprint: string | undefined;
+  #licence: string;
+
+  constructor(options: LicenceClientOptions) {
+    for (const name of ['baseUrl', 'slug', 'checkId', 'checkToken', 'licence'] as const) {
+      if (typeof options[name] !== 'string' || options[name] === '') {
+        throw new LicensorError('INVALID_OPTIONS', `${name} must be a non-empty string`);
+      }
+    }
+    if (!options.checkToken.startsWith(`svcc_${options.checkId}_`)) {
+      throw new LicensorError('INVALID_OPTIONS', 'checkToken must be the whole svcc_<checkId>_<secret> token for this checkId');
+    }
+    if (licenceType(options.licence) === 'OFFLINE') {
+      throw new LicensorError('NOT_CHECKABLE', 'an OFFLINE licence has no check path: use verifyLicence()');
+    }
+    this.#keys = readPublicKeys(options.publicKeyPem);
+    const base = options.baseUrl.replace(/\/+$/, '');
+    this.#url = `${base}/o/${encodeURIComponent(options.slug)}/api/public/license/${encodeURIComponent(options.checkId)}`;
+    this.#checkToken = options.checkToken;
+    this.#cache = options.cache ?? fileCache();
+    this.#fetch = options.fetchImpl ?? fetch;
+    this.#clock = options.clock ?? Date.now;
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#fingerprint = options.fingerprint;
+    this.#stableId = options.stableId;
+    this.#licence = options.licence;
+  }
+
+  /** The licence string in use: the one given, or the term fetch() last returned. */
+  get licence(): string {
+    return this.#licence;
+  }
+
+  /** This machine's fingerprint, collected once. */
+  get fingerprint(): string {
+    this.#fingerprint ??= collectFingerprint({ stableId: this.#stableId }).fingerprint;
+    return this.#fingerprint;
+  }
+
+  /**
+   * Asks the service about the licence with a fresh nonce and judges its answer by the signed
+   * fields only. Never throws for what the service does: a timeout, any non-200, an unparseable
+   * body or a receipt that does not verify is "no answer", and the state rests on the cache.
+   */
+  async check(): Promise<CheckResult> {
+    const now = this.#clock();
+    const licence = verifyLicence(this.#licence, this.#keys, { now, fingerprint: this.fingerprint });
+    const cached = licence.signed ? await this.#loadCached(licence.claims.lid) : null;
+    // Measured against the answer known before this call: a fresh answer proves itself by its nonce.
+    const clockRollback = cached !== null && now < Date.parse(cached.checkedAt);
+    const result = { licence, clockRollback, serverReason: null, cacheError: null, noAnswer: null };
+
+    // SPEC 4.4 rule 5: a licence that fails locally is never sent.
+    if (!licence.valid) {
+      return { ...result, ...judge(cached, now, clockRollback, 0), state: 'INVALID', reasons: [...licence.reasons] };
+    }
+
+    const nonce = randomBytes(24).toString('base64url');
+    const sent = { license: this.#licence, fingerprint: this.fingerprint, nonce };
+    let fresh: VerifiedAnswer;
+    let body: Record<string, unknown>;
+    try {
+      body = await this.#post('check', sent);
+      fresh = this.#verifyAnswer(body, licence.claims.lid, nonce);
+    } catch (error) {
+      if (!(error instanceof LicensorError) || !isNoAnswerCode(error.code)) throw error;
+      const noAnswer: NoAnswer = { code: error.code, message: error.message };
+      if (error.status !== undefined) noAnswer.status = error.status;
+      return { ...result, noAnswer, ...judge(cached, now, clockRollback, maxSeconds(licence)) };
+    }
+
+    let cacheError: Error | null = null;
+    await this.#cache.save(cachedPart(fresh)).catch((error: unknown) => {
+      cacheError = error instanceof Error ? error : new Error(String(error));
+    });
+    return {
+      ...result,
+      serverReason: typeof body.reason === 'string' ? body.reason : null,
+      cacheError,
+      ...judge(fresh, now, clockRollback, maxSeconds(licence)),
+    };
+  }
+
+  /**
+   * Fetches the current term of this licence (after `renewed`), verifies it offline with the
+   * product's key(s) and checks that it is the same licence (`lid`); then uses it for later
+   * checks and returns it. Throws LicensorError for any failure; never called by check().
+   */
+  async fetch(): Promise<string> {
+    const now = this.#clock();
+    const current = verifyLicence(this.#licence, this.#keys, { now, fingerprint: this.fingerprint });
+    if (!current.signed) throw new LicensorError('BAD_LICENCE', `the licence in use does not verify: ${current.message}`);
+    const body = await this.#post('fetch', { license: this.#licence, fingerprint: this.fingerprint });
+    if (typeof body.license !== 'string') throw new LicensorError('BAD_RESPONSE', 'the fetch answer has no licence string');
+    const next = verifyLicence(body.license, this.#keys, { now, fingerprint: this.fingerprint });
+    if (!next.signed) throw new LicensorError('BAD_LICENCE', `the fetched licence does not verify: ${next.message}`);
+    if (next.claims.lid !== current.claims.lid) throw new LicensorError('LID_MISMATCH', 'the fetched licence is another licence');
+    this.#licence = body.license;
+    return body.license;
+  }
+
+  /** POSTs JSON and returns the 200 answer's object; everything else is a LicensorError. */
+  async #post(endpoint: 'check' | 'fetch', body: Record<string, string>): Promise<Record<string, unknown>> {
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        controller.abort();
+        reject(new LicensorError('TIMEOUT', `no answer within ${this.#timeoutMs} ms`));
+      }, this.#timeoutMs);
+    });
+    try {
+      // Raced as well as aborted, so that a fetchImpl that ignores the signal still times out.
+      const response = await Promise.race([
+        this.#fetch(`${this.#url}/${endpoint}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${this.#checkToken}`, 'content-type': 'application/json', accept: 'application/json' },
+          body: JSON.stringify(body),
+          signal: controller.signal,
+        }),
+        timeout,
+      ]).catch((error: unknown) => {
+        if (error instanceof LicensorError) throw error;
+        throw new LicensorError('NETWORK', `the service cannot be reached: ${(error as Error).message}`);
+      });
+      if (response.status !== 200) {
+        throw new LicensorError('HTTP_STATUS', `the service answered ${response.status}`, response.status);
+      }
+      const text = await Promise.race([response.text(), timeout]).catch((error: unknown) => {
+        if (error instanceof LicensorError) throw error;
+        throw new LicensorError('NETWORK', `the answer was cut off: ${(error as Error).message}`);
+      });
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        throw new LicensorError('BAD_RESPONSE', 'the answer is not JSON');
+      }
+      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+        throw new LicensorError('BAD_RESPONSE', 'the answer is not a JSON object');
+      }
+      return parsed as Record<string, unknown>;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * Rebuilds the receipt from the answer's status, checkedAt and boundAt and from what this
+   * client knows itself (the licence's lid, the nonce it sent, this machine's fpDigest), so a
+   * receipt for another licence, nonce or machine cannot verify.
+   */
+  #verifyAnswer(body: Record<string, unknown>, lid: string, nonce: string): VerifiedAnswer {
+    const { status = '', checkedAt, boundAt = '', receipt } = body;
+    if (typeof status !== 'string' || typeof boundAt !== 'string' || typeof checkedAt !== 'string' || typeof receipt !== 'string') {
+      throw new LicensorError('BAD_RESPONSE', 'the answer lacks the receipt fields');
+    }
+    if (typeof body.valid !== 'boolean') throw new LicensorError('BAD_RESPONSE', 'the answer has no valid flag');
+    const answer: CachedAnswer = { lid, status, nonce, checkedAt, boundAt, fpDigest: fpDigest(this.fingerprint), receipt, renewed: body.renewed === true };
+    const verified = this.#verified(answer, true);
+    if (verified === null) throw new LicensorError('BAD_RECEIPT', 'the receipt does not verify for this licence, nonce and machine');
+    // The service keeps `valid` equal to the signed verdict, except for a superseded term (valid
+    // false, still licensed). Any other disagreement means the answer was altered on the way.
+    const superseded = !body.valid && verified.grants && (body.reason === 'SUPERSEDED' || verified.renewed);
+    if (body.valid !== verified.grants && !superseded) {
+      throw new LicensorError('BAD_RESPONSE', 'the unsigned valid flag contradicts the signed receipt');
+    }
+    return verified;
+  }
+
+  #verified(answer: CachedAnswer, fresh: boolean): VerifiedAnswer | null {
+    if (Number.isNaN(Date.parse(answer.checkedAt))) return null;
+    if (!verifyReceipt(answer, answer.receipt, this.#keys)) return null;
+    return { ...answer, grants: receiptGrantsLicence(answer), fresh };
+  }
+
+  /** The cached answer if it still verifies for this licence and machine; a broken cache is empty. */
+  async #loadCached(lid: string): Promise<VerifiedAnswer | null> {
+    let entry: CachedAnswer | null;
+    try {
+      entry = await this.#cache.load(lid);
+    } catch {
+      return null;
+    }
+    if (entry === null || typeof entry !== 'object') return null;
+    const fields = ['status', 'nonce', 'checkedAt', 'boundAt', 'receipt'] as const;
+    if (fields.some((name) => typeof entry[name] !== 'string')) return null;
+    if (entry.lid !== lid || entry.fpDigest !== fpDigest(this.fingerprint)) return null;
+    return this.#verified({ ...entry, renewed: entry.renewed === true }, false);
+  }
+}
+
+function licenceType(licence: string): string | undefined {
+  try {
+    return parseLicence(licence).claims.typ;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The signed offline window; a licence without `max` gets none, so only a fresh answer is VALID. */
+function maxSeconds(licence: LicenceVerification): number {
+  return licence.claims?.max ?? 0;
+}
+
+function cachedPart({ lid, status, nonce, checkedAt, boundAt, fpDigest, receipt, renewed }: VerifiedAnswer): CachedAnswer {
+  return { lid, status, nonce, checkedAt, boundAt, fpDigest, receipt, renewed };
+}
+
+function age(answer: VerifiedAnswer | null, now: number): number | null {
+  return answer === null ? null : (now - Date.parse(answer.checkedAt)) / 1000;
+}
+
+/** The state from the latest verified answer (the licence already verified offline). */
+function judge(answer: VerifiedAnswer | null, now: number, clockRollback: boolean, max: number) {
+  const ageSeconds = age(answer, now);
+  const base = { answer, ageSeconds, renewed: answer?.fresh === true && answer.renewed, reasons: [] as InvalidReason[] };
+  if (answer === null) return { ...base, state: 'STALE' as const };
+  if (!answer.grants) return { ...base, state: 'INVALID' as const, reasons: [signedReason(answer)] };
+  if (answer.fresh) return { ...base, state: 'VALID' as const };
+  if (clockRollback || ageSeconds! > max) return { ...base, state: 'STALE' as const };
+  return { ...base, state: 'VALID' as const };
+}
+
+function signedReason(answer: VerifiedAnswer): InvalidReason {
+  switch (answer.status) {
+    case '':
+      return 'UNKNOWN_LICENCE';
+    case 'REVOKED':
+      return 'REVOKED';
+    case 'PENDING':
+      return 'NOT_YET_VALID';
+    case 'EXPIRED':
+      return 'EXPIRED';
+    case 'ACTIVE':
+    case 'GRACE':
+      return 'NO_SEAT';
+    default:
+      return 'NOT_LICENSED';
+  }
+}

@@ -1,0 +1,22 @@
+export { LicensorError, type LicensorErrorCode } from './errors.js';
+export { type PublicKeyInput, type PublicKeys } from './keys.js';
+export {
+  verifyLicence,
+  type LicenceRefusal,
+  type LicenceVerification,
+  type SignedLicence,
+  type RefusedLicence,
+  type VerifyOptions,
+} from './verify.js';
+export { collectFingerprint, type FingerprintOptions, type FingerprintReport } from './fingerprint.js';
+export { fileCache, memoryCache, defaultCacheDir, type CachedAnswer, type CheckCache } from './cache.js';
+export {
+  LicenceClient,
+  type LicenceClientOptions,
+  type CheckResult,
+  type CheckState,
+  type InvalidReason,
+  type NoAnswer,
+  type VerifiedAnswer,
+} from './client.js';
+export type { LicenceClaims, CalendarStatus, FingerprintParts, FingerprintComponent } from '@licensor/protocol';

@@ -1,0 +1,118 @@
+// The SDK against a real service (the server's test harness, SQLite), over real HTTP.
+import { execFile } from 'node:child_process';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildFingerprint } from '@licensor/protocol';
+import { LicenceClient, memoryCache, verifyLicence, type LicenceClientOptions } from '@licensor/sdk';
+import { startHarness, type Harness } from '../../server/test/harness.js';
+
+const root = path.resolve(import.meta.dirname, '../../..');
+const machine = buildFingerprint({ machine: 'e2e-m', host: 'e2e-h', mac: 'e2e-a', cpu: 'e2e-c', disk: 'e2e-d' });
+const elsewhere = buildFingerprint({ machine: 'e2e-m2', host: 'e2e-h2', mac: 'e2e-a2', cpu: 'e2e-c2', disk: 'e2e-d2' });
+
+let h: Harness;
+let baseUrl: string;
+
+beforeAll(async () => {
+  h = await startHarness();
+  await h.app.listen({ port: 0, host: '127.0.0.1' });
+  baseUrl = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
+});
+afterAll(() => h?.close());
+
+async function call(method: 'POST' | 'GET', url: string, body?: unknown) {
+  const response = await h.admin(method, url, body);
+  if (response.statusCode >= 300) throw new Error(`${method} ${url}: ${response.statusCode} ${response.body}`);
+  return response.data;
+}
+
+/** An ONLINE product with fetch enabled, its check credential and one issued licence. */
+async function setUp() {
+  const product = await call('POST', '/products', {
+    productKey: `sdk-e2e-${Math.random().toString(36).slice(2, 10)}`,
+    name: 'SDK end to end',
+    licenceType: 'ONLINE',
+    allowedLicenceTypes: ['ONLINE'],
+    licenceFetchEnabled: true,
+  });
+  const credential = await call('POST', `/products/${product.id}/check-token`);
+  const licence = await call('POST', '/licenses', { productId: product.id, licensee: 'SDK Customer', validityMonths: 12 });
+  const client = (options: Partial<LicenceClientOptions> = {}) =>
+    new LicenceClient({
+      baseUrl,
+      slug: h.slug,
+      checkId: credential.checkId,
+      checkToken: credential.checkToken,
+      publicKeyPem: product.publicKeyPem,
+      licence: licence.licenseString,
+      fingerprint: machine,
+      cache: memoryCache(),
+      ...options,
+    });
+  return { product, credential, licence, client };
+}
+
+describe('the SDK against a real service', () => {
+  it('checks, binds, sees a renewal and fetches the new term', async () => {
+    const { product, licence, client } = await setUp();
+    expect(verifyLicence(licence.licenseString, product.publicKeyPem, { fingerprint: machine })).toMatchObject({ valid: true, status: 'ACTIVE' });
+
+    const c = client();
+    const first = await c.check();
+    expect(first).toMatchObject({ state: 'VALID', renewed: false, noAnswer: null, clockRollback: false });
+    expect(first.answer).toMatchObject({ fresh: true, grants: true, status: 'ACTIVE', lid: licence.lid });
+
+    // The seat is taken: another machine gets a signed "no seat", never a verdict of its own making.
+    expect(await client({ fingerprint: elsewhere }).check()).toMatchObject({ state: 'INVALID', reasons: ['NO_SEAT'] });
+
+    const renewed = await call('POST', `/licenses/${licence.lid}/renew`, { validityMonths: 24 });
+    const afterRenewal = await c.check();
+    expect(afterRenewal).toMatchObject({ state: 'VALID', renewed: true, serverReason: 'SUPERSEDED' });
+
+    expect(await c.fetch()).toBe(renewed.licenseString);
+    expect(c.licence).toBe(renewed.licenseString);
+    const next = verifyLicence(c.licence, product.publicKeyPem, { fingerprint: machine });
+    expect(next.signed && next.claims.lid).toBe(licence.lid);
+    expect(next.signed && next.expiresAt?.toISOString()).toBe(renewed.expiresAt);
+    expect(await c.check()).toMatchObject({ state: 'VALID', renewed: false });
+  });
+
+  it('reports revocation from the signed status', async () => {
+    const { licence, client } = await setUp();
+    const c = client();
+    expect((await c.check()).state).toBe('VALID');
+    await call('POST', `/licenses/${licence.lid}/revoke`, { reason: 'refunded' });
+    expect(await c.check()).toMatchObject({ state: 'INVALID', reasons: ['REVOKED'], serverReason: 'REVOKED' });
+  });
+
+  it('counts a wrong check token as no answer', async () => {
+    const { credential, client } = await setUp();
+    const wrongToken = `svcc_${credential.checkId}_${'0'.repeat(64)}`;
+    expect(await client({ checkToken: wrongToken }).check()).toMatchObject({ state: 'STALE', noAnswer: { code: 'HTTP_STATUS', status: 401 } });
+  });
+
+  it('accepts the product key among a key history, and sends nothing the keys do not verify', async () => {
+    const { product, client } = await setUp();
+    const other = await setUp();
+    expect((await client({ publicKeyPem: [other.product.publicKeyPem, product.publicKeyPem] }).check()).state).toBe('VALID');
+    expect(await client({ publicKeyPem: other.product.publicKeyPem }).check()).toMatchObject({ state: 'INVALID', reasons: ['BAD_SIGNATURE'], noAnswer: null });
+  });
+
+  it('fetch is refused before the licence is bound (fetch never binds)', async () => {
+    const { client } = await setUp();
+    await expect(client().fetch()).rejects.toMatchObject({ code: 'HTTP_STATUS', status: 403 });
+  });
+
+  it('runs examples/check-licence.ts to the end', async () => {
+    const token = await h.createToken(['licenses:write', 'products:write']);
+    const { stdout } = await promisify(execFile)(process.execPath, [path.join(root, 'node_modules/tsx/dist/cli.mjs'), 'examples/check-licence.ts'], {
+      cwd: root,
+      env: { ...process.env, LICENSOR_URL: baseUrl, LICENSOR_ORG: h.slug, LICENSOR_TOKEN: token },
+      timeout: 60_000,
+    });
+    expect(stdout).toContain('checked again with the old term: VALID');
+    expect(stdout.trim().split('\n').pop()).toBe('done');
+  });
+});

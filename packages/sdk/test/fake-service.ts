@@ -1,0 +1,83 @@
+// A stand-in for the check API: answers signed with test keys, and whatever forgery a test asks for.
+import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
+import { buildFingerprint, fpDigest, signLicence, signReceipt, type ClaimsInput } from '@licensor/protocol';
+
+export const keys = generateKeyPairSync('ed25519');
+export const otherKeys = generateKeyPairSync('ed25519');
+export const publicKeyPem = keys.publicKey.export({ type: 'spki', format: 'pem' }).toString();
+
+export const myFingerprint = buildFingerprint({ machine: 'm-1', host: 'h-1', mac: 'a-1', cpu: 'c-1', disk: 'd-1' });
+export const otherFingerprint = buildFingerprint({ machine: 'm-2', host: 'h-2', mac: 'a-2', cpu: 'c-2', disk: 'd-2' });
+
+export const T0 = Date.UTC(2026, 10, 22, 7, 0, 0);
+export const MAX_SECONDS = 86_400;
+export const checkToken = 'svcc_abc123def456_' + 'a'.repeat(64);
+
+/** An ONLINE licence valid around T0 with a one-day offline window. */
+export function onlineLicence(overrides: Partial<ClaimsInput> = {}, privateKey: KeyObject = keys.privateKey): string {
+  const iat = T0 / 1000 - 86_400 * 30;
+  return signLicence(
+    { lid: randomUUID(), prd: 'cad', org: 'acme', typ: 'ONLINE', iat, exp: iat + 86_400 * 365, grace: 7, mm: 1, chk: 3600, max: MAX_SECONDS, ...overrides },
+    privateKey,
+  );
+}
+
+export interface SentRequest {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  body: Record<string, string>;
+}
+
+export interface Answer {
+  status: number;
+  body: unknown;
+}
+
+/** What the service would sign for this request; `tweak` forges it. */
+export function genuineAnswer(
+  request: SentRequest,
+  signed: { status?: string; boundAt?: string; checkedAt?: string },
+  tweak: { lid?: string; nonce?: string; fingerprint?: string; key?: KeyObject } = {},
+): Record<string, unknown> {
+  const lid = tweak.lid ?? JSON.parse(Buffer.from(request.body.license!.split('.')[0]!, 'base64url').toString()).lid;
+  const fields = {
+    lid,
+    status: signed.status ?? '',
+    nonce: tweak.nonce ?? request.body.nonce,
+    checkedAt: signed.checkedAt ?? new Date(T0).toISOString(),
+    boundAt: signed.boundAt ?? '',
+    fpDigest: fpDigest(tweak.fingerprint ?? request.body.fingerprint!),
+  };
+  const grants = (fields.status === 'ACTIVE' || fields.status === 'GRACE') && fields.boundAt !== '';
+  const answer: Record<string, unknown> = {
+    valid: grants,
+    lid,
+    checkedAt: fields.checkedAt,
+    serverTime: fields.checkedAt,
+    nonce: fields.nonce,
+    receipt: signReceipt(fields, tweak.key ?? keys.privateKey),
+  };
+  if (fields.status !== '') answer.status = fields.status;
+  if (fields.boundAt !== '') answer.boundAt = fields.boundAt;
+  return answer;
+}
+
+export const licensed = (checkedAt = new Date(T0).toISOString()) => ({ status: 'ACTIVE', boundAt: '2026-01-05T09:30:12.345Z', checkedAt });
+
+/** A fetchImpl that records requests and answers with `respond`. */
+export function fakeFetch(respond: (request: SentRequest) => Answer | Promise<Answer>) {
+  const requests: SentRequest[] = [];
+  const fetchImpl = (async (url: string | URL | Request, init?: RequestInit) => {
+    const request: SentRequest = {
+      url: String(url),
+      method: init?.method ?? 'GET',
+      headers: Object.fromEntries(new Headers(init?.headers).entries()),
+      body: JSON.parse(String(init?.body)),
+    };
+    requests.push(request);
+    const { status, body } = await respond(request);
+    return new Response(typeof body === 'string' ? body : JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+  }) as typeof fetch;
+  return { fetchImpl, requests };
+}
