@@ -26,6 +26,7 @@ async function run(backend: 'sqlite' | 'postgres') {
 
     let issued = 0;
     let failed = 0;
+    let firstFailure = '';
     const latencies: number[] = [];
     const deadline = performance.now() + SECONDS * 1000;
     const worker = async (w: number) => {
@@ -36,10 +37,10 @@ async function run(backend: 'sqlite' | 'postgres') {
           headers: auth,
           body: JSON.stringify({ productId: product.id, customer: { name: `Customer ${w}-${i}`, email: `c${w}-${i}@example.com` } }),
         });
-        await response.arrayBuffer();
+        const text = await response.text();
         latencies.push(performance.now() - start);
         if (response.status === 201) issued++;
-        else failed++;
+        else if (failed++ === 0) firstFailure = `${response.status} ${text.slice(0, 160)}`;
       }
     };
     const started = performance.now();
@@ -47,7 +48,7 @@ async function run(backend: 'sqlite' | 'postgres') {
     const elapsed = (performance.now() - started) / 1000;
     latencies.sort((a, b) => a - b);
     console.log(
-      `| ${backend} | ${CONCURRENCY} | ${(issued / elapsed).toFixed(0)} | ${percentile(latencies, 50).toFixed(1)} | ${percentile(latencies, 99).toFixed(1)} | ${failed} |`,
+      `| ${backend} | ${CONCURRENCY} | ${(issued / elapsed).toFixed(0)} | ${percentile(latencies, 50).toFixed(1)} | ${percentile(latencies, 99).toFixed(1)} | ${failed}${firstFailure && ` (first: ${firstFailure})`} |`,
     );
   } finally {
     await service.stop();

@@ -58,7 +58,10 @@ function freePort(): Promise<number> {
 export async function startService(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; stop: () => Promise<void> }> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [CLI, 'serve'], { env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port) } });
+  // The service gets the run's database only: a DATABASE_URL inherited from this process (set for
+  // the PostgreSQL pass) must not turn the SQLite pass into a PostgreSQL one.
+  const { DATABASE_URL: _inherited, ...inherited } = process.env;
+  const child = spawn(process.execPath, [CLI, 'serve'], { env: { ...inherited, LOG_LEVEL: 'warn', ...env, PORT: String(port) } });
   let output = '';
   const keep = (d: Buffer) => (output = (output + d).slice(-10_000));
   child.stdout!.on('data', keep);
