@@ -14,11 +14,13 @@ function formatter(timeZone: string): Intl.DateTimeFormat {
 
 /** True for a real calendar date written `YYYY-MM-DD`. */
 export function isDate(text: string): boolean {
-  const m = DATE.exec(text);
-  if (!m) return false;
-  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  const probe = new Date(Date.UTC(y, mo - 1, d));
-  return probe.getUTCFullYear() === y && probe.getUTCMonth() === mo - 1 && probe.getUTCDate() === d;
+  const match = DATE.exec(text);
+  if (!match) return false;
+  const [year, month, day] = match.slice(1).map(Number) as [number, number, number];
+  // setUTCFullYear, unlike Date.UTC, does not map years 0 to 99 onto the 1900s.
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
 
 /** The local date (`YYYY-MM-DD`) of an instant in a zone. */

@@ -1,5 +1,6 @@
 import { isReservedClaimName, type ParamValue } from '@licensor/protocol';
 import { badRequest } from '../http/errors.js';
+import { isDate } from '../licences/calendar.js';
 import type { ProductRow } from './repo.js';
 import type { CreateProductInput, LicenceType, ProductParam, UpdateProductInput } from './schemas.js';
 
@@ -139,16 +140,7 @@ function checkShape(shape: ProductShape): void {
 }
 
 const INTEGER = /^-?(?:0|[1-9][0-9]*)$/;
-const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
-function isCalendarDate(text: string): boolean {
-  const match = DATE.exec(text);
-  if (!match) return false;
-  const [year, month, day] = match.slice(1).map(Number) as [number, number, number];
-  const date = new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
-}
 
 /**
  * A parameter's default as the claim value it stands for (DESIGN.md 3), null when it has none;
@@ -166,7 +158,7 @@ export function paramDefault(param: ProductParam, field = 'defaultValue'): Param
       if (text !== 'true' && text !== 'false') throw invalid(`"${text}" is not true or false`);
       return text === 'true';
     case 'DATE':
-      if (!isCalendarDate(text)) throw invalid(`"${text}" is not a date (YYYY-MM-DD)`);
+      if (!isDate(text)) throw invalid(`"${text}" is not a date (YYYY-MM-DD)`);
       return text;
     case 'STRING_LIST': {
       let value: unknown;

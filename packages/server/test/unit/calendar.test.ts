@@ -21,6 +21,8 @@ describe('calendar', () => {
   it('accepts real dates, leap days included', () => {
     expect(isDate('2028-02-29')).toBe(true);
     expect(isDate('2026-12-31')).toBe(true);
+    expect(isDate('0050-02-28')).toBe(true);
+    expect(isDate('0050-02-29')).toBe(false);
   });
 
   it('starts a date at local midnight in ordinary zones', () => {
