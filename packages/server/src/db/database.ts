@@ -3,6 +3,7 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import {
   CompiledQuery,
+  sql,
   Kysely,
   PostgresDialect,
   SqliteAdapter,
@@ -157,6 +158,16 @@ export async function lockRow(
 ): Promise<void> {
   if (database.dialect !== 'postgres') return;
   await trx.selectFrom(table).select('id').where('id', '=', id).forUpdate().execute();
+}
+
+/**
+ * Serialises writers on a name rather than a row (PostgreSQL advisory lock, released at the end
+ * of the transaction), for work that has no row to lock yet, such as creating a customer.
+ * On SQLite the transaction already holds the database's write lock.
+ */
+export async function lockName(database: Pick<Database, 'dialect'>, trx: Db, name: string): Promise<void> {
+  if (database.dialect !== 'postgres') return;
+  await sql`select pg_advisory_xact_lock(hashtextextended(${name}, 0))`.execute(trx);
 }
 
 /** True when the error is a unique-constraint violation on either dialect. */

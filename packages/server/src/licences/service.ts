@@ -4,7 +4,7 @@ import { parseFingerprint, signLicence, type LicenceType } from '@licensor/proto
 import { recordAudit } from '../audit/audit.js';
 import { findCustomerByEmail, findCustomerByNameWithoutEmail, findCustomerRow } from '../customers/repo.js';
 import { findOrCreateCustomer } from '../customers/service.js';
-import { lockRow } from '../db/database.js';
+import { lockName, lockRow } from '../db/database.js';
 import type { Tenant } from '../db/tenant.js';
 import { inTransaction, type Ctx } from '../http/context.js';
 import { badRequest, forbidden, notFound } from '../http/errors.js';
@@ -37,6 +37,13 @@ async function productFor(t: Tenant, productId: number): Promise<{ id: number; v
   if (!row) throw notFound(`no product ${productId}`);
   return { id: row.id, version: row.version, shape: shapeOf(row) };
 }
+
+/**
+ * The organisation row is locked only when it has a plan limit: then every change that may
+ * add to the count must run one at a time. Without a limit there is no count to protect, and
+ * issues of one organisation run side by side.
+ */
+const planLock = (ctx: Ctx) => ({ lockOrganisation: ctx.org.planLimit !== null });
 
 /** Refuses a change that would make one more licence use capacity on a full plan (DESIGN.md 3). */
 async function enforcePlan(ctx: Ctx, t: Tenant, before: LicenceStatus | null, after: LicenceStatus) {
@@ -182,6 +189,8 @@ export async function issueLicence(ctx: Ctx, keyring: Keyring, input: IssueInput
           ctx,
           async (t) => {
             await enforcePlan(ctx, t, null, status);
+            // Issues that would create the same customer wait for each other here, and only they.
+            await lockName(ctx.database, t.db, `customer ${ctx.org.id} ${customer.email?.toLowerCase() ?? `named ${customer.name}`}`);
             const owner = await findOrCreateCustomer(t, ctx.actor.name, ctx.now, { name: customer.name, email: customer.email });
             // The name was signed before the transaction: a concurrent issue created this customer
             // under another name, which the next round finds and signs.
@@ -237,7 +246,7 @@ export async function issueLicence(ctx: Ctx, keyring: Keyring, input: IssueInput
             await rememberAnswer(t, idem, ctx.now, 201, body);
             return body;
           },
-          { lockOrganisation: true },
+          planLock(ctx),
         );
       } catch (err) {
         if (!(err instanceof CustomerMoved)) throw err;
@@ -321,7 +330,7 @@ export async function renewLicence(ctx: Ctx, keyring: Keyring, lid: string, inpu
             await rememberAnswer(t, idem, ctx.now, 200, body);
             return body;
           },
-          { lockOrganisation: true },
+          planLock(ctx),
         );
       } catch (err) {
         if (!(err instanceof TermMoved)) throw err;
@@ -345,6 +354,7 @@ async function changeLicence(
   return inTransaction(
     ctx,
     async (t) => {
+      await lockRow(ctx.database, t.db, 'licences', (await findLicenceRow(t, lid)).id);
       const row = await findLicenceRow(t, lid);
       const { set, action, summary, details, plan } = change(row);
       const updated = { ...row, ...set };
@@ -353,7 +363,7 @@ async function changeLicence(
       await recordAudit(t, ctx.actor.name, ctx.now, { action, subjectType: 'licence', subjectId: lid, lid, summary, details: details ?? null });
       return answer(t, lid, ctx.now);
     },
-    { lockOrganisation: true },
+    planLock(ctx),
   );
 }
 
