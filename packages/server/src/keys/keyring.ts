@@ -115,31 +115,28 @@ export class Keyring {
     return opened.privateKey;
   }
 
-  /** The key new licences and renewals of the product are signed with, and its row id. */
-  async signingKeyFor(t: Tenant, productId: number): Promise<{ keyId: number; privateKey: KeyObject }> {
-    const row = await t
-      .selectFrom('product_keys')
-      .innerJoin('products', 'products.id', 'product_keys.product_id')
-      .selectAll('product_keys')
-      .select('products.version')
-      .where('product_keys.product_id', '=', productId)
-      .where('product_keys.retired_at', 'is', null)
-      .executeTakeFirst();
-    if (!row) throw notFound(`no product ${productId}`);
-    return { keyId: row.id, privateKey: this.privateKeyOf(row, row.version) };
-  }
-
-  /** Every key the product has had, current first: what a licence of it may be signed with. */
-  async verificationKeysFor(t: Tenant, productId: number): Promise<Array<{ keyId: number; publicKey: KeyObject }>> {
-    const rows = await t
+  /** A product's key rows with the product's version, newest first (the current key is the newest). */
+  private keyRows(t: Tenant, productId: number) {
+    return t
       .selectFrom('product_keys')
       .innerJoin('products', 'products.id', 'product_keys.product_id')
       .selectAll('product_keys')
       .select('products.version')
       .where('product_keys.product_id', '=', productId)
       // Keys are only ever added, the new one current: the highest id is the current key.
-      .orderBy('product_keys.id', 'desc')
-      .execute();
+      .orderBy('product_keys.id', 'desc');
+  }
+
+  /** The key new licences and renewals of the product are signed with, and its row id. */
+  async signingKeyFor(t: Tenant, productId: number): Promise<{ keyId: number; privateKey: KeyObject }> {
+    const row = await this.keyRows(t, productId).where('product_keys.retired_at', 'is', null).executeTakeFirst();
+    if (!row) throw notFound(`no product ${productId}`);
+    return { keyId: row.id, privateKey: this.privateKeyOf(row, row.version) };
+  }
+
+  /** Every key the product has had, current first: what a licence of it may be signed with. */
+  async verificationKeysFor(t: Tenant, productId: number): Promise<Array<{ keyId: number; publicKey: KeyObject }>> {
+    const rows = await this.keyRows(t, productId).execute();
     return rows.map((row) => {
       const { keyId, publicKey } = this.open(row, row.version);
       return { keyId, publicKey };
