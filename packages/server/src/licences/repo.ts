@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import { parseLicence, type LicenceType } from '@licensor/protocol';
 import type { LicenceVersionsTable, LicencesTable, MachineBindingsTable } from '../db/schema.js';
+import type { DialectName } from '../db/database.js';
 import type { Tenant } from '../db/tenant.js';
 import { notFound } from '../http/errors.js';
 import { iso } from '../http/schemas.js';
@@ -44,11 +45,20 @@ export async function findLicenceView(t: Tenant, lid: string): Promise<LicenceVi
   return view as LicenceView;
 }
 
-export async function findLicenceRow(t: Tenant, lid: string): Promise<LicenceRow> {
-  const row = await t.selectFrom('licences').selectAll().where('lid', '=', lid).executeTakeFirst();
+export async function findLicenceRow(t: Tenant, lid: string, { lock = false } = {}): Promise<LicenceRow> {
+  let query = t.selectFrom('licences').selectAll().where('lid', '=', lid);
+  if (lock) query = query.forUpdate();
+  const row = await query.executeTakeFirst();
   if (!row) throw notFound(`no licence ${lid}`);
   return row;
 }
+
+/**
+ * The licence row, locked until the transaction ends, read in the same query: FOR UPDATE on
+ * PostgreSQL; on SQLite the transaction already holds the database's write lock (BEGIN IMMEDIATE).
+ */
+export const lockLicenceRow = (dialect: DialectName, t: Tenant, lid: string) =>
+  findLicenceRow(t, lid, { lock: dialect === 'postgres' });
 
 export function statusOf(row: Pick<LicenceRow, 'revoked' | 'starts_at' | 'expires_at' | 'grace_days'>, now: number): LicenceStatus {
   return licenceStatus(

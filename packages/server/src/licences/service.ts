@@ -4,7 +4,7 @@ import { parseFingerprint, signLicence, type LicenceType } from '@licensor/proto
 import { recordAudit } from '../audit/audit.js';
 import { findCustomerByEmail, findCustomerByNameWithoutEmail, findCustomerRow } from '../customers/repo.js';
 import { findOrCreateCustomer } from '../customers/service.js';
-import { lockName, lockRow } from '../db/database.js';
+import { lockName } from '../db/database.js';
 import type { Tenant } from '../db/tenant.js';
 import { inTransaction, type Ctx } from '../http/context.js';
 import { badRequest, forbidden, notFound } from '../http/errors.js';
@@ -18,6 +18,7 @@ import {
   searchText,
   findLicenceRow,
   findLicenceView,
+  lockLicenceRow,
   statusOf,
   toBinding,
   toLicence,
@@ -292,8 +293,7 @@ export async function renewLicence(ctx: Ctx, keyring: Keyring, lid: string, inpu
         return await inTransaction(
           ctx,
           async (t) => {
-            await lockRow(ctx.database, t.db, 'licences', current.id);
-            const fresh = await findLicenceRow(t, lid);
+            const fresh = await lockLicenceRow(ctx.database.dialect, t, lid);
             if (fresh.term_version !== current.term_version) throw new TermMoved();
             if (fresh.archived === 1) throw badRequest('an archived licence cannot be renewed: restore it first');
             const before = statusOf(fresh, ctx.now);
@@ -354,8 +354,7 @@ async function changeLicence(
   return inTransaction(
     ctx,
     async (t) => {
-      await lockRow(ctx.database, t.db, 'licences', (await findLicenceRow(t, lid)).id);
-      const row = await findLicenceRow(t, lid);
+      const row = await lockLicenceRow(ctx.database.dialect, t, lid);
       const { set, action, summary, details, plan } = change(row);
       const updated = { ...row, ...set };
       if (plan) await enforcePlan(ctx, t, statusOf(row, ctx.now), statusOf(updated, ctx.now));
@@ -401,8 +400,7 @@ export const restoreLicence = (ctx: Ctx, lid: string) =>
 
 export async function releaseBinding(ctx: Ctx, lid: string, input: Static<typeof ReleaseBody> | undefined) {
   return inTransaction(ctx, async (t) => {
-    const row = await findLicenceRow(t, lid);
-    await lockRow(ctx.database, t.db, 'licences', row.id);
+    const row = await lockLicenceRow(ctx.database.dialect, t, lid);
     let live = t.selectFrom('machine_bindings').selectAll().where('licence_id', '=', row.id).where('released_at', 'is', null);
     if (input?.machineId !== undefined) live = live.where('id', '=', input.machineId);
     const bindings = await live.orderBy('id').execute();
