@@ -32,11 +32,11 @@ const result = await autocannon({
   headers: { authorization: `Bearer ${job.token}`, 'content-type': 'application/json' },
   requests: [
     {
-      setupRequest: (request: Record<string, unknown>) => {
+      setupRequest: (request) => {
         const [license, fingerprint] = pairs[next++ % pairs.length]!;
         return { ...request, body: JSON.stringify({ license, fingerprint, nonce: randomBytes(18).toString('base64url') }) };
       },
-      onResponse: (status: number, body: string) => {
+      onResponse: (status, body) => {
         if (status !== 200) firstFailure ??= `${status} ${body}`;
       },
     },

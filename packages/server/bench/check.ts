@@ -129,7 +129,7 @@ function load(job: { url: string; token: string; bodiesFile: string; connections
 
 const rows: string[] = [];
 const bounds = new Map(ALGORITHMS.map((a) => [a, cryptoBound(a)]));
-for (const backend of ['sqlite', ...(process.env.DATABASE_URL ? ['postgres'] : [])] as const) {
+for (const backend of ['sqlite', ...(process.env.DATABASE_URL ? ['postgres' as const] : [])] as const) {
   const { env, dispose } = await benchEnv(backend);
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'licensor-bench-check-'));
   try {

@@ -117,7 +117,7 @@ describe('first start', () => {
       expect(login.status).toBe(200);
       expect(await login.json()).toMatchObject({ role: 'ORG_ADMIN', tenant: 'default' });
       const users = await fetch(`${second.url}/o/default/api/users`, { headers: { cookie: login.headers.get('set-cookie')!.split(';')[0]! } });
-      expect((await users.json()).map((u: { username: string }) => u.username)).toEqual(['admin']);
+      expect(((await users.json()) as Array<{ username: string }>).map((u: { username: string }) => u.username)).toEqual(['admin']);
     } finally {
       for (const s of [first, second]) {
         const exited = new Promise((resolve) => s.child.once('exit', resolve));

@@ -126,7 +126,7 @@ describe('concurrent writes', () => {
 
   it('counts every release when releases of different machines race', async () => {
     const licence = await issueOk(h.admin, { productId: product.id, licensee: 'Race Release Ltd', maxMachines: 4 });
-    const ids = [];
+    const ids: number[] = [];
     for (let i = 0; i < 4; i++) ids.push(await insertCheckBinding(h, licence.lid, `race-release-${i}`));
     const responses = await parallel(4, (i) => h.admin('POST', `/licenses/${licence.lid}/release-binding`, { machineId: ids[i] }));
     expect(responses.map((r) => r.statusCode)).toEqual([200, 200, 200, 200]);
