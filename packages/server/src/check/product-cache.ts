@@ -46,8 +46,7 @@ export class CheckProductCache {
   private async keysOf(t: Tenant, productId: number, version: number): Promise<OpenedKey[]> {
     const cached = this.keys.get(productId);
     if (cached?.version === version) return cached.keys;
-    const rows = await t.selectFrom('product_keys').selectAll().where('product_id', '=', productId).orderBy('id', 'desc').execute();
-    const keys = rows.map((row) => this.keyring.open(row, version));
+    const keys = await this.keyring.keysFor(t, productId);
     if (!cached && this.keys.size >= CACHE_LIMIT) this.keys.delete(this.keys.keys().next().value!);
     this.keys.set(productId, { version, keys });
     return keys;

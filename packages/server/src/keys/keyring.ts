@@ -134,12 +134,9 @@ export class Keyring {
     return { keyId: row.id, privateKey: this.privateKeyOf(row, row.version) };
   }
 
-  /** Every key the product has had, current first: what a licence of it may be signed with. */
-  async verificationKeysFor(t: Tenant, productId: number): Promise<Array<{ keyId: number; publicKey: KeyObject }>> {
+  /** Every key the product has had, opened, current first: what a licence of it may be signed with. */
+  async keysFor(t: Tenant, productId: number): Promise<OpenedKey[]> {
     const rows = await this.keyRows(t, productId).execute();
-    return rows.map((row) => {
-      const { keyId, publicKey } = this.open(row, row.version);
-      return { keyId, publicKey };
-    });
+    return rows.map((row) => this.open(row, row.version));
   }
 }

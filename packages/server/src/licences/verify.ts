@@ -27,7 +27,7 @@ export async function verifyLicenceString(ctx: Ctx, keyring: Keyring, text: stri
     .executeTakeFirst();
   if (!product) return { valid: false, reason: 'UNKNOWN_PRODUCT', claims, product: null, ...unchecked, ledger };
 
-  const keys = await keyring.verificationKeysFor(ctx.tenant, product.id);
+  const keys = await keyring.keysFor(ctx.tenant, product.id);
   const verified = verifyLicence(parsed, keys.map((k) => k.publicKey)) !== null;
   const status = calendarStatus(claims, Math.floor(ctx.now / 1000));
   const graceEnd = graceEndsAt(claims.exp, claims.grace);

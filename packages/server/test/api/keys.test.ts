@@ -142,7 +142,7 @@ describe('the keyring', () => {
     const signing = await keyring.signingKeyFor(t, created.id);
     expect(spki(createPublicKey(signing.privateKey))).toEqual(spki(rotated.publicKeyPem));
     expect((await keyring.signingKeyFor(t, created.id)).privateKey).toBe(signing.privateKey);
-    const verifying = await keyring.verificationKeysFor(t, created.id);
+    const verifying = await keyring.keysFor(t, created.id);
     expect(verifying.map((k) => spki(k.publicKey))).toEqual([spki(rotated.publicKeyPem), spki(created.publicKeyPem)]);
     expect(verifying[0]!.keyId).toBe(signing.keyId);
 
