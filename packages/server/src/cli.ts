@@ -1,9 +1,8 @@
 import { parseArgs } from 'node:util';
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { loadConfig, type Config } from './config.js';
 import { openDatabase, sqliteFileIn, type Database } from './db/database.js';
 import { migrateToLatest } from './db/migrations/index.js';
-import { ApiError } from './http/errors.js';
 import { firstProblem } from './http/validation.js';
 import { loadMasterKey } from './keys/master-key.js';
 import { bootstrap, createOrganisation, operatorCtx, setPasswordByUsername } from './orgs/service.js';
@@ -19,6 +18,9 @@ const USAGE = `usage: licensor <command>
   user set-password --org S --username U (--password P | --password-stdin)`;
 
 class UsageError extends Error {}
+
+/** Returned by `run` for `--help`: the usage goes to standard output and the exit code is 0. */
+const HELP = Symbol('help');
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -99,7 +101,8 @@ async function run(argv: string[]): Promise<unknown> {
     },
   });
   const command = positionals.join(' ');
-  if (values.help || command === '') throw new UsageError('');
+  if (values.help || command === 'help') return HELP;
+  if (command === '') throw new UsageError('no command given');
   const config = loadConfig();
   switch (command) {
     case 'serve':
@@ -147,15 +150,13 @@ async function run(argv: string[]): Promise<unknown> {
 export async function main(argv: string[]): Promise<void> {
   try {
     const result = await run(argv);
-    if (result !== undefined) process.stdout.write(`${JSON.stringify(result)}\n`);
+    if (result === HELP) process.stdout.write(`${USAGE}\n`);
+    else if (result !== undefined) process.stdout.write(`${JSON.stringify(result)}\n`);
   } catch (err) {
-    if (err instanceof UsageError) {
-      process.stderr.write(err.message ? `licensor: ${err.message}\n${USAGE}\n` : `${USAGE}\n`);
-    } else if (err instanceof ConfigError || err instanceof ApiError) {
-      process.stderr.write(`licensor: ${err.message}\n`);
-    } else {
-      process.stderr.write(`licensor: ${(err as Error).message ?? String(err)}\n`);
-    }
+    // One line, whatever went wrong; the usage only when asked for.
+    const message = (err as Error).message ?? String(err);
+    const hint = err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? ' (see licensor --help)' : '';
+    process.stderr.write(`licensor: ${message.split('\n')[0]}${hint}\n`);
     process.exit(1);
   }
 }

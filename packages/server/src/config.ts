@@ -12,6 +12,8 @@ export interface Config {
   /** Prefix of every Redis key this service writes, so deployments can share one Redis. */
   redisPrefix: string;
   publicUrl: string;
+  /** Origins the Origin rule accepts as the service's own (DESIGN.md 9: loopback answers as both names). */
+  ownOrigins: string[];
   trustProxy: boolean;
   loginFailures: number;
   checkRateProduct: number;
@@ -22,6 +24,8 @@ export interface Config {
 
 /** A configuration mistake: reported as one line, never a stack trace. */
 export class ConfigError extends Error {}
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1']);
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -77,11 +81,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   }
 
-  const publicUrl = url(
-    'LICENSOR_PUBLIC_URL',
-    env.LICENSOR_PUBLIC_URL || `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
-    ['http:', 'https:'],
-  ).replace(/\/+$/, '');
+  let publicUrl: string;
+  let ownOrigins: string[];
+  if (env.LICENSOR_PUBLIC_URL) {
+    publicUrl = url('LICENSOR_PUBLIC_URL', env.LICENSOR_PUBLIC_URL, ['http:', 'https:']).replace(/\/+$/, '');
+    ownOrigins = [new URL(publicUrl).origin];
+  } else {
+    publicUrl = url('HOST', `http://${host.includes(':') ? `[${host}]` : host}:${port}`, ['http:']);
+    ownOrigins = LOOPBACK_HOSTS.has(host)
+      ? [new URL(publicUrl).origin, `http://127.0.0.1:${port}`, `http://localhost:${port}`].filter((o, i, all) => all.indexOf(o) === i)
+      : [new URL(publicUrl).origin];
+  }
+
+  const bootstrapPassword = env.LICENSOR_BOOTSTRAP_PASSWORD || null;
+  if (bootstrapPassword !== null && [...bootstrapPassword].length < 12) {
+    throw new ConfigError('LICENSOR_BOOTSTRAP_PASSWORD must be at least 12 characters');
+  }
 
   return {
     port,
@@ -92,11 +107,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: env.REDIS_URL ? url('REDIS_URL', env.REDIS_URL, ['redis:', 'rediss:']) : null,
     redisPrefix: env.LICENSOR_REDIS_PREFIX || 'licensor:',
     publicUrl,
+    ownOrigins,
     trustProxy: boolean(env, 'LICENSOR_TRUST_PROXY'),
     loginFailures: integer(env, 'LICENSOR_LOGIN_FAILURES', 10, 0, 1_000_000),
     checkRateProduct: integer(env, 'LICENSOR_CHECK_RATE_PRODUCT', 6000, 0, 100_000_000),
     checkRateAddress: integer(env, 'LICENSOR_CHECK_RATE_ADDRESS', 600, 0, 100_000_000),
     logLevel,
-    bootstrapPassword: env.LICENSOR_BOOTSTRAP_PASSWORD || null,
+    bootstrapPassword,
   };
 }

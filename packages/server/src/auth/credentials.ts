@@ -83,7 +83,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 export async function authenticate(
   request: FastifyRequest,
   database: Database,
-  config: Pick<Config, 'publicUrl'>,
+  config: Pick<Config, 'ownOrigins'>,
   org: Organisation,
   now: number,
 ): Promise<Actor> {
@@ -93,7 +93,7 @@ export async function authenticate(
   if (!cookie) throw unauthorized('authentication required: send a session cookie or an API token');
   const actor = await sessionActor(database, cookie, org, now);
   const origin = request.headers.origin;
-  if (!SAFE_METHODS.has(request.method) && origin !== undefined && origin !== new URL(config.publicUrl).origin) {
+  if (!SAFE_METHODS.has(request.method) && origin !== undefined && !config.ownOrigins.includes(origin)) {
     throw forbidden(`requests from origin ${origin} are not accepted`);
   }
   return actor;

@@ -36,6 +36,9 @@ function identity(org: Organisation, who: { username: string; displayName: strin
   };
 }
 
+// One browser may be signed in to several organisations side by side (DESIGN.md 4).
+const cookiePath = (org: Organisation) => `/o/${org.slug}/`;
+
 export function authRoutes(database: Database, config: Config, version: string): FastifyPluginAsyncTypebox {
   const secure = config.publicUrl.startsWith('https:');
   return async (app) => {
@@ -57,7 +60,7 @@ export function authRoutes(database: Database, config: Config, version: string):
       async (request, reply) => {
         const { cookieValue, user } = await login(database, config, request.org, request.body, request.ip);
         reply.setCookie(SESSION_COOKIE, cookieValue, {
-          path: '/',
+          path: cookiePath(request.org),
           httpOnly: true,
           sameSite: 'strict',
           secure,
@@ -76,7 +79,7 @@ export function authRoutes(database: Database, config: Config, version: string):
       async (request, reply) => {
         const { ctx } = request;
         if (ctx.actor.kind === 'user') await ctx.tenant.deleteFrom('sessions').where('id', '=', ctx.actor.sessionId).execute();
-        reply.clearCookie(SESSION_COOKIE, { path: '/' });
+        reply.clearCookie(SESSION_COOKIE, { path: cookiePath(request.org) });
         return reply.code(204).send();
       },
     );

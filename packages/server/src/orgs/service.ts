@@ -1,10 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { Database } from '../db/database.js';
+import { transaction, type Database } from '../db/database.js';
+import { tenant } from '../db/tenant.js';
+import { hashPassword } from '../auth/secrets.js';
 import { makeCtx, type Ctx } from '../http/context.js';
 import { badRequest, conflict, notFound } from '../http/errors.js';
-import { createMember, updateMember } from '../users/service.js';
+import { insertMember, updateMember } from '../users/service.js';
 import { findUserByUsername } from '../users/repo.js';
 import { anyOrganisationExists, findOrganisationBySlug, insertOrganisation, type Organisation } from './repo.js';
 
@@ -47,12 +49,19 @@ export async function bootstrap(
   options: { dataDir: string; bootstrapPassword: string | null },
 ): Promise<{ generatedPassword: string | null; passwordFile: string | null } | null> {
   if (await anyOrganisationExists(database.db)) return null;
-  const org = await insertOrganisation(database.db, { slug: 'default', name: 'Default organisation', planLimit: null }, Date.now());
-  if (!org) return null;
   const generated = options.bootstrapPassword ? null : randomBytes(18).toString('base64url');
   const password = options.bootstrapPassword ?? generated!;
-  const ctx = makeCtx(database, org, { kind: 'system', name: 'bootstrap' });
-  await createMember(ctx, { username: 'admin', displayName: 'Administrator', role: 'ORG_ADMIN', password });
+  const passwordHash = await hashPassword(password);
+  const now = Date.now();
+  // The organisation and its administrator appear together or not at all.
+  const created = await transaction(database, async (trx) => {
+    const org = await insertOrganisation(trx, { slug: 'default', name: 'Default organisation', planLimit: null }, now);
+    if (!org) return false;
+    const input = { username: 'admin', displayName: 'Administrator', role: 'ORG_ADMIN' as const };
+    await insertMember(tenant(trx, org.id), { actor: { kind: 'system', name: 'bootstrap' }, now }, input, passwordHash);
+    return true;
+  });
+  if (!created) return null;
   if (!generated) return { generatedPassword: null, passwordFile: null };
   const passwordFile = path.join(options.dataDir, 'initial-admin-password');
   fs.mkdirSync(options.dataDir, { recursive: true });

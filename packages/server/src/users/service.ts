@@ -3,6 +3,7 @@ import { recordAudit } from '../audit/audit.js';
 import { hashPassword } from '../auth/secrets.js';
 import { isUniqueViolation } from '../db/database.js';
 import { inTransaction, type Ctx } from '../http/context.js';
+import type { Tenant } from '../db/tenant.js';
 import { conflict, forbidden, notFound } from '../http/errors.js';
 import { countActiveAdmins, endSessions, findUser, listUsers, toMember } from './repo.js';
 import type { CreateMemberBody, UpdateMemberBody } from './schemas.js';
@@ -30,34 +31,37 @@ export async function createMember(ctx: Ctx, input: CreateInput) {
   // Hashing is deliberately slow: it happens before the transaction, never inside it.
   const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
   try {
-    return await inTransaction(ctx, async (t) => {
-      const row = await t
-        .insertInto('users', {
-          username: input.username,
-          display_name: input.displayName ?? input.username,
-          email: input.email ?? null,
-          role: input.role,
-          active: input.active === false ? 0 : 1,
-          password_hash: passwordHash,
-          created_at: ctx.now,
-          created_by: ctx.actor.name,
-          last_login_at: null,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      await recordAudit(t, ctx.actor.name, ctx.now, {
-        action: 'user.created',
-        subjectType: 'user',
-        subjectId: row.id,
-        summary: `Created ${row.role} ${row.username}`,
-        details: { username: row.username, role: row.role, active: row.active === 1 },
-      });
-      return toMember(row);
-    });
+    return await inTransaction(ctx, (t) => insertMember(t, ctx, input, passwordHash));
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict(`username "${input.username}" is already taken`);
     throw err;
   }
+}
+
+/** Inserts a member and its audit entry inside the caller's transaction. */
+export async function insertMember(t: Tenant, ctx: Pick<Ctx, 'actor' | 'now'>, input: CreateInput, passwordHash: string | null) {
+  const row = await t
+    .insertInto('users', {
+      username: input.username,
+      display_name: input.displayName ?? input.username,
+      email: input.email ?? null,
+      role: input.role,
+      active: input.active === false ? 0 : 1,
+      password_hash: passwordHash,
+      created_at: ctx.now,
+      created_by: ctx.actor.name,
+      last_login_at: null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  await recordAudit(t, ctx.actor.name, ctx.now, {
+    action: 'user.created',
+    subjectType: 'user',
+    subjectId: row.id,
+    summary: `Created ${row.role} ${row.username}`,
+    details: { username: row.username, role: row.role, active: row.active === 1 },
+  });
+  return toMember(row);
 }
 
 export async function updateMember(ctx: Ctx, id: number, input: UpdateInput) {

@@ -20,7 +20,7 @@ describe('sign-in', () => {
     });
     expect(response.data.version).toMatch(/^\d+\.\d+\.\d+/);
     const cookie = response.cookies.find((c) => c.name === 'svc_session')!;
-    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/' });
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/o/acme/' });
     expect(cookie.secure).toBeFalsy();
     expect(cookie.maxAge).toBe(12 * 3600);
   });
@@ -76,6 +76,32 @@ describe('sign-in', () => {
     expect(own.statusCode).toBe(201);
     const listed = await h.admin('GET', '/users', undefined, { origin: 'https://evil.example' });
     expect(listed.statusCode).toBe(200);
+  });
+
+  it('accepts both loopback names as its own origin when no public URL is set (DESIGN 9)', async () => {
+    const port = h.config.port;
+    for (const [origin, username] of [[`http://localhost:${port}`, 'x2'], [`http://127.0.0.1:${port}`, 'x3']] as const) {
+      const response = await h.admin('POST', '/users', { username, role: 'VIEWER' }, { origin });
+      expect(response.statusCode).toBe(201);
+    }
+    expect((await h.admin('POST', '/users', { username: 'x4', role: 'VIEWER' }, { origin: `http://localhost:${port + 1}` })).statusCode).toBe(403);
+  });
+
+  it('scopes each session cookie to its organisation, so one browser holds several side by side', async () => {
+    const other = await h.otherOrg();
+    const logins = await Promise.all([
+      h.anonymous('POST', '/auth/login', { username: 'admin', password: ADMIN_PASSWORD }),
+      h.as({}, other.slug)('POST', '/auth/login', { username: 'admin', password: ADMIN_PASSWORD }),
+    ]);
+    const [mine, theirs] = logins.map((r) => r.cookies.find((c) => c.name === 'svc_session')!);
+    expect(mine!.path).toBe('/o/acme/');
+    expect(theirs!.path).toBe(`/o/${other.slug}/`);
+    // A browser sends each organisation only the cookie whose path it falls under.
+    expect((await h.as({ cookie: mine!.value })('GET', '/auth/me')).data.tenant).toBe('acme');
+    expect((await h.as({ cookie: theirs!.value }, other.slug)('GET', '/auth/me')).data.tenant).toBe(other.slug);
+    const logout = await h.as({ cookie: mine!.value })('POST', '/auth/logout');
+    expect(logout.cookies.find((c) => c.name === 'svc_session')!.path).toBe('/o/acme/');
+    expect((await h.as({ cookie: theirs!.value }, other.slug)('GET', '/auth/me')).statusCode).toBe(200);
   });
 });
 

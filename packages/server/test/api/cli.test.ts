@@ -2,7 +2,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, startServe } from '../cli.js';
+import { sql } from 'kysely';
 import { freshDatabaseEnv, startHarness, type Harness } from '../harness.js';
+import { loadConfig } from '../../src/config.js';
+import { openDatabase, sqliteFileIn } from '../../src/db/database.js';
+import { bootstrap } from '../../src/orgs/service.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -92,9 +96,47 @@ describe('operator CLI', () => {
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.stderr.trim()).toMatch(message);
   });
+
+  it('prints its usage for --help and help with exit 0, and one line for a mistake', async () => {
+    for (const args of [['--help'], ['help'], ['user', 'create', '-h']]) {
+      const result = await runCli(args, h.env);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/^usage: licensor <command>/);
+      expect(result.stderr).toBe('');
+    }
+    for (const args of [['user', 'create', '--org', 'acme', '--username', 'u1', '--role', 'WIZARD', '--password', 'long enough password'], ['frobnicate'], ['migrate', '--bogus']]) {
+      const result = await runCli(args, h.env);
+      expect(result.code).toBe(1);
+      expect(result.stderr.trim().split('\n')).toHaveLength(1);
+      expect(result.stderr).toMatch(/^licensor: .*see licensor --help/);
+    }
+  });
 });
 
 describe('first start', () => {
+  it('refuses a bootstrap password shorter than 12 characters with one line', async () => {
+    const { env, dispose } = await freshDatabaseEnv();
+    const result = await runCli(['serve'], { ...env, LICENSOR_BOOTSTRAP_PASSWORD: 'too short' });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe('licensor: LICENSOR_BOOTSTRAP_PASSWORD must be at least 12 characters\n');
+    await dispose();
+  });
+
+  it('creates the organisation and its administrator together or not at all', async () => {
+    const { env, dispose } = await freshDatabaseEnv();
+    const config = loadConfig(env);
+    const database = await openDatabase({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFileIn(config.dataDir) });
+    try {
+      // A member that cannot be written stands for a crash between the two inserts.
+      await sql`alter table users rename to users_gone`.execute(database.db);
+      await expect(bootstrap(database, { dataDir: config.dataDir, bootstrapPassword: 'a long bootstrap pw' })).rejects.toThrow();
+      expect(await database.db.selectFrom('organisations').select('id').execute()).toEqual([]);
+    } finally {
+      await database.close();
+      await dispose();
+    }
+  });
+
   it('bootstraps organisation default and admin once, showing the password on the console only', async () => {
     const { env, dispose } = await freshDatabaseEnv();
     const serveEnv = { ...env, LOG_LEVEL: 'info' };

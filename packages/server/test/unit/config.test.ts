@@ -41,6 +41,22 @@ describe('configuration', () => {
     expect(() => loadConfig({ [name]: value })).toThrow(name);
   });
 
+  it('reports a bad HOST as HOST', () => {
+    expect(() => loadConfig({ HOST: 'bad host name' })).toThrow(/^HOST /);
+  });
+
+  it('refuses a bootstrap password shorter than 12 characters', () => {
+    expect(() => loadConfig({ LICENSOR_BOOTSTRAP_PASSWORD: 'short' })).toThrow(/LICENSOR_BOOTSTRAP_PASSWORD must be at least 12 characters/);
+    expect(loadConfig({ LICENSOR_BOOTSTRAP_PASSWORD: 'twelve chars' }).bootstrapPassword).toBe('twelve chars');
+  });
+
+  it('answers as both loopback names when no public URL is set, and only as the public URL otherwise', () => {
+    expect(loadConfig({}).ownOrigins).toEqual(['http://127.0.0.1:8080', 'http://localhost:8080']);
+    expect(loadConfig({ HOST: 'localhost', PORT: '9000' }).ownOrigins).toEqual(['http://localhost:9000', 'http://127.0.0.1:9000']);
+    expect(loadConfig({ HOST: '0.0.0.0' }).ownOrigins).toEqual(['http://0.0.0.0:8080']);
+    expect(loadConfig({ LICENSOR_PUBLIC_URL: 'https://licences.example.com/' }).ownOrigins).toEqual(['https://licences.example.com']);
+  });
+
   it('derives the public URL from host and port, without a trailing slash', () => {
     expect(loadConfig({ HOST: '0.0.0.0', PORT: '9000' }).publicUrl).toBe('http://0.0.0.0:9000');
     expect(loadConfig({ LICENSOR_PUBLIC_URL: 'https://licences.example.com/' }).publicUrl).toBe('https://licences.example.com');
