@@ -1,4 +1,5 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable, type SqlBool } from 'kysely';
+import { substringPattern } from '../db/database.js';
 import type { CustomersTable } from '../db/schema.js';
 import type { Tenant } from '../db/tenant.js';
 import { countLicencesBy } from '../licences/repo.js';
@@ -6,7 +7,14 @@ import { iso } from '../http/schemas.js';
 
 export type CustomerRow = Selectable<CustomersTable>;
 
-export const listCustomerRows = (t: Tenant) => t.selectFrom('customers').selectAll().orderBy('name').orderBy('id').execute();
+export const listCustomerRows = (t: Tenant, q?: string) => {
+  let query = t.selectFrom('customers').selectAll();
+  if (q) {
+    const pattern = substringPattern(q);
+    query = query.where(sql<SqlBool>`(lower(name) like ${pattern} escape '\\' or email_lower like ${pattern} escape '\\')`);
+  }
+  return query.orderBy('name').orderBy('id').execute();
+};
 
 export const findCustomerRow = (t: Tenant, id: number) =>
   t.selectFrom('customers').selectAll().where('id', '=', id).executeTakeFirst();

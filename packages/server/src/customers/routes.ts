@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { IdParams, NoContent, responses } from '../http/schemas.js';
-import { Customer, CustomerBody } from './schemas.js';
+import { Customer, CustomerBody, CustomerEditBody } from './schemas.js';
 import { createCustomer, deleteCustomer, getCustomer, listCustomers, updateCustomer } from './service.js';
 
 const tags = ['Customers'];
@@ -11,9 +11,17 @@ export const customerRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/customers',
     {
       config: { access: 'customers:read' },
-      schema: { summary: "The organisation's customers", tags, response: responses({ 200: Type.Array(Customer) }) },
+      schema: {
+        summary: "The organisation's customers",
+        tags,
+        querystring: Type.Object(
+          { q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of name or email.' })) },
+          { additionalProperties: false },
+        ),
+        response: responses({ 200: Type.Array(Customer) }),
+      },
     },
-    async (request) => listCustomers(request.ctx),
+    async (request) => listCustomers(request.ctx, request.query.q),
   );
 
   app.get(
@@ -49,7 +57,7 @@ export const customerRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description: 'Replaces name, email and notes: an absent email or notes becomes null.',
         tags,
         params: IdParams,
-        body: CustomerBody,
+        body: CustomerEditBody,
         response: responses({ 200: Customer }, [409]),
       },
     },

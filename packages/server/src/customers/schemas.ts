@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Nullable, Timestamp } from '../http/schemas.js';
+import { Nullable, outputOnly, Timestamp } from '../http/schemas.js';
 import { Email } from '../users/schemas.js';
 
 export const Customer = Type.Object({
@@ -22,3 +22,8 @@ export const CustomerBody = Type.Object(
   { additionalProperties: false },
 );
 export type CustomerInput = Static<typeof CustomerBody>;
+
+/** A customer's output-only fields: an edit accepts and ignores them (read, change, send back). */
+export const CUSTOMER_OUTPUT_ONLY = ['id', 'createdAt', 'createdBy', 'licenseCount'] as const;
+
+export const CustomerEditBody = Type.Object({ ...CustomerBody.properties, ...outputOnly(CUSTOMER_OUTPUT_ONLY) }, { additionalProperties: false });

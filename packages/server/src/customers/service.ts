@@ -62,8 +62,8 @@ export async function findOrCreateCustomer(
   return found ?? insertCustomer(t, actor, now, who);
 }
 
-export async function listCustomers(ctx: Ctx) {
-  const rows = await listCustomerRows(ctx.tenant);
+export async function listCustomers(ctx: Ctx, q?: string) {
+  const rows = await listCustomerRows(ctx.tenant, q);
   const counts = await countLicences(ctx.tenant, rows.map((row) => row.id));
   return rows.map((row) => toCustomer(row, counts.get(row.id) ?? 0));
 }

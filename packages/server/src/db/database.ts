@@ -180,3 +180,6 @@ export function isUniqueViolation(err: unknown): boolean {
 export function transaction<T>(database: Database, work: (trx: Trx) => Promise<T>): Promise<T> {
   return database.db.transaction().execute(work);
 }
+
+/** A LIKE pattern (with `escape '\\'`) finding `text` anywhere in a lower-cased column. */
+export const substringPattern = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

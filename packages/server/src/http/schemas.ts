@@ -49,3 +49,16 @@ export const PageQuery = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** Body fields a record shows but an edit cannot set: accepted and ignored (read, change, send back). */
+export function outputOnly<K extends string>(names: readonly K[]) {
+  const field = Type.Optional(Type.Unknown({ description: 'Output-only: accepted and ignored.' }));
+  return Object.fromEntries(names.map((name) => [name, field])) as Record<K, typeof field>;
+}
+
+/** The input without the output-only fields a read record carries. */
+export function withoutOutputOnly<T extends object>(input: T, names: readonly string[]): T {
+  const kept = { ...input } as Record<string, unknown>;
+  for (const name of names) delete kept[name];
+  return kept as T;
+}

@@ -1,4 +1,5 @@
 import { sql, type ExpressionBuilder, type Expression, type SqlBool, type RawBuilder } from 'kysely';
+import { substringPattern } from '../db/database.js';
 import type { Schema } from '../db/schema.js';
 import type { Tenant } from '../db/tenant.js';
 import { badRequest } from '../http/errors.js';
@@ -119,8 +120,6 @@ export function sortExpression(sort: SortKey, now: number): RawBuilder<unknown> 
   }
 }
 
-const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
-
 /**
  * The filter as a condition on `licences` alone, so counting needs no join; a product-name
  * match is a subquery over the (small) products table.
@@ -130,7 +129,7 @@ export function matches(filter: ListingFilter, now: number, c: Columns = visible
     const conditions: Expression<SqlBool>[] = [windowIs(eb, filter.window, now, c)];
     if (filter.status) conditions.push(eb.or(filter.status.map((s) => statusIs(eb, s, now, c))));
     if (filter.q) {
-      const pattern = `%${escapeLike(filter.q.toLowerCase())}%`;
+      const pattern = substringPattern(filter.q);
       // A trigram phrase matches any substring, case-insensitively: the same as the LIKE below.
       const text =
         filter.fts && [...filter.q].length >= 3

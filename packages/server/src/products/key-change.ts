@@ -4,7 +4,8 @@ import { badRequest } from '../http/errors.js';
 import { importedCertificate, selfSignedCertificate, type Certificate } from '../keys/certificates.js';
 import { generateKeyPair, importPrivateKey, type KeyPair, type Keyring, type ProductKeyRow } from '../keys/keyring.js';
 import type { ProductRow } from './repo.js';
-import type { CertificateType, KeyOrigin, UpdateProductInput } from './schemas.js';
+import { withoutOutputOnly } from '../http/schemas.js';
+import { PRODUCT_OUTPUT_ONLY, type CertificateType, type KeyOrigin, type UpdateProductInput } from './schemas.js';
 
 export interface KeyChange {
   algorithm: Algorithm;
@@ -25,6 +26,19 @@ function keyOriginProblem(asked: KeyOrigin, newKey: boolean): string {
   if (asked === 'pkcs11') return 'keyOrigin: pkcs11 is not available in this deployment';
   if (asked === 'imported') return 'privateKeyPem: required for an imported key';
   return newKey ? 'keyOrigin: a privateKeyPem makes the key imported' : 'keyOrigin: changes only with a new key (regenerateKey or privateKeyPem)';
+}
+
+/**
+ * Takes out what a record read with GET carries back without asking for anything: its
+ * output-only fields, and a `certificatePem` that is null or the current certificate's text.
+ */
+export function withoutEchoes<T extends UpdateProductInput>(input: T, current: CurrentKey | null): T {
+  const kept = withoutOutputOnly(input, PRODUCT_OUTPUT_ONLY);
+  const newKey = kept.privateKeyPem !== undefined || kept.regenerateKey === true;
+  if (kept.certificatePem === null || (!newKey && current && kept.certificatePem?.trim() === current.key.certificate_pem?.trim())) {
+    delete kept.certificatePem;
+  }
+  return kept;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { ALGORITHMS } from '@licensor/protocol';
-import { Nullable, NullableTimestamp, Timestamp } from '../http/schemas.js';
+import { Nullable, NullableTimestamp, outputOnly, Timestamp } from '../http/schemas.js';
 
 export const LICENCE_TYPES = ['OFFLINE', 'ONLINE', 'HYBRID'] as const;
 export const CERTIFICATE_TYPES = ['SELF_SIGNED', 'NONE', 'IMPORTED'] as const;
@@ -29,8 +29,9 @@ export type ProductParam = Static<typeof ProductParam>;
 const ProductParamInput = Type.Object(
   {
     key: Type.String({
-      pattern: '^[A-Za-z_][A-Za-z0-9_]{0,63}$',
-      description: 'A JSON-safe identifier; not one of the issuer claims (v lid prd org typ act lic iat nbf exp grace fp fpn mm chk max).',
+      pattern: '^[A-Za-z][A-Za-z0-9_.-]{0,63}$',
+      description:
+        'The claim name: 1 to 64 of letters, digits, `_`, `.` and `-`, starting with a letter; not one of the issuer claims (v lid prd org typ act lic iat nbf exp grace fp fpn mm chk max).',
     }),
     label: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Defaults to the key.' })),
     type: Type.Enum([...PARAM_TYPES]),
@@ -56,18 +57,28 @@ const editable = {
     Type.String({ minLength: 1, maxLength: 20_000, description: 'Write-only. PKCS#8 or traditional PEM, optionally encrypted.' }),
   ),
   privateKeyPassphrase: Type.Optional(Type.String({ maxLength: 1024, description: 'Write-only. Opens an encrypted `privateKeyPem`.' })),
-  certificatePem: Type.Optional(Type.String({ minLength: 1, maxLength: 50_000, description: "One PEM certificate over the product's key." })),
+  certificatePem: Type.Optional(
+    Nullable(
+      Type.String({
+        minLength: 1,
+        maxLength: 50_000,
+        description: "One PEM certificate over the product's key. Sending back the current one (or null, as a record without one shows) changes nothing.",
+      }),
+    ),
+  ),
   licenceType: Type.Optional(LicenceTypeSchema),
   allowedLicenceTypes: Type.Optional(Type.Array(LicenceTypeSchema, { minItems: 1, uniqueItems: true })),
   licenceFetchEnabled: Type.Optional(Type.Boolean()),
-  checkIntervalSeconds: Type.Optional(Type.Integer({ minimum: 120, maximum: TEN_YEARS })),
-  maxOfflineSeconds: Type.Optional(Type.Integer({ minimum: 120, maximum: TEN_YEARS, description: 'At least checkIntervalSeconds.' })),
-  fingerprintNeed: Type.Optional(Type.Integer({ minimum: 1, maximum: 5 })),
+  checkIntervalSeconds: Type.Optional(Nullable(Type.Integer({ minimum: 120, maximum: TEN_YEARS, description: 'null = the default, 86,400.' }))),
+  maxOfflineSeconds: Type.Optional(
+    Nullable(Type.Integer({ minimum: 120, maximum: TEN_YEARS, description: 'At least checkIntervalSeconds; null = the default, 604,800.' })),
+  ),
+  fingerprintNeed: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 5, description: 'null = the default, 3.' }))),
   maxMachines: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
   defaultValidityMonths: Type.Optional(
     Nullable(Type.Integer({ minimum: 0, maximum: 1200, description: '0 = perpetual; null = required at issue.' })),
   ),
-  defaultGraceDays: Type.Optional(Type.Integer({ minimum: 0, maximum: 3650 })),
+  defaultGraceDays: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 3650, description: 'null = the default, 0.' }))),
   params: Type.Optional(Type.Array(ProductParamInput, { maxItems: 100 })),
 };
 
@@ -77,14 +88,25 @@ export const CreateProductBody = Type.Object(
 );
 export type CreateProductInput = Static<typeof CreateProductBody>;
 
+/**
+ * A product's output-only fields: an edit accepts and ignores them, so a record read with GET can
+ * be changed and sent back whole.
+ */
+export const PRODUCT_OUTPUT_ONLY = [
+  'id', 'createdAt', 'createdBy', 'updatedAt', 'licenseCount', 'paramCount', 'algorithmLabel', 'signatureAlgorithm',
+  'keyFingerprint', 'keyState', 'keyError', 'publicKeyPem', 'certificateSubject', 'certificateExpiresAt',
+  'certificateExpired', 'checkId', 'checkTokenSet', 'checkRotatedAt',
+] as const;
+
 export const UpdateProductBody = Type.Object(
   {
     productKey: Type.Optional(ProductKeyText),
     name: Type.Optional(ProductName),
     ...editable,
     regenerateKey: Type.Optional(Type.Boolean({ description: "`true` replaces a managed key; the old key is kept to verify what it signed." })),
+    ...outputOnly(PRODUCT_OUTPUT_ONLY),
   },
-  { additionalProperties: false, minProperties: 1 },
+  { additionalProperties: false },
 );
 export type UpdateProductInput = Static<typeof UpdateProductBody>;
 

@@ -7,10 +7,10 @@ import { inTransaction, type Ctx } from '../http/context.js';
 import { conflict, notFound } from '../http/errors.js';
 import { iso } from '../http/schemas.js';
 import type { Keyring } from '../keys/keyring.js';
-import { prepareKeyChange, type KeyChange } from './key-change.js';
+import { prepareKeyChange, withoutEchoes, type KeyChange } from './key-change.js';
 import { countLicences, currentKeyRows, findProductRow, keyRowsOf, listProductRows, toKeyRecord, toProduct } from './repo.js';
 import type { CreateProductInput, UpdateProductInput } from './schemas.js';
-import { nextShape, shapeColumns, shapeOf } from './shape.js';
+import { changedFields, nextShape, shapeColumns, shapeOf } from './shape.js';
 
 async function loadProduct(t: Tenant, id: number) {
   const product = await findProductRow(t, id);
@@ -53,7 +53,8 @@ export async function getProduct(ctx: Ctx, keyring: Keyring, id: number) {
   return toProduct(product, key, keyring, await licenceCount(ctx.tenant, id), ctx.now);
 }
 
-export async function createProduct(ctx: Ctx, keyring: Keyring, input: CreateProductInput) {
+export async function createProduct(ctx: Ctx, keyring: Keyring, body: CreateProductInput) {
+  const input = withoutEchoes(body, null);
   const shape = nextShape(input, null);
   const change = await prepareKeyChange(input, null, keyring, { product: shape.name, organisation: ctx.org.name }, ctx.now);
   try {
@@ -96,13 +97,17 @@ export async function createProduct(ctx: Ctx, keyring: Keyring, input: CreatePro
   }
 }
 
-// Names of the write-only inputs never reach the audit trail's list of changed fields.
-const KEY_INPUTS = new Set(['privateKeyPem', 'privateKeyPassphrase', 'regenerateKey']);
 
-export async function updateProduct(ctx: Ctx, keyring: Keyring, id: number, input: UpdateProductInput) {
+export async function updateProduct(ctx: Ctx, keyring: Keyring, id: number, body: UpdateProductInput) {
   const before = await loadProduct(ctx.tenant, id);
-  const shape = nextShape(input, shapeOf(before.product));
+  const input = withoutEchoes(body, before);
+  const beforeShape = shapeOf(before.product);
+  const shape = nextShape(input, beforeShape);
   const change = await prepareKeyChange(input, before, keyring, { product: shape.name, organisation: ctx.org.name }, ctx.now);
+  const certificateChanged = change.pair === null && change.certificate !== undefined;
+  const changed = [...changedFields(beforeShape, shape), ...(certificateChanged ? ['certificate'] : [])];
+  // Sending a record back as it is changes nothing, not even updatedAt.
+  if (changed.length === 0 && change.pair === null) return toProduct(before.product, before.key, keyring, await licenceCount(ctx.tenant, id), ctx.now);
   try {
     return await inTransaction(ctx, async (t) => {
       // The key and certificate were prepared against `before`: the write holds only while the
@@ -150,7 +155,6 @@ export async function updateProduct(ctx: Ctx, keyring: Keyring, id: number, inpu
           .returningAll()
           .executeTakeFirstOrThrow();
       }
-      const changed = Object.keys(input).filter((field) => !KEY_INPUTS.has(field));
       if (changed.length > 0) {
         await recordAudit(t, ctx.actor.name, ctx.now, {
           action: 'product.updated',

@@ -22,7 +22,7 @@ export interface ProductShape {
   params: ProductParam[];
 }
 
-const SHAPE_FIELDS = [
+export const SHAPE_FIELDS = [
   'productKey',
   'name',
   'description',
@@ -111,7 +111,10 @@ const completeParam = (p: ParamInput): ProductParam => ({
 export function nextShape(input: UpdateProductInput, current: ProductShape | null): ProductShape {
   // The input names its shape fields as the shape does.
   const carried = SHAPE_FIELDS.filter((field) => input[field] !== undefined);
-  const given = Object.fromEntries(carried.map((field) => [field, input[field]])) as Partial<ProductShape>;
+  // null puts a field back to its default, except defaultValidityMonths, where null has a meaning.
+  const given = Object.fromEntries(
+    carried.map((field) => [field, input[field] === null && field !== 'defaultValidityMonths' ? DEFAULTS[field as keyof typeof DEFAULTS] : input[field]]),
+  ) as Partial<ProductShape>;
   if (input.params) given.params = input.params.map(completeParam);
   const base = current ?? { ...DEFAULTS, allowedLicenceTypes: [input.licenceType ?? DEFAULTS.licenceType], params: [] };
   const shape = { ...base, ...given } as ProductShape;
@@ -176,4 +179,9 @@ export function paramDefault(param: ProductParam, field = 'defaultValue'): Param
     default:
       return text;
   }
+}
+
+/** The shape fields whose values differ between two shapes, for the audit trail. */
+export function changedFields(before: ProductShape, after: ProductShape): string[] {
+  return SHAPE_FIELDS.filter((field) => JSON.stringify(before[field]) !== JSON.stringify(after[field]));
 }

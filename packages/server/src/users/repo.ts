@@ -26,12 +26,17 @@ export const findUser = (t: Tenant, id: number) => t.selectFrom('users').selectA
 export const findUserByUsername = (t: Tenant, username: string) =>
   t.selectFrom('users').selectAll().where('username', '=', username).executeTakeFirst();
 
+/**
+ * Administrators who can actually sign in: active and holding a password (passkeys, once they
+ * exist, count here too). One created by a token without a password cannot rescue anyone.
+ */
 export async function countActiveAdmins(t: Tenant): Promise<number> {
   const row = await t
     .selectFrom('users')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('role', '=', 'ORG_ADMIN')
     .where('active', '=', 1)
+    .where('password_hash', 'is not', null)
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }

@@ -18,8 +18,15 @@ function refusePasswordFromToken(ctx: Ctx, input: { password?: string | undefine
   }
 }
 
-async function guardLastAdmin(t: Parameters<typeof countActiveAdmins>[0]) {
-  if ((await countActiveAdmins(t)) === 0) throw conflict('the organisation must keep at least one active ORG_ADMIN');
+/** Whether this member is an administrator who can sign in (the last-administrator rule, DESIGN.md 4). */
+const adminWhoCanSignIn = (row: { role: string; active: number; password_hash: string | null }) =>
+  row.role === 'ORG_ADMIN' && row.active === 1 && row.password_hash !== null;
+
+/** Refuses a change that took away the last administrator who can sign in. */
+async function guardLastAdmin(t: Tenant, before: Parameters<typeof adminWhoCanSignIn>[0]) {
+  if (adminWhoCanSignIn(before) && (await countActiveAdmins(t)) === 0) {
+    throw conflict('the organisation must keep at least one active ORG_ADMIN who can sign in');
+  }
 }
 
 export async function listMembers(ctx: Ctx) {
@@ -86,7 +93,7 @@ export async function updateMember(ctx: Ctx, id: number, input: UpdateInput) {
           .where('id', '=', id)
           .returningAll()
           .executeTakeFirstOrThrow();
-        await guardLastAdmin(t);
+        await guardLastAdmin(t, before);
         // Deactivation and a new password end the member's sessions at once.
         if (row.active === 0 || passwordHash !== undefined) {
           await endSessions(t, id, ctx.actor.kind === 'user' ? ctx.actor.sessionId : undefined);
@@ -117,7 +124,7 @@ export async function deleteMember(ctx: Ctx, id: number): Promise<void> {
       if (!row) throw notFound(`no member ${id}`);
       await endSessions(t, id);
       await t.deleteFrom('users').where('id', '=', id).execute();
-      await guardLastAdmin(t);
+      await guardLastAdmin(t, row);
       await recordAudit(t, ctx.actor.name, ctx.now, {
         action: 'user.deleted',
         subjectType: 'user',

@@ -55,6 +55,22 @@ describe('customers', () => {
     expect(response.data.error).toMatch(message);
   });
 
+  it('takes back a record read with GET, and filters the list by name or email', async () => {
+    const created = (await h.admin('POST', '/customers', { name: 'Zebra Works', email: 'hello@zebra.example' })).data;
+    await h.admin('POST', '/customers', { name: 'Other Zeal', email: 'x@elsewhere.example' });
+    const read = (await h.admin('GET', `/customers/${created.id}`)).data;
+    const back = await h.admin('PUT', `/customers/${created.id}`, { ...read, notes: 'Changed' });
+    expect(back.statusCode).toBe(200);
+    expect(back.data).toEqual({ ...read, notes: 'Changed' });
+    expect((await h.admin('PUT', `/customers/${created.id}`, { ...read, colour: 'red' })).data).toEqual({ error: 'body.colour: unknown field' });
+    const names = async (q: string) => (await h.admin('GET', `/customers?q=${encodeURIComponent(q)}`)).data.map((c: { name: string }) => c.name);
+    expect(await names('ZEBRA')).toEqual(['Zebra Works']);
+    expect(await names('@ZEBRA.example')).toEqual(['Zebra Works']);
+    expect(await names('ze')).toEqual(['Other Zeal', 'Zebra Works']);
+    expect(await names('100%')).toEqual([]);
+    expect((await h.admin('GET', '/customers?colour=red')).statusCode).toBe(400);
+  });
+
   it('keeps emails unique per organisation, ignoring case', async () => {
     const first = (await h.admin('POST', '/customers', { name: 'Bee', email: 'hello@bee.example' })).data;
     const again = await h.admin('POST', '/customers', { name: 'Other Bee', email: 'HELLO@bee.example' });

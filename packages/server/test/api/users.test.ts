@@ -102,6 +102,23 @@ describe('members', () => {
     expect((await secondAdmin('PUT', `/users/${id}`, { role: 'ORG_ADMIN' })).statusCode).toBe(200);
   });
 
+  it('does not count an administrator who cannot sign in as the one left', async () => {
+    const other = await h.otherOrg();
+    const token = await h.createToken(['users:write'], other.slug);
+    const bot = await h.as({ token }, other.slug)('POST', '/users', { username: 'no-password-admin', role: 'ORG_ADMIN' });
+    expect(bot.statusCode).toBe(201);
+    const myId = (await other.admin('GET', '/users')).data.find((m: { username: string }) => m.username === 'admin').id;
+    for (const change of [{ role: 'ISSUER' }, { active: false }]) {
+      const response = await other.admin('PUT', `/users/${myId}`, change);
+      expect(response.statusCode).toBe(409);
+      expect(response.data.error).toMatch(/can sign in/);
+    }
+    expect((await other.admin('DELETE', `/users/${myId}`)).statusCode).toBe(409);
+    // Editing the one without a password is not blocked by the rule it never satisfied.
+    expect((await other.admin('PUT', `/users/${bot.data.id}`, { displayName: 'Robot' })).statusCode).toBe(200);
+    expect((await other.admin('DELETE', `/users/${bot.data.id}`)).statusCode).toBe(204);
+  });
+
   it('lets a token create members (an ORG_ADMIN included) but never set a password', async () => {
     const token = await h.createToken(['users:write']);
     const bot = h.as({ token });
