@@ -203,6 +203,10 @@ export interface MachineBindingsTable {
   released_at: number | null;
   released_by: string | null;
   at_issue: number;
+  /** What the application calls this machine (DESIGN.md 5), when it sends one. */
+  label: string | null;
+  /** The last valid check from this seat, stamped at most once a minute. */
+  last_seen_at: number | null;
 }
 
 export interface IdempotencyKeysTable {

@@ -1,10 +1,23 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
 import type { Ctx } from '../http/context.js';
-import { Paged, responses } from '../http/schemas.js';
+import { badRequest } from '../http/errors.js';
+import { Nullable, responses } from '../http/schemas.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
 import { localDate } from './calendar.js';
 import { exportLicences } from './export.js';
-import { countMatching, countWindows, orderedLids, parseStatuses, readPlan, SORTS, viewsInOrder, WINDOWS, type ListingFilter } from './listing.js';
+import {
+  countMatching,
+  countWindows,
+  orderedLids,
+  parseStatuses,
+  readPlan,
+  SORTS,
+  viewsInOrder,
+  WINDOWS,
+  type ListingFilter,
+  type Position,
+} from './listing.js';
 import { toLicenceListItem } from './repo.js';
 import { LicenceListItem } from './schemas.js';
 
@@ -12,27 +25,46 @@ const tags = ['Licences'];
 
 const filterFields = {
   q: Type.Optional(Type.String({ maxLength: 200, description: 'Case-insensitive substring of licensee, email, lid, product name or notes.' })),
-  status: Type.Optional(Type.String({ maxLength: 100, description: 'One status or a comma list: PENDING, ACTIVE, GRACE, EXPIRED, REVOKED.' })),
+  status: Type.Optional(
+    Type.Array(Type.String({ maxLength: 100 }), {
+      maxItems: 5,
+      description: 'One status, a comma list, or the parameter repeated: PENDING, ACTIVE, GRACE, EXPIRED, REVOKED.',
+    }),
+  ),
   window: Type.Optional(Type.Enum([...WINDOWS], { description: 'Default `all` (archived licences excluded).' })),
+  productId: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "Only this product's licences." })),
+  customerId: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "Only this customer's licences." })),
   sort: Type.Optional(Type.Enum([...SORTS], { description: 'Default `issuedAt`. Nulls last; ties by lid.' })),
   asc: Type.Optional(Type.Boolean({ description: 'Default false.' })),
 };
-const FilterQuery = Type.Object(filterFields, { additionalProperties: false });
 const PageQuery = Type.Object(
   {
     ...filterFields,
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
-    offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Default 0; not with `cursor`.' })),
+    cursor: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 1000, description: "A page's `nextCursor`: the page after it, with the same filters and sort." }),
+    ),
   },
   { additionalProperties: false },
 );
 
-function listingFilter(ctx: Ctx, query: Static<typeof FilterQuery>): ListingFilter {
+const LicencePage = Type.Object({
+  items: Type.Array(LicenceListItem),
+  total: Type.Integer(),
+  limit: Type.Integer(),
+  offset: Nullable(Type.Integer({ description: 'null when the page was asked for by `cursor`.' })),
+  nextCursor: Nullable(Type.String({ description: 'Opaque: asks for the next page; null on the last page.' })),
+});
+
+function listingFilter(ctx: Ctx, query: Static<typeof PageQuery>): ListingFilter {
   return {
     q: query.q || undefined,
     fts: ctx.database.dialect === 'sqlite',
     status: parseStatuses(query.status),
     window: query.window ?? 'all',
+    productId: query.productId,
+    customerId: query.customerId,
     sort: query.sort ?? 'issuedAt',
     asc: query.asc ?? false,
   };
@@ -40,12 +72,25 @@ function listingFilter(ctx: Ctx, query: Static<typeof FilterQuery>): ListingFilt
 
 async function page(ctx: Ctx, query: Static<typeof PageQuery>) {
   const filter = listingFilter(ctx, query);
+  if (query.cursor !== undefined && query.offset !== undefined) throw badRequest('cursor: not together with offset');
+  const after = query.cursor === undefined ? undefined : decodeCursor(filter, query.cursor);
   const limit = query.limit ?? 50;
-  const offset = query.offset ?? 0;
+  const offset = after ? null : (query.offset ?? 0);
   const total = await countMatching(ctx.tenant, filter, ctx.now);
-  const rows = await orderedLids(ctx.tenant, filter, ctx.now, readPlan(filter, total)).limit(limit).offset(offset).execute();
-  const views = await viewsInOrder(ctx.tenant, rows.map((r) => r.lid));
-  return { items: views.map((v) => toLicenceListItem(v, ctx.now)), total, limit, offset };
+  // One row more than the page tells whether a next page exists.
+  const rows = await orderedLids(ctx.tenant, filter, ctx.now, readPlan(filter, total), after)
+    .limit(limit + 1)
+    .offset(offset ?? 0)
+    .execute();
+  const last = rows.length > limit ? rows[limit - 1]! : null;
+  const views = await viewsInOrder(ctx.tenant, rows.slice(0, limit).map((r) => r.lid));
+  return {
+    items: views.map((v) => toLicenceListItem(v, ctx.now)),
+    total,
+    limit,
+    offset,
+    nextCursor: last && encodeCursor(filter, { key: last.sort_key as Position['key'], lid: last.lid }),
+  };
 }
 
 export const listingRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -57,7 +102,7 @@ export const listingRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'One page of licences, filtered and sorted in the database, with the matching total',
         tags,
         querystring: PageQuery,
-        response: responses({ 200: Paged(LicenceListItem) }),
+        response: responses({ 200: LicencePage }),
       },
     },
     async (request) => page(request.ctx, request.query),
@@ -82,9 +127,10 @@ export const listingRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { access: 'licenses:read' },
       schema: {
         summary: 'The filtered list as CSV',
-        description: 'Same filters and sort as the page listing. Refused (400) above 25,000 rows rather than truncated.',
+        description:
+          'Same query as the page listing (`limit`, `offset` and `cursor` are accepted and ignored: every matching row is exported). Refused (400) above 25,000 rows rather than truncated.',
         tags,
-        querystring: FilterQuery,
+        querystring: PageQuery,
         response: responses({ 200: { content: { 'text/csv': { schema: Type.String() } } } }),
       },
     },

@@ -18,16 +18,18 @@ export interface ListingFilter {
   fts?: boolean;
   status?: LicenceStatus[] | undefined;
   window: Window;
+  productId?: number | undefined;
+  customerId?: number | undefined;
   sort: SortKey;
   asc: boolean;
 }
 
 type Eb = ExpressionBuilder<Schema, 'licences'>;
 
-/** `status=ACTIVE,GRACE`: one value or a comma list. */
-export function parseStatuses(text: string | undefined): LicenceStatus[] | undefined {
-  if (text === undefined) return undefined;
-  const values = text.split(',').map((s) => s.trim());
+/** `status=ACTIVE,GRACE` or `status=ACTIVE&status=GRACE`: one value, a comma list, or repeated. */
+export function parseStatuses(given: string[] | undefined): LicenceStatus[] | undefined {
+  if (given === undefined) return undefined;
+  const values = given.flatMap((text) => text.split(',')).map((s) => s.trim());
   const unknown = values.find((v) => !(STATUSES as readonly string[]).includes(v));
   if (unknown !== undefined) throw badRequest(`status: "${unknown}" is not one of ${STATUSES.join(', ')}`);
   return values as LicenceStatus[];
@@ -110,7 +112,8 @@ export function sortExpression(sort: SortKey, now: number): RawBuilder<unknown> 
     case 'expiresAt':
       return sql`licences.expires_at`;
     case 'licensee':
-      return sql`licences.licensee`;
+      // Served by an index on lower(licensee): `apple` sorts beside `Apple`.
+      return sql`lower(licences.licensee)`;
     case 'status':
       return statusRank(now);
     case 'product':
@@ -128,6 +131,8 @@ export function matches(filter: ListingFilter, now: number, c: Columns = visible
   return (eb: Eb): Expression<SqlBool> => {
     const conditions: Expression<SqlBool>[] = [windowIs(eb, filter.window, now, c)];
     if (filter.status) conditions.push(eb.or(filter.status.map((s) => statusIs(eb, s, now, c))));
+    if (filter.productId !== undefined) conditions.push(eb('licences.product_id', '=', filter.productId));
+    if (filter.customerId !== undefined) conditions.push(eb('licences.customer_id', '=', filter.customerId));
     if (filter.q) {
       const pattern = substringPattern(filter.q);
       // A trigram phrase matches any substring, case-insensitively: the same as the LIKE below.
@@ -175,7 +180,8 @@ export type ReadPlan = 'filter-first' | 'walk-sort-index';
 const FILTER_FIRST_UP_TO = 100_000;
 
 export function readPlan(filter: ListingFilter, matching: number): ReadPlan {
-  const narrowed = filter.window !== 'all' || filter.status !== undefined || filter.q !== undefined;
+  const narrowed =
+    filter.window !== 'all' || filter.status !== undefined || filter.q !== undefined || filter.productId !== undefined || filter.customerId !== undefined;
   return narrowed && matching <= FILTER_FIRST_UP_TO ? 'filter-first' : 'walk-sort-index';
 }
 
@@ -190,7 +196,7 @@ const TEXT_SORTS: ReadonlySet<SortKey> = new Set(['licensee', 'product']);
  * the index backwards. Wrapping an ordering expression keeps an index from serving it, which
  * steers the planner to the chosen plan.
  */
-export function orderedLids(t: Tenant, filter: ListingFilter, now: number, plan: ReadPlan) {
+export function orderedLids(t: Tenant, filter: ListingFilter, now: number, plan: ReadPlan, after?: Position) {
   const direction = sql.raw(filter.asc ? 'asc' : 'desc');
   const nulls = sql.raw(NULLABLE_SORTS.has(filter.sort) ? ' nulls last' : '');
   const key = sortExpression(filter.sort, now);
@@ -204,8 +210,26 @@ export function orderedLids(t: Tenant, filter: ListingFilter, now: number, plan:
     .$if(filter.sort === 'product', (q) => q.innerJoin('products', 'products.id', 'licences.product_id'))
     .select(['licences.lid', key.as('sort_key')])
     .where(matches(filter, now, plan === 'filter-first' ? visibleColumns : hiddenColumns))
+    .$if(after !== undefined, (q) => q.where(sql<SqlBool>`${afterPosition(key, filter, after!)}`))
     .orderBy(sql`${ordered(key, TEXT_SORTS.has(filter.sort))} ${direction}${nulls}`)
     .orderBy(sql`${ordered(lid, true)} ${direction}`);
+}
+
+/** A row's place in a sorted listing: its sort key and lid (the keyset cursor's content). */
+export interface Position {
+  key: string | number | null;
+  lid: string;
+}
+
+/**
+ * The rows after `after` in the listing's order (nulls last either way, ties by lid in the
+ * sort's direction), as a row-value comparison an index on (key, lid) serves.
+ */
+function afterPosition(key: RawBuilder<unknown>, filter: ListingFilter, after: Position): RawBuilder<unknown> {
+  const beyond = sql.raw(filter.asc ? '>' : '<');
+  if (after.key === null) return sql`(${key} is null and licences.lid ${beyond} ${after.lid})`;
+  const nullsFollow = NULLABLE_SORTS.has(filter.sort) ? sql` or ${key} is null` : sql``;
+  return sql`((${key}, licences.lid) ${beyond} (${after.key}, ${after.lid})${nullsFollow})`;
 }
 
 /** The views of the given licences, in the order of `lids`. */

@@ -89,6 +89,67 @@ describe('page listing', () => {
     expect(names((await page('status=REVOKED&window=archived')).items)).toEqual(['Filed']);
   });
 
+  it('takes a repeated status like a comma list', async () => {
+    expect(names((await page('status=GRACE&status=EXPIRED')).items)).toEqual(['Lapsed', 'Graceful']);
+    expect((await page('status=ACTIVE&status=PENDING,REVOKED')).total).toBe(9);
+    expect((await h.admin('GET', '/licenses/page?status=ACTIVE&status=LOST')).data.error).toMatch(/status/);
+  });
+
+  it("filters by product and by customer", async () => {
+    expect(names((await page(`productId=${otherProductId}`)).items)).toEqual(['Odd, "Quoted" Co']);
+    expect((await page(`productId=${productId}`)).total).toBe(10);
+    const customerId = (await h.admin('GET', `/licenses/${lids.Quarter}`)).data.customerId;
+    expect(names((await page(`customerId=${customerId}`)).items)).toEqual(['Quarter']);
+    expect((await page('productId=987654321')).total).toBe(0);
+    for (const query of ['productId=abc', 'customerId=1.5', 'productId=0']) {
+      const response = await h.admin('GET', `/licenses/page?${query}`);
+      expect(response.statusCode).toBe(400);
+      expect(response.data.error).toMatch(query.split('=')[0]!);
+    }
+  });
+
+  it('sorts licensees without regard to case', async () => {
+    await licence('apple', { issued_at: t0 - 20 * DAY });
+    await licence('Apricot', { issued_at: t0 - 21 * DAY });
+    try {
+      expect(names((await page('sort=licensee&asc=true&limit=3')).items)).toEqual(['apple', 'Apricot', 'Beyond']);
+      expect(names((await page('sort=licensee&limit=13')).items).slice(-3)).toEqual(['Beyond', 'Apricot', 'apple']);
+    } finally {
+      await h.database.db.deleteFrom('licences').where('lid', 'in', [lids.apple!, lids.Apricot!]).execute();
+    }
+  });
+
+  it('pages by cursor through every sort, matching offset paging', async () => {
+    for (const sort of ['issuedAt', 'expiresAt', 'licensee', 'status', 'product', 'lastCheckedAt']) {
+      for (const asc of [true, false]) {
+        const base = `sort=${sort}&asc=${asc}`;
+        const all = (await page(`${base}&limit=500`)).items.map((i) => i.lid);
+        const walked: string[] = [];
+        let answer = await page(`${base}&limit=4`);
+        expect(answer.offset).toBe(0);
+        walked.push(...answer.items.map((i) => i.lid));
+        while ((answer as { nextCursor: string | null }).nextCursor) {
+          answer = await page(`${base}&limit=4&cursor=${(answer as unknown as { nextCursor: string }).nextCursor}`);
+          expect(answer.offset).toBeNull();
+          expect(answer.total).toBe(all.length);
+          walked.push(...answer.items.map((i) => i.lid));
+        }
+        expect(walked, base).toEqual(all);
+      }
+    }
+  });
+
+  it('refuses a cursor with offset, for another filter or sort, or malformed, naming cursor', async () => {
+    const cursor = ((await page('limit=2')) as unknown as { nextCursor: string }).nextCursor;
+    expect(cursor).toEqual(expect.any(String));
+    expect(((await page('limit=500')) as unknown as { nextCursor: string | null }).nextCursor).toBeNull();
+    for (const query of [`cursor=${cursor}&offset=0`, `cursor=${cursor}&sort=licensee`, `cursor=${cursor}&status=ACTIVE`, `cursor=${cursor}&asc=true`, 'cursor=nonsense']) {
+      const response = await h.admin('GET', `/licenses/page?limit=2&${query}`);
+      expect(response.statusCode, query).toBe(400);
+      expect(response.data.error).toMatch(/^cursor/);
+    }
+  });
+
   it('sorts by each key with nulls last either way and ties broken by lid', async () => {
     const expAsc = names((await page('sort=expiresAt&asc=true')).items);
     expect(expAsc.slice(0, 3)).toEqual(['Lapsed', 'Graceful', 'Revoked']);
@@ -183,6 +244,12 @@ describe('CSV export', () => {
     const response = await h.admin('GET', '/licenses/export.csv?status=GRACE,EXPIRED&sort=expiresAt&asc=true');
     expect(parse(response.body).slice(1).map((l) => l.split(',')[1])).toEqual(['Lapsed', 'Graceful']);
     expect((await h.admin('GET', '/licenses/export.csv?window=never')).statusCode).toBe(400);
+  });
+
+  it("takes the page listing's whole query, ignoring limit and offset", async () => {
+    const response = await h.admin('GET', `/licenses/export.csv?limit=1&offset=1&status=GRACE&status=EXPIRED&productId=${productId}`);
+    expect(response.statusCode).toBe(200);
+    expect(parse(response.body).slice(1).map((l) => l.split(',')[1])).toEqual(['Lapsed', 'Graceful']);
   });
 
   it('refuses above 25,000 rows with 400 naming the count, rather than truncating', async () => {

@@ -3,12 +3,14 @@ import type { Database, DialectName } from '../database.js';
 import { foundation } from './0001_foundation.js';
 import { products } from './0002_products.js';
 import { licences } from './0003_licences.js';
+import { consoleAmendments } from './0004_console_amendments.js';
 
 /** Migrations are written once for both dialects; each receives the dialect for the few DDL differences. */
 const migrations: Record<string, (dialect: DialectName) => Migration> = {
   '0001_foundation': foundation,
   '0002_products': products,
   '0003_licences': licences,
+  '0004_console_amendments': consoleAmendments,
 };
 
 export async function migrateToLatest(database: Database): Promise<string[]> {

@@ -1,0 +1,33 @@
+import { createHash } from 'node:crypto';
+import { badRequest } from '../http/errors.js';
+import type { ListingFilter, Position } from './listing.js';
+
+/*
+ * Keyset cursors for the page listing (DESIGN.md 4): the last row's position and a digest of
+ * the filters and sort it was made for, so a cursor is never applied to another listing.
+ */
+
+function filterDigest(filter: ListingFilter): string {
+  const { q, status, window, productId, customerId, sort, asc } = filter;
+  const canonical = JSON.stringify([q ?? null, status ? [...status].sort() : null, window, productId ?? null, customerId ?? null, sort, asc]);
+  return createHash('sha256').update(canonical).digest('base64url').slice(0, 16);
+}
+
+export function encodeCursor(filter: ListingFilter, position: Position): string {
+  return Buffer.from(JSON.stringify({ f: filterDigest(filter), k: position.key, l: position.lid })).toString('base64url');
+}
+
+export function decodeCursor(filter: ListingFilter, cursor: string): Position {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw badRequest('cursor: malformed');
+  }
+  const { f, k, l } = (parsed ?? {}) as { f?: unknown; k?: unknown; l?: unknown };
+  if (typeof f !== 'string' || typeof l !== 'string' || !(k === null || typeof k === 'string' || Number.isFinite(k))) {
+    throw badRequest('cursor: malformed');
+  }
+  if (f !== filterDigest(filter)) throw badRequest('cursor: made for other filters or another sort');
+  return { key: k as Position['key'], lid: l };
+}
