@@ -29,9 +29,16 @@ export async function recordAudit(t: Tenant, actor: string, now: number, entry: 
     .execute();
 }
 
-export async function listAudit(t: Tenant, filter: { lid?: string }, limit: number, offset: number) {
+export async function listAudit(
+  t: Tenant,
+  filter: { lid?: string; action?: string | undefined; actor?: string | undefined; limit?: number | undefined; offset?: number | undefined },
+) {
+  const limit = filter.limit ?? 50;
+  const offset = filter.offset ?? 0;
   let query = t.selectFrom('audit_entries');
   if (filter.lid !== undefined) query = query.where('lid', '=', filter.lid);
+  if (filter.action !== undefined) query = query.where('action', '=', filter.action);
+  if (filter.actor !== undefined) query = query.where('actor', '=', filter.actor);
   const [rows, count] = await Promise.all([
     query.selectAll().orderBy('id', 'desc').limit(limit).offset(offset).execute(),
     query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),

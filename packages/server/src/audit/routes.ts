@@ -17,6 +17,16 @@ export const AuditEntry = Type.Object(
   },
 );
 
+/** The two activity listings' query: a page, narrowed by exact action and actor. */
+export const ActivityQuery = Type.Object(
+  {
+    ...PageQuery.properties,
+    action: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Exact action, e.g. `licence.revoked`.' })),
+    actor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Exact actor, e.g. `admin` or `token/ci`.' })),
+  },
+  { additionalProperties: false },
+);
+
 export const auditRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/dashboard/activity',
@@ -25,10 +35,10 @@ export const auditRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         summary: "The organisation's audit trail, newest first",
         tags: ['Dashboard'],
-        querystring: PageQuery,
+        querystring: ActivityQuery,
         response: responses({ 200: Paged(AuditEntry) }),
       },
     },
-    async (request) => listAudit(request.ctx.tenant, {}, request.query.limit ?? 50, request.query.offset ?? 0),
+    async (request) => listAudit(request.ctx.tenant, request.query),
   );
 };

@@ -31,6 +31,14 @@ const CheckBody = Type.Object({
   license: licenceText('The complete signed licence string.'),
   fingerprint: Fingerprint,
   nonce: Type.String({ pattern: '^[A-Za-z0-9_-]{16,128}$', description: 'Fresh per request: 16 to 128 URL-safe characters.' }),
+  machineLabel: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 64,
+      pattern: '^\\P{C}+$',
+      description: 'Optional: a name for this machine that its user agreed to share (1 to 64 printable characters); shown to the operator beside the seat.',
+    }),
+  ),
 });
 const FetchBody = Type.Object({
   license: licenceText('A licence string of this licence: the current term or a superseded one.'),

@@ -43,6 +43,8 @@ interface Presented {
   key: OpenedKey;
   fingerprint: string;
   parts: FingerprintParts;
+  /** What the application calls this machine, when it sent a name (check only). */
+  machineLabel?: string | undefined;
 }
 
 /**
@@ -50,7 +52,7 @@ interface Presented {
  * product's keys (before any lookup, so licence ids cannot be probed), then the claims that
  * tie the licence to this organisation and product, then its type.
  */
-function readPresented(scope: CheckScope, body: { license: string; fingerprint: string }): Presented {
+function readPresented(scope: CheckScope, body: { license: string; fingerprint: string; machineLabel?: string | undefined }): Presented {
   let parts: FingerprintParts;
   let parsed: ParsedLicence;
   try {
@@ -72,7 +74,7 @@ function readPresented(scope: CheckScope, body: { license: string; fingerprint: 
   if (claims.prd !== scope.product.productKey) throw badRequest('license: issued for another product');
   if (claims.typ === 'OFFLINE') throw badRequest('license: an OFFLINE licence has no online check');
   const key = scope.product.keys.find((k) => k.publicKey === publicKey)!;
-  return { parsed, claims, key, fingerprint: body.fingerprint, parts };
+  return { parsed, claims, key, fingerprint: body.fingerprint, parts, machineLabel: body.machineLabel };
 }
 
 const LICENCE_COLUMNS = [
@@ -114,7 +116,7 @@ type Term = NonNullable<Awaited<ReturnType<typeof findTerm>>>;
 const liveBindings = (t: Tenant, licenceId: number) =>
   t
     .selectFrom('machine_bindings')
-    .select(['id', 'parts', 'bound_at'])
+    .select(['id', 'parts', 'bound_at', 'label', 'last_seen_at'])
     .where('licence_id', '=', licenceId)
     .where('released_at', 'is', null)
     .orderBy('bound_at')
@@ -142,6 +144,8 @@ interface Verdict {
   boundAt: number | null;
   /** True when the check is valid only once this machine takes a free seat. */
   bind: boolean;
+  /** The seat this machine holds, when it holds one. */
+  seat?: Binding | undefined;
 }
 
 /** The verdict of DESIGN.md 5 for a known term, from the licence and its live seats as read. */
@@ -156,9 +160,24 @@ function judge(term: Term, bindings: Binding[], presented: Presented, need: numb
   if (superseded) return refuse('SUPERSEDED');
   if (status === 'PENDING') return refuse('NOT_YET_VALID');
   if (status === 'EXPIRED') return refuse('EXPIRED');
-  if (seat) return { status, reason: null, boundAt, bind: false };
+  if (seat) return { status, reason: null, boundAt, bind: false, seat };
   if (bindings.length < licence.max_machines) return { status, reason: null, boundAt: null, bind: true };
   return refuse(licence.max_machines === 1 ? 'FINGERPRINT_MISMATCH' : 'SEATS_FULL');
+}
+
+/**
+ * A valid check from a seat records when it was last seen (at most once a minute) and the label
+ * the application sent, when that changed: a write only when there is something new.
+ */
+async function stampSeat(t: Tenant, seat: Binding, label: string | undefined, now: number) {
+  const seenDue = seat.last_seen_at === null || now - seat.last_seen_at >= STAMP_INTERVAL_MS;
+  const relabel = label !== undefined && label !== seat.label;
+  if (!seenDue && !relabel) return;
+  await t
+    .updateTable('machine_bindings')
+    .set({ ...(seenDue ? { last_seen_at: now } : {}), ...(relabel ? { label } : {}) })
+    .where('id', '=', seat.id)
+    .execute();
 }
 
 const stampDue = (licence: NonNullable<LicenceState>, verdict: Verdict, now: number) =>
@@ -196,6 +215,8 @@ function bindUnderLock(scope: CheckScope, term: Term, presented: Presented, need
           released_at: null,
           released_by: null,
           at_issue: 0,
+          label: presented.machineLabel ?? null,
+          last_seen_at: now,
         })
         .returning('id')
         .executeTakeFirstOrThrow();
@@ -245,7 +266,10 @@ function answer(scope: CheckScope, presented: Presented, nonce: string, verdict:
 
 export type CheckAnswer = ReturnType<typeof answer>;
 
-export async function checkLicence(scope: CheckScope, body: { license: string; fingerprint: string; nonce: string }): Promise<CheckAnswer> {
+export async function checkLicence(
+  scope: CheckScope,
+  body: { license: string; fingerprint: string; nonce: string; machineLabel?: string | undefined },
+): Promise<CheckAnswer> {
   const presented = readPresented(scope, body);
   const term = await findTerm(scope, presented);
   if (!term) return answer(scope, presented, body.nonce, { status: '', reason: 'UNKNOWN_LICENCE', boundAt: null, bind: false }, null);
@@ -253,6 +277,7 @@ export async function checkLicence(scope: CheckScope, body: { license: string; f
   let verdict = judge(term, await liveBindings(scope.tenant, term.licence.id), presented, need, scope.now);
   if (verdict.bind) verdict = await bindUnderLock(scope, term, presented, need);
   else if (stampDue(term.licence, verdict, scope.now)) await stampChecked(scope.tenant, term.licence.id, scope.now);
+  if (verdict.reason === null && verdict.seat) await stampSeat(scope.tenant, verdict.seat, presented.machineLabel, scope.now);
   return answer(scope, presented, body.nonce, verdict, term);
 }
 

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { responses } from '../http/schemas.js';
+import { Nullable, responses } from '../http/schemas.js';
 import { LicenceListItem } from '../licences/schemas.js';
 import { dashboard, dashboardMetrics } from './service.js';
 
@@ -17,6 +17,13 @@ const metricsFields = {
   seatsUsed: Type.Integer(),
   expiring: counts(['d7', 'd30', 'd90']),
   series: Type.Object({ issued: Series, checks: Series }, { description: "The last 30 local dates in the organisation's timezone, oldest first." }),
+  plan: Type.Object(
+    {
+      limit: Nullable(Type.Integer({ description: 'null: unlimited.' })),
+      used: Type.Integer({ description: 'Licences counting against the plan (ACTIVE and GRACE).' }),
+    },
+    { description: "The organisation's plan capacity and its use." },
+  ),
 };
 const Metrics = Type.Object(metricsFields, { description: 'Over licences that are not archived.' });
 const Dashboard = Type.Object({ ...metricsFields, expiringSoon: Type.Array(LicenceListItem) });

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Ctx } from '../http/context.js';
 import { localDate, startOfDate } from '../licences/calendar.js';
 import { statusIs, windowIs, STATUSES } from '../licences/listing.js';
-import { licenceViews, toLicenceListItem, type LicenceView } from '../licences/repo.js';
+import { countCountingLicences, licenceViews, toLicenceListItem, type LicenceView } from '../licences/repo.js';
 
 const LICENCE_TYPES = ['OFFLINE', 'ONLINE', 'HYBRID'] as const;
 const EXPIRING = { d7: '7d', d30: '30d', d90: '90d' } as const;
@@ -81,6 +81,8 @@ export async function dashboardMetrics(ctx: Ctx) {
     seatsUsed: Number(seats.n),
     expiring: { d7: n('e_d7'), d30: n('e_d30'), d90: n('e_d90') },
     series: { issued: series(dates, issued, timeZone), checks: series(dates, checks, timeZone) },
+    // The same count the plan limit is enforced on, so the organisation sees it before the 403.
+    plan: { limit: ctx.org.planLimit, used: await countCountingLicences(t, ctx.now) },
   };
 }
 

@@ -175,5 +175,7 @@ export function toBinding(row: BindingRow) {
     releasedBy: row.released_by,
     live: row.released_at === null,
     atIssue: row.at_issue === 1,
+    label: row.label,
+    lastSeenAt: iso(row.last_seen_at),
   };
 }

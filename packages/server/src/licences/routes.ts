@@ -2,10 +2,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { listAudit } from '../audit/audit.js';
-import { AuditEntry } from '../audit/routes.js';
+import { ActivityQuery, AuditEntry } from '../audit/routes.js';
 import type { Tenant } from '../db/tenant.js';
 import { badRequest, notFound } from '../http/errors.js';
-import { PageQuery, Paged, responses } from '../http/schemas.js';
+import { Paged, responses } from '../http/schemas.js';
 import type { Keyring } from '../keys/keyring.js';
 import { idempotentRequest, Replay } from './idempotency.js';
 import { claimsOf, findLicenceRow, findLicenceView, licenceViews, toBinding, toLicence, toLicenceListItem, toVersionListItem, type LicenceView } from './repo.js';
@@ -17,6 +17,7 @@ import {
   LicenceVersionListItem,
   LidParams,
   MachineBinding,
+  NotesBody,
   ReleaseBody,
   RenewBody,
   RevokeBody,
@@ -32,6 +33,7 @@ import {
   renewLicence,
   restoreLicence,
   revokeLicence,
+  updateNotes,
   type LicenceAnswer,
 } from './service.js';
 import { verifyLicenceString } from './verify.js';
@@ -200,6 +202,15 @@ export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
       ReleaseBody,
     );
 
+    app.put(
+      '/licenses/:lid/notes',
+      {
+        config: { access: 'licenses:write' },
+        schema: { summary: "Replace a licence's notes", tags, params: LidParams, body: NotesBody, response: responses({ 200: Licence }) },
+      },
+      async (request) => updateNotes(request.ctx, request.params.lid, request.body.notes),
+    );
+
     app.get(
       '/licenses/:lid/machines',
       {
@@ -221,13 +232,13 @@ export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
           summary: 'The licence’s audit trail, newest first',
           tags,
           params: LidParams,
-          querystring: PageQuery,
+          querystring: ActivityQuery,
           response: responses({ 200: Paged(AuditEntry) }),
         },
       },
       async (request) => {
         const licence = await findLicenceRow(request.ctx.tenant, request.params.lid);
-        return listAudit(request.ctx.tenant, { lid: licence.lid }, request.query.limit ?? 50, request.query.offset ?? 0);
+        return listAudit(request.ctx.tenant, { ...request.query, lid: licence.lid });
       },
     );
 

@@ -49,6 +49,10 @@ export const RenewBody = Type.Object(
 );
 
 export const RevokeBody = Type.Object({ reason: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))) }, { additionalProperties: false });
+export const NotesBody = Type.Object(
+  { notes: Nullable(Type.String({ maxLength: 10_000, description: 'Replaces the notes; null clears them. Never signed.' })) },
+  { additionalProperties: false },
+);
 export const ReleaseBody = Type.Object({ machineId: Type.Optional(Type.Integer({ minimum: 1 })) }, { additionalProperties: false });
 export const VerifyBody = Type.Object({ license: Type.String({ maxLength: 100_000 }) }, { additionalProperties: false });
 
@@ -118,6 +122,8 @@ export const MachineBinding = Type.Object({
   releasedBy: Nullable(Type.String()),
   live: Type.Boolean(),
   atIssue: Type.Boolean(),
+  label: Nullable(Type.String({ description: 'The name the application sent with its checks (`machineLabel`), if any.' })),
+  lastSeenAt: Nullable(Type.String({ format: 'date-time', description: 'Its last valid check (stamped at most once a minute).' })),
 });
 
 export const VerifyResult = Type.Object({
@@ -138,5 +144,7 @@ export const VerifyResult = Type.Object({
     status: Type.Optional(Type.String()),
     revoked: Type.Optional(Type.Boolean()),
     archived: Type.Optional(Type.Boolean()),
+    superseded: Type.Optional(Type.Boolean({ description: 'Whether a renewal replaced this term.' })),
+    currentExpiresAt: Type.Optional(NullableTimestamp),
   }),
 });

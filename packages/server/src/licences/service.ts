@@ -232,6 +232,8 @@ export async function issueLicence(ctx: Ctx, keyring: Keyring, input: IssueInput
                   released_at: null,
                   released_by: null,
                   at_issue: 1,
+                  label: null,
+                  last_seen_at: null,
                 })
                 .execute();
             }
@@ -397,6 +399,15 @@ export const restoreLicence = (ctx: Ctx, lid: string) =>
     if (row.archived !== 1) throw badRequest('the licence is not archived');
     return { set: { archived: 0, archived_at: null }, action: 'licence.restored', summary: 'Restored from the archive', plan: true };
   });
+
+/** Notes are never signed: replacing them changes only the record (and what `q` finds). */
+export const updateNotes = (ctx: Ctx, lid: string, notes: string | null) =>
+  changeLicence(ctx, lid, (row) => ({
+    set: { notes, search_text: searchText({ licensee: row.licensee, email: row.licensee_email, lid: row.lid, notes }) },
+    action: 'licence.notes_updated',
+    summary: notes === null ? 'Cleared the notes' : 'Updated the notes',
+    details: { notes },
+  }));
 
 export async function releaseBinding(ctx: Ctx, lid: string, input: Static<typeof ReleaseBody> | undefined) {
   return inTransaction(ctx, async (t) => {

@@ -19,7 +19,7 @@ export async function verifyLicenceString(ctx: Ctx, keyring: Keyring, text: stri
     return { valid: false, reason: 'MALFORMED', claims: null, product: null, ...unchecked, ledger: { known: false } };
   }
   const claims = parsed.claims as Record<string, unknown> & typeof parsed.claims;
-  const ledger = await ledgerFor(ctx, claims.lid);
+  const ledger = await ledgerFor(ctx, claims.lid, text);
   const product = await ctx.tenant
     .selectFrom('products')
     .select(['id', 'product_key', 'name', 'algorithm'])
@@ -48,9 +48,13 @@ export async function verifyLicenceString(ctx: Ctx, keyring: Keyring, text: stri
   };
 }
 
-async function ledgerFor(ctx: Ctx, lid: string) {
+/** A term is identified by its payload part (DESIGN.md 2). */
+const payloadPart = (licenceString: string) => licenceString.slice(0, licenceString.indexOf('.'));
+
+async function ledgerFor(ctx: Ctx, lid: string, text: string) {
   const row = await ctx.tenant.selectFrom('licences').selectAll().where('lid', '=', lid).executeTakeFirst();
   if (!row) return { known: false };
+  const superseded = payloadPart(row.licence_string) !== payloadPart(text.trim());
   return {
     known: true,
     lid: row.lid,
@@ -59,5 +63,7 @@ async function ledgerFor(ctx: Ctx, lid: string) {
     status: statusOf(row, ctx.now),
     revoked: row.revoked === 1,
     archived: row.archived === 1,
+    superseded,
+    ...(superseded ? { currentExpiresAt: iso(row.expires_at) } : {}),
   };
 }

@@ -90,6 +90,27 @@ describe('a valid check', () => {
     expect((await licenceRow(h, licence.lid)).last_checked_at).toBe(Date.parse(later.checkedAt));
   });
 
+  it("stores the machine's label and when its seat was last seen, both shown with the machines", async () => {
+    const licence = await p.issue({ maxMachines: 2 });
+    const body = checkBody(licence.licenseString, 'labelled');
+    const first = (await p.check({ ...body, machineLabel: 'Ada’s laptop' })).data;
+    expect(first.valid).toBe(true);
+    const machines = async () => (await h.admin('GET', `/licenses/${licence.lid}/machines`)).data;
+    expect((await machines())[0]).toMatchObject({ label: 'Ada’s laptop', lastSeenAt: first.checkedAt });
+    // Within the minute: a new label is stored, the seen time stays.
+    await p.check({ ...body, nonce: nonce(), machineLabel: 'ADA-PC' });
+    expect((await machines())[0]).toMatchObject({ label: 'ADA-PC', lastSeenAt: first.checkedAt });
+    // Without a label the stored one stays; a minute on, the seen time moves.
+    await h.database.db.updateTable('machine_bindings').set({ last_seen_at: Date.now() - 61_000 }).where('label', '=', 'ADA-PC').execute();
+    const later = (await p.check({ ...body, nonce: nonce() })).data;
+    expect((await machines())[0]).toMatchObject({ label: 'ADA-PC', lastSeenAt: later.checkedAt });
+    for (const machineLabel of ['', 'x'.repeat(65), 'tab\there', 'nul\u0000']) {
+      const refused = await p.check({ ...body, nonce: nonce(), machineLabel });
+      expect(refused.statusCode).toBe(400);
+      expect(refused.data.error).toMatch(/machineLabel/);
+    }
+  });
+
   it('counts a HYBRID licence activated offline like any other: its at-issue machines hold seats', async () => {
     const fp = fingerprint('hybrid-box');
     const licence = await p.issue({ licenceType: 'HYBRID', activation: 'OFFLINE', fingerprint: fp });

@@ -256,7 +256,56 @@ describe('release-binding', () => {
   });
 });
 
+describe('notes', () => {
+  it('replaces and clears the notes in place, audited, found by q at once, never signed', async () => {
+    const licence = await active();
+    const put = (body: unknown, caller: Caller = h.admin) => caller('PUT', `/licenses/${licence.lid}/notes`, body);
+    const updated = await put({ notes: 'Renewal promised by Quokka procurement' });
+    expect(updated.statusCode).toBe(200);
+    expect(updated.data).toMatchObject({ lid: licence.lid, notes: 'Renewal promised by Quokka procurement', licenseString: licence.licenseString });
+    expect((await h.admin('GET', '/licenses/page?q=quokka')).data.items.map((i: { lid: string }) => i.lid)).toEqual([licence.lid]);
+    const trail = (await h.admin('GET', `/licenses/${licence.lid}/activity?action=licence.notes_updated`)).data;
+    expect(trail.items[0]).toMatchObject({ action: 'licence.notes_updated', actor: 'admin', lid: licence.lid });
+    expect((await put({ notes: null })).data.notes).toBeNull();
+    expect((await h.admin('GET', '/licenses/page?q=quokka')).data.total).toBe(0);
+    expect((await put({})).statusCode).toBe(400);
+    expect((await put({ notes: 'x'.repeat(10_001) })).statusCode).toBe(400);
+    expect((await h.admin('PUT', '/licenses/00000000-0000-4000-8000-000000000000/notes', { notes: 'x' })).statusCode).toBe(404);
+    const viewer = await h.createMember('VIEWER');
+    expect((await put({ notes: 'nope' }, h.as({ cookie: viewer.cookie }))).statusCode).toBe(403);
+  });
+});
+
+describe('activity filters', () => {
+  it('narrows both activity listings by exact action and actor', async () => {
+    const created = await h.admin('POST', '/tokens', { name: 'filter-bot', scopes: ['licenses:write', 'activity:read'] });
+    const bot = h.as({ token: created.data.token });
+    const licence = await active();
+    await post(licence.lid, 'revoke', { reason: 'filters' }, bot);
+    await post(licence.lid, 'reinstate');
+    const mine = (await h.admin('GET', `/licenses/${licence.lid}/activity?actor=token/filter-bot`)).data;
+    expect(mine.items.map((e: { action: string }) => e.action)).toEqual(['licence.revoked']);
+    expect(mine.total).toBe(1);
+    const org = (await h.admin('GET', '/dashboard/activity?action=licence.reinstated&actor=admin')).data;
+    expect(org.items.length).toBeGreaterThan(0);
+    expect(org.items.every((e: { action: string; actor: string }) => e.action === 'licence.reinstated' && e.actor === 'admin')).toBe(true);
+    expect((await h.admin('GET', '/dashboard/activity?action=licence.reinstated&actor=nobody')).data.total).toBe(0);
+    expect((await h.admin('GET', '/dashboard/activity?colour=red')).statusCode).toBe(400);
+  });
+});
+
 describe('plan capacity', () => {
+  it('shows the limit and its use on both dashboard answers', async () => {
+    const org = await planOrg(h, 3);
+    const own = await createProduct(org.admin);
+    await org.admin('POST', '/licenses', { productId: own.id, licensee: 'Plan Ltd' });
+    await org.admin('POST', '/licenses', { productId: own.id, licensee: 'Plan Ltd', issueDate: addDays(todayUtc(), 7) });
+    for (const path of ['/dashboard', '/dashboard/metrics']) {
+      expect((await org.admin('GET', path)).data.plan).toEqual({ limit: 3, used: 1 });
+    }
+    expect((await h.admin('GET', '/dashboard/metrics')).data.plan).toMatchObject({ limit: null });
+  });
+
   it('refuses issue at the limit with 403; PENDING, EXPIRED and REVOKED do not count', async () => {
     const org = await planOrg(h, 2);
     const own = await createProduct(org.admin);

@@ -33,7 +33,7 @@ describe('verify', () => {
         graceEndsAt: new Date(Date.parse(licence.expiresAt) + 10 * 86_400_000).toISOString(),
         status: 'ACTIVE',
       },
-      ledger: { known: true, lid: licence.lid, licensee: 'Verify Ltd', customerId: licence.customerId, status: 'ACTIVE', revoked: false, archived: false },
+      ledger: { known: true, lid: licence.lid, licensee: 'Verify Ltd', customerId: licence.customerId, status: 'ACTIVE', revoked: false, archived: false, superseded: false },
     });
     // Verify binds nothing and changes nothing.
     expect((await h.admin('GET', `/licenses/${licence.lid}/machines`)).data).toEqual([]);
@@ -117,6 +117,17 @@ describe('verify', () => {
     });
     await h.admin('POST', `/licenses/${revoked.lid}/archive`);
     expect((await verify(revoked.licenseString)).data).toMatchObject({ valid: true, ledger: { known: true, revoked: true, archived: true } });
+  });
+
+  it('tells in the ledger whether a renewal superseded the term, and when the current one expires', async () => {
+    const licence = await issueOk(h.admin, { productId: product.id, licensee: 'Renewed Ltd' });
+    expect((await verify(licence.licenseString)).data.ledger).toMatchObject({ known: true, superseded: false });
+    expect((await verify(licence.licenseString)).data.ledger).not.toHaveProperty('currentExpiresAt');
+    const renewed = (await h.admin('POST', `/licenses/${licence.lid}/renew`, { validityMonths: 24 })).data;
+    const old = (await verify(licence.licenseString)).data;
+    expect(old.valid).toBe(true);
+    expect(old.ledger).toMatchObject({ known: true, superseded: true, currentExpiresAt: renewed.expiresAt });
+    expect((await verify(renewed.licenseString)).data.ledger).toMatchObject({ superseded: false });
   });
 
   it('verifies a licence that has no record on the same terms', async () => {
