@@ -12,21 +12,30 @@ function formatter(timeZone: string): Intl.DateTimeFormat {
   return f;
 }
 
+/** Midnight UTC of a date; setUTCFullYear, unlike Date.UTC, does not map years 0 to 99 onto the 1900s. */
+function utc(year: number, monthIndex: number, day: number): Date {
+  const date = new Date(0);
+  date.setUTCFullYear(year, monthIndex, day);
+  return date;
+}
+
+/** `YYYY-MM-DD`, the year written with four digits (0999, not 999). */
+const formatDate = (year: number | string, month: number | string, day: number | string) =>
+  `${String(year).padStart(4, '0')}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`;
+
 /** True for a real calendar date written `YYYY-MM-DD`. */
 export function isDate(text: string): boolean {
   const match = DATE.exec(text);
   if (!match) return false;
   const [year, month, day] = match.slice(1).map(Number) as [number, number, number];
-  // setUTCFullYear, unlike Date.UTC, does not map years 0 to 99 onto the 1900s.
-  const date = new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
+  const date = utc(year, month - 1, day);
   return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
 
 /** The local date (`YYYY-MM-DD`) of an instant in a zone. */
 export function localDate(ms: number, timeZone: string): string {
   const parts = Object.fromEntries(formatter(timeZone).formatToParts(new Date(ms)).map((p) => [p.type, p.value]));
-  return `${parts.year}-${parts.month}-${parts.day}`;
+  return formatDate(parts.year!, parts.month!, parts.day!);
 }
 
 const MINUTE = 60_000;
@@ -38,7 +47,7 @@ const MINUTE = 60_000;
  */
 export function startOfDate(date: string, timeZone: string): number {
   const [y, m, d] = date.split('-').map(Number) as [number, number, number];
-  const utcMidnight = Date.UTC(y, m - 1, d);
+  const utcMidnight = utc(y, m - 1, d).getTime();
   let lo = (utcMidnight - 15 * 60 * MINUTE) / MINUTE;
   let hi = (utcMidnight + 15 * 60 * MINUTE) / MINUTE;
   while (lo < hi) {
@@ -49,11 +58,16 @@ export function startOfDate(date: string, timeZone: string): number {
   return lo * MINUTE;
 }
 
-/** `months` calendar months after `date`, clamped to the month's end (31 Jan + 1 = 28/29 Feb). */
-export function addMonths(date: string, months: number): string {
+/**
+ * `months` calendar months after `date`, clamped to the month's end (31 Jan + 1 = 28/29 Feb);
+ * null when that would pass the year 9999.
+ */
+export function addMonths(date: string, months: number): string | null {
   const [y, m, d] = date.split('-').map(Number) as [number, number, number];
-  const target = new Date(Date.UTC(y, m - 1 + months, 1));
-  const lastDay = new Date(Date.UTC(target.getUTCFullYear(), target.getUTCMonth() + 1, 0)).getUTCDate();
-  target.setUTCDate(Math.min(d, lastDay));
-  return target.toISOString().slice(0, 10);
+  const monthIndex = m - 1 + months;
+  const year = y + Math.floor(monthIndex / 12);
+  const month = ((monthIndex % 12) + 12) % 12;
+  if (year > 9999) return null;
+  const lastDay = utc(year, month + 1, 0).getUTCDate();
+  return formatDate(year, month + 1, Math.min(d, lastDay));
 }

@@ -100,6 +100,10 @@ async function signTerm(
 ): Promise<SignedTerm> {
   const { shape } = product;
   const online = licence.licenceType !== 'OFFLINE';
+  // Every time the service writes is an ISO 8601 instant with a four-digit year.
+  if (dates.expiresAt !== null && graceEnd(dates.expiresAt, graceDays)! >= YEAR_10000) {
+    throw badRequest('graceDays: the grace period would end after the year 9999');
+  }
   const params = resolveParams(shape.params, licence.params);
   const issuedAt = Math.floor(ctx.now / 1000) * 1000;
   const { keyId, privateKey } = await keyring.signingKeyFor(ctx.tenant, product.id);
@@ -135,6 +139,8 @@ async function signTerm(
     params: Object.fromEntries(params),
   };
 }
+
+const YEAR_10000 = Date.UTC(10000, 0, 1);
 
 const termColumns = (term: SignedTerm) => ({
   issued_at: term.issuedAt,

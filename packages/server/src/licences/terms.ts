@@ -85,6 +85,13 @@ export function validityMonths(given: number | undefined, productDefault: number
   return months;
 }
 
+/** The start of the date `months` after `date`; a term may not end after the year 9999. */
+function termEnd(date: string, months: number, timeZone: string): number {
+  const end = addMonths(date, months);
+  if (end === null) throw badRequest('validityMonths: the term would end after the year 9999');
+  return startOfDate(end, timeZone);
+}
+
 /**
  * A term running from `date`: it starts at the start of that local date when that is in the
  * future (else at once), and expires at the start of the date `months` later (0 = perpetual).
@@ -93,7 +100,7 @@ export function termFrom(date: string, months: number, timeZone: string, now: nu
   const today = localDate(now, timeZone);
   return {
     startsAt: date > today ? startOfDate(date, timeZone) : null,
-    expiresAt: months === 0 ? null : startOfDate(addMonths(date, months), timeZone),
+    expiresAt: months === 0 ? null : termEnd(date, months, timeZone),
   };
 }
 
@@ -107,6 +114,6 @@ export function extendedTerm(current: TermDates, months: number, timeZone: strin
   const base = currentEnd > today ? currentEnd : today;
   return {
     startsAt: current.startsAt !== null && current.startsAt > now ? current.startsAt : null,
-    expiresAt: months === 0 ? null : startOfDate(addMonths(base, months), timeZone),
+    expiresAt: months === 0 ? null : termEnd(base, months, timeZone),
   };
 }

@@ -434,6 +434,8 @@ describe('issue: fingerprints and machines', () => {
         releasedBy: null,
         live: true,
         atIssue: true,
+        label: null,
+        lastSeenAt: null,
       })),
     );
     expect(machines.data[0].parts).toEqual({
@@ -560,5 +562,21 @@ describe('issue: customer resolution', () => {
     expect(again.customerId).toBe(first.customerId);
     const otherCase = await issueOk(h.admin, { productId: offline.id, licensee: 'hooli' });
     expect(otherCase.customerId).not.toBe(first.customerId);
+  });
+
+  it('refuses a term or grace that would end past the year 9999 with 400 naming the field', async () => {
+    const product = await createProduct(h.admin);
+    const late = await h.admin('POST', '/licenses', { productId: product.id, licensee: 'Far Future', issueDate: '9999-06-01', validityMonths: 12 });
+    expect(late.statusCode).toBe(400);
+    expect(late.data.error).toMatch(/^validityMonths/);
+    const grace = await h.admin('POST', '/licenses', { productId: product.id, licensee: 'Far Future', issueDate: '9999-06-01', validityMonths: 6, graceDays: 3650 });
+    expect(grace.statusCode).toBe(400);
+    expect(grace.data.error).toMatch(/^graceDays/);
+    const ok = await h.admin('POST', '/licenses', { productId: product.id, licensee: 'Far Future', issueDate: '9999-06-01', validityMonths: 6 });
+    expect(ok.statusCode).toBe(201);
+    expect(ok.data.expiresAt).toBe('9999-12-01T00:00:00.000Z');
+    const renewed = await h.admin('POST', `/licenses/${ok.data.lid}/renew`, { validityMonths: 1200 });
+    expect(renewed.statusCode).toBe(400);
+    expect(renewed.data.error).toMatch(/^validityMonths/);
   });
 });

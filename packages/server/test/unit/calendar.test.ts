@@ -14,6 +14,17 @@ describe('calendar', () => {
     expect(addMonths(date, months)).toBe(expected);
   });
 
+  it('writes years below 1000 with four digits, and gives no date past the year 9999', () => {
+    expect(addMonths('0999-11-30', 3)).toBe('1000-02-28');
+    expect(addMonths('0399-12-31', 2)).toBe('0400-02-29');
+    expect(addMonths('0050-01-31', 1)).toBe('0050-02-28');
+    expect(localDate(startOfDate('0999-06-15', 'UTC'), 'UTC')).toBe('0999-06-15');
+    expect(localDate(Date.UTC(2026, 0, 1), 'UTC')).toBe('2026-01-01');
+    expect(addMonths('9999-01-31', 11)).toBe('9999-12-31');
+    expect(addMonths('9999-12-01', 1)).toBeNull();
+    expect(addMonths('2026-01-01', 1200 * 100)).toBeNull();
+  });
+
   it.each(['2026-02-29', '2026-13-01', '2026-00-10', '2026-1-01', '26-01-01', '2026-01-01T00:00:00Z', ''])('refuses %j as a date', (text) => {
     expect(isDate(text)).toBe(false);
   });
