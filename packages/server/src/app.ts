@@ -9,7 +9,7 @@ import { ErrorBody } from './http/schemas.js';
 import { installMetrics } from './http/metrics.js';
 import { installOpenApi } from './http/openapi.js';
 import { installTenancy, type ApiRoute } from './http/tenancy.js';
-import { schemaErrorMessage, validatorCompiler } from './http/validation.js';
+import { schemaErrorMessage, textProblem, validatorCompiler } from './http/validation.js';
 import { auditRoutes } from './audit/routes.js';
 import { checkRoutes } from './check/routes.js';
 import { authRoutes } from './auth/routes.js';
@@ -49,6 +49,8 @@ const consolePage = `<!doctype html><html lang="en"><head><meta charset="utf-8">
 <body><h1>Licensor</h1><p>The web console is on its way. The API reference is at <a href="/docs">/docs</a>
 and its OpenAPI document at <a href="/openapi.json">/openapi.json</a>.</p></body></html>`;
 
+const OUT_OF_RANGE = new Set(['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum']);
+
 export async function buildApp({ config, database, masterKey, logger }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: logger ?? {
@@ -74,9 +76,16 @@ export async function buildApp({ config, database, masterKey, logger }: AppOptio
     parseJson(request, body as string, (err, value) => (err ? done(new ApiError(400, 'malformed JSON body')) : done(null, value)));
   });
 
-  app.setErrorHandler((err: Error & { statusCode?: number; code?: string; validation?: unknown }, request, reply) => {
+  app.setErrorHandler((err: Error & { statusCode?: number; code?: string; validation?: unknown; validationContext?: string }, request, reply) => {
     if (err instanceof ApiError) return reply.code(err.status).headers(err.headers).send({ error: err.message });
-    if (err.validation) return reply.code(400).send({ error: err.message });
+    if (err.validation) {
+      // A path id out of range names a record that cannot exist; a malformed one is still a 400.
+      const keyword = (err.validation as Array<{ keyword: string }>)[0]?.keyword ?? '';
+      if (err.validationContext === 'params' && OUT_OF_RANGE.has(keyword)) {
+        return reply.code(404).send({ error: `no such record: ${request.url.split('?')[0]}` });
+      }
+      return reply.code(400).send({ error: err.message });
+    }
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
       return reply.code(err.statusCode).send({ error: clientMessage(err) });
     }
@@ -106,6 +115,13 @@ export async function buildApp({ config, database, masterKey, logger }: AppOptio
   );
   app.get('/', hidden, async (_request, reply) => reply.type('text/html').send(consolePage));
   app.get('/o/:slug/', hidden, async (_request, reply) => reply.type('text/html').send(consolePage));
+
+  // A path segment that is not storable text addresses nothing: 404 before any lookup.
+  app.addHook('onRequest', async (request) => {
+    for (const value of Object.values((request.params ?? {}) as Record<string, unknown>)) {
+      if (typeof value === 'string' && textProblem(value) !== null) throw new ApiError(404, `no such endpoint: ${request.method} ${request.routeOptions.url ?? ''}`);
+    }
+  });
 
   app.decorate('apiRoutes', [] as ApiRoute[]);
   // One keyring per app: its cache of opened keys serves every feature that signs or verifies.

@@ -6,7 +6,7 @@ import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { tenant } from '../db/tenant.js';
 import { ApiError, forbidden, notFound, tooManyRequests, unauthorized } from '../http/errors.js';
-import { responses, Timestamp } from '../http/schemas.js';
+import { responses, Slug, Timestamp } from '../http/schemas.js';
 import type { Keyring } from '../keys/keyring.js';
 import { CheckCounter } from './counters.js';
 import { CheckProductCache } from './product-cache.js';
@@ -23,14 +23,14 @@ declare module 'fastify' {
 const tags = ['Licence check'];
 const CHECK_TOKEN = /^Bearer svcc_([a-z0-9]{12,32})_([0-9a-f]{64})$/;
 
-const CheckParams = Type.Object({ slug: Type.String(), checkId: Type.String({ maxLength: 64 }) });
+const CheckParams = Type.Object({ slug: Slug, checkId: Type.String({ maxLength: 64 }) });
 const licenceText = (description: string) => Type.String({ minLength: 1, maxLength: 100_000, description });
 const Fingerprint = Type.String({ maxLength: 512, description: "The machine's fingerprint, `SVC1.<hashed parts>.<checksum>`." });
 // Fields beyond these are ignored, so clients may send more without breaking older services.
 const CheckBody = Type.Object({
   license: licenceText('The complete signed licence string.'),
   fingerprint: Fingerprint,
-  nonce: Type.String({ pattern: '^[A-Za-z0-9_-]{16,128}$', description: 'Fresh per request: 16 to 128 URL-safe characters.' }),
+  nonce: Type.String({ maxLength: 128, pattern: '^[A-Za-z0-9_-]{16,128}$', description: 'Fresh per request: 16 to 128 URL-safe characters.' }),
   machineLabel: Type.Optional(
     Type.String({
       minLength: 1,

@@ -23,6 +23,79 @@ function describeAccess(access: Access | undefined): string {
 }
 
 /**
+ * Stable operation names: client generators name their methods by them. A route missing here
+ * fails the OpenAPI lint test.
+ */
+const OPERATION_IDS: Record<string, string> = {
+  'POST /auth/login': 'signIn',
+  'POST /auth/logout': 'signOut',
+  'GET /auth/me': 'getIdentity',
+  'PUT /auth/password': 'changeOwnPassword',
+  'GET /users': 'listMembers',
+  'POST /users': 'createMember',
+  'PUT /users/{id}': 'updateMember',
+  'DELETE /users/{id}': 'deleteMember',
+  'GET /tokens': 'listTokens',
+  'POST /tokens': 'createToken',
+  'POST /tokens/{id}/revoke': 'revokeToken',
+  'DELETE /tokens/{id}': 'deleteToken',
+  'GET /settings': 'getSettings',
+  'PUT /settings': 'updateSettings',
+  'GET /products': 'listProducts',
+  'POST /products': 'createProduct',
+  'GET /products/options': 'getProductOptions',
+  'GET /products/{id}': 'getProduct',
+  'PUT /products/{id}': 'updateProduct',
+  'DELETE /products/{id}': 'deleteProduct',
+  'GET /products/{id}/form': 'getProductForm',
+  'GET /products/{id}/public-key': 'downloadPublicKey',
+  'GET /products/{id}/certificate': 'downloadCertificate',
+  'GET /products/{id}/keys': 'listProductKeys',
+  'POST /products/{id}/check-token': 'rotateCheckToken',
+  'GET /customers': 'listCustomers',
+  'POST /customers': 'createCustomer',
+  'GET /customers/{id}': 'getCustomer',
+  'PUT /customers/{id}': 'updateCustomer',
+  'DELETE /customers/{id}': 'deleteCustomer',
+  'GET /licenses': 'listLicences',
+  'POST /licenses': 'issueLicence',
+  'POST /licenses/verify': 'verifyLicence',
+  'GET /licenses/{lid}': 'getLicence',
+  'GET /licenses/{lid}/download': 'downloadLicence',
+  'POST /licenses/{lid}/renew': 'renewLicence',
+  'POST /licenses/{lid}/revoke': 'revokeLicence',
+  'POST /licenses/{lid}/reinstate': 'reinstateLicence',
+  'POST /licenses/{lid}/archive': 'archiveLicence',
+  'POST /licenses/{lid}/restore': 'restoreLicence',
+  'POST /licenses/{lid}/release-binding': 'releaseBinding',
+  'PUT /licenses/{lid}/notes': 'updateLicenceNotes',
+  'GET /licenses/{lid}/machines': 'listMachines',
+  'GET /licenses/{lid}/activity': 'listLicenceActivity',
+  'GET /licenses/{lid}/versions': 'listLicenceVersions',
+  'GET /licenses/{lid}/versions/{versionNo}': 'getLicenceVersion',
+  'GET /licenses/{lid}/versions/{versionNo}/download': 'downloadLicenceVersion',
+  'GET /licenses/page': 'listLicencePage',
+  'GET /licenses/windows': 'countLicenceWindows',
+  'GET /licenses/export.csv': 'exportLicences',
+  'GET /dashboard': 'getDashboard',
+  'GET /dashboard/metrics': 'getDashboardMetrics',
+  'GET /dashboard/activity': 'listActivity',
+  'POST /public/license/{checkId}/check': 'checkLicence',
+  'POST /public/license/{checkId}/fetch': 'fetchLicence',
+};
+
+interface ObjectSchema {
+  properties?: Record<string, unknown>;
+  required?: string[];
+}
+
+/** The slug is the server variable `{slug}`: a path parameter for it would go nowhere in a generated client. */
+function withoutSlug(params: ObjectSchema): ObjectSchema {
+  const { slug: _slug, ...properties } = params.properties ?? {};
+  return { ...params, properties, required: (params.required ?? []).filter((name) => name !== 'slug') };
+}
+
+/**
  * OpenAPI 3.1 generated from the route schemas that also validate requests and serialise
  * answers. The organisation is a server variable, so paths are written without `/o/{slug}/api`.
  */
@@ -33,6 +106,7 @@ export async function installOpenApi(app: FastifyInstance, version: string, publ
       info: {
         title: 'Licensor API',
         version,
+        license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
         description:
           'Management API for issuing and administering signed software licences, and the licence check API used by installed applications.',
       },
@@ -57,10 +131,13 @@ export async function installOpenApi(app: FastifyInstance, version: string, publ
       const access = route.config?.access as Access | undefined;
       const described = {
         ...schema,
+        ...(schema?.params ? { params: withoutSlug(schema.params as ObjectSchema) } : {}),
         description: [schema?.description, describeAccess(access)].filter(Boolean).join('\n\n'),
-        ...(access === 'public' ? {} : { security: access === 'check' ? [{ checkToken: [] }] : [{ token: [] }, { session: [] }] }),
+        security: (access === 'public' ? [] : access === 'check' ? [{ checkToken: [] }] : [{ token: [] }, { session: [] }]) as Array<Record<string, string[]>>,
       };
-      return { schema: described, url: url.slice(API_PREFIX.length) || '/' };
+      const path = url.slice(API_PREFIX.length) || '/';
+      const operationId = OPERATION_IDS[`${[route.method].flat()[0]} ${path.replace(/:([A-Za-z]+)/g, '{$1}')}`];
+      return { schema: { ...described, ...(operationId ? { operationId } : {}) }, url: path };
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });

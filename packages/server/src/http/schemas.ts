@@ -23,8 +23,17 @@ export function responses(success: Record<number, TSchema>, errors: number[] = [
   return out;
 }
 
+/** The largest id the service can represent exactly (JSON numbers are doubles). */
+export const MAX_ID = Number.MAX_SAFE_INTEGER;
+
+/** A record id: a positive integer the service can represent. In a path, one out of range is a 404. */
+export const Id = (options: { description?: string } = {}) => Type.Integer({ minimum: 1, maximum: MAX_ID, ...options });
+
+/** The organisation's slug, routed by the server variable and left out of the document. */
+export const Slug = Type.String({ maxLength: 64 });
+
 /** Path parameters of a record addressed by its 64-bit integer id. */
-export const IdParams = Type.Object({ slug: Type.String(), id: Type.Integer({ minimum: 1 }) });
+export const IdParams = Type.Object({ slug: Slug, id: Id() });
 
 export const NoContent = Type.Null({ description: 'No content.' });
 
@@ -45,7 +54,7 @@ export const Paged = <T extends TSchema>(item: T) =>
 export const PageQuery = Type.Object(
   {
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-    offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_ID, default: 0 })),
   },
   { additionalProperties: false },
 );

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { authenticate } from '../auth/credentials.js';
@@ -29,6 +30,8 @@ export interface ApiRoute {
   access: Access;
 }
 
+const NO_QUERY = Type.Object({}, { additionalProperties: false });
+
 function authorize(actor: Actor, access: Exclude<Access, 'public' | 'check'>): void {
   if (access === 'member' || actor.kind === 'system') return;
   if (access === 'session' || access === 'admin-session') {
@@ -52,6 +55,8 @@ export function installTenancy(app: FastifyInstance, database: Database, config:
   app.addHook('onRoute', (route) => {
     const access = route.config?.access;
     if (!access) throw new Error(`route ${route.method} ${route.url} declares no access`);
+    // A route that takes no query parameters still refuses unknown ones, naming them.
+    route.schema = { ...route.schema, querystring: route.schema?.querystring ?? NO_QUERY };
     for (const method of [route.method].flat()) if (method !== 'HEAD') routes.push({ method, url: route.url, access });
   });
   app.decorateRequest('org', null as unknown as Organisation);

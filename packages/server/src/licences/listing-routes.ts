@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
 import type { Ctx } from '../http/context.js';
 import { badRequest } from '../http/errors.js';
-import { Nullable, responses } from '../http/schemas.js';
+import { Id, MAX_ID, Nullable, responses } from '../http/schemas.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { localDate } from './calendar.js';
 import { exportLicences } from './export.js';
@@ -32,8 +32,8 @@ const filterFields = {
     }),
   ),
   window: Type.Optional(Type.Enum([...WINDOWS], { description: 'Default `all` (archived licences excluded).' })),
-  productId: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "Only this product's licences." })),
-  customerId: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "Only this customer's licences." })),
+  productId: Type.Optional(Id({ description: "Only this product's licences." })),
+  customerId: Type.Optional(Id({ description: "Only this customer's licences." })),
   sort: Type.Optional(Type.Enum([...SORTS], { description: 'Default `issuedAt`. Nulls last; ties by lid.' })),
   asc: Type.Optional(Type.Boolean({ description: 'Default false.' })),
 };
@@ -41,7 +41,7 @@ const PageQuery = Type.Object(
   {
     ...filterFields,
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
-    offset: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Default 0; not with `cursor`.' })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_ID, description: 'Default 0; not with `cursor`.' })),
     cursor: Type.Optional(
       Type.String({ minLength: 1, maxLength: 1000, description: "A page's `nextCursor`: the page after it, with the same filters and sort." }),
     ),

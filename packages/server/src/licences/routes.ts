@@ -5,7 +5,7 @@ import { listAudit } from '../audit/audit.js';
 import { ActivityQuery, AuditEntry } from '../audit/routes.js';
 import type { Tenant } from '../db/tenant.js';
 import { badRequest, notFound } from '../http/errors.js';
-import { Paged, responses } from '../http/schemas.js';
+import { Id, Paged, responses } from '../http/schemas.js';
 import type { Keyring } from '../keys/keyring.js';
 import { idempotentRequest, Replay } from './idempotency.js';
 import { claimsOf, findLicenceRow, findLicenceView, licenceViews, toBinding, toLicence, toLicenceListItem, toVersionListItem, type LicenceView } from './repo.js';
@@ -43,7 +43,7 @@ const MAX_LIST = 25_000;
 const LIC_TYPE = 'application/octet-stream';
 const LicFile = { content: { [LIC_TYPE]: { schema: Type.String({ description: 'The licence string alone, no trailing newline.' }) } } };
 const IdempotencyHeader = Type.Object({
-  'idempotency-key': Type.Optional(Type.String({ description: 'Repeats within 24 hours return the first answer and change nothing.' })),
+  'idempotency-key': Type.Optional(Type.String({ maxLength: 255, description: 'Repeats within 24 hours return the first answer and change nothing.' })),
 });
 
 // These actions take an optional body: a missing one is validated as an empty object.
@@ -82,7 +82,7 @@ export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
           description: `List form, archived licences included. Refused above ${MAX_LIST} rows: use the page listing.`,
           tags,
           querystring: Type.Object(
-            { productId: Type.Optional(Type.Integer({ minimum: 1 })), customerId: Type.Optional(Type.Integer({ minimum: 1 })) },
+            { productId: Type.Optional(Id()), customerId: Type.Optional(Id()) },
             { additionalProperties: false },
           ),
           response: responses({ 200: Type.Array(LicenceListItem) }),

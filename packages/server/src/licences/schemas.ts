@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Nullable, NullableTimestamp, Timestamp } from '../http/schemas.js';
+import { Id, Nullable, NullableTimestamp, Slug, Timestamp } from '../http/schemas.js';
 
 const LicenceTypeSchema = Type.Enum(['OFFLINE', 'ONLINE', 'HYBRID']);
 const ActivationSchema = Type.Enum(['ONLINE', 'OFFLINE']);
@@ -7,13 +7,13 @@ const DateText = Type.String({ maxLength: 10, description: 'YYYY-MM-DD in the or
 const Fingerprint = Type.String({ maxLength: 512, description: '`SVC1.<hashed parts>.<checksum>`' });
 const Params = Type.Record(Type.String(), Type.Unknown(), { description: "Values for the product's declared parameters." });
 
-export const LidParams = Type.Object({ slug: Type.String(), lid: Type.String({ maxLength: 64 }) });
-export const VersionParams = Type.Object({ slug: Type.String(), lid: Type.String({ maxLength: 64 }), versionNo: Type.Integer({ minimum: 1 }) });
+export const LidParams = Type.Object({ slug: Slug, lid: Type.String({ maxLength: 64 }) });
+export const VersionParams = Type.Object({ slug: Slug, lid: Type.String({ maxLength: 64 }), versionNo: Type.Integer({ minimum: 1, maximum: 1_000_000 }) });
 
 export const IssueBody = Type.Object(
   {
-    productId: Type.Integer({ minimum: 1 }),
-    customerId: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+    productId: Id(),
+    customerId: Type.Optional(Nullable(Id())),
     customer: Type.Optional(
       Type.Object(
         { name: Type.String({ minLength: 1, maxLength: 200 }), email: Type.String({ format: 'email', maxLength: 254 }) },
@@ -53,7 +53,7 @@ export const NotesBody = Type.Object(
   { notes: Nullable(Type.String({ maxLength: 10_000, description: 'Replaces the notes; null clears them. Never signed.' })) },
   { additionalProperties: false },
 );
-export const ReleaseBody = Type.Object({ machineId: Type.Optional(Type.Integer({ minimum: 1 })) }, { additionalProperties: false });
+export const ReleaseBody = Type.Object({ machineId: Type.Optional(Id()) }, { additionalProperties: false });
 export const VerifyBody = Type.Object({ license: Type.String({ maxLength: 100_000 }) }, { additionalProperties: false });
 
 const listFields = {

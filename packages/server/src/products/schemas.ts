@@ -29,6 +29,7 @@ export type ProductParam = Static<typeof ProductParam>;
 const ProductParamInput = Type.Object(
   {
     key: Type.String({
+      maxLength: 64,
       pattern: '^[A-Za-z][A-Za-z0-9_.-]{0,63}$',
       description:
         'The claim name: 1 to 64 of letters, digits, `_`, `.` and `-`, starting with a letter; not one of the issuer claims (v lid prd org typ act lic iat nbf exp grace fp fpn mm chk max).',
@@ -43,7 +44,7 @@ const ProductParamInput = Type.Object(
   { additionalProperties: false },
 );
 
-const ProductKeyText = Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$', description: 'Signed into every licence as `prd`.' });
+const ProductKeyText = Type.String({ maxLength: 64, pattern: '^[A-Za-z0-9._-]{1,64}$', description: 'Signed into every licence as `prd`.' });
 const ProductName = Type.String({ minLength: 1, maxLength: 200 });
 
 // Fields a create sets and an edit may change; absent ones take their defaults (create) or stay (edit).

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { SCOPES } from '../auth/access.js';
-import { NoContent, Nullable, NullableTimestamp, responses, Timestamp } from '../http/schemas.js';
+import { NoContent, Nullable, NullableTimestamp, responses, Slug, Timestamp } from '../http/schemas.js';
 import { createToken, deleteToken, listTokens, revokeToken } from './service.js';
 
 const tags = ['API tokens'];
@@ -22,7 +22,7 @@ const CreatedToken = Type.Intersect([
   Type.Object({ token: Type.String({ description: 'The whole token, shown once: nothing stores it.' }) }),
 ]);
 
-const TokenParams = Type.Object({ slug: Type.String(), id: Type.String({ pattern: '^[a-z0-9]{12,32}$' }) });
+const TokenParams = Type.Object({ slug: Slug, id: Type.String({ maxLength: 32, pattern: '^[a-z0-9]{12,32}$' }) });
 
 export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
@@ -46,7 +46,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
           {
             name: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9._-]+$' }),
             scopes: Type.Array(Type.String({ maxLength: 64 }), { minItems: 1, maxItems: SCOPES.length, uniqueItems: true }),
-            expiresAt: Type.Optional(Nullable(Type.String({ format: 'date-time' }))),
+            expiresAt: Type.Optional(Nullable(Type.String({ format: 'date-time', maxLength: 40 }))),
           },
           { additionalProperties: false },
         ),

@@ -4,7 +4,7 @@ import { Nullable, NullableTimestamp, Timestamp } from '../http/schemas.js';
 export const Username = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._@-]+$' });
 export const Password = Type.String({ minLength: 12, maxLength: 1024, description: 'At least 12 characters.' });
 export const Email = Type.String({ format: 'email', maxLength: 254 });
-export const RoleSchema = Type.Union([Type.Literal('VIEWER'), Type.Literal('ISSUER'), Type.Literal('ORG_ADMIN')]);
+export const RoleSchema = Type.Enum(['VIEWER', 'ISSUER', 'ORG_ADMIN']);
 
 export const Member = Type.Object({
   id: Type.Integer(),

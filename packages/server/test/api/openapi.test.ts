@@ -39,6 +39,44 @@ describe('OpenAPI document', () => {
     }
   });
 
+  it('bounds every string and integer a client may send', () => {
+    const unbounded: string[] = [];
+    const walk = (schema: any, where: string) => {
+      if (schema === null || typeof schema !== 'object') return;
+      if (Array.isArray(schema)) return schema.forEach((s, i) => walk(s, `${where}[${i}]`));
+      const types = [schema.type].flat();
+      // An enum or const bounds a value by listing it; a format like uuid or date-time by its shape.
+      const listed = schema.enum !== undefined || schema.const !== undefined;
+      if (types.includes('string') && schema.maxLength === undefined && !listed) unbounded.push(`${where}: string without maxLength`);
+      if (types.includes('integer') && schema.maximum === undefined && !listed) unbounded.push(`${where}: integer without maximum`);
+      for (const [key, value] of Object.entries(schema)) walk(value, `${where}.${key}`);
+    };
+    for (const [path, item] of Object.entries<any>(doc.paths)) {
+      for (const [method, operation] of Object.entries<any>(item)) {
+        for (const parameter of operation.parameters ?? []) walk(parameter.schema, `${method} ${path} ${parameter.in}.${parameter.name}`);
+        for (const [type, content] of Object.entries<any>(operation.requestBody?.content ?? {})) walk(content.schema, `${method} ${path} body(${type})`);
+      }
+    }
+    expect(unbounded).toEqual([]);
+  });
+
+  it('passes a maintained linter with its recommended rules, errors and warnings alike', async () => {
+    const { createConfig, lintFromString, stringifyYaml } = await import('@redocly/openapi-core');
+    const problems = await lintFromString({
+      source: stringifyYaml(doc),
+      config: await createConfig({ extends: ['recommended'] }),
+    });
+    expect(problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`)).toEqual([]);
+  });
+
+  it('names every operation with a unique, readable operationId', () => {
+    const ids = Object.values<any>(doc.paths).flatMap((item) => Object.values<any>(item).map((operation) => operation.operationId));
+    expect(ids.every((id) => /^[a-z][A-Za-z]+$/.test(id))).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(doc.paths['/licenses'].post.operationId).toBe('issueLicence');
+    expect(doc.paths['/licenses/page'].get.operationId).toBe('listLicencePage');
+  });
+
   it('shares one Error schema', () => {
     expect(doc.components.schemas.Error).toMatchObject({ type: 'object', required: ['error'] });
   });
