@@ -17,6 +17,13 @@ export interface CachedAnswer {
   receipt: string;
   /** The unsigned `renewed` hint of that answer. */
   renewed: boolean;
+  /**
+   * The service's clock minus this machine's when the answer arrived (milliseconds), so a clock
+   * that runs a little off is not taken for a rollback. Absent in caches written before it existed.
+   */
+  offsetMs?: number;
+  /** The newest term (`iat`, seconds) of this licence seen on this machine: an older one is refused. */
+  newestIat?: number;
 }
 
 /** Where the client keeps its last verified answer per licence (`lid`). */

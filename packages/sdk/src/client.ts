@@ -30,17 +30,24 @@ export interface LicenceClientOptions {
   fingerprint?: string;
   /** Passed to collectFingerprint() when `fingerprint` is not given. */
   stableId?: string;
+  /** The product key this application is: a licence signed for another product is `WRONG_PRODUCT`. */
+  productKey?: string;
+  /** A name for this machine that its user agreed to share (1 to 64 printable characters), shown to the vendor beside the seat. */
+  machineLabel?: string;
 }
 
 /**
- * - `VALID`: a verified answer within the licence's `max` (checkMaxSeconds) says licensed on this machine.
- * - `STALE`: the licence verifies offline, but no verified answer within `max` (or the clock was rolled back).
- * - `INVALID`: the licence fails offline, or the latest verified answer says not licensed here.
+ * - `VALID`: the latest verified answer says licensed on this machine, and it is this call's or
+ *   younger than the licence's `max` (checkMaxSeconds).
+ * - `STALE`: the latest verified answer said licensed but is older than `max` (or its age cannot
+ *   be trusted because the clock went back), or there is no verified answer yet.
+ * - `INVALID`: the licence is refused offline, or the latest verified answer said not licensed
+ *   here. A negative answer stands, whatever its age, until a later verified answer says otherwise.
  */
 export type CheckState = 'VALID' | 'STALE' | 'INVALID';
 
 /** Why INVALID: an offline refusal, or what the signed status and boundAt say. */
-export type InvalidReason = LicenceRefusal | 'REVOKED' | 'UNKNOWN_LICENCE' | 'NO_SEAT' | 'NOT_LICENSED';
+export type InvalidReason = LicenceRefusal | 'OLDER_TERM' | 'REVOKED' | 'UNKNOWN_LICENCE' | 'NO_SEAT' | 'NOT_LICENSED';
 
 const NO_ANSWER_CODES = ['TIMEOUT', 'NETWORK', 'HTTP_STATUS', 'BAD_RESPONSE', 'BAD_RECEIPT'] as const;
 type NoAnswerCode = (typeof NO_ANSWER_CODES)[number];
@@ -84,6 +91,10 @@ export interface CheckResult {
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
+/** How far a remembered clock offset is believed: an edited cache cannot stretch an answer's life by more. */
+const MAX_OFFSET_MS = 24 * 3600_000;
+/** Latency between the service signing checkedAt and the answer arriving is not a rollback. */
+const ROLLBACK_TOLERANCE_MS = 60_000;
 
 /** Online checks for one licence on this machine (DESIGN.md 2 and 6, SPEC.md 4.4). */
 export class LicenceClient {
@@ -95,8 +106,13 @@ export class LicenceClient {
   readonly #clock: () => number;
   readonly #timeoutMs: number;
   readonly #stableId: string | undefined;
+  readonly #slug: string;
+  readonly #productKey: string | undefined;
+  readonly #machineLabel: string | undefined;
   #fingerprint: string | undefined;
   #licence: string;
+  /** The newest term seen by this client, beside the one remembered in the cache. */
+  #newestIat = 0;
 
   constructor(options: LicenceClientOptions) {
     for (const name of ['baseUrl', 'slug', 'checkId', 'checkToken', 'licence'] as const) {
@@ -120,6 +136,9 @@ export class LicenceClient {
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#fingerprint = options.fingerprint;
     this.#stableId = options.stableId;
+    this.#slug = options.slug;
+    this.#productKey = options.productKey;
+    this.#machineLabel = options.machineLabel;
     this.#licence = options.licence;
   }
 
@@ -141,24 +160,27 @@ export class LicenceClient {
    */
   async check(): Promise<CheckResult> {
     const now = this.#clock();
-    const licence = verifyLicence(this.#licence, this.#keys, { now, fingerprint: this.fingerprint });
+    const licence = this.#verify(this.#licence, now);
     const cached = licence.signed ? await this.#loadCached(licence.claims.lid) : null;
     // Measured against the answer known before this call: a fresh answer proves itself by its nonce.
-    const clockRollback = cached !== null && now < Date.parse(cached.checkedAt);
+    const clockRollback = cached !== null && serviceNow(cached, now) < Date.parse(cached.checkedAt) - ROLLBACK_TOLERANCE_MS;
     const result = { licence, clockRollback, serverReason: null, cacheError: null, noAnswer: null };
+    const newestIat = Math.max(this.#newestIat, cached?.newestIat ?? 0);
+    const olderTerm = licence.signed && licence.claims.iat < newestIat;
 
     // SPEC 4.4 rule 5: a licence that fails locally is never sent.
-    if (!licence.valid) {
-      return { ...result, ...judge(cached, now, clockRollback, 0), state: 'INVALID', reasons: [...licence.reasons] };
+    if (!licence.valid || olderTerm) {
+      const reasons: InvalidReason[] = [...licence.reasons, ...(olderTerm ? (['OLDER_TERM'] as const) : [])];
+      return { ...result, ...judge(cached, now, clockRollback, 0), state: 'INVALID', reasons };
     }
 
     const nonce = randomBytes(24).toString('base64url');
-    const sent = { license: this.#licence, fingerprint: this.fingerprint, nonce };
+    const sent = { license: this.#licence, fingerprint: this.fingerprint, nonce, ...(this.#machineLabel ? { machineLabel: this.#machineLabel } : {}) };
     let fresh: VerifiedAnswer;
     let body: Record<string, unknown>;
     try {
       body = await this.#post('check', sent);
-      fresh = this.#verifyAnswer(body, licence.claims.lid, nonce);
+      fresh = this.#verifyAnswer(body, licence.claims.lid, nonce, now);
     } catch (error) {
       if (!(error instanceof LicensorError) || !isNoAnswerCode(error.code)) throw error;
       const noAnswer: NoAnswer = { code: error.code, message: error.message };
@@ -166,10 +188,8 @@ export class LicenceClient {
       return { ...result, noAnswer, ...judge(cached, now, clockRollback, maxSeconds(licence)) };
     }
 
-    let cacheError: Error | null = null;
-    await this.#cache.save(cachedPart(fresh)).catch((error: unknown) => {
-      cacheError = error instanceof Error ? error : new Error(String(error));
-    });
+    this.#newestIat = Math.max(newestIat, licence.claims.iat);
+    const cacheError = await this.#save({ ...cachedPart(fresh), newestIat: this.#newestIat });
     return {
       ...result,
       serverReason: typeof body.reason === 'string' ? body.reason : null,
@@ -185,15 +205,35 @@ export class LicenceClient {
    */
   async fetch(): Promise<string> {
     const now = this.#clock();
-    const current = verifyLicence(this.#licence, this.#keys, { now, fingerprint: this.fingerprint });
+    const current = this.#verify(this.#licence, now);
     if (!current.signed) throw new LicensorError('BAD_LICENCE', `the licence in use does not verify: ${current.message}`);
     const body = await this.#post('fetch', { license: this.#licence, fingerprint: this.fingerprint });
     if (typeof body.license !== 'string') throw new LicensorError('BAD_RESPONSE', 'the fetch answer has no licence string');
-    const next = verifyLicence(body.license, this.#keys, { now, fingerprint: this.fingerprint });
+    const next = this.#verify(body.license, now);
     if (!next.signed) throw new LicensorError('BAD_LICENCE', `the fetched licence does not verify: ${next.message}`);
     if (next.claims.lid !== current.claims.lid) throw new LicensorError('LID_MISMATCH', 'the fetched licence is another licence');
+    if (next.reasons.includes('WRONG_PRODUCT')) throw new LicensorError('BAD_LICENCE', 'the fetched licence is for another product');
+    const cached = await this.#loadCached(current.claims.lid);
+    const newestIat = Math.max(this.#newestIat, cached?.newestIat ?? 0, current.claims.iat);
+    if (next.claims.iat < newestIat) throw new LicensorError('OLDER_TERM', 'the fetched term is older than one already seen');
+    this.#newestIat = next.claims.iat;
+    if (cached) await this.#save({ ...cachedPart(cached), newestIat: next.claims.iat });
     this.#licence = body.license;
     return body.license;
+  }
+
+  #verify(licence: string, now: number): LicenceVerification {
+    return verifyLicence(licence, this.#keys, { now, fingerprint: this.fingerprint, productKey: this.#productKey, organisation: this.#slug });
+  }
+
+  /** Writes the cache; a failure is reported, never thrown (the answer still holds). */
+  async #save(answer: CachedAnswer): Promise<Error | null> {
+    try {
+      await this.#cache.save(answer);
+      return null;
+    } catch (error) {
+      return error instanceof Error ? error : new Error(String(error));
+    }
   }
 
   /** POSTs JSON and returns the 200 answer's object; everything else is a LicensorError. */
@@ -247,21 +287,26 @@ export class LicenceClient {
    * client knows itself (the licence's lid, the nonce it sent, this machine's fpDigest), so a
    * receipt for another licence, nonce or machine cannot verify.
    */
-  #verifyAnswer(body: Record<string, unknown>, lid: string, nonce: string): VerifiedAnswer {
+  #verifyAnswer(body: Record<string, unknown>, lid: string, nonce: string, now: number): VerifiedAnswer {
     const { status = '', checkedAt, boundAt = '', receipt } = body;
     if (typeof status !== 'string' || typeof boundAt !== 'string' || typeof checkedAt !== 'string' || typeof receipt !== 'string') {
       throw new LicensorError('BAD_RESPONSE', 'the answer lacks the receipt fields');
     }
-    if (typeof body.valid !== 'boolean') throw new LicensorError('BAD_RESPONSE', 'the answer has no valid flag');
-    const answer: CachedAnswer = { lid, status, nonce, checkedAt, boundAt, fpDigest: fpDigest(this.fingerprint), receipt, renewed: body.renewed === true };
+    // The verdict comes from the signed fields alone (DESIGN.md 2): the unsigned `valid` and
+    // `reason` are not read, so altering them on the way changes nothing.
+    const answer: CachedAnswer = {
+      lid,
+      status,
+      nonce,
+      checkedAt,
+      boundAt,
+      fpDigest: fpDigest(this.fingerprint),
+      receipt,
+      renewed: body.renewed === true,
+      offsetMs: Date.parse(checkedAt) - now,
+    };
     const verified = this.#verified(answer, true);
     if (verified === null) throw new LicensorError('BAD_RECEIPT', 'the receipt does not verify for this licence, nonce and machine');
-    // The service keeps `valid` equal to the signed verdict, except for a superseded term (valid
-    // false, still licensed). Any other disagreement means the answer was altered on the way.
-    const superseded = !body.valid && verified.grants && (body.reason === 'SUPERSEDED' || verified.renewed);
-    if (body.valid !== verified.grants && !superseded) {
-      throw new LicensorError('BAD_RESPONSE', 'the unsigned valid flag contradicts the signed receipt');
-    }
     return verified;
   }
 
@@ -283,7 +328,11 @@ export class LicenceClient {
     const fields = ['status', 'nonce', 'checkedAt', 'boundAt', 'receipt'] as const;
     if (fields.some((name) => typeof entry[name] !== 'string')) return null;
     if (entry.lid !== lid || entry.fpDigest !== fpDigest(this.fingerprint)) return null;
-    return this.#verified({ ...entry, renewed: entry.renewed === true }, false);
+    const numberOrUndefined = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
+    return this.#verified(
+      { ...entry, renewed: entry.renewed === true, offsetMs: numberOrUndefined(entry.offsetMs), newestIat: numberOrUndefined(entry.newestIat) },
+      false,
+    );
   }
 }
 
@@ -300,12 +349,18 @@ function maxSeconds(licence: LicenceVerification): number {
   return licence.claims?.max ?? 0;
 }
 
-function cachedPart({ lid, status, nonce, checkedAt, boundAt, fpDigest, receipt, renewed }: VerifiedAnswer): CachedAnswer {
-  return { lid, status, nonce, checkedAt, boundAt, fpDigest, receipt, renewed };
+function cachedPart({ lid, status, nonce, checkedAt, boundAt, fpDigest, receipt, renewed, offsetMs, newestIat }: CachedAnswer): CachedAnswer {
+  return { lid, status, nonce, checkedAt, boundAt, fpDigest, receipt, renewed, offsetMs, newestIat };
+}
+
+/** The service's time now, as this machine's clock and the offset seen with the answer tell it. */
+function serviceNow(answer: CachedAnswer, now: number): number {
+  const offset = Math.max(-MAX_OFFSET_MS, Math.min(MAX_OFFSET_MS, answer.offsetMs ?? 0));
+  return now + offset;
 }
 
 function age(answer: VerifiedAnswer | null, now: number): number | null {
-  return answer === null ? null : (now - Date.parse(answer.checkedAt)) / 1000;
+  return answer === null ? null : (serviceNow(answer, now) - Date.parse(answer.checkedAt)) / 1000;
 }
 
 /** The state from the latest verified answer (the licence already verified offline). */

@@ -9,6 +9,7 @@
  * - `BAD_RECEIPT`: a check answer whose receipt does not verify for this licence, nonce and machine.
  * - `BAD_LICENCE`: a fetched licence does not verify with the product's key(s).
  * - `LID_MISMATCH`: a fetched licence verifies but is another licence than the one presented.
+ * - `OLDER_TERM`: a fetched term is older (`iat`) than one this machine has already seen.
  */
 export type LicensorErrorCode =
   | 'INVALID_KEY'
@@ -20,7 +21,8 @@ export type LicensorErrorCode =
   | 'BAD_RESPONSE'
   | 'BAD_RECEIPT'
   | 'BAD_LICENCE'
-  | 'LID_MISMATCH';
+  | 'LID_MISMATCH'
+  | 'OLDER_TERM';
 
 /** The SDK's one error type. `check()` never throws it for the service's answers: they are data. */
 export class LicensorError extends Error {

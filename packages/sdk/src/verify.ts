@@ -19,8 +19,10 @@ import { readPublicKeys, type PublicKeys } from './keys.js';
  * - `NOT_YET_VALID`: before `nbf`.
  * - `EXPIRED`: at or after `exp` + `grace` days.
  * - `FINGERPRINT_MISMATCH`: `fp` is signed in and this machine matches none of its fingerprints by `fpn`.
+ * - `WRONG_PRODUCT`: signed, but for another product (`prd`) or organisation (`org`) than the
+ *   application expects: a key shared by two products never lets one's licence run the other.
  */
-export type LicenceRefusal = 'MALFORMED' | 'BAD_SIGNATURE' | 'NOT_YET_VALID' | 'EXPIRED' | 'FINGERPRINT_MISMATCH';
+export type LicenceRefusal = 'MALFORMED' | 'BAD_SIGNATURE' | 'WRONG_PRODUCT' | 'NOT_YET_VALID' | 'EXPIRED' | 'FINGERPRINT_MISMATCH';
 
 /** A licence whose signature verified: the claims are trustworthy, whatever the verdict. */
 export interface SignedLicence {
@@ -60,6 +62,10 @@ export interface VerifyOptions {
   /** This machine's fingerprint; collected (with `stableId`) only when the licence signs one in. */
   fingerprint?: string;
   stableId?: string;
+  /** The product key this application is (the `prd` claim); a licence for another is `WRONG_PRODUCT`. */
+  productKey?: string;
+  /** The organisation slug that issues this application's licences (the `org` claim). */
+  organisation?: string;
 }
 
 /** The service's default fingerprintNeed, used when a licence signs `fp` without `fpn`. */
@@ -78,6 +84,9 @@ export function verifyLicence(licence: string, publicKeys: PublicKeys, options: 
   const nowMs = options.now === undefined ? Date.now() : Number(options.now);
   const status = calendarStatus(claims, Math.floor(nowMs / 1000));
   const reasons: LicenceRefusal[] = [];
+  if ((options.productKey !== undefined && claims.prd !== options.productKey) || (options.organisation !== undefined && claims.org !== options.organisation)) {
+    reasons.push('WRONG_PRODUCT');
+  }
   if (status === 'PENDING') reasons.push('NOT_YET_VALID');
   if (status === 'EXPIRED') reasons.push('EXPIRED');
 

@@ -91,9 +91,59 @@ describe('LicenceClient.check', () => {
     expect(await c.check()).toMatchObject({ state: 'VALID', renewed: true, serverReason: 'SUPERSEDED' });
   });
 
+  it('takes the verdict from the signed fields, whatever the unsigned valid and reason say', async () => {
+    // A genuine REVOKED answer with `valid` flipped to true must not leave a cached VALID in force.
+    let respond = ok();
+    const { client: c, clock } = client((r) => respond(r));
+    expect((await c.check()).state).toBe('VALID');
+    respond = (r) => ({ status: 200, body: { ...genuineAnswer(r, { status: 'REVOKED', boundAt: licensed().boundAt }), valid: true, reason: null } });
+    clock.now = T0 + 60_000;
+    expect(await c.check()).toMatchObject({ state: 'INVALID', reasons: ['REVOKED'], noAnswer: null });
+    // A genuine ACTIVE answer with `valid` flipped to false is VALID, not STALE.
+    respond = (r) => ({ status: 200, body: { ...genuineAnswer(r, licensed(new Date(T0 + 120_000).toISOString())), valid: false, reason: 'REVOKED' } });
+    clock.now = T0 + 120_000;
+    expect(await c.check()).toMatchObject({ state: 'VALID', reasons: [], noAnswer: null, serverReason: 'REVOKED' });
+  });
+
+  it('keeps a negative verdict, whatever its age, until a later verified answer says otherwise', async () => {
+    let respond = ok({ status: 'REVOKED', boundAt: licensed().boundAt });
+    const { client: c, clock } = client((r) => respond(r));
+    expect((await c.check()).state).toBe('INVALID');
+    respond = () => ({ status: 503, body: { error: 'down' } });
+    clock.now = T0 + (MAX_SECONDS + 86_400) * 1000;
+    expect(await c.check()).toMatchObject({ state: 'INVALID', reasons: ['REVOKED'], noAnswer: { code: 'HTTP_STATUS' } });
+    respond = ok(licensed(new Date(clock.now).toISOString()));
+    expect((await c.check()).state).toBe('VALID');
+  });
+
+  it('sends the machine label the application chose, and nothing when it chose none', async () => {
+    const labelled = client(ok(), { machineLabel: 'Ada’s laptop' });
+    await labelled.client.check();
+    expect(labelled.requests[0]!.body.machineLabel).toBe('Ada’s laptop');
+  });
+
+  it('refuses a licence signed for another product or organisation, sending nothing', async () => {
+    const { client: c, requests } = client(ok(), { productKey: 'other-product' });
+    expect(await c.check()).toMatchObject({ state: 'INVALID', reasons: ['WRONG_PRODUCT'] });
+    const elsewhere = client(ok(), { slug: 'globex' });
+    expect(await elsewhere.client.check()).toMatchObject({ state: 'INVALID', reasons: ['WRONG_PRODUCT'] });
+    expect([...requests, ...elsewhere.requests]).toEqual([]);
+    expect((await client(ok(), { productKey: 'cad' }).client.check()).state).toBe('VALID');
+  });
+
+  it('refuses a stored term older than one already seen for the licence', async () => {
+    const lid = '5b7c0a52-1111-4222-8333-444455556666';
+    const cache = memoryCache();
+    const newer = onlineLicence({ lid, iat: T0 / 1000 - 86_400 });
+    const older = onlineLicence({ lid, iat: T0 / 1000 - 86_400 * 40 });
+    expect((await client(ok(), { licence: newer, cache }).client.check()).state).toBe('VALID');
+    const rolledBack = client(ok(), { licence: older, cache });
+    expect(await rolledBack.client.check()).toMatchObject({ state: 'INVALID', reasons: ['OLDER_TERM'] });
+    expect(rolledBack.requests).toEqual([]);
+  });
+
   describe('counts a forged or failed answer as no answer', () => {
     const forgeries: Array<[string, (request: SentRequest) => Answer | Promise<Answer>, string]> = [
-      ['a flipped valid', (r) => ({ status: 200, body: { ...genuineAnswer(r, { status: 'REVOKED' }), valid: true } }), 'BAD_RESPONSE'],
       ['a status changed to ACTIVE', (r) => ({ status: 200, body: { ...genuineAnswer(r, { status: 'REVOKED', boundAt: 'x' }), status: 'ACTIVE', valid: true } }), 'BAD_RECEIPT'],
       ['a receipt for another nonce', ok(licensed(), { nonce: 'another_nonce_0123456789' }), 'BAD_RECEIPT'],
       ['a receipt for another machine', ok(licensed(), { fingerprint: otherFingerprint }), 'BAD_RECEIPT'],
@@ -143,14 +193,23 @@ describe('LicenceClient.check', () => {
     expect((await c.check()).state).toBe('VALID');
   });
 
-  it('judges age by the signed checkedAt, not by when the answer arrived', async () => {
+  it.each([
+    ['5 minutes behind', -300_000],
+    ['5 minutes ahead', 300_000],
+  ])('takes a client clock %s for skew, not rollback, and ages answers in the service\'s time', async (_name, skew) => {
     let up = true;
-    const early = new Date(T0 - 3_600_000).toISOString();
-    const { client: c, clock } = client((request) => (up ? ok(licensed(early))(request) : { status: 500, body: {} }));
-    expect((await c.check()).state).toBe('VALID');
+    // The service signs T0 while this machine's clock reads T0 + skew.
+    const { client: c, clock } = client((request) => (up ? ok(licensed(new Date(T0).toISOString()))(request) : { status: 500, body: {} }));
+    clock.now = T0 + skew;
+    expect(await c.check()).toMatchObject({ state: 'VALID', clockRollback: false });
     up = false;
-    clock.now = T0 + MAX_SECONDS * 1000 - 1000;
-    expect(await c.check()).toMatchObject({ state: 'STALE', ageSeconds: MAX_SECONDS + 3599 });
+    clock.now = T0 + skew + 1000;
+    expect(await c.check()).toMatchObject({ state: 'VALID', clockRollback: false, ageSeconds: 1 });
+    clock.now = T0 + skew + (MAX_SECONDS + 1) * 1000;
+    expect(await c.check()).toMatchObject({ state: 'STALE', clockRollback: false, ageSeconds: MAX_SECONDS + 1 });
+    // Winding the clock back past the answer is still a rollback.
+    clock.now = T0 + skew - 600_000;
+    expect(await c.check()).toMatchObject({ state: 'STALE', clockRollback: true });
   });
 
   it('detects a clock rolled back before the last verified checkedAt', async () => {
@@ -245,6 +304,18 @@ describe('LicenceClient.fetch', () => {
     expect(c.licence).toBe(renewed);
     await c.check();
     expect(requests[1]!.body.license).toBe(renewed);
+  });
+
+  it('refuses a term older than the one in use, keeping the one in use', async () => {
+    const lid = '6c8d1b63-2222-4333-8444-555566667777';
+    const current = onlineLicence({ lid, iat: T0 / 1000 - 86_400 });
+    const superseded = onlineLicence({ lid, iat: T0 / 1000 - 86_400 * 60 });
+    const { client: c } = client((request) => (request.url.endsWith('/fetch') ? { status: 200, body: { license: superseded } } : ok()(request)), {
+      licence: current,
+    });
+    await c.check();
+    await expect(c.fetch()).rejects.toMatchObject({ name: 'LicensorError', code: 'OLDER_TERM' });
+    expect(c.licence).toBe(current);
   });
 
   it.each([
