@@ -105,7 +105,11 @@ export async function updateProduct(ctx: Ctx, keyring: Keyring, id: number, body
   const shape = nextShape(input, beforeShape);
   const change = await prepareKeyChange(input, before, keyring, { product: shape.name, organisation: ctx.org.name }, ctx.now);
   const certificateChanged = change.pair === null && change.certificate !== undefined;
-  const changed = [...changedFields(beforeShape, shape), ...(certificateChanged ? ['certificate'] : [])];
+  const changed = [
+    ...changedFields(beforeShape, shape),
+    ...(change.algorithm !== before.product.algorithm ? ['algorithm'] : []),
+    ...(certificateChanged ? ['certificate'] : []),
+  ];
   // Sending a record back as it is changes nothing, not even updatedAt.
   if (changed.length === 0 && change.pair === null) return toProduct(before.product, before.key, keyring, await licenceCount(ctx.tenant, id), ctx.now);
   try {
