@@ -22,7 +22,16 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['packages/*/test/**/*.test.ts'],
-          exclude: ['packages/server/test/api/**', '**/node_modules/**', '**/dist/**'],
+          exclude: ['packages/server/test/api/**', 'packages/console/**', '**/node_modules/**', '**/dist/**'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          // A real service and Chromium per file (packages/console/test/harness.ts).
+          name: 'browser',
+          include: ['packages/console/test/**/*.test.ts'],
+          testTimeout: 120_000,
         },
       },
       ...backends.map((backend) => ({

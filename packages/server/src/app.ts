@@ -6,6 +6,7 @@ import type { Database } from './db/database.js';
 import { sql } from 'kysely';
 import { ApiError } from './http/errors.js';
 import { ErrorBody } from './http/schemas.js';
+import { installConsole } from './http/console.js';
 import { installMetrics } from './http/metrics.js';
 import { installOpenApi } from './http/openapi.js';
 import { installTenancy, type ApiRoute } from './http/tenancy.js';
@@ -44,10 +45,6 @@ function clientMessage(err: { code?: string; message: string; statusCode?: numbe
       return err.message;
   }
 }
-
-const consolePage = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Licensor</title></head>
-<body><h1>Licensor</h1><p>The web console is on its way. The API reference is at <a href="/docs">/docs</a>
-and its OpenAPI document at <a href="/openapi.json">/openapi.json</a>.</p></body></html>`;
 
 const OUT_OF_RANGE = new Set(['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum']);
 
@@ -113,8 +110,7 @@ export async function buildApp({ config, database, masterKey, logger }: AppOptio
   app.get('/metrics', hidden, async (_request, reply) =>
     reply.type(registry.contentType).send(await registry.metrics()),
   );
-  app.get('/', hidden, async (_request, reply) => reply.type('text/html').send(consolePage));
-  app.get('/o/:slug/', hidden, async (_request, reply) => reply.type('text/html').send(consolePage));
+  installConsole(app);
 
   // A path segment that is not storable text addresses nothing: 404 before any lookup.
   app.addHook('onRequest', async (request) => {
@@ -128,6 +124,10 @@ export async function buildApp({ config, database, masterKey, logger }: AppOptio
   const keyring = new Keyring(masterKey);
   await app.register(
     async (api) => {
+      // DESIGN.md 7: API answers are never cached and never sniffed.
+      api.addHook('onSend', async (_request, reply) => {
+        reply.header('x-content-type-options', 'nosniff').header('cache-control', 'no-store');
+      });
       installTenancy(api, database, config, app.apiRoutes);
       await api.register(authRoutes(database, config, VERSION));
       await api.register(userRoutes);

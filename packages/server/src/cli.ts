@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { buildApp } from './app.js';
 import { loadConfig, type Config } from './config.js';
@@ -15,7 +16,8 @@ const USAGE = `usage: licensor <command>
   org create --slug S --name N [--plan-limit N]
   user create --org S --username U (--password P | --password-stdin) --role ORG_ADMIN|ISSUER|VIEWER
               [--email E] [--display-name D]
-  user set-password --org S --username U (--password P | --password-stdin)`;
+  user set-password --org S --username U (--password P | --password-stdin)
+  openapi                                 print the OpenAPI document (the console's client is generated from it)`;
 
 class UsageError extends Error {}
 
@@ -49,6 +51,19 @@ async function withDatabase<T>(config: Config, work: (database: Database) => Pro
   try {
     return await work(database);
   } finally {
+    await database.close();
+  }
+}
+
+/** The document the service serves at /openapi.json, built without a data directory or a listener. */
+async function openApiDocument(config: Config): Promise<unknown> {
+  const database = await openDatabase({ databaseUrl: null, sqliteFile: ':memory:' });
+  const app = await buildApp({ config: { ...config, databaseUrl: null }, database, masterKey: randomBytes(32), logger: false });
+  try {
+    await app.ready();
+    return app.swagger();
+  } finally {
+    await app.close();
     await database.close();
   }
 }
@@ -107,6 +122,8 @@ async function run(argv: string[]): Promise<unknown> {
   switch (command) {
     case 'serve':
       return serve(config);
+    case 'openapi':
+      return openApiDocument(config);
     case 'migrate':
       return withDatabase(config, async (database) => ({ migrated: await migrateToLatest(database) }), false);
     case 'org create': {

@@ -1,0 +1,54 @@
+import createClient, { type Middleware } from 'openapi-fetch';
+import type { components, paths } from './schema';
+
+export type Schemas = components['schemas'];
+
+/** The organisation a page belongs to: the first segment after `/o/`. */
+export function currentSlug(): string {
+  return decodeURIComponent(window.location.pathname.split('/')[2] ?? '');
+}
+
+/** An answer other than success: the API's own `error` text, shown where it happened. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A 401 at any moment sends the person to sign-in, and back to where they were afterwards. */
+const signInOn401: Middleware = {
+  onResponse({ response, request }) {
+    const path = window.location.pathname;
+    if (response.status === 401 && !request.url.endsWith('/auth/login') && !path.endsWith('/sign-in')) {
+      const next = encodeURIComponent(path + window.location.search);
+      window.location.assign(`/o/${encodeURIComponent(currentSlug())}/sign-in?next=${next}`);
+    }
+    return response;
+  },
+};
+
+const clients = new Map<string, ReturnType<typeof createClient<paths>>>();
+
+/** The typed client for this organisation's API (the session cookie is sent by the browser). */
+export function api(slug = currentSlug()) {
+  let client = clients.get(slug);
+  if (!client) {
+    client = createClient<paths>({ baseUrl: `/o/${encodeURIComponent(slug)}/api`, credentials: 'same-origin' });
+    client.use(signInOn401);
+    clients.set(slug, client);
+  }
+  return client;
+}
+
+/** The data of a successful answer, or an ApiError carrying the API's `error` text. */
+export async function unwrap<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
+  const { data, error, response } = await call;
+  if (error !== undefined || !response.ok) {
+    const message = (error as { error?: string } | undefined)?.error ?? `the service answered ${response.status}`;
+    throw new ApiError(response.status, message);
+  }
+  return data as T;
+}

@@ -1,0 +1,85 @@
+import { Button, Kbd, Modal, NavLink, Stack, Text, TextInput } from '@mantine/core';
+import { useDebouncedValue, useHotkeys } from '@mantine/hooks';
+import { useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
+import { useNavigate, useParams } from 'react-router';
+import { api, unwrap } from '../api/client';
+import { key } from '../api/queries';
+
+const PAGES: Array<[string, string]> = [
+  ['Dashboard', ''],
+  ['Licences', 'licences'],
+  ['Issue licence', 'licences?issue=1'],
+  ['Products', 'products'],
+  ['Customers', 'customers'],
+  ['Members', 'members'],
+  ['API tokens', 'tokens'],
+  ['Activity', 'activity'],
+  ['Settings', 'settings'],
+  ['Verify', 'verify'],
+];
+
+/** Ctrl-K / ⌘-K: find a licence, product or customer, or go to any page, all by keyboard. */
+export function CommandPalette() {
+  const { slug = '' } = useParams();
+  const navigate = useNavigate();
+  const [opened, setOpened] = useState(false);
+  const [text, setText] = useState('');
+  const [active, setActive] = useState(0);
+  const [q] = useDebouncedValue(text.trim(), 200);
+  useHotkeys([['mod+K', () => setOpened(true)]]);
+  const licences = useQuery({
+    queryKey: key('palette', 'licences', q),
+    queryFn: () => unwrap(api().GET('/licenses/page', { params: { query: { q, limit: 5 } } })),
+    enabled: opened && q.length >= 2,
+  });
+  const customers = useQuery({ queryKey: key('palette', 'customers', q), queryFn: () => unwrap(api().GET('/customers', { params: { query: { q } } })), enabled: opened && q.length >= 2 });
+  const products = useQuery({ queryKey: key('products'), queryFn: () => unwrap(api().GET('/products')), enabled: opened });
+
+  const needle = q.toLowerCase();
+  const results: Array<{ label: string; hint: string; to: string }> = [
+    ...PAGES.filter(([label]) => label.toLowerCase().includes(needle)).map(([label, to]) => ({ label, hint: 'page', to })),
+    ...(licences.data?.items ?? []).map((l) => ({ label: l.licensee, hint: `licence · ${l.productName ?? ''} · ${l.status}`, to: `licences/${l.lid}` })),
+    ...(products.data ?? []).filter((p) => needle && (p.name.toLowerCase().includes(needle) || p.productKey.toLowerCase().includes(needle))).slice(0, 5).map((p) => ({ label: p.name, hint: 'product', to: `products/${p.id}` })),
+    ...(customers.data ?? []).slice(0, 5).map((c) => ({ label: c.name, hint: `customer${c.email ? ` · ${c.email}` : ''}`, to: `customers/${c.id}` })),
+  ];
+
+  const go = (to: string) => {
+    setOpened(false);
+    setText('');
+    navigate(`/o/${slug}/${to}`);
+  };
+  return (
+    <>
+      <Button variant="default" size="sm" onClick={() => setOpened(true)} visibleFrom="sm">
+        <Text size="sm" c="dimmed" mr="xs">
+          Search
+        </Text>
+        <Kbd size="xs">Ctrl K</Kbd>
+      </Button>
+      <Modal closeButtonProps={{ "aria-label": "Close" }} opened={opened} onClose={() => setOpened(false)} title="Go to" size="lg">
+        <Stack gap="xs">
+          <TextInput
+            label="Find a licence, product, customer or page"
+            data-autofocus
+            value={text}
+            onChange={(e) => {
+              setText(e.currentTarget.value);
+              setActive(0);
+            }}
+            onKeyDown={(e) => {
+              if (e.key === 'ArrowDown') setActive((i) => Math.min(i + 1, results.length - 1));
+              if (e.key === 'ArrowUp') setActive((i) => Math.max(i - 1, 0));
+              if (e.key === 'Enter' && results[active]) go(results[active].to);
+            }}
+          />
+          <div role="listbox" aria-label="Results">
+            {results.map((r, i) => (
+              <NavLink key={`${r.to}-${i}`} role="option" aria-selected={i === active} active={i === active} label={r.label} description={r.hint} onClick={() => go(r.to)} />
+            ))}
+          </div>
+        </Stack>
+      </Modal>
+    </>
+  );
+}

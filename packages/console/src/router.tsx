@@ -1,0 +1,36 @@
+import { lazy, Suspense, type ComponentType } from 'react';
+import { createBrowserRouter } from 'react-router';
+import { Loading } from './components/feedback';
+import { Layout } from './routes/layout';
+
+/** Each page is its own chunk, loaded when first visited. */
+const page = (load: () => Promise<{ default: ComponentType }>) => {
+  const Page = lazy(load);
+  return (
+    <Suspense fallback={<Loading />}>
+      <Page />
+    </Suspense>
+  );
+};
+
+export const router = createBrowserRouter([
+  { path: '/', element: page(() => import('./routes/chooser')) },
+  { path: '/o/:slug/sign-in', element: page(() => import('./routes/sign-in')) },
+  {
+    path: '/o/:slug',
+    element: <Layout />,
+    children: [
+      { index: true, element: page(() => import('./routes/dashboard')) },
+      { path: 'licences', element: page(() => import('./routes/licences')) },
+      { path: 'licences/:lid', element: page(() => import('./routes/licence')) },
+      { path: 'products', element: page(() => import('./routes/products')) },
+      { path: 'customers', element: page(() => import('./routes/customers')) },
+      { path: 'members', element: page(() => import('./routes/members')) },
+      { path: 'tokens', element: page(() => import('./routes/tokens')) },
+      { path: 'activity', element: page(() => import('./routes/activity')) },
+      { path: 'settings', element: page(() => import('./routes/settings')) },
+      { path: 'verify', element: page(() => import('./routes/verify')) },
+      { path: '*', element: page(() => import('./routes/not-found')) },
+    ],
+  },
+]);

@@ -1,0 +1,184 @@
+import { BarChart } from '@mantine/charts';
+import '@mantine/charts/styles.css';
+import { Anchor, Card, Group, Progress, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
+import { useQuery } from '@tanstack/react-query';
+import { Link, useParams } from 'react-router';
+import { api, unwrap } from '../api/client';
+import { key } from '../api/queries';
+import { Empty, ErrorText, Loading } from '../components/feedback';
+import { DateTime, StatusBadge } from '../components/display';
+
+function Figure({ label, value, hint }: { label: string; value: number | string; hint?: string }) {
+  return (
+    <Card withBorder padding="md">
+      <Text size="xs" c="dimmed" tt="uppercase" fw={600}>
+        {label}
+      </Text>
+      <Text fz={28} fw={700} lh={1.2}>
+        {value}
+      </Text>
+      {hint && (
+        <Text size="xs" c="dimmed">
+          {hint}
+        </Text>
+      )}
+    </Card>
+  );
+}
+
+export default function Dashboard() {
+  const { slug = '' } = useParams();
+  const dashboard = useQuery({ queryKey: key('dashboard'), queryFn: () => unwrap(api().GET('/dashboard')) });
+  const d = dashboard.data;
+  const n = (value: number) => value.toLocaleString();
+
+  return (
+    <Stack gap="lg">
+      <Title order={1}>Dashboard</Title>
+      <ErrorText error={dashboard.error} />
+      {!d ? (
+        !dashboard.error && <Loading label="Loading the figures" />
+      ) : (
+        <>
+          <SimpleGrid cols={{ base: 2, sm: 3, lg: 6 }} aria-label="Licence figures">
+            <Figure label="Licences" value={n(d.totals.all)} hint="not archived" />
+            <Figure label="Active" value={n(d.totals.byStatus.ACTIVE)} />
+            <Figure label="In grace" value={n(d.totals.byStatus.GRACE)} />
+            <Figure label="Expired" value={n(d.totals.byStatus.EXPIRED)} />
+            <Figure label="Revoked" value={n(d.totals.byStatus.REVOKED)} />
+            <Figure label="Seats used" value={n(d.seatsUsed)} />
+          </SimpleGrid>
+
+          <SimpleGrid cols={{ base: 1, md: 3 }}>
+            <Card withBorder>
+              <Title order={2} size="h4" mb="sm">
+                Expiring soon
+              </Title>
+              <Group grow>
+                {([['d7', '7 days', '7d'], ['d30', '30 days', '30d'], ['d90', '90 days', '90d']] as const).map(([field, label, window]) => (
+                  <Anchor key={field} component={Link} to={`/o/${slug}/licences?window=${window}`} underline="never">
+                    <Text fz={24} fw={700}>
+                      {n(d.expiring[field])}
+                    </Text>
+                    <Text size="xs" c="dimmed">
+                      within {label}
+                    </Text>
+                  </Anchor>
+                ))}
+              </Group>
+            </Card>
+            <Card withBorder>
+              <Title order={2} size="h4" mb="sm">
+                By type
+              </Title>
+              <Group grow>
+                {(['OFFLINE', 'ONLINE', 'HYBRID'] as const).map((type) => (
+                  <div key={type}>
+                    <Text fz={24} fw={700}>
+                      {n(d.totals.byType[type])}
+                    </Text>
+                    <Text size="xs" c="dimmed">
+                      {type.toLowerCase()}
+                    </Text>
+                  </div>
+                ))}
+              </Group>
+            </Card>
+            <Card withBorder>
+              <Title order={2} size="h4" mb="sm">
+                Plan
+              </Title>
+              {d.plan.limit === null ? (
+                <Text>
+                  <b>{n(d.plan.used)}</b> counting licences · no limit
+                </Text>
+              ) : (
+                <>
+                  <Text mb={6}>
+                    <b>{n(d.plan.used)}</b> of {n(d.plan.limit)} licences used
+                  </Text>
+                  <Progress
+                    value={d.plan.limit === 0 ? 100 : Math.min(100, (d.plan.used / d.plan.limit) * 100)}
+                    color={d.plan.used >= d.plan.limit ? 'red' : 'indigo'}
+                    aria-label="Plan usage"
+                  />
+                </>
+              )}
+              <Text size="xs" c="dimmed" mt={6}>
+                Pending: {n(d.totals.byStatus.PENDING)}
+              </Text>
+            </Card>
+          </SimpleGrid>
+
+          <SimpleGrid cols={{ base: 1, md: 2 }}>
+            {(
+              [
+                ['Issued per day', d.series.issued, 'indigo.6'],
+                ['Checks per day', d.series.checks, 'teal.6'],
+              ] as const
+            ).map(([title, series, color]) => (
+              <Card withBorder key={title}>
+                <Title order={2} size="h4" mb="sm">
+                  {title}
+                </Title>
+                <div role="img" aria-label={`${title} over the last 30 days`}>
+                <BarChart
+                  h={180}
+                  data={series.map((point) => ({ date: point.date.slice(5), count: point.count }))}
+                  dataKey="date"
+                  series={[{ name: 'count', color, label: title }]}
+                  tickLine="none"
+                  gridAxis="y"
+                  strokeDasharray="0"
+                  yAxisProps={{ allowDecimals: false, width: 32 }}
+                  withTooltip
+                />
+                </div>
+              </Card>
+            ))}
+          </SimpleGrid>
+
+          <Card withBorder>
+            <Title order={2} size="h4" mb="sm">
+              Next to expire
+            </Title>
+            {d.expiringSoon.length === 0 ? (
+              <Empty>No licence expires soon.</Empty>
+            ) : (
+              <Table.ScrollContainer minWidth={520}>
+                <Table highlightOnHover>
+                  <Table.Thead>
+                    <Table.Tr>
+                      <Table.Th>Licensee</Table.Th>
+                      <Table.Th>Product</Table.Th>
+                      <Table.Th>Status</Table.Th>
+                      <Table.Th>Expires</Table.Th>
+                    </Table.Tr>
+                  </Table.Thead>
+                  <Table.Tbody>
+                    {d.expiringSoon.map((licence) => (
+                      <Table.Tr key={licence.lid}>
+                        <Table.Td>
+                          <Anchor component={Link} to={`/o/${slug}/licences/${licence.lid}`}>
+                            {licence.licensee}
+                          </Anchor>
+                        </Table.Td>
+                        <Table.Td>{licence.productName}</Table.Td>
+                        <Table.Td>
+                          <StatusBadge status={licence.status} />
+                        </Table.Td>
+                        <Table.Td>
+                          <DateTime value={licence.expiresAt} />
+                        </Table.Td>
+                      </Table.Tr>
+                    ))}
+                  </Table.Tbody>
+                </Table>
+              </Table.ScrollContainer>
+            )}
+          </Card>
+        </>
+      )}
+    </Stack>
+  );
+}

@@ -1,0 +1,94 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectAccessible, PASSWORD, screenshot, signIn, startConsole, type Console } from './harness.js';
+
+let c: Console;
+beforeAll(async () => {
+  c = await startConsole();
+  const product = await c.api('POST', '/products', { productKey: 'atlas', name: 'Atlas Studio', licenceType: 'ONLINE', allowedLicenceTypes: ['OFFLINE', 'ONLINE'] });
+  for (const [licensee, extra] of [['Ada Labs', {}], ['Brook & Sons', { validityMonths: 1 }], ['Cobalt GmbH', { validityMonths: 0 }]] as const) {
+    await c.api('POST', '/licenses', { productId: product.id, licensee, licenseeEmail: `${licensee.split(' ')[0]!.toLowerCase()}@example.com`, ...extra });
+  }
+});
+afterAll(() => c?.close());
+
+describe('console basics', () => {
+  it('serves the console with the headers of DESIGN 7, and the API with its own', async () => {
+    const page = await fetch(`${c.url}/o/default/licences?q=x`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toMatch(/default-src 'self'.*script-src 'self';.*frame-ancestors 'none'.*object-src 'none'.*base-uri 'self'/);
+    expect(page.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(page.headers.get('referrer-policy')).toBe('same-origin');
+    expect(await page.text()).toMatch(/<div id="root">/);
+    const apiAnswer = await fetch(`${c.url}/o/default/api/auth/me`);
+    expect(apiAnswer.headers.get('cache-control')).toBe('no-store');
+    expect(apiAnswer.headers.get('x-content-type-options')).toBe('nosniff');
+    const unknownApi = await fetch(`${c.url}/o/default/api/nothing-here`);
+    expect(unknownApi.status).toBe(404);
+    expect(await unknownApi.json()).toMatchObject({ error: expect.any(String) });
+  });
+
+  it('asks for the organisation at /, remembering it, and shows a wrong password as the API says', async () => {
+    const page = await c.page();
+    await page.goto('/');
+    await page.getByLabel('Organisation').fill('default');
+    await expectAccessible(page, 'organisation chooser');
+    await screenshot(page, 'chooser');
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.waitForURL(/\/o\/default\/sign-in/);
+    await page.getByLabel('Username').fill('admin');
+    await page.getByLabel('Password', { exact: true }).fill('not the password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('wrong username or password');
+    await expectAccessible(page, 'sign-in');
+    await screenshot(page, 'sign-in');
+    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Dashboard' }).waitFor();
+    await page.context().close();
+  });
+
+  it('shows the dashboard figures, with a link for each licence expiring soon', async () => {
+    const page = await c.page();
+    await signIn(page);
+    const figures = page.getByLabel('Licence figures');
+    await expect.poll(() => figures.textContent()).toMatch(/Licences3/);
+    await expect.poll(() => figures.textContent()).toMatch(/Active3/);
+    const expiring = page.getByRole('link', { name: 'Brook & Sons' });
+    await expiring.waitFor();
+    for (const name of ['Dashboard', 'Licences', 'Products', 'Customers', 'Members', 'API tokens', 'Activity', 'Settings', 'Verify']) {
+      await expect.poll(() => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).count()).toBe(1);
+    }
+    await expectAccessible(page, 'dashboard');
+    await screenshot(page, 'dashboard');
+    await expiring.click();
+    await page.getByRole('heading', { level: 1, name: 'Brook & Sons' }).waitFor();
+    await page.context().close();
+  });
+
+  it('sends a page whose session ended elsewhere to sign-in, and back after signing in', async () => {
+    const page = await c.page();
+    await signIn(page);
+    await page.goto('/o/default/licences?status=ACTIVE');
+    await page.getByRole('heading', { level: 1, name: 'Licences' }).waitFor();
+    // The session ends elsewhere: the same cookie signs out through the API.
+    const cookie = (await page.context().cookies()).find((k) => k.name === 'svc_session')!;
+    await fetch(`${c.url}/o/default/api/auth/logout`, { method: 'POST', headers: { cookie: `svc_session=${cookie.value}` } });
+    await page.getByRole('link', { name: 'Customers', exact: true }).click();
+    await page.waitForURL(/\/sign-in\?next=/);
+    await page.getByLabel('Username').fill('admin');
+    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Customers' }).waitFor();
+    expect(new URL(page.url()).pathname).toBe('/o/default/customers');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(/\/sign-in$/);
+    await page.context().close();
+  });
+
+  it('says so for an organisation that does not exist', async () => {
+    const page = await c.page();
+    await page.goto('/o/nowhere/');
+    await page.getByRole('heading', { level: 1, name: 'No such organisation' }).waitFor();
+    await page.context().close();
+  });
+});

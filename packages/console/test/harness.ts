@@ -1,0 +1,140 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { expect } from 'vitest';
+
+export const PASSWORD = 'console test password';
+const CLI = path.resolve(import.meta.dirname, '../../../bin/licensor.js');
+export const SCREENSHOTS = path.resolve(import.meta.dirname, 'screenshots');
+const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** STACK.md: Debian's Chromium, never a downloaded browser. */
+const CHROMIUM = process.env.LICENSOR_CHROMIUM ?? '/usr/bin/chromium';
+const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+export interface Console {
+  url: string;
+  browser: Browser;
+  /** Calls the Management API as the seeded ORG_ADMIN (a cookie of its own). */
+  api(method: string, apiPath: string, body?: unknown): Promise<any>;
+  /** A fresh browser context at the given width (its own cookies). */
+  page(width?: number): Promise<Page>;
+  close(): Promise<void>;
+}
+
+/** One real service (SQLite, its own data directory) and one browser per test file. */
+export async function startConsole(): Promise<Console> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'licensor-console-'));
+  const port = await freePort();
+  const url = `http://localhost:${port}`;
+  const child: ChildProcess = spawn(process.execPath, [CLI, 'serve'], {
+    env: { PATH: process.env.PATH ?? '', LICENSOR_DATA_DIR: dataDir, PORT: String(port), LICENSOR_BOOTSTRAP_PASSWORD: PASSWORD, LOG_LEVEL: 'info' },
+  });
+  await new Promise<void>((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${output}`)), 30_000);
+    const onData = (d: Buffer) => {
+      output += d;
+      if (output.includes('Server listening')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`serve exited with ${code}:\n${output}`)));
+  });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+
+  const login = await fetch(`${url}/o/default/api/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'admin', password: PASSWORD }),
+  });
+  const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+
+  return {
+    url,
+    browser,
+    async api(method, apiPath, body) {
+      const response = await fetch(`${url}/o/default/api${apiPath}`, {
+        method,
+        headers: { cookie, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      const text = await response.text();
+      if (!response.ok) throw new Error(`${method} ${apiPath}: ${response.status} ${text}`);
+      return text ? JSON.parse(text) : undefined;
+    },
+    async page(width = 1280) {
+      const context = await browser.newContext({ baseURL: url, viewport: { width, height: 900 }, acceptDownloads: true });
+      return context.newPage();
+    },
+    async close() {
+      await browser.close();
+      child.kill('SIGTERM');
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Signs in through the page, as a person would. */
+export async function signIn(page: Page, username = 'admin', password = PASSWORD) {
+  await page.goto('/o/default/sign-in');
+  await page.getByLabel('Username').fill(username);
+  await page.getByLabel('Password', { exact: true }).fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('navigation', { name: 'Main' }).waitFor();
+}
+
+/** axe-core in light and dark: no violation of serious or critical impact. */
+export async function expectAccessible(page: Page, what: string) {
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme });
+    await page.waitForTimeout(100);
+    // Evaluated through the DevTools protocol, which the page's CSP does not govern.
+    await page.evaluate(AXE);
+    const violations = await page.evaluate(async () => {
+      const result = await (window as unknown as { axe: { run: (o: object) => Promise<{ violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: string[] }> }> }> } }).axe.run({
+        runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] },
+      });
+      return result.violations
+        .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+        .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
+    });
+    expect(violations, `${what} in ${scheme}`).toEqual([]);
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+}
+
+/** Screenshots at 1,280 and 390 pixels wide, light and dark, into a git-ignored folder. */
+export async function screenshot(page: Page, name: string) {
+  fs.mkdirSync(SCREENSHOTS, { recursive: true });
+  const original = page.viewportSize()!;
+  // No hover state (a tooltip) in the picture.
+  await page.mouse.move(0, 0);
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: 900 });
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await page.waitForTimeout(150);
+      await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-${width}-${scheme}.png`), fullPage: true });
+    }
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.setViewportSize(original);
+}
