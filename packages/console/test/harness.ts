@@ -1,30 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { expect } from 'vitest';
 
-export const PASSWORD = 'console test password';
-const CLI = path.resolve(import.meta.dirname, '../../../bin/licensor.js');
+import { CHROMIUM, FLAGS, PASSWORD, startService } from './service.js';
+
+export { PASSWORD };
 export const SCREENSHOTS = path.resolve(import.meta.dirname, 'screenshots');
 const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-/** STACK.md: Debian's Chromium, never a downloaded browser. */
-const CHROMIUM = process.env.LICENSOR_CHROMIUM ?? '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
 
 export interface Console {
   url: string;
@@ -38,34 +22,11 @@ export interface Console {
 
 /** One real service (SQLite, its own data directory) and one browser per test file. */
 export async function startConsole(): Promise<Console> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'licensor-console-'));
-  const port = await freePort();
-  const url = `http://localhost:${port}`;
-  const child: ChildProcess = spawn(process.execPath, [CLI, 'serve'], {
-    env: { PATH: process.env.PATH ?? '', LICENSOR_DATA_DIR: dataDir, PORT: String(port), LICENSOR_BOOTSTRAP_PASSWORD: PASSWORD, LOG_LEVEL: 'info' },
-  });
-  await new Promise<void>((resolve, reject) => {
-    let output = '';
-    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${output}`)), 30_000);
-    const onData = (d: Buffer) => {
-      output += d;
-      if (output.includes('Server listening')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}:\n${output}`)));
-  });
+  const service = await startService();
+  const { url } = service;
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
 
-  const login = await fetch(`${url}/o/default/api/auth/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ username: 'admin', password: PASSWORD }),
-  });
-  const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+  const cookie = await service.signIn();
 
   return {
     url,
@@ -86,8 +47,7 @@ export async function startConsole(): Promise<Console> {
     },
     async close() {
       await browser.close();
-      child.kill('SIGTERM');
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      service.stop();
     },
   };
 }

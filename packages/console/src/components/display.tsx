@@ -1,4 +1,4 @@
-import { ActionIcon, Badge, Code, CopyButton, Group, Tooltip, Text } from '@mantine/core';
+import { Badge, Button, Code, CopyButton, Group, Tooltip, Text } from '@mantine/core';
 import { useSettings } from '../api/queries';
 
 const STATUS_COLOURS: Record<string, string> = { PENDING: 'blue', ACTIVE: 'green', GRACE: 'yellow', EXPIRED: 'gray', REVOKED: 'red' };
@@ -53,11 +53,9 @@ export function CopyBox({ value, label }: { value: string; label: string }) {
       </Code>
       <CopyButton value={value}>
         {({ copied, copy }) => (
-          <Tooltip label={copied ? 'Copied' : `Copy ${label}`} withArrow>
-            <ActionIcon variant="light" onClick={copy} aria-label={`Copy ${label}`} size="lg">
-              {copied ? '✓' : '⧉'}
-            </ActionIcon>
-          </Tooltip>
+          <Button variant="light" size="xs" onClick={copy} aria-label={`Copy ${label}`}>
+            {copied ? 'Copied' : 'Copy'}
+          </Button>
         )}
       </CopyButton>
     </Group>

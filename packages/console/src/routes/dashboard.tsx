@@ -1,11 +1,10 @@
-import { BarChart } from '@mantine/charts';
-import '@mantine/charts/styles.css';
 import { Anchor, Card, Group, Progress, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { key } from '../api/queries';
 import { Empty, ErrorText, Loading } from '../components/feedback';
+import { DayChart } from '../components/day-chart';
 import { DateTime, StatusBadge } from '../components/display';
 
 function Figure({ label, value, hint }: { label: string; value: number | string; hint?: string }) {
@@ -113,27 +112,15 @@ export default function Dashboard() {
           <SimpleGrid cols={{ base: 1, md: 2 }}>
             {(
               [
-                ['Issued per day', d.series.issued, 'indigo.6'],
-                ['Checks per day', d.series.checks, 'teal.6'],
+                ['Issued per day', d.series.issued, 'var(--mantine-color-indigo-6)'],
+                ['Checks per day', d.series.checks, 'var(--mantine-color-teal-6)'],
               ] as const
-            ).map(([title, series, color]) => (
+            ).map(([title, series, colour]) => (
               <Card withBorder key={title}>
                 <Title order={2} size="h4" mb="sm">
                   {title}
                 </Title>
-                <div role="img" aria-label={`${title} over the last 30 days`}>
-                <BarChart
-                  h={180}
-                  data={series.map((point) => ({ date: point.date.slice(5), count: point.count }))}
-                  dataKey="date"
-                  series={[{ name: 'count', color, label: title }]}
-                  tickLine="none"
-                  gridAxis="y"
-                  strokeDasharray="0"
-                  yAxisProps={{ allowDecimals: false, width: 32 }}
-                  withTooltip
-                />
-                </div>
+                <DayChart title={title} series={series} colour={colour} />
               </Card>
             ))}
           </SimpleGrid>

@@ -1,4 +1,4 @@
-import { Anchor, Button, Group, MultiSelect, Pagination, Progress, Stack, Table, Tabs, Text, TextInput, Title, UnstyledButton } from '@mantine/core';
+import { Anchor, Button, Group, MultiSelect, Pagination, Progress, SimpleGrid, Stack, Table, Tabs, Text, TextInput, Title, UnstyledButton } from '@mantine/core';
 import { useDebouncedCallback } from '@mantine/hooks';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
@@ -116,7 +116,7 @@ export default function Licences() {
         </Tabs.List>
       </Tabs>
 
-      <Group grow align="flex-end" wrap="wrap">
+      <SimpleGrid cols={{ base: 1, sm: 2 }}>
         <TextInput
           label="Search"
           placeholder="Licensee, email, lid, product or notes"
@@ -125,10 +125,9 @@ export default function Licences() {
             setSearch(e.currentTarget.value);
             pushSearch(e.currentTarget.value.trim());
           }}
-          miw={220}
         />
-        <MultiSelect label="Status" placeholder="Any status" data={STATUSES} value={filters.status} onChange={(status) => update({ status })} clearable miw={220} />
-      </Group>
+        <MultiSelect label="Status" placeholder="Any status" data={STATUSES} value={filters.status} onChange={(status) => update({ status })} clearable />
+      </SimpleGrid>
 
       <ErrorText error={page.error} />
       {!page.data ? (

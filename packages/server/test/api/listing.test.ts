@@ -21,7 +21,7 @@ async function licence(name: string, set: Record<string, unknown> = {}, extra: R
 const page = async (query: string) => {
   const response = await h.admin('GET', `/licenses/page?${query}`);
   expect(response.statusCode, response.body).toBe(200);
-  return response.data as { items: Array<{ lid: string; licensee: string; status: string }>; total: number; limit: number; offset: number };
+  return response.data as { items: Array<{ lid: string; licensee: string; status: string }>; total: number; limit: number; offset: number | null; nextCursor: string | null };
 };
 const names = (items: Array<{ licensee: string }>) => items.map((i) => i.licensee);
 
@@ -128,8 +128,8 @@ describe('page listing', () => {
         let answer = await page(`${base}&limit=4`);
         expect(answer.offset).toBe(0);
         walked.push(...answer.items.map((i) => i.lid));
-        while ((answer as { nextCursor: string | null }).nextCursor) {
-          answer = await page(`${base}&limit=4&cursor=${(answer as unknown as { nextCursor: string }).nextCursor}`);
+        while (answer.nextCursor) {
+          answer = await page(`${base}&limit=4&cursor=${answer.nextCursor}`);
           expect(answer.offset).toBeNull();
           expect(answer.total).toBe(all.length);
           walked.push(...answer.items.map((i) => i.lid));
@@ -140,9 +140,9 @@ describe('page listing', () => {
   });
 
   it('refuses a cursor with offset, for another filter or sort, or malformed, naming cursor', async () => {
-    const cursor = ((await page('limit=2')) as unknown as { nextCursor: string }).nextCursor;
+    const cursor = (await page('limit=2')).nextCursor;
     expect(cursor).toEqual(expect.any(String));
-    expect(((await page('limit=500')) as unknown as { nextCursor: string | null }).nextCursor).toBeNull();
+    expect((await page('limit=500')).nextCursor).toBeNull();
     for (const query of [`cursor=${cursor}&offset=0`, `cursor=${cursor}&sort=licensee`, `cursor=${cursor}&status=ACTIVE`, `cursor=${cursor}&asc=true`, 'cursor=nonsense']) {
       const response = await h.admin('GET', `/licenses/page?limit=2&${query}`);
       expect(response.statusCode, query).toBe(400);
