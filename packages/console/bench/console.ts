@@ -1,41 +1,100 @@
 /*
- * npm run bench:console: the dashboard's first visit with an empty cache. Prints the gzip size of
- * the JavaScript and CSS the route loads, and the time from navigation start until the dashboard's
- * figures are on screen (median of five fresh browser contexts).
+ * npm run bench:console: the console in Chromium against a local service.
+ * 1. The dashboard's first visit with an empty cache: gzip size of the JavaScript and CSS the
+ *    route loads, and the time from navigation start until the figures are on screen.
+ * 2. With LICENCES=n (the listing benchmark's seed, e.g. 1000000): on the licence list, how long
+ *    the page takes to render after the API has answered, for the next page and for a search.
+ * Each figure is the median of five runs.
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
-import { chromium } from 'playwright-core';
+import { chromium, type Page } from 'playwright-core';
+import { seedLicences } from '../../server/bench/seed-licences.js';
 import { CHROMIUM, FLAGS, startService } from '../test/service.js';
 
 const RUNS = 5;
-const service = await startService();
+const LICENCES = Number(process.env.LICENCES ?? 0);
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'licensor-bench-console-'));
+const env = { LICENSOR_MASTER_KEY: randomBytes(32).toString('base64') };
+const password = 'bench admin password';
+if (LICENCES > 0) {
+  console.log(`seeding ${LICENCES.toLocaleString()} licences…`);
+  await seedLicences({ LICENSOR_DATA_DIR: dataDir, LICENSOR_BOOTSTRAP_PASSWORD: password, ...env }, LICENCES);
+}
+const service = await startService({ dataDir, env, password });
 try {
   const cookie = (await service.signIn()).split('=');
-  const headers = { cookie: cookie.join('='), 'content-type': 'application/json' };
-  const api = (path: string, body: unknown) => fetch(`${service.url}/o/default/api${path}`, { method: 'POST', headers, body: JSON.stringify(body) }).then((r) => r.json());
-  const product = (await api('/products', { productKey: 'bench', name: 'Bench Product' })) as { id: number };
-  for (let i = 0; i < 20; i++) await api('/licenses', { productId: product.id, licensee: `Customer ${i}`, validityMonths: 1 + (i % 12) });
-
+  if (LICENCES === 0) {
+    const headers = { cookie: cookie.join('='), 'content-type': 'application/json' };
+    const api = (apiPath: string, body: unknown) => fetch(`${service.url}/o/default/api${apiPath}`, { method: 'POST', headers, body: JSON.stringify(body) }).then((r) => r.json());
+    const product = (await api('/products', { productKey: 'bench', name: 'Bench Product' })) as { id: number };
+    for (let i = 0; i < 20; i++) await api('/licenses', { productId: product.id, licensee: `Customer ${i}`, validityMonths: 1 + (i % 12) });
+  }
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+  const freshPage = async () => {
+    const context = await browser.newContext({ baseURL: service.url });
+    await context.addCookies([{ name: cookie[0]!, value: cookie[1]!, url: service.url }]);
+    return context.newPage();
+  };
+
   const times: number[] = [];
   let bytes = 0;
   for (let run = 0; run < RUNS; run++) {
-    const context = await browser.newContext({ baseURL: service.url });
-    await context.addCookies([{ name: cookie[0]!, value: cookie[1]!, url: service.url }]);
-    const page = await context.newPage();
+    const page = await freshPage();
     const assets = new Map<string, Promise<number>>();
     page.on('response', (response) => {
       if (/\.(js|css)$/.test(new URL(response.url()).pathname)) assets.set(response.url(), response.body().then((body) => gzipSync(body).length));
     });
     await page.goto('/o/default/');
-    await page.getByLabel('Licence figures').getByText('Licences').waitFor();
+    await page.getByLabel('Licence figures').getByText('Licences').waitFor({ timeout: 120_000 });
     times.push(await page.evaluate(() => performance.now()));
     bytes = (await Promise.all(assets.values())).reduce((a, b) => a + b, 0);
-    await context.close();
+    await page.context().close();
+  }
+  console.log(`dashboard, empty cache: JS+CSS ${(bytes / 1024).toFixed(1)} kB gzip; figures visible ${median(times).toFixed(0)} ms after navigation start (median of ${RUNS}; min ${Math.min(...times).toFixed(0)}, max ${Math.max(...times).toFixed(0)})`);
+
+  if (LICENCES > 0) {
+    const page = await freshPage();
+    await page.goto('/o/default/licences');
+    await page.getByRole('table', { name: 'Licences' }).waitFor({ timeout: 120_000 });
+    const next: number[] = [];
+    const search: number[] = [];
+    for (let run = 0; run < RUNS; run++) {
+      next.push(await renderAfterAnswer(page, () => page.getByRole('button', { name: 'next page' }).click()));
+      search.push(await renderAfterAnswer(page, () => page.getByLabel('Search').fill(`customer ${4200 + run}`)));
+      await page.getByLabel('Search').fill('');
+      await page.waitForURL((url) => !url.search.includes('q='));
+      await page.getByRole('table', { name: 'Licences' }).waitFor();
+    }
+    console.log(`licence list at ${LICENCES.toLocaleString()} licences, render after the API answered: next page ${median(next).toFixed(0)} ms, search ${median(search).toFixed(0)} ms (median of ${RUNS})`);
   }
   await browser.close();
-  times.sort((a, b) => a - b);
-  console.log(`dashboard, empty cache: JS+CSS ${(bytes / 1024).toFixed(1)} kB gzip; figures visible ${times[Math.floor(RUNS / 2)]!.toFixed(0)} ms after navigation start (median of ${RUNS}; min ${times[0]!.toFixed(0)}, max ${times.at(-1)!.toFixed(0)})`);
 } finally {
   service.stop();
+}
+
+/**
+ * Runs `act`, then measures, in the page's own clock, from the end of the /licenses/page answer
+ * to the last change of the table's rows that followed it.
+ */
+async function renderAfterAnswer(page: Page, act: () => Promise<unknown>): Promise<number> {
+  await page.evaluate(() => {
+    performance.clearResourceTimings();
+    const state = window as unknown as { lastChange: number };
+    state.lastChange = 0;
+    new MutationObserver(() => (state.lastChange = performance.now())).observe(document.querySelector('main')!, { childList: true, subtree: true, characterData: true });
+  });
+  const answered = page.waitForResponse((r) => r.url().includes('/licenses/page'), { timeout: 120_000 });
+  await act();
+  await answered;
+  await page.waitForTimeout(300);
+  return page.evaluate(() => {
+    const entry = performance.getEntriesByType('resource').filter((e) => e.name.includes('/licenses/page')).at(-1) as PerformanceResourceTiming;
+    return (window as unknown as { lastChange: number }).lastChange - entry.responseEnd;
+  });
 }

@@ -85,6 +85,24 @@ describe('console basics', () => {
     await page.context().close();
   });
 
+  it.each([
+    ['Products', 'products'],
+    ['Customers', 'customers'],
+    ['Members', 'members'],
+    ['API tokens', 'tokens'],
+    ['Activity', 'activity'],
+    ['Settings', 'settings'],
+  ])('shows %s from the navigation, accessible in both themes', async (name, file) => {
+    const page = await c.page();
+    await signIn(page);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).click();
+    await page.getByRole('heading', { level: 1, name }).waitFor();
+    await page.getByRole('main').getByText(/Atlas Studio|Ada Labs|admin|UTC|No API token/).first().waitFor();
+    await expectAccessible(page, name);
+    await screenshot(page, file);
+    await page.context().close();
+  });
+
   it('says so for an organisation that does not exist', async () => {
     const page = await c.page();
     await page.goto('/o/nowhere/');

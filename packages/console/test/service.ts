@@ -26,12 +26,13 @@ function freePort(): Promise<number> {
  * A real service process (`serve`) on a fresh SQLite data directory and a free port, reached as
  * `http://localhost:PORT` (DESIGN.md 9: its own origin by default).
  */
-export async function startService() {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'licensor-console-'));
+export async function startService(options: { dataDir?: string; env?: Record<string, string>; password?: string } = {}) {
+  const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'licensor-console-'));
+  const password = options.password ?? PASSWORD;
   const port = await freePort();
   const url = `http://localhost:${port}`;
   const child = spawn(process.execPath, [CLI, 'serve'], {
-    env: { PATH: process.env.PATH ?? '', LICENSOR_DATA_DIR: dataDir, PORT: String(port), LICENSOR_BOOTSTRAP_PASSWORD: PASSWORD, LOG_LEVEL: 'info' },
+    env: { PATH: process.env.PATH ?? '', LICENSOR_DATA_DIR: dataDir, PORT: String(port), LICENSOR_BOOTSTRAP_PASSWORD: password, LOG_LEVEL: 'info', ...options.env },
   });
   await new Promise<void>((resolve, reject) => {
     let output = '';
@@ -54,7 +55,7 @@ export async function startService() {
       const login = await fetch(`${url}/o/default/api/auth/login`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ username: 'admin', password: PASSWORD }),
+        body: JSON.stringify({ username: 'admin', password }),
       });
       return login.headers.get('set-cookie')!.split(';')[0]!;
     },

@@ -5,9 +5,8 @@ import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { key } from '../api/queries';
-import { ErrorText, Loading } from '../components/feedback';
 import { DateTime } from '../components/display';
-import { SimpleTable } from '../components/simple-table';
+import { RecordTable } from '../components/record-table';
 
 const PAGE = 50;
 
@@ -31,27 +30,21 @@ export default function Activity() {
         <TextInput label="Action" placeholder="e.g. licence.revoked" value={actionText} onChange={(e) => { setActionText(e.currentTarget.value); setPage(1); }} />
         <TextInput label="Actor" placeholder="e.g. admin or token/ci" value={actorText} onChange={(e) => { setActorText(e.currentTarget.value); setPage(1); }} />
       </Group>
-      <ErrorText error={activity.error} />
-      {!activity.data ? (
-        !activity.error && <Loading />
-      ) : (
-        <>
-          <SimpleTable
-            label="Activity"
-            rows={activity.data.items}
-            rowKey={(e) => e.id}
-            empty="Nothing recorded matches."
-            minWidth={760}
-            columns={[
-              ['When', (e) => <DateTime value={e.at} />],
-              ['Who', (e) => e.actor],
-              ['Action', (e) => e.action],
-              ['What', (e) => (e.lid ? <Link to={`/o/${slug}/licences/${e.lid}`}>{e.summary}</Link> : e.summary)],
-            ]}
-          />
-          {activity.data.total > PAGE && <Pagination total={Math.ceil(activity.data.total / PAGE)} value={page} onChange={setPage} size="sm" />}
-        </>
-      )}
+      <RecordTable
+        label="Activity"
+        error={activity.error}
+        rows={activity.data?.items}
+        rowKey={(e) => e.id}
+        empty="Nothing recorded matches."
+        minWidth={760}
+        columns={[
+          ['When', (e) => <DateTime value={e.at} />],
+          ['Who', (e) => e.actor],
+          ['Action', (e) => e.action],
+          ['What', (e) => (e.lid ? <Link to={`/o/${slug}/licences/${e.lid}`}>{e.summary}</Link> : e.summary)],
+        ]}
+      />
+      {activity.data && activity.data.total > PAGE && <Pagination total={Math.ceil(activity.data.total / PAGE)} value={page} onChange={setPage} size="sm" />}
     </Stack>
   );
 }

@@ -1,4 +1,5 @@
-import { Button, Center, Paper, Stack, Text, TextInput, Title } from '@mantine/core';
+import { Button, TextInput } from '@mantine/core';
+import { FormCard } from '../components/form-card';
 import { useState, type FormEvent } from 'react';
 
 /** `/`: asks for the organisation, remembering the last one, and goes to its console. */
@@ -11,25 +12,11 @@ export default function Chooser() {
     window.location.assign(`/o/${encodeURIComponent(chosen)}/`);
   };
   return (
-    <Center mih="100vh" p="md">
-      <Paper withBorder shadow="sm" p="xl" w={380} maw="100%" component="main">
-        <form onSubmit={submit}>
-          <Stack>
-            <div>
-              <Title order={1} size="h2">
-                Licensor
-              </Title>
-              <Text c="dimmed" size="sm">
-                Which organisation do you work in?
-              </Text>
-            </div>
-            <TextInput label="Organisation" description="Its short name, as in /o/name/" value={slug} onChange={(e) => setSlug(e.currentTarget.value)} required />
-            <Button type="submit" fullWidth>
-              Continue
-            </Button>
-          </Stack>
-        </form>
-      </Paper>
-    </Center>
+    <FormCard title="Licensor" subtitle="Which organisation do you work in?" onSubmit={submit}>
+      <TextInput label="Organisation" description="Its short name, as in /o/name/" value={slug} onChange={(e) => setSlug(e.currentTarget.value)} required />
+      <Button type="submit" fullWidth>
+        Continue
+      </Button>
+    </FormCard>
   );
 }

@@ -5,9 +5,8 @@ import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { key } from '../api/queries';
-import { ErrorText, Loading } from '../components/feedback';
 import { DateTime } from '../components/display';
-import { SimpleTable } from '../components/simple-table';
+import { RecordTable } from '../components/record-table';
 
 export default function Customers() {
   const { slug = '' } = useParams();
@@ -22,23 +21,19 @@ export default function Customers() {
     <Stack>
       <Title order={1}>Customers</Title>
       <TextInput label="Search customers" placeholder="Name or email" value={text} onChange={(e) => setText(e.currentTarget.value)} maw={420} />
-      <ErrorText error={customers.error} />
-      {!customers.data ? (
-        !customers.error && <Loading />
-      ) : (
-        <SimpleTable
-          label="Customers"
-          rows={customers.data}
-          rowKey={(c) => c.id}
-          empty="No customer matches."
-          columns={[
-            ['Name', (c) => <Link to={`/o/${slug}/licences?q=${encodeURIComponent(c.email ?? c.name)}`}>{c.name}</Link>],
-            ['Email', (c) => c.email ?? '—'],
-            ['Licences', (c) => c.licenseCount.toLocaleString()],
-            ['Created', (c) => <DateTime value={c.createdAt} withTime={false} />],
-          ]}
-        />
-      )}
+      <RecordTable
+        error={customers.error}
+        label="Customers"
+        rows={customers.data}
+        rowKey={(c) => c.id}
+        empty="No customer matches."
+        columns={[
+          ['Name', (c) => <Link to={`/o/${slug}/licences?q=${encodeURIComponent(c.email ?? c.name)}`}>{c.name}</Link>],
+          ['Email', (c) => c.email ?? '—'],
+          ['Licences', (c) => c.licenseCount.toLocaleString()],
+          ['Created', (c) => <DateTime value={c.createdAt} withTime={false} />],
+        ]}
+      />
     </Stack>
   );
 }

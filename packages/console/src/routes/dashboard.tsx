@@ -1,10 +1,11 @@
-import { Anchor, Card, Group, Progress, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
+import { Anchor, Card, Group, Progress, SimpleGrid, Stack, Text, Title } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { key } from '../api/queries';
-import { Empty, ErrorText, Loading } from '../components/feedback';
+import { ErrorText, Loading } from '../components/feedback';
 import { DayChart } from '../components/day-chart';
+import { RecordTable } from '../components/record-table';
 import { DateTime, StatusBadge } from '../components/display';
 
 function Figure({ label, value, hint }: { label: string; value: number | string; hint?: string }) {
@@ -129,40 +130,26 @@ export default function Dashboard() {
             <Title order={2} size="h4" mb="sm">
               Next to expire
             </Title>
-            {d.expiringSoon.length === 0 ? (
-              <Empty>No licence expires soon.</Empty>
-            ) : (
-              <Table.ScrollContainer minWidth={520}>
-                <Table highlightOnHover>
-                  <Table.Thead>
-                    <Table.Tr>
-                      <Table.Th>Licensee</Table.Th>
-                      <Table.Th>Product</Table.Th>
-                      <Table.Th>Status</Table.Th>
-                      <Table.Th>Expires</Table.Th>
-                    </Table.Tr>
-                  </Table.Thead>
-                  <Table.Tbody>
-                    {d.expiringSoon.map((licence) => (
-                      <Table.Tr key={licence.lid}>
-                        <Table.Td>
-                          <Anchor component={Link} to={`/o/${slug}/licences/${licence.lid}`}>
-                            {licence.licensee}
-                          </Anchor>
-                        </Table.Td>
-                        <Table.Td>{licence.productName}</Table.Td>
-                        <Table.Td>
-                          <StatusBadge status={licence.status} />
-                        </Table.Td>
-                        <Table.Td>
-                          <DateTime value={licence.expiresAt} />
-                        </Table.Td>
-                      </Table.Tr>
-                    ))}
-                  </Table.Tbody>
-                </Table>
-              </Table.ScrollContainer>
-            )}
+            <RecordTable
+              label="Next to expire"
+              rows={d.expiringSoon}
+              rowKey={(licence) => licence.lid}
+              empty="No licence expires soon."
+              minWidth={520}
+              columns={[
+                [
+                  'Licensee',
+                  (licence) => (
+                    <Anchor component={Link} to={`/o/${slug}/licences/${licence.lid}`}>
+                      {licence.licensee}
+                    </Anchor>
+                  ),
+                ],
+                ['Product', (licence) => licence.productName],
+                ['Status', (licence) => <StatusBadge status={licence.status} />],
+                ['Expires', (licence) => <DateTime value={licence.expiresAt} />],
+              ]}
+            />
           </Card>
         </>
       )}

@@ -87,6 +87,7 @@ export function Layout() {
             end={item.to === ''}
             label={item.label}
             active={section === item.to}
+            variant="filled"
             onClick={close}
           />
         ))}

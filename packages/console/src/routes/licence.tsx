@@ -4,8 +4,9 @@ import { useEffect, useState, type ReactNode } from 'react';
 import { Link, useParams } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { key, useCanWrite } from '../api/queries';
-import { ConfirmButton, Empty, ErrorText, Guarded, Loading } from '../components/feedback';
+import { ConfirmButton, ErrorText, Guarded, Loading } from '../components/feedback';
 import { CopyBox, DateTime, HealthBadge, StatusBadge } from '../components/display';
+import { RecordTable } from '../components/record-table';
 import { defaultOf, ParamInput, type ParamValue, type ProductParam } from '../components/param-input';
 
 function Field({ label, children }: { label: string; children: ReactNode }) {
@@ -175,121 +176,104 @@ export default function LicencePage() {
         <Title order={2} size="h4" mb="sm">
           Machines
         </Title>
-        <ErrorText error={machines.error} />
-        {machines.data && machines.data.length === 0 ? (
-          <Empty>No machine is bound yet: the first valid check binds one.</Empty>
-        ) : (
-          <Table.ScrollContainer minWidth={700}>
-            <Table>
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Machine</Table.Th>
-                  <Table.Th>Components</Table.Th>
-                  <Table.Th>Bound</Table.Th>
-                  <Table.Th>Last seen</Table.Th>
-                  <Table.Th>Released</Table.Th>
-                  <Table.Th />
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {(machines.data ?? []).map((m) => (
-                  <Table.Tr key={m.id}>
-                    <Table.Td>
-                      <Text fw={500}>{m.label ?? `Machine ${m.id}`}</Text>
-                      {m.atIssue && <Badge size="xs" variant="outline">bound at issue</Badge>}
-                    </Table.Td>
-                    <Table.Td>
-                      <Text size="xs" ff="monospace">
-                        {Object.entries(m.parts)
-                          .map(([part, hash]) => `${part} ${hash.slice(0, 6)}`)
-                          .join(' · ')}
-                      </Text>
-                    </Table.Td>
-                    <Table.Td>
-                      <DateTime value={m.boundAt} />
-                    </Table.Td>
-                    <Table.Td>
-                      <DateTime value={m.lastSeenAt} />
-                    </Table.Td>
-                    <Table.Td>
-                      {m.releasedAt ? (
-                        <>
-                          <DateTime value={m.releasedAt} /> <Text span size="xs" c="dimmed">by {m.releasedBy}</Text>
-                        </>
-                      ) : (
-                        <Text span c="dimmed">live</Text>
-                      )}
-                    </Table.Td>
-                    <Table.Td>
-                      {m.live && !m.atIssue && (
-                        <Guarded allowed={write.allowed} reason={write.reason}>
-                          {(disabled) => (
-                            <ConfirmButton
-                              label="Release"
-                              title={`Release ${m.label ?? `machine ${m.id}`}`}
-                              disabled={disabled}
-                              consequence="The seat is freed: that machine's next check binds again only if a seat is free."
-                              onConfirm={async () => {
-                                await unwrap(api().POST('/licenses/{lid}/release-binding', { params: { path: { lid } }, body: { machineId: m.id } }));
-                                await Promise.all([refresh(), queryClient.invalidateQueries({ queryKey: key('licence', lid, 'machines') })]);
-                              }}
-                            />
-                          )}
-                        </Guarded>
-                      )}
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
-        )}
+        <RecordTable
+          label="Machines"
+          error={machines.error}
+          rows={machines.data}
+          rowKey={(m) => m.id}
+          empty="No machine is bound yet: the first valid check binds one."
+          minWidth={760}
+          columns={[
+            [
+              'Machine',
+              (m) => (
+                <>
+                  <Text fw={500}>{m.label ?? `Machine ${m.id}`}</Text>
+                  {m.atIssue && <Badge size="xs" variant="outline">bound at issue</Badge>}
+                </>
+              ),
+            ],
+            [
+              'Components',
+              (m) => (
+                <Text size="xs" ff="monospace">
+                  {Object.entries(m.parts)
+                    .map(([part, hash]) => `${part} ${hash.slice(0, 6)}`)
+                    .join(' · ')}
+                </Text>
+              ),
+            ],
+            ['Bound', (m) => <DateTime value={m.boundAt} />],
+            ['Last seen', (m) => <DateTime value={m.lastSeenAt} />],
+            [
+              'Released',
+              (m) =>
+                m.releasedAt ? (
+                  <>
+                    <DateTime value={m.releasedAt} /> <Text span size="xs" c="dimmed">by {m.releasedBy}</Text>
+                  </>
+                ) : (
+                  <Text span c="dimmed">live</Text>
+                ),
+            ],
+            [
+              'Action',
+              (m) =>
+                m.live &&
+                !m.atIssue && (
+                  <Guarded allowed={write.allowed} reason={write.reason}>
+                    {(disabled) => (
+                      <ConfirmButton
+                        label="Release"
+                        title={`Release ${m.label ?? `machine ${m.id}`}`}
+                        disabled={disabled}
+                        consequence="The seat is freed: that machine's next check binds again only if a seat is free."
+                        onConfirm={async () => {
+                          await unwrap(api().POST('/licenses/{lid}/release-binding', { params: { path: { lid } }, body: { machineId: m.id } }));
+                          await Promise.all([refresh(), queryClient.invalidateQueries({ queryKey: key('licence', lid, 'machines') })]);
+                        }}
+                      />
+                    )}
+                  </Guarded>
+                ),
+            ],
+          ]}
+        />
       </Card>
 
       <Card withBorder>
         <Title order={2} size="h4" mb="sm">
           Superseded terms
         </Title>
-        {versions.data && versions.data.length === 0 ? (
-          <Empty>Never renewed.</Empty>
-        ) : (
-          <Table.ScrollContainer minWidth={520}>
-            <Table>
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Term</Table.Th>
-                  <Table.Th>Issued</Table.Th>
-                  <Table.Th>Expired</Table.Th>
-                  <Table.Th />
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {(versions.data ?? []).map((v) => (
-                  <Table.Tr key={v.versionNo}>
-                    <Table.Td>#{v.versionNo}</Table.Td>
-                    <Table.Td>
-                      <DateTime value={v.issuedAt} />
-                    </Table.Td>
-                    <Table.Td>{v.expiresAt ? <DateTime value={v.expiresAt} /> : 'perpetual'}</Table.Td>
-                    <Table.Td>
-                      <Button
-                        size="xs"
-                        variant="default"
-                        aria-label={`Download term ${v.versionNo}`}
-                        onClick={async () => {
-                          const term = await unwrap(api().GET('/licenses/{lid}/versions/{versionNo}', { params: { path: { lid, versionNo: v.versionNo } } }));
-                          download(term.licenseString, `${lid}-term-${v.versionNo}.lic`);
-                        }}
-                      >
-                        Download
-                      </Button>
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
-        )}
+        <RecordTable
+          label="Superseded terms"
+          error={versions.error}
+          rows={versions.data}
+          rowKey={(v) => v.versionNo}
+          empty="Never renewed."
+          minWidth={520}
+          columns={[
+            ['Term', (v) => `#${v.versionNo}`],
+            ['Issued', (v) => <DateTime value={v.issuedAt} />],
+            ['Expired', (v) => (v.expiresAt ? <DateTime value={v.expiresAt} /> : 'perpetual')],
+            [
+              'Download',
+              (v) => (
+                <Button
+                  size="xs"
+                  variant="default"
+                  aria-label={`Download term ${v.versionNo}`}
+                  onClick={async () => {
+                    const term = await unwrap(api().GET('/licenses/{lid}/versions/{versionNo}', { params: { path: { lid, versionNo: v.versionNo } } }));
+                    download(term.licenseString, `${lid}-term-${v.versionNo}.lic`);
+                  }}
+                >
+                  Download
+                </Button>
+              ),
+            ],
+          ]}
+        />
       </Card>
 
       <Card withBorder>

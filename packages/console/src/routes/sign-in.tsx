@@ -1,9 +1,10 @@
-import { Anchor, Button, Center, Paper, PasswordInput, Stack, Text, TextInput, Title } from '@mantine/core';
+import { Anchor, Button, PasswordInput, TextInput } from '@mantine/core';
 import { useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { useNavigate, useParams, useSearchParams } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { ErrorText } from '../components/feedback';
+import { FormCard } from '../components/form-card';
 
 export default function SignIn() {
   const { slug = '' } = useParams();
@@ -34,30 +35,24 @@ export default function SignIn() {
   };
 
   return (
-    <Center mih="100vh" p="md">
-      <Paper withBorder shadow="sm" p="xl" w={380} maw="100%" component="main">
-        <form onSubmit={submit}>
-          <Stack>
-            <div>
-              <Title order={1} size="h2">
-                Sign in
-              </Title>
-              <Text c="dimmed" size="sm">
-                to Licensor · organisation <b>{slug}</b>
-              </Text>
-            </div>
-            <TextInput label="Username" withAsterisk={false} autoComplete="username" value={username} onChange={(e) => setUsername(e.currentTarget.value)} required autoFocus />
-            <PasswordInput label="Password" withAsterisk={false} autoComplete="current-password" value={password} onChange={(e) => setPassword(e.currentTarget.value)} required />
-            <ErrorText error={error} />
-            <Button type="submit" loading={busy} fullWidth>
-              Sign in
-            </Button>
-            <Anchor href="/" size="sm" ta="center">
-              Another organisation
-            </Anchor>
-          </Stack>
-        </form>
-      </Paper>
-    </Center>
+    <FormCard
+      title="Sign in"
+      subtitle={
+        <>
+          to Licensor · organisation <b>{slug}</b>
+        </>
+      }
+      onSubmit={submit}
+    >
+      <TextInput label="Username" withAsterisk={false} autoComplete="username" value={username} onChange={(e) => setUsername(e.currentTarget.value)} required autoFocus />
+      <PasswordInput label="Password" withAsterisk={false} autoComplete="current-password" value={password} onChange={(e) => setPassword(e.currentTarget.value)} required />
+      <ErrorText error={error} />
+      <Button type="submit" loading={busy} fullWidth>
+        Sign in
+      </Button>
+      <Anchor href="/" size="sm" ta="center">
+        Another organisation
+      </Anchor>
+    </FormCard>
   );
 }

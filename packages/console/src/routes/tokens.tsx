@@ -2,9 +2,8 @@ import { Stack, Text, Title } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { api, unwrap } from '../api/client';
 import { key, useMe } from '../api/queries';
-import { ErrorText, Loading } from '../components/feedback';
 import { DateTime } from '../components/display';
-import { SimpleTable } from '../components/simple-table';
+import { RecordTable } from '../components/record-table';
 
 export default function Tokens() {
   const me = useMe().data;
@@ -16,27 +15,21 @@ export default function Tokens() {
       {!admin ? (
         <Text c="dimmed">API tokens are managed by an ORG_ADMIN; your role is {me?.role ?? '…'}.</Text>
       ) : (
-        <>
-          <ErrorText error={tokens.error} />
-          {!tokens.data ? (
-            !tokens.error && <Loading />
-          ) : (
-            <SimpleTable
-              label="API tokens"
-              rows={tokens.data}
-              rowKey={(t) => t.id}
-              empty="No API token yet."
-              minWidth={760}
-              columns={[
-                ['Name', (t) => t.name],
-                ['Scopes', (t) => t.scopes.join(', ')],
-                ['Expires', (t) => (t.expiresAt ? <DateTime value={t.expiresAt} /> : 'never')],
-                ['Last used', (t) => <DateTime value={t.lastUsedAt} />],
-                ['Revoked', (t) => (t.revokedAt ? <DateTime value={t.revokedAt} /> : 'no')],
-              ]}
-            />
-          )}
-        </>
+        <RecordTable
+          error={tokens.error}
+          label="API tokens"
+          rows={tokens.data}
+          rowKey={(t) => t.id}
+          empty="No API token yet."
+          minWidth={760}
+          columns={[
+            ['Name', (t) => t.name],
+            ['Scopes', (t) => t.scopes.join(', ')],
+            ['Expires', (t) => (t.expiresAt ? <DateTime value={t.expiresAt} /> : 'never')],
+            ['Last used', (t) => <DateTime value={t.lastUsedAt} />],
+            ['Revoked', (t) => (t.revokedAt ? <DateTime value={t.revokedAt} /> : 'no')],
+          ]}
+        />
       )}
     </Stack>
   );

@@ -1,9 +1,22 @@
 import { Table } from '@mantine/core';
 import type { ReactNode } from 'react';
-import { Empty } from './feedback';
+import { Empty, ErrorText, Loading } from './feedback';
 
-/** A plain table of records: a header per column, a row per record, a word when there are none. */
-export function SimpleTable<T>(props: { label: string; rows: T[]; rowKey: (row: T) => string | number; columns: Array<[string, (row: T) => ReactNode]>; empty: string; minWidth?: number }) {
+/**
+ * Records as a table, with the states around them: the API's error, loading, a word when there
+ * are none, then a header per column and a row per record (scrolling sideways on a phone).
+ */
+export function RecordTable<T>(props: {
+  label: string;
+  rows: T[] | undefined;
+  error?: unknown;
+  rowKey: (row: T) => string | number;
+  columns: Array<[string, (row: T) => ReactNode]>;
+  empty: string;
+  minWidth?: number;
+}) {
+  if (props.error) return <ErrorText error={props.error} />;
+  if (!props.rows) return <Loading />;
   if (props.rows.length === 0) return <Empty>{props.empty}</Empty>;
   return (
     <Table.ScrollContainer minWidth={props.minWidth ?? 640}>
