@@ -83,18 +83,17 @@ try {
  * to the last change of the table's rows that followed it.
  */
 async function renderAfterAnswer(page: Page, act: () => Promise<unknown>): Promise<number> {
-  await page.evaluate(() => {
+  // In-page code as text: it runs in the browser, whose DOM types this Node project does not load.
+  await page.evaluate(`
     performance.clearResourceTimings();
-    const state = window as unknown as { lastChange: number };
-    state.lastChange = 0;
-    new MutationObserver(() => (state.lastChange = performance.now())).observe(document.querySelector('main')!, { childList: true, subtree: true, characterData: true });
-  });
+    window.lastChange = 0;
+    new MutationObserver(() => (window.lastChange = performance.now())).observe(document.querySelector('main'), { childList: true, subtree: true, characterData: true });
+  `);
   const answered = page.waitForResponse((r) => r.url().includes('/licenses/page'), { timeout: 120_000 });
   await act();
   await answered;
   await page.waitForTimeout(300);
-  return page.evaluate(() => {
-    const entry = performance.getEntriesByType('resource').filter((e) => e.name.includes('/licenses/page')).at(-1) as PerformanceResourceTiming;
-    return (window as unknown as { lastChange: number }).lastChange - entry.responseEnd;
-  });
+  return page.evaluate<number>(`
+    window.lastChange - performance.getEntriesByType('resource').filter((e) => e.name.includes('/licenses/page')).at(-1).responseEnd
+  `);
 }

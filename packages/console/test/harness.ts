@@ -69,7 +69,7 @@ export async function expectAccessible(page: Page, what: string) {
     // Evaluated through the DevTools protocol, which the page's CSP does not govern.
     await page.evaluate(AXE);
     const violations = await page.evaluate(async () => {
-      const result = await (window as unknown as { axe: { run: (o: object) => Promise<{ violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: string[] }> }> }> } }).axe.run({
+      const result = await (globalThis as unknown as { axe: { run: (o: object) => Promise<{ violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: string[] }> }> }> } }).axe.run({
         runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] },
       });
       return result.violations
