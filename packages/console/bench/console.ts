@@ -79,21 +79,27 @@ try {
 }
 
 /**
- * Runs `act`, then measures, in the page's own clock, from the end of the /licenses/page answer
- * to the last change of the table's rows that followed it.
+ * Runs `act`, then measures in the page's own clock from the end of the /licenses/page answer to
+ * the first animation frame in which the table shows other rows (polled every frame).
  */
 async function renderAfterAnswer(page: Page, act: () => Promise<unknown>): Promise<number> {
-  // In-page code as text: it runs in the browser, whose DOM types this Node project does not load.
-  await page.evaluate(`
-    performance.clearResourceTimings();
-    window.lastChange = 0;
-    new MutationObserver(() => (window.lastChange = performance.now())).observe(document.querySelector('main'), { childList: true, subtree: true, characterData: true });
-  `);
+  // Runs in the browser (through the DevTools protocol, which the CSP allows), whose DOM types
+  // this Node project does not load.
+  // The first row's link names its licence: another lid means other rows are on screen.
+  const firstRow = () => (globalThis as any).document.querySelector('table[aria-label="Licences"] tbody tr a')?.getAttribute('href') as string | undefined;
+  const before = await page.evaluate(firstRow);
+  await page.evaluate(() => performance.clearResourceTimings());
   const answered = page.waitForResponse((r) => r.url().includes('/licenses/page'), { timeout: 120_000 });
   await act();
   await answered;
-  await page.waitForTimeout(300);
-  return page.evaluate<number>(`
-    window.lastChange - performance.getEntriesByType('resource').filter((e) => e.name.includes('/licenses/page')).at(-1).responseEnd
-  `);
+  const shown = await page.waitForFunction(
+    (previous) => (globalThis as any).document.querySelector('table[aria-label="Licences"] tbody tr a')?.getAttribute('href') !== previous && performance.now(),
+    before,
+    { polling: 'raf', timeout: 120_000 },
+  );
+  const shownAt = (await shown.jsonValue()) as number;
+  return page.evaluate(
+    (at) => at - (performance.getEntriesByType('resource').filter((e) => e.name.includes('/licenses/page')).at(-1) as unknown as { responseEnd: number }).responseEnd,
+    shownAt,
+  );
 }
