@@ -70,6 +70,8 @@ describe('console basics', () => {
     await signIn(page);
     await page.goto('/o/default/licences?status=ACTIVE');
     await page.getByRole('heading', { level: 1, name: 'Licences' }).waitFor();
+    // Every request of the page answered first, so the next one is the click's.
+    await page.waitForLoadState('networkidle');
     // The session ends elsewhere: the same cookie signs out through the API.
     const cookie = (await page.context().cookies()).find((k) => k.name === 'svc_session')!;
     await fetch(`${c.url}/o/default/api/auth/logout`, { method: 'POST', headers: { cookie: `svc_session=${cookie.value}` } });

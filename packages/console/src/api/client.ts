@@ -1,7 +1,9 @@
 import createClient, { type Middleware } from 'openapi-fetch';
-import type { components, paths } from './schema';
+import type { paths } from './schema';
 
-export type Schemas = components['schemas'];
+type Json<R> = R extends { content: { 'application/json': infer J } } ? J : never;
+/** The JSON a successful call of `method path` answers, as the OpenAPI document says. */
+export type Answer<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { responses: infer R } ? Json<R[keyof R & (200 | 201)]> : never;
 
 /** The organisation a page belongs to: the first segment after `/o/`. */
 export function currentSlug(): string {

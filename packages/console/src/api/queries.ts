@@ -20,3 +20,10 @@ export function useCanWrite(): { allowed: boolean; reason: string } {
   const allowed = me?.role === 'ISSUER' || me?.role === 'ORG_ADMIN';
   return { allowed, reason: allowed ? '' : `Your role (${me?.role ?? '…'}) can read but not change licences, products or customers.` };
 }
+
+/** Whether the signed-in person manages members, tokens and settings (ORG_ADMIN), and why not. */
+export function useIsAdmin(): { allowed: boolean; reason: string } {
+  const me = useMe().data;
+  const allowed = me?.role === 'ORG_ADMIN';
+  return { allowed, reason: allowed ? '' : `Only an ORG_ADMIN manages members, API tokens and settings; your role is ${me?.role ?? '…'}.` };
+}

@@ -1,4 +1,5 @@
-import { Badge, Button, Code, CopyButton, Group, Tooltip, Text } from '@mantine/core';
+import { Alert, Badge, Button, Code, CopyButton, Group, Stack, Tooltip, Text, VisuallyHidden } from '@mantine/core';
+import type { ReactNode } from 'react';
 import { useSettings } from '../api/queries';
 
 const STATUS_COLOURS: Record<string, string> = { PENDING: 'blue', ACTIVE: 'green', GRACE: 'yellow', EXPIRED: 'gray', REVOKED: 'red' };
@@ -44,7 +45,7 @@ export function DateTime({ value, withTime = true }: { value: string | null | un
   );
 }
 
-/** Copyable text; `secret` adds the warning that it will not be shown again. */
+/** Copyable text. */
 export function CopyBox({ value, label }: { value: string; label: string }) {
   return (
     <Group gap="xs" wrap="nowrap" align="flex-start">
@@ -53,11 +54,45 @@ export function CopyBox({ value, label }: { value: string; label: string }) {
       </Code>
       <CopyButton value={value}>
         {({ copied, copy }) => (
-          <Button variant="light" size="xs" onClick={copy} aria-label={`Copy ${label}`}>
+          <Button variant="default" size="xs" onClick={copy}>
             {copied ? 'Copied' : 'Copy'}
+            <VisuallyHidden> {label}</VisuallyHidden>
           </Button>
         )}
       </CopyButton>
     </Group>
   );
+}
+
+/** A secret the service shows once (an API token, a check token): copy it now, it is not kept. */
+export function SecretOnce({ value, label, children }: { value: string; label: string; children?: ReactNode }) {
+  return (
+    <Alert color="yellow" variant="light" title={`Copy the ${label} now`}>
+      <Stack gap="xs">
+        <Text size="sm">It will not be shown again: the service keeps only its hash. {children}</Text>
+        <CopyBox value={value} label={label} />
+      </Stack>
+    </Alert>
+  );
+}
+
+/** A labelled value in a record's summary card. */
+export function Field({ label, children }: { label: string; children: ReactNode }) {
+  return (
+    <div>
+      <Text size="xs" c="dimmed" tt="uppercase" fw={600}>
+        {label}
+      </Text>
+      <div>{children}</div>
+    </div>
+  );
+}
+
+/** Saves text as a file (a licence string alone, with no trailing newline, as `/download` does). */
+export function download(text: string, name: string, type = 'application/octet-stream') {
+  const link = document.createElement('a');
+  link.href = URL.createObjectURL(new Blob([text], { type }));
+  link.download = name;
+  link.click();
+  URL.revokeObjectURL(link.href);
 }

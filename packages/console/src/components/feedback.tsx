@@ -53,6 +53,8 @@ export function ConfirmButton(props: {
   confirmLabel?: string;
   color?: string;
   disabled?: boolean;
+  /** Smaller in a table row. */
+  compact?: boolean;
   onConfirm: () => Promise<unknown>;
   children?: ReactNode;
 }) {
@@ -73,7 +75,7 @@ export function ConfirmButton(props: {
   };
   return (
     <>
-      <Button variant="light" color={props.color} disabled={props.disabled} onClick={() => setOpen(true)}>
+      <Button variant="light" color={props.color} disabled={props.disabled} size={props.compact ? 'compact-sm' : 'sm'} onClick={() => setOpen(true)}>
         {props.label}
       </Button>
       <Modal closeButtonProps={{ "aria-label": "Close" }} opened={open} onClose={() => setOpen(false)} title={props.title} centered>

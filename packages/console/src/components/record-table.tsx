@@ -1,4 +1,4 @@
-import { Table } from '@mantine/core';
+import { Group, Pagination, Table, Text } from '@mantine/core';
 import type { ReactNode } from 'react';
 import { Empty, ErrorText, Loading } from './feedback';
 
@@ -39,5 +39,27 @@ export function RecordTable<T>(props: {
         </Table.Tbody>
       </Table>
     </Table.ScrollContainer>
+  );
+}
+
+/** Where a paged list stands ("51–100 of 1,234") and the way to another page. */
+export function Pager(props: { offset: number; size: number; shown: number; total: number; onOffset: (offset: number) => void }) {
+  const { offset, size, shown, total } = props;
+  if (total === 0) return null;
+  return (
+    <Group justify="space-between" wrap="wrap">
+      <Text size="sm" c="dimmed">
+        {(offset + 1).toLocaleString()}–{(offset + shown).toLocaleString()} of {total.toLocaleString()}
+      </Text>
+      {total > size && (
+        <Pagination
+          total={Math.ceil(total / size)}
+          value={Math.floor(offset / size) + 1}
+          onChange={(n) => props.onOffset((n - 1) * size)}
+          getControlProps={(control) => ({ 'aria-label': `${control} page` })}
+          size="sm"
+        />
+      )}
+    </Group>
   );
 }

@@ -1,33 +1,13 @@
 import { Anchor, Badge, Button, Card, Code, Group, Modal, NumberInput, Pagination, SimpleGrid, Stack, Table, Text, Textarea, TextInput, Title } from '@mantine/core';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useState, type ReactNode } from 'react';
+import { useEffect, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { key, useCanWrite } from '../api/queries';
 import { ConfirmButton, ErrorText, Guarded, Loading } from '../components/feedback';
-import { CopyBox, DateTime, HealthBadge, StatusBadge } from '../components/display';
+import { CopyBox, DateTime, download, Field, HealthBadge, StatusBadge } from '../components/display';
 import { RecordTable } from '../components/record-table';
 import { defaultOf, ParamInput, type ParamValue, type ProductParam } from '../components/param-input';
-
-function Field({ label, children }: { label: string; children: ReactNode }) {
-  return (
-    <div>
-      <Text size="xs" c="dimmed" tt="uppercase" fw={600}>
-        {label}
-      </Text>
-      <div>{children}</div>
-    </div>
-  );
-}
-
-/** Saves the string alone, with no trailing newline, as `/download` does. */
-function download(text: string, name: string) {
-  const link = document.createElement('a');
-  link.href = URL.createObjectURL(new Blob([text], { type: 'application/octet-stream' }));
-  link.download = name;
-  link.click();
-  URL.revokeObjectURL(link.href);
-}
 
 export default function LicencePage() {
   const { slug = '', lid = '' } = useParams();

@@ -1,13 +1,15 @@
-import { Anchor, Button, Group, MultiSelect, Pagination, Progress, SimpleGrid, Stack, Table, Tabs, Text, TextInput, Title, UnstyledButton } from '@mantine/core';
+import { Button, CloseButton, Group, MultiSelect, Progress, SimpleGrid, Stack, Tabs, Text, TextInput, Title } from '@mantine/core';
 import { useDebouncedCallback } from '@mantine/hooks';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Link, useParams, useSearchParams } from 'react-router';
-import { api, ApiError, unwrap } from '../api/client';
+import { useSearchParams } from 'react-router';
+import { api, unwrap } from '../api/client';
 import { key, useCanWrite } from '../api/queries';
 import { Empty, ErrorText, Guarded, Loading } from '../components/feedback';
-import { DateTime, HealthBadge, StatusBadge } from '../components/display';
+import { BulkActions } from '../components/bulk-actions';
 import { IssueLicence } from '../components/issue-licence';
+import { LicenceTable, type Sort } from '../components/licence-table';
+import { Pager } from '../components/record-table';
 
 const PAGE = 50;
 const WINDOWS = [
@@ -22,17 +24,6 @@ const WINDOWS = [
 ] as const;
 type Window = (typeof WINDOWS)[number][0];
 const STATUSES = ['PENDING', 'ACTIVE', 'GRACE', 'EXPIRED', 'REVOKED'];
-type Sort = 'issuedAt' | 'expiresAt' | 'licensee' | 'status' | 'product' | 'lastCheckedAt';
-const COLUMNS: Array<[Sort | null, string]> = [
-  ['licensee', 'Licensee'],
-  ['product', 'Product'],
-  ['status', 'Status'],
-  [null, 'Type'],
-  ['issuedAt', 'Issued'],
-  ['expiresAt', 'Expires'],
-  ['lastCheckedAt', 'Last check'],
-];
-
 /** Every filter lives in the URL, so a filtered list can be bookmarked and shared (DESIGN.md 7). */
 function useFilters() {
   const [params, setParams] = useSearchParams();
@@ -43,6 +34,8 @@ function useFilters() {
     sort: (params.get('sort') ?? 'issuedAt') as Sort,
     asc: params.get('asc') === 'true',
     offset: Math.max(0, Number(params.get('offset') ?? 0) || 0),
+    productId: Number(params.get('productId')) || null,
+    customerId: Number(params.get('customerId')) || null,
   };
   const update = (change: Partial<typeof filters>) => {
     const next = { ...filters, offset: 0, ...change };
@@ -53,13 +46,14 @@ function useFilters() {
     if (next.sort !== 'issuedAt') out.set('sort', next.sort);
     if (next.asc) out.set('asc', 'true');
     if (next.offset) out.set('offset', String(next.offset));
+    if (next.productId) out.set('productId', String(next.productId));
+    if (next.customerId) out.set('customerId', String(next.customerId));
     setParams(out, { replace: true });
   };
   return { filters, update };
 }
 
 export default function Licences() {
-  const { slug = '' } = useParams();
   const { filters, update } = useFilters();
   const [search, setSearch] = useState(filters.q);
   const pushSearch = useDebouncedCallback((q: string) => update({ q }), 250);
@@ -67,21 +61,39 @@ export default function Licences() {
   const [issuing, setIssuing] = useState(searchParams.get('issue') === '1');
   const write = useCanWrite();
 
-  const query = {
+  const filter = {
     ...(filters.q ? { q: filters.q } : {}),
     ...(filters.status.length ? { status: filters.status } : {}),
     window: filters.window,
+    ...(filters.productId ? { productId: filters.productId } : {}),
+    ...(filters.customerId ? { customerId: filters.customerId } : {}),
     sort: filters.sort,
     asc: filters.asc,
-    limit: PAGE,
-    offset: filters.offset,
   };
+  const query = { ...filter, limit: PAGE, offset: filters.offset };
   const page = useQuery({
     queryKey: key('licences', 'page', query),
     queryFn: () => unwrap(api().GET('/licenses/page', { params: { query } })),
     placeholderData: keepPreviousData,
   });
   const windows = useQuery({ queryKey: key('licences', 'windows'), queryFn: () => unwrap(api().GET('/licenses/windows')) });
+  const scope = useScopeNames(filters.productId, filters.customerId);
+
+  // A selection belongs to one filter: changing the filter clears it.
+  const filterKey = JSON.stringify(filter);
+  const [selection, setSelection] = useState<{ filter: string; lids: Set<string>; all: boolean }>({ filter: filterKey, lids: new Set(), all: false });
+  const selected = selection.filter === filterKey ? selection : { filter: filterKey, lids: new Set<string>(), all: false };
+  const toggle = (lids: string[], on: boolean) => {
+    const next = new Set(selected.lids);
+    for (const lid of lids) {
+      if (on) next.add(lid);
+      else next.delete(lid);
+    }
+    setSelection({ filter: filterKey, lids: next, all: false });
+  };
+  const clearSelection = () => setSelection({ filter: filterKey, lids: new Set(), all: false });
+  const pageLids = page.data?.items.map((l) => l.lid) ?? [];
+  const wholePageTicked = pageLids.length > 0 && pageLids.every((lid) => selected.lids.has(lid));
 
   const sortBy = (column: Sort) => update({ sort: column, asc: filters.sort === column ? !filters.asc : column === 'licensee' || column === 'product' });
 
@@ -90,7 +102,7 @@ export default function Licences() {
       <Group justify="space-between" wrap="wrap">
         <Title order={1}>Licences</Title>
         <Group gap="xs">
-          <ExportCsv query={query} total={page.data?.total} />
+          <ExportCsv filter={filter} total={page.data?.total} />
           <Guarded allowed={write.allowed} reason={write.reason}>
             {(disabled) => (
               <Button onClick={() => setIssuing(true)} disabled={disabled}>
@@ -128,7 +140,33 @@ export default function Licences() {
         />
         <MultiSelect label="Status" placeholder="Any status" data={STATUSES} value={filters.status} onChange={(status) => update({ status })} clearable />
       </SimpleGrid>
-
+      {scope.map(([label, clear]) => (
+        <Group key={label} gap={4}>
+          <Text size="sm">{label}</Text>
+          <CloseButton size="sm" aria-label={`Show every licence, not only: ${label}`} onClick={() => update(clear)} />
+        </Group>
+      ))}
+      <BulkActions
+        selected={selected.lids}
+        allMatching={selected.all}
+        total={page.data?.total ?? 0}
+        filter={filter}
+        disabled={!write.allowed}
+        reason={write.reason}
+        onDone={clearSelection}
+      />
+      {(selected.lids.size > 0 || selected.all) && page.data && (
+        <Group gap="xs">
+          {wholePageTicked && !selected.all && page.data.total > pageLids.length && (
+            <Button size="compact-sm" variant="subtle" onClick={() => setSelection({ ...selected, all: true })}>
+              Select all {page.data.total.toLocaleString()} matching licences
+            </Button>
+          )}
+          <Button size="compact-sm" variant="subtle" color="gray" onClick={clearSelection}>
+            Clear selection
+          </Button>
+        </Group>
+      )}
       <ErrorText error={page.error} />
       {!page.data ? (
         !page.error && <Loading label="Loading licences" />
@@ -136,72 +174,13 @@ export default function Licences() {
         <Empty>No licence matches.</Empty>
       ) : (
         <>
-          <Table.ScrollContainer minWidth={860}>
-            <Table highlightOnHover striped aria-label="Licences" style={{ opacity: page.isPlaceholderData ? 0.6 : 1 }}>
-              <Table.Thead>
-                <Table.Tr>
-                  {COLUMNS.map(([column, label]) => (
-                    <Table.Th key={label} aria-sort={column && filters.sort === column ? (filters.asc ? 'ascending' : 'descending') : undefined}>
-                      {column ? (
-                        <UnstyledButton onClick={() => sortBy(column)} fw={600} fz="sm">
-                          {label} {filters.sort === column ? (filters.asc ? '▲' : '▼') : ''}
-                        </UnstyledButton>
-                      ) : (
-                        label
-                      )}
-                    </Table.Th>
-                  ))}
-                  <Table.Th>Seats</Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {page.data.items.map((licence) => (
-                  <Table.Tr key={licence.lid}>
-                    <Table.Td>
-                      <Anchor component={Link} to={`/o/${slug}/licences/${licence.lid}`} fw={500}>
-                        {licence.licensee}
-                      </Anchor>
-                      {licence.licenseeEmail && (
-                        <Text size="xs" c="dimmed">
-                          {licence.licenseeEmail}
-                        </Text>
-                      )}
-                    </Table.Td>
-                    <Table.Td>{licence.productName}</Table.Td>
-                    <Table.Td>
-                      <Group gap={4} wrap="nowrap">
-                        <StatusBadge status={licence.status} />
-                        {licence.archived && <Text size="xs" c="dimmed">archived</Text>}
-                      </Group>
-                    </Table.Td>
-                    <Table.Td>{licence.licenceType}</Table.Td>
-                    <Table.Td>
-                      <DateTime value={licence.issuedAt} withTime={false} />
-                    </Table.Td>
-                    <Table.Td>{licence.expiresAt ? <DateTime value={licence.expiresAt} withTime={false} /> : <Text span c="dimmed">perpetual</Text>}</Table.Td>
-                    <Table.Td>
-                      <HealthBadge health={licence.checkHealth} />
-                    </Table.Td>
-                    <Table.Td>
-                      {licence.seatsUsed} / {licence.maxMachines}
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
-          <Group justify="space-between" wrap="wrap">
-            <Text size="sm" c="dimmed">
-              {(filters.offset + 1).toLocaleString()}–{(filters.offset + page.data.items.length).toLocaleString()} of {page.data.total.toLocaleString()}
-            </Text>
-            <Pagination
-              total={Math.ceil(page.data.total / PAGE)}
-              value={Math.floor(filters.offset / PAGE) + 1}
-              onChange={(n) => update({ ...filters, offset: (n - 1) * PAGE })}
-              getControlProps={(control) => ({ 'aria-label': `${control} page` })}
-              size="sm"
-            />
-          </Group>
+          <LicenceTable
+            items={page.data.items}
+            stale={page.isPlaceholderData}
+            sort={{ column: filters.sort, asc: filters.asc, by: sortBy }}
+            selection={{ selected: selected.all ? new Set(pageLids) : selected.lids, toggle }}
+          />
+          <Pager offset={filters.offset} size={PAGE} shown={page.data.items.length} total={page.data.total} onOffset={(offset) => update({ ...filters, offset })} />
         </>
       )}
       <IssueLicence opened={issuing} onClose={() => setIssuing(false)} />
@@ -210,17 +189,16 @@ export default function Licences() {
 }
 
 /** Downloads the current filter as CSV, showing progress; a refusal above 25,000 rows is the API's message. */
-function ExportCsv({ query, total }: { query: Record<string, unknown>; total: number | undefined }) {
+function ExportCsv({ filter, total }: { filter: Record<string, unknown>; total: number | undefined }) {
   const [progress, setProgress] = useState<number | null>(null);
   const [error, setError] = useState<unknown>(null);
   const run = async () => {
     setError(null);
     setProgress(0);
     try {
-      const { limit: _limit, offset: _offset, ...filter } = query;
-      const { response } = await api().GET('/licenses/export.csv', { params: { query: filter }, parseAs: 'stream' });
-      if (!response.ok) throw new ApiError(response.status, ((await response.json()) as { error: string }).error);
-      const reader = response.body!.getReader();
+      const call = api().GET('/licenses/export.csv', { params: { query: filter as never }, parseAs: 'stream' });
+      const reader = ((await unwrap(call)) as unknown as ReadableStream<Uint8Array>).getReader();
+      const { response } = await call;
       const chunks: Uint8Array[] = [];
       let rows = 0;
       for (;;) {
@@ -251,4 +229,22 @@ function ExportCsv({ query, total }: { query: Record<string, unknown>; total: nu
       <ErrorText error={error} />
     </Stack>
   );
+}
+
+/** The product or customer a list is narrowed to (from their pages), by name, with the way back to all. */
+function useScopeNames(productId: number | null, customerId: number | null): Array<[string, { productId?: null; customerId?: null }]> {
+  const product = useQuery({
+    queryKey: key('products', String(productId)),
+    queryFn: () => unwrap(api().GET('/products/{id}', { params: { path: { id: productId! } } })),
+    enabled: productId !== null,
+  });
+  const customer = useQuery({
+    queryKey: key('customers', String(customerId)),
+    queryFn: () => unwrap(api().GET('/customers/{id}', { params: { path: { id: customerId! } } })),
+    enabled: customerId !== null,
+  });
+  const out: Array<[string, { productId?: null; customerId?: null }]> = [];
+  if (productId) out.push([`Product: ${product.data?.name ?? productId}`, { productId: null }]);
+  if (customerId) out.push([`Customer: ${customer.data?.name ?? customerId}`, { customerId: null }]);
+  return out;
 }

@@ -1,32 +1,62 @@
-import { Badge, Stack, Text, Title } from '@mantine/core';
+import { Anchor, Badge, Button, Group, Stack, Text, Title } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
+import { Link, useParams } from 'react-router';
 import { api, unwrap } from '../api/client';
-import { key } from '../api/queries';
+import { key, useCanWrite } from '../api/queries';
 import { DateTime } from '../components/display';
+import { Guarded } from '../components/feedback';
+import { ProductForm } from '../components/product-form';
 import { RecordTable } from '../components/record-table';
 
 export default function Products() {
+  const { slug = '' } = useParams();
+  const write = useCanWrite();
+  const [creating, setCreating] = useState(false);
   const products = useQuery({ queryKey: key('products'), queryFn: () => unwrap(api().GET('/products')) });
   return (
     <Stack>
-      <Title order={1}>Products</Title>
+      <Group justify="space-between">
+        <Title order={1}>Products</Title>
+        <Guarded allowed={write.allowed} reason={write.reason}>
+          {(disabled) => (
+            <Button onClick={() => setCreating(true)} disabled={disabled}>
+              New product
+            </Button>
+          )}
+        </Guarded>
+      </Group>
       <RecordTable
         error={products.error}
         label="Products"
         rows={products.data}
         rowKey={(p) => p.id}
-        empty="No product yet."
-        minWidth={820}
+        empty="No product yet: create one to issue licences for it."
+        minWidth={860}
         columns={[
-          ['Product', (p) => (<><Text fw={500}>{p.name}</Text><Text size="xs" c="dimmed">{p.productKey}</Text></>)],
+          [
+            'Product',
+            (p) => (
+              <>
+                <Anchor component={Link} to={`/o/${slug}/products/${p.id}`} fw={500}>
+                  {p.name}
+                </Anchor>
+                <Text size="xs" c="dimmed">
+                  {p.productKey}
+                  {!p.active && ' · inactive'}
+                </Text>
+              </>
+            ),
+          ],
           ['Algorithm', (p) => p.algorithmLabel],
           ['Type', (p) => p.licenceType],
           ['Key', (p) => <Badge color={p.keyState === 'OK' ? 'green' : 'red'} variant="dot">{p.keyState ?? '—'}</Badge>],
-          ['Certificate expires', (p) => <DateTime value={p.certificateExpiresAt} withTime={false} />],
+          ['Certificate expires', (p) => (p.certificateType === 'NONE' ? <Text span c="dimmed">no certificate</Text> : <DateTime value={p.certificateExpiresAt} withTime={false} />)],
           ['Licences', (p) => p.licenseCount.toLocaleString()],
           ['Check token', (p) => (p.checkTokenSet ? 'set' : <Text span c="dimmed">not set</Text>)],
         ]}
       />
+      {creating && <ProductForm opened onClose={() => setCreating(false)} />}
     </Stack>
   );
 }

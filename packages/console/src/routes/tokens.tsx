@@ -1,36 +1,173 @@
-import { Stack, Text, Title } from '@mantine/core';
-import { useQuery } from '@tanstack/react-query';
-import { api, unwrap } from '../api/client';
-import { key, useMe } from '../api/queries';
-import { DateTime } from '../components/display';
+import { Badge, Button, Checkbox, Group, Modal, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { api, unwrap, type Answer } from '../api/client';
+import { key, useIsAdmin } from '../api/queries';
+import { DateTime, SecretOnce } from '../components/display';
+import { ConfirmButton, ErrorText } from '../components/feedback';
 import { RecordTable } from '../components/record-table';
 
+type Token = Answer<'/tokens', 'get'>[number];
+/** DESIGN.md 4's scopes: resource × read/write, where write implies read. */
+const RESOURCES: Array<[string, boolean]> = [
+  ['licenses', true],
+  ['products', true],
+  ['customers', true],
+  ['users', true],
+  ['analytics', false],
+  ['activity', false],
+];
+
 export default function Tokens() {
-  const me = useMe().data;
-  const admin = me?.role === 'ORG_ADMIN';
-  const tokens = useQuery({ queryKey: key('tokens'), queryFn: () => unwrap(api().GET('/tokens')), enabled: admin });
+  const admin = useIsAdmin();
+  const queryClient = useQueryClient();
+  const tokens = useQuery({ queryKey: key('tokens'), queryFn: () => unwrap(api().GET('/tokens')), enabled: admin.allowed });
+  const [creating, setCreating] = useState(false);
+  const refresh = () => queryClient.invalidateQueries({ queryKey: key('tokens') });
+  const revoke = (t: Token) => async () => {
+    await unwrap(api().POST('/tokens/{id}/revoke', { params: { path: { id: t.id } } }));
+    await refresh();
+  };
+  const remove = (t: Token) => async () => {
+    await unwrap(api().DELETE('/tokens/{id}', { params: { path: { id: t.id } } }));
+    await refresh();
+  };
   return (
     <Stack>
-      <Title order={1}>API tokens</Title>
-      {!admin ? (
-        <Text c="dimmed">API tokens are managed by an ORG_ADMIN; your role is {me?.role ?? '…'}.</Text>
+      <Group justify="space-between">
+        <Title order={1}>API tokens</Title>
+        {admin.allowed && <Button onClick={() => setCreating(true)}>Create token</Button>}
+      </Group>
+      {!admin.allowed ? (
+        <Text c="dimmed">{admin.reason}</Text>
       ) : (
-        <RecordTable
-          error={tokens.error}
-          label="API tokens"
-          rows={tokens.data}
-          rowKey={(t) => t.id}
-          empty="No API token yet."
-          minWidth={760}
-          columns={[
-            ['Name', (t) => t.name],
-            ['Scopes', (t) => t.scopes.join(', ')],
-            ['Expires', (t) => (t.expiresAt ? <DateTime value={t.expiresAt} /> : 'never')],
-            ['Last used', (t) => <DateTime value={t.lastUsedAt} />],
-            ['Revoked', (t) => (t.revokedAt ? <DateTime value={t.revokedAt} /> : 'no')],
-          ]}
-        />
+        <>
+          <Text size="sm" c="dimmed">
+            Tokens let scripts use the Management API with the scopes they are given, never more; each appears in the activity trail as token/&lt;name&gt;.
+          </Text>
+          <RecordTable
+            error={tokens.error}
+            label="API tokens"
+            rows={tokens.data}
+            rowKey={(t) => t.id}
+            empty="No API token yet."
+            minWidth={980}
+            columns={[
+              ['Name', (t) => (<><Text fw={500} span>{t.name}</Text><Text size="xs" c="dimmed">by {t.createdBy}, <DateTime value={t.createdAt} withTime={false} /></Text></>)],
+              ['Scopes', (t) => (<Group gap={4}>{t.scopes.map((s) => <Badge key={s} variant="light" size="sm" tt="none">{s}</Badge>)}</Group>)],
+              ['Expires', (t) => (t.expiresAt ? <DateTime value={t.expiresAt} /> : 'never')],
+              ['Last used', (t) => <DateTime value={t.lastUsedAt} />],
+              ['State', (t) => (t.revokedAt ? <Badge color="red" variant="dot">revoked</Badge> : t.expiresAt && new Date(t.expiresAt) < new Date() ? <Badge color="gray" variant="dot">expired</Badge> : <Badge color="green" variant="dot">active</Badge>)],
+              [
+                'Actions',
+                (t) => (
+                  <Group gap={6} wrap="nowrap">
+                    {!t.revokedAt && (
+                      <ConfirmButton compact label="Revoke" title={`Revoke ${t.name}`} color="red" consequence="Every request carrying this token is refused from now on. The record stays, so its past use remains visible." onConfirm={revoke(t)} />
+                    )}
+                    <ConfirmButton compact label="Delete" title={`Delete ${t.name}`} color="red" consequence="The token is refused and its record removed; the activity trail keeps what it did." onConfirm={remove(t)} />
+                  </Group>
+                ),
+              ],
+            ]}
+          />
+        </>
       )}
+      {creating && <CreateToken onClose={() => setCreating(false)} />}
     </Stack>
+  );
+}
+
+function CreateToken({ onClose }: { onClose: () => void }) {
+  const queryClient = useQueryClient();
+  const [name, setName] = useState('');
+  const [scopes, setScopes] = useState<Set<string>>(new Set());
+  const [expires, setExpires] = useState('');
+  const [created, setCreated] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const has = (scope: string) => scopes.has(scope);
+  const setScope = (scope: string, on: boolean) => {
+    const next = new Set(scopes);
+    if (on) next.add(scope);
+    else next.delete(scope);
+    setScopes(next);
+  };
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      // A write scope carries its read: only the write is sent.
+      const chosen = [...scopes].filter((s) => !(s.endsWith(':read') && scopes.has(s.replace(':read', ':write'))));
+      const answer = await unwrap(api().POST('/tokens', { body: { name: name.trim(), scopes: chosen, ...(expires ? { expiresAt: new Date(`${expires}T23:59:59Z`).toISOString() } : {}) } }));
+      setCreated(answer.token);
+      await queryClient.invalidateQueries({ queryKey: key('tokens') });
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Modal closeButtonProps={{ 'aria-label': 'Close' }} opened onClose={onClose} title="Create token" size="lg">
+      {created ? (
+        <Stack>
+          <SecretOnce value={created} label="API token">
+            Send it as <code>Authorization: Bearer …</code>.
+          </SecretOnce>
+          <Group justify="flex-end">
+            <Button onClick={onClose}>Done</Button>
+          </Group>
+        </Stack>
+      ) : (
+        <form onSubmit={submit} aria-label="Create token">
+          <Stack>
+            <TextInput label="Name" description="Letters, digits, . _ and -; the activity trail shows token/<name>" required maxLength={100} value={name} onChange={(e) => setName(e.currentTarget.value)} data-autofocus />
+            <div>
+              <Text size="sm" fw={500}>
+                Scopes
+              </Text>
+              <Text size="xs" c="dimmed">
+                Write includes read.
+              </Text>
+              <Table withRowBorders={false} verticalSpacing={4} aria-label="Scopes" maw={360}>
+                <Table.Thead>
+                  <Table.Tr>
+                    <Table.Th>Resource</Table.Th>
+                    <Table.Th>Read</Table.Th>
+                    <Table.Th>Write</Table.Th>
+                  </Table.Tr>
+                </Table.Thead>
+                <Table.Tbody>
+                  {RESOURCES.map(([resource, writable]) => {
+                    const implied = has(`${resource}:write`);
+                    return (
+                      <Table.Tr key={resource}>
+                        <Table.Td>{resource}</Table.Td>
+                        <Table.Td>
+                          <Checkbox aria-label={`${resource}:read`} checked={has(`${resource}:read`) || implied} disabled={implied} onChange={(e) => setScope(`${resource}:read`, e.currentTarget.checked)} />
+                        </Table.Td>
+                        <Table.Td>{writable && <Checkbox aria-label={`${resource}:write`} checked={implied} onChange={(e) => setScope(`${resource}:write`, e.currentTarget.checked)} />}</Table.Td>
+                      </Table.Tr>
+                    );
+                  })}
+                </Table.Tbody>
+              </Table>
+            </div>
+            <TextInput label="Expires" description="Optional; the token stops working at the end of this day (UTC)" type="date" value={expires} onChange={(e) => setExpires(e.currentTarget.value)} maw={240} />
+            <ErrorText error={error} />
+            <Group justify="flex-end">
+              <Button variant="default" onClick={onClose}>
+                Cancel
+              </Button>
+              <Button type="submit" loading={busy} disabled={scopes.size === 0}>
+                Create
+              </Button>
+            </Group>
+          </Stack>
+        </form>
+      )}
+    </Modal>
   );
 }

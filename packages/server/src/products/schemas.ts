@@ -186,6 +186,7 @@ export const ProductOptions = Type.Object({
   keyOrigins: Type.Array(Choice),
   licenceTypes: Type.Array(Choice),
   paramTypes: Type.Array(Choice),
+  reservedParamKeys: Type.Array(Type.String(), { description: 'The issuer claims: parameter keys a product may not use.' }),
 });
 
 export const ProductForm = Type.Object({

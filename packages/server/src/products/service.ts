@@ -1,4 +1,4 @@
-import { ALGORITHMS, ALGORITHM_INFO } from '@licensor/protocol';
+import { ALGORITHMS, ALGORITHM_INFO, CLAIM_NAMES } from '@licensor/protocol';
 import { recordAudit } from '../audit/audit.js';
 import { newPublicId, newSecret, sha256Hex } from '../auth/secrets.js';
 import { isUniqueViolation } from '../db/database.js';
@@ -292,5 +292,7 @@ export function productOptions() {
       choice('STRING_LIST', 'List of texts'),
       choice('ENUM', 'One of a list'),
     ],
+    // So a form can refuse these parameter keys before sending, as the API would.
+    reservedParamKeys: [...CLAIM_NAMES],
   };
 }

@@ -187,8 +187,16 @@ describe('reading products', () => {
     expect(data.keyOrigins[1].reason).toMatch(/PKCS#12/);
     expect(data.licenceTypes.map((c: { value: string }) => c.value)).toEqual(['OFFLINE', 'ONLINE', 'HYBRID']);
     expect(data.paramTypes.map((c: { value: string }) => c.value)).toEqual(['STRING', 'INTEGER', 'BOOLEAN', 'DATE', 'STRING_LIST', 'ENUM']);
-    for (const group of Object.values<Array<Record<string, unknown>>>(data)) {
+    const { reservedParamKeys, ...choices } = data;
+    for (const group of Object.values<Array<Record<string, unknown>>>(choices)) {
       for (const entry of group) expect(entry).toMatchObject({ value: expect.any(String), label: expect.any(String), available: expect.any(Boolean) });
+    }
+    // What a form refuses before sending is exactly what the API refuses.
+    expect(reservedParamKeys).toContain('lid');
+    for (const reserved of reservedParamKeys) {
+      const refused = await h.admin('POST', '/products', { productKey: `r-${reserved}`, name: 'R', params: [{ key: reserved, type: 'STRING' }] });
+      expect(refused.statusCode).toBe(400);
+      expect(refused.data.error).toMatch(/reserved/);
     }
   });
 

@@ -1,0 +1,270 @@
+import { Button, Checkbox, Divider, Group, Modal, NumberInput, PasswordInput, Radio, Select, SimpleGrid, Stack, Switch, Text, Textarea, TextInput } from '@mantine/core';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { useNavigate, useParams } from 'react-router';
+import { api, unwrap, type Answer } from '../api/client';
+import { key } from '../api/queries';
+import { ErrorText } from './feedback';
+import { ParamEditor, paramProblems } from './param-editor';
+import type { ProductParam } from './param-input';
+
+export type Product = Answer<'/products/{id}', 'get'>;
+type LicenceType = 'OFFLINE' | 'ONLINE' | 'HYBRID';
+type Algorithm = Product['algorithm'];
+type Count = number | '';
+
+interface Draft {
+  productKey: string;
+  name: string;
+  description: string;
+  active: boolean;
+  algorithm: Algorithm;
+  keySource: 'managed' | 'imported';
+  privateKeyPem: string;
+  privateKeyPassphrase: string;
+  certificateType: string;
+  certificatePem: string;
+  licenceType: LicenceType;
+  allowedLicenceTypes: LicenceType[];
+  licenceFetchEnabled: boolean;
+  checkIntervalSeconds: Count;
+  maxOfflineSeconds: Count;
+  fingerprintNeed: Count;
+  maxMachines: Count;
+  defaultValidityMonths: Count;
+  defaultGraceDays: Count;
+  params: ProductParam[];
+}
+
+/** DESIGN.md 4's defaults for a new product; an existing one as it stands. */
+function draftOf(product: Product | undefined): Draft {
+  return {
+    productKey: product?.productKey ?? '',
+    name: product?.name ?? '',
+    description: product?.description ?? '',
+    active: product?.active ?? true,
+    algorithm: product?.algorithm ?? 'ED25519',
+    keySource: 'managed',
+    privateKeyPem: '',
+    privateKeyPassphrase: '',
+    certificateType: product?.certificateType ?? 'SELF_SIGNED',
+    certificatePem: product?.certificatePem ?? '',
+    licenceType: product?.licenceType ?? 'OFFLINE',
+    allowedLicenceTypes: product?.allowedLicenceTypes ?? ['OFFLINE'],
+    licenceFetchEnabled: product?.licenceFetchEnabled ?? false,
+    checkIntervalSeconds: product?.checkIntervalSeconds ?? 86_400,
+    maxOfflineSeconds: product?.maxOfflineSeconds ?? 604_800,
+    fingerprintNeed: product?.fingerprintNeed ?? 3,
+    maxMachines: product?.maxMachines ?? 1,
+    defaultValidityMonths: product ? (product.defaultValidityMonths ?? '') : 12,
+    defaultGraceDays: product?.defaultGraceDays ?? 0,
+    params: (product?.params as ProductParam[] | undefined) ?? [],
+  };
+}
+
+/** Seconds in the words an operator thinks in. */
+export function duration(seconds: number): string {
+  const units: Array<[number, string]> = [[86_400, 'day'], [3_600, 'hour'], [60, 'minute']];
+  for (const [size, unit] of units) {
+    if (seconds >= size && seconds % size === 0) return `${seconds / size} ${unit}${seconds === size ? '' : 's'}`;
+  }
+  return `${seconds} seconds`;
+}
+
+const count = (value: string | number): Count => (typeof value === 'number' ? value : '');
+const LICENCE_TYPES: LicenceType[] = ['OFFLINE', 'ONLINE', 'HYBRID'];
+
+/** Creates a product (no `product`) or edits one: every field of DESIGN.md 4, parameters included. */
+export function ProductForm({ product, opened, onClose }: { product?: Product; opened: boolean; onClose: () => void }) {
+  const { slug = '' } = useParams();
+  const navigate = useNavigate();
+  const queryClient = useQueryClient();
+  const options = useQuery({ queryKey: key('products', 'options'), queryFn: () => unwrap(api().GET('/products/options')), staleTime: Infinity, enabled: opened });
+  const [draft, setDraft] = useState(() => draftOf(product));
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const set = (change: Partial<Draft>) => setDraft((d) => ({ ...d, ...change }));
+  const reserved = options.data?.reservedParamKeys ?? [];
+  const paramsOk = paramProblems(draft.params, reserved).every((p) => Object.keys(p).length === 0);
+  const editing = product !== undefined;
+
+  const close = () => {
+    setDraft(draftOf(product));
+    setError(null);
+    onClose();
+  };
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    const orNull = (value: Count) => (value === '' ? null : value);
+    const body = {
+      productKey: draft.productKey.trim(),
+      name: draft.name.trim(),
+      description: draft.description.trim() || null,
+      active: draft.active,
+      ...(editing ? {} : { algorithm: draft.algorithm }),
+      ...(draft.keySource === 'imported'
+        ? { keyOrigin: 'imported' as const, privateKeyPem: draft.privateKeyPem, ...(draft.privateKeyPassphrase ? { privateKeyPassphrase: draft.privateKeyPassphrase } : {}) }
+        : {}),
+      certificateType: draft.certificateType as 'SELF_SIGNED' | 'NONE' | 'IMPORTED',
+      ...(draft.certificateType === 'IMPORTED' ? { certificatePem: draft.certificatePem } : {}),
+      licenceType: draft.licenceType,
+      allowedLicenceTypes: draft.allowedLicenceTypes,
+      licenceFetchEnabled: draft.licenceFetchEnabled,
+      checkIntervalSeconds: orNull(draft.checkIntervalSeconds),
+      maxOfflineSeconds: orNull(draft.maxOfflineSeconds),
+      fingerprintNeed: orNull(draft.fingerprintNeed),
+      ...(draft.maxMachines === '' ? {} : { maxMachines: draft.maxMachines }),
+      defaultValidityMonths: orNull(draft.defaultValidityMonths),
+      defaultGraceDays: orNull(draft.defaultGraceDays),
+      params: draft.params.map((p) => ({ ...p, label: p.label.trim() || p.key })),
+    };
+    try {
+      const saved = editing
+        ? await unwrap(api().PUT('/products/{id}', { params: { path: { id: product.id } }, body }))
+        : await unwrap(api().POST('/products', { body }));
+      await queryClient.invalidateQueries({ queryKey: key('products') });
+      set({ privateKeyPem: '', privateKeyPassphrase: '', keySource: 'managed' });
+      onClose();
+      if (!editing) navigate(`/o/${slug}/products/${saved.id}`);
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const choices = (list: Array<{ value: string; label: string; available: boolean; reason?: string }> | undefined) =>
+    (list ?? []).map((c) => ({ value: c.value, label: c.available ? c.label : `${c.label} (${c.reason ?? 'unavailable'})`, disabled: !c.available }));
+  const online = draft.allowedLicenceTypes.some((t) => t !== 'OFFLINE');
+
+  return (
+    <Modal closeButtonProps={{ 'aria-label': 'Close' }} opened={opened} onClose={close} title={editing ? `Edit ${product.name}` : 'New product'} size="xl" fullScreen={window.innerWidth < 600}>
+      <form onSubmit={submit} aria-label={editing ? 'Edit product' : 'New product'}>
+        <Stack>
+          <SimpleGrid cols={{ base: 1, sm: 2 }}>
+            <TextInput label="Name" required value={draft.name} onChange={(e) => set({ name: e.currentTarget.value })} maxLength={200} />
+            <TextInput
+              label="Product key"
+              description="Signed into every licence as prd"
+              required
+              value={draft.productKey}
+              onChange={(e) => set({ productKey: e.currentTarget.value })}
+              maxLength={64}
+              error={draft.productKey && !/^[A-Za-z0-9._-]+$/.test(draft.productKey) ? 'Letters, digits, . _ and - only' : undefined}
+            />
+          </SimpleGrid>
+          <Textarea label="Description" autosize minRows={1} value={draft.description} onChange={(e) => set({ description: e.currentTarget.value })} maxLength={2000} />
+          {editing && <Switch label="Active (offered when issuing)" checked={draft.active} onChange={(e) => set({ active: e.currentTarget.checked })} />}
+
+          <Divider label="Signing key" labelPosition="left" />
+          <SimpleGrid cols={{ base: 1, sm: 2 }}>
+            <Select
+              label="Algorithm"
+              description={editing ? 'Changes only with a new key: Regenerate key on the product page' : 'Ed25519 is small and fast'}
+              data={choices(options.data?.algorithms)}
+              value={draft.algorithm}
+              onChange={(algorithm) => set({ algorithm: (algorithm ?? 'ED25519') as Algorithm })}
+              allowDeselect={false}
+              disabled={editing}
+            />
+            <Select label="Certificate" data={choices(options.data?.certificateTypes)} value={draft.certificateType} onChange={(value) => set({ certificateType: value ?? 'SELF_SIGNED' })} allowDeselect={false} />
+          </SimpleGrid>
+          <Radio.Group label="Private key" value={draft.keySource} onChange={(value) => set({ keySource: value as Draft['keySource'] })}>
+            <Stack gap={6} mt={6}>
+              <Radio value="managed" label={editing ? 'Keep the current key' : 'Generate a new key here'} />
+              <Radio value="imported" label="Import a PEM private key" description="PKCS#8 or traditional PEM, optionally encrypted" />
+              {options.data?.keyOrigins
+                .filter((o) => !o.available)
+                .map((o) => (
+                  <Radio key={o.value} value={o.value} label={o.label} description={o.reason} disabled />
+                ))}
+            </Stack>
+          </Radio.Group>
+          {draft.keySource === 'imported' && (
+            <SimpleGrid cols={{ base: 1, sm: 2 }}>
+              <Textarea label="Private key (PEM)" required autosize minRows={3} maxRows={8} ff="monospace" value={draft.privateKeyPem} onChange={(e) => set({ privateKeyPem: e.currentTarget.value })} />
+              <PasswordInput label="Passphrase" description="Only for an encrypted key; never stored" value={draft.privateKeyPassphrase} onChange={(e) => set({ privateKeyPassphrase: e.currentTarget.value })} />
+            </SimpleGrid>
+          )}
+          {draft.certificateType === 'IMPORTED' && (
+            <Textarea label="Certificate (PEM)" required autosize minRows={3} maxRows={8} ff="monospace" value={draft.certificatePem} onChange={(e) => set({ certificatePem: e.currentTarget.value })} />
+          )}
+
+          <Divider label="Licences" labelPosition="left" />
+          <SimpleGrid cols={{ base: 1, sm: 2 }}>
+            <Checkbox.Group
+              label="Allowed licence types"
+              value={draft.allowedLicenceTypes}
+              onChange={(value) => {
+                const allowed = LICENCE_TYPES.filter((t) => value.includes(t));
+                set({ allowedLicenceTypes: allowed, licenceType: allowed.includes(draft.licenceType) ? draft.licenceType : (allowed[0] ?? draft.licenceType) });
+              }}
+            >
+              <Group mt={6}>
+                {LICENCE_TYPES.map((t) => (
+                  <Checkbox key={t} value={t} label={t} />
+                ))}
+              </Group>
+            </Checkbox.Group>
+            <Select label="Default licence type" data={draft.allowedLicenceTypes} value={draft.licenceType} onChange={(value) => set({ licenceType: (value ?? draft.licenceType) as LicenceType })} allowDeselect={false} />
+            <NumberInput label="Default validity (months)" description="0 = perpetual; empty = asked at issue" min={0} max={1200} allowDecimal={false} value={draft.defaultValidityMonths} onChange={(v) => set({ defaultValidityMonths: count(v) })} />
+            <NumberInput label="Default grace days" min={0} max={3650} allowDecimal={false} value={draft.defaultGraceDays} onChange={(v) => set({ defaultGraceDays: count(v) })} />
+            <NumberInput label="Max machines" description="Seats per licence, by default" min={1} max={1_000_000} allowDecimal={false} value={draft.maxMachines} onChange={(v) => set({ maxMachines: count(v) })} />
+            <NumberInput label="Fingerprint components to match" description="Of five; fewer tolerates hardware changes" min={1} max={5} allowDecimal={false} value={draft.fingerprintNeed} onChange={(v) => set({ fingerprintNeed: count(v) })} />
+          </SimpleGrid>
+
+          <Divider label="Online checks" labelPosition="left" />
+          {!online && (
+            <Text size="sm" c="dimmed">
+              Used by ONLINE and HYBRID licences; allow one of them above to make them matter.
+            </Text>
+          )}
+          <SimpleGrid cols={{ base: 1, sm: 2 }}>
+            <NumberInput
+              label="Check interval (seconds)"
+              description={typeof draft.checkIntervalSeconds === 'number' ? `Every ${duration(draft.checkIntervalSeconds)}` : 'Default: 1 day'}
+              min={120}
+              max={315_360_000}
+              allowDecimal={false}
+              thousandSeparator=","
+              value={draft.checkIntervalSeconds}
+              onChange={(v) => set({ checkIntervalSeconds: count(v) })}
+            />
+            <NumberInput
+              label="Offline window (seconds)"
+              description={typeof draft.maxOfflineSeconds === 'number' ? `Works ${duration(draft.maxOfflineSeconds)} without an answer` : 'Default: 7 days'}
+              min={120}
+              max={315_360_000}
+              allowDecimal={false}
+              thousandSeparator=","
+              value={draft.maxOfflineSeconds}
+              onChange={(v) => set({ maxOfflineSeconds: count(v) })}
+            />
+          </SimpleGrid>
+          <Switch
+            label="Applications may fetch renewed terms"
+            description="Lets the SDK's fetch() download the current licence string with the check token"
+            checked={draft.licenceFetchEnabled}
+            onChange={(e) => set({ licenceFetchEnabled: e.currentTarget.checked })}
+          />
+
+          <Divider label="Parameters" labelPosition="left" />
+          <ParamEditor params={draft.params} reserved={reserved} onChange={(params) => set({ params })} />
+
+          <ErrorText error={error} />
+          <Group justify="flex-end">
+            <Button variant="default" onClick={close}>
+              Cancel
+            </Button>
+            <Button type="submit" loading={busy} disabled={!paramsOk || !options.data}>
+              {editing ? 'Save changes' : 'Create product'}
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  );
+}

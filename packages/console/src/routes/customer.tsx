@@ -1,0 +1,102 @@
+import { Anchor, Button, Card, Group, SimpleGrid, Stack, Text, Title } from '@mantine/core';
+import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { Link, useNavigate, useParams } from 'react-router';
+import { api, unwrap } from '../api/client';
+import { key, useCanWrite } from '../api/queries';
+import { CustomerForm } from '../components/customer-form';
+import { DateTime, Field } from '../components/display';
+import { ConfirmButton, Empty, ErrorText, Guarded, Loading } from '../components/feedback';
+import { IssueLicence } from '../components/issue-licence';
+import { LicenceTable } from '../components/licence-table';
+import { Pager } from '../components/record-table';
+
+const PAGE = 20;
+
+export default function CustomerPage() {
+  const { slug = '', id = '' } = useParams();
+  const navigate = useNavigate();
+  const queryClient = useQueryClient();
+  const write = useCanWrite();
+  const path = { params: { path: { id: Number(id) } } };
+  const customer = useQuery({ queryKey: key('customers', id), queryFn: () => unwrap(api().GET('/customers/{id}', path)) });
+  const [offset, setOffset] = useState(0);
+  const query = { customerId: Number(id), window: 'all' as const, limit: PAGE, offset };
+  const licences = useQuery({
+    queryKey: key('licences', 'page', query),
+    queryFn: () => unwrap(api().GET('/licenses/page', { params: { query } })),
+    placeholderData: keepPreviousData,
+  });
+  const [editing, setEditing] = useState(false);
+  const [issuing, setIssuing] = useState(false);
+
+  if (customer.error) return <ErrorText error={customer.error} />;
+  if (!customer.data) return <Loading label="Loading the customer" />;
+  const c = customer.data;
+  const remove = async () => {
+    await unwrap(api().DELETE('/customers/{id}', path));
+    await queryClient.invalidateQueries({ queryKey: key('customers') });
+    navigate(`/o/${slug}/customers`);
+  };
+
+  return (
+    <Stack gap="lg">
+      <Group justify="space-between" align="flex-start" wrap="wrap">
+        <div>
+          <Anchor component={Link} to={`/o/${slug}/customers`} size="sm">
+            ← Customers
+          </Anchor>
+          <Title order={1}>{c.name}</Title>
+          {c.email && <Text c="dimmed">{c.email}</Text>}
+        </div>
+        <Guarded allowed={write.allowed} reason={write.reason}>
+          {(disabled) => (
+            <Group gap="xs">
+              <Button onClick={() => setIssuing(true)} disabled={disabled}>
+                Issue licence
+              </Button>
+              <Button variant="light" onClick={() => setEditing(true)} disabled={disabled}>
+                Edit
+              </Button>
+              <ConfirmButton
+                label="Delete"
+                title={`Delete ${c.name}`}
+                color="red"
+                disabled={disabled}
+                consequence={c.licenseCount > 0 ? `${c.name} holds ${c.licenseCount.toLocaleString()} licences; the service refuses to delete a customer who holds licences.` : 'The customer record is deleted. This cannot be undone.'}
+                onConfirm={remove}
+              />
+            </Group>
+          )}
+        </Guarded>
+      </Group>
+      <Card withBorder>
+        <SimpleGrid cols={{ base: 1, xs: 3 }}>
+          <Field label="Licences">{c.licenseCount.toLocaleString()}</Field>
+          <Field label="Created">
+            <DateTime value={c.createdAt} /> {c.createdBy && <Text span size="xs" c="dimmed">by {c.createdBy}</Text>}
+          </Field>
+          <Field label="Notes">{c.notes ? <Text style={{ whiteSpace: 'pre-wrap' }}>{c.notes}</Text> : <Text span c="dimmed">—</Text>}</Field>
+        </SimpleGrid>
+      </Card>
+      <section aria-labelledby="licences-heading">
+        <Title order={2} size="h4" id="licences-heading" mb="xs">
+          Licences
+        </Title>
+        <ErrorText error={licences.error} />
+        {!licences.data ? (
+          !licences.error && <Loading label="Loading licences" />
+        ) : licences.data.items.length === 0 ? (
+          <Empty>{c.name} holds no licence yet.</Empty>
+        ) : (
+          <Stack gap="sm">
+            <LicenceTable items={licences.data.items} stale={licences.isPlaceholderData} />
+            <Pager offset={offset} size={PAGE} shown={licences.data.items.length} total={licences.data.total} onOffset={setOffset} />
+          </Stack>
+        )}
+      </section>
+      {editing && <CustomerForm customer={c} onClose={() => setEditing(false)} />}
+      {issuing && <IssueLicence opened onClose={() => setIssuing(false)} customer={{ name: c.name, email: c.email }} />}
+    </Stack>
+  );
+}

@@ -1,0 +1,278 @@
+import { Anchor, Badge, Button, Card, Code, Group, Select, SimpleGrid, Stack, Text, Title } from '@mantine/core';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState, type ReactNode } from 'react';
+import { Link, useNavigate, useParams } from 'react-router';
+import { api, unwrap } from '../api/client';
+import { key, useCanWrite } from '../api/queries';
+import { CopyBox, DateTime, download, Field, SecretOnce } from '../components/display';
+import { ConfirmButton, ErrorText, Guarded, Loading } from '../components/feedback';
+import { duration, ProductForm, type Product } from '../components/product-form';
+import { RecordTable } from '../components/record-table';
+
+export default function ProductPage() {
+  const { slug = '', id = '' } = useParams();
+  const navigate = useNavigate();
+  const queryClient = useQueryClient();
+  const write = useCanWrite();
+  const path = { params: { path: { id: Number(id) } } };
+  const product = useQuery({ queryKey: key('products', id), queryFn: () => unwrap(api().GET('/products/{id}', path)) });
+  const keys = useQuery({ queryKey: key('products', id, 'keys'), queryFn: () => unwrap(api().GET('/products/{id}/keys', path)) });
+  const options = useQuery({ queryKey: key('products', 'options'), queryFn: () => unwrap(api().GET('/products/options')), staleTime: Infinity });
+  const [editing, setEditing] = useState(false);
+  const [algorithm, setAlgorithm] = useState<string | null>(null);
+  const [checkToken, setCheckToken] = useState<string | null>(null);
+  const [downloadError, setDownloadError] = useState<unknown>(null);
+  const refresh = () => queryClient.invalidateQueries({ queryKey: key('products') });
+
+  if (product.error) return <ErrorText error={product.error} />;
+  if (!product.data) return <Loading label="Loading the product" />;
+  const p = product.data;
+
+  const regenerate = async () => {
+    await unwrap(api().PUT('/products/{id}', { ...path, body: { regenerateKey: true, ...(algorithm ? { algorithm: algorithm as Product['algorithm'] } : {}) } }));
+    await refresh();
+  };
+  const rotate = async () => {
+    const answer = await unwrap(api().POST('/products/{id}/check-token', path));
+    setCheckToken(answer.checkToken);
+    await refresh();
+  };
+  const remove = async () => {
+    await unwrap(api().DELETE('/products/{id}', path));
+    await refresh();
+    navigate(`/o/${slug}/products`);
+  };
+  const downloadCertificate = async () => {
+    setDownloadError(null);
+    try {
+      const pem = await unwrap(api().GET('/products/{id}/certificate', { ...path, parseAs: 'text' }));
+      download(pem as string, `${p.productKey}-certificate.pem`, 'application/x-pem-file');
+    } catch (e) {
+      setDownloadError(e);
+    }
+  };
+
+  return (
+    <Stack gap="lg">
+      <Group justify="space-between" align="flex-start" wrap="wrap">
+        <div>
+          <Anchor component={Link} to={`/o/${slug}/products`} size="sm">
+            ← Products
+          </Anchor>
+          <Title order={1}>{p.name}</Title>
+          <Group gap="xs">
+            <Code>{p.productKey}</Code>
+            <Badge variant="dot" color={p.active ? 'green' : 'gray'}>
+              {p.active ? 'active' : 'inactive'}
+            </Badge>
+            <Badge variant="dot" color={p.keyState === 'OK' ? 'green' : 'red'}>
+              key {p.keyState === 'OK' ? 'OK' : 'error'}
+            </Badge>
+            <Text size="sm" c="dimmed">
+              {p.algorithmLabel} · {p.licenceType}
+            </Text>
+          </Group>
+          {p.keyError && <ErrorText error={p.keyError} />}
+        </div>
+        <Guarded allowed={write.allowed} reason={write.reason}>
+          {(disabled) => (
+            <Group gap="xs">
+              <Button onClick={() => setEditing(true)} disabled={disabled}>
+                Edit
+              </Button>
+              <ConfirmButton
+                label="Regenerate key"
+                title="Regenerate the signing key"
+                disabled={disabled}
+                consequence="New licences and renewals are signed with the new key. Licences already issued keep verifying with the old one, which stays in the key history: give applications the new public key too (the SDK accepts several)."
+                onConfirm={regenerate}
+              >
+                <Select
+                  label="Algorithm of the new key"
+                  data={(options.data?.algorithms ?? []).filter((a) => a.available).map((a) => ({ value: a.value, label: a.label }))}
+                  value={algorithm ?? p.algorithm}
+                  onChange={setAlgorithm}
+                  allowDeselect={false}
+                  comboboxProps={{ withinPortal: false }}
+                />
+              </ConfirmButton>
+              <ConfirmButton
+                label="Delete"
+                title={`Delete ${p.name}`}
+                color="red"
+                disabled={disabled}
+                consequence={p.licenseCount > 0 ? `It has ${p.licenseCount.toLocaleString()} licences; the service refuses to delete a product while licences exist.` : 'The product, its keys and its check credential are deleted. This cannot be undone.'}
+                onConfirm={remove}
+              />
+            </Group>
+          )}
+        </Guarded>
+      </Group>
+
+      <Card withBorder>
+        <SimpleGrid cols={{ base: 2, md: 4 }} spacing="lg" verticalSpacing="md">
+          <Field label="Licences">
+            <Anchor component={Link} to={`/o/${slug}/licences?productId=${p.id}`}>
+              {p.licenseCount.toLocaleString()} {p.licenseCount === 1 ? 'licence' : 'licences'}
+            </Anchor>
+          </Field>
+          <Field label="Licence types">
+            {p.allowedLicenceTypes.join(', ')} <Text span size="xs" c="dimmed">(default {p.licenceType})</Text>
+          </Field>
+          <Field label="Default validity">{p.defaultValidityMonths === null ? 'asked at issue' : p.defaultValidityMonths === 0 ? 'perpetual' : `${p.defaultValidityMonths} months`}</Field>
+          <Field label="Grace">{p.defaultGraceDays ?? 0} days</Field>
+          <Field label="Machines per licence">{p.maxMachines}</Field>
+          <Field label="Fingerprint match">{p.fingerprintNeed ?? 3} of 5 components</Field>
+          <Field label="Check interval">{duration(p.checkIntervalSeconds ?? 86_400)}</Field>
+          <Field label="Offline window">{duration(p.maxOfflineSeconds ?? 604_800)}</Field>
+          <Field label="Fetch renewed terms">{p.licenceFetchEnabled ? 'allowed' : 'off'}</Field>
+          <Field label="Created">
+            <DateTime value={p.createdAt} /> <Text span size="xs" c="dimmed">by {p.createdBy}</Text>
+          </Field>
+          <Field label="Updated">
+            <DateTime value={p.updatedAt} />
+          </Field>
+          {p.description && <Field label="Description">{p.description}</Field>}
+        </SimpleGrid>
+      </Card>
+
+      <DeveloperCard product={p} checkToken={checkToken} keys={keys.data?.map((k) => k.publicKeyPem) ?? []}>
+        <Guarded allowed={write.allowed} reason={write.reason}>
+          {(disabled) => (
+            <ConfirmButton
+              label={p.checkTokenSet ? 'Rotate check token' : 'Create check token'}
+              title={p.checkTokenSet ? 'Rotate the check token' : 'Create the check token'}
+              disabled={disabled}
+              consequence={
+                p.checkTokenSet
+                  ? 'A new token replaces the current one at once: every installed application holding the old token stops checking in until it is given the new one.'
+                  : 'Applications need this token to check in; it is shown once.'
+              }
+              onConfirm={rotate}
+            />
+          )}
+        </Guarded>
+      </DeveloperCard>
+
+      <section aria-labelledby="keys-heading">
+        <Group justify="space-between" mb="xs">
+          <Title order={2} size="h4" id="keys-heading">
+            Key history
+          </Title>
+          {p.certificateType !== 'NONE' && (
+            <Button variant="default" size="xs" onClick={downloadCertificate}>
+              Download certificate
+            </Button>
+          )}
+        </Group>
+        <ErrorText error={downloadError} />
+        {p.certificateSubject && (
+          <Text size="sm" c="dimmed" mb="xs">
+            Certificate {p.certificateSubject}, expires <DateTime value={p.certificateExpiresAt} withTime={false} />
+            {p.certificateExpired && ' (expired)'}
+          </Text>
+        )}
+        <RecordTable
+          label="Key history"
+          error={keys.error}
+          rows={keys.data}
+          rowKey={(k) => k.keyFingerprint}
+          empty="No key."
+          minWidth={720}
+          columns={[
+            ['Fingerprint', (k) => (<Group gap={6} wrap="nowrap"><Code>{k.keyFingerprint.slice(0, 16)}…</Code>{k.current && <Badge size="sm">current</Badge>}</Group>)],
+            ['Algorithm', (k) => k.algorithm],
+            ['Created', (k) => <DateTime value={k.createdAt} />],
+            ['Retired', (k) => (k.retiredAt ? <DateTime value={k.retiredAt} /> : <Text span c="dimmed">in use</Text>)],
+            [
+              'Public key',
+              (k) => (
+                <Button variant="subtle" size="compact-sm" onClick={() => download(k.publicKeyPem, `${p.productKey}-${k.keyFingerprint.slice(0, 8)}.pem`, 'application/x-pem-file')} aria-label={`Download public key ${k.keyFingerprint.slice(0, 8)}`}>
+                  Download
+                </Button>
+              ),
+            ],
+          ]}
+        />
+      </section>
+
+      <section aria-labelledby="params-heading">
+        <Title order={2} size="h4" id="params-heading" mb="xs">
+          Parameters
+        </Title>
+        <RecordTable
+          label="Parameters"
+          rows={p.params}
+          rowKey={(param) => param.key}
+          empty="No parameters: Edit adds them."
+          columns={[
+            ['Key', (param) => <Code>{param.key}</Code>],
+            ['Label', (param) => param.label],
+            ['Type', (param) => param.type + (param.type === 'ENUM' ? ` (${param.options.join(', ')})` : '')],
+            ['Required', (param) => (param.required ? 'yes' : 'no')],
+            ['Default', (param) => param.defaultValue ?? <Text span c="dimmed">—</Text>],
+          ]}
+        />
+      </section>
+      {editing && <ProductForm product={p} opened onClose={() => setEditing(false)} />}
+    </Stack>
+  );
+}
+
+/** What an application developer needs: the check id and URL, the token once, an SDK snippet. */
+function DeveloperCard({ product, checkToken, keys, children }: { product: Product; checkToken: string | null; keys: string[]; children: ReactNode }) {
+  const { slug = '' } = useParams();
+  const base = window.location.origin;
+  const checkUrl = product.checkId ? `${base}/o/${slug}/api/public/license/${product.checkId}/check` : null;
+  const pems = keys.map((pem) => `    \`${pem.trim()}\`,`).join('\n');
+  const snippet = `import { LicenceClient } from '@licensor/sdk';
+
+const client = new LicenceClient({
+  baseUrl: '${base}',
+  slug: '${slug}',
+  productKey: '${product.productKey}',
+  checkId: '${product.checkId ?? '(create the check token first)'}',
+  checkToken: ${checkToken ? `'${checkToken}'` : "'svcc_…' /* shown once when created or rotated */"},
+  publicKeyPem: [ // the key history, current first
+${pems}
+  ],
+  licence: storedLicenceString,
+});`;
+  return (
+    <Card withBorder component="section" aria-labelledby="developer-heading">
+      <Stack gap="sm">
+        <Group justify="space-between">
+          <div>
+            <Title order={2} size="h4" id="developer-heading">
+              For application developers
+            </Title>
+            <Text size="sm" c="dimmed">
+              {product.checkTokenSet ? (
+                <>
+                  Check token set{product.checkRotatedAt && <>, last rotated <DateTime value={product.checkRotatedAt} /></>}.
+                </>
+              ) : (
+                'No check token yet: ONLINE and HYBRID licences cannot check in until one is created.'
+              )}
+            </Text>
+          </div>
+          {children}
+        </Group>
+        {checkToken && <SecretOnce value={checkToken} label="check token" />}
+        {checkUrl && (
+          <SimpleGrid cols={{ base: 1, md: 2 }}>
+            <Field label="Check id">
+              <CopyBox value={product.checkId!} label="check id" />
+            </Field>
+            <Field label="Check URL">
+              <CopyBox value={checkUrl} label="check URL" />
+            </Field>
+          </SimpleGrid>
+        )}
+        <Field label="SDK configuration">
+          <CopyBox value={snippet} label="SDK configuration" />
+        </Field>
+      </Stack>
+    </Card>
+  );
+}
