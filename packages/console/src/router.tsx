@@ -16,6 +16,16 @@ const page = (load: () => Promise<{ default: ComponentType }>) => {
 export const router = createBrowserRouter([
   { path: '/', element: page(() => import('./routes/chooser')) },
   { path: '/o/:slug/sign-in', element: page(() => import('./routes/sign-in')) },
+  { path: '/platform/sign-in', element: page(() => import('./routes/platform-sign-in')) },
+  {
+    path: '/platform',
+    element: page(() => import('./routes/platform-layout')),
+    children: [
+      { index: true, element: page(() => import('./routes/platform-organisations')) },
+      { path: 'activity', element: page(() => import('./routes/platform-activity')) },
+      { path: '*', element: page(() => import('./routes/not-found')) },
+    ],
+  },
   {
     path: '/o/:slug',
     element: <Layout />,

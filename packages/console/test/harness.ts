@@ -15,6 +15,8 @@ export interface Console {
   browser: Browser;
   /** Calls the Management API as the seeded ORG_ADMIN (a cookie of its own). */
   api(method: string, apiPath: string, body?: unknown): Promise<any>;
+  /** Runs an operator CLI command against the service's data directory. */
+  cli(args: string[]): Promise<unknown>;
   /** A fresh browser context at the given width (its own cookies). */
   page(width?: number): Promise<Page>;
   close(): Promise<void>;
@@ -41,6 +43,7 @@ export async function startConsole(): Promise<Console> {
       if (!response.ok) throw new Error(`${method} ${apiPath}: ${response.status} ${text}`);
       return text ? JSON.parse(text) : undefined;
     },
+    cli: (args) => service.cli(args),
     async page(width = 1280) {
       const context = await browser.newContext({ baseURL: url, viewport: { width, height: 900 }, acceptDownloads: true });
       return context.newPage();

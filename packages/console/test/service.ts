@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -50,6 +50,14 @@ export async function startService(options: { dataDir?: string; env?: Record<str
   });
   return {
     url,
+    /** Runs an operator CLI command against this service's data directory; answers its JSON. */
+    cli(args: string[]): Promise<unknown> {
+      return new Promise((resolve, reject) => {
+        execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', LICENSOR_DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...options.env } }, (error, stdout, stderr) =>
+          error ? reject(new Error(`licensor ${args.join(' ')}: ${stderr}`)) : resolve(JSON.parse(stdout)),
+        );
+      });
+    },
     /** Signs the bootstrap administrator in through the API: the `svc_session=...` cookie. */
     async signIn(): Promise<string> {
       const login = await fetch(`${url}/o/default/api/auth/login`, {

@@ -23,6 +23,7 @@ import { productRoutes } from './products/routes.js';
 import { settingsRoutes } from './settings/routes.js';
 import { tokenRoutes } from './tokens/routes.js';
 import { userRoutes } from './users/routes.js';
+import { PLATFORM_PREFIX, platformRoutes, type PlatformRoute } from './platform/routes.js';
 import { VERSION } from './version.js';
 
 export interface AppOptions {
@@ -120,6 +121,7 @@ export async function buildApp({ config, database, masterKey, logger }: AppOptio
   });
 
   app.decorate('apiRoutes', [] as ApiRoute[]);
+  app.decorate('platformApiRoutes', [] as PlatformRoute[]);
   // One keyring per app: its cache of opened keys serves every feature that signs or verifies.
   const keyring = new Keyring(masterKey);
   await app.register(
@@ -143,6 +145,8 @@ export async function buildApp({ config, database, masterKey, logger }: AppOptio
     },
     { prefix: '/o/:slug/api' },
   );
+  // The control plane (DESIGN.md 8): outside every organisation, never reached by a token.
+  await app.register(platformRoutes(database, config, VERSION, app.platformApiRoutes), { prefix: PLATFORM_PREFIX });
 
   return app;
 }

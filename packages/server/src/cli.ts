@@ -4,11 +4,13 @@ import { buildApp } from './app.js';
 import { loadConfig, type Config } from './config.js';
 import { openDatabase, sqliteFileIn, type Database } from './db/database.js';
 import { migrateToLatest } from './db/migrations/index.js';
+import { openApiDocument as servedDocument } from './http/openapi.js';
 import { firstProblem } from './http/validation.js';
 import { loadMasterKey } from './keys/master-key.js';
 import { bootstrap, createOrganisation, operatorCtx, setPasswordByUsername } from './orgs/service.js';
 import { CreateMemberBody, Password } from './users/schemas.js';
 import { createMember } from './users/service.js';
+import { createPlatformAccount, PLATFORM_ROLES, updatePlatformAccount, type PlatformRole } from './platform/accounts.js';
 
 const USAGE = `usage: licensor <command>
   serve                                   start the service (applies migrations first)
@@ -17,6 +19,9 @@ const USAGE = `usage: licensor <command>
   user create --org S --username U (--password P | --password-stdin) --role ORG_ADMIN|ISSUER|VIEWER
               [--email E] [--display-name D]
   user set-password --org S --username U (--password P | --password-stdin)
+  platform-account create --username U (--password P | --password-stdin) --role PLATFORM_ADMIN|PLATFORM_SUPPORT
+  platform-account set-password --username U (--password P | --password-stdin)
+  platform-account set-active --username U --active true|false   (false ends its sessions)
   openapi                                 print the OpenAPI document (the console's client is generated from it)`;
 
 class UsageError extends Error {}
@@ -42,6 +47,14 @@ async function password(values: Record<string, unknown>): Promise<string> {
   throw new UsageError('--password or --password-stdin is required');
 }
 
+/** A password given on the command line, held to the members' rule (at least 12 characters). */
+async function checkedPassword(values: Record<string, unknown>): Promise<string> {
+  const secret = await password(values);
+  const problem = firstProblem(Password, secret, 'password');
+  if (problem) throw new UsageError(problem);
+  return secret;
+}
+
 function open(config: Config, migrate = true): Promise<Database> {
   return openDatabase({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFileIn(config.dataDir) }, { migrate });
 }
@@ -61,7 +74,7 @@ async function openApiDocument(config: Config): Promise<unknown> {
   const app = await buildApp({ config: { ...config, databaseUrl: null }, database, masterKey: randomBytes(32), logger: false });
   try {
     await app.ready();
-    return app.swagger();
+    return servedDocument(app, config.publicUrl);
   } finally {
     await app.close();
     await database.close();
@@ -112,6 +125,7 @@ async function run(argv: string[]): Promise<unknown> {
       role: { type: 'string' },
       email: { type: 'string' },
       'display-name': { type: 'string' },
+      active: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -153,10 +167,26 @@ async function run(argv: string[]): Promise<unknown> {
     case 'user set-password': {
       const slug = need(values, 'org');
       const username = need(values, 'username');
-      const secret = await password(values);
-      const problem = firstProblem(Password, secret, 'password');
-      if (problem) throw new UsageError(problem);
+      const secret = await checkedPassword(values);
       return withDatabase(config, async (database) => setPasswordByUsername(await operatorCtx(database, slug), username, secret));
+    }
+    case 'platform-account create': {
+      const username = need(values, 'username');
+      const role = need(values, 'role');
+      if (!(PLATFORM_ROLES as readonly string[]).includes(role)) throw new UsageError(`--role must be one of ${PLATFORM_ROLES.join(', ')}`);
+      const secret = await checkedPassword(values);
+      return withDatabase(config, (database) => createPlatformAccount(database, { username, password: secret, role: role as PlatformRole }));
+    }
+    case 'platform-account set-password': {
+      const username = need(values, 'username');
+      const secret = await checkedPassword(values);
+      return withDatabase(config, (database) => updatePlatformAccount(database, username, { password: secret }));
+    }
+    case 'platform-account set-active': {
+      const username = need(values, 'username');
+      const active = need(values, 'active');
+      if (active !== 'true' && active !== 'false') throw new UsageError('--active must be true or false');
+      return withDatabase(config, (database) => updatePlatformAccount(database, username, { active: active === 'true' }));
     }
     default:
       throw new UsageError(`unknown command "${command}"`);

@@ -38,7 +38,7 @@ export function DateTime({ value, withTime = true }: { value: string | null | un
   if (!value) return <Text span c="dimmed">—</Text>;
   return (
     <Tooltip label={value} withArrow>
-      <time dateTime={value} tabIndex={0}>
+      <time dateTime={value} tabIndex={0} style={{ whiteSpace: 'nowrap' }}>
         {format(timeZone, withTime).format(new Date(value))}
       </time>
     </Tooltip>

@@ -46,7 +46,8 @@ export function Layout() {
   const signOut = async () => {
     await api().POST('/auth/logout');
     queryClient.clear();
-    navigate(`/o/${slug}/sign-in`);
+    // A platform account signs out of the control plane, where it came from.
+    navigate(me.data.platform ? '/platform/' : `/o/${slug}/sign-in`);
   };
 
   return (
@@ -70,7 +71,8 @@ export function Layout() {
               </ActionIcon>
             </Tooltip>
             <Text size="sm" visibleFrom="md">
-              {me.data.displayName} · {me.data.role}
+              {/* A platform account shows as platform/<username>, as the activity trail names it. */}
+              {me.data.platform ? me.data.username : me.data.displayName} · {me.data.role}
             </Text>
             <Button variant="default" size="sm" onClick={signOut}>
               Sign out

@@ -1,25 +1,11 @@
 import { Alert, Button, Card, Group, PasswordInput, Select, Stack, Text, Title } from '@mantine/core';
 import { useQueryClient } from '@tanstack/react-query';
-import { useMemo, useState, type FormEvent } from 'react';
+import { useState, type FormEvent } from 'react';
 import { api, unwrap } from '../api/client';
 import { key, useIsAdmin, useMe, useSettings } from '../api/queries';
 import { DateTime } from '../components/display';
 import { ErrorText, Guarded, Loading } from '../components/feedback';
-
-/** "+01:00" for a zone now, as its people read their clocks. */
-function offsetOf(timeZone: string, at: Date): string {
-  const name = new Intl.DateTimeFormat('en', { timeZone, timeZoneName: 'longOffset' }).formatToParts(at).find((p) => p.type === 'timeZoneName')?.value ?? 'GMT';
-  return name === 'GMT' ? '+00:00' : name.slice(3);
-}
-
-/** Every zone this browser knows, with its current offset, for a searchable list. */
-function useZones() {
-  return useMemo(() => {
-    const now = new Date();
-    const names = new Set(['UTC', ...Intl.supportedValuesOf('timeZone')]);
-    return [...names].map((zone) => ({ value: zone, label: `${zone} (UTC${offsetOf(zone, now)})` }));
-  }, []);
-}
+import { useZones } from '../components/zones';
 
 export default function Settings() {
   return (

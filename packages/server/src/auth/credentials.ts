@@ -6,6 +6,7 @@ import type { Actor } from '../http/context.js';
 import type { Organisation } from '../orgs/repo.js';
 import { isRole } from './access.js';
 import { digestsEqual, sha256Hex } from './secrets.js';
+import { PLATFORM_COOKIE, platformSession, type PlatformAccount } from '../platform/accounts.js';
 
 export const SESSION_COOKIE = 'svc_session';
 export const SESSION_LIFETIME_MS = 12 * 60 * 60 * 1000;
@@ -74,6 +75,19 @@ async function sessionActor(database: Database, value: string, org: Organisation
   };
 }
 
+/** DESIGN.md 8: PLATFORM_ADMIN acts as an ORG_ADMIN, PLATFORM_SUPPORT as a VIEWER, under `platform/<username>`. */
+function platformActor(account: PlatformAccount): Actor {
+  return {
+    kind: 'platform',
+    name: `platform/${account.username}`,
+    accountId: account.id,
+    displayName: account.displayName,
+    platformRole: account.role,
+    role: account.role === 'PLATFORM_ADMIN' ? 'ORG_ADMIN' : 'VIEWER',
+    sessionId: account.sessionId,
+  };
+}
+
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
@@ -90,8 +104,9 @@ export async function authenticate(
   const header = request.headers.authorization;
   if (header !== undefined) return tokenActor(database, header, org, now);
   const cookie = request.cookies[SESSION_COOKIE];
-  if (!cookie) throw unauthorized('authentication required: send a session cookie or an API token');
-  const actor = await sessionActor(database, cookie, org, now);
+  const platformCookie = request.cookies[PLATFORM_COOKIE];
+  if (!cookie && !platformCookie) throw unauthorized('authentication required: send a session cookie or an API token');
+  const actor = cookie ? await sessionActor(database, cookie, org, now) : platformActor(await platformSession(database, platformCookie!, now));
   const origin = request.headers.origin;
   if (!SAFE_METHODS.has(request.method) && origin !== undefined && !config.ownOrigins.includes(origin)) {
     throw forbidden(`requests from origin ${origin} are not accepted`);

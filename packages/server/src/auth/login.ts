@@ -1,15 +1,15 @@
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { tenant } from '../db/tenant.js';
-import { tooManyRequests, unauthorized } from '../http/errors.js';
+import { forbidden, tooManyRequests, unauthorized } from '../http/errors.js';
 import type { Organisation } from '../orgs/repo.js';
 import { findUserByUsername, type UserRow } from '../users/repo.js';
 import { SESSION_LIFETIME_MS } from './credentials.js';
 import { newSecret, sha256Hex, verifyPassword } from './secrets.js';
 
-const WINDOW_MS = 15 * 60 * 1000;
+export const WINDOW_MS = 15 * 60 * 1000;
 // The per-address limit is ten times the per-(username, address) one (DESIGN.md 4).
-const ADDRESS_FACTOR = 10;
+export const ADDRESS_FACTOR = 10;
 
 /**
  * When a limit is reached, how long until enough failures age out of the window to allow
@@ -21,22 +21,28 @@ function retryAfter(times: number[], limit: number, now: number): number | null 
   return (oldestThatMustExpire + WINDOW_MS - now) / 1000;
 }
 
-async function throttle(database: Database, org: Organisation, username: string, address: string, limit: number, now: number) {
-  if (limit === 0) return;
-  const since = now - WINDOW_MS;
-  // Failures are counted in the database, so every instance sees the same counts.
+/**
+ * A 429 when the failures in the window (newest first, each saying whether it was this
+ * username's) reach the per-(username, address) limit or ten times it for the address.
+ */
+export function throttle(failures: Array<{ at: number; samePair: boolean }>, limit: number, now: number) {
+  const all = failures.map((f) => f.at).reverse();
+  const pair = failures.filter((f) => f.samePair).map((f) => f.at).reverse();
+  const wait = Math.max(retryAfter(pair, limit, now) ?? 0, retryAfter(all, limit * ADDRESS_FACTOR, now) ?? 0);
+  if (wait > 0) throw tooManyRequests('too many failed sign-in attempts: try again later', wait);
+}
+
+/** Failures are counted in the database, so every instance sees the same counts. */
+async function recentFailures(database: Database, org: Organisation, username: string, address: string, limit: number, now: number) {
   const rows = await database.db
     .selectFrom('login_failures')
     .select(['at', 'org_id', 'username'])
     .where('address', '=', address)
-    .where('at', '>', since)
+    .where('at', '>', now - WINDOW_MS)
     .orderBy('at', 'desc')
     .limit(limit * ADDRESS_FACTOR)
     .execute();
-  const all = rows.map((r) => r.at).reverse();
-  const pair = rows.filter((r) => r.org_id === org.id && r.username === username).map((r) => r.at).reverse();
-  const wait = Math.max(retryAfter(pair, limit, now) ?? 0, retryAfter(all, limit * ADDRESS_FACTOR, now) ?? 0);
-  if (wait > 0) throw tooManyRequests('too many failed sign-in attempts: try again later', wait);
+  return rows.map((r) => ({ at: r.at, samePair: r.org_id === org.id && r.username === username }));
 }
 
 export interface LoginResult {
@@ -55,8 +61,9 @@ export async function login(
   input: { username: string; password: string },
   address: string,
 ): Promise<LoginResult> {
+  if (org.suspended) throw forbidden('organisation suspended');
   const now = Date.now();
-  await throttle(database, org, input.username, address, config.loginFailures, now);
+  if (config.loginFailures > 0) throttle(await recentFailures(database, org, input.username, address, config.loginFailures, now), config.loginFailures, now);
   const t = tenant(database.db, org.id);
   const user = await findUserByUsername(t, input.username);
   const passwordOk = await verifyPassword(input.password, user?.password_hash ?? null);

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
-import { badRequest } from '../http/errors.js';
+import { badRequest, forbidden } from '../http/errors.js';
 import { inTransaction } from '../http/context.js';
 import type { Organisation } from '../orgs/repo.js';
 import { NoContent, responses } from '../http/schemas.js';
@@ -26,10 +26,10 @@ export const Identity = Type.Object({
   tenant: Type.Union([Type.String(), Type.Null()]),
 });
 
-function identity(org: Organisation, who: { username: string; displayName: string; role: string }, version: string) {
+function identity(org: Organisation, who: { username: string; displayName: string; role: string; platformRole?: string }, version: string) {
   return {
     ...who,
-    platform: false,
+    platform: who.platformRole !== undefined,
     version,
     organization: { slug: org.slug, name: org.name },
     tenant: org.slug,
@@ -48,13 +48,13 @@ export function authRoutes(database: Database, config: Config, version: string):
         config: { access: 'public' },
         schema: {
           summary: 'Sign in',
-          description: `Sets the \`${SESSION_COOKIE}\` session cookie. A missing user, a wrong password and a disabled account all give the same 401.`,
+          description: `Sets the \`${SESSION_COOKIE}\` session cookie. A missing user, a wrong password and a disabled account all give the same 401; a suspended organisation 403.`,
           tags,
           body: Type.Object(
             { username: Type.String({ minLength: 1, maxLength: 200 }), password: Type.String({ minLength: 1, maxLength: 1024 }) },
             { additionalProperties: false },
           ),
-          response: responses({ 200: Identity }, [429]),
+          response: responses({ 200: Identity }, [403, 429]),
         },
       },
       async (request, reply) => {
@@ -95,7 +95,9 @@ export function authRoutes(database: Database, config: Config, version: string):
         const who =
           actor.kind === 'user'
             ? { username: actor.name, displayName: actor.displayName, role: actor.role }
-            : { username: actor.name, displayName: actor.kind === 'token' ? actor.tokenName : actor.name, role: 'TOKEN' };
+            : actor.kind === 'platform'
+              ? { username: actor.name, displayName: actor.displayName, role: actor.role, platformRole: actor.platformRole }
+              : { username: actor.name, displayName: actor.kind === 'token' ? actor.tokenName : actor.name, role: 'TOKEN' };
         return identity(org, who, version);
       },
     );
@@ -114,6 +116,7 @@ export function authRoutes(database: Database, config: Config, version: string):
       },
       async (request, reply) => {
         const { ctx } = request;
+        if (ctx.actor.kind === 'platform') throw forbidden('a platform account changes its password with the CLI, not inside an organisation');
         if (ctx.actor.kind !== 'user') throw badRequest('only a signed-in person has a password');
         const { userId, sessionId } = ctx.actor;
         const user = (await findUser(ctx.tenant, userId))!;

@@ -15,6 +15,45 @@ export interface OrganisationsTable {
   settings_updated_at: number | null;
   settings_updated_by: string | null;
   created_at: number;
+  suspended: Generated<number>;
+}
+
+/** DESIGN.md 8: the people who run the deployment, outside every organisation. */
+export interface PlatformAccountsTable {
+  id: Generated<number>;
+  username: string;
+  display_name: string;
+  role: string;
+  active: number;
+  password_hash: string;
+  created_at: number;
+  last_login_at: number | null;
+}
+
+export interface PlatformSessionsTable {
+  /** SHA-256 (hex) of the cookie secret. */
+  id: string;
+  account_id: number;
+  created_at: number;
+  last_seen_at: number;
+  expires_at: number;
+}
+
+export interface PlatformLoginFailuresTable {
+  id: Generated<number>;
+  username: string;
+  address: string;
+  at: number;
+}
+
+export interface PlatformAuditTable {
+  id: Generated<number>;
+  at: number;
+  actor: string;
+  action: string;
+  /** The organisation's slug, when the entry concerns one. */
+  organisation: string | null;
+  details: string | null;
 }
 
 export interface UsersTable {
@@ -234,4 +273,8 @@ export interface Schema {
   machine_bindings: MachineBindingsTable;
   idempotency_keys: IdempotencyKeysTable;
   check_counts: CheckCountsTable;
+  platform_accounts: PlatformAccountsTable;
+  platform_sessions: PlatformSessionsTable;
+  platform_login_failures: PlatformLoginFailuresTable;
+  platform_audit: PlatformAuditTable;
 }

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 /** Where `npm install` (the console's `vite build`) leaves the console. */
 const CONSOLE_DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../console/dist');
@@ -29,7 +29,7 @@ const TYPES: Record<string, string> = {
 
 /**
  * Serves the single-page console from its build output (DESIGN.md 7): `index.html` (no-cache)
- * for `/` and every page under `/o/{slug}/`, hashed assets under `/assets/` with a long cache.
+ * for `/`, every page under `/o/{slug}/` and under `/platform/`, hashed assets under `/assets/` with a long cache.
  * Paths under `/o/{slug}/api/` never reach here: the API's routes and its 404 answer them.
  */
 export function installConsole(app: FastifyInstance): void {
@@ -40,13 +40,18 @@ export function installConsole(app: FastifyInstance): void {
 
   app.get('/', hidden, async (_request, reply) => sendIndex(reply));
   app.get('/o/:slug', hidden, async (request, reply) => reply.redirect(`/o/${encodeURIComponent((request.params as { slug: string }).slug)}/`));
-  app.get('/o/:slug/*', hidden, async (request, reply) => {
+  // Pages of the app, except the API beside them, whose unknown paths stay JSON 404s.
+  const pageOrApi404 = async (request: FastifyRequest, reply: FastifyReply) => {
     const rest = (request.params as { '*': string })['*'];
     if (rest === 'api' || rest.startsWith('api/')) {
       return reply.code(404).send({ error: `no such endpoint: ${request.method} ${request.url.split('?')[0]}` });
     }
     return sendIndex(reply);
-  });
+  };
+  app.get('/o/:slug/*', hidden, pageOrApi404);
+  // The control plane's console (DESIGN.md 8).
+  app.get('/platform', hidden, async (_request, reply) => reply.redirect('/platform/'));
+  app.get('/platform/*', hidden, pageOrApi404);
   app.get('/assets/*', hidden, async (request, reply) => {
     const name = (request.params as { '*': string })['*'];
     const file = path.join(CONSOLE_DIST, 'assets', name);

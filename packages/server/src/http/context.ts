@@ -6,6 +6,8 @@ import { roleAllows, scopesAllow, type Role, type Scope } from '../auth/access.j
 export type Actor =
   | { kind: 'user'; name: string; userId: number; displayName: string; role: Role; sessionId: string }
   | { kind: 'token'; name: string; tokenId: string; tokenName: string; scopes: string[] }
+  /** A platform account inside an organisation (DESIGN.md 8), acting with `role`'s permissions. */
+  | { kind: 'platform'; name: string; accountId: number; displayName: string; platformRole: string; role: Role; sessionId: string }
   /** The operator CLI, which acts on the database directly. */
   | { kind: 'system'; name: string };
 
@@ -27,7 +29,7 @@ export function makeCtx(database: Database, org: Organisation, actor: Actor, now
     actor,
     now,
     can: (scope) =>
-      actor.kind === 'system' || (actor.kind === 'user' ? roleAllows(actor.role, scope) : scopesAllow(actor.scopes, scope)),
+      actor.kind === 'system' || (actor.kind === 'token' ? scopesAllow(actor.scopes, scope) : roleAllows(actor.role, scope)),
   };
 }
 

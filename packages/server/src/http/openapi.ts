@@ -4,6 +4,13 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { Access } from '../auth/access.js';
 
 const API_PREFIX = '/o/:slug/api';
+const PLATFORM_PREFIX = '/platform/api';
+
+function describePlatformAccess(access: string | undefined): string {
+  if (access === 'public') return 'No credential.';
+  const who = access === 'write' ? 'A PLATFORM_ADMIN session' : 'A platform session (either role)';
+  return `${who} (\`svc_platform\` cookie); tokens and organisation sessions get 403.`;
+}
 
 function describeAccess(access: Access | undefined): string {
   switch (access) {
@@ -81,6 +88,15 @@ const OPERATION_IDS: Record<string, string> = {
   'GET /dashboard/metrics': 'getDashboardMetrics',
   'GET /dashboard/activity': 'listActivity',
   'POST /public/license/{checkId}/check': 'checkLicence',
+  'POST /platform/api/auth/login': 'platformSignIn',
+  'POST /platform/api/auth/logout': 'platformSignOut',
+  'GET /platform/api/auth/me': 'getPlatformIdentity',
+  'GET /platform/api/organisations': 'listOrganisations',
+  'POST /platform/api/organisations': 'createOrganisation',
+  'GET /platform/api/organisations/{slug}': 'getOrganisation',
+  'PUT /platform/api/organisations/{slug}': 'updateOrganisation',
+  'POST /platform/api/organisations/{slug}/members': 'createOrganisationMember',
+  'GET /platform/api/activity': 'listPlatformActivity',
   'POST /public/license/{checkId}/fetch': 'fetchLicence',
 };
 
@@ -121,12 +137,24 @@ export async function installOpenApi(app: FastifyInstance, version: string, publ
           token: { type: 'http', scheme: 'bearer', description: 'API token `svc_<id>_<secret>`.' },
           session: { type: 'apiKey', in: 'cookie', name: 'svc_session', description: 'Console session from POST /auth/login.' },
           checkToken: { type: 'http', scheme: 'bearer', description: "A product's check token `svcc_<checkId>_<secret>` (licence check API)." },
+          platformSession: { type: 'apiKey', in: 'cookie', name: 'svc_platform', description: 'Control-plane session from POST /platform/api/auth/login.' },
         },
       },
     },
     // Shared schemas appear under their own $id (`Error`), not a generated `def-N`.
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     transform: ({ schema, url, route }) => {
+      if (url.startsWith(PLATFORM_PREFIX)) {
+        const access = route.config?.platform as string | undefined;
+        const path = url.replace(/:([A-Za-z]+)/g, '{$1}');
+        const operationId = OPERATION_IDS[`${[route.method].flat()[0]} ${path}`];
+        const described = {
+          ...schema,
+          description: [schema?.description, describePlatformAccess(access)].filter(Boolean).join('\n\n'),
+          security: (access === 'public' ? [] : [{ platformSession: [] }]) as Array<Record<string, string[]>>,
+        };
+        return { schema: { ...described, ...(operationId ? { operationId } : {}) }, url };
+      }
       if (!url.startsWith(API_PREFIX)) return { schema: { ...schema, hide: true }, url };
       const access = route.config?.access as Access | undefined;
       const described = {
@@ -141,5 +169,17 @@ export async function installOpenApi(app: FastifyInstance, version: string, publ
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/openapi.json', { schema: { hide: true } }, async () => openApiDocument(app, publicUrl));
+}
+
+/**
+ * The served document: the control plane's paths are not under an organisation, so each
+ * carries its own server (the deployment's root) instead of the document's `/o/{slug}/api`.
+ */
+export function openApiDocument(app: FastifyInstance, publicUrl: string) {
+  const doc = app.swagger() as { paths?: Record<string, Record<string, unknown>> };
+  for (const [path, item] of Object.entries(doc.paths ?? {})) {
+    if (path.startsWith(PLATFORM_PREFIX)) item.servers = [{ url: publicUrl, description: 'The deployment itself: the control plane is outside every organisation.' }];
+  }
+  return doc;
 }

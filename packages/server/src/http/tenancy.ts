@@ -71,6 +71,8 @@ export function installTenancy(app: FastifyInstance, database: Database, config:
     if (access === 'public' || access === 'check') return;
     const now = Date.now();
     const actor = await authenticate(request, database, config, org, now);
+    // The platform still reaches a suspended organisation (DESIGN.md 8); its own people do not.
+    if (org.suspended && actor.kind !== 'platform') throw forbidden('organisation suspended');
     authorize(actor, access);
     request.ctx = makeCtx(database, org, actor, now);
   });

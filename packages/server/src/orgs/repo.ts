@@ -8,10 +8,13 @@ export interface Organisation {
   timezone: string;
   settingsUpdatedAt: number | null;
   settingsUpdatedBy: string | null;
+  /** DESIGN.md 8: its members and tokens are refused; checks go on. */
+  suspended: boolean;
+  createdAt: number;
 }
 
 // Organisations are the tenants themselves, so these are the queries that need no tenant.
-const columns = ['id', 'slug', 'name', 'plan_limit', 'timezone', 'settings_updated_at', 'settings_updated_by'] as const;
+const columns = ['id', 'slug', 'name', 'plan_limit', 'timezone', 'settings_updated_at', 'settings_updated_by', 'suspended', 'created_at'] as const;
 
 function toOrganisation(row: {
   id: number;
@@ -21,6 +24,8 @@ function toOrganisation(row: {
   timezone: string;
   settings_updated_at: number | null;
   settings_updated_by: string | null;
+  suspended: number;
+  created_at: number;
 }): Organisation {
   return {
     id: row.id,
@@ -30,12 +35,30 @@ function toOrganisation(row: {
     timezone: row.timezone,
     settingsUpdatedAt: row.settings_updated_at,
     settingsUpdatedBy: row.settings_updated_by,
+    suspended: row.suspended === 1,
+    createdAt: row.created_at,
   };
 }
 
 export async function findOrganisationBySlug(db: Db, slug: string): Promise<Organisation | undefined> {
   const row = await db.selectFrom('organisations').select(columns).where('slug', '=', slug).executeTakeFirst();
   return row && toOrganisation(row);
+}
+
+export async function listOrganisations(db: Db): Promise<Organisation[]> {
+  return (await db.selectFrom('organisations').select(columns).orderBy('slug').execute()).map(toOrganisation);
+}
+
+export async function updateOrganisation(db: Db, id: number, change: { name?: string | undefined; planLimit?: number | null | undefined; suspended?: boolean | undefined }) {
+  await db
+    .updateTable('organisations')
+    .set({
+      ...(change.name === undefined ? {} : { name: change.name }),
+      ...(change.planLimit === undefined ? {} : { plan_limit: change.planLimit }),
+      ...(change.suspended === undefined ? {} : { suspended: change.suspended ? 1 : 0 }),
+    })
+    .where('id', '=', id)
+    .execute();
 }
 
 export async function anyOrganisationExists(db: Db): Promise<boolean> {
@@ -45,12 +68,12 @@ export async function anyOrganisationExists(db: Db): Promise<boolean> {
 /** Inserts the organisation; undefined when the slug is taken (also by a concurrent insert). */
 export async function insertOrganisation(
   db: Db,
-  values: { slug: string; name: string; planLimit: number | null },
+  values: { slug: string; name: string; planLimit: number | null; timezone?: string },
   now: number,
 ): Promise<Organisation | undefined> {
   const row = await db
     .insertInto('organisations')
-    .values({ slug: values.slug, name: values.name, plan_limit: values.planLimit, timezone: 'UTC', created_at: now })
+    .values({ slug: values.slug, name: values.name, plan_limit: values.planLimit, timezone: values.timezone ?? 'UTC', created_at: now })
     .onConflict((oc) => oc.column('slug').doNothing())
     .returning(columns)
     .executeTakeFirst();

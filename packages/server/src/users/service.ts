@@ -16,6 +16,10 @@ function refusePasswordFromToken(ctx: Ctx, input: { password?: string | undefine
   if (input.password !== undefined && ctx.actor.kind === 'token') {
     throw forbidden('an API token may not set a password: an ORG_ADMIN session or the CLI sets it');
   }
+  // Nothing a platform account does inside an organisation outlives its session (DESIGN.md 8).
+  if (input.password !== undefined && ctx.actor.kind === 'platform') {
+    throw forbidden('a platform account may not set a member password inside an organisation');
+  }
 }
 
 /** Whether this member is an administrator who can sign in (the last-administrator rule, DESIGN.md 4). */

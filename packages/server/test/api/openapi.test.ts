@@ -10,13 +10,26 @@ beforeAll(async () => {
 afterAll(() => h?.close());
 
 const toOpenApiPath = (url: string) => url.replace('/o/:slug/api', '').replace(/:([A-Za-z]+)/g, '{$1}');
+/** A path item's operations (it may also carry `servers`). */
+const operations = (item: Record<string, any>) => Object.entries(item).filter(([key]) => key !== 'servers');
 
 describe('OpenAPI document', () => {
   it('is OpenAPI 3.1 with the organisation as a server variable', () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.servers[0].url).toBe(`${h.config.publicUrl}/o/{slug}/api`);
     expect(doc.servers[0].variables.slug.default).toBe('default');
-    expect(Object.keys(doc.paths).every((p) => !p.includes('{slug}'))).toBe(true);
+    expect(Object.keys(doc.paths).every((p) => p.startsWith('/platform/api/') || !p.includes('{slug}'))).toBe(true);
+  });
+
+  it('gives the control plane its own server, the deployment itself, outside every organisation', () => {
+    const platformPaths = Object.keys(doc.paths).filter((p) => p.startsWith('/platform/api/'));
+    expect(platformPaths).toContain('/platform/api/organisations/{slug}');
+    for (const path of platformPaths) expect(doc.paths[path].servers, path).toEqual([expect.objectContaining({ url: h.config.publicUrl })]);
+    for (const route of h.app.platformApiRoutes) {
+      const operation = doc.paths[toOpenApiPath(route.url)]?.[route.method.toLowerCase()];
+      expect(operation, `${route.method} ${route.url} is missing from the document`).toBeDefined();
+      expect(operation.security).toEqual(route.access === 'public' ? [] : [{ platformSession: [] }]);
+    }
   });
 
   it('describes every registered route, with a success response schema and its required access', () => {
@@ -33,9 +46,9 @@ describe('OpenAPI document', () => {
   });
 
   it('documents no path that is not a route', () => {
-    const registered = new Set(h.app.apiRoutes.map((r) => `${r.method} ${toOpenApiPath(r.url)}`));
+    const registered = new Set([...h.app.apiRoutes, ...h.app.platformApiRoutes].map((r) => `${r.method} ${toOpenApiPath(r.url)}`));
     for (const [path, item] of Object.entries<Record<string, unknown>>(doc.paths)) {
-      for (const method of Object.keys(item)) expect(registered.has(`${method.toUpperCase()} ${path}`)).toBe(true);
+      for (const [method] of operations(item)) expect(registered.has(`${method.toUpperCase()} ${path}`)).toBe(true);
     }
   });
 
@@ -52,7 +65,7 @@ describe('OpenAPI document', () => {
       for (const [key, value] of Object.entries(schema)) walk(value, `${where}.${key}`);
     };
     for (const [path, item] of Object.entries<any>(doc.paths)) {
-      for (const [method, operation] of Object.entries<any>(item)) {
+      for (const [method, operation] of operations(item)) {
         for (const parameter of operation.parameters ?? []) walk(parameter.schema, `${method} ${path} ${parameter.in}.${parameter.name}`);
         for (const [type, content] of Object.entries<any>(operation.requestBody?.content ?? {})) walk(content.schema, `${method} ${path} body(${type})`);
       }
@@ -70,7 +83,7 @@ describe('OpenAPI document', () => {
   });
 
   it('names every operation with a unique, readable operationId', () => {
-    const ids = Object.values<any>(doc.paths).flatMap((item) => Object.values<any>(item).map((operation) => operation.operationId));
+    const ids = Object.values<any>(doc.paths).flatMap((item) => operations(item).map(([, operation]) => operation.operationId));
     expect(ids.every((id) => /^[a-z][A-Za-z]+$/.test(id))).toBe(true);
     expect(new Set(ids).size).toBe(ids.length);
     expect(doc.paths['/licenses'].post.operationId).toBe('issueLicence');

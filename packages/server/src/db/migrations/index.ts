@@ -4,6 +4,7 @@ import { foundation } from './0001_foundation.js';
 import { products } from './0002_products.js';
 import { licences } from './0003_licences.js';
 import { consoleAmendments } from './0004_console_amendments.js';
+import { controlPlane } from './0005_control_plane.js';
 
 /** Migrations are written once for both dialects; each receives the dialect for the few DDL differences. */
 const migrations: Record<string, (dialect: DialectName) => Migration> = {
@@ -11,6 +12,7 @@ const migrations: Record<string, (dialect: DialectName) => Migration> = {
   '0002_products': products,
   '0003_licences': licences,
   '0004_console_amendments': consoleAmendments,
+  '0005_control_plane': controlPlane,
 };
 
 export async function migrateToLatest(database: Database): Promise<string[]> {

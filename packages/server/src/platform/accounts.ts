@@ -1,0 +1,119 @@
+import type { Config } from '../config.js';
+import { transaction, type Database, type Db } from '../db/database.js';
+import { ADDRESS_FACTOR, throttle, WINDOW_MS } from '../auth/login.js';
+import { SESSION_LIFETIME_MS } from '../auth/credentials.js';
+import { hashPassword, newSecret, sha256Hex, verifyPassword } from '../auth/secrets.js';
+import { conflict, notFound, unauthorized } from '../http/errors.js';
+
+export const PLATFORM_ROLES = ['PLATFORM_ADMIN', 'PLATFORM_SUPPORT'] as const;
+export type PlatformRole = (typeof PLATFORM_ROLES)[number];
+export const PLATFORM_COOKIE = 'svc_platform';
+const SESSION_VALUE = /^[0-9a-f]{64}$/;
+const STAMP_INTERVAL_MS = 60 * 1000;
+
+export interface PlatformAccount {
+  id: number;
+  username: string;
+  displayName: string;
+  role: PlatformRole;
+  sessionId: string;
+}
+
+/** DESIGN.md 8's audit trail of the platform, written in the change's own transaction. */
+export async function recordPlatformAudit(db: Db, actor: string, now: number, entry: { action: string; organisation: string | null; details?: Record<string, unknown> }) {
+  await db
+    .insertInto('platform_audit')
+    .values({ at: now, actor, action: entry.action, organisation: entry.organisation, details: entry.details ? JSON.stringify(entry.details) : null })
+    .execute();
+}
+
+/** `platform-account create` (CLI). */
+export async function createPlatformAccount(database: Database, input: { username: string; password: string; role: PlatformRole }) {
+  const hash = await hashPassword(input.password);
+  const now = Date.now();
+  const row = await transaction(database, async (trx) => {
+    const created = await trx
+      .insertInto('platform_accounts')
+      .values({ username: input.username, display_name: input.username, role: input.role, active: 1, password_hash: hash, created_at: now })
+      .onConflict((oc) => oc.column('username').doNothing())
+      .returning(['id', 'username', 'role'])
+      .executeTakeFirst();
+    if (created) await recordPlatformAudit(trx, 'cli', now, { action: 'platform_account.created', organisation: null, details: { username: input.username, role: input.role } });
+    return created;
+  });
+  if (!row) throw conflict(`a platform account "${input.username}" already exists`);
+  return { id: row.id, username: row.username, role: row.role, active: true };
+}
+
+/** `platform-account set-password` and `set-active`: either ends the account's sessions. */
+export async function updatePlatformAccount(database: Database, username: string, change: { password?: string; active?: boolean }) {
+  const hash = change.password === undefined ? undefined : await hashPassword(change.password);
+  const now = Date.now();
+  return transaction(database, async (trx) => {
+    const row = await trx.selectFrom('platform_accounts').select(['id', 'role']).where('username', '=', username).executeTakeFirst();
+    if (!row) throw notFound(`no platform account "${username}"`);
+    await trx
+      .updateTable('platform_accounts')
+      .set({ ...(hash === undefined ? {} : { password_hash: hash }), ...(change.active === undefined ? {} : { active: change.active ? 1 : 0 }) })
+      .where('id', '=', row.id)
+      .execute();
+    if (hash !== undefined || change.active === false) await trx.deleteFrom('platform_sessions').where('account_id', '=', row.id).execute();
+    await recordPlatformAudit(trx, 'cli', now, {
+      action: 'platform_account.updated',
+      organisation: null,
+      details: { username, ...(hash === undefined ? {} : { password: 'changed' }), ...(change.active === undefined ? {} : { active: change.active }) },
+    });
+    const account = await trx.selectFrom('platform_accounts').select(['username', 'role', 'active']).where('id', '=', row.id).executeTakeFirstOrThrow();
+    return { username: account.username, role: account.role, active: account.active === 1 };
+  });
+}
+
+/** Signs a platform account in, throttled like an organisation's sign-in (DESIGN.md 8). */
+export async function platformLogin(database: Database, config: Pick<Config, 'loginFailures'>, input: { username: string; password: string }, address: string) {
+  const now = Date.now();
+  if (config.loginFailures > 0) {
+    const rows = await database.db
+      .selectFrom('platform_login_failures')
+      .select(['at', 'username'])
+      .where('address', '=', address)
+      .where('at', '>', now - WINDOW_MS)
+      .orderBy('at', 'desc')
+      .limit(config.loginFailures * ADDRESS_FACTOR)
+      .execute();
+    throttle(rows.map((r) => ({ at: r.at, samePair: r.username === input.username })), config.loginFailures, now);
+  }
+  const account = await database.db.selectFrom('platform_accounts').selectAll().where('username', '=', input.username).executeTakeFirst();
+  // A missing account, a wrong password and an inactive one: the same answer after the same work.
+  const passwordOk = await verifyPassword(input.password, account?.password_hash ?? null);
+  if (!account || !passwordOk || account.active !== 1) {
+    await database.db.insertInto('platform_login_failures').values({ username: input.username, address, at: now }).execute();
+    await database.db.deleteFrom('platform_login_failures').where('at', '<=', now - WINDOW_MS).execute();
+    throw unauthorized('wrong username or password');
+  }
+  const cookieValue = newSecret();
+  await transaction(database, async (trx) => {
+    await trx.deleteFrom('platform_login_failures').where('username', '=', input.username).where('address', '=', address).execute();
+    await trx.insertInto('platform_sessions').values({ id: sha256Hex(cookieValue), account_id: account.id, created_at: now, last_seen_at: now, expires_at: now + SESSION_LIFETIME_MS }).execute();
+    await trx.updateTable('platform_accounts').set({ last_login_at: now }).where('id', '=', account.id).execute();
+  });
+  return { cookieValue, account: { id: account.id, username: account.username, displayName: account.display_name, role: account.role as PlatformRole, sessionId: sha256Hex(cookieValue) } };
+}
+
+/** The account a `svc_platform` cookie signs in, or a 401; role and `active` read on every request. */
+export async function platformSession(database: Database, value: string, now: number): Promise<PlatformAccount> {
+  if (!SESSION_VALUE.test(value)) throw unauthorized('platform session expired or signed out');
+  const id = sha256Hex(value);
+  const row = await database.db
+    .selectFrom('platform_sessions')
+    .innerJoin('platform_accounts', 'platform_accounts.id', 'platform_sessions.account_id')
+    .select(['platform_sessions.last_seen_at', 'platform_sessions.expires_at', 'platform_accounts.id as account_id', 'platform_accounts.username', 'platform_accounts.display_name', 'platform_accounts.role', 'platform_accounts.active'])
+    .where('platform_sessions.id', '=', id)
+    .executeTakeFirst();
+  if (!row || row.expires_at <= now || row.active !== 1 || !(PLATFORM_ROLES as readonly string[]).includes(row.role)) {
+    throw unauthorized('platform session expired or signed out');
+  }
+  if (now - row.last_seen_at >= STAMP_INTERVAL_MS) {
+    await database.db.updateTable('platform_sessions').set({ last_seen_at: now, expires_at: now + SESSION_LIFETIME_MS }).where('id', '=', id).execute();
+  }
+  return { id: row.account_id, username: row.username, displayName: row.display_name, role: row.role as PlatformRole, sessionId: id };
+}
