@@ -55,6 +55,18 @@ describe('control plane', () => {
     expect((await call('GET', '/platform/api/auth/me', { cookies: { svc_platform: cookie.value } })).statusCode).toBe(401);
   });
 
+  it('throttles failed sign-ins like an organisation’s, and refuses a write from another origin', async () => {
+    for (let i = 0; i < h.config.loginFailures; i++) {
+      expect((await call('POST', '/platform/api/auth/login', { body: { username: 'helpdesk', password: 'wrong password' } })).statusCode).toBe(401);
+    }
+    const limited = await call('POST', '/platform/api/auth/login', { body: { username: 'helpdesk', password: PASSWORD } });
+    expect(limited.statusCode).toBe(429);
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    const foreign = await call('PUT', `/platform/api/organisations/${h.slug}`, { cookies: { svc_platform: adminCookie }, body: { name: 'Hijacked' }, headers: { origin: 'https://evil.example' } });
+    expect([foreign.statusCode, foreign.data.error]).toEqual([403, 'requests from origin https://evil.example are not accepted']);
+    expect((await asAdmin('GET', `/platform/api/organisations/${h.slug}`)).data.name).not.toBe('Hijacked');
+  });
+
   it('judges every control-plane route: no credential 401, an organisation token or session 403, SUPPORT reads only', async () => {
     const token = await h.createToken(['licenses:read']);
     const orgCookie = await h.signIn('admin', ADMIN_PASSWORD);
