@@ -30,6 +30,8 @@ export interface CachedAnswer {
 export interface CheckCache {
   load(lid: string): Promise<CachedAnswer | null>;
   save(answer: CachedAnswer): Promise<void>;
+  /** Forgets the answer for a licence (after release(): the next check starts fresh). */
+  clear(lid: string): Promise<void>;
 }
 
 /** Keeps answers for the life of the process only. */
@@ -41,6 +43,9 @@ export function memoryCache(): CheckCache {
     },
     async save(answer) {
       answers.set(answer.lid, { ...answer });
+    },
+    async clear(lid) {
+      answers.delete(lid);
     },
   };
 }
@@ -79,6 +84,19 @@ export function fileCache(dir: string = defaultCacheDir()): CheckCache & { file:
     }
   }
 
+  /** Written to a temporary file and renamed over the old one. */
+  async function writeAll(all: Record<string, CachedAnswer>) {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const temporary = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+    try {
+      await writeFile(temporary, `${JSON.stringify(all, null, 2)}\n`, { mode: 0o600 });
+      await rename(temporary, file);
+    } catch (error) {
+      await rm(temporary, { force: true });
+      throw error;
+    }
+  }
+
   return {
     file,
     async load(lid) {
@@ -88,15 +106,13 @@ export function fileCache(dir: string = defaultCacheDir()): CheckCache & { file:
     async save(answer) {
       const all = await readAll();
       all[answer.lid] = answer;
-      await mkdir(dir, { recursive: true, mode: 0o700 });
-      const temporary = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-      try {
-        await writeFile(temporary, `${JSON.stringify(all, null, 2)}\n`, { mode: 0o600 });
-        await rename(temporary, file);
-      } catch (error) {
-        await rm(temporary, { force: true });
-        throw error;
-      }
+      await writeAll(all);
+    },
+    async clear(lid) {
+      const all = await readAll();
+      if (!(lid in all)) return;
+      delete all[lid];
+      await writeAll(all);
     },
   };
 }

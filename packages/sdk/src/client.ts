@@ -60,6 +60,10 @@ export interface NoAnswer {
   message: string;
 }
 
+/** Why release() freed nothing: this machine holds no seat, its seat is in the signature, or the licence is unknown. */
+export type ReleaseRefusal = 'NO_SEAT' | 'AT_ISSUE' | 'UNKNOWN_LICENCE';
+export type ReleaseResult = { released: true; releasedAt: string } | { released: false; reason: ReleaseRefusal };
+
 /** A check answer whose receipt verified against this licence, nonce and machine. */
 export interface VerifiedAnswer extends CachedAnswer {
   /** Licensed on this machine by the signed fields: status ACTIVE or GRACE and boundAt set. */
@@ -222,6 +226,28 @@ export class LicenceClient {
     return body.license;
   }
 
+  /**
+   * Frees this machine's seat ("Deactivate this computer", DESIGN.md 12), so the licence can be
+   * used on another machine; afterwards the cached answer is forgotten and the next check()
+   * starts fresh. Answers the service's verdict: `{ released: true, releasedAt }`, or
+   * `{ released: false, reason }` (`NO_SEAT`, `AT_ISSUE`, `UNKNOWN_LICENCE`). Throws
+   * LicensorError for anything else: `HTTP_STATUS` 403 when the product's limit is reached.
+   */
+  async release(): Promise<ReleaseResult> {
+    const licence = this.#verify(this.#licence, this.#clock());
+    if (!licence.signed) throw new LicensorError('BAD_LICENCE', `the licence in use does not verify: ${licence.message}`);
+    const nonce = randomBytes(24).toString('base64url');
+    const body = await this.#post('release', { license: this.#licence, fingerprint: this.fingerprint, nonce });
+    if (body.nonce !== nonce || body.lid !== licence.claims.lid || typeof body.released !== 'boolean') {
+      throw new LicensorError('BAD_RESPONSE', 'the release answer is not for this licence and request');
+    }
+    if (body.released) {
+      await this.#cache.clear(licence.claims.lid);
+      return { released: true, releasedAt: String(body.releasedAt) };
+    }
+    return { released: false, reason: String(body.reason) as ReleaseRefusal };
+  }
+
   #verify(licence: string, now: number): LicenceVerification {
     return verifyLicence(licence, this.#keys, { now, fingerprint: this.fingerprint, productKey: this.#productKey, organisation: this.#slug });
   }
@@ -237,7 +263,7 @@ export class LicenceClient {
   }
 
   /** POSTs JSON and returns the 200 answer's object; everything else is a LicensorError. */
-  async #post(endpoint: 'check' | 'fetch', body: Record<string, string>): Promise<Record<string, unknown>> {
+  async #post(endpoint: 'check' | 'fetch' | 'release', body: Record<string, string>): Promise<Record<string, unknown>> {
     const controller = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {

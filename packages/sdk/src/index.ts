@@ -17,6 +17,8 @@ export {
   type CheckState,
   type InvalidReason,
   type NoAnswer,
+  type ReleaseRefusal,
+  type ReleaseResult,
   type VerifiedAnswer,
 } from './client.js';
 export type { LicenceClaims, CalendarStatus, FingerprintParts, FingerprintComponent } from '@licensor/protocol';

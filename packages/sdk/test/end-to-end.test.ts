@@ -100,6 +100,21 @@ describe('the SDK against a real service', () => {
     expect(await client({ publicKeyPem: other.product.publicKeyPem }).check()).toMatchObject({ state: 'INVALID', reasons: ['BAD_SIGNATURE'], noAnswer: null });
   });
 
+  it('releases this machine’s seat, forgets its answer, and the licence binds on another machine', async () => {
+    const { client } = await setUp();
+    const cache = memoryCache();
+    const here = client({ cache });
+    expect((await here.check()).state).toBe('VALID');
+    expect(await client({ fingerprint: elsewhere }).check()).toMatchObject({ state: 'INVALID', serverReason: 'FINGERPRINT_MISMATCH' });
+    const lid = (await here.check()).licence.claims!.lid;
+    expect(await cache.load(lid)).not.toBeNull();
+
+    expect(await here.release()).toEqual({ released: true, releasedAt: expect.any(String) });
+    expect(await cache.load(lid)).toBeNull();
+    expect(await here.release()).toEqual({ released: false, reason: 'NO_SEAT' });
+    expect(await client({ fingerprint: elsewhere }).check()).toMatchObject({ state: 'VALID', serverReason: null });
+  });
+
   it('fetch is refused before the licence is bound (fetch never binds)', async () => {
     const { client } = await setUp();
     await expect(client().fetch()).rejects.toMatchObject({ code: 'HTTP_STATUS', status: 403 });

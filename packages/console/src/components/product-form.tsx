@@ -33,6 +33,7 @@ interface Draft {
   maxMachines: Count;
   defaultValidityMonths: Count;
   defaultGraceDays: Count;
+  selfReleaseLimit: Count;
   params: ProductParam[];
 }
 
@@ -58,6 +59,7 @@ function draftOf(product: Product | undefined): Draft {
     maxMachines: product?.maxMachines ?? 1,
     defaultValidityMonths: product ? (product.defaultValidityMonths ?? '') : 12,
     defaultGraceDays: product?.defaultGraceDays ?? 0,
+    selfReleaseLimit: product ? (product.selfReleaseLimit ?? '') : 3,
     params: (product?.params as ProductParam[] | undefined) ?? [],
   };
 }
@@ -119,6 +121,7 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
       ...(draft.maxMachines === '' ? {} : { maxMachines: draft.maxMachines }),
       defaultValidityMonths: orNull(draft.defaultValidityMonths),
       defaultGraceDays: orNull(draft.defaultGraceDays),
+      selfReleaseLimit: orNull(draft.selfReleaseLimit),
       params: draft.params.map((p) => ({ ...p, label: p.label.trim() || p.key })),
     };
     try {
@@ -214,6 +217,15 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
             <NumberInput label="Default grace days" min={0} max={3650} allowDecimal={false} value={draft.defaultGraceDays} onChange={(v) => set({ defaultGraceDays: count(v) })} />
             <NumberInput label="Max machines" description="Seats per licence, by default" min={1} max={1_000_000} allowDecimal={false} value={draft.maxMachines} onChange={(v) => set({ maxMachines: count(v) })} />
             <NumberInput label="Fingerprint components to match" description="Of five; fewer tolerates hardware changes" min={1} max={5} allowDecimal={false} value={draft.fingerprintNeed} onChange={(v) => set({ fingerprintNeed: count(v) })} />
+            <NumberInput
+              label="Self-service releases (per 30 days)"
+              description="Seats a licence may free by itself, from the application or the customer; 0 = off, empty = no limit"
+              min={0}
+              max={100}
+              allowDecimal={false}
+              value={draft.selfReleaseLimit}
+              onChange={(v) => set({ selfReleaseLimit: count(v) })}
+            />
           </SimpleGrid>
 
           <Divider label="Online checks" labelPosition="left" />

@@ -125,6 +125,7 @@ export default function ProductPage() {
           <Field label="Fingerprint match">{p.fingerprintNeed ?? 3} of 5 components</Field>
           <Field label="Check interval">{duration(p.checkIntervalSeconds ?? 86_400)}</Field>
           <Field label="Offline window">{duration(p.maxOfflineSeconds ?? 604_800)}</Field>
+          <Field label="Self-service releases">{p.selfReleaseLimit === null ? 'no limit' : p.selfReleaseLimit === 0 ? 'off' : `${p.selfReleaseLimit} per 30 days`}</Field>
           <Field label="Fetch renewed terms">{p.licenceFetchEnabled ? 'allowed' : 'off'}</Field>
           <Field label="Created">
             <DateTime value={p.createdAt} /> <Text span size="xs" c="dimmed">by {p.createdBy}</Text>

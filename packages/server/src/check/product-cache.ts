@@ -8,6 +8,8 @@ export interface CheckProduct {
   active: boolean;
   fetchEnabled: boolean;
   fingerprintNeed: number;
+  /** DESIGN.md 12: self-service releases per licence in any 30 days; null = no limit. */
+  selfReleaseLimit: number | null;
   tokenHash: string | null;
   /** Every key the product has had, current first: a licence may be signed by any of them. */
   keys: OpenedKey[];
@@ -28,7 +30,7 @@ export class CheckProductCache {
   async find(t: Tenant, checkId: string): Promise<CheckProduct | undefined> {
     const row = await t
       .selectFrom('products')
-      .select(['id', 'version', 'product_key', 'active', 'licence_fetch_enabled', 'fingerprint_need', 'check_token_hash'])
+      .select(['id', 'version', 'product_key', 'active', 'licence_fetch_enabled', 'fingerprint_need', 'self_release_limit', 'check_token_hash'])
       .where('check_id', '=', checkId)
       .executeTakeFirst();
     if (!row) return undefined;
@@ -38,6 +40,7 @@ export class CheckProductCache {
       active: row.active === 1,
       fetchEnabled: row.licence_fetch_enabled === 1,
       fingerprintNeed: row.fingerprint_need,
+      selfReleaseLimit: row.self_release_limit,
       tokenHash: row.check_token_hash,
       keys: await this.keysOf(t, row.id, row.version),
     };

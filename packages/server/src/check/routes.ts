@@ -11,7 +11,7 @@ import type { Keyring } from '../keys/keyring.js';
 import { CheckCounter } from './counters.js';
 import { CheckProductCache } from './product-cache.js';
 import { memoryRateLimiter, redisRateLimiter, type RateLimiter } from './rate-limit.js';
-import { checkLicence, fetchLicence, type CheckScope } from './service.js';
+import { checkLicence, fetchLicence, releaseOwnSeat, type CheckScope } from './service.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -73,6 +73,18 @@ const CheckAnswer = Type.Object({
     }),
   ),
 });
+const ReleaseBody = Type.Object({ license: CheckBody.properties.license, fingerprint: Fingerprint, nonce: CheckBody.properties.nonce });
+const ReleaseAnswer = Type.Object({
+  lid: Type.String(),
+  released: Type.Boolean(),
+  releasedAt: Type.Optional(Timestamp),
+  nonce: Type.String({ description: 'The nonce sent.' }),
+  reason: Type.Optional(
+    Type.Enum(['NO_SEAT', 'AT_ISSUE', 'UNKNOWN_LICENCE'], {
+      description: 'Why nothing was released: this machine holds no seat (an exact fingerprint match is needed), its seat is in the signature, or the licence is unknown. These never count towards the limit.',
+    }),
+  ),
+});
 const FetchAnswer = Type.Object({ license: Type.String({ description: 'The current signed licence string.' }) });
 
 const isJson = (contentType: string | undefined) => contentType?.split(';')[0]!.trim().toLowerCase() === 'application/json';
@@ -88,7 +100,7 @@ interface Gate {
  * The refusals of DESIGN.md 5 that come before the body, in their order. They run in
  * onRequest, before the body is parsed, so a wrong token with a non-JSON body is still a 401.
  */
-function gate({ database, config, products, limiter }: Gate, route: 'check' | 'fetch') {
+function gate({ database, config, products, limiter }: Gate, route: 'check' | 'fetch' | 'release') {
   return async (request: FastifyRequest) => {
     const now = Date.now();
     const perAddress = await limiter.hit(`address:${request.ip}`, config.checkRateAddress, now);
@@ -160,6 +172,23 @@ export function checkRoutes(keyring: Keyring, database: Database, config: Config
         },
       },
       async (request) => fetchLicence(request.checkScope, request.body),
+    );
+
+    app.post(
+      '/public/license/:checkId/release',
+      {
+        config: { access: 'check' },
+        onRequest: gate(deps, 'release'),
+        schema: {
+          summary: 'Release this machine’s own seat',
+          description: `${security} DESIGN.md 12: frees the live seat whose recorded fingerprint equals this one exactly, so the licence can be used on another machine. Refusals come in the order of a check; past the product's \`selfReleaseLimit\` in 30 days, 403 "self-service release limit reached".`,
+          tags,
+          params: CheckParams,
+          body: ReleaseBody,
+          response: responses({ 200: ReleaseAnswer }, [415, 429]),
+        },
+      },
+      async (request) => releaseOwnSeat(request.checkScope, request.body),
     );
   };
 }

@@ -13,6 +13,7 @@ import {
   type ParsedLicence,
 } from '@licensor/protocol';
 import { recordAudit } from '../audit/audit.js';
+import { releaseSelf } from '../licences/self-release.js';
 import { lockRow, type Database } from '../db/database.js';
 import type { Tenant } from '../db/tenant.js';
 import { inTransaction } from '../http/context.js';
@@ -298,4 +299,37 @@ export async function fetchLicence(scope: CheckScope, body: { license: string; f
     throw forbidden('this fingerprint matches no machine bound to the licence');
   }
   return { license: term.licence.licence_string };
+}
+
+export type ReleaseAnswer =
+  | { lid: string; released: true; releasedAt: string; nonce: string }
+  | { lid: string; released: false; nonce: string; reason: 'NO_SEAT' | 'AT_ISSUE' | 'UNKNOWN_LICENCE' };
+
+/**
+ * The application frees its own seat (DESIGN.md 12): the live seat whose recorded fingerprint
+ * equals this one in all five components (a near match, which a check accepts, does not
+ * release), under the licence-row lock and within the product's limit.
+ */
+export async function releaseOwnSeat(scope: CheckScope, body: { license: string; fingerprint: string; nonce: string }): Promise<ReleaseAnswer> {
+  const presented = readPresented(scope, body);
+  const { lid } = presented.claims;
+  const refused = (reason: 'NO_SEAT' | 'AT_ISSUE' | 'UNKNOWN_LICENCE') => ({ lid, released: false as const, nonce: body.nonce, reason });
+  const term = await findTerm(scope, presented);
+  if (!term) return refused('UNKNOWN_LICENCE');
+  const parts = JSON.stringify(presented.parts);
+  return inTransaction(scope, async (t) => {
+    await lockRow(scope.database, t.db, 'licences', term.licence.id);
+    const seats = await t
+      .selectFrom('machine_bindings')
+      .select(['id', 'parts', 'at_issue'])
+      .where('licence_id', '=', term.licence.id)
+      .where('released_at', 'is', null)
+      .orderBy('id')
+      .execute();
+    const seat = seats.find((s) => s.parts === parts);
+    if (!seat) return refused('NO_SEAT');
+    if (seat.at_issue === 1) return refused('AT_ISSUE');
+    await releaseSelf(t, { licenceId: term.licence.id, lid, bindingId: seat.id, parts: seat.parts }, scope.product.selfReleaseLimit, 'self', scope.now);
+    return { lid, released: true as const, releasedAt: iso(scope.now), nonce: body.nonce };
+  });
 }

@@ -138,6 +138,8 @@ export interface ProductsTable {
   max_machines: number;
   default_validity_months: number | null;
   default_grace_days: number;
+  /** DESIGN.md 12: seats one licence may release by itself in any 30 days; null = no limit. */
+  self_release_limit: number | null;
   params: string;
   created_at: number;
   created_by: string | null;

@@ -88,6 +88,7 @@ const OPERATION_IDS: Record<string, string> = {
   'GET /dashboard/metrics': 'getDashboardMetrics',
   'GET /dashboard/activity': 'listActivity',
   'POST /public/license/{checkId}/check': 'checkLicence',
+  'POST /public/license/{checkId}/release': 'releaseOwnSeat',
   'POST /platform/api/auth/login': 'platformSignIn',
   'POST /platform/api/auth/logout': 'platformSignOut',
   'GET /platform/api/auth/me': 'getPlatformIdentity',

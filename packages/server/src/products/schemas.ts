@@ -80,6 +80,15 @@ const editable = {
     Nullable(Type.Integer({ minimum: 0, maximum: 1200, description: '0 = perpetual; null = required at issue.' })),
   ),
   defaultGraceDays: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 3650, description: 'null = the default, 0.' }))),
+  selfReleaseLimit: Type.Optional(
+    Nullable(
+      Type.Integer({
+        minimum: 0,
+        maximum: 100,
+        description: 'Seats one licence may release by itself (application or customer portal) in any 30 days; 0 = off, null = no limit. Default 3.',
+      }),
+    ),
+  ),
   params: Type.Optional(Type.Array(ProductParamInput, { maxItems: 100 })),
 };
 
@@ -139,6 +148,7 @@ export const Product = Type.Object({
   maxMachines: Type.Integer(),
   defaultValidityMonths: Nullable(Type.Integer()),
   defaultGraceDays: Nullable(Type.Integer()),
+  selfReleaseLimit: Nullable(Type.Integer({ description: 'Self-service releases per licence in any 30 days; 0 = off, null = no limit.' })),
   createdAt: Timestamp,
   updatedAt: Timestamp,
   params: Type.Array(ProductParam),

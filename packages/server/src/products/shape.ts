@@ -19,6 +19,7 @@ export interface ProductShape {
   maxMachines: number;
   defaultValidityMonths: number | null;
   defaultGraceDays: number;
+  selfReleaseLimit: number | null;
   params: ProductParam[];
 }
 
@@ -36,6 +37,7 @@ export const SHAPE_FIELDS = [
   'maxMachines',
   'defaultValidityMonths',
   'defaultGraceDays',
+  'selfReleaseLimit',
   'params',
 ] as const satisfies ReadonlyArray<keyof ProductShape>;
 
@@ -51,7 +53,11 @@ const DEFAULTS = {
   maxMachines: 1,
   defaultValidityMonths: 12,
   defaultGraceDays: 0,
+  selfReleaseLimit: 3,
 } as const;
+
+/** defaultValidityMonths null: asked at issue; selfReleaseLimit null: no limit. */
+const NULL_MEANS_SOMETHING = new Set<string>(['defaultValidityMonths', 'selfReleaseLimit']);
 
 export function shapeOf(row: ProductRow): ProductShape {
   return {
@@ -68,6 +74,7 @@ export function shapeOf(row: ProductRow): ProductShape {
     maxMachines: row.max_machines,
     defaultValidityMonths: row.default_validity_months,
     defaultGraceDays: row.default_grace_days,
+    selfReleaseLimit: row.self_release_limit,
     params: JSON.parse(row.params) as ProductParam[],
   };
 }
@@ -88,6 +95,7 @@ export function shapeColumns(shape: ProductShape) {
     max_machines: shape.maxMachines,
     default_validity_months: shape.defaultValidityMonths,
     default_grace_days: shape.defaultGraceDays,
+    self_release_limit: shape.selfReleaseLimit,
     params: JSON.stringify(shape.params),
   };
 }
@@ -111,9 +119,9 @@ const completeParam = (p: ParamInput): ProductParam => ({
 export function nextShape(input: UpdateProductInput, current: ProductShape | null): ProductShape {
   // The input names its shape fields as the shape does.
   const carried = SHAPE_FIELDS.filter((field) => input[field] !== undefined);
-  // null puts a field back to its default, except defaultValidityMonths, where null has a meaning.
+  // null puts a field back to its default, except where null has a meaning of its own.
   const given = Object.fromEntries(
-    carried.map((field) => [field, input[field] === null && field !== 'defaultValidityMonths' ? DEFAULTS[field as keyof typeof DEFAULTS] : input[field]]),
+    carried.map((field) => [field, input[field] === null && !NULL_MEANS_SOMETHING.has(field) ? DEFAULTS[field as keyof typeof DEFAULTS] : input[field]]),
   ) as Partial<ProductShape>;
   if (input.params) given.params = input.params.map(completeParam);
   const base = current ?? { ...DEFAULTS, allowedLicenceTypes: [input.licenceType ?? DEFAULTS.licenceType], params: [] };

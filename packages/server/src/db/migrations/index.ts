@@ -5,6 +5,7 @@ import { products } from './0002_products.js';
 import { licences } from './0003_licences.js';
 import { consoleAmendments } from './0004_console_amendments.js';
 import { controlPlane } from './0005_control_plane.js';
+import { seatSelfService } from './0006_seat_self_service.js';
 
 /** Migrations are written once for both dialects; each receives the dialect for the few DDL differences. */
 const migrations: Record<string, (dialect: DialectName) => Migration> = {
@@ -13,6 +14,7 @@ const migrations: Record<string, (dialect: DialectName) => Migration> = {
   '0003_licences': licences,
   '0004_console_amendments': consoleAmendments,
   '0005_control_plane': controlPlane,
+  '0006_seat_self_service': seatSelfService,
 };
 
 export async function migrateToLatest(database: Database): Promise<string[]> {

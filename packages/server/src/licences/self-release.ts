@@ -1,0 +1,49 @@
+import { recordAudit } from '../audit/audit.js';
+import type { Tenant } from '../db/tenant.js';
+import { forbidden } from '../http/errors.js';
+
+/** DESIGN.md 12: the window the self-service limit counts in. */
+export const SELF_RELEASE_WINDOW_MS = 30 * 24 * 60 * 60 * 1000;
+
+/** Who released a seat without the operator: the application (`self`) or the customer (`customer/<id>`). */
+const isSelf = (releasedBy: string | null) => releasedBy === 'self' || (releasedBy?.startsWith('customer/') ?? false);
+
+/** Self-service releases of a licence in the 30 days before `now`, both ways together. */
+export async function selfReleasesInWindow(t: Tenant, licenceId: number, now: number): Promise<number> {
+  const rows = await t
+    .selectFrom('machine_bindings')
+    .select('released_by')
+    .where('licence_id', '=', licenceId)
+    .where('released_at', '>', now - SELF_RELEASE_WINDOW_MS)
+    .execute();
+  return rows.filter((r) => isSelf(r.released_by)).length;
+}
+
+/**
+ * Releases one live, not-at-issue seat for the application or the customer, within the
+ * product's limit. The caller holds the licence-row lock, so parallel releases on any instance
+ * count each other and exactly the allowed number succeed.
+ */
+export async function releaseSelf(
+  t: Tenant,
+  seat: { licenceId: number; lid: string; bindingId: number; parts: string },
+  limit: number | null,
+  actor: string,
+  now: number,
+): Promise<void> {
+  if (limit !== null && (await selfReleasesInWindow(t, seat.licenceId, now)) >= limit) throw forbidden('self-service release limit reached');
+  await t.updateTable('machine_bindings').set({ released_at: now, released_by: actor }).where('id', '=', seat.bindingId).execute();
+  await t
+    .updateTable('licences')
+    .set((eb) => ({ rebind_count: eb('rebind_count', '+', 1) }))
+    .where('id', '=', seat.licenceId)
+    .execute();
+  await recordAudit(t, actor, now, {
+    action: 'machine.released',
+    subjectType: 'machine',
+    subjectId: seat.bindingId,
+    lid: seat.lid,
+    summary: `Released machine ${seat.bindingId} (${actor === 'self' ? 'by the application' : 'by the customer'})`,
+    details: { parts: JSON.parse(seat.parts) as Record<string, string> },
+  });
+}
