@@ -24,6 +24,7 @@ import { settingsRoutes } from './settings/routes.js';
 import { tokenRoutes } from './tokens/routes.js';
 import { userRoutes } from './users/routes.js';
 import { PLATFORM_PREFIX, platformRoutes, type PlatformRoute } from './platform/routes.js';
+import { portalRoutes } from './portal/routes.js';
 import { VERSION } from './version.js';
 
 export interface AppOptions {
@@ -47,6 +48,8 @@ function clientMessage(err: { code?: string; message: string; statusCode?: numbe
   }
 }
 
+const PORTAL_CODE_IN_URL = /\/portal\/[0-9a-f]{64}/g;
+
 const OUT_OF_RANGE = new Set(['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum']);
 
 export async function buildApp({ config, database, masterKey, logger }: AppOptions): Promise<FastifyInstance> {
@@ -54,6 +57,15 @@ export async function buildApp({ config, database, masterKey, logger }: AppOptio
     logger: logger ?? {
       level: config.logLevel,
       redact: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'],
+      serializers: {
+        // A portal link's code is a credential: the page's URL is logged without it (DESIGN.md 12).
+        req: (request: { method: string; url: string; hostname?: string; ip?: string }) => ({
+          method: request.method,
+          url: request.url.replace(PORTAL_CODE_IN_URL, '/portal/<code>'),
+          host: request.hostname,
+          remoteAddress: request.ip,
+        }),
+      },
     },
     trustProxy: config.trustProxy,
     bodyLimit: 1024 * 1024,
@@ -142,6 +154,7 @@ export async function buildApp({ config, database, masterKey, logger }: AppOptio
       await api.register(dashboardRoutes);
       await api.register(auditRoutes);
       await api.register(checkRoutes(keyring, database, config));
+      await api.register(portalRoutes(database, config));
     },
     { prefix: '/o/:slug/api' },
   );

@@ -20,9 +20,10 @@ export type Role = (typeof ROLES)[number];
  * What a route demands of its caller: a scope (judged against a token's scopes or a person's
  * role), any credential of the organisation (`member`), a signed-in person (`session`), a
  * signed-in organisation administrator (`admin-session`), a product's check token (`check`,
- * judged by the check routes themselves: check/routes.ts), or nothing (`public`).
+ * judged by the check routes themselves: check/routes.ts), the customer portal's own cookie
+ * (`portal`, DESIGN.md 12), or nothing (`public`).
  */
-export type Access = Scope | 'public' | 'member' | 'session' | 'admin-session' | 'check';
+export type Access = Scope | 'public' | 'member' | 'session' | 'admin-session' | 'check' | 'portal';
 
 const READS: Scope[] = SCOPES.filter((s) => s.endsWith(':read'));
 const ROLE_SCOPES: Record<Role, ReadonlySet<Scope>> = {

@@ -260,6 +260,29 @@ export interface IdempotencyKeysTable {
   created_at: number;
 }
 
+/** DESIGN.md 12: a single-use link a customer opens the portal with; only the code's hash is kept. */
+export interface PortalLinksTable {
+  id: Generated<number>;
+  org_id: number;
+  customer_id: number;
+  code_hash: string;
+  created_at: number;
+  created_by: string;
+  expires_at: number;
+  used_at: number | null;
+  revoked_at: number | null;
+}
+
+export interface PortalSessionsTable {
+  /** SHA-256 (hex) of the `svc_portal` cookie. */
+  id: string;
+  org_id: number;
+  customer_id: number;
+  link_id: number;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface Schema {
   organisations: OrganisationsTable;
   users: UsersTable;
@@ -279,4 +302,6 @@ export interface Schema {
   platform_sessions: PlatformSessionsTable;
   platform_login_failures: PlatformLoginFailuresTable;
   platform_audit: PlatformAuditTable;
+  portal_links: PortalLinksTable;
+  portal_sessions: PortalSessionsTable;
 }

@@ -22,6 +22,8 @@ function describeAccess(access: Access | undefined): string {
       return 'A signed-in person (session cookie); closed to API tokens.';
     case 'admin-session':
       return 'A signed-in ORG_ADMIN (session cookie); closed to API tokens.';
+    case 'portal':
+      return "The customer portal's `svc_portal` cookie (from POST /portal/session); every other credential gets 401.";
     case 'check':
       return "The product's check token `svcc_<checkId>_<secret>`; management credentials are not accepted.";
     default:
@@ -89,6 +91,16 @@ const OPERATION_IDS: Record<string, string> = {
   'GET /dashboard/activity': 'listActivity',
   'POST /public/license/{checkId}/check': 'checkLicence',
   'POST /public/license/{checkId}/release': 'releaseOwnSeat',
+  'POST /customers/{id}/portal-links': 'createPortalLink',
+  'GET /customers/{id}/portal-links': 'listPortalLinks',
+  'DELETE /customers/{id}/portal-links/{linkId}': 'revokePortalLink',
+  'POST /portal/session': 'openPortal',
+  'GET /portal/me': 'getPortalIdentity',
+  'POST /portal/auth/logout': 'closePortal',
+  'GET /portal/licenses': 'listPortalLicences',
+  'GET /portal/licenses/{lid}': 'getPortalLicence',
+  'GET /portal/licenses/{lid}/download': 'downloadPortalLicence',
+  'POST /portal/licenses/{lid}/release': 'releasePortalMachine',
   'POST /platform/api/auth/login': 'platformSignIn',
   'POST /platform/api/auth/logout': 'platformSignOut',
   'GET /platform/api/auth/me': 'getPlatformIdentity',
@@ -138,6 +150,7 @@ export async function installOpenApi(app: FastifyInstance, version: string, publ
           token: { type: 'http', scheme: 'bearer', description: 'API token `svc_<id>_<secret>`.' },
           session: { type: 'apiKey', in: 'cookie', name: 'svc_session', description: 'Console session from POST /auth/login.' },
           checkToken: { type: 'http', scheme: 'bearer', description: "A product's check token `svcc_<checkId>_<secret>` (licence check API)." },
+          portalSession: { type: 'apiKey', in: 'cookie', name: 'svc_portal', description: 'Customer portal session from POST /portal/session.' },
           platformSession: { type: 'apiKey', in: 'cookie', name: 'svc_platform', description: 'Control-plane session from POST /platform/api/auth/login.' },
         },
       },
@@ -162,7 +175,7 @@ export async function installOpenApi(app: FastifyInstance, version: string, publ
         ...schema,
         ...(schema?.params ? { params: withoutSlug(schema.params as ObjectSchema) } : {}),
         description: [schema?.description, describeAccess(access)].filter(Boolean).join('\n\n'),
-        security: (access === 'public' ? [] : access === 'check' ? [{ checkToken: [] }] : [{ token: [] }, { session: [] }]) as Array<Record<string, string[]>>,
+        security: (access === 'public' ? [] : access === 'check' ? [{ checkToken: [] }] : access === 'portal' ? [{ portalSession: [] }] : [{ token: [] }, { session: [] }]) as Array<Record<string, string[]>>,
       };
       const path = url.slice(API_PREFIX.length) || '/';
       const operationId = OPERATION_IDS[`${[route.method].flat()[0]} ${path.replace(/:([A-Za-z]+)/g, '{$1}')}`];

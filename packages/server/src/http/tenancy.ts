@@ -6,14 +6,17 @@ import { authenticate } from '../auth/credentials.js';
 import { roleAllows, scopesAllow, type Access } from '../auth/access.js';
 import { findOrganisationBySlug, type Organisation } from '../orgs/repo.js';
 import { makeCtx, type Actor, type Ctx } from './context.js';
+import { authenticatePortal, type PortalSession } from '../portal/service.js';
 import { forbidden, notFound } from './errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The organisation the URL's slug selected. */
     org: Organisation;
-    /** Set for every route whose access is not `public`. */
+    /** Set for every route whose access is not `public`, `check` or `portal`. */
     ctx: Ctx;
+    /** Set for the customer portal's routes. */
+    portal: PortalSession;
   }
   interface FastifyContextConfig {
     access?: Access;
@@ -32,7 +35,7 @@ export interface ApiRoute {
 
 const NO_QUERY = Type.Object({}, { additionalProperties: false });
 
-function authorize(actor: Actor, access: Exclude<Access, 'public' | 'check'>): void {
+function authorize(actor: Actor, access: Exclude<Access, 'public' | 'check' | 'portal'>): void {
   if (access === 'member' || actor.kind === 'system') return;
   if (access === 'session' || access === 'admin-session') {
     if (actor.kind === 'token') throw forbidden('this endpoint is closed to API tokens: sign in to the console');
@@ -61,6 +64,7 @@ export function installTenancy(app: FastifyInstance, database: Database, config:
   });
   app.decorateRequest('org', null as unknown as Organisation);
   app.decorateRequest('ctx', null as unknown as Ctx);
+  app.decorateRequest('portal', null as unknown as PortalSession);
   app.addHook('onRequest', async (request: FastifyRequest) => {
     const { slug } = request.params as { slug: string };
     const org = await findOrganisationBySlug(database.db, slug);
@@ -70,6 +74,11 @@ export function installTenancy(app: FastifyInstance, database: Database, config:
     // A check token is judged by the check routes' own onRequest hook, which runs right after this one.
     if (access === 'public' || access === 'check') return;
     const now = Date.now();
+    // The customer portal has its own credential and nothing else (DESIGN.md 12).
+    if (access === 'portal') {
+      request.portal = await authenticatePortal(request, database, config, org, now);
+      return;
+    }
     const actor = await authenticate(request, database, config, org, now);
     // The platform still reaches a suspended organisation (DESIGN.md 8); its own people do not.
     if (org.suspended && actor.kind !== 'platform') throw forbidden('organisation suspended');

@@ -41,7 +41,7 @@ import { verifyLicenceString } from './verify.js';
 const tags = ['Licences'];
 const MAX_LIST = 25_000;
 const LIC_TYPE = 'application/octet-stream';
-const LicFile = { content: { [LIC_TYPE]: { schema: Type.String({ description: 'The licence string alone, no trailing newline.' }) } } };
+export const LicFile = { content: { [LIC_TYPE]: { schema: Type.String({ description: 'The licence string alone, no trailing newline.' }) } } };
 const IdempotencyHeader = Type.Object({
   'idempotency-key': Type.Optional(Type.String({ maxLength: 255, description: 'Repeats within 24 hours return the first answer and change nothing.' })),
 });
@@ -51,7 +51,7 @@ async function bodyOrEmpty(request: FastifyRequest) {
   request.body ??= {};
 }
 
-function sendLic(reply: FastifyReply, lid: string, text: string) {
+export function sendLic(reply: FastifyReply, lid: string, text: string) {
   return reply.type(LIC_TYPE).header('content-disposition', `attachment; filename="${lid}.lic"`).send(text);
 }
 

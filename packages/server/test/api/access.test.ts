@@ -17,8 +17,9 @@ const tokensWithout = new Map<string, string>();
 
 beforeAll(async () => {
   h = await startHarness();
-  // Check routes take a product's check token, never these credentials (check-refusals.test.ts).
-  routes = h.app.apiRoutes.filter((r) => r.access !== 'public' && r.access !== 'check');
+  // Check routes take a product's check token, the portal its own cookie: never these credentials
+  // (check-refusals.test.ts, portal.test.ts).
+  routes = h.app.apiRoutes.filter((r) => r.access !== 'public' && r.access !== 'check' && r.access !== 'portal');
   const other = await h.otherOrg();
   otherOrgCookie = other.cookie;
   otherOrgToken = await h.createToken([...SCOPES], other.slug);

@@ -1,0 +1,198 @@
+import type { FastifyRequest } from 'fastify';
+import { graceEndsAt } from '@licensor/protocol';
+import { recordAudit } from '../audit/audit.js';
+import { newSecret, sha256Hex } from '../auth/secrets.js';
+import type { Config } from '../config.js';
+import { transaction, type Database } from '../db/database.js';
+import { tenant, type Tenant } from '../db/tenant.js';
+import { inTransaction, type Ctx } from '../http/context.js';
+import { badRequest, forbidden, notFound, unauthorized } from '../http/errors.js';
+import { iso } from '../http/schemas.js';
+import { findLicenceView, licenceViews, lockLicenceRow, statusOf, type LicenceView } from '../licences/repo.js';
+import { releaseSelf, selfReleasesInWindow } from '../licences/self-release.js';
+import type { Organisation } from '../orgs/repo.js';
+
+export const PORTAL_COOKIE = 'svc_portal';
+const LINK_LIFETIME_MS = 24 * 60 * 60 * 1000;
+export const PORTAL_SESSION_MS = 8 * 60 * 60 * 1000;
+const SECRET = /^[0-9a-f]{64}$/;
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** Who the portal cookie signs in: one customer of one organisation. */
+export interface PortalSession {
+  customerId: number;
+  sessionId: string;
+  tenant: Tenant;
+  /** The audit actor, `customer/<id>`. */
+  actor: string;
+}
+
+async function customerOr404(t: Tenant, customerId: number) {
+  const customer = await t.selectFrom('customers').select(['id', 'name']).where('id', '=', customerId).executeTakeFirst();
+  if (!customer) throw notFound(`no customer ${customerId}`);
+  return customer;
+}
+
+const toLink = (row: { id: number; created_at: number; created_by: string; expires_at: number; used_at: number | null; revoked_at: number | null }) => ({
+  id: row.id,
+  createdAt: iso(row.created_at),
+  createdBy: row.created_by,
+  expiresAt: iso(row.expires_at),
+  usedAt: iso(row.used_at),
+  revokedAt: iso(row.revoked_at),
+});
+
+/** A single-use link for 24 hours; only the code's SHA-256 is stored, the URL is shown once. */
+export async function createPortalLink(ctx: Ctx, publicUrl: string, customerId: number) {
+  const code = newSecret();
+  const expiresAt = ctx.now + LINK_LIFETIME_MS;
+  await inTransaction(ctx, async (t) => {
+    const customer = await customerOr404(t, customerId);
+    const link = await t
+      .insertInto('portal_links', { customer_id: customerId, code_hash: sha256Hex(code), created_at: ctx.now, created_by: ctx.actor.name, expires_at: expiresAt, used_at: null, revoked_at: null })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await recordAudit(t, ctx.actor.name, ctx.now, {
+      action: 'portal_link.created',
+      subjectType: 'customer',
+      subjectId: customerId,
+      summary: `Created portal link ${link.id} for ${customer.name}`,
+      details: { linkId: link.id, expiresAt: iso(expiresAt) },
+    });
+  });
+  return { url: `${publicUrl}/o/${ctx.org.slug}/portal/${code}`, expiresAt: iso(expiresAt) };
+}
+
+export async function listPortalLinks(ctx: Ctx, customerId: number) {
+  await customerOr404(ctx.tenant, customerId);
+  const rows = await ctx.tenant.selectFrom('portal_links').selectAll().where('customer_id', '=', customerId).orderBy('id', 'desc').execute();
+  return rows.map(toLink);
+}
+
+/** Revokes a link and ends the sessions opened with it. */
+export async function revokePortalLink(ctx: Ctx, customerId: number, linkId: number) {
+  await inTransaction(ctx, async (t) => {
+    const link = await t.selectFrom('portal_links').select(['id', 'revoked_at']).where('id', '=', linkId).where('customer_id', '=', customerId).executeTakeFirst();
+    if (!link) throw notFound(`no portal link ${linkId} for customer ${customerId}`);
+    if (link.revoked_at === null) await t.updateTable('portal_links').set({ revoked_at: ctx.now }).where('id', '=', linkId).execute();
+    await t.deleteFrom('portal_sessions').where('link_id', '=', linkId).execute();
+    await recordAudit(t, ctx.actor.name, ctx.now, { action: 'portal_link.revoked', subjectType: 'customer', subjectId: customerId, summary: `Revoked portal link ${linkId}` });
+  });
+}
+
+/**
+ * Uses a link up and opens a portal session: unknown, used, expired and revoked codes all get
+ * the same 401. The code is marked used by a conditional update, so two tabs racing with one
+ * link open one session.
+ */
+export async function openPortalSession(database: Database, org: Organisation, code: string, now: number) {
+  const invalid = unauthorized('this portal link is not valid any more: ask your vendor for a new one');
+  if (!SECRET.test(code)) throw invalid;
+  const cookieValue = newSecret();
+  const customer = await transaction(database, async (trx) => {
+    const t = tenant(trx, org.id);
+    const link = await t.selectFrom('portal_links').selectAll().where('code_hash', '=', sha256Hex(code)).executeTakeFirst();
+    if (!link || link.used_at !== null || link.revoked_at !== null || link.expires_at <= now) throw invalid;
+    const used = await t.updateTable('portal_links').set({ used_at: now }).where('id', '=', link.id).where('used_at', 'is', null).executeTakeFirst();
+    if (Number(used.numUpdatedRows) !== 1) throw invalid;
+    await t.insertInto('portal_sessions', { id: sha256Hex(cookieValue), customer_id: link.customer_id, link_id: link.id, created_at: now, expires_at: now + PORTAL_SESSION_MS }).execute();
+    return customerOr404(t, link.customer_id);
+  });
+  return { cookieValue, customer: { name: customer.name }, organisation: { name: org.name } };
+}
+
+/**
+ * The portal's credential (DESIGN.md 12): its own cookie only. A token or an organisation's
+ * session is a 401 here, as the portal cookie is on the Management API.
+ */
+export async function authenticatePortal(request: FastifyRequest, database: Database, config: Pick<Config, 'ownOrigins'>, org: Organisation, now: number): Promise<PortalSession> {
+  if (request.headers.authorization !== undefined) throw unauthorized('the portal takes its own session only: open your portal link');
+  const value = request.cookies[PORTAL_COOKIE];
+  if (!value || !SECRET.test(value)) throw unauthorized('portal session expired or signed out: open a new portal link');
+  const t = tenant(database.db, org.id);
+  const session = await t.selectFrom('portal_sessions').select(['id', 'customer_id', 'expires_at']).where('id', '=', sha256Hex(value)).executeTakeFirst();
+  if (!session || session.expires_at <= now) throw unauthorized('portal session expired or signed out: open a new portal link');
+  const origin = request.headers.origin;
+  if (!SAFE_METHODS.has(request.method) && origin !== undefined && !config.ownOrigins.includes(origin)) {
+    throw forbidden(`requests from origin ${origin} are not accepted`);
+  }
+  return { customerId: session.customer_id, sessionId: session.id, tenant: t, actor: `customer/${session.customer_id}` };
+}
+
+/** The customer-facing fields of a licence (DESIGN.md 12): never notes, issuer or fingerprint parts. */
+function portalItem(view: LicenceView, now: number) {
+  const graceEnd = view.expires_at === null ? null : graceEndsAt(Math.floor(view.expires_at / 1000), view.grace_days)! * 1000;
+  return {
+    lid: view.lid,
+    productName: view.product_name,
+    licenceType: view.licence_type,
+    status: statusOf(view, now),
+    startsAt: iso(view.starts_at),
+    expiresAt: iso(view.expires_at),
+    graceEndsAt: iso(graceEnd),
+    maxMachines: view.max_machines,
+    seatsUsed: Number(view.seats_used ?? 0),
+  };
+}
+
+export async function portalLicences(session: PortalSession, now: number) {
+  const views = await licenceViews(session.tenant)
+    .where('licences.customer_id', '=', session.customerId)
+    .where('licences.archived', '=', 0)
+    .orderBy('licences.issued_at', 'desc')
+    .execute();
+  return views.map((view) => portalItem(view as LicenceView, now));
+}
+
+/** This customer's licence, not archived; another customer's is a 404 like an unknown one. */
+async function ownLicence(session: PortalSession, lid: string): Promise<LicenceView> {
+  const view = await findLicenceView(session.tenant, lid).catch(() => null);
+  if (!view || view.customer_id !== session.customerId || view.archived === 1) throw notFound(`no licence ${lid}`);
+  return view;
+}
+
+export async function portalLicence(session: PortalSession, lid: string, now: number) {
+  const view = await ownLicence(session, lid);
+  const product = await session.tenant.selectFrom('products').select('self_release_limit').where('id', '=', view.product_id).executeTakeFirstOrThrow();
+  const machines = await session.tenant
+    .selectFrom('machine_bindings')
+    .select(['id', 'bound_at', 'released_at', 'at_issue'])
+    .where('licence_id', '=', view.id)
+    .orderBy('bound_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
+  const limit = product.self_release_limit;
+  return {
+    ...portalItem(view, now),
+    releasesLeft: limit === null ? null : Math.max(0, limit - (await selfReleasesInWindow(session.tenant, view.id, now))),
+    machines: machines.map((m) => ({ id: m.id, boundAt: iso(m.bound_at), releasedAt: iso(m.released_at), live: m.released_at === null, atIssue: m.at_issue === 1 })),
+  };
+}
+
+export async function portalDownload(session: PortalSession, lid: string): Promise<string> {
+  return (await ownLicence(session, lid)).licence_string;
+}
+
+/** The customer frees one of their machines, within the product's limit, under the licence-row lock. */
+export async function portalRelease(database: Database, session: PortalSession, lid: string, machineId: number, now: number) {
+  const view = await ownLicence(session, lid);
+  await transaction(database, async (trx) => {
+    const t = tenant(trx, session.tenant.orgId);
+    const row = await lockLicenceRow(database.dialect, t, lid);
+    const seat = await t.selectFrom('machine_bindings').select(['id', 'parts', 'at_issue']).where('licence_id', '=', row.id).where('id', '=', machineId).where('released_at', 'is', null).executeTakeFirst();
+    if (!seat) throw badRequest(`machineId: no machine ${machineId} holds a seat of this licence`);
+    if (seat.at_issue === 1) throw badRequest('machineId: this machine is named in the licence itself and cannot be released');
+    const product = await t.selectFrom('products').select('self_release_limit').where('id', '=', view.product_id).executeTakeFirstOrThrow();
+    await releaseSelf(t, { licenceId: row.id, lid, bindingId: seat.id, parts: seat.parts }, product.self_release_limit, session.actor, now);
+  });
+  return portalLicence(session, lid, now);
+}
+
+export async function endPortalSession(session: PortalSession) {
+  await session.tenant.deleteFrom('portal_sessions').where('id', '=', session.sessionId).execute();
+}
+
+export async function portalIdentity(session: PortalSession, org: Organisation) {
+  const customer = await customerOr404(session.tenant, session.customerId);
+  return { customer: { name: customer.name }, organisation: { name: org.name } };
+}
