@@ -16,6 +16,9 @@ const page = (load: () => Promise<{ default: ComponentType }>) => {
 export const router = createBrowserRouter([
   { path: '/', element: page(() => import('./routes/chooser')) },
   { path: '/o/:slug/sign-in', element: page(() => import('./routes/sign-in')) },
+  // The customer portal (DESIGN.md 12): outside the operator's layout, with its own session.
+  { path: '/o/:slug/portal', element: page(() => import('./routes/portal')) },
+  { path: '/o/:slug/portal/:code', element: page(() => import('./routes/portal-open')) },
   { path: '/platform/sign-in', element: page(() => import('./routes/platform-sign-in')) },
   {
     path: '/platform',

@@ -24,7 +24,8 @@ export class ApiError extends Error {
 const signInOn401: Middleware = {
   onResponse({ response, request }) {
     const path = window.location.pathname;
-    if (response.status === 401 && !request.url.endsWith('/auth/login') && !path.endsWith('/sign-in')) {
+    // The customer portal has no sign-in page: its pages say when a session has ended.
+    if (response.status === 401 && !request.url.endsWith('/auth/login') && !path.endsWith('/sign-in') && !request.url.includes('/api/portal/')) {
       const next = encodeURIComponent(path + window.location.search);
       window.location.assign(`/o/${encodeURIComponent(currentSlug())}/sign-in?next=${next}`);
     }

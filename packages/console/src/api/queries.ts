@@ -8,8 +8,8 @@ export function useMe() {
   return useQuery({ queryKey: key('me'), queryFn: () => unwrap(api().GET('/auth/me')), staleTime: 60_000 });
 }
 
-export function useSettings() {
-  return useQuery({ queryKey: key('settings'), queryFn: () => unwrap(api().GET('/settings')), staleTime: 60_000 });
+export function useSettings(enabled = true) {
+  return useQuery({ queryKey: key('settings'), queryFn: () => unwrap(api().GET('/settings')), staleTime: 60_000, enabled });
 }
 
 export type Role = 'VIEWER' | 'ISSUER' | 'ORG_ADMIN' | 'TOKEN';

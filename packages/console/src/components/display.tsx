@@ -1,5 +1,5 @@
 import { Alert, Badge, Button, Code, CopyButton, Group, Stack, Tooltip, Text, VisuallyHidden } from '@mantine/core';
-import type { ReactNode } from 'react';
+import { createContext, useContext, type ReactNode } from 'react';
 import { useSettings } from '../api/queries';
 
 const STATUS_COLOURS: Record<string, string> = { PENDING: 'blue', ACTIVE: 'green', GRACE: 'yellow', EXPIRED: 'gray', REVOKED: 'red' };
@@ -32,9 +32,14 @@ function format(timeZone: string, withTime: boolean) {
   return f;
 }
 
+/** A zone that replaces the organisation's (the customer portal shows the customer's own). */
+export const TimeZoneOverride = createContext<string | null>(null);
+
 /** The one date formatter: the organisation's timezone, the exact instant on hover. */
 export function DateTime({ value, withTime = true }: { value: string | null | undefined; withTime?: boolean }) {
-  const timeZone = useSettings().data?.timezone ?? 'UTC';
+  const override = useContext(TimeZoneOverride);
+  const settings = useSettings(override === null);
+  const timeZone = override ?? settings.data?.timezone ?? 'UTC';
   if (!value) return <Text span c="dimmed">—</Text>;
   return (
     <Tooltip label={value} withArrow>

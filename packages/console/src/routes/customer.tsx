@@ -9,6 +9,7 @@ import { DateTime, Field } from '../components/display';
 import { ConfirmButton, Empty, ErrorText, Guarded, Loading } from '../components/feedback';
 import { IssueLicence } from '../components/issue-licence';
 import { LicenceTable } from '../components/licence-table';
+import { PortalLinks } from '../components/portal-links';
 import { Pager } from '../components/record-table';
 
 const PAGE = 20;
@@ -95,6 +96,7 @@ export default function CustomerPage() {
           </Stack>
         )}
       </section>
+      <PortalLinks customerId={c.id} name={c.name} />
       {editing && <CustomerForm customer={c} onClose={() => setEditing(false)} />}
       {issuing && <IssueLicence opened onClose={() => setIssuing(false)} customer={{ name: c.name, email: c.email }} />}
     </Stack>
