@@ -38,6 +38,22 @@ describe('fileCache', () => {
     expect(statSync(cache.file).mode & 0o777).toBe(0o600);
   });
 
+  it('forgets one licence’s answer on clear, keeping the others', async () => {
+    const dir = tempDir();
+    const cache = fileCache(dir);
+    await cache.save(answer('a'));
+    await cache.save(answer('b'));
+    await cache.clear('a');
+    await cache.clear('never-saved');
+    const again = fileCache(dir);
+    expect(await again.load('a')).toBeNull();
+    expect(await again.load('b')).toEqual(answer('b'));
+    const memory = memoryCache();
+    await memory.save(answer('a'));
+    await memory.clear('a');
+    expect(await memory.load('a')).toBeNull();
+  });
+
   it('writes a temporary file and renames it over the old one', async () => {
     const cache = fileCache(tempDir());
     await cache.save(answer('a'));

@@ -246,6 +246,7 @@ describe('LicenceClient.check', () => {
     const broken: CheckCache = {
       load: () => Promise.reject(new Error('disk gone')),
       save: () => Promise.reject(new Error('read-only')),
+      clear: () => Promise.reject(new Error('read-only')),
     };
     const { client: c } = client(ok(), { cache: broken });
     const result = await c.check();
