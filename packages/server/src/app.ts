@@ -25,6 +25,7 @@ import { tokenRoutes } from './tokens/routes.js';
 import { userRoutes } from './users/routes.js';
 import { PLATFORM_PREFIX, platformRoutes, type PlatformRoute } from './platform/routes.js';
 import { portalRoutes } from './portal/routes.js';
+import { memberPasskeyRoutes } from './passkeys/routes.js';
 import { VERSION } from './version.js';
 
 export interface AppOptions {
@@ -144,6 +145,7 @@ export async function buildApp({ config, database, masterKey, logger }: AppOptio
       });
       installTenancy(api, database, config, app.apiRoutes);
       await api.register(authRoutes(database, config, VERSION));
+      await api.register(memberPasskeyRoutes(database, config, VERSION));
       await api.register(userRoutes);
       await api.register(tokenRoutes);
       await api.register(settingsRoutes);

@@ -14,6 +14,8 @@ export interface Config {
   publicUrl: string;
   /** Origins the Origin rule accepts as the service's own (DESIGN.md 9: loopback answers as both names). */
   ownOrigins: string[];
+  /** DESIGN.md 9: the origin passkeys are bound to (its host name is the RP ID); `localhost` on loopback. */
+  passkeyOrigin: string;
   trustProxy: boolean;
   loginFailures: number;
   checkRateProduct: number;
@@ -83,14 +85,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
   let publicUrl: string;
   let ownOrigins: string[];
+  let passkeyOrigin: string;
   if (env.LICENSOR_PUBLIC_URL) {
     publicUrl = url('LICENSOR_PUBLIC_URL', env.LICENSOR_PUBLIC_URL, ['http:', 'https:']).replace(/\/+$/, '');
     ownOrigins = [new URL(publicUrl).origin];
+    passkeyOrigin = ownOrigins[0]!;
   } else {
     publicUrl = url('HOST', `http://${host.includes(':') ? `[${host}]` : host}:${port}`, ['http:']);
     ownOrigins = LOOPBACK_HOSTS.has(host)
       ? [new URL(publicUrl).origin, `http://127.0.0.1:${port}`, `http://localhost:${port}`].filter((o, i, all) => all.indexOf(o) === i)
       : [new URL(publicUrl).origin];
+    // Browsers refuse an IP address as RP ID: on loopback, passkeys live on localhost.
+    passkeyOrigin = LOOPBACK_HOSTS.has(host) ? `http://localhost:${port}` : new URL(publicUrl).origin;
   }
 
   const bootstrapPassword = env.LICENSOR_BOOTSTRAP_PASSWORD || null;
@@ -108,6 +114,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisPrefix: env.LICENSOR_REDIS_PREFIX || 'licensor:',
     publicUrl,
     ownOrigins,
+    passkeyOrigin,
     trustProxy: boolean(env, 'LICENSOR_TRUST_PROXY'),
     loginFailures: integer(env, 'LICENSOR_LOGIN_FAILURES', 10, 0, 1_000_000),
     checkRateProduct: integer(env, 'LICENSOR_CHECK_RATE_PRODUCT', 6000, 0, 100_000_000),

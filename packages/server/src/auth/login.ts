@@ -51,32 +51,27 @@ export interface LoginResult {
 }
 
 /**
- * Signs a person in. A missing user, a wrong password and a disabled account give the same
- * answer after the same work (a password hash is always verified).
+ * The sign-in attempt's gate and its record (DESIGN.md 4): refuses a suspended organisation and
+ * an address or (username, address) over the failure limit; `fail` records a failure (a
+ * passkey's, whose username is unknown, counts for the address).
  */
-export async function login(
-  database: Database,
-  config: Pick<Config, 'loginFailures'>,
-  org: Organisation,
-  input: { username: string; password: string },
-  address: string,
-): Promise<LoginResult> {
+export async function signInGate(database: Database, config: Pick<Config, 'loginFailures'>, org: Organisation, username: string, address: string, now: number) {
   if (org.suspended) throw forbidden('organisation suspended');
-  const now = Date.now();
-  if (config.loginFailures > 0) throttle(await recentFailures(database, org, input.username, address, config.loginFailures, now), config.loginFailures, now);
-  const t = tenant(database.db, org.id);
-  const user = await findUserByUsername(t, input.username);
-  const passwordOk = await verifyPassword(input.password, user?.password_hash ?? null);
-  if (!user || !passwordOk || user.active !== 1) {
-    await t.insertInto('login_failures', { username: input.username, address, at: now }).execute();
+  if (config.loginFailures > 0) throttle(await recentFailures(database, org, username, address, config.loginFailures, now), config.loginFailures, now);
+  return async function fail(message: string): Promise<never> {
+    await tenant(database.db, org.id).insertInto('login_failures', { username, address, at: now }).execute();
     // Keep the table small: failures older than the window no longer count for anyone.
     await database.db.deleteFrom('login_failures').where('at', '<=', now - WINDOW_MS).execute();
-    throw unauthorized('wrong username or password');
-  }
+    throw unauthorized(message);
+  };
+}
+
+/** Opens a session for a member who proved who they are; clears their failures from this address. */
+export async function openSession(database: Database, org: Organisation, user: UserRow, username: string, address: string, now: number): Promise<LoginResult> {
   const cookieValue = newSecret();
   await database.db.transaction().execute(async (trx) => {
     const tt = tenant(trx, org.id);
-    await tt.deleteFrom('login_failures').where('username', '=', input.username).where('address', '=', address).execute();
+    await tt.deleteFrom('login_failures').where('username', '=', username).where('address', '=', address).execute();
     await tt
       .insertInto('sessions', {
         id: sha256Hex(cookieValue),
@@ -89,4 +84,23 @@ export async function login(
     await tt.updateTable('users').set({ last_login_at: now }).where('id', '=', user.id).execute();
   });
   return { cookieValue, user };
+}
+
+/**
+ * Signs a person in. A missing user, a wrong password and a disabled account give the same
+ * answer after the same work (a password hash is always verified).
+ */
+export async function login(
+  database: Database,
+  config: Pick<Config, 'loginFailures'>,
+  org: Organisation,
+  input: { username: string; password: string },
+  address: string,
+): Promise<LoginResult> {
+  const now = Date.now();
+  const fail = await signInGate(database, config, org, input.username, address, now);
+  const user = await findUserByUsername(tenant(database.db, org.id), input.username);
+  const passwordOk = await verifyPassword(input.password, user?.password_hash ?? null);
+  if (!user || !passwordOk || user.active !== 1) return fail('wrong username or password');
+  return openSession(database, org, user, input.username, address, now);
 }

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
@@ -26,7 +27,7 @@ export const Identity = Type.Object({
   tenant: Type.Union([Type.String(), Type.Null()]),
 });
 
-function identity(org: Organisation, who: { username: string; displayName: string; role: string; platformRole?: string }, version: string) {
+export function identity(org: Organisation, who: { username: string; displayName: string; role: string; platformRole?: string }, version: string) {
   return {
     ...who,
     platform: who.platformRole !== undefined,
@@ -39,8 +40,18 @@ function identity(org: Organisation, who: { username: string; displayName: strin
 // One browser may be signed in to several organisations side by side (DESIGN.md 4).
 const cookiePath = (org: Organisation) => `/o/${org.slug}/`;
 
+/** Sets a new session's cookie, the same for a password and a passkey sign-in. */
+export function setSessionCookie(reply: FastifyReply, config: Pick<Config, 'publicUrl'>, org: Organisation, value: string) {
+  reply.setCookie(SESSION_COOKIE, value, {
+    path: cookiePath(org),
+    httpOnly: true,
+    sameSite: 'strict',
+    secure: config.publicUrl.startsWith('https:'),
+    maxAge: SESSION_LIFETIME_MS / 1000,
+  });
+}
+
 export function authRoutes(database: Database, config: Config, version: string): FastifyPluginAsyncTypebox {
-  const secure = config.publicUrl.startsWith('https:');
   return async (app) => {
     app.post(
       '/auth/login',
@@ -59,13 +70,7 @@ export function authRoutes(database: Database, config: Config, version: string):
       },
       async (request, reply) => {
         const { cookieValue, user } = await login(database, config, request.org, request.body, request.ip);
-        reply.setCookie(SESSION_COOKIE, cookieValue, {
-          path: cookiePath(request.org),
-          httpOnly: true,
-          sameSite: 'strict',
-          secure,
-          maxAge: SESSION_LIFETIME_MS / 1000,
-        });
+        setSessionCookie(reply, config, request.org, cookieValue);
         return identity(request.org, { username: user.username, displayName: user.display_name, role: user.role }, version);
       },
     );

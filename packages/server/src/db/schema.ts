@@ -283,6 +283,40 @@ export interface PortalSessionsTable {
   expires_at: number;
 }
 
+/** DESIGN.md 9: a passkey's stored fields, for a member or a platform account. */
+interface PasskeyColumns {
+  id: Generated<number>;
+  /** Base64url, as the authenticator gave it. */
+  credential_id: string;
+  /** The COSE public key, base64url. */
+  public_key: string;
+  counter: number;
+  /** JSON array of transport hints. */
+  transports: string;
+  name: string;
+  created_at: number;
+  last_used_at: number | null;
+}
+
+export interface PasskeysTable extends PasskeyColumns {
+  org_id: number;
+  user_id: number;
+}
+
+export interface PlatformPasskeysTable extends PasskeyColumns {
+  account_id: number;
+}
+
+export interface WebauthnChallengesTable {
+  challenge: string;
+  /** `org:<id>` or `platform`: a challenge finishes only where it began. */
+  realm: string;
+  purpose: string;
+  /** The member or account registering; null for a sign-in. */
+  subject: number | null;
+  expires_at: number;
+}
+
 export interface Schema {
   organisations: OrganisationsTable;
   users: UsersTable;
@@ -304,4 +338,7 @@ export interface Schema {
   platform_audit: PlatformAuditTable;
   portal_links: PortalLinksTable;
   portal_sessions: PortalSessionsTable;
+  passkeys: PasskeysTable;
+  platform_passkeys: PlatformPasskeysTable;
+  webauthn_challenges: WebauthnChallengesTable;
 }

@@ -1,3 +1,4 @@
+import { Type } from 'typebox';
 import type { Config } from '../config.js';
 import { transaction, type Database, type Db } from '../db/database.js';
 import { ADDRESS_FACTOR, throttle, WINDOW_MS } from '../auth/login.js';
@@ -10,6 +11,29 @@ export type PlatformRole = (typeof PLATFORM_ROLES)[number];
 export const PLATFORM_COOKIE = 'svc_platform';
 const SESSION_VALUE = /^[0-9a-f]{64}$/;
 const STAMP_INTERVAL_MS = 60 * 1000;
+
+/** What a platform sign-in answers (SPEC 2.10's identity, outside every organisation). */
+export const PlatformIdentity = Type.Object({
+  username: Type.String(),
+  displayName: Type.String(),
+  role: Type.String({ description: 'The platform role.' }),
+  platform: Type.Boolean(),
+  platformRole: Type.String(),
+  version: Type.String(),
+  organization: Type.Null(),
+  tenant: Type.Null(),
+});
+
+export const platformIdentity = (account: Pick<PlatformAccount, 'username' | 'displayName' | 'role'>, version: string) => ({
+  username: account.username,
+  displayName: account.displayName,
+  role: account.role,
+  platform: true,
+  platformRole: account.role,
+  version,
+  organization: null,
+  tenant: null,
+});
 
 export interface PlatformAccount {
   id: number;
@@ -68,9 +92,8 @@ export async function updatePlatformAccount(database: Database, username: string
   });
 }
 
-/** Signs a platform account in, throttled like an organisation's sign-in (DESIGN.md 8). */
-export async function platformLogin(database: Database, config: Pick<Config, 'loginFailures'>, input: { username: string; password: string }, address: string) {
-  const now = Date.now();
+/** The platform's sign-in gate (throttled like an organisation's); `fail` records a failure and throws 401. */
+export async function platformSignInGate(database: Database, config: Pick<Config, 'loginFailures'>, username: string, address: string, now: number) {
   if (config.loginFailures > 0) {
     const rows = await database.db
       .selectFrom('platform_login_failures')
@@ -80,23 +103,37 @@ export async function platformLogin(database: Database, config: Pick<Config, 'lo
       .orderBy('at', 'desc')
       .limit(config.loginFailures * ADDRESS_FACTOR)
       .execute();
-    throttle(rows.map((r) => ({ at: r.at, samePair: r.username === input.username })), config.loginFailures, now);
+    throttle(rows.map((r) => ({ at: r.at, samePair: r.username === username })), config.loginFailures, now);
   }
-  const account = await database.db.selectFrom('platform_accounts').selectAll().where('username', '=', input.username).executeTakeFirst();
-  // A missing account, a wrong password and an inactive one: the same answer after the same work.
-  const passwordOk = await verifyPassword(input.password, account?.password_hash ?? null);
-  if (!account || !passwordOk || account.active !== 1) {
-    await database.db.insertInto('platform_login_failures').values({ username: input.username, address, at: now }).execute();
+  return async function fail(message: string): Promise<never> {
+    await database.db.insertInto('platform_login_failures').values({ username, address, at: now }).execute();
     await database.db.deleteFrom('platform_login_failures').where('at', '<=', now - WINDOW_MS).execute();
-    throw unauthorized('wrong username or password');
-  }
+    throw unauthorized(message);
+  };
+}
+
+type AccountRow = { id: number; username: string; display_name: string; role: string };
+
+/** Opens a platform session for an account that proved who it is. */
+export async function openPlatformSession(database: Database, account: AccountRow, username: string, address: string, now: number) {
   const cookieValue = newSecret();
   await transaction(database, async (trx) => {
-    await trx.deleteFrom('platform_login_failures').where('username', '=', input.username).where('address', '=', address).execute();
+    await trx.deleteFrom('platform_login_failures').where('username', '=', username).where('address', '=', address).execute();
     await trx.insertInto('platform_sessions').values({ id: sha256Hex(cookieValue), account_id: account.id, created_at: now, last_seen_at: now, expires_at: now + SESSION_LIFETIME_MS }).execute();
     await trx.updateTable('platform_accounts').set({ last_login_at: now }).where('id', '=', account.id).execute();
   });
   return { cookieValue, account: { id: account.id, username: account.username, displayName: account.display_name, role: account.role as PlatformRole, sessionId: sha256Hex(cookieValue) } };
+}
+
+/** Signs a platform account in with its password. */
+export async function platformLogin(database: Database, config: Pick<Config, 'loginFailures'>, input: { username: string; password: string }, address: string) {
+  const now = Date.now();
+  const fail = await platformSignInGate(database, config, input.username, address, now);
+  const account = await database.db.selectFrom('platform_accounts').selectAll().where('username', '=', input.username).executeTakeFirst();
+  // A missing account, a wrong password and an inactive one: the same answer after the same work.
+  const passwordOk = await verifyPassword(input.password, account?.password_hash ?? null);
+  if (!account || !passwordOk || account.active !== 1) return fail('wrong username or password');
+  return openPlatformSession(database, account, input.username, address, now);
 }
 
 /** The account a `svc_platform` cookie signs in, or a 401; role and `active` read on every request. */

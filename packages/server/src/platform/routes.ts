@@ -14,7 +14,8 @@ import { findOrganisationBySlug, insertOrganisation, listOrganisations, updateOr
 import { isZoneName } from '../settings/routes.js';
 import { Email, Member, Password, RoleSchema, Username } from '../users/schemas.js';
 import { insertMember } from '../users/service.js';
-import { PLATFORM_COOKIE, platformLogin, platformSession, recordPlatformAudit, type PlatformAccount } from './accounts.js';
+import { PLATFORM_COOKIE, platformIdentity as identity, PlatformIdentity, platformLogin, platformSession, recordPlatformAudit, type PlatformAccount } from './accounts.js';
+import { platformPasskeyRoutes } from '../passkeys/routes.js';
 
 /** What a control-plane route demands: nothing (sign-in), any platform account, or PLATFORM_ADMIN. */
 export type PlatformAccess = 'public' | 'read' | 'write';
@@ -42,17 +43,6 @@ export interface PlatformRoute {
 const tags = ['Platform'];
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-const PlatformIdentity = Type.Object({
-  username: Type.String(),
-  displayName: Type.String(),
-  role: Type.String({ description: 'The platform role.' }),
-  platform: Type.Boolean(),
-  platformRole: Type.String(),
-  version: Type.String(),
-  organization: Type.Null(),
-  tenant: Type.Null(),
-});
-
 const PlanLimit = Nullable(Type.Integer({ minimum: 0, maximum: MAX_ID, description: 'Licences that may count at once; null = no limit.' }));
 const OrganisationRecord = Type.Object({
   slug: Type.String(),
@@ -76,17 +66,6 @@ const PlatformEntry = Type.Object({
   action: Type.String({ description: '`organisation.created`, `organisation.updated`, `organisation.suspended`, `organisation.resumed`, `member.created`, ...' }),
   organisation: Type.Union([Type.String(), Type.Null()]),
   details: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
-});
-
-const identity = (account: Pick<PlatformAccount, 'username' | 'displayName' | 'role'>, version: string) => ({
-  username: account.username,
-  displayName: account.displayName,
-  role: account.role,
-  platform: true,
-  platformRole: account.role,
-  version,
-  organization: null,
-  tenant: null,
 });
 
 async function toRecord(database: Database, org: Organisation, now: number) {
@@ -323,5 +302,7 @@ export function platformRoutes(database: Database, config: Config, version: stri
         };
       },
     );
+
+    await app.register(platformPasskeyRoutes(database, config, version));
   };
 }

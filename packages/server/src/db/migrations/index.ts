@@ -6,6 +6,7 @@ import { licences } from './0003_licences.js';
 import { consoleAmendments } from './0004_console_amendments.js';
 import { controlPlane } from './0005_control_plane.js';
 import { seatSelfService } from './0006_seat_self_service.js';
+import { passkeys } from './0007_passkeys.js';
 
 /** Migrations are written once for both dialects; each receives the dialect for the few DDL differences. */
 const migrations: Record<string, (dialect: DialectName) => Migration> = {
@@ -15,6 +16,7 @@ const migrations: Record<string, (dialect: DialectName) => Migration> = {
   '0004_console_amendments': consoleAmendments,
   '0005_control_plane': controlPlane,
   '0006_seat_self_service': seatSelfService,
+  '0007_passkeys': passkeys,
 };
 
 export async function migrateToLatest(database: Database): Promise<string[]> {
