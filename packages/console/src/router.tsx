@@ -26,6 +26,7 @@ export const router = createBrowserRouter([
     children: [
       { index: true, element: page(() => import('./routes/platform-organisations')) },
       { path: 'activity', element: page(() => import('./routes/platform-activity')) },
+      { path: 'passkeys', element: page(() => import('./routes/platform-passkeys')) },
       { path: '*', element: page(() => import('./routes/not-found')) },
     ],
   },

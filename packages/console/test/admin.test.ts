@@ -140,15 +140,45 @@ describe('settings', () => {
     const dave = await c.page();
     await signIn(dave, 'dave', 'dave password 01');
     await dave.goto('/o/default/settings');
-    await dave.getByLabel('Current password').fill('dave password 01');
-    await dave.getByRole('textbox', { name: 'New password', exact: true }).fill('dave password 02');
-    await dave.getByLabel('Repeat the new password').fill('dave password 02');
-    await dave.getByRole('button', { name: 'Change password' }).click();
+    const own = dave.getByRole('region', { name: 'Your password' });
+    await own.getByLabel('Current password').fill('dave password 01');
+    await own.getByRole('textbox', { name: 'New password', exact: true }).fill('dave password 02');
+    await own.getByLabel('Repeat the new password').fill('dave password 02');
+    await own.getByRole('button', { name: 'Change password' }).click();
     await dave.getByRole('status').getByText('Password changed').waitFor();
     await dave.getByRole('button', { name: 'Sign out' }).click();
     await dave.waitForURL(/sign-in/);
     await signIn(dave, 'dave', 'dave password 02');
     await dave.context().close();
+  });
+});
+
+describe('passkeys', () => {
+  it('adds a passkey in settings, then signs in with it after signing out', async () => {
+    await c.api('POST', '/users', { username: 'erin', role: 'VIEWER', password: 'erin password 01' });
+    const erin = await c.page();
+    // Chromium's virtual authenticator: internal, resident keys, user verification.
+    const cdp = await erin.context().newCDPSession(erin);
+    await cdp.send('WebAuthn.enable');
+    await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    });
+    await signIn(erin, 'erin', 'erin password 01');
+    await erin.goto('/o/default/settings');
+    const form = erin.getByRole('form', { name: 'Add a passkey' });
+    await form.getByLabel('Passkey name').fill('Test laptop');
+    await form.getByRole('textbox', { name: 'Current password' }).fill('erin password 01');
+    await form.getByRole('button', { name: 'Add a passkey' }).click();
+    await erin.getByRole('table', { name: 'Passkeys' }).getByText('Test laptop').waitFor();
+    await expectAccessible(erin, 'settings with a passkey');
+    await screenshot(erin, 'settings-passkeys');
+
+    await erin.getByRole('button', { name: 'Sign out' }).click();
+    await erin.waitForURL(/sign-in/);
+    await erin.getByRole('button', { name: 'Sign in with a passkey' }).click();
+    await erin.getByRole('heading', { level: 1, name: 'Dashboard' }).waitFor();
+    expect((await c.api('GET', '/dashboard/activity?action=passkey.registered')).items[0].actor).toBe('erin');
+    await erin.context().close();
   });
 });
 

@@ -37,12 +37,12 @@ describe('console basics', () => {
     await page.waitForURL(/\/o\/default\/sign-in/);
     await page.getByLabel('Username').fill('admin');
     await page.getByLabel('Password', { exact: true }).fill('not the password');
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toContain('wrong username or password');
     await expectAccessible(page, 'sign-in');
     await screenshot(page, 'sign-in');
     await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByRole('heading', { level: 1, name: 'Dashboard' }).waitFor();
     await page.context().close();
   });
@@ -79,7 +79,7 @@ describe('console basics', () => {
     await page.waitForURL(/\/sign-in\?next=/);
     await page.getByLabel('Username').fill('admin');
     await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByRole('heading', { level: 1, name: 'Customers' }).waitFor();
     expect(new URL(page.url()).pathname).toBe('/o/default/customers');
     await page.getByRole('button', { name: 'Sign out' }).click();

@@ -60,7 +60,7 @@ export async function signIn(page: Page, username = 'admin', password = PASSWORD
   await page.goto('/o/default/sign-in');
   await page.getByLabel('Username').fill(username);
   await page.getByLabel('Password', { exact: true }).fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.getByRole('navigation', { name: 'Main' }).waitFor();
 }
 

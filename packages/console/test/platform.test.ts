@@ -19,7 +19,7 @@ async function platformSignIn(p: Page, username: string) {
   await p.waitForURL(/\/platform\/sign-in/);
   await p.getByLabel('Username').fill(username);
   await p.getByLabel('Password', { exact: true }).fill(PASSWORD);
-  await p.getByRole('button', { name: 'Sign in' }).click();
+  await p.getByRole('button', { name: 'Sign in', exact: true }).click();
   await p.getByRole('heading', { level: 1, name: 'Organisations' }).waitFor();
 }
 
@@ -43,7 +43,7 @@ describe('the control plane console', () => {
     await person.goto('/o/initech/sign-in');
     await person.getByLabel('Username').fill('admin');
     await person.getByLabel('Password', { exact: true }).fill('initech admin password');
-    await person.getByRole('button', { name: 'Sign in' }).click();
+    await person.getByRole('button', { name: 'Sign in', exact: true }).click();
     await person.getByRole('heading', { level: 1, name: 'Dashboard' }).waitFor();
     await person.context().close();
   });
@@ -76,6 +76,10 @@ describe('the control plane console', () => {
     for (const action of ['organisation.created', 'member.created', 'organisation.suspended', 'organisation.resumed']) await page.getByText(action, { exact: true }).first().waitFor();
     await expectAccessible(page, 'platform activity');
     await screenshot(page, 'platform-activity');
+
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Passkeys' }).click();
+    await page.getByRole('form', { name: 'Add a passkey' }).waitFor();
+    await expectAccessible(page, 'platform passkeys');
 
     await page.goto('/platform/');
     await page.getByRole('row', { name: /Initech/ }).getByRole('link', { name: 'Open console' }).click();

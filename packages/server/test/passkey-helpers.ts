@@ -3,7 +3,7 @@
 import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import { isoBase64URL, isoCBOR } from '@simplewebauthn/server/helpers';
 
-const b64u = (bytes: Uint8Array) => isoBase64URL.fromBuffer(bytes);
+const b64u = (bytes: Uint8Array) => isoBase64URL.fromBuffer(new Uint8Array(bytes));
 const sha256 = (bytes: Uint8Array | string) => createHash('sha256').update(bytes).digest();
 const UP = 0x01;
 const UV = 0x04;
@@ -66,7 +66,7 @@ export class SoftAuthenticator {
     const clientDataJSON = Buffer.from(JSON.stringify({ type: 'webauthn.get', challenge: options.challenge, origin: this.origin, crossOrigin: false }));
     const authenticatorData = this.authData(UP | UV, false);
     const signature = sign('sha256', Buffer.concat([authenticatorData, sha256(clientDataJSON)]), this.key.privateKey);
-    if (tamper) signature[signature.length - 1] ^= 0xff;
+    if (tamper) signature.writeUInt8(signature.readUInt8(signature.length - 1) ^ 0xff, signature.length - 1);
     return {
       id: this.id,
       rawId: this.id,

@@ -9,7 +9,14 @@ import { FormCard } from './form-card';
  * The sign-in form of an organisation or of the control plane: after signing in, back to the
  * page a 401 came from (`?next=`, only a path under `home`, never another site) or to `home`.
  */
-export function SignInForm(props: { subtitle: ReactNode; home: string; signIn: (username: string, password: string) => Promise<unknown>; children?: ReactNode }) {
+export function SignInForm(props: {
+  subtitle: ReactNode;
+  home: string;
+  signIn: (username: string, password: string) => Promise<unknown>;
+  /** A passkey sign-in (DESIGN.md 9): request options, let the browser sign, send the answer. */
+  passkey: () => Promise<unknown>;
+  children?: ReactNode;
+}) {
   const [params] = useSearchParams();
   const navigate = useNavigate();
   const queryClient = useQueryClient();
@@ -18,21 +25,25 @@ export function SignInForm(props: { subtitle: ReactNode; home: string; signIn: (
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
 
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
+  const done = () => {
+    queryClient.clear();
+    const next = params.get('next');
+    navigate(next && next.startsWith(props.home) && !next.startsWith('//') ? next : props.home);
+  };
+  const attempt = (work: () => Promise<unknown>) => async (event?: FormEvent) => {
+    event?.preventDefault();
     setBusy(true);
     setError(null);
     try {
-      await props.signIn(username, password);
-      queryClient.clear();
-      const next = params.get('next');
-      navigate(next && next.startsWith(props.home) && !next.startsWith('//') ? next : props.home);
+      await work();
+      done();
     } catch (e) {
       setError(e);
     } finally {
       setBusy(false);
     }
   };
+  const submit = attempt(() => props.signIn(username, password));
 
   return (
     <FormCard title="Sign in" subtitle={props.subtitle} onSubmit={submit}>
@@ -41,6 +52,9 @@ export function SignInForm(props: { subtitle: ReactNode; home: string; signIn: (
       <ErrorText error={error} />
       <Button type="submit" loading={busy} fullWidth>
         Sign in
+      </Button>
+      <Button variant="default" fullWidth disabled={busy} onClick={() => void attempt(props.passkey)()}>
+        Sign in with a passkey
       </Button>
       {props.children}
     </FormCard>

@@ -8,6 +8,7 @@ import { ErrorText, Loading } from '../components/feedback';
 const NAV = [
   { to: '', label: 'Organisations' },
   { to: 'activity', label: 'Activity' },
+  { to: 'passkeys', label: 'Passkeys' },
 ] as const;
 
 /** The control plane's frame (DESIGN.md 8): the same look as an organisation's console. */

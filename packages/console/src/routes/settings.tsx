@@ -6,6 +6,7 @@ import { key, useIsAdmin, useMe, useSettings } from '../api/queries';
 import { DateTime } from '../components/display';
 import { ErrorText, Guarded, Loading } from '../components/feedback';
 import { useZones } from '../components/zones';
+import { PasskeysCard, type PasskeyApi } from '../components/passkeys';
 
 export default function Settings() {
   return (
@@ -13,6 +14,7 @@ export default function Settings() {
       <Title order={1}>Settings</Title>
       <Timezone />
       <OwnPassword />
+      <OwnPasskeys />
     </Stack>
   );
 }
@@ -133,4 +135,25 @@ function OwnPassword() {
       </form>
     </Card>
   );
+}
+
+function OwnPasskeys() {
+  const me = useMe().data;
+  if (!me) return null;
+  // A platform account's passkeys are the control plane's; none are planted from inside an organisation.
+  if (me.platform) {
+    return (
+      <Text size="sm" c="dimmed" maw={640}>
+        You are signed in as a platform account: manage its password and passkeys in the control plane.
+      </Text>
+    );
+  }
+  const passkeyApi: PasskeyApi = {
+    queryKey: key('passkeys'),
+    list: () => unwrap(api().GET('/auth/passkeys')),
+    options: (currentPassword) => unwrap(api().POST('/auth/passkeys/options', { body: { currentPassword } })),
+    register: (name, response) => unwrap(api().POST('/auth/passkeys', { body: { name, response: response as never } })),
+    remove: (id) => unwrap(api().DELETE('/auth/passkeys/{id}', { params: { path: { id } } })),
+  };
+  return <PasskeysCard passkeyApi={passkeyApi} />;
 }

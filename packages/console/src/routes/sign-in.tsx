@@ -1,5 +1,6 @@
 import { Anchor } from '@mantine/core';
 import { useParams } from 'react-router';
+import { startAuthentication, type PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/browser';
 import { api, unwrap } from '../api/client';
 import { SignInForm } from '../components/sign-in-form';
 
@@ -7,6 +8,12 @@ export default function SignIn() {
   const { slug = '' } = useParams();
   const signIn = async (username: string, password: string) => {
     await unwrap(api(slug).POST('/auth/login', { body: { username, password } }));
+    localStorage.setItem('licensor.lastSlug', slug);
+  };
+  const passkey = async () => {
+    const options = (await unwrap(api(slug).POST('/auth/passkey/options'))) as unknown as PublicKeyCredentialRequestOptionsJSON;
+    const response = await startAuthentication({ optionsJSON: options });
+    await unwrap(api(slug).POST('/auth/passkey/login', { body: { response: response as never } }));
     localStorage.setItem('licensor.lastSlug', slug);
   };
   return (
@@ -18,6 +25,7 @@ export default function SignIn() {
       }
       home={`/o/${slug}/`}
       signIn={signIn}
+      passkey={passkey}
     >
       <Anchor href="/" size="sm" ta="center">
         Another organisation
