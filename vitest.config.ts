@@ -15,6 +15,9 @@ export default defineConfig({
   test: {
     globalSetup: ['packages/server/test/backends.ts'],
     testTimeout: 30_000,
+    // Most files wait on a service process, Chromium or PostgreSQL rather than on a core, so three
+    // run at once even on a 2-core machine (Vitest's default there is one).
+    maxWorkers: 3,
     hookTimeout: 60_000,
     projects: [
       {

@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
 import { expectAccessible, PASSWORD, screenshot, signIn, startConsole, type Console } from './harness.js';
 
 let c: Console;
+/** The one signed-in page that walks the navigation. */
+let walker: Page | undefined;
 beforeAll(async () => {
   c = await startConsole();
   const product = await c.api('POST', '/products', { productKey: 'atlas', name: 'Atlas Studio', licenceType: 'ONLINE', allowedLicenceTypes: ['OFFLINE', 'ONLINE'] });
@@ -95,14 +98,15 @@ describe('console basics', () => {
     ['Activity', 'activity'],
     ['Settings', 'settings'],
   ])('shows %s from the navigation, accessible in both themes', async (name, file) => {
-    const page = await c.page();
-    await signIn(page);
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).click();
-    await page.getByRole('heading', { level: 1, name }).waitFor();
-    await page.getByRole('main').getByText(/Atlas Studio|Ada Labs|admin|UTC|No API token/).first().waitFor();
-    await expectAccessible(page, name);
-    await screenshot(page, file);
-    await page.context().close();
+    if (!walker) {
+      walker = await c.page();
+      await signIn(walker);
+    }
+    await walker.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).click();
+    await walker.getByRole('heading', { level: 1, name }).waitFor();
+    await walker.getByRole('main').getByText(/Atlas Studio|Ada Labs|admin|UTC|No API token/).first().waitFor();
+    await expectAccessible(walker, name);
+    await screenshot(walker, file);
   });
 
   it('says so for an organisation that does not exist', async () => {

@@ -86,8 +86,12 @@ export async function expectAccessible(page: Page, what: string) {
   await page.emulateMedia({ colorScheme: 'light' });
 }
 
-/** Screenshots at 1,280 and 390 pixels wide, light and dark, into a git-ignored folder. */
+/**
+ * Screenshots at 1,280 and 390 pixels wide, light and dark, into a git-ignored folder, for a
+ * person to look at; CI, where nobody looks, turns them off (LICENSOR_SCREENSHOTS=off).
+ */
 export async function screenshot(page: Page, name: string) {
+  if (process.env.LICENSOR_SCREENSHOTS === 'off') return;
   fs.mkdirSync(SCREENSHOTS, { recursive: true });
   const original = page.viewportSize()!;
   // No hover state (a tooltip) in the picture.

@@ -74,6 +74,8 @@ export interface Harness {
   admin: Caller;
   anonymous: Caller;
   as(credential: { cookie?: string; token?: string }, slug?: string): Caller;
+  /** Any path of the service (not only an organisation's), with the cookies and headers given. */
+  request(method: string, url: string, options?: { cookies?: Record<string, string>; body?: unknown; headers?: Record<string, string>; app?: FastifyInstance }): Promise<Response>;
   signIn(username: string, password: string, slug?: string): Promise<string>;
   /** Creates a token through the API and returns the whole `svc_...` string. */
   createToken(scopes: string[], slug?: string): Promise<string>;
@@ -99,27 +101,35 @@ export async function startHarness(envOverrides: Record<string, string> = {}): P
     await createMember(await operatorCtx(database, slug), { username: 'admin', role: 'ORG_ADMIN', password: ADMIN_PASSWORD });
   }
 
+  async function request(method: string, url: string, options: { cookies?: Record<string, string>; body?: unknown; headers?: Record<string, string>; app?: FastifyInstance } = {}): Promise<Response> {
+    const headers: Record<string, string> = { ...options.headers };
+    const cookies = Object.entries(options.cookies ?? {}).map(([k, v]) => `${k}=${v}`);
+    if (cookies.length) headers.cookie = cookies.join('; ');
+    const { body } = options;
+    if (body !== undefined && !headers['content-type']) headers['content-type'] = 'application/json';
+    const response = await (options.app ?? app).inject({
+      method: method as InjectOptions['method'],
+      url,
+      headers,
+      ...(body === undefined ? {} : { payload: typeof body === 'string' ? body : JSON.stringify(body) }),
+    });
+    let data: unknown;
+    try {
+      data = response.body === '' ? undefined : JSON.parse(response.body);
+    } catch {
+      data = response.body;
+    }
+    return Object.assign(response, { data });
+  }
+
   const as =
     (credential: { cookie?: string; token?: string }, slug = 'acme'): Caller =>
-    async (method, url, body, headers = {}) => {
-      const h: Record<string, string> = { ...headers };
-      if (credential.cookie) h.cookie = `svc_session=${credential.cookie}`;
-      if (credential.token) h.authorization = `Bearer ${credential.token}`;
-      if (body !== undefined && !h['content-type']) h['content-type'] = 'application/json';
-      const response = await app.inject({
-        method,
-        url: url.startsWith('//') ? url.slice(1) : `/o/${slug}/api${url}`,
-        headers: h,
-        ...(body === undefined ? {} : { payload: typeof body === 'string' ? body : JSON.stringify(body) }),
+    (method, url, body, headers = {}) =>
+      request(method as string, url.startsWith('//') ? url.slice(1) : `/o/${slug}/api${url}`, {
+        body,
+        headers: { ...headers, ...(credential.token ? { authorization: `Bearer ${credential.token}` } : {}) },
+        cookies: credential.cookie ? { svc_session: credential.cookie } : {},
       });
-      let data: unknown;
-      try {
-        data = response.body === '' ? undefined : JSON.parse(response.body);
-      } catch {
-        data = response.body;
-      }
-      return Object.assign(response, { data });
-    };
 
   async function signIn(username: string, password: string, slug = 'acme'): Promise<string> {
     const response = await as({}, slug)('POST', '/auth/login', { username, password });
@@ -141,6 +151,7 @@ export async function startHarness(envOverrides: Record<string, string> = {}): P
     admin,
     anonymous: as({}),
     as,
+    request,
     signIn,
     async createToken(scopes, slug = 'acme') {
       const caller = slug === 'acme' ? admin : as({ cookie: await signIn('admin', ADMIN_PASSWORD, slug) }, slug);

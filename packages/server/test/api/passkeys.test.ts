@@ -4,16 +4,8 @@ import { ADMIN_PASSWORD, startHarness, type Harness, type Response } from '../ha
 import { SoftAuthenticator } from '../passkey-helpers.js';
 
 let h: Harness;
+const call = (...args: Parameters<Harness['request']>) => h.request(...args);
 
-/** Any path, with cookies and a JSON body. */
-async function call(method: string, url: string, options: { cookies?: Record<string, string>; body?: unknown; headers?: Record<string, string> } = {}): Promise<Response> {
-  const headers: Record<string, string> = { ...options.headers };
-  const cookies = Object.entries(options.cookies ?? {}).map(([k, v]) => `${k}=${v}`);
-  if (cookies.length) headers.cookie = cookies.join('; ');
-  if (options.body !== undefined) headers['content-type'] = 'application/json';
-  const response = await h.app.inject({ method: method as 'GET', url, headers, ...(options.body === undefined ? {} : { payload: JSON.stringify(options.body) }) });
-  return Object.assign(response, { data: response.body ? JSON.parse(response.body) : undefined });
-}
 
 const org = (slug = 'acme') => ({
   options: (cookie: string, currentPassword = ADMIN_PASSWORD) => call('POST', `/o/${slug}/api/auth/passkeys/options`, { cookies: { svc_session: cookie }, body: { currentPassword } }),

@@ -4,23 +4,15 @@ import { loadMasterKey } from '../../src/keys/master-key.js';
 import { createPlatformAccount } from '../../src/platform/accounts.js';
 import { checkBody, checkedProduct } from '../check-helpers.js';
 import { runCli } from '../cli.js';
-import { ADMIN_PASSWORD, startHarness, type Harness, type Response } from '../harness.js';
+import { ADMIN_PASSWORD, startHarness, type Harness } from '../harness.js';
 import { issueOk } from '../licence-helpers.js';
 
 let h: Harness;
+const call = (...args: Parameters<Harness['request']>) => h.request(...args);
 let adminCookie: string;
 let supportCookie: string;
 const PASSWORD = 'platform password 1';
 
-/** Calls any path (not only an organisation's) with the given cookies and headers. */
-async function call(method: string, url: string, options: { cookies?: Record<string, string>; body?: unknown; headers?: Record<string, string>; app?: Harness['app'] } = {}): Promise<Response> {
-  const headers: Record<string, string> = { ...options.headers };
-  const cookies = Object.entries(options.cookies ?? {}).map(([k, v]) => `${k}=${v}`);
-  if (cookies.length) headers.cookie = cookies.join('; ');
-  if (options.body !== undefined) headers['content-type'] = 'application/json';
-  const response = await (options.app ?? h.app).inject({ method: method as 'GET', url, headers, ...(options.body === undefined ? {} : { payload: JSON.stringify(options.body) }) });
-  return Object.assign(response, { data: response.body ? JSON.parse(response.body) : undefined });
-}
 const asAdmin = (method: string, url: string, body?: unknown) => call(method, url, { cookies: { svc_platform: adminCookie }, body });
 
 async function platformSignIn(username: string, password = PASSWORD): Promise<string> {

@@ -1,29 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkBody, checkedProduct, type CheckedProduct } from '../check-helpers.js';
-import { freshDatabaseEnv, startHarness, type Harness, type Response } from '../harness.js';
+import { freshDatabaseEnv, startHarness, type Harness } from '../harness.js';
 import { fingerprint } from '../licence-helpers.js';
 import { startServe } from '../cli.js';
 
 let h: Harness;
+/** The organisation's API, with the cookies and headers given. */
+const call = (method: string, path: string, options?: Parameters<Harness['request']>[2]) => h.request(method, `/o/${h.slug}/api${path}`, options);
 let product: CheckedProduct;
 let customerId: number;
 let licence: any;
 
-/** Calls the organisation's API with the given cookies and headers. */
-async function call(method: string, path: string, options: { cookies?: Record<string, string>; body?: unknown; headers?: Record<string, string> } = {}): Promise<Response> {
-  const headers: Record<string, string> = { ...options.headers };
-  const cookies = Object.entries(options.cookies ?? {}).map(([k, v]) => `${k}=${v}`);
-  if (cookies.length) headers.cookie = cookies.join('; ');
-  if (options.body !== undefined) headers['content-type'] = 'application/json';
-  const response = await h.app.inject({ method: method as 'GET', url: `/o/${h.slug}/api${path}`, headers, ...(options.body === undefined ? {} : { payload: JSON.stringify(options.body) }) });
-  let data: unknown;
-  try {
-    data = response.body ? JSON.parse(response.body) : undefined;
-  } catch {
-    data = response.body;
-  }
-  return Object.assign(response, { data });
-}
 
 async function newLink(id = customerId): Promise<string> {
   const created = await h.admin('POST', `/customers/${id}/portal-links`);
