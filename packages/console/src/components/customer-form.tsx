@@ -1,10 +1,10 @@
-import { Button, Group, Modal, Stack, Textarea, TextInput } from '@mantine/core';
+import { Textarea, TextInput } from '@mantine/core';
 import { useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
 import { api, unwrap, type Answer } from '../api/client';
 import { key } from '../api/queries';
-import { ErrorText } from './feedback';
+import { ModalForm } from './modal-form';
 
 export type Customer = Answer<'/customers/{id}', 'get'>;
 
@@ -16,44 +16,19 @@ export function CustomerForm({ customer, onClose }: { customer?: Customer; onClo
   const [name, setName] = useState(customer?.name ?? '');
   const [email, setEmail] = useState(customer?.email ?? '');
   const [notes, setNotes] = useState(customer?.notes ?? '');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
+  const work = async () => {
     const body = { name: name.trim(), email: email.trim() || null, notes: notes.trim() || null };
-    try {
-      const saved = customer
-        ? await unwrap(api().PUT('/customers/{id}', { params: { path: { id: customer.id } }, body }))
-        : await unwrap(api().POST('/customers', { body }));
-      await queryClient.invalidateQueries({ queryKey: key('customers') });
-      onClose();
-      if (!customer) navigate(`/o/${slug}/customers/${saved.id}`);
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
+    const saved = customer
+      ? await unwrap(api().PUT('/customers/{id}', { params: { path: { id: customer.id } }, body }))
+      : await unwrap(api().POST('/customers', { body }));
+    await queryClient.invalidateQueries({ queryKey: key('customers') });
+    if (!customer) navigate(`/o/${slug}/customers/${saved.id}`);
   };
   return (
-    <Modal closeButtonProps={{ 'aria-label': 'Close' }} opened onClose={onClose} title={customer ? `Edit ${customer.name}` : 'New customer'}>
-      <form onSubmit={submit} aria-label={customer ? 'Edit customer' : 'New customer'}>
-        <Stack>
-          <TextInput label="Name" required maxLength={200} value={name} onChange={(e) => setName(e.currentTarget.value)} data-autofocus />
-          <TextInput label="Email" type="email" maxLength={254} value={email} onChange={(e) => setEmail(e.currentTarget.value)} />
-          <Textarea label="Notes" autosize minRows={2} maxLength={10000} value={notes} onChange={(e) => setNotes(e.currentTarget.value)} />
-          <ErrorText error={error} />
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>
-              Cancel
-            </Button>
-            <Button type="submit" loading={busy}>
-              {customer ? 'Save changes' : 'Create customer'}
-            </Button>
-          </Group>
-        </Stack>
-      </form>
-    </Modal>
+    <ModalForm title={customer ? `Edit ${customer.name}` : 'New customer'} submit={customer ? 'Save changes' : 'Create customer'} size="md" onClose={onClose} work={work}>
+      <TextInput label="Name" required maxLength={200} value={name} onChange={(e) => setName(e.currentTarget.value)} data-autofocus />
+      <TextInput label="Email" type="email" maxLength={254} value={email} onChange={(e) => setEmail(e.currentTarget.value)} />
+      <Textarea label="Notes" autosize minRows={2} maxLength={10000} value={notes} onChange={(e) => setNotes(e.currentTarget.value)} />
+    </ModalForm>
   );
 }

@@ -1,11 +1,11 @@
-import { ActionIcon, AppShell, Burger, Button, Group, NavLink, Stack, Text, Title, Tooltip, useMantineColorScheme } from '@mantine/core';
-import { useDisclosure } from '@mantine/hooks';
+import { Button, Stack, Text, Title } from '@mantine/core';
 import { useQueryClient } from '@tanstack/react-query';
-import { NavLink as RouterLink, Outlet, useLocation, useNavigate, useParams } from 'react-router';
+import { useLocation, useNavigate, useParams } from 'react-router';
 import { api, ApiError } from '../api/client';
 import { useMe } from '../api/queries';
 import { ErrorText, Loading } from '../components/feedback';
 import { CommandPalette } from '../components/palette';
+import { Shell } from '../components/shell';
 
 export const NAV = [
   { to: '', label: 'Dashboard' },
@@ -21,11 +21,9 @@ export const NAV = [
 
 export function Layout() {
   const { slug = '' } = useParams();
-  const [opened, { toggle, close }] = useDisclosure();
   const me = useMe();
   const navigate = useNavigate();
   const queryClient = useQueryClient();
-  const { toggleColorScheme } = useMantineColorScheme();
   const { pathname } = useLocation();
   const section = pathname.split('/')[3] ?? '';
 
@@ -51,52 +49,13 @@ export function Layout() {
   };
 
   return (
-    <AppShell header={{ height: 56 }} navbar={{ width: 220, breakpoint: 'sm', collapsed: { mobile: !opened } }} padding="lg">
-      <AppShell.Header>
-        <Group h="100%" px="md" justify="space-between" wrap="nowrap">
-          <Group gap="sm" wrap="nowrap">
-            <Burger opened={opened} onClick={toggle} hiddenFrom="sm" size="sm" aria-label="Toggle navigation" />
-            <Text fw={700} size="lg">
-              Licensor
-            </Text>
-            <Text c="dimmed" size="sm" visibleFrom="xs" truncate>
-              {me.data.organization.name}
-            </Text>
-          </Group>
-          <Group gap="xs" wrap="nowrap">
-            <CommandPalette />
-            <Tooltip label="Light or dark">
-              <ActionIcon variant="default" size="lg" onClick={toggleColorScheme} aria-label="Switch between light and dark">
-                ◐
-              </ActionIcon>
-            </Tooltip>
-            <Text size="sm" visibleFrom="md">
-              {/* A platform account shows as platform/<username>, as the activity trail names it. */}
-              {me.data.platform ? me.data.username : me.data.displayName} · {me.data.role}
-            </Text>
-            <Button variant="default" size="sm" onClick={signOut}>
-              Sign out
-            </Button>
-          </Group>
-        </Group>
-      </AppShell.Header>
-      <AppShell.Navbar p="xs" component="nav" aria-label="Main">
-        {NAV.map((item) => (
-          <NavLink
-            key={item.label}
-            component={RouterLink}
-            to={`/o/${slug}/${item.to}`}
-            end={item.to === ''}
-            label={item.label}
-            active={section === item.to}
-            variant="filled"
-            onClick={close}
-          />
-        ))}
-      </AppShell.Navbar>
-      <AppShell.Main>
-        <Outlet />
-      </AppShell.Main>
-    </AppShell>
+    <Shell
+      subtitle={me.data.organization.name}
+      links={NAV.map((item) => ({ to: `/o/${slug}/${item.to}`, label: item.label, active: section === item.to, end: item.to === '' }))}
+      tools={<CommandPalette />}
+      // A platform account shows as platform/<username>, as the activity trail names it.
+      who={`${me.data.platform ? me.data.username : me.data.displayName} · ${me.data.role}`}
+      onSignOut={signOut}
+    />
   );
 }

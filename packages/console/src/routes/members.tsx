@@ -1,10 +1,11 @@
-import { Badge, Button, Group, Modal, PasswordInput, Select, SimpleGrid, Stack, Switch, Text, TextInput, Title } from '@mantine/core';
+import { Badge, Button, Group, PasswordInput, Select, SimpleGrid, Stack, Switch, Text, TextInput, Title } from '@mantine/core';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { api, unwrap, type Answer } from '../api/client';
 import { key, useIsAdmin, useMe } from '../api/queries';
 import { DateTime } from '../components/display';
-import { ConfirmButton, ErrorText, Guarded } from '../components/feedback';
+import { ConfirmButton, Guarded } from '../components/feedback';
+import { ModalForm } from '../components/modal-form';
 import { RecordTable } from '../components/record-table';
 
 type Member = Answer<'/users', 'get'>[number];
@@ -106,12 +107,7 @@ function MemberForm({ member, onClose }: { member?: Member; onClose: () => void 
   const [role, setRole] = useState<Role>((member?.role as Role | undefined) ?? 'VIEWER');
   const [active, setActive] = useState(member?.active ?? true);
   const [password, setPassword] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
+  const work = async () => {
     const body = {
       username: username.trim(),
       displayName: displayName.trim() || username.trim(),
@@ -120,49 +116,29 @@ function MemberForm({ member, onClose }: { member?: Member; onClose: () => void 
       active,
       ...(password ? { password } : {}),
     };
-    try {
-      if (member) await unwrap(api().PUT('/users/{id}', { params: { path: { id: member.id } }, body }));
-      else await unwrap(api().POST('/users', { body }));
-      await queryClient.invalidateQueries({ queryKey: key('members') });
-      onClose();
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
+    if (member) await unwrap(api().PUT('/users/{id}', { params: { path: { id: member.id } }, body }));
+    else await unwrap(api().POST('/users', { body }));
+    await queryClient.invalidateQueries({ queryKey: key('members') });
   };
   return (
-    <Modal closeButtonProps={{ 'aria-label': 'Close' }} opened onClose={onClose} title={member ? `Edit ${member.displayName}` : 'Add member'} size="lg">
-      <form onSubmit={submit} aria-label={member ? 'Edit member' : 'Add member'}>
-        <Stack>
-          <SimpleGrid cols={{ base: 1, sm: 2 }}>
-            <TextInput label="Username" required maxLength={64} value={username} onChange={(e) => setUsername(e.currentTarget.value)} description="Letters, digits, . _ @ and -" />
-            <TextInput label="Display name" maxLength={200} value={displayName} onChange={(e) => setDisplayName(e.currentTarget.value)} />
-            <TextInput label="Email" type="email" maxLength={254} value={email} onChange={(e) => setEmail(e.currentTarget.value)} />
-            <PasswordInput
-              label={member ? 'New password' : 'Password'}
-              description={member ? 'Leave empty to keep theirs' : 'At least 12 characters'}
-              required={!member}
-              minLength={12}
-              maxLength={1024}
-              value={password}
-              onChange={(e) => setPassword(e.currentTarget.value)}
-              autoComplete="new-password"
-            />
-          </SimpleGrid>
-          <Select label="Role" data={ROLES} value={role} onChange={(value) => setRole((value ?? role) as Role)} allowDeselect={false} comboboxProps={{ withinPortal: false }} />
-          <Switch label="Active" description="An inactive member cannot sign in; their sessions end at once" checked={active} onChange={(e) => setActive(e.currentTarget.checked)} />
-          <ErrorText error={error} />
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>
-              Cancel
-            </Button>
-            <Button type="submit" loading={busy}>
-              {member ? 'Save changes' : 'Add member'}
-            </Button>
-          </Group>
-        </Stack>
-      </form>
-    </Modal>
+    <ModalForm title={member ? `Edit ${member.displayName}` : 'Add member'} submit={member ? 'Save changes' : 'Add member'} onClose={onClose} work={work}>
+      <SimpleGrid cols={{ base: 1, sm: 2 }}>
+        <TextInput label="Username" required maxLength={64} value={username} onChange={(e) => setUsername(e.currentTarget.value)} description="Letters, digits, . _ @ and -" />
+        <TextInput label="Display name" maxLength={200} value={displayName} onChange={(e) => setDisplayName(e.currentTarget.value)} />
+        <TextInput label="Email" type="email" maxLength={254} value={email} onChange={(e) => setEmail(e.currentTarget.value)} />
+        <PasswordInput
+          label={member ? 'New password' : 'Password'}
+          description={member ? 'Leave empty to keep theirs' : 'At least 12 characters'}
+          required={!member}
+          minLength={12}
+          maxLength={1024}
+          value={password}
+          onChange={(e) => setPassword(e.currentTarget.value)}
+          autoComplete="new-password"
+        />
+      </SimpleGrid>
+      <Select label="Role" data={ROLES} value={role} onChange={(value) => setRole((value ?? role) as Role)} allowDeselect={false} comboboxProps={{ withinPortal: false }} />
+      <Switch label="Active" description="An inactive member cannot sign in; their sessions end at once" checked={active} onChange={(e) => setActive(e.currentTarget.checked)} />
+    </ModalForm>
   );
 }

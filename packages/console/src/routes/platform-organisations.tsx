@@ -1,10 +1,11 @@
-import { Anchor, Badge, Button, Divider, Group, Modal, NumberInput, PasswordInput, Progress, Select, SimpleGrid, Stack, Text, TextInput, Title } from '@mantine/core';
+import { Anchor, Badge, Button, Divider, Group, NumberInput, PasswordInput, Progress, Select, SimpleGrid, Stack, Text, TextInput, Title } from '@mantine/core';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent, type ReactNode } from 'react';
+import { useState } from 'react';
 import { unwrap } from '../api/client';
 import { platformApi, usePlatformMe, type Organisation } from '../api/platform';
 import { DateTime } from '../components/display';
-import { ConfirmButton, ErrorText, Guarded } from '../components/feedback';
+import { ConfirmButton, Guarded } from '../components/feedback';
+import { ModalForm } from '../components/modal-form';
 import { RecordTable } from '../components/record-table';
 import { useZones } from '../components/zones';
 
@@ -118,43 +119,6 @@ export default function PlatformOrganisations() {
       {planOf && <ChangePlan org={planOf} onClose={() => setPlanOf(null)} onDone={refresh} />}
       {memberOf && <AddMember org={memberOf} onClose={() => setMemberOf(null)} onDone={refresh} />}
     </Stack>
-  );
-}
-
-/** A form in a modal whose submit runs `work`, showing the API's error where it happened. */
-function ModalForm(props: { title: string; submit: string; onClose: () => void; work: () => Promise<unknown>; children: ReactNode }) {
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      await props.work();
-      props.onClose();
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
-  return (
-    <Modal closeButtonProps={{ 'aria-label': 'Close' }} opened onClose={props.onClose} title={props.title} size="lg">
-      <form onSubmit={submit} aria-label={props.title}>
-        <Stack>
-          {props.children}
-          <ErrorText error={error} />
-          <Group justify="flex-end">
-            <Button variant="default" onClick={props.onClose}>
-              Cancel
-            </Button>
-            <Button type="submit" loading={busy}>
-              {props.submit}
-            </Button>
-          </Group>
-        </Stack>
-      </form>
-    </Modal>
   );
 }
 
