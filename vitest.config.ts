@@ -35,6 +35,8 @@ export default defineConfig({
           name: 'browser',
           include: ['packages/console/test/**/*.test.ts'],
           testTimeout: 120_000,
+          // A page refetches after a write; on a loaded machine that takes longer than the default second.
+          expect: { poll: { timeout: 15_000 } },
         },
       },
       ...backends.map((backend) => ({

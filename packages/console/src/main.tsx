@@ -23,7 +23,19 @@ const contrast: CSSVariablesResolver = () => ({
   dark: { '--mantine-color-dimmed': 'var(--mantine-color-dark-1)' },
 });
 
-const queryClient = new QueryClient({
+/**
+ * Every write refreshes what it changed with invalidateQueries. TanStack Query answers a refetch of
+ * a query still on its first load with that load, which began before the write and so misses it
+ * (a new portal link missing from the list it was added to). Cancelling first makes the refetch real.
+ */
+class RefreshingQueryClient extends QueryClient {
+  override async invalidateQueries(...args: Parameters<QueryClient['invalidateQueries']>) {
+    await this.cancelQueries(args[0]);
+    return super.invalidateQueries(...args);
+  }
+}
+
+const queryClient = new RefreshingQueryClient({
   defaultOptions: {
     // A refusal (4xx) will not change by asking again.
     queries: { retry: (count, error) => !(error instanceof ApiError && error.status < 500) && count < 2, refetchOnWindowFocus: false },

@@ -33,6 +33,8 @@ describe('customers in the console', () => {
     await edit.getByRole('textbox', { name: 'Name', exact: true }).fill('Wombat Works Pty');
     await edit.getByLabel('Notes').fill('Reseller in Perth');
     await edit.getByRole('button', { name: 'Save changes' }).click();
+    // The closing dialog still holds the notes for a moment.
+    await edit.waitFor({ state: 'detached' });
     await page.getByRole('heading', { level: 1, name: 'Wombat Works Pty' }).waitFor();
     await page.getByText('Reseller in Perth').waitFor();
 
