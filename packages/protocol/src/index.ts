@@ -18,6 +18,7 @@ export {
   orderClaims,
   licencePayload,
   signLicence,
+  signLicenceWith,
   parseLicence,
   verifyLicence,
   readLicence,

@@ -220,6 +220,12 @@ export function signLicence(input: ClaimsInput, privateKey: KeyObject): string {
   return `${payloadPart}.${signature.toString('base64url')}`;
 }
 
+/** `signLicence` with any signer, such as a key on a PKCS#11 token; its signature in the wire format (DER for ECDSA). */
+export async function signLicenceWith(input: ClaimsInput, sign: (data: Buffer) => Promise<Buffer>): Promise<string> {
+  const payloadPart = b64uEncodeText(licencePayload(input));
+  return `${payloadPart}.${(await sign(Buffer.from(payloadPart, 'latin1'))).toString('base64url')}`;
+}
+
 export interface ParsedLicence {
   /** The payload's base64url text: the signed bytes, and the identity of a term. */
   payloadPart: string;

@@ -17,6 +17,7 @@ import { authRoutes } from './auth/routes.js';
 import { customerRoutes } from './customers/routes.js';
 import { dashboardRoutes } from './dashboard/routes.js';
 import { Keyring } from './keys/keyring.js';
+import { Hsm } from './keys/pkcs11.js';
 import { licenceRoutes } from './licences/routes.js';
 import { listingRoutes } from './licences/listing-routes.js';
 import { productRoutes } from './products/routes.js';
@@ -136,7 +137,7 @@ export async function buildApp({ config, database, masterKey, logger }: AppOptio
   app.decorate('apiRoutes', [] as ApiRoute[]);
   app.decorate('platformApiRoutes', [] as PlatformRoute[]);
   // One keyring per app: its cache of opened keys serves every feature that signs or verifies.
-  const keyring = new Keyring(masterKey);
+  const keyring = new Keyring(masterKey, config.pkcs11 && new Hsm(config.pkcs11.module, config.pkcs11.tokens));
   await app.register(
     async (api) => {
       // DESIGN.md 7: API answers are never cached and never sniffed.

@@ -22,6 +22,8 @@ export interface Config {
   checkRateAddress: number;
   logLevel: string;
   bootstrapPassword: string | null;
+  /** DESIGN.md 10: the PKCS#11 module's path, and the token labels each organisation (by slug) may use. */
+  pkcs11: { module: string; tokens: Map<string, string[]> } | null;
 }
 
 /** A configuration mistake: reported as one line, never a stack trace. */
@@ -58,6 +60,17 @@ function url(name: string, raw: string, protocols: string[]): string {
     throw new ConfigError(`${name} must start with ${protocols.map((p) => `${p}//`).join(' or ')}`);
   }
   return raw;
+}
+
+/** `slug=tokenLabel,...`; an organisation may be named more than once, for several tokens. */
+function pkcs11Tokens(raw: string): Map<string, string[]> {
+  const tokens = new Map<string, string[]>();
+  for (const entry of raw.split(',')) {
+    const match = /^\s*([a-z0-9][a-z0-9-]{0,62})=(.{1,32}?)\s*$/.exec(entry);
+    if (!match) throw new ConfigError(`LICENSOR_PKCS11_TOKENS must be slug=tokenLabel pairs separated by commas, got "${entry}"`);
+    tokens.set(match[1]!, [...(tokens.get(match[1]!) ?? []), match[2]!]);
+  }
+  return tokens;
 }
 
 /** Reads and validates the environment once, at start-up. */
@@ -104,6 +117,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError('LICENSOR_BOOTSTRAP_PASSWORD must be at least 12 characters');
   }
 
+  const pkcs11Module = env.LICENSOR_PKCS11_MODULE || null;
+  if (pkcs11Module !== null && !path.isAbsolute(pkcs11Module)) throw new ConfigError('LICENSOR_PKCS11_MODULE must be an absolute path');
+  if ((pkcs11Module === null) !== !env.LICENSOR_PKCS11_TOKENS) throw new ConfigError('LICENSOR_PKCS11_MODULE and LICENSOR_PKCS11_TOKENS go together');
+
   return {
     port,
     host,
@@ -121,5 +138,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     checkRateAddress: integer(env, 'LICENSOR_CHECK_RATE_ADDRESS', 600, 0, 100_000_000),
     logLevel,
     bootstrapPassword,
+    pkcs11: pkcs11Module === null ? null : { module: pkcs11Module, tokens: pkcs11Tokens(env.LICENSOR_PKCS11_TOKENS!) },
   };
 }

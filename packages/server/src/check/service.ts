@@ -6,7 +6,7 @@ import {
   MalformedError,
   parseFingerprint,
   parseLicence,
-  signReceipt,
+  receiptMessage,
   verifyLicence,
   type FingerprintParts,
   type LicenceClaims,
@@ -237,13 +237,13 @@ function bindUnderLock(scope: CheckScope, term: Term, presented: Presented, need
 }
 
 /** The check answer of DESIGN.md 5, its receipt signed (outside any transaction) with the key that signed the licence. */
-function answer(scope: CheckScope, presented: Presented, nonce: string, verdict: Verdict, term: Term | null) {
+async function answer(scope: CheckScope, presented: Presented, nonce: string, verdict: Verdict, term: Term | null) {
   const { claims, key } = presented;
-  if (!key.privateKey) throw keyUnavailable(key.error!);
+  if (!key.signer) throw keyUnavailable(key.error!);
   const checkedAt = iso(scope.now);
   const boundAt = verdict.boundAt === null ? '' : iso(verdict.boundAt);
   const fields = { lid: claims.lid, status: verdict.status, nonce, checkedAt, boundAt, fpDigest: fpDigest(presented.fingerprint) };
-  const receipt = signReceipt(fields, key.privateKey);
+  const receipt = (await key.signer.sign(receiptMessage(fields))).toString('base64url');
   const graceEnd = graceEndsAt(claims.exp, claims.grace);
   const licence = term?.licence;
   return {
@@ -265,7 +265,7 @@ function answer(scope: CheckScope, presented: Presented, nonce: string, verdict:
   };
 }
 
-export type CheckAnswer = ReturnType<typeof answer>;
+export type CheckAnswer = Awaited<ReturnType<typeof answer>>;
 
 export async function checkLicence(
   scope: CheckScope,

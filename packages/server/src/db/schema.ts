@@ -154,8 +154,12 @@ export interface ProductKeysTable {
   product_id: number;
   algorithm: string;
   public_key_pem: string;
-  /** The PKCS#8 private key, sealed under the master key (keys/sealing.ts). */
+  /** The PKCS#8 private key, or for a key on a PKCS#11 token its PIN, sealed under the master key (keys/sealing.ts). */
   sealed_private_key: string;
+  /** A key on a PKCS#11 token: the token's label, the key's CKA_LABEL and CKA_ID (hex); all null otherwise. */
+  pkcs11_token: string | null;
+  pkcs11_label: string | null;
+  pkcs11_id: string | null;
   key_fingerprint: string;
   certificate_pem: string | null;
   certificate_subject: string | null;

@@ -4,9 +4,12 @@ import * as x509 from '@peculiar/x509';
 import { webcrypto, type KeyObject } from 'node:crypto';
 import { ALGORITHM_INFO, type Algorithm } from '@licensor/protocol';
 import { badRequest } from '../http/errors.js';
-import type { KeyPair } from './keyring.js';
+import { derToRaw } from './ecdsa.js';
+import type { Signer } from './keyring.js';
 
 x509.cryptoProvider.set(webcrypto);
+
+type CertificateCrypto = Parameters<typeof x509.X509CertificateGenerator.createSelfSigned>[1];
 
 export interface Certificate {
   pem: string;
@@ -35,19 +38,28 @@ function certificateOf(certificate: x509.X509Certificate): Certificate {
 }
 
 /**
+ * WebCrypto whose `sign` is the product's signer, wherever its key lives (a token's key cannot be
+ * imported into WebCrypto). WebCrypto's ECDSA signatures are raw r‖s; the signer's are DER.
+ */
+function signingCrypto(signer: Signer): CertificateCrypto {
+  const size = signer.algorithm === 'EC_P384' ? 48 : 32;
+  const sign = async (_algorithm: unknown, _key: unknown, data: ArrayBuffer) => {
+    const signature = await signer.sign(Buffer.from(data));
+    return new Uint8Array(ALGORITHM_INFO[signer.algorithm].keyFactory === 'EC' ? derToRaw(signature, size) : signature).buffer;
+  };
+  const subtle = new Proxy(webcrypto.subtle, { get: (target, name) => (name === 'sign' ? sign : Reflect.get(target, name).bind(target)) });
+  return { subtle, getRandomValues: webcrypto.getRandomValues.bind(webcrypto), randomUUID: webcrypto.randomUUID.bind(webcrypto) } as unknown as CertificateCrypto;
+}
+
+/**
  * A certificate over the product's public key, signed by the product key itself and naming
  * the product and the organisation, valid for ten years from `now`.
  */
-export async function selfSignedCertificate(
-  pair: KeyPair,
-  names: { product: string; organisation: string },
-  now: number,
-): Promise<Certificate> {
-  const params = webCryptoParams(pair.algorithm);
-  const [privateKey, publicKey] = await Promise.all([
-    webcrypto.subtle.importKey('pkcs8', pair.privateKey.export({ type: 'pkcs8', format: 'der' }), params.key, false, ['sign']),
-    webcrypto.subtle.importKey('spki', pair.publicKey.export({ type: 'spki', format: 'der' }), params.key, true, ['verify']),
-  ]);
+export async function selfSignedCertificate(signer: Signer, names: { product: string; organisation: string }, now: number): Promise<Certificate> {
+  const params = webCryptoParams(signer.algorithm);
+  const publicKey = await webcrypto.subtle.importKey('spki', signer.publicKey.export({ type: 'spki', format: 'der' }), params.key, true, ['verify']);
+  // Stands in for the private key: only its algorithm is read; the signer signs.
+  const privateKey = { algorithm: params.key, type: 'private', extractable: false, usages: ['sign'] } as unknown as webcrypto.CryptoKey;
   const notAfter = new Date(now);
   notAfter.setUTCFullYear(notAfter.getUTCFullYear() + VALID_YEARS);
   const certificate = await x509.X509CertificateGenerator.createSelfSigned({
@@ -61,7 +73,7 @@ export async function selfSignedCertificate(
       new x509.BasicConstraintsExtension(false, undefined, true),
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
     ],
-  });
+  }, signingCrypto(signer));
   return certificateOf(certificate);
 }
 

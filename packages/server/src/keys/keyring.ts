@@ -1,31 +1,64 @@
 import { createHash, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import type { Selectable } from 'kysely';
-import { ALGORITHM_INFO, algorithmOfKey, generateAlgorithmKeyPair, type Algorithm } from '@licensor/protocol';
+import { ALGORITHM_INFO, algorithmOfKey, generateAlgorithmKeyPair, signBytes, type Algorithm } from '@licensor/protocol';
 import type { ProductKeysTable } from '../db/schema.js';
 import type { Tenant } from '../db/tenant.js';
 import { ApiError, badRequest, notFound } from '../http/errors.js';
+import { TokenUnavailable, type Hsm, type TokenKey, type TokenKeyRef } from './pkcs11.js';
 import { seal, unseal, UnsealError } from './sealing.js';
 
 export type ProductKeyRow = Selectable<ProductKeysTable>;
 
+/** A key pair held in this process (generated here or imported), sealed at rest. */
 export interface KeyPair {
   algorithm: Algorithm;
   privateKey: KeyObject;
   publicKey: KeyObject;
 }
 
-/** A stored key made usable: the private half is null (with the reason) when it does not open. */
+/** A key pair on a PKCS#11 token, with the PIN that logs in to it. */
+export interface TokenKeyPair extends TokenKey {
+  pin: string;
+}
+
+export type NewKey = KeyPair | TokenKeyPair;
+
+export const isTokenKey = (key: NewKey): key is TokenKeyPair => 'pin' in key;
+
+/** Signs with a product key wherever its private half lives; signatures are in the wire format (DER for ECDSA). */
+export interface Signer {
+  algorithm: Algorithm;
+  publicKey: KeyObject;
+  sign(data: Buffer): Promise<Buffer>;
+  /** Resolves once the key can sign (a key on a token: the token reached, logged in, the key found). */
+  ready(): Promise<void>;
+}
+
+/** A stored key made usable: the signer is null (with the reason) when it does not open. */
 export interface OpenedKey {
   keyId: number;
   publicKey: KeyObject;
-  privateKey: KeyObject | null;
+  signer: Signer | null;
+  /** Why the key cannot sign; for a key on a token, as last seen. */
   error: string | null;
 }
+
+/** Signs with a key held in this process. */
+export const softwareSigner = (pair: KeyPair): Signer => ({
+  algorithm: pair.algorithm,
+  publicKey: pair.publicKey,
+  sign: async (data) => signBytes(pair.privateKey, data),
+  ready: async () => {},
+});
 
 /** SHA-256 of the public key's SPKI DER, lowercase hex. */
 function keyFingerprint(publicKey: KeyObject): string {
   return createHash('sha256').update(publicKey.export({ type: 'spki', format: 'der' })).digest('hex');
 }
+
+/** Where a stored key is on its token, or null for a key held here. */
+export const tokenRefOf = (row: ProductKeyRow): TokenKeyRef | null =>
+  row.pkcs11_token === null ? null : { token: row.pkcs11_token, label: row.pkcs11_label!, id: row.pkcs11_id! };
 
 /** A fresh managed key pair, generated off the event loop. */
 export async function generateKeyPair(algorithm: Algorithm): Promise<KeyPair> {
@@ -41,10 +74,17 @@ function unreadableKey(err: unknown): ApiError {
   return badRequest('privateKeyPem: not a readable PEM private key (PKCS#8 or traditional, optionally encrypted)');
 }
 
-/**
- * Reads an imported PEM private key (PKCS#8 or traditional, optionally encrypted). Its algorithm
- * must be the one asked for; with none asked for, the key's own is taken.
- */
+/** The pair of an imported private key, whose algorithm must be the one asked for (with none asked for, the key's own). */
+export function importedPair(privateKey: KeyObject, algorithm: Algorithm | undefined, field: string): KeyPair {
+  const actual = algorithmOfKey(privateKey);
+  if (actual === null) throw badRequest(`${field}: the key is not Ed25519, RSA 2048/3072/4096, ECDSA P-256 or ECDSA P-384`);
+  if (algorithm !== undefined && actual !== algorithm) {
+    throw badRequest(`${field}: the key is ${ALGORITHM_INFO[actual].label} but algorithm is ${algorithm}`);
+  }
+  return { algorithm: actual, privateKey, publicKey: createPublicKey(privateKey) };
+}
+
+/** Reads an imported PEM private key (PKCS#8 or traditional, optionally encrypted). */
 export function importPrivateKey(pem: string, passphrase: string | undefined, algorithm: Algorithm | undefined): KeyPair {
   let privateKey: KeyObject;
   try {
@@ -52,17 +92,10 @@ export function importPrivateKey(pem: string, passphrase: string | undefined, al
   } catch (err) {
     throw unreadableKey(err);
   }
-  const actual = algorithmOfKey(privateKey);
-  if (actual === null) {
-    throw badRequest('privateKeyPem: the key is not Ed25519, RSA 2048/3072/4096, ECDSA P-256 or ECDSA P-384');
-  }
-  if (algorithm !== undefined && actual !== algorithm) {
-    throw badRequest(`privateKeyPem: the key is ${ALGORITHM_INFO[actual].label} but algorithm is ${algorithm}`);
-  }
-  return { algorithm: actual, privateKey, publicKey: createPublicKey(privateKey) };
+  return importedPair(privateKey, algorithm, 'privateKeyPem');
 }
 
-/** Refused signing: the service cannot open this key (it was sealed under another master key). */
+/** Refused signing: the service cannot open this key (sealed under another master key, or its token cannot be used). */
 export const keyUnavailable = (error: string) => new ApiError(503, `the product's signing key is unavailable: ${error}`);
 
 // Opened keys kept per process; enough for every product of a large deployment.
@@ -76,28 +109,46 @@ const CACHE_LIMIT = 10_000;
 export class Keyring {
   private readonly cache = new Map<string, OpenedKey>();
 
-  constructor(private readonly masterKey: Buffer) {}
+  constructor(
+    private readonly masterKey: Buffer,
+    /** The deployment's PKCS#11 module, or null when none is configured. */
+    readonly hsm: Hsm | null,
+  ) {}
 
-  /** The columns of a new `product_keys` row that hold the key itself. */
-  seal(pair: KeyPair) {
-    const fingerprint = keyFingerprint(pair.publicKey);
-    const der = pair.privateKey.export({ type: 'pkcs8', format: 'der' });
+  /** The columns of a new `product_keys` row that hold the key itself (for a key on a token: where it is, and its sealed PIN). */
+  seal(key: NewKey) {
+    const fingerprint = keyFingerprint(key.publicKey);
+    const token = isTokenKey(key);
     return {
-      algorithm: pair.algorithm,
-      public_key_pem: pair.publicKey.export({ type: 'spki', format: 'pem' }) as string,
-      sealed_private_key: seal(this.masterKey, der, fingerprint),
+      algorithm: key.algorithm,
+      public_key_pem: key.publicKey.export({ type: 'spki', format: 'pem' }) as string,
+      sealed_private_key: token ? this.sealPin(key.pin, fingerprint) : seal(this.masterKey, key.privateKey.export({ type: 'pkcs8', format: 'der' }), fingerprint),
       key_fingerprint: fingerprint,
+      pkcs11_token: token ? key.token : null,
+      pkcs11_label: token ? key.label : null,
+      pkcs11_id: token ? key.id : null,
     };
+  }
+
+  sealPin(pin: string, fingerprint: string): string {
+    return seal(this.masterKey, Buffer.from(pin, 'utf8'), fingerprint);
   }
 
   open(row: ProductKeyRow, productVersion: number): OpenedKey {
     const cacheKey = `${row.id}:${productVersion}`;
     let opened = this.cache.get(cacheKey);
     if (!opened) {
-      opened = { keyId: row.id, publicKey: createPublicKey(row.public_key_pem), privateKey: null, error: null };
+      opened = { keyId: row.id, publicKey: createPublicKey(row.public_key_pem), signer: null, error: null };
       try {
-        const der = unseal(this.masterKey, row.sealed_private_key, row.key_fingerprint);
-        opened.privateKey = createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
+        const secret = unseal(this.masterKey, row.sealed_private_key, row.key_fingerprint);
+        const algorithm = row.algorithm as Algorithm;
+        if (row.pkcs11_token === null) {
+          opened.signer = softwareSigner({ algorithm, publicKey: opened.publicKey, privateKey: createPrivateKey({ key: secret, format: 'der', type: 'pkcs8' }) });
+        } else if (this.hsm === null) {
+          opened.error = 'the key is on a PKCS#11 token, and no PKCS#11 module is configured';
+        } else {
+          opened.signer = this.tokenSigner(opened, tokenRefOf(row)!, secret.toString('utf8'), algorithm);
+        }
       } catch (err) {
         if (!(err instanceof UnsealError)) throw err;
         opened.error = err.message;
@@ -108,11 +159,60 @@ export class Keyring {
     return opened;
   }
 
-  /** The private half of a stored key, or a 503 saying why it cannot be used. */
-  privateKeyOf(row: ProductKeyRow, productVersion: number): KeyObject {
+  /** Signs on the token, keeping the opened key's error as last seen: set by a failure, cleared by a success. */
+  private tokenSigner(opened: OpenedKey, ref: TokenKeyRef, pin: string, algorithm: Algorithm): Signer {
+    const hsm = this.hsm!;
+    const tracked = async <T>(work: () => Promise<T>): Promise<T> => {
+      try {
+        const result = await work();
+        opened.error = null;
+        return result;
+      } catch (err) {
+        if (!(err instanceof TokenUnavailable)) throw err;
+        opened.error = err.message;
+        throw keyUnavailable(err.message);
+      }
+    };
+    return {
+      algorithm,
+      publicKey: opened.publicKey,
+      sign: (data) => tracked(() => hsm.sign(ref, pin, algorithm, data)),
+      ready: () => tracked(() => hsm.reach(ref, pin)),
+    };
+  }
+
+  /** Signs with a key not stored yet (a new key's self-signed certificate). */
+  signerFor(key: NewKey): Signer {
+    if (!isTokenKey(key)) return softwareSigner(key);
+    return this.tokenSigner({ keyId: 0, publicKey: key.publicKey, signer: null, error: null }, key, key.pin, key.algorithm);
+  }
+
+  /** The PIN of a stored key on a token. */
+  pinOf(row: ProductKeyRow): string {
+    try {
+      return unseal(this.masterKey, row.sealed_private_key, row.key_fingerprint).toString('utf8');
+    } catch (err) {
+      if (!(err instanceof UnsealError)) throw err;
+      throw keyUnavailable(err.message);
+    }
+  }
+
+  /** Why the key cannot sign now, or null; a key on a token is looked for on the token (cheap once found). */
+  async keyError(row: ProductKeyRow, productVersion: number): Promise<string | null> {
     const opened = this.open(row, productVersion);
-    if (!opened.privateKey) throw keyUnavailable(opened.error!);
-    return opened.privateKey;
+    try {
+      await opened.signer?.ready();
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+    }
+    return opened.error;
+  }
+
+  /** What signs with a stored key, or a 503 saying why it cannot be used. */
+  signerOf(row: ProductKeyRow, productVersion: number): Signer {
+    const opened = this.open(row, productVersion);
+    if (!opened.signer) throw keyUnavailable(opened.error!);
+    return opened.signer;
   }
 
   /** A product's key rows with the product's version, newest first (the current key is the newest). */
@@ -128,10 +228,10 @@ export class Keyring {
   }
 
   /** The key new licences and renewals of the product are signed with, and its row id. */
-  async signingKeyFor(t: Tenant, productId: number): Promise<{ keyId: number; privateKey: KeyObject }> {
+  async signingKeyFor(t: Tenant, productId: number): Promise<{ keyId: number; signer: Signer }> {
     const row = await this.keyRows(t, productId).where('product_keys.retired_at', 'is', null).executeTakeFirst();
     if (!row) throw notFound(`no product ${productId}`);
-    return { keyId: row.id, privateKey: this.privateKeyOf(row, row.version) };
+    return { keyId: row.id, signer: this.signerOf(row, row.version) };
   }
 
   /** Every key the product has had, opened, current first: what a licence of it may be signed with. */

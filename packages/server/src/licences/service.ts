@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Static } from 'typebox';
-import { parseFingerprint, signLicence, type LicenceType } from '@licensor/protocol';
+import { parseFingerprint, signLicenceWith, type LicenceType } from '@licensor/protocol';
 import { recordAudit } from '../audit/audit.js';
 import { findCustomerByEmail, findCustomerByNameWithoutEmail, findCustomerRow } from '../customers/repo.js';
 import { findOrCreateCustomer } from '../customers/service.js';
@@ -106,8 +106,8 @@ async function signTerm(
   }
   const params = resolveParams(shape.params, licence.params);
   const issuedAt = Math.floor(ctx.now / 1000) * 1000;
-  const { keyId, privateKey } = await keyring.signingKeyFor(ctx.tenant, product.id);
-  const licenceString = signLicence(
+  const { keyId, signer } = await keyring.signingKeyFor(ctx.tenant, product.id);
+  const licenceString = await signLicenceWith(
     {
       lid: licence.lid,
       prd: shape.productKey,
@@ -126,7 +126,7 @@ async function signTerm(
       max: online ? shape.maxOfflineSeconds : null,
       params,
     },
-    privateKey,
+    signer.sign,
   );
   return {
     ...dates,

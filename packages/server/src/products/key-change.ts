@@ -2,7 +2,8 @@ import { createPublicKey } from 'node:crypto';
 import type { Algorithm } from '@licensor/protocol';
 import { badRequest } from '../http/errors.js';
 import { importedCertificate, selfSignedCertificate, type Certificate } from '../keys/certificates.js';
-import { generateKeyPair, importPrivateKey, type KeyPair, type Keyring, type ProductKeyRow } from '../keys/keyring.js';
+import { generateKeyPair, importedPair, importPrivateKey, tokenRefOf, type Keyring, type NewKey, type ProductKeyRow } from '../keys/keyring.js';
+import { openKeystore } from '../keys/keystore.js';
 import type { ProductRow } from './repo.js';
 import { withoutOutputOnly } from '../http/schemas.js';
 import { PRODUCT_OUTPUT_ONLY, type CertificateType, type KeyOrigin, type UpdateProductInput } from './schemas.js';
@@ -12,7 +13,9 @@ export interface KeyChange {
   keyOrigin: KeyOrigin;
   certificateType: CertificateType;
   /** A new key pair that replaces the current one; null keeps the current key. */
-  pair: KeyPair | null;
+  pair: NewKey | null;
+  /** A new PIN for the current key on its token (the same token and key, sent with another PIN); null otherwise. */
+  pin: string | null;
   /** The certificate of the key that will be current; undefined leaves the current key's as it is. */
   certificate: Certificate | null | undefined;
 }
@@ -23,10 +26,13 @@ export interface CurrentKey {
 }
 
 function keyOriginProblem(asked: KeyOrigin, newKey: boolean): string {
-  if (asked === 'pkcs11') return 'keyOrigin: pkcs11 is not available in this deployment';
-  if (asked === 'imported') return 'privateKeyPem: required for an imported key';
-  return newKey ? 'keyOrigin: a privateKeyPem makes the key imported' : 'keyOrigin: changes only with a new key (regenerateKey or privateKeyPem)';
+  if (asked === 'pkcs11') return 'pkcs11: required with keyOrigin pkcs11 (tokenLabel, keyLabel, pin)';
+  if (asked === 'imported') return 'privateKeyPem: required for an imported key (or keystorePkcs12)';
+  return newKey ? 'keyOrigin: an imported key (privateKeyPem, keystorePkcs12) makes the key imported' : 'keyOrigin: changes only with a new key (regenerateKey, privateKeyPem, keystorePkcs12 or pkcs11)';
 }
+
+const sameTokenKey = (a: { token: string; label: string; id: string } | null, b: { token: string; label: string; id: string }) =>
+  a !== null && a.token === b.token && a.label === b.label && a.id === b.id;
 
 /**
  * Takes out what a record read with GET carries back without asking for anything: its
@@ -34,7 +40,12 @@ function keyOriginProblem(asked: KeyOrigin, newKey: boolean): string {
  */
 export function withoutEchoes<T extends UpdateProductInput>(input: T, current: CurrentKey | null): T {
   const kept = withoutOutputOnly(input, PRODUCT_OUTPUT_ONLY);
-  const newKey = kept.privateKeyPem !== undefined || kept.regenerateKey === true;
+  // A record's `pkcs11` (token and label, never the PIN) sent back as it is, or its null.
+  const token = current ? tokenRefOf(current.key) : null;
+  if (kept.pkcs11 === null || (kept.pkcs11?.pin === undefined && token && kept.pkcs11?.tokenLabel === token.token && kept.pkcs11.keyLabel === token.label)) {
+    delete kept.pkcs11;
+  }
+  const newKey = kept.privateKeyPem !== undefined || kept.keystorePkcs12 !== undefined || kept.pkcs11 !== undefined || kept.regenerateKey === true;
   if (kept.certificatePem === null || (!newKey && current && kept.certificatePem?.trim() === current.key.certificate_pem?.trim())) {
     delete kept.certificatePem;
   }
@@ -50,51 +61,88 @@ export async function prepareKeyChange(
   input: UpdateProductInput,
   current: CurrentKey | null,
   keyring: Keyring,
-  names: { product: string; organisation: string },
+  names: { product: string; productKey: string; organisation: string; slug: string },
   now: number,
 ): Promise<KeyChange> {
-  const importing = input.privateKeyPem !== undefined;
-  if (input.privateKeyPassphrase !== undefined && !importing) throw badRequest('privateKeyPassphrase: only with privateKeyPem');
-  if (importing && input.regenerateKey) throw badRequest('regenerateKey: cannot be combined with privateKeyPem');
-  if (input.regenerateKey && current?.product.key_origin !== 'managed' && input.keyOrigin !== 'managed') {
-    throw badRequest('regenerateKey: the key is imported: send a new privateKeyPem, or keyOrigin "managed" to generate one here');
+  const pem = input.privateKeyPem !== undefined;
+  const keystore = input.keystorePkcs12 !== undefined;
+  const token = input.pkcs11;
+  if (input.privateKeyPassphrase !== undefined && !pem) throw badRequest('privateKeyPassphrase: only with privateKeyPem');
+  if (input.keystorePassword !== undefined && !keystore) throw badRequest('keystorePassword: only with keystorePkcs12');
+  if (pem && keystore) throw badRequest('keystorePkcs12: send either privateKeyPem or keystorePkcs12, not both');
+  const importing = pem || keystore;
+  if (importing && input.regenerateKey) throw badRequest(`regenerateKey: cannot be combined with ${pem ? 'privateKeyPem' : 'keystorePkcs12'}`);
+  if (importing && token) throw badRequest('pkcs11: cannot be combined with an imported key');
+  const currentOrigin = current?.product.key_origin as KeyOrigin | undefined;
+  let keyOrigin: KeyOrigin;
+  if (importing) keyOrigin = 'imported';
+  else if (token) keyOrigin = 'pkcs11';
+  else if (current === null || input.regenerateKey) keyOrigin = input.keyOrigin ?? (currentOrigin === 'pkcs11' ? 'pkcs11' : 'managed');
+  else keyOrigin = currentOrigin!;
+  if (input.regenerateKey && input.keyOrigin === undefined && currentOrigin === 'imported') {
+    throw badRequest('regenerateKey: the key is imported: send a new privateKeyPem or keystorePkcs12, or keyOrigin "managed" to generate one here');
   }
-  const newKey = current === null || importing || input.regenerateKey === true;
-  const keyOrigin: KeyOrigin = importing ? 'imported' : newKey ? 'managed' : (current.product.key_origin as KeyOrigin);
-  if (input.keyOrigin !== undefined && input.keyOrigin !== keyOrigin) throw badRequest(keyOriginProblem(input.keyOrigin, newKey));
-  if (!newKey && input.algorithm !== undefined && input.algorithm !== current.product.algorithm) {
-    throw badRequest('algorithm: changes only with a new key (regenerateKey or privateKeyPem)');
+  const newKeyAsked = current === null || importing || token !== undefined || input.regenerateKey === true;
+  if (keyOrigin === 'imported' && !importing) throw badRequest(keyOriginProblem('imported', newKeyAsked));
+  if (input.keyOrigin !== undefined && input.keyOrigin !== keyOrigin) throw badRequest(keyOriginProblem(input.keyOrigin, newKeyAsked));
+
+  // The key: imported, on a token, generated here, or the current one kept (perhaps with a new PIN).
+  let pair: NewKey | null = null;
+  let pin: string | null = null;
+  let keystoreCertificate: string | null = null;
+  if (pem) pair = importPrivateKey(input.privateKeyPem!, input.privateKeyPassphrase, input.algorithm);
+  else if (keystore) {
+    const opened = openKeystore(input.keystorePkcs12!, input.keystorePassword ?? '');
+    pair = importedPair(opened.privateKey, input.algorithm, 'keystorePkcs12');
+    keystoreCertificate = opened.certificatePem;
+  } else if (keyOrigin === 'pkcs11' && newKeyAsked) {
+    const hsm = keyring.hsm;
+    const reason = hsm === null ? 'no PKCS#11 module is configured in this deployment' : hsm.unavailableReason;
+    if (hsm === null || reason !== null) throw badRequest(`keyOrigin: pkcs11 is not available: ${reason}`);
+    const currentToken = current ? tokenRefOf(current.key) : null;
+    const tokenLabel = token?.tokenLabel ?? currentToken?.token;
+    if (tokenLabel === undefined) throw badRequest(keyOriginProblem('pkcs11', true));
+    const tokenPin = token?.pin ?? (currentToken?.token === tokenLabel ? keyring.pinOf(current!.key) : undefined);
+    if (tokenPin === undefined) throw badRequest('pkcs11.pin: required');
+    const algorithm = input.algorithm ?? (current?.product.algorithm as Algorithm | undefined) ?? 'ED25519';
+    if (token?.keyLabel !== undefined && !input.regenerateKey) {
+      const found = await hsm.find(names.slug, tokenLabel, token.keyLabel, tokenPin);
+      if (input.algorithm !== undefined && found.algorithm !== input.algorithm) {
+        throw badRequest(`pkcs11.keyLabel: the key is ${found.algorithm} but algorithm is ${input.algorithm}`);
+      }
+      if (sameTokenKey(currentToken, found)) pin = token.pin ?? null;
+      else pair = { ...found, pin: tokenPin };
+    } else {
+      // A new label and CKA_ID; the old key stays on the token to verify what it signed.
+      const label = `licensor-${names.productKey}-${now.toString(36)}`.slice(0, 128);
+      pair = { ...(await hsm.generate(names.slug, tokenLabel, tokenPin, algorithm, label)), pin: tokenPin };
+    }
+  } else if (newKeyAsked) pair = await generateKeyPair(input.algorithm ?? (current?.product.algorithm as Algorithm | undefined) ?? 'ED25519');
+  if (pair === null && input.algorithm !== undefined && input.algorithm !== current!.product.algorithm) {
+    throw badRequest('algorithm: changes only with a new key (regenerateKey, privateKeyPem, keystorePkcs12 or pkcs11)');
   }
 
+  // A keystore's own certificate becomes the product's, unless the request says otherwise.
+  const certificatePem = input.certificatePem ?? (input.certificateType === undefined || input.certificateType === 'IMPORTED' ? (keystoreCertificate ?? undefined) : undefined);
   const currentType = current?.product.certificate_type as CertificateType | undefined;
-  const certificateType = input.certificateType ?? (input.certificatePem !== undefined ? 'IMPORTED' : (currentType ?? 'SELF_SIGNED'));
-  if (input.certificatePem !== undefined && certificateType !== 'IMPORTED') {
+  const certificateType = input.certificateType ?? (certificatePem !== undefined ? 'IMPORTED' : (currentType ?? 'SELF_SIGNED'));
+  if (certificatePem !== undefined && certificateType !== 'IMPORTED') {
     throw badRequest('certificatePem: only with certificateType IMPORTED');
   }
-  if (certificateType === 'IMPORTED' && input.certificatePem === undefined && (newKey || currentType !== 'IMPORTED')) {
-    throw badRequest(newKey ? 'certificatePem: a new key needs its own certificate' : 'certificatePem: required with certificateType IMPORTED');
+  if (certificateType === 'IMPORTED' && certificatePem === undefined && (pair !== null || currentType !== 'IMPORTED')) {
+    throw badRequest(pair !== null ? 'certificatePem: a new key needs its own certificate' : 'certificatePem: required with certificateType IMPORTED');
   }
-
-  const pair = importing
-    ? importPrivateKey(input.privateKeyPem!, input.privateKeyPassphrase, input.algorithm)
-    : newKey
-      ? await generateKeyPair(input.algorithm ?? (current?.product.algorithm as Algorithm | undefined) ?? 'ED25519')
-      : null;
-  const unchanged = pair === null && certificateType === currentType && input.certificatePem === undefined;
+  const unchanged = pair === null && certificateType === currentType && certificatePem === undefined;
 
   let certificate: Certificate | null | undefined;
   if (unchanged) certificate = undefined;
   else if (certificateType === 'NONE') certificate = null;
   else if (certificateType === 'IMPORTED') {
-    certificate = importedCertificate(input.certificatePem!, pair?.publicKey ?? createPublicKey(current!.key.public_key_pem));
+    certificate = importedCertificate(certificatePem!, pair?.publicKey ?? createPublicKey(current!.key.public_key_pem));
   } else {
     // A self-signed certificate for a key that stays needs that key to sign it.
-    const signer = pair ?? {
-      algorithm: current!.product.algorithm as Algorithm,
-      privateKey: keyring.privateKeyOf(current!.key, current!.product.version),
-      publicKey: createPublicKey(current!.key.public_key_pem),
-    };
+    const signer = pair ? keyring.signerFor(pair) : keyring.signerOf(current!.key, current!.product.version);
     certificate = await selfSignedCertificate(signer, names, now);
   }
-  return { algorithm: pair?.algorithm ?? (current!.product.algorithm as Algorithm), keyOrigin, certificateType, pair, certificate };
+  return { algorithm: pair?.algorithm ?? (current!.product.algorithm as Algorithm), keyOrigin, certificateType, pair, pin, certificate };
 }

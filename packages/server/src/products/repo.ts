@@ -4,7 +4,7 @@ import type { ProductsTable } from '../db/schema.js';
 import type { Tenant } from '../db/tenant.js';
 import { countLicencesBy } from '../licences/repo.js';
 import { iso } from '../http/schemas.js';
-import type { Keyring, ProductKeyRow } from '../keys/keyring.js';
+import type { ProductKeyRow } from '../keys/keyring.js';
 import { shapeOf } from './shape.js';
 
 export type ProductRow = Selectable<ProductsTable>;
@@ -41,9 +41,8 @@ export const countLicences = (t: Tenant, ids: readonly number[]) => countLicence
  * A product as the API shows it, with its current key: public key material only, never the
  * sealed key or the check token's hash. `keyState` says whether this service can open the key.
  */
-export function toProduct(row: ProductRow, key: ProductKeyRow, keyring: Pick<Keyring, 'open'>, licenseCount: number, now: number) {
+export function toProduct(row: ProductRow, key: ProductKeyRow, keyError: string | null, licenseCount: number, now: number) {
   const { params, ...shape } = shapeOf(row);
-  const { error } = keyring.open(key, row.version);
   const algorithm = ALGORITHM_INFO[row.algorithm as Algorithm];
   return {
     id: row.id,
@@ -53,6 +52,7 @@ export function toProduct(row: ProductRow, key: ProductKeyRow, keyring: Pick<Key
     signatureAlgorithm: algorithm.signatureAlgorithm,
     certificateType: row.certificate_type,
     keyOrigin: row.key_origin,
+    pkcs11: key.pkcs11_token === null ? null : { tokenLabel: key.pkcs11_token, keyLabel: key.pkcs11_label! },
     keyFingerprint: key.key_fingerprint,
     certificateExpiresAt: iso(key.certificate_expires_at),
     certificateExpired: key.certificate_expires_at !== null && key.certificate_expires_at <= now,
@@ -67,8 +67,8 @@ export function toProduct(row: ProductRow, key: ProductKeyRow, keyring: Pick<Key
     publicKeyPem: key.public_key_pem,
     certificatePem: key.certificate_pem,
     certificateSubject: key.certificate_subject,
-    keyState: error === null ? ('OK' as const) : ('ERROR' as const),
-    keyError: error,
+    keyState: keyError === null ? ('OK' as const) : ('ERROR' as const),
+    keyError,
     createdBy: row.created_by,
   };
 }

@@ -53,7 +53,7 @@ export function productRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
           response: responses({ 200: ProductOptions }),
         },
       },
-      async () => productOptions(),
+      async (request) => productOptions(keyring.hsm, request.ctx.org.slug),
     );
 
     app.get(

@@ -52,12 +52,38 @@ const editable = {
   description: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
   active: Type.Optional(Type.Boolean()),
   algorithm: Type.Optional(Type.Enum([...ALGORITHMS], { description: 'Default ED25519. Changes only with a new key.' })),
-  keyOrigin: Type.Optional(Type.Enum([...KEY_ORIGINS], { description: '`managed` (generated here, the default) or `imported` (with `privateKeyPem`).' })),
+  keyOrigin: Type.Optional(
+    Type.Enum([...KEY_ORIGINS], {
+      description: '`managed` (generated here, the default), `imported` (with `privateKeyPem` or `keystorePkcs12`) or `pkcs11` (with `pkcs11`: the key stays on the token).',
+    }),
+  ),
   certificateType: Type.Optional(Type.Enum([...CERTIFICATE_TYPES], { description: 'Default SELF_SIGNED; IMPORTED with `certificatePem`.' })),
   privateKeyPem: Type.Optional(
     Type.String({ minLength: 1, maxLength: 20_000, description: 'Write-only. PKCS#8 or traditional PEM, optionally encrypted.' }),
   ),
   privateKeyPassphrase: Type.Optional(Type.String({ maxLength: 1024, description: 'Write-only. Opens an encrypted `privateKeyPem`.' })),
+  keystorePkcs12: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 200_000,
+      description: 'Write-only. Base64 of a PKCS#12 keystore (.p12, .pfx) holding one private key and optionally its certificate chain; its leaf certificate becomes the product\'s.',
+    }),
+  ),
+  keystorePassword: Type.Optional(Type.String({ maxLength: 1024, description: 'Write-only. Opens `keystorePkcs12`; used once, never stored.' })),
+  pkcs11: Type.Optional(
+    Nullable(Type.Object(
+      {
+        tokenLabel: Type.String({ minLength: 1, maxLength: 32, description: "The token's label: one of the organisation's tokens (LICENSOR_PKCS11_TOKENS)." }),
+        keyLabel: Type.Optional(
+          Type.String({ minLength: 1, maxLength: 128, description: "The private key's CKA_LABEL. Without it (or with `regenerateKey`) a new key pair is generated on the token." }),
+        ),
+        pin: Type.Optional(
+          Type.String({ minLength: 1, maxLength: 128, description: "Write-only. The token's user PIN, sealed like a private key. Required unless the token and key are the current ones." }),
+        ),
+      },
+      { additionalProperties: false, description: 'A key on a PKCS#11 token (`keyOrigin` `pkcs11`). A record\'s `pkcs11` sent back as it is (or its null) changes nothing.' },
+    )),
+  ),
   certificatePem: Type.Optional(
     Nullable(
       Type.String({
@@ -113,7 +139,9 @@ export const UpdateProductBody = Type.Object(
     productKey: Type.Optional(ProductKeyText),
     name: Type.Optional(ProductName),
     ...editable,
-    regenerateKey: Type.Optional(Type.Boolean({ description: "`true` replaces a managed key; the old key is kept to verify what it signed." })),
+    regenerateKey: Type.Optional(
+      Type.Boolean({ description: '`true` replaces a managed key, or a key on a token with a new pair on that token; the old key is kept to verify what it signed.' }),
+    ),
     ...outputOnly(PRODUCT_OUTPUT_ONLY),
   },
   { additionalProperties: false },
@@ -130,7 +158,10 @@ export const Product = Type.Object({
   algorithmLabel: Type.String(),
   signatureAlgorithm: Type.String({ description: 'JDK name, e.g. Ed25519, SHA256withRSA, SHA256withECDSA.' }),
   certificateType: Type.String(),
-  keyOrigin: Type.String({ description: 'Where the private key lives: `managed` or `imported`.' }),
+  keyOrigin: Type.String({ description: 'Where the private key lives: `managed`, `imported` or `pkcs11`.' }),
+  pkcs11: Nullable(
+    Type.Object({ tokenLabel: Type.String(), keyLabel: Type.String() }, { description: 'The token and key label of a `pkcs11` key; never its PIN.' }),
+  ),
   keyFingerprint: Nullable(Type.String({ description: "SHA-256 of the public key's SPKI DER, lowercase hex." })),
   certificateExpiresAt: NullableTimestamp,
   certificateExpired: Type.Boolean(),
@@ -155,7 +186,7 @@ export const Product = Type.Object({
   publicKeyPem: Nullable(Type.String()),
   certificatePem: Nullable(Type.String()),
   certificateSubject: Nullable(Type.String()),
-  keyState: Nullable(Type.Enum(['OK', 'ERROR'], { description: 'Whether the service can open the private key.' })),
+  keyState: Nullable(Type.Enum(['OK', 'ERROR'], { description: 'Whether the service can open the private key (for a `pkcs11` key: reach the token, log in and find the key).' })),
   keyError: Nullable(Type.String()),
   createdBy: Nullable(Type.String()),
 });
@@ -194,6 +225,8 @@ export const ProductOptions = Type.Object({
   ),
   certificateTypes: Type.Array(Choice),
   keyOrigins: Type.Array(Choice),
+  keyFormats: Type.Array(Choice, { description: 'How an imported key may be sent: `PEM` (`privateKeyPem`) or `PKCS12` (`keystorePkcs12`).' }),
+  pkcs11Tokens: Type.Array(Type.String(), { description: "The tokens this organisation's products may keep keys on (LICENSOR_PKCS11_TOKENS)." }),
   licenceTypes: Type.Array(Choice),
   paramTypes: Type.Array(Choice),
   reservedParamKeys: Type.Array(Type.String(), { description: 'The issuer claims: parameter keys a product may not use.' }),

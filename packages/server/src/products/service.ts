@@ -6,7 +6,8 @@ import type { Tenant } from '../db/tenant.js';
 import { inTransaction, type Ctx } from '../http/context.js';
 import { conflict, notFound } from '../http/errors.js';
 import { iso } from '../http/schemas.js';
-import type { Keyring } from '../keys/keyring.js';
+import type { Keyring, ProductKeyRow } from '../keys/keyring.js';
+import type { Hsm } from '../keys/pkcs11.js';
 import { prepareKeyChange, withoutEchoes, type KeyChange } from './key-change.js';
 import { countLicences, currentKeyRows, findProductRow, keyRowsOf, listProductRows, toKeyRecord, toProduct } from './repo.js';
 import type { CreateProductInput, UpdateProductInput } from './schemas.js';
@@ -39,24 +40,28 @@ async function insertKey(t: Tenant, keyring: Keyring, productId: number, change:
     .executeTakeFirstOrThrow();
 }
 
+/** Where a key on a token is, for the audit trail (never its PIN). */
+const tokenDetails = (key: ProductKeyRow) => (key.pkcs11_token === null ? {} : { pkcs11: { tokenLabel: key.pkcs11_token, keyLabel: key.pkcs11_label } });
+
 const productKeyTaken = (productKey: string) => conflict(`productKey "${productKey}" is already used by another product`);
 
 export async function listProducts(ctx: Ctx, keyring: Keyring) {
   const rows = await listProductRows(ctx.tenant);
   const ids = rows.map((row) => row.id);
   const [keys, counts] = await Promise.all([currentKeyRows(ctx.tenant, ids), countLicences(ctx.tenant, ids)]);
-  return rows.map((row) => toProduct(row, keys.get(row.id)!, keyring, counts.get(row.id) ?? 0, ctx.now));
+  const errors = await Promise.all(rows.map((row) => keyring.keyError(keys.get(row.id)!, row.version)));
+  return rows.map((row, i) => toProduct(row, keys.get(row.id)!, errors[i]!, counts.get(row.id) ?? 0, ctx.now));
 }
 
 export async function getProduct(ctx: Ctx, keyring: Keyring, id: number) {
   const { product, key } = await loadProduct(ctx.tenant, id);
-  return toProduct(product, key, keyring, await licenceCount(ctx.tenant, id), ctx.now);
+  return toProduct(product, key, await keyring.keyError(key, product.version), await licenceCount(ctx.tenant, id), ctx.now);
 }
 
 export async function createProduct(ctx: Ctx, keyring: Keyring, body: CreateProductInput) {
   const input = withoutEchoes(body, null);
   const shape = nextShape(input, null);
-  const change = await prepareKeyChange(input, null, keyring, { product: shape.name, organisation: ctx.org.name }, ctx.now);
+  const change = await prepareKeyChange(input, null, keyring, { product: shape.name, productKey: shape.productKey, organisation: ctx.org.name, slug: ctx.org.slug }, ctx.now);
   try {
     return await inTransaction(ctx, async (t) => {
       const product = await t
@@ -87,9 +92,10 @@ export async function createProduct(ctx: Ctx, keyring: Keyring, body: CreateProd
           keyOrigin: change.keyOrigin,
           certificateType: change.certificateType,
           keyFingerprint: key.key_fingerprint,
+          ...tokenDetails(key),
         },
       });
-      return toProduct(product, key, keyring, 0, ctx.now);
+      return toProduct(product, key, keyring.open(key, product.version).error, 0, ctx.now);
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw productKeyTaken(input.productKey);
@@ -103,15 +109,19 @@ export async function updateProduct(ctx: Ctx, keyring: Keyring, id: number, body
   const input = withoutEchoes(body, before);
   const beforeShape = shapeOf(before.product);
   const shape = nextShape(input, beforeShape);
-  const change = await prepareKeyChange(input, before, keyring, { product: shape.name, organisation: ctx.org.name }, ctx.now);
+  const change = await prepareKeyChange(input, before, keyring, { product: shape.name, productKey: shape.productKey, organisation: ctx.org.name, slug: ctx.org.slug }, ctx.now);
   const certificateChanged = change.pair === null && change.certificate !== undefined;
+  const pinChanged = change.pin !== null && change.pin !== keyring.pinOf(before.key);
   const changed = [
     ...changedFields(beforeShape, shape),
     ...(change.algorithm !== before.product.algorithm ? ['algorithm'] : []),
     ...(certificateChanged ? ['certificate'] : []),
+    ...(pinChanged ? ['pkcs11.pin'] : []),
   ];
   // Sending a record back as it is changes nothing, not even updatedAt.
-  if (changed.length === 0 && change.pair === null) return toProduct(before.product, before.key, keyring, await licenceCount(ctx.tenant, id), ctx.now);
+  if (changed.length === 0 && change.pair === null) {
+    return toProduct(before.product, before.key, await keyring.keyError(before.key, before.product.version), await licenceCount(ctx.tenant, id), ctx.now);
+  }
   try {
     return await inTransaction(ctx, async (t) => {
       // The key and certificate were prepared against `before`: the write holds only while the
@@ -149,12 +159,16 @@ export async function updateProduct(ctx: Ctx, keyring: Keyring, id: number, body
             to: key.key_fingerprint,
             algorithm: change.algorithm,
             keyOrigin: change.keyOrigin,
+            ...tokenDetails(key),
           },
         });
-      } else if (change.certificate !== undefined) {
+      } else if (change.certificate !== undefined || pinChanged) {
         key = await t
           .updateTable('product_keys')
-          .set(certificateColumns(change))
+          .set({
+            ...(change.certificate === undefined ? {} : certificateColumns(change)),
+            ...(pinChanged ? { sealed_private_key: keyring.sealPin(change.pin!, before.key.key_fingerprint) } : {}),
+          })
           .where('id', '=', before.key.id)
           .returningAll()
           .executeTakeFirstOrThrow();
@@ -168,7 +182,7 @@ export async function updateProduct(ctx: Ctx, keyring: Keyring, id: number, body
           details: { changed },
         });
       }
-      return toProduct(product, key, keyring, await licenceCount(t, id), ctx.now);
+      return toProduct(product, key, keyring.open(key, product.version).error, await licenceCount(t, id), ctx.now);
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw productKeyTaken(shape.productKey);
@@ -253,8 +267,13 @@ export async function productForm(ctx: Ctx, id: number) {
 
 const choice = (value: string, label: string) => ({ value, label, available: true });
 
-/** What this deployment offers when a product is created or edited. */
-export function productOptions() {
+/** What this deployment offers when a product is created or edited, for this organisation. */
+export function productOptions(hsm: Hsm | null, slug: string) {
+  const tokens = hsm?.tokensOf(slug) ?? [];
+  const pkcs11Problem =
+    hsm === null
+      ? 'no PKCS#11 module is configured in this deployment (LICENSOR_PKCS11_MODULE)'
+      : (hsm.unavailableReason ?? (tokens.length === 0 ? 'no PKCS#11 token is assigned to this organisation (LICENSOR_PKCS11_TOKENS)' : null));
   return {
     algorithms: ALGORITHMS.map((id) => ({
       value: id,
@@ -269,16 +288,15 @@ export function productOptions() {
     ],
     keyOrigins: [
       choice('managed', 'Generated and sealed by the service'),
+      choice('imported', 'Imported private key (PEM or PKCS#12 keystore)'),
       {
-        ...choice('imported', 'Imported PEM private key (PKCS#8 or traditional, optionally encrypted)'),
-        reason: 'PKCS#12 keystores are not accepted: export the key to PEM first',
-      },
-      {
-        ...choice('pkcs11', 'Hardware security module (PKCS#11)'),
-        available: false,
-        reason: 'no PKCS#11 module is configured in this deployment',
+        ...choice('pkcs11', 'Key kept on a hardware security module (PKCS#11)'),
+        available: pkcs11Problem === null,
+        ...(pkcs11Problem === null ? {} : { reason: pkcs11Problem }),
       },
     ],
+    keyFormats: [choice('PEM', 'PEM private key (PKCS#8 or traditional, optionally encrypted)'), choice('PKCS12', 'PKCS#12 keystore (.p12, .pfx)')],
+    pkcs11Tokens: pkcs11Problem === null ? [...tokens] : [],
     licenceTypes: [
       choice('OFFLINE', 'Offline: verified locally only'),
       choice('ONLINE', 'Online: checks in with the service'),

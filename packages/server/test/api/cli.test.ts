@@ -52,12 +52,13 @@ describe('operator CLI', () => {
     expect(trail.data.items[0]).toMatchObject({ action: 'user.created', actor: 'cli' });
   });
 
-  it.each([
+  // Refusals change nothing, so they run side by side (each is a process start).
+  it.concurrent.for([
     [['--role', 'WIZARD', '--password', 'long enough password'], /role/],
     [['--role', 'VIEWER', '--password', 'short'], /password/],
     [['--role', 'VIEWER'], /--password/],
     [['--role', 'VIEWER', '--password', 'long enough password', '--email', 'nope'], /email/],
-  ])('refuses user create %j with exit 1 and a clear message', async (extra, message) => {
+  ] as const)('refuses user create %j with exit 1 and a clear message', async ([extra, message], { expect }) => {
     const result = await runCli(['user', 'create', '--org', 'acme', '--username', 'bad', ...extra], h.env);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(message);
@@ -84,13 +85,14 @@ describe('operator CLI', () => {
     expect(unknown.stderr).toMatch(/no user "ghost"/);
   });
 
-  it.each([
+  it.concurrent.for([
     [{ PORT: 'eighty' }, /^licensor: PORT must be an integer/],
     [{ PORT: '70000' }, /^licensor: PORT must be/],
     [{ LICENSOR_MASTER_KEY: 'dG9vIHNob3J0' }, /^licensor: LICENSOR_MASTER_KEY must be the base64 encoding of exactly 32 bytes$/],
     [{ LICENSOR_LOGIN_FAILURES: '-1' }, /^licensor: LICENSOR_LOGIN_FAILURES/],
     [{ DATABASE_URL: 'mysql://x' }, /^licensor: DATABASE_URL must start with postgres/],
-  ])('stops start-up on bad configuration %j with one line', async (bad, message) => {
+    [{ LICENSOR_PKCS11_MODULE: '/usr/lib/softhsm/libsofthsm2.so' }, /^licensor: LICENSOR_PKCS11_MODULE and LICENSOR_PKCS11_TOKENS go together$/],
+  ] as const)('stops start-up on bad configuration %j with one line', async ([bad, message], { expect }) => {
     const result = await runCli(['serve'], { ...h.env, ...bad });
     expect(result.code).toBe(1);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
@@ -98,14 +100,15 @@ describe('operator CLI', () => {
   });
 
   it('prints its usage for --help and help with exit 0, and one line for a mistake', async () => {
-    for (const args of [['--help'], ['help'], ['user', 'create', '-h']]) {
-      const result = await runCli(args, h.env);
+    const helps = [['--help'], ['help'], ['user', 'create', '-h']];
+    const mistakes = [['user', 'create', '--org', 'acme', '--username', 'u1', '--role', 'WIZARD', '--password', 'long enough password'], ['frobnicate'], ['migrate', '--bogus']];
+    const [helped, refused] = await Promise.all([Promise.all(helps.map((args) => runCli(args, h.env))), Promise.all(mistakes.map((args) => runCli(args, h.env)))]);
+    for (const result of helped) {
       expect(result.code).toBe(0);
       expect(result.stdout).toMatch(/^usage: licensor <command>/);
       expect(result.stderr).toBe('');
     }
-    for (const args of [['user', 'create', '--org', 'acme', '--username', 'u1', '--role', 'WIZARD', '--password', 'long enough password'], ['frobnicate'], ['migrate', '--bogus']]) {
-      const result = await runCli(args, h.env);
+    for (const result of refused) {
       expect(result.code).toBe(1);
       expect(result.stderr.trim().split('\n')).toHaveLength(1);
       expect(result.stderr).toMatch(/^licensor: .*see licensor --help/);

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { X509Certificate, createPublicKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyBytes } from '@licensor/protocol';
 import { buildApp } from '../../src/app.js';
 import { tenant } from '../../src/db/tenant.js';
 import { ApiError } from '../../src/http/errors.js';
@@ -137,17 +138,19 @@ describe('the keyring', () => {
     const rotated = (await h.admin('PUT', `/products/${created.id}`, { regenerateKey: true })).data;
     const org = await h.database.db.selectFrom('organisations').select('id').where('slug', '=', 'acme').executeTakeFirstOrThrow();
     const t = tenant(h.database.db, org.id);
-    const keyring = new Keyring(h.config.masterKey!);
+    const keyring = new Keyring(h.config.masterKey!, null);
 
     const signing = await keyring.signingKeyFor(t, created.id);
-    expect(spki(createPublicKey(signing.privateKey))).toEqual(spki(rotated.publicKeyPem));
-    expect((await keyring.signingKeyFor(t, created.id)).privateKey).toBe(signing.privateKey);
+    expect(spki(signing.signer.publicKey)).toEqual(spki(rotated.publicKeyPem));
+    const signed = Buffer.from('a licence');
+    expect(verifyBytes(createPublicKey(rotated.publicKeyPem), signed, await signing.signer.sign(signed))).toBe(true);
+    expect((await keyring.signingKeyFor(t, created.id)).signer).toBe(signing.signer);
     const verifying = await keyring.keysFor(t, created.id);
     expect(verifying.map((k) => spki(k.publicKey))).toEqual([spki(rotated.publicKeyPem), spki(created.publicKeyPem)]);
     expect(verifying[0]!.keyId).toBe(signing.keyId);
 
     await expect(keyring.signingKeyFor(tenant(h.database.db, org.id + 1000), created.id)).rejects.toMatchObject({ status: 404 });
-    const refused = new Keyring(randomBytes(32)).signingKeyFor(t, created.id);
+    const refused = new Keyring(randomBytes(32), null).signingKeyFor(t, created.id);
     await expect(refused).rejects.toBeInstanceOf(ApiError);
     await expect(refused).rejects.toMatchObject({ status: 503, message: expect.stringMatching(/signing key is unavailable/) });
   });
@@ -209,7 +212,7 @@ describe('imported keys', () => {
       }),
       /^privateKeyPassphrase: does not open the key$/,
     ],
-    [() => ({ privateKeyPem: ed25519().privateKey.export({ type: 'pkcs8', format: 'pem' }), keyOrigin: 'managed' }), /^keyOrigin: a privateKeyPem makes the key imported/],
+    [() => ({ privateKeyPem: ed25519().privateKey.export({ type: 'pkcs8', format: 'pem' }), keyOrigin: 'managed' }), /^keyOrigin: an imported key \(privateKeyPem, keystorePkcs12\) makes the key imported/],
   ])('refuses a key that does not fit with 400 saying why (%#)', async (body, message) => {
     const response = await create(body());
     expect(response.statusCode).toBe(400);

@@ -184,10 +184,14 @@ describe('reading products', () => {
     expect(data.certificateTypes.map((c: { value: string }) => c.value)).toEqual(['SELF_SIGNED', 'NONE', 'IMPORTED']);
     expect(data.keyOrigins.map((c: { value: string }) => c.value)).toEqual(['managed', 'imported', 'pkcs11']);
     expect(data.keyOrigins[2]).toMatchObject({ available: false, reason: expect.stringMatching(/PKCS#11/) });
-    expect(data.keyOrigins[1].reason).toMatch(/PKCS#12/);
+    expect(data.keyFormats).toEqual([
+      { value: 'PEM', label: expect.stringMatching(/PEM/), available: true },
+      { value: 'PKCS12', label: expect.stringMatching(/PKCS#12/), available: true },
+    ]);
+    expect(data.pkcs11Tokens).toEqual([]);
     expect(data.licenceTypes.map((c: { value: string }) => c.value)).toEqual(['OFFLINE', 'ONLINE', 'HYBRID']);
     expect(data.paramTypes.map((c: { value: string }) => c.value)).toEqual(['STRING', 'INTEGER', 'BOOLEAN', 'DATE', 'STRING_LIST', 'ENUM']);
-    const { reservedParamKeys, ...choices } = data;
+    const { reservedParamKeys, pkcs11Tokens, ...choices } = data;
     for (const group of Object.values<Array<Record<string, unknown>>>(choices)) {
       for (const entry of group) expect(entry).toMatchObject({ value: expect.any(String), label: expect.any(String), available: expect.any(Boolean) });
     }

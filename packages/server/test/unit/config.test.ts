@@ -16,8 +16,19 @@ describe('configuration', () => {
       checkRateProduct: 6000,
       checkRateAddress: 600,
       logLevel: 'info',
+      pkcs11: null,
     });
     expect(config.dataDir).toMatch(/\/data$/);
+  });
+
+  it('reads which PKCS#11 tokens each organisation may use, and refuses a half or malformed setting', () => {
+    const config = loadConfig({ LICENSOR_PKCS11_MODULE: '/usr/lib/softhsm/libsofthsm2.so', LICENSOR_PKCS11_TOKENS: 'acme=Acme HSM, acme=spare,globex=g1' });
+    expect(config.pkcs11).toEqual({ module: '/usr/lib/softhsm/libsofthsm2.so', tokens: new Map([['acme', ['Acme HSM', 'spare']], ['globex', ['g1']]]) });
+    expect(() => loadConfig({ LICENSOR_PKCS11_MODULE: '/m.so' })).toThrow(/go together/);
+    expect(() => loadConfig({ LICENSOR_PKCS11_TOKENS: 'acme=a' })).toThrow(/go together/);
+    expect(() => loadConfig({ LICENSOR_PKCS11_MODULE: 'relative.so', LICENSOR_PKCS11_TOKENS: 'acme=a' })).toThrow(/absolute path/);
+    expect(() => loadConfig({ LICENSOR_PKCS11_MODULE: '/m.so', LICENSOR_PKCS11_TOKENS: 'acme' })).toThrow(ConfigError);
+    expect(() => loadConfig({ LICENSOR_PKCS11_MODULE: '/m.so', LICENSOR_PKCS11_TOKENS: 'acme=a-label-longer-than-thirty-two-chars' })).toThrow(/slug=tokenLabel/);
   });
 
   it('requires a master key with PostgreSQL', () => {

@@ -7,6 +7,7 @@ import { consoleAmendments } from './0004_console_amendments.js';
 import { controlPlane } from './0005_control_plane.js';
 import { seatSelfService } from './0006_seat_self_service.js';
 import { passkeys } from './0007_passkeys.js';
+import { tokenKeys } from './0008_token_keys.js';
 
 /** Migrations are written once for both dialects; each receives the dialect for the few DDL differences. */
 const migrations: Record<string, (dialect: DialectName) => Migration> = {
@@ -17,6 +18,7 @@ const migrations: Record<string, (dialect: DialectName) => Migration> = {
   '0005_control_plane': controlPlane,
   '0006_seat_self_service': seatSelfService,
   '0007_passkeys': passkeys,
+  '0008_token_keys': tokenKeys,
 };
 
 export async function migrateToLatest(database: Database): Promise<string[]> {
