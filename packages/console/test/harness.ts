@@ -22,9 +22,9 @@ export interface Console {
   close(): Promise<void>;
 }
 
-/** One real service (SQLite, its own data directory) and one browser per test file. */
-export async function startConsole(): Promise<Console> {
-  const service = await startService();
+/** One real service (SQLite, its own data directory, `env` added to its environment) and one browser per test file. */
+export async function startConsole(env: Record<string, string> = {}): Promise<Console> {
+  const service = await startService({ env });
   const { url } = service;
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
 

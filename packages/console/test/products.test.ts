@@ -1,8 +1,14 @@
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LicenceClient, memoryCache, verifyLicence } from '@licensor/sdk';
 import type { Page } from 'playwright-core';
 import { expectAccessible, screenshot, signIn, startConsole, type Console } from './harness.js';
+// The service's own test fixtures: keystores made by OpenSSL, and SoftHSM2 tokens.
+import { keystores } from '../../server/test/keystore-fixtures.js';
+import { softHsm, softHsmMissing, type SoftHsm } from '../../server/test/softhsm.js';
 
 let c: Console;
 let page: Page;
@@ -46,12 +52,26 @@ async function issue(productLabel: string, licensee: string, fill?: (form: Retur
   return page.url().split('/').pop()!;
 }
 
+const TOKEN_PIN = 'console-pin-31';
+let hsm: SoftHsm | undefined;
+let stores: ReturnType<typeof keystores>;
+
 beforeAll(async () => {
-  c = await startConsole();
+  stores = keystores();
+  if (!softHsmMissing) {
+    hsm = softHsm();
+    hsm.initToken('vendor-hsm', TOKEN_PIN);
+    hsm.generate('vendor-hsm', TOKEN_PIN, 'EC_P256', 'signing-2026');
+  }
+  c = await startConsole(hsm ? { LICENSOR_PKCS11_MODULE: hsm.module, LICENSOR_PKCS11_TOKENS: 'default=vendor-hsm', SOFTHSM2_CONF: process.env.SOFTHSM2_CONF! } : {});
   page = await c.page();
   await signIn(page);
 });
-afterAll(() => c?.close());
+afterAll(async () => {
+  await c?.close();
+  hsm?.dispose();
+  stores?.dispose();
+});
 
 describe('products in the console', () => {
   it('creates a product with parameters of every type, refusing what the API would before sending', async () => {
@@ -196,6 +216,50 @@ describe('products in the console', () => {
     const product = (await c.api('GET', '/products')).find((p: { productKey: string }) => p.productKey === 'imported');
     const spki = publicKey.export({ type: 'spki', format: 'der' });
     expect(product).toMatchObject({ keyOrigin: 'imported', algorithm: 'EC_P256', keyFingerprint: crypto.createHash('sha256').update(spki).digest('hex') });
+  });
+
+  it('imports a PKCS#12 keystore with its password, its certificate becoming the product’s', async () => {
+    const store = stores.make('openssl', 'EC_P384', 'keystore words');
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'licensor-console-p12-')), 'vendor.p12');
+    fs.writeFileSync(file, Buffer.from(store.base64, 'base64'));
+    const form = await newProduct('Keystore Co', 'keystore', 'Ed25519');
+    await form.getByLabel('Import a PKCS#12 keystore').check();
+    await form.locator('input[type="file"]').setInputFiles(file);
+    await form.getByLabel('Keystore password').fill('not the words');
+    await screenshot(page, 'product-form-pkcs12');
+    await form.getByRole('button', { name: 'Create product' }).click();
+    await form.getByRole('alert').waitFor();
+    expect(await form.getByRole('alert').textContent()).toMatch(/keystorePassword: does not open the keystore/);
+    await form.getByLabel('Keystore password').fill('keystore words');
+    await form.getByRole('button', { name: 'Create product' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Keystore Co' }).waitFor();
+    await page.getByText('Imported, sealed here').waitFor();
+    const product = (await c.api('GET', '/products')).find((p: { productKey: string }) => p.productKey === 'keystore');
+    expect(product).toMatchObject({ keyOrigin: 'imported', algorithm: 'EC_P384', certificateType: 'IMPORTED' });
+    expect(new crypto.X509Certificate(product.certificatePem).publicKey.export({ type: 'spki', format: 'der' })).toEqual(store.publicKey.export({ type: 'spki', format: 'der' }));
+  });
+
+  it.skipIf(softHsmMissing)('creates a product whose key stays on a PKCS#11 token, refusing a wrong PIN with the API’s message', async () => {
+    const form = await newProduct('Token Co', 'token', 'Ed25519');
+    await form.getByLabel('Keep the key on a hardware security module (PKCS#11)').check();
+    expect(await form.getByRole('combobox', { name: 'Token' }).inputValue()).toBe('vendor-hsm');
+    await form.getByLabel('Key label').fill('signing-2026');
+    await form.getByLabel(/^PIN/).fill('wrong-pin-9');
+    await form.getByRole('button', { name: 'Create product' }).click();
+    await form.getByRole('alert').waitFor();
+    expect(await form.getByRole('alert').textContent()).toMatch(/pkcs11\.pin: the PIN does not log in/);
+    await form.getByLabel(/^PIN/).fill(TOKEN_PIN);
+    await form.getByLabel('Import a PEM private key').scrollIntoViewIfNeeded();
+    await screenshot(page, 'product-form-pkcs11');
+    await form.getByRole('button', { name: 'Create product' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Token Co' }).waitFor();
+    await page.getByText('signing-2026').waitFor();
+    await expectAccessible(page, 'product on a token');
+    await screenshot(page, 'product-pkcs11');
+    const product = (await c.api('GET', '/products')).find((p: { productKey: string }) => p.productKey === 'token');
+    expect(product).toMatchObject({ keyOrigin: 'pkcs11', algorithm: 'EC_P256', keyState: 'OK', pkcs11: { tokenLabel: 'vendor-hsm', keyLabel: 'signing-2026' } });
+    const licence = await c.api('POST', '/licenses', { productId: product.id, licensee: 'Token Buyer' });
+    expect(verifyLicence(licence.licenseString, [product.publicKeyPem])).toMatchObject({ valid: true });
   });
 
   it('edits a product and refuses to delete it while licences exist, with the API’s message', async () => {

@@ -1,4 +1,4 @@
-import { Button, Checkbox, Divider, Group, Modal, NumberInput, PasswordInput, Radio, Select, SimpleGrid, Stack, Switch, Text, Textarea, TextInput } from '@mantine/core';
+import { Button, Checkbox, Divider, FileInput, Group, Modal, NumberInput, PasswordInput, Radio, Select, SimpleGrid, Stack, Switch, Text, Textarea, TextInput } from '@mantine/core';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { useNavigate, useParams } from 'react-router';
@@ -19,9 +19,15 @@ interface Draft {
   description: string;
   active: boolean;
   algorithm: Algorithm;
-  keySource: 'managed' | 'imported';
+  /** Where the key comes from: kept or generated here, a PEM, a PKCS#12 keystore, or a PKCS#11 token. */
+  keySource: 'managed' | 'pem' | 'pkcs12' | 'pkcs11';
   privateKeyPem: string;
   privateKeyPassphrase: string;
+  keystore: File | null;
+  keystorePassword: string;
+  tokenLabel: string;
+  keyLabel: string;
+  pin: string;
   certificateType: string;
   certificatePem: string;
   licenceType: LicenceType;
@@ -48,6 +54,11 @@ function draftOf(product: Product | undefined): Draft {
     keySource: 'managed',
     privateKeyPem: '',
     privateKeyPassphrase: '',
+    keystore: null,
+    keystorePassword: '',
+    tokenLabel: product?.pkcs11?.tokenLabel ?? '',
+    keyLabel: product?.pkcs11?.keyLabel ?? '',
+    pin: '',
     certificateType: product?.certificateType ?? 'SELF_SIGNED',
     certificatePem: product?.certificatePem ?? '',
     licenceType: product?.licenceType ?? 'OFFLINE',
@@ -74,6 +85,28 @@ export function duration(seconds: number): string {
 }
 
 const count = (value: string | number): Count => (typeof value === 'number' ? value : '');
+
+/** A file's bytes as base64, as the API takes a keystore. */
+async function base64Of(file: File): Promise<string> {
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  let binary = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(binary);
+}
+
+/** The request's key fields for the chosen source; secrets only for the source chosen. */
+async function keyFields(draft: Draft) {
+  switch (draft.keySource) {
+    case 'pem':
+      return { keyOrigin: 'imported' as const, privateKeyPem: draft.privateKeyPem, ...(draft.privateKeyPassphrase ? { privateKeyPassphrase: draft.privateKeyPassphrase } : {}) };
+    case 'pkcs12':
+      return { keyOrigin: 'imported' as const, keystorePkcs12: draft.keystore ? await base64Of(draft.keystore) : '', keystorePassword: draft.keystorePassword };
+    case 'pkcs11':
+      return { keyOrigin: 'pkcs11' as const, pkcs11: { tokenLabel: draft.tokenLabel, ...(draft.keyLabel.trim() ? { keyLabel: draft.keyLabel.trim() } : {}), pin: draft.pin } };
+    default:
+      return {};
+  }
+}
 const LICENCE_TYPES: LicenceType[] = ['OFFLINE', 'ONLINE', 'HYBRID'];
 
 /** Creates a product (no `product`) or edits one: every field of DESIGN.md 4, parameters included. */
@@ -87,6 +120,10 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
   const [busy, setBusy] = useState(false);
   const set = (change: Partial<Draft>) => setDraft((d) => ({ ...d, ...change }));
   const reserved = options.data?.reservedParamKeys ?? [];
+  // An imported key, or an existing key on a token, has its own algorithm.
+  const keyDecides = draft.keySource === 'pem' || draft.keySource === 'pkcs12' || (draft.keySource === 'pkcs11' && draft.keyLabel.trim() !== '');
+  const pkcs11 = options.data?.keyOrigins.find((o) => o.value === 'pkcs11');
+  const pkcs12 = options.data?.keyFormats.find((f) => f.value === 'PKCS12');
   const paramsOk = paramProblems(draft.params, reserved).every((p) => Object.keys(p).length === 0);
   const editing = product !== undefined;
 
@@ -106,12 +143,15 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
       name: draft.name.trim(),
       description: draft.description.trim() || null,
       active: draft.active,
-      ...(editing ? {} : { algorithm: draft.algorithm }),
-      ...(draft.keySource === 'imported'
-        ? { keyOrigin: 'imported' as const, privateKeyPem: draft.privateKeyPem, ...(draft.privateKeyPassphrase ? { privateKeyPassphrase: draft.privateKeyPassphrase } : {}) }
-        : {}),
-      certificateType: draft.certificateType as 'SELF_SIGNED' | 'NONE' | 'IMPORTED',
-      ...(draft.certificateType === 'IMPORTED' ? { certificatePem: draft.certificatePem } : {}),
+      ...(editing || keyDecides ? {} : { algorithm: draft.algorithm }),
+      ...(await keyFields(draft)),
+      // A keystore brings its own certificate (or gets a self-signed one).
+      ...(draft.keySource === 'pkcs12'
+        ? {}
+        : {
+            certificateType: draft.certificateType as 'SELF_SIGNED' | 'NONE' | 'IMPORTED',
+            ...(draft.certificateType === 'IMPORTED' ? { certificatePem: draft.certificatePem } : {}),
+          }),
       licenceType: draft.licenceType,
       allowedLicenceTypes: draft.allowedLicenceTypes,
       licenceFetchEnabled: draft.licenceFetchEnabled,
@@ -129,7 +169,7 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
         ? await unwrap(api().PUT('/products/{id}', { params: { path: { id: product.id } }, body }))
         : await unwrap(api().POST('/products', { body }));
       await queryClient.invalidateQueries({ queryKey: key('products') });
-      set({ privateKeyPem: '', privateKeyPassphrase: '', keySource: 'managed' });
+      set({ privateKeyPem: '', privateKeyPassphrase: '', keystore: null, keystorePassword: '', pin: '', keySource: 'managed' });
       onClose();
       if (!editing) navigate(`/o/${slug}/products/${saved.id}`);
     } catch (e) {
@@ -166,30 +206,56 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
           <SimpleGrid cols={{ base: 1, sm: 2 }}>
             <Select
               label="Algorithm"
-              description={editing ? 'Changes only with a new key: Regenerate key on the product page' : 'Ed25519 is small and fast'}
+              description={editing ? 'Changes only with a new key: Regenerate key on the product page' : keyDecides ? 'Taken from the key' : 'Ed25519 is small and fast'}
               data={choices(options.data?.algorithms)}
-              value={draft.algorithm}
+              value={keyDecides && !editing ? null : draft.algorithm}
+              placeholder="The key's own"
               onChange={(algorithm) => set({ algorithm: (algorithm ?? 'ED25519') as Algorithm })}
               allowDeselect={false}
-              disabled={editing}
+              disabled={editing || keyDecides}
             />
-            <Select label="Certificate" data={choices(options.data?.certificateTypes)} value={draft.certificateType} onChange={(value) => set({ certificateType: value ?? 'SELF_SIGNED' })} allowDeselect={false} />
+            {draft.keySource === 'pkcs12' ? (
+              <Text size="sm" c="dimmed" pt="lg">
+                The keystore&apos;s certificate becomes the product&apos;s; without one, the key signs its own.
+              </Text>
+            ) : (
+              <Select label="Certificate" data={choices(options.data?.certificateTypes)} value={draft.certificateType} onChange={(value) => set({ certificateType: value ?? 'SELF_SIGNED' })} allowDeselect={false} />
+            )}
           </SimpleGrid>
-          <Radio.Group label="Private key" value={draft.keySource} onChange={(value) => set({ keySource: value as Draft['keySource'] })}>
+          <Radio.Group
+            label="Private key"
+            value={draft.keySource}
+            onChange={(value) => set({ keySource: value as Draft['keySource'], ...(value === 'pkcs11' && !draft.tokenLabel ? { tokenLabel: options.data?.pkcs11Tokens[0] ?? '' } : {}) })}
+          >
             <Stack gap={6} mt={6}>
               <Radio value="managed" label={editing ? 'Keep the current key' : 'Generate a new key here'} />
-              <Radio value="imported" label="Import a PEM private key" description="PKCS#8 or traditional PEM, optionally encrypted" />
-              {options.data?.keyOrigins
-                .filter((o) => !o.available)
-                .map((o) => (
-                  <Radio key={o.value} value={o.value} label={o.label} description={o.reason} disabled />
-                ))}
+              <Radio value="pem" label="Import a PEM private key" description="PKCS#8 or traditional PEM, optionally encrypted" />
+              <Radio value="pkcs12" label="Import a PKCS#12 keystore" description={pkcs12?.available === false ? pkcs12.reason : '.p12 or .pfx from OpenSSL, Java keytool or a certificate authority'} disabled={pkcs12?.available === false} />
+              <Radio
+                value="pkcs11"
+                label="Keep the key on a hardware security module (PKCS#11)"
+                description={pkcs11?.available ? 'The key never leaves the token; the service signs there' : pkcs11?.reason}
+                disabled={!pkcs11?.available}
+              />
             </Stack>
           </Radio.Group>
-          {draft.keySource === 'imported' && (
+          {draft.keySource === 'pem' && (
             <SimpleGrid cols={{ base: 1, sm: 2 }}>
               <Textarea label="Private key (PEM)" required autosize minRows={3} maxRows={8} ff="monospace" value={draft.privateKeyPem} onChange={(e) => set({ privateKeyPem: e.currentTarget.value })} />
               <PasswordInput label="Passphrase" description="Only for an encrypted key; never stored" value={draft.privateKeyPassphrase} onChange={(e) => set({ privateKeyPassphrase: e.currentTarget.value })} />
+            </SimpleGrid>
+          )}
+          {draft.keySource === 'pkcs12' && (
+            <SimpleGrid cols={{ base: 1, sm: 2 }}>
+              <FileInput label="Keystore file" description="Holding one private key" placeholder="Choose a .p12 or .pfx file" accept=".p12,.pfx,application/x-pkcs12" required clearable value={draft.keystore} onChange={(keystore) => set({ keystore })} />
+              <PasswordInput label="Keystore password" description="Used once to open it; never stored" value={draft.keystorePassword} onChange={(e) => set({ keystorePassword: e.currentTarget.value })} />
+            </SimpleGrid>
+          )}
+          {draft.keySource === 'pkcs11' && (
+            <SimpleGrid cols={{ base: 1, sm: 3 }}>
+              <Select label="Token" required data={options.data?.pkcs11Tokens ?? []} value={draft.tokenLabel || null} onChange={(tokenLabel) => set({ tokenLabel: tokenLabel ?? '' })} allowDeselect={false} />
+              <TextInput label="Key label" description="Empty: a new key pair is generated on the token" value={draft.keyLabel} onChange={(e) => set({ keyLabel: e.currentTarget.value })} maxLength={128} />
+              <PasswordInput label="PIN" description="Sealed like a private key; never shown again" required value={draft.pin} onChange={(e) => set({ pin: e.currentTarget.value })} maxLength={128} />
             </SimpleGrid>
           )}
           {draft.certificateType === 'IMPORTED' && (

@@ -84,7 +84,7 @@ export default function ProductPage() {
                 label="Regenerate key"
                 title="Regenerate the signing key"
                 disabled={disabled}
-                consequence="New licences and renewals are signed with the new key. Licences already issued keep verifying with the old one, which stays in the key history: give applications the new public key too (the SDK accepts several)."
+                consequence={`New licences and renewals are signed with the new key${p.pkcs11 ? `, a new pair generated on token ${p.pkcs11.tokenLabel}` : ''}. Licences already issued keep verifying with the old one, which stays in the key history${p.pkcs11 ? ' and on the token' : ''}: give applications the new public key too (the SDK accepts several).`}
                 onConfirm={regenerate}
               >
                 <Select
@@ -118,6 +118,17 @@ export default function ProductPage() {
           </Field>
           <Field label="Licence types">
             {p.allowedLicenceTypes.join(', ')} <Text span size="xs" c="dimmed">(default {p.licenceType})</Text>
+          </Field>
+          <Field label="Private key">
+            {p.pkcs11 ? (
+              <>
+                On token <Code>{p.pkcs11.tokenLabel}</Code>, key <Code>{p.pkcs11.keyLabel}</Code>
+              </>
+            ) : p.keyOrigin === 'imported' ? (
+              'Imported, sealed here'
+            ) : (
+              'Generated and sealed here'
+            )}
           </Field>
           <Field label="Default validity">{p.defaultValidityMonths === null ? 'asked at issue' : p.defaultValidityMonths === 0 ? 'perpetual' : `${p.defaultValidityMonths} months`}</Field>
           <Field label="Grace">{p.defaultGraceDays ?? 0} days</Field>
