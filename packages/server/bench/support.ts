@@ -61,7 +61,9 @@ export async function startService(env: Record<string, string>): Promise<{ child
   // The service gets the run's database only: a DATABASE_URL inherited from this process (set for
   // the PostgreSQL pass) must not turn the SQLite pass into a PostgreSQL one.
   const { DATABASE_URL: _inherited, ...inherited } = process.env;
-  const child = spawn(process.execPath, [CLI, 'serve'], { env: { ...inherited, LOG_LEVEL: 'warn', ...env, PORT: String(port) } });
+  // BENCH_PROFILE=dir writes the service's CPU profile there when it stops (node --cpu-prof).
+  const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
+  const child = spawn(process.execPath, [...profile, CLI, 'serve'], { env: { ...inherited, LOG_LEVEL: 'warn', ...env, PORT: String(port) } });
   let output = '';
   const keep = (d: Buffer) => (output = (output + d).slice(-10_000));
   child.stdout!.on('data', keep);
