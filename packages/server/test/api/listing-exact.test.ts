@@ -1,0 +1,93 @@
+// Issue 15's guard: whatever makes listings fast must keep every count exact. Each step checks the
+// same invariants across the page listing, the window counts and the dashboard, through writes
+// and through time passing with nothing written (the service's clock moved, not the rows).
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startHarness, type Harness } from '../harness.js';
+
+const DAY = 86_400_000;
+const STATUSES = ['PENDING', 'ACTIVE', 'GRACE', 'EXPIRED', 'REVOKED'] as const;
+let h: Harness;
+let productId: number;
+// A token: a session would expire when the clock jumps a month.
+let call: Harness['admin'];
+
+beforeAll(async () => {
+  h = await startHarness();
+  productId = (await h.admin('POST', '/products', { productKey: 'exact', name: 'Exact App', defaultGraceDays: 5 })).data.id;
+  call = h.as({ token: await h.createToken(['licenses:write', 'analytics:read']) });
+});
+afterAll(() => h?.close());
+afterEach(() => vi.useRealTimers());
+
+const get = async (url: string) => {
+  const response = await call('GET', url);
+  expect(response.statusCode, response.body).toBe(200);
+  return response.data;
+};
+
+/** Every count, from every place that shows one; asserting they agree with each other. */
+async function counts() {
+  const [metrics, windows] = await Promise.all([get('/dashboard/metrics'), get('/licenses/windows')]);
+  const byStatus: Record<string, number> = {};
+  for (const status of STATUSES) byStatus[status] = (await get(`/licenses/page?status=${status}&limit=1`)).total;
+  const all = (await get('/licenses/page?limit=1')).total;
+  expect(metrics.totals.byStatus).toEqual(byStatus);
+  expect(metrics.totals.all).toBe(all);
+  expect(Object.values(byStatus).reduce((sum, n) => sum + n, 0)).toBe(all);
+  expect(windows.all).toBe(all);
+  expect((await get('/licenses/page?window=grace&limit=1')).total).toBe(windows.grace);
+  expect((await get('/licenses/page?window=expired&limit=1')).total).toBe(windows.expired);
+  expect((await get('/licenses/page?window=archived&limit=1')).total).toBe(windows.archived);
+  return { all, byStatus, windows };
+}
+
+const post = async (url: string, body: unknown = {}) => {
+  const response = await call('POST', url, body);
+  expect(response.statusCode, response.body).toBeLessThan(300);
+  return response.data;
+};
+
+describe('counts stay exact', () => {
+  it('through issue, revoke, reinstate, renew, archive and restore, and as a licence ages from ACTIVE to GRACE to EXPIRED', async () => {
+    const start = await counts();
+    expect(start.all).toBe(0);
+
+    const short = await post('/licenses', { productId, licensee: 'Short Term', validityMonths: 1 });
+    const long = await post('/licenses', { productId, licensee: 'Long Term', validityMonths: 24 });
+    await post('/licenses', { productId, licensee: 'Forever', validityMonths: 0 });
+    let now = await counts();
+    expect(now.byStatus).toMatchObject({ ACTIVE: 3, GRACE: 0, EXPIRED: 0 });
+    expect(now.windows).toMatchObject({ all: 3, '30d': 1, '90d': 1, perpetual: 1, grace: 0, expired: 0 });
+
+    // Time passes; nothing is written. The month-long licence enters its five days of grace.
+    const expiry = Date.parse(short.expiresAt);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(expiry + DAY);
+    now = await counts();
+    expect(now.byStatus).toMatchObject({ ACTIVE: 2, GRACE: 1, EXPIRED: 0 });
+    expect(now.windows).toMatchObject({ grace: 1, expired: 0 });
+    vi.setSystemTime(expiry + 6 * DAY);
+    now = await counts();
+    expect(now.byStatus).toMatchObject({ ACTIVE: 2, GRACE: 0, EXPIRED: 1 });
+    expect(now.windows).toMatchObject({ grace: 0, expired: 1 });
+
+    await post(`/licenses/${long.lid}/revoke`, { reason: 'chargeback' });
+    now = await counts();
+    expect(now.byStatus).toMatchObject({ ACTIVE: 1, REVOKED: 1, EXPIRED: 1 });
+    await post(`/licenses/${long.lid}/reinstate`);
+    expect((await counts()).byStatus).toMatchObject({ ACTIVE: 2, REVOKED: 0 });
+
+    // Filed away, the expired licence leaves every count but the archived window; restored, it returns.
+    await post(`/licenses/${short.lid}/archive`);
+    now = await counts();
+    expect(now).toMatchObject({ all: 2, windows: { archived: 1, expired: 0 } });
+    expect(now.byStatus.EXPIRED).toBe(0);
+    await post(`/licenses/${short.lid}/restore`);
+    expect((await counts()).byStatus).toMatchObject({ EXPIRED: 1 });
+
+    await post(`/licenses/${short.lid}/renew`, { validityMonths: 12 });
+    now = await counts();
+    expect(now.byStatus).toMatchObject({ ACTIVE: 3, GRACE: 0, EXPIRED: 0, REVOKED: 0 });
+    expect(now.windows).toMatchObject({ all: 3, expired: 0, archived: 0 });
+  });
+});
