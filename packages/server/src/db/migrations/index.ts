@@ -21,7 +21,8 @@ const migrations: Record<string, (dialect: DialectName) => Migration> = {
   '0008_token_keys': tokenKeys,
 };
 
-export async function migrateToLatest(database: Database): Promise<string[]> {
+/** Applies every migration not yet applied, or (for the upgrade tests) those up to and including `upTo`. */
+export async function migrateToLatest(database: Database, upTo?: string): Promise<string[]> {
   const provider: MigrationProvider = {
     getMigrations: async () =>
       Object.fromEntries(Object.entries(migrations).map(([name, make]) => [name, make(database.dialect)])),
@@ -37,7 +38,7 @@ export async function migrateToLatest(database: Database): Promise<string[]> {
     provider,
     ...(schema ? { migrationTableSchema: schema } : {}),
   });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = await (upTo === undefined ? migrator.migrateToLatest() : migrator.migrateTo(upTo));
   if (error) throw error;
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
