@@ -21,7 +21,20 @@ describe('console basics', () => {
     expect(page.headers.get('content-security-policy')).toMatch(/default-src 'self'.*script-src 'self';.*frame-ancestors 'none'.*object-src 'none'.*base-uri 'self'/);
     expect(page.headers.get('x-content-type-options')).toBe('nosniff');
     expect(page.headers.get('referrer-policy')).toBe('same-origin');
-    expect(await page.text()).toMatch(/<div id="root">/);
+    const html = await page.text();
+    expect(html).toMatch(/<div id="root">/);
+    // Assets go out precompressed when the browser accepts it, and decode to the same bytes.
+    const script = `${c.url}${/src="(\/assets\/[^"]+\.js)"/.exec(html)![1]}`;
+    const plain = await fetch(script, { headers: { 'accept-encoding': 'identity' } });
+    expect(plain.headers.get('content-encoding')).toBeNull();
+    expect(plain.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    const raw = Buffer.from(await plain.arrayBuffer());
+    for (const [accept, encoding] of [['gzip, deflate, br', 'br'], ['gzip', 'gzip'], ['br;q=0, gzip', 'gzip']] as const) {
+      const encoded = await fetch(script, { headers: { 'accept-encoding': accept } });
+      expect(encoded.headers.get('content-encoding')).toBe(encoding);
+      expect(encoded.headers.get('vary')).toBe('accept-encoding');
+      expect(Buffer.from(await encoded.arrayBuffer())).toEqual(raw);
+    }
     const apiAnswer = await fetch(`${c.url}/o/default/api/auth/me`);
     expect(apiAnswer.headers.get('cache-control')).toBe('no-store');
     expect(apiAnswer.headers.get('x-content-type-options')).toBe('nosniff');

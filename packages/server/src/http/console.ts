@@ -27,9 +27,25 @@ const TYPES: Record<string, string> = {
   '.json': 'application/json',
 };
 
+/** The precompressed copy the build wrote (vite.config.ts) that the client accepts, Brotli first. */
+function encodingFor(acceptEncoding: string | undefined, file: string): { encoding: 'br' | 'gzip'; file: string } | null {
+  const accepted = new Set(
+    (acceptEncoding ?? '')
+      .split(',')
+      .map((part) => part.trim().split(';'))
+      .filter(([, q]) => q === undefined || !/^\s*q=0(\.0*)?\s*$/.test(q))
+      .map(([name]) => name!.toLowerCase()),
+  );
+  for (const [encoding, suffix] of [['br', '.br'], ['gzip', '.gz']] as const) {
+    if (accepted.has(encoding) && fs.existsSync(file + suffix)) return { encoding, file: file + suffix };
+  }
+  return null;
+}
+
 /**
  * Serves the single-page console from its build output (DESIGN.md 7): `index.html` (no-cache)
- * for `/`, every page under `/o/{slug}/` and under `/platform/`, hashed assets under `/assets/` with a long cache.
+ * for `/`, every page under `/o/{slug}/` and under `/platform/`, hashed assets under `/assets/` with a long cache,
+ * Brotli- or gzip-encoded when the client accepts it.
  * Paths under `/o/{slug}/api/` never reach here: the API's routes and its 404 answer them.
  */
 export function installConsole(app: FastifyInstance): void {
@@ -57,9 +73,11 @@ export function installConsole(app: FastifyInstance): void {
     const file = path.join(CONSOLE_DIST, 'assets', name);
     // Hashed names only, never a way out of the assets folder.
     if (!/^[A-Za-z0-9._-]+$/.test(name) || !fs.existsSync(file)) return reply.code(404).send({ error: 'no such asset' });
+    const compressed = encodingFor(request.headers['accept-encoding'], file);
     return reply
-      .headers({ 'x-content-type-options': 'nosniff', 'cache-control': 'public, max-age=31536000, immutable' })
+      .headers({ 'x-content-type-options': 'nosniff', 'cache-control': 'public, max-age=31536000, immutable', vary: 'accept-encoding' })
+      .headers(compressed ? { 'content-encoding': compressed.encoding } : {})
       .type(TYPES[path.extname(name)] ?? 'application/octet-stream')
-      .send(fs.createReadStream(file));
+      .send(fs.createReadStream(compressed?.file ?? file));
   });
 }
