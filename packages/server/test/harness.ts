@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
 import { buildApp } from '../src/app.js';
@@ -82,6 +83,8 @@ export interface Harness {
   createMember(role: string, password?: string): Promise<{ id: number; username: string; cookie: string }>;
   /** A second organisation with its own administrator. */
   otherOrg(): Promise<{ slug: string; admin: Caller; cookie: string }>;
+  /** A second app over the same database that logs everything (trace) into `lines`, for tests that no secret is logged. */
+  loggedApp(): Promise<{ app: FastifyInstance; lines: string[] }>;
   close(): Promise<void>;
 }
 
@@ -170,6 +173,16 @@ export async function startHarness(envOverrides: Record<string, string> = {}): P
       await seedOrg(slug);
       const cookie = await signIn('admin', ADMIN_PASSWORD, slug);
       return { slug, admin: as({ cookie }, slug), cookie };
+    },
+    async loggedApp() {
+      const lines: string[] = [];
+      const stream = new Writable({
+        write(chunk, _encoding, done) {
+          lines.push(String(chunk));
+          done();
+        },
+      });
+      return { app: await buildApp({ config, database, masterKey, logger: { level: 'trace', stream } }), lines };
     },
     async close() {
       await app.close();

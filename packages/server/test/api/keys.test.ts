@@ -1,4 +1,3 @@
-import { Writable } from 'node:stream';
 import { X509Certificate, createPublicKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyBytes } from '@licensor/protocol';
@@ -315,14 +314,7 @@ describe('a key sealed under another master key', () => {
 
 describe('secrets', () => {
   it('never shows an imported private key or its passphrase in an answer or a log line', async () => {
-    const lines: string[] = [];
-    const stream = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(String(chunk));
-        done();
-      },
-    });
-    const logged = await buildApp({ config: h.config, database: h.database, masterKey: h.config.masterKey!, logger: { level: 'trace', stream } });
+    const { app: logged, lines } = await h.loggedApp();
     const call = instanceCaller(logged, await h.createToken(['products:write', 'activity:read']));
     try {
       const passphrase = 'a very particular passphrase';

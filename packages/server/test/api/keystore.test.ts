@@ -1,8 +1,6 @@
-import { Writable } from 'node:stream';
 import { createPublicKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseLicence, verifyLicence, type Algorithm } from '@licensor/protocol';
-import { buildApp } from '../../src/app.js';
 import { startHarness, type Harness } from '../harness.js';
 import { issueOk } from '../licence-helpers.js';
 import { keystores, keystoreToolsMissing, type KeystoreTool } from '../keystore-fixtures.js';
@@ -101,14 +99,7 @@ describe.skipIf(keystoreToolsMissing.length > 0)('PKCS#12 keystores', () => {
   });
 
   it('never shows or logs the keystore or its password', async () => {
-    const lines: string[] = [];
-    const stream = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(String(chunk));
-        done();
-      },
-    });
-    const logged = await buildApp({ config: h.config, database: h.database, masterKey: h.config.masterKey!, logger: { level: 'trace', stream } });
+    const { app: logged, lines } = await h.loggedApp();
     try {
       const token = await h.createToken(['products:write', 'activity:read']);
       const call = (method: string, url: string, body?: unknown) => h.request(method, `/o/acme/api${url}`, { app: logged, body, headers: { authorization: `Bearer ${token}` } });

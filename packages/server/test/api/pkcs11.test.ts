@@ -1,9 +1,7 @@
-import { Writable } from 'node:stream';
 import { X509Certificate, createPublicKey, verify } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALGORITHM_INFO, parseLicence, verifyLicence, type Algorithm } from '@licensor/protocol';
 import { javaAvailable, javaVerify, type JavaVerifyItem } from '../../../protocol/test/java-verifier.js';
-import { buildApp } from '../../src/app.js';
 import { seal } from '../../src/keys/sealing.js';
 import { checkBody, receiptVerifies } from '../check-helpers.js';
 import { startHarness, type Harness } from '../harness.js';
@@ -207,14 +205,7 @@ describe.skipIf(softHsmMissing)('keys on a PKCS#11 token', () => {
   });
 
   it('sends a record back unchanged, and never shows or logs the PIN', async () => {
-    const lines: string[] = [];
-    const stream = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(String(chunk));
-        done();
-      },
-    });
-    const logged = await buildApp({ config: h.config, database: h.database, masterKey: h.config.masterKey!, logger: { level: 'trace', stream } });
+    const { app: logged, lines } = await h.loggedApp();
     try {
       const secretPin = PIN;
       const token = await h.createToken(['products:write', 'licenses:write', 'activity:read']);
