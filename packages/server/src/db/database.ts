@@ -129,14 +129,20 @@ export async function openDatabase(
   return database;
 }
 
-/** Migrates, waiting while another process holds SQLite's write lock for its own migration. */
+/**
+ * Migrates, trying again while another process holds SQLite's write lock for its own migration,
+ * or (PostgreSQL, 3F000) when a schema was dropped while Kysely's migrator read the whole
+ * database's catalog: it lists every schema's tables, so another schema sharing the database
+ * being dropped at that moment fails the read (seen with the tests' per-file schemas).
+ */
 async function migrateWhenFree(database: Database): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
       await migrateToLatest(database);
       return;
     } catch (err) {
-      if ((err as { code?: string }).code !== 'SQLITE_BUSY' || attempt >= 30) throw err;
+      const code = (err as { code?: string }).code;
+      if ((code !== 'SQLITE_BUSY' && code !== '3F000') || attempt >= 30) throw err;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
