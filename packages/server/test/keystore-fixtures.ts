@@ -53,7 +53,7 @@ export function keystores() {
     };
   };
   return {
-    make(tool: KeystoreTool, algorithm: Algorithm, password: string, options: { certificate?: boolean } = {}): Keystore {
+    make(tool: KeystoreTool, algorithm: Algorithm, password: string, options: { certificate?: boolean; iterations?: number } = {}): Keystore {
       const p12 = file('store.p12');
       if (tool === 'keytool') {
         run('keytool', ['-genkeypair', '-storetype', 'PKCS12', '-keystore', p12, '-storepass', password, '-alias', 'vendor', ...KEYTOOL_KEY[algorithm], '-dname', 'CN=Vendor', '-validity', '30']);
@@ -65,7 +65,7 @@ export function keystores() {
       const withCertificate = options.certificate ?? true;
       if (withCertificate) run('openssl', ['req', '-new', '-x509', '-key', key, '-subj', '/CN=Vendor Signing', '-days', '30', '-out', certificate]);
       run('openssl', [
-        'pkcs12', '-export', ...(tool === 'openssl-legacy' ? ['-legacy'] : []), '-inkey', key,
+        'pkcs12', '-export', ...(tool === 'openssl-legacy' ? ['-legacy'] : []), ...(options.iterations ? ['-iter', String(options.iterations)] : []), '-inkey', key,
         ...(withCertificate ? ['-in', certificate] : ['-nocerts']), '-out', p12, '-passout', `pass:${password}`,
       ]);
       return readBack(p12, password, tool === 'openssl-legacy');
