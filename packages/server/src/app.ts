@@ -28,6 +28,14 @@ import { PLATFORM_PREFIX, platformRoutes, type PlatformRoute } from './platform/
 import { portalRoutes } from './portal/routes.js';
 import { memberPasskeyRoutes } from './passkeys/routes.js';
 import { VERSION } from './version.js';
+import { sharedRateLimiter, type RateLimiter } from './check/rate-limit.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Counts for every rate limit (checks, passkey sign-in). */
+    rateLimits: RateLimiter;
+  }
+}
 
 export interface AppOptions {
   config: Config;
@@ -134,6 +142,12 @@ export async function buildApp({ config, database, masterKey, logger }: AppOptio
     }
   });
 
+  // One set of rate-limit counts for the app, shared with the other workers and instances (DESIGN.md 11).
+  const rateLimits = sharedRateLimiter(config.redisUrl ? { url: config.redisUrl, prefix: config.redisPrefix } : null, (err) =>
+    app.log.warn({ err }, 'Redis unreachable: rate limits are not enforced'),
+  );
+  app.decorate('rateLimits', rateLimits);
+  app.addHook('onClose', () => rateLimits.close());
   app.decorate('apiRoutes', [] as ApiRoute[]);
   app.decorate('platformApiRoutes', [] as PlatformRoute[]);
   // One keyring per app: its cache of opened keys serves every feature that signs or verifies.

@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { buildApp } from './app.js';
@@ -10,6 +11,7 @@ import { loadMasterKey } from './keys/master-key.js';
 import { bootstrap, createOrganisation, operatorCtx, setPasswordByUsername } from './orgs/service.js';
 import { CreateMemberBody, Password } from './users/schemas.js';
 import { createMember } from './users/service.js';
+import { superviseWorkers } from './workers.js';
 import { createPlatformAccount, PLATFORM_ROLES, updatePlatformAccount, type PlatformRole } from './platform/accounts.js';
 
 const USAGE = `usage: licensor <command>
@@ -81,13 +83,8 @@ async function openApiDocument(config: Config): Promise<unknown> {
   }
 }
 
-async function serve(config: Config): Promise<void> {
-  const database = await open(config);
-  // The warning about a generated key is logged once the app (and its logger) exists.
-  const warnings: string[] = [];
-  const masterKey = loadMasterKey(config, (message) => warnings.push(message));
-  const app = await buildApp({ config, database, masterKey });
-  for (const message of warnings) app.log.warn(message);
+/** Migrations and the first-run bootstrap, with its password shown once on the console. */
+async function prepareDatabase(config: Config, database: Database): Promise<void> {
   const first = await bootstrap(database, config);
   if (first?.generatedPassword) {
     // Shown once on the console, deliberately outside the structured log.
@@ -96,6 +93,24 @@ async function serve(config: Config): Promise<void> {
         `Its password is: ${first.generatedPassword}\n(also saved to ${first.passwordFile}, readable only by this user)\n\n`,
     );
   }
+}
+
+async function serve(config: Config): Promise<void> {
+  if (config.workers > 1 && cluster.isPrimary) {
+    return superviseWorkers(config, async (log) => {
+      await withDatabase(config, (database) => prepareDatabase(config, database));
+      // Made here, once, so that the workers all read the same generated key.
+      loadMasterKey(config, (message) => log.warn(message));
+    });
+  }
+  // A worker finds the database prepared by its primary.
+  const database = await open(config, !cluster.isWorker);
+  // The warning about a generated key is logged once the app (and its logger) exists.
+  const warnings: string[] = [];
+  const masterKey = loadMasterKey(config, (message) => warnings.push(message));
+  const app = await buildApp({ config, database, masterKey });
+  for (const message of warnings) app.log.warn(message);
+  if (cluster.isPrimary) await prepareDatabase(config, database);
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
@@ -107,6 +122,8 @@ async function serve(config: Config): Promise<void> {
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+  // A worker whose primary is gone stops too, rather than serve on unsupervised.
+  if (cluster.isWorker) process.on('disconnect', () => void shutdown('disconnect'));
   await app.listen({ port: config.port, host: config.host });
 }
 

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 
 export interface Config {
@@ -21,6 +22,8 @@ export interface Config {
   checkRateProduct: number;
   checkRateAddress: number;
   logLevel: string;
+  /** DESIGN.md 11: processes serving the port (`auto`: one per core); 1 serves from this process. */
+  workers: number;
   bootstrapPassword: string | null;
   /** DESIGN.md 10: the PKCS#11 module's path, and the token labels each organisation (by slug) may use. */
   pkcs11: { module: string; tokens: Map<string, string[]> } | null;
@@ -40,6 +43,15 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
     throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
   }
   return Number(raw);
+}
+
+function workers(env: NodeJS.ProcessEnv): number {
+  if (env.LICENSOR_WORKERS === 'auto') return os.availableParallelism();
+  try {
+    return integer(env, 'LICENSOR_WORKERS', 1, 1, 256);
+  } catch {
+    throw new ConfigError(`LICENSOR_WORKERS must be auto or an integer from 1 to 256, got "${env.LICENSOR_WORKERS}"`);
+  }
 }
 
 function boolean(env: NodeJS.ProcessEnv, name: string): boolean {
@@ -137,6 +149,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     checkRateProduct: integer(env, 'LICENSOR_CHECK_RATE_PRODUCT', 6000, 0, 100_000_000),
     checkRateAddress: integer(env, 'LICENSOR_CHECK_RATE_ADDRESS', 600, 0, 100_000_000),
     logLevel,
+    workers: workers(env),
     bootstrapPassword,
     pkcs11: pkcs11Module === null ? null : { module: pkcs11Module, tokens: pkcs11Tokens(env.LICENSOR_PKCS11_TOKENS!) },
   };

@@ -1,3 +1,4 @@
+import cluster, { type Worker } from 'node:cluster';
 import { Redis } from 'ioredis';
 
 /** The answer for one request: allowed, or refused until the current window ends. */
@@ -71,4 +72,76 @@ export function redisRateLimiter(url: string, prefix: string, onError: (err: Err
       redis.disconnect();
     },
   };
+}
+
+/** A worker's hits, sent to the primary in one message per turn of the event loop. */
+interface HitsMessage {
+  licensorRateHits: Array<{ id: number; key: string; limit: number }>;
+}
+interface DecisionsMessage {
+  licensorRateDecisions: Array<{ id: number } & RateDecision>;
+}
+const isHits = (message: unknown): message is HitsMessage => typeof message === 'object' && message !== null && 'licensorRateHits' in message;
+const isDecisions = (message: unknown): message is DecisionsMessage =>
+  typeof message === 'object' && message !== null && 'licensorRateDecisions' in message;
+
+/**
+ * A worker's view of the counts the primary holds (DESIGN.md 11: shared, never divided, since a
+ * keep-alive client stays on one worker). Hits made in the same turn travel together. Should the
+ * primary be gone, the request is allowed, as when Redis is.
+ */
+export function primaryRateLimiter(): RateLimiter {
+  let nextId = 0;
+  const waiting = new Map<number, (decision: RateDecision) => void>();
+  let batch: HitsMessage['licensorRateHits'] = [];
+  const allowWaiting = () => {
+    for (const resolve of waiting.values()) resolve(ALLOWED);
+    waiting.clear();
+  };
+  const send = () => {
+    const hits = batch;
+    batch = [];
+    process.send!({ licensorRateHits: hits } satisfies HitsMessage, undefined, {}, (err) => err && allowWaiting());
+  };
+  const onMessage = (message: unknown) => {
+    if (!isDecisions(message)) return;
+    for (const { id, ...decision } of message.licensorRateDecisions) {
+      waiting.get(id)?.(decision);
+      waiting.delete(id);
+    }
+  };
+  process.on('message', onMessage);
+  process.on('disconnect', allowWaiting);
+  return {
+    hit(key, limit) {
+      if (limit === 0 || !process.connected) return Promise.resolve(ALLOWED);
+      return new Promise((resolve) => {
+        const id = ++nextId;
+        waiting.set(id, resolve);
+        if (batch.length === 0) setImmediate(send);
+        batch.push({ id, key, limit });
+      });
+    },
+    async close() {
+      process.off('message', onMessage);
+      process.off('disconnect', allowWaiting);
+      allowWaiting();
+    },
+  };
+}
+
+/** The primary's side: one set of counts for all its workers, on the primary's clock. */
+export function answerRateHits(worker: Worker, counts: RateLimiter): void {
+  worker.on('message', async (message: unknown) => {
+    if (!isHits(message)) return;
+    const now = Date.now();
+    const decisions = await Promise.all(message.licensorRateHits.map(async ({ id, key, limit }) => ({ id, ...(await counts.hit(key, limit, now)) })));
+    if (worker.isConnected()) worker.send({ licensorRateDecisions: decisions } satisfies DecisionsMessage);
+  });
+}
+
+/** The counts this process uses: Redis when configured, else the primary's when a worker, else its own. */
+export function sharedRateLimiter(redis: { url: string; prefix: string } | null, onRedisError: (err: Error) => void): RateLimiter {
+  if (redis) return redisRateLimiter(redis.url, redis.prefix, onRedisError);
+  return cluster.isWorker ? primaryRateLimiter() : memoryRateLimiter();
 }

@@ -10,7 +10,7 @@ import { responses, Slug, Timestamp } from '../http/schemas.js';
 import type { Keyring } from '../keys/keyring.js';
 import { CheckCounter } from './counters.js';
 import { CheckProductCache } from './product-cache.js';
-import { memoryRateLimiter, redisRateLimiter, type RateLimiter } from './rate-limit.js';
+import type { RateLimiter } from './rate-limit.js';
 import { checkLicence, fetchLicence, releaseOwnSeat, type CheckScope } from './service.js';
 
 declare module 'fastify' {
@@ -124,16 +124,12 @@ function gate({ database, config, products, limiter }: Gate, route: 'check' | 'f
 /** The licence check API (SPEC 4.4, DESIGN.md 5): called by installed applications. */
 export function checkRoutes(keyring: Keyring, database: Database, config: Config): FastifyPluginAsyncTypebox {
   return async (app) => {
-    const limiter = config.redisUrl
-      ? redisRateLimiter(config.redisUrl, config.redisPrefix, (err) => app.log.warn({ err }, 'Redis unreachable: check rate limits are not enforced'))
-      : memoryRateLimiter();
     const counter = new CheckCounter(database, (err) => app.log.error({ err }, 'check counts could not be written'));
     app.addHook('onClose', async () => {
       await counter.close();
-      await limiter.close();
     });
     app.decorateRequest('checkScope', null as unknown as CheckScope);
-    const deps = { database, config, products: new CheckProductCache(keyring), limiter };
+    const deps = { database, config, products: new CheckProductCache(keyring), limiter: app.rateLimits };
     const security = 'Authorization: Bearer `svcc_<checkId>_<secret>` (the product’s check token) and Content-Type: application/json.';
 
     app.post(

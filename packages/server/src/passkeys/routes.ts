@@ -6,7 +6,6 @@ import { recordAudit } from '../audit/audit.js';
 import { openSession, signInGate } from '../auth/login.js';
 import { identity, Identity, setSessionCookie } from '../auth/routes.js';
 import { verifyPassword } from '../auth/secrets.js';
-import { memoryRateLimiter } from '../check/rate-limit.js';
 import type { Config } from '../config.js';
 import { transaction, type Database } from '../db/database.js';
 import { tenant } from '../db/tenant.js';
@@ -65,7 +64,6 @@ function member(request: FastifyRequest) {
 
 /** DESIGN.md 9 for an organisation's members, under `/o/{slug}/api/auth/`. */
 export function memberPasskeyRoutes(database: Database, config: Config, version: string): FastifyPluginAsyncTypebox {
-  const limiter = memoryRateLimiter();
   return async (app) => {
     const realm = (request: FastifyRequest): Realm => `org:${request.org.id}`;
 
@@ -137,7 +135,7 @@ export function memberPasskeyRoutes(database: Database, config: Config, version:
       { config: { access: 'public' }, schema: { summary: 'Start a passkey sign-in', description: 'The challenge is single-use, lasts five minutes and belongs to this organisation. 60 a minute per address.', tags, security: [], response: responses({ 200: Options }, [429]) } },
       async (request) => {
         const now = Date.now();
-        const decision = await limiter.hit(`passkey:${request.ip}`, OPTIONS_PER_MINUTE, now);
+        const decision = await app.rateLimits.hit(`passkey:member:${request.ip}`, OPTIONS_PER_MINUTE, now);
         if (!decision.allowed) throw tooManyRequests('too many passkey sign-in requests from this address', decision.retryAfterSeconds);
         if (request.org.suspended) throw forbidden('organisation suspended');
         return authenticationOptions(database.db, config, realm(request), now);
@@ -180,7 +178,6 @@ export function memberPasskeyRoutes(database: Database, config: Config, version:
 
 /** The same for platform accounts, under `/platform/api/auth/` (their passkeys are theirs alone). */
 export function platformPasskeyRoutes(database: Database, config: Config, version: string): FastifyPluginAsyncTypebox {
-  const limiter = memoryRateLimiter();
   const realm: Realm = 'platform';
   const secure = config.publicUrl.startsWith('https:');
   return async (app) => {
@@ -241,7 +238,7 @@ export function platformPasskeyRoutes(database: Database, config: Config, versio
       { config: { platform: 'public' }, schema: { summary: 'Start a passkey sign-in to the control plane', tags, security: [], response: responses({ 200: Options }, [429]) } },
       async (request) => {
         const now = Date.now();
-        const decision = await limiter.hit(`passkey:${request.ip}`, OPTIONS_PER_MINUTE, now);
+        const decision = await app.rateLimits.hit(`passkey:platform:${request.ip}`, OPTIONS_PER_MINUTE, now);
         if (!decision.allowed) throw tooManyRequests('too many passkey sign-in requests from this address', decision.retryAfterSeconds);
         return authenticationOptions(database.db, config, realm, now);
       },

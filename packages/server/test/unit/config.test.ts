@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 
@@ -16,6 +17,7 @@ describe('configuration', () => {
       checkRateProduct: 6000,
       checkRateAddress: 600,
       logLevel: 'info',
+      workers: 1,
       pkcs11: null,
     });
     expect(config.dataDir).toMatch(/\/data$/);
@@ -29,6 +31,14 @@ describe('configuration', () => {
     expect(() => loadConfig({ LICENSOR_PKCS11_MODULE: 'relative.so', LICENSOR_PKCS11_TOKENS: 'acme=a' })).toThrow(/absolute path/);
     expect(() => loadConfig({ LICENSOR_PKCS11_MODULE: '/m.so', LICENSOR_PKCS11_TOKENS: 'acme' })).toThrow(ConfigError);
     expect(() => loadConfig({ LICENSOR_PKCS11_MODULE: '/m.so', LICENSOR_PKCS11_TOKENS: 'acme=a-label-longer-than-thirty-two-chars' })).toThrow(/slug=tokenLabel/);
+  });
+
+  it('starts as many workers as asked, one per core for auto, and refuses anything else naming the setting', () => {
+    expect(loadConfig({ LICENSOR_WORKERS: '3' }).workers).toBe(3);
+    expect(loadConfig({ LICENSOR_WORKERS: 'auto' }).workers).toBe(os.availableParallelism());
+    for (const bad of ['0', '257', 'two', '-1', '1.5']) {
+      expect(() => loadConfig({ LICENSOR_WORKERS: bad })).toThrow(`LICENSOR_WORKERS must be auto or an integer from 1 to 256, got "${bad}"`);
+    }
   });
 
   it('requires a master key with PostgreSQL', () => {
