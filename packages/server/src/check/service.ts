@@ -15,7 +15,7 @@ import {
 import { recordAudit } from '../audit/audit.js';
 import { releaseSelf } from '../licences/self-release.js';
 import { lockRow, type Database } from '../db/database.js';
-import type { Tenant } from '../db/tenant.js';
+import { preparedQuery, type Tenant } from '../db/tenant.js';
 import { inTransaction } from '../http/context.js';
 import { badRequest, forbidden, notFound } from '../http/errors.js';
 import { iso } from '../http/schemas.js';
@@ -78,53 +78,66 @@ function readPresented(scope: CheckScope, body: { license: string; fingerprint: 
   return { parsed, claims, key, fingerprint: body.fingerprint, parts, machineLabel: body.machineLabel };
 }
 
-const LICENCE_COLUMNS = [
-  'id',
-  'lid',
-  'licence_string',
-  'revoked',
-  'revoked_at',
-  'revoked_reason',
-  'max_machines',
-  'last_checked_at',
-] as const;
+/** A licence as the check path reads it, with its live seats, oldest first: one round trip. */
+const readLicenceRows = preparedQuery((t, lid: string) =>
+  t
+    .selectFrom('licences')
+    .leftJoin('machine_bindings as b', (join) => join.onRef('b.licence_id', '=', 'licences.id').on('b.released_at', 'is', null))
+    .select([
+      'licences.id',
+      'licences.lid',
+      'licences.licence_string',
+      'licences.revoked',
+      'licences.revoked_at',
+      'licences.revoked_reason',
+      'licences.max_machines',
+      'licences.last_checked_at',
+      'b.id as seat_id',
+      'b.parts',
+      'b.bound_at',
+      'b.label',
+      'b.last_seen_at',
+    ])
+    .where('licences.lid', '=', lid)
+    .orderBy('b.bound_at')
+    .orderBy('b.id'),
+);
 
-type LicenceState = Awaited<ReturnType<typeof readLicence>>;
+async function readLicence(t: Tenant, lid: string) {
+  const rows = await readLicenceRows(t, lid);
+  const first = rows[0];
+  if (!first) return undefined;
+  const { id, licence_string, revoked, revoked_at, revoked_reason, max_machines, last_checked_at } = first;
+  const licence = { id, lid, licence_string, revoked, revoked_at, revoked_reason, max_machines, last_checked_at };
+  const bindings = rows.flatMap((r) =>
+    r.seat_id === null ? [] : [{ id: r.seat_id, parts: r.parts!, bound_at: r.bound_at!, label: r.label, last_seen_at: r.last_seen_at }],
+  );
+  return { licence, bindings };
+}
 
-const readLicence = (t: Tenant, column: 'lid' | 'id', value: string | number) =>
-  t.selectFrom('licences').select(LICENCE_COLUMNS).where(column, '=', value as never).executeTakeFirst();
+type LicenceState = NonNullable<Awaited<ReturnType<typeof readLicence>>>['licence'];
 
 /** A term is identified by its payload part (DESIGN.md 2). */
 const payloadPartOf = (licenceString: string) => licenceString.slice(0, licenceString.indexOf('.'));
 
-/** The licence the presented term belongs to, and whether that term is superseded; null when neither known. */
+/** The licence the presented term belongs to with its live seats, and whether that term is superseded; null when neither known. */
 async function findTerm(scope: CheckScope, presented: Presented) {
-  const licence = await readLicence(scope.tenant, 'lid', presented.claims.lid);
-  if (!licence) return null;
-  if (payloadPartOf(licence.licence_string) === presented.parsed.payloadPart) return { licence, superseded: false };
+  const read = await readLicence(scope.tenant, presented.claims.lid);
+  if (!read) return null;
+  const { licence, bindings } = read;
+  if (payloadPartOf(licence.licence_string) === presented.parsed.payloadPart) return { licence, bindings, superseded: false };
   const versions = await scope.tenant
     .selectFrom('licence_versions')
     .select('licence_string')
     .where('licence_id', '=', licence.id)
     .execute();
   const known = versions.some((v) => payloadPartOf(v.licence_string) === presented.parsed.payloadPart);
-  return known ? { licence, superseded: true } : null;
+  return known ? { licence, bindings, superseded: true } : null;
 }
 
 type Term = NonNullable<Awaited<ReturnType<typeof findTerm>>>;
 
-/** Live seats, oldest first. */
-const liveBindings = (t: Tenant, licenceId: number) =>
-  t
-    .selectFrom('machine_bindings')
-    .select(['id', 'parts', 'bound_at', 'label', 'last_seen_at'])
-    .where('licence_id', '=', licenceId)
-    .where('released_at', 'is', null)
-    .orderBy('bound_at')
-    .orderBy('id')
-    .execute();
-
-type Binding = Awaited<ReturnType<typeof liveBindings>>[number];
+type Binding = Term['bindings'][number];
 
 /** The seat this machine holds: the most equal components, then the oldest (DESIGN.md 5). */
 function seatOf(bindings: Binding[], presented: Presented, need: number): Binding | undefined {
@@ -150,8 +163,8 @@ interface Verdict {
 }
 
 /** The verdict of DESIGN.md 5 for a known term, from the licence and its live seats as read. */
-function judge(term: Term, bindings: Binding[], presented: Presented, need: number, now: number): Verdict {
-  const { licence, superseded } = term;
+function judge(term: Term, presented: Presented, need: number, now: number): Verdict {
+  const { licence, bindings, superseded } = term;
   const seat = seatOf(bindings, presented, need);
   const boundAt = seat?.bound_at ?? null;
   // Revocation is the licence's; the calendar is the presented term's own (for the current term they agree).
@@ -181,7 +194,7 @@ async function stampSeat(t: Tenant, seat: Binding, label: string | undefined, no
     .execute();
 }
 
-const stampDue = (licence: NonNullable<LicenceState>, verdict: Verdict, now: number) =>
+const stampDue = (licence: LicenceState, verdict: Verdict, now: number) =>
   (verdict.reason === null || verdict.reason === 'SUPERSEDED') &&
   (licence.last_checked_at === null || now - licence.last_checked_at >= STAMP_INTERVAL_MS);
 
@@ -203,9 +216,9 @@ function bindUnderLock(scope: CheckScope, term: Term, presented: Presented, need
   const { now } = scope;
   return inTransaction(scope, async (t) => {
     await lockRow(scope.database, t.db, 'licences', term.licence.id);
-    const licence = (await readLicence(t, 'id', term.licence.id))!;
-    const fresh = { licence, superseded: term.superseded || payloadPartOf(licence.licence_string) !== presented.parsed.payloadPart };
-    const verdict = judge(fresh, await liveBindings(t, licence.id), presented, need, now);
+    const { licence, bindings } = (await readLicence(t, term.licence.lid))!;
+    const fresh = { licence, bindings, superseded: term.superseded || payloadPartOf(licence.licence_string) !== presented.parsed.payloadPart };
+    const verdict = judge(fresh, presented, need, now);
     if (verdict.bind) {
       const binding = await t
         .insertInto('machine_bindings', {
@@ -275,7 +288,7 @@ export async function checkLicence(
   const term = await findTerm(scope, presented);
   if (!term) return answer(scope, presented, body.nonce, { status: '', reason: 'UNKNOWN_LICENCE', boundAt: null, bind: false }, null);
   const need = presented.claims.fpn ?? scope.product.fingerprintNeed;
-  let verdict = judge(term, await liveBindings(scope.tenant, term.licence.id), presented, need, scope.now);
+  let verdict = judge(term, presented, need, scope.now);
   if (verdict.bind) verdict = await bindUnderLock(scope, term, presented, need);
   else if (stampDue(term.licence, verdict, scope.now)) await stampChecked(scope.tenant, term.licence.id, scope.now);
   if (verdict.reason === null && verdict.seat) await stampSeat(scope.tenant, verdict.seat, presented.machineLabel, scope.now);
@@ -293,9 +306,8 @@ export async function fetchLicence(scope: CheckScope, body: { license: string; f
   if (term.licence.revoked === 1) throw forbidden('the licence is revoked');
   const graceEnd = graceEndsAt(presented.claims.exp, presented.claims.grace);
   if (graceEnd !== null && Math.floor(scope.now / 1000) >= graceEnd) throw forbidden('the presented licence is past its grace end');
-  const bindings = await liveBindings(scope.tenant, term.licence.id);
-  if (bindings.length === 0) throw forbidden('the licence is not bound to any machine yet: check first');
-  if (!seatOf(bindings, presented, presented.claims.fpn ?? scope.product.fingerprintNeed)) {
+  if (term.bindings.length === 0) throw forbidden('the licence is not bound to any machine yet: check first');
+  if (!seatOf(term.bindings, presented, presented.claims.fpn ?? scope.product.fingerprintNeed)) {
     throw forbidden('this fingerprint matches no machine bound to the licence');
   }
   return { license: term.licence.licence_string };
