@@ -10,6 +10,7 @@ import { installConsole } from './http/console.js';
 import { installMetrics } from './http/metrics.js';
 import { installOpenApi } from './http/openapi.js';
 import { installTenancy, type ApiRoute } from './http/tenancy.js';
+import { OrganisationCache } from './orgs/repo.js';
 import { schemaErrorMessage, textProblem, validatorCompiler } from './http/validation.js';
 import { auditRoutes } from './audit/routes.js';
 import { checkRoutes } from './check/routes.js';
@@ -151,6 +152,7 @@ export async function buildApp({ config, database, masterKey, logger }: AppOptio
   app.decorate('apiRoutes', [] as ApiRoute[]);
   app.decorate('platformApiRoutes', [] as PlatformRoute[]);
   // One keyring per app: its cache of opened keys serves every feature that signs or verifies.
+  const organisations = new OrganisationCache();
   const keyring = new Keyring(masterKey, config.pkcs11 && new Hsm(config.pkcs11.module, config.pkcs11.tokens));
   await app.register(
     async (api) => {
@@ -158,7 +160,7 @@ export async function buildApp({ config, database, masterKey, logger }: AppOptio
       api.addHook('onSend', async (_request, reply) => {
         reply.header('x-content-type-options', 'nosniff').header('cache-control', 'no-store');
       });
-      installTenancy(api, database, config, app.apiRoutes);
+      installTenancy(api, database, config, app.apiRoutes, organisations);
       await api.register(authRoutes(database, config, VERSION));
       await api.register(memberPasskeyRoutes(database, config, VERSION));
       await api.register(userRoutes);
@@ -170,7 +172,7 @@ export async function buildApp({ config, database, masterKey, logger }: AppOptio
       await api.register(listingRoutes);
       await api.register(dashboardRoutes);
       await api.register(auditRoutes);
-      await api.register(checkRoutes(keyring, database, config));
+      await api.register(checkRoutes(keyring, database, config, organisations));
       await api.register(portalRoutes(database, config));
     },
     { prefix: '/o/:slug/api' },

@@ -1,4 +1,4 @@
-import type { Tenant } from '../db/tenant.js';
+import { preparedQuery, type Tenant } from '../db/tenant.js';
 import type { Keyring, OpenedKey } from '../keys/keyring.js';
 
 /** What the check path needs of a product: its row's few hot columns and its opened keys. */
@@ -17,9 +17,29 @@ export interface CheckProduct {
 
 const CACHE_LIMIT = 10_000;
 
+// Joined to its organisation by id and filtered by slug: this confirms the check path's cached
+// organisation (orgs/repo.ts OrganisationCache) in the query it makes anyway.
+const readProduct = preparedQuery((t, checkId: string, slug: string) =>
+  t
+    .selectFrom('products')
+    .innerJoin('organisations as o', 'o.id', 'products.org_id')
+    .select([
+      'products.id',
+      'products.version',
+      'products.product_key',
+      'products.active',
+      'products.licence_fetch_enabled',
+      'products.fingerprint_need',
+      'products.self_release_limit',
+      'products.check_token_hash',
+    ])
+    .where('products.check_id', '=', checkId)
+    .where('o.slug', '=', slug),
+);
+
 /**
  * Looks a product up by its check id on every request (one indexed row: token hash, active,
- * version), and keeps its opened keys per product version. Every change to a product, a key
+ * version, and its organisation's row), and keeps its opened keys per product version. Every change to a product, a key
  * or check-token rotation included, raises the version, so a stale entry is never used.
  */
 export class CheckProductCache {
@@ -27,12 +47,9 @@ export class CheckProductCache {
 
   constructor(private readonly keyring: Keyring) {}
 
-  async find(t: Tenant, checkId: string): Promise<CheckProduct | undefined> {
-    const row = await t
-      .selectFrom('products')
-      .select(['id', 'version', 'product_key', 'active', 'licence_fetch_enabled', 'fingerprint_need', 'self_release_limit', 'check_token_hash'])
-      .where('check_id', '=', checkId)
-      .executeTakeFirst();
+  /** The product of a check id with its opened keys; undefined when the organisation has none or is no longer at `slug`. */
+  async find(t: Tenant, checkId: string, slug: string): Promise<CheckProduct | undefined> {
+    const [row] = await readProduct(t, checkId, slug);
     if (!row) return undefined;
     return {
       id: row.id,

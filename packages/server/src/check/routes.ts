@@ -8,6 +8,7 @@ import { tenant } from '../db/tenant.js';
 import { ApiError, forbidden, notFound, tooManyRequests, unauthorized } from '../http/errors.js';
 import { responses, Slug, Timestamp } from '../http/schemas.js';
 import type { Keyring } from '../keys/keyring.js';
+import type { OrganisationCache } from '../orgs/repo.js';
 import { CheckCounter } from './counters.js';
 import { CheckProductCache } from './product-cache.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -94,13 +95,31 @@ interface Gate {
   config: Pick<Config, 'checkRateAddress' | 'checkRateProduct'>;
   products: CheckProductCache;
   limiter: RateLimiter;
+  organisations: OrganisationCache;
 }
 
 /**
  * The refusals of DESIGN.md 5 that come before the body, in their order. They run in
  * onRequest, before the body is parsed, so a wrong token with a non-JSON body is still a 401.
  */
-function gate({ database, config, products, limiter }: Gate, route: 'check' | 'fetch' | 'release') {
+function gate({ database, config, products, limiter, organisations }: Gate, route: 'check' | 'fetch' | 'release') {
+  /** The product, on the organisation as it is now: a cached one whose slug leads elsewhere is read again (404 if gone). */
+  const productOf = async (request: FastifyRequest, checkId: string) => {
+    const { slug } = request.org;
+    let t = tenant(database.db, request.org.id);
+    let product = await products.find(t, checkId, slug);
+    if (!product) {
+      organisations.forget(slug);
+      const org = await organisations.find(database.db, slug);
+      if (!org) throw notFound(`no organisation "${slug}"`);
+      if (org.id !== request.org.id) {
+        request.org = org;
+        t = tenant(database.db, org.id);
+        product = await products.find(t, checkId, slug);
+      }
+    }
+    return { t, product };
+  };
   return async (request: FastifyRequest) => {
     const now = Date.now();
     const perAddress = await limiter.hit(`address:${request.ip}`, config.checkRateAddress, now);
@@ -108,8 +127,7 @@ function gate({ database, config, products, limiter }: Gate, route: 'check' | 'f
     const { checkId } = request.params as { checkId: string };
     const match = CHECK_TOKEN.exec(request.headers.authorization ?? '');
     if (!match || match[1] !== checkId) throw unauthorized(`send this product's check token: Authorization: Bearer svcc_${checkId}_<secret>`);
-    const t = tenant(database.db, request.org.id);
-    const product = await products.find(t, checkId);
+    const { t, product } = await productOf(request, checkId);
     if (!product?.tokenHash || !digestsEqual(product.tokenHash, sha256Hex(match[2]!))) throw unauthorized('unknown or replaced check token');
     // Counted only once the token verified, so nobody without it can exhaust the product's limit.
     const perProduct = await limiter.hit(`product:${product.id}`, config.checkRateProduct, now);
@@ -122,14 +140,14 @@ function gate({ database, config, products, limiter }: Gate, route: 'check' | 'f
 }
 
 /** The licence check API (SPEC 4.4, DESIGN.md 5): called by installed applications. */
-export function checkRoutes(keyring: Keyring, database: Database, config: Config): FastifyPluginAsyncTypebox {
+export function checkRoutes(keyring: Keyring, database: Database, config: Config, organisations: OrganisationCache): FastifyPluginAsyncTypebox {
   return async (app) => {
     const counter = new CheckCounter(database, (err) => app.log.error({ err }, 'check counts could not be written'));
     app.addHook('onClose', async () => {
       await counter.close();
     });
     app.decorateRequest('checkScope', null as unknown as CheckScope);
-    const deps = { database, config, products: new CheckProductCache(keyring), limiter: app.rateLimits };
+    const deps = { database, config, products: new CheckProductCache(keyring), limiter: app.rateLimits, organisations };
     const security = 'Authorization: Bearer `svcc_<checkId>_<secret>` (the product’s check token) and Content-Type: application/json.';
 
     app.post(

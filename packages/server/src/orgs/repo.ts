@@ -45,6 +45,33 @@ export async function findOrganisationBySlug(db: Db, slug: string): Promise<Orga
   return row && toOrganisation(row);
 }
 
+/**
+ * Organisations by slug for the check path, which must not pay a query for them per request.
+ * A check uses only the organisation's id and slug (a suspension does not stop checks,
+ * DESIGN.md 8), and its product query confirms both: it joins the organisation by id and
+ * filters by slug. A slug that no longer leads there is forgotten and read again.
+ */
+export class OrganisationCache {
+  private readonly bySlug = new Map<string, Organisation>();
+
+  async find(db: Db, slug: string): Promise<Organisation | undefined> {
+    const cached = this.bySlug.get(slug);
+    if (cached) return cached;
+    const org = await findOrganisationBySlug(db, slug);
+    if (org) this.remember(org);
+    return org;
+  }
+
+  private remember(org: Organisation): void {
+    if (!this.bySlug.has(org.slug) && this.bySlug.size >= 10_000) this.bySlug.delete(this.bySlug.keys().next().value!);
+    this.bySlug.set(org.slug, org);
+  }
+
+  forget(slug: string): void {
+    this.bySlug.delete(slug);
+  }
+}
+
 export async function listOrganisations(db: Db): Promise<Organisation[]> {
   return (await db.selectFrom('organisations').select(columns).orderBy('slug').execute()).map(toOrganisation);
 }
