@@ -1,9 +1,10 @@
 /**
  * The load generator of bench:check, run as its own process so it does not share a core's
- * event loop with the service: autocannon against the check endpoint, a fresh nonce per
- * request. Reads its job as JSON from argv[2]; prints autocannon's summary as JSON.
+ * event loop with the service: autocannon against the check endpoint (or a paced run at a fixed
+ * rate), a fresh nonce per request. Reads its job as JSON from argv[2]; prints a summary as JSON.
  */
 import fs from 'node:fs';
+import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
 
@@ -14,7 +15,7 @@ interface Job {
   bodiesFile: string;
   connections: number;
   seconds: number;
-  /** Requests per second across all connections; absent means as fast as the service answers. */
+  /** Requests per second across all connections, paced evenly; absent means as fast as the service answers. */
   rate?: number;
 }
 
@@ -23,19 +24,79 @@ const pairs = JSON.parse(fs.readFileSync(job.bodiesFile, 'utf8')) as Array<[stri
 let next = 0;
 let firstFailure: string | null = null;
 
+const nextBody = () => {
+  const [license, fingerprint] = pairs[next++ % pairs.length]!;
+  return JSON.stringify({ license, fingerprint, nonce: randomBytes(18).toString('base64url') });
+};
+const headers = { authorization: `Bearer ${job.token}`, 'content-type': 'application/json' };
+
+/**
+ * A paced run: request i is due at start + i/rate, spread evenly (autocannon's rates send each
+ * second's quota in a burst), on `connections` keep-alive connections. Latency counts from when
+ * a request was due, so a service falling behind is charged for the queue it causes.
+ */
+async function paced(rate: number): Promise<{ rps: number; p50: number; p99: number; non2xx: number; errors: number }> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: job.connections });
+  const latencies: number[] = [];
+  let non2xx = 0;
+  let errors = 0;
+  const start = performance.now();
+  const total = Math.round(rate * job.seconds);
+  const inFlight: Array<Promise<void>> = [];
+  const fire = (due: number) =>
+    new Promise<void>((resolve) => {
+      const request = http.request(job.url, { method: 'POST', agent, headers }, (response) => {
+        let body = '';
+        response.on('data', (d) => (body += d));
+        response.on('end', () => {
+          latencies.push(performance.now() - due);
+          if (response.statusCode !== 200) {
+            non2xx++;
+            firstFailure ??= `${response.statusCode} ${body}`;
+          }
+          resolve();
+        });
+      });
+      request.on('error', (err) => {
+        errors++;
+        firstFailure ??= err.message;
+        resolve();
+      });
+      request.end(nextBody());
+    });
+  let sent = 0;
+  await new Promise<void>((done) => {
+    const tick = setInterval(() => {
+      const now = performance.now();
+      while (sent < total && start + (sent * 1000) / rate <= now) inFlight.push(fire(start + (sent++ * 1000) / rate));
+      if (sent >= total) {
+        clearInterval(tick);
+        done();
+      }
+    }, 1);
+  });
+  await Promise.all(inFlight);
+  const elapsed = (performance.now() - start) / 1000;
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  const at = (p: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.ceil(p * latencies.length) - 1)]! * 10) / 10;
+  return { rps: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), non2xx, errors };
+}
+
+if (job.rate) {
+  process.stdout.write(JSON.stringify({ ...(await paced(job.rate)), firstFailure }));
+  process.exit(0);
+}
+
 const result = await autocannon({
   url: job.url,
   method: 'POST',
   connections: job.connections,
   duration: job.seconds,
-  ...(job.rate ? { overallRate: job.rate } : {}),
-  headers: { authorization: `Bearer ${job.token}`, 'content-type': 'application/json' },
+  headers,
   requests: [
     {
-      setupRequest: (request) => {
-        const [license, fingerprint] = pairs[next++ % pairs.length]!;
-        return { ...request, body: JSON.stringify({ license, fingerprint, nonce: randomBytes(18).toString('base64url') }) };
-      },
+      setupRequest: (request) => ({ ...request, body: nextBody() }),
       onResponse: (status, body) => {
         if (status !== 200) firstFailure ??= `${status} ${body}`;
       },

@@ -11,6 +11,7 @@ import { installMetrics } from './http/metrics.js';
 import { installOpenApi } from './http/openapi.js';
 import { installTenancy, type ApiRoute } from './http/tenancy.js';
 import { OrganisationCache } from './orgs/repo.js';
+import { CheckWrites } from './check/counters.js';
 import { schemaErrorMessage, textProblem, validatorCompiler } from './http/validation.js';
 import { auditRoutes } from './audit/routes.js';
 import { checkRoutes } from './check/routes.js';
@@ -153,6 +154,8 @@ export async function buildApp({ config, database, masterKey, logger }: AppOptio
   app.decorate('platformApiRoutes', [] as PlatformRoute[]);
   // One keyring per app: its cache of opened keys serves every feature that signs or verifies.
   const organisations = new OrganisationCache();
+  const checkWrites = new CheckWrites(database, (err) => app.log.error({ err }, 'check stamps and counts could not be written'));
+  app.addHook('onClose', () => checkWrites.close());
   const keyring = new Keyring(masterKey, config.pkcs11 && new Hsm(config.pkcs11.module, config.pkcs11.tokens));
   await app.register(
     async (api) => {
@@ -161,6 +164,10 @@ export async function buildApp({ config, database, masterKey, logger }: AppOptio
         reply.header('x-content-type-options', 'nosniff').header('cache-control', 'no-store');
       });
       installTenancy(api, database, config, app.apiRoutes, organisations);
+      // Whatever reads an organisation's data sees every check this process has answered.
+      api.addHook('onRequest', async (request) => {
+        if (request.routeOptions.config.access !== 'check') await checkWrites.settle();
+      });
       await api.register(authRoutes(database, config, VERSION));
       await api.register(memberPasskeyRoutes(database, config, VERSION));
       await api.register(userRoutes);
@@ -172,7 +179,7 @@ export async function buildApp({ config, database, masterKey, logger }: AppOptio
       await api.register(listingRoutes);
       await api.register(dashboardRoutes);
       await api.register(auditRoutes);
-      await api.register(checkRoutes(keyring, database, config, organisations));
+      await api.register(checkRoutes(keyring, database, config, organisations, checkWrites));
       await api.register(portalRoutes(database, config));
     },
     { prefix: '/o/:slug/api' },

@@ -9,7 +9,7 @@ import { ApiError, forbidden, notFound, tooManyRequests, unauthorized } from '..
 import { responses, Slug, Timestamp } from '../http/schemas.js';
 import type { Keyring } from '../keys/keyring.js';
 import type { OrganisationCache } from '../orgs/repo.js';
-import { CheckCounter } from './counters.js';
+import type { CheckWrites } from './counters.js';
 import { CheckProductCache } from './product-cache.js';
 import type { RateLimiter } from './rate-limit.js';
 import { checkLicence, fetchLicence, releaseOwnSeat, type CheckScope } from './service.js';
@@ -96,13 +96,14 @@ interface Gate {
   products: CheckProductCache;
   limiter: RateLimiter;
   organisations: OrganisationCache;
+  writes: CheckWrites;
 }
 
 /**
  * The refusals of DESIGN.md 5 that come before the body, in their order. They run in
  * onRequest, before the body is parsed, so a wrong token with a non-JSON body is still a 401.
  */
-function gate({ database, config, products, limiter, organisations }: Gate, route: 'check' | 'fetch' | 'release') {
+function gate({ database, config, products, limiter, organisations, writes }: Gate, route: 'check' | 'fetch' | 'release') {
   /** The product, on the organisation as it is now: a cached one whose slug leads elsewhere is read again (404 if gone). */
   const productOf = async (request: FastifyRequest, checkId: string) => {
     const { slug } = request.org;
@@ -135,19 +136,15 @@ function gate({ database, config, products, limiter, organisations }: Gate, rout
     if (!product.active) throw forbidden('the product is inactive');
     if (route === 'fetch' && !product.fetchEnabled) throw notFound('licence fetch is not enabled for this product');
     if (!isJson(request.headers['content-type'])) throw new ApiError(415, 'unsupported content type: send application/json');
-    request.checkScope = { database, org: request.org, tenant: t, product, now };
+    request.checkScope = { database, org: request.org, tenant: t, product, now, writes };
   };
 }
 
 /** The licence check API (SPEC 4.4, DESIGN.md 5): called by installed applications. */
-export function checkRoutes(keyring: Keyring, database: Database, config: Config, organisations: OrganisationCache): FastifyPluginAsyncTypebox {
+export function checkRoutes(keyring: Keyring, database: Database, config: Config, organisations: OrganisationCache, writes: CheckWrites): FastifyPluginAsyncTypebox {
   return async (app) => {
-    const counter = new CheckCounter(database, (err) => app.log.error({ err }, 'check counts could not be written'));
-    app.addHook('onClose', async () => {
-      await counter.close();
-    });
     app.decorateRequest('checkScope', null as unknown as CheckScope);
-    const deps = { database, config, products: new CheckProductCache(keyring), limiter: app.rateLimits, organisations };
+    const deps = { database, config, products: new CheckProductCache(keyring), limiter: app.rateLimits, organisations, writes };
     const security = 'Authorization: Bearer `svcc_<checkId>_<secret>` (the product’s check token) and Content-Type: application/json.';
 
     app.post(
@@ -166,7 +163,7 @@ export function checkRoutes(keyring: Keyring, database: Database, config: Config
       },
       async (request) => {
         const answer = await checkLicence(request.checkScope, request.body);
-        counter.add(request.checkScope.org.id, request.checkScope.now);
+        writes.count(request.checkScope.org.id, request.checkScope.now);
         return answer;
       },
     );

@@ -22,6 +22,7 @@ import { iso } from '../http/schemas.js';
 import { keyUnavailable, type OpenedKey } from '../keys/keyring.js';
 import type { Organisation } from '../orgs/repo.js';
 import type { CheckProduct } from './product-cache.js';
+import { STAMP_INTERVAL_MS, type CheckWrites } from './counters.js';
 
 export type CheckReason = 'UNKNOWN_LICENCE' | 'REVOKED' | 'SUPERSEDED' | 'NOT_YET_VALID' | 'EXPIRED' | 'FINGERPRINT_MISMATCH' | 'SEATS_FULL';
 
@@ -32,10 +33,10 @@ export interface CheckScope {
   tenant: Tenant;
   product: CheckProduct;
   now: number;
+  /** Where stamps and counts wait to be written together. */
+  writes: CheckWrites;
 }
 
-// lastCheckedAt is stamped at most once a minute per licence, not on every check.
-const STAMP_INTERVAL_MS = 60_000;
 
 /** A presented licence whose signature verified with one of the product's keys, and the fingerprint sent. */
 interface Presented {
@@ -183,22 +184,17 @@ function judge(term: Term, presented: Presented, need: number, now: number): Ver
  * A valid check from a seat records when it was last seen (at most once a minute) and the label
  * the application sent, when that changed: a write only when there is something new.
  */
-async function stampSeat(t: Tenant, seat: Binding, label: string | undefined, now: number) {
-  const seenDue = seat.last_seen_at === null || now - seat.last_seen_at >= STAMP_INTERVAL_MS;
+function noteSeat(scope: CheckScope, seat: Binding, label: string | undefined) {
+  const seenDue = seat.last_seen_at === null || scope.now - seat.last_seen_at >= STAMP_INTERVAL_MS;
   const relabel = label !== undefined && label !== seat.label;
-  if (!seenDue && !relabel) return;
-  await t
-    .updateTable('machine_bindings')
-    .set({ ...(seenDue ? { last_seen_at: now } : {}), ...(relabel ? { label } : {}) })
-    .where('id', '=', seat.id)
-    .execute();
+  if (seenDue || relabel) scope.writes.stampSeat(scope.org.id, seat.id, { ...(seenDue ? { seenAt: scope.now } : {}), ...(relabel ? { label } : {}) });
 }
 
 const stampDue = (licence: LicenceState, verdict: Verdict, now: number) =>
   (verdict.reason === null || verdict.reason === 'SUPERSEDED') &&
   (licence.last_checked_at === null || now - licence.last_checked_at >= STAMP_INTERVAL_MS);
 
-// Conditional, so instances checking the same licence at once stamp it once.
+// Conditional, so instances checking the same licence at once stamp it once (CheckWrites does the same).
 const stampChecked = (t: Tenant, licenceId: number, now: number) =>
   t
     .updateTable('licences')
@@ -290,8 +286,8 @@ export async function checkLicence(
   const need = presented.claims.fpn ?? scope.product.fingerprintNeed;
   let verdict = judge(term, presented, need, scope.now);
   if (verdict.bind) verdict = await bindUnderLock(scope, term, presented, need);
-  else if (stampDue(term.licence, verdict, scope.now)) await stampChecked(scope.tenant, term.licence.id, scope.now);
-  if (verdict.reason === null && verdict.seat) await stampSeat(scope.tenant, verdict.seat, presented.machineLabel, scope.now);
+  else if (stampDue(term.licence, verdict, scope.now)) scope.writes.stampLicence(scope.org.id, term.licence.id, scope.now);
+  if (verdict.reason === null && verdict.seat) noteSeat(scope, verdict.seat, presented.machineLabel);
   return answer(scope, presented, body.nonce, verdict, term);
 }
 
