@@ -5,7 +5,7 @@
  * worker, then two (LICENSOR_WORKERS); autocannon from a separate process, a fresh nonce per
  * request, rate limits off. Reports sustained checks/s against the single-core crypto bound (one
  * verify + one sign with bare node:crypto, measured right before), and p50/p99 of a paced
- * 1,000 checks/s. LICENCES=n, SECONDS=n, ALGORITHMS=ED25519,... and WORKERS=1,2 override.
+ * 1,000 checks/s. LICENCES=n, SECONDS=n, ALGORITHMS=ED25519,..., WORKERS=1,2 and BACKENDS=sqlite,postgres override.
  */
 import { spawn } from 'node:child_process';
 import { generateKeyPairSync, randomBytes, randomUUID, type KeyObject } from 'node:crypto';
@@ -130,7 +130,8 @@ function load(job: { url: string; token: string; bodiesFile: string; connections
 }
 
 const rows: string[] = [];
-for (const backend of ['sqlite', ...(process.env.DATABASE_URL ? ['postgres' as const] : [])] as const) {
+const BACKENDS = (process.env.BACKENDS?.split(',') ?? ['sqlite', ...(process.env.DATABASE_URL ? ['postgres'] : [])]) as Array<'sqlite' | 'postgres'>;
+for (const backend of BACKENDS) {
   const { env, dispose } = await benchEnv(backend);
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'licensor-bench-check-'));
   try {

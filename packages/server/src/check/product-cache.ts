@@ -4,6 +4,8 @@ import type { Keyring, OpenedKey } from '../keys/keyring.js';
 /** What the check path needs of a product: its row's few hot columns and its opened keys. */
 export interface CheckProduct {
   id: number;
+  /** Raised by every change to the product, its keys and its check token. */
+  version: number;
   productKey: string;
   active: boolean;
   fetchEnabled: boolean;
@@ -37,22 +39,35 @@ const readProduct = preparedQuery((t, checkId: string, slug: string) =>
     .where('o.slug', '=', slug),
 );
 
+/** Thrown where a check finds its cached product changed: the request is judged again on the product as it is. */
+export class StaleProduct extends Error {}
+
 /**
- * Looks a product up by its check id on every request (one indexed row: token hash, active,
- * version, and its organisation's row), and keeps its opened keys per product version. Every change to a product, a key
- * or check-token rotation included, raises the version, so a stale entry is never used.
+ * Products by check id, with their opened keys. A check takes its product from here without a
+ * query; the check's own licence query reads the product's version (check/service.ts), and a
+ * changed version (any change to the product, its keys or its check token raises it) sends the
+ * request back through the gate on the product read afresh (DESIGN.md 11: a rotated token or a
+ * deactivation is never served stale).
  */
 export class CheckProductCache {
+  private readonly products = new Map<string, CheckProduct>();
   private readonly keys = new Map<number, { version: number; keys: OpenedKey[] }>();
 
   constructor(private readonly keyring: Keyring) {}
 
-  /** The product of a check id with its opened keys; undefined when the organisation has none or is no longer at `slug`. */
-  async find(t: Tenant, checkId: string, slug: string): Promise<CheckProduct | undefined> {
+  /** The cached product, or the product read now (`fresh`, or not cached); undefined when the organisation at `slug` has none. */
+  async find(t: Tenant, checkId: string, slug: string, fresh = false): Promise<CheckProduct | undefined> {
+    const key = `${t.orgId}:${checkId}`;
+    const cached = this.products.get(key);
+    if (cached && !fresh) return cached;
     const [row] = await readProduct(t, checkId, slug);
-    if (!row) return undefined;
-    return {
+    if (!row) {
+      this.products.delete(key);
+      return undefined;
+    }
+    const product = {
       id: row.id,
+      version: row.version,
       productKey: row.product_key,
       active: row.active === 1,
       fetchEnabled: row.licence_fetch_enabled === 1,
@@ -61,6 +76,9 @@ export class CheckProductCache {
       tokenHash: row.check_token_hash,
       keys: await this.keysOf(t, row.id, row.version),
     };
+    if (!cached && this.products.size >= CACHE_LIMIT) this.products.delete(this.products.keys().next().value!);
+    this.products.set(key, product);
+    return product;
   }
 
   private async keysOf(t: Tenant, productId: number, version: number): Promise<OpenedKey[]> {

@@ -10,7 +10,7 @@ import { responses, Slug, Timestamp } from '../http/schemas.js';
 import type { Keyring } from '../keys/keyring.js';
 import type { OrganisationCache } from '../orgs/repo.js';
 import type { CheckWrites } from './counters.js';
-import { CheckProductCache } from './product-cache.js';
+import { CheckProductCache, StaleProduct, type CheckProduct } from './product-cache.js';
 import type { RateLimiter } from './rate-limit.js';
 import { checkLicence, fetchLicence, releaseOwnSeat, type CheckScope } from './service.js';
 
@@ -99,16 +99,20 @@ interface Gate {
   writes: CheckWrites;
 }
 
+type Route = 'check' | 'fetch' | 'release';
+
 /**
  * The refusals of DESIGN.md 5 that come before the body, in their order. They run in
  * onRequest, before the body is parsed, so a wrong token with a non-JSON body is still a 401.
+ * The product comes from the cache; `judged` runs the route's work, and when that work finds the
+ * product changed, judges the request again on the product read afresh and runs it once more.
  */
-function gate({ database, config, products, limiter, organisations, writes }: Gate, route: 'check' | 'fetch' | 'release') {
+function gate({ database, config, products, limiter, organisations, writes }: Gate, route: Route) {
   /** The product, on the organisation as it is now: a cached one whose slug leads elsewhere is read again (404 if gone). */
-  const productOf = async (request: FastifyRequest, checkId: string) => {
+  const productOf = async (request: FastifyRequest, checkId: string, fresh: boolean) => {
     const { slug } = request.org;
     let t = tenant(database.db, request.org.id);
-    let product = await products.find(t, checkId, slug);
+    let product = await products.find(t, checkId, slug, fresh);
     if (!product) {
       organisations.forget(slug);
       const org = await organisations.find(database.db, slug);
@@ -116,28 +120,65 @@ function gate({ database, config, products, limiter, organisations, writes }: Ga
       if (org.id !== request.org.id) {
         request.org = org;
         t = tenant(database.db, org.id);
-        product = await products.find(t, checkId, slug);
+        product = await products.find(t, checkId, slug, true);
       }
     }
     return { t, product };
   };
-  return async (request: FastifyRequest) => {
+
+  /** What refuses this request on this product, without the rate limit: 401, then 403, then 404 for fetch. */
+  const refusalOf = (product: CheckProduct | undefined, secret: string): ApiError | null => {
+    if (!product?.tokenHash || !digestsEqual(product.tokenHash, sha256Hex(secret))) return unauthorized('unknown or replaced check token');
+    if (!product.active) return forbidden('the product is inactive');
+    if (route === 'fetch' && !product.fetchEnabled) return notFound('licence fetch is not enabled for this product');
+    return null;
+  };
+
+  /**
+   * The product's refusals in their order (the per-product limit counted on the first pass only),
+   * each given on the product as it is: one found on a cached product is judged again on a fresh
+   * read. Sets the request's check scope.
+   */
+  const admit = async (request: FastifyRequest, secret: string, now: number, firstPass: boolean) => {
+    const { checkId } = request.params as { checkId: string };
+    let fresh = !firstPass;
+    let { t, product } = await productOf(request, checkId, fresh);
+    let refusal = refusalOf(product, secret);
+    if (refusal && !fresh) {
+      ({ t, product } = await productOf(request, checkId, (fresh = true)));
+      refusal = refusalOf(product, secret);
+    }
+    if (refusal?.status === 401) throw refusal;
+    if (firstPass) {
+      // Counted only once the token verified, so nobody without it can exhaust the product's limit.
+      const perProduct = await limiter.hit(`product:${product!.id}`, config.checkRateProduct, now);
+      if (!perProduct.allowed) throw tooManyRequests('too many checks for this product', perProduct.retryAfterSeconds);
+    }
+    if (refusal) throw refusal;
+    request.checkScope = { database, org: request.org, tenant: t, product: product!, confirmed: fresh, now, writes };
+  };
+
+  const onRequest = async (request: FastifyRequest) => {
     const now = Date.now();
     const perAddress = await limiter.hit(`address:${request.ip}`, config.checkRateAddress, now);
     if (!perAddress.allowed) throw tooManyRequests('too many checks from this address', perAddress.retryAfterSeconds);
     const { checkId } = request.params as { checkId: string };
     const match = CHECK_TOKEN.exec(request.headers.authorization ?? '');
     if (!match || match[1] !== checkId) throw unauthorized(`send this product's check token: Authorization: Bearer svcc_${checkId}_<secret>`);
-    const { t, product } = await productOf(request, checkId);
-    if (!product?.tokenHash || !digestsEqual(product.tokenHash, sha256Hex(match[2]!))) throw unauthorized('unknown or replaced check token');
-    // Counted only once the token verified, so nobody without it can exhaust the product's limit.
-    const perProduct = await limiter.hit(`product:${product.id}`, config.checkRateProduct, now);
-    if (!perProduct.allowed) throw tooManyRequests('too many checks for this product', perProduct.retryAfterSeconds);
-    if (!product.active) throw forbidden('the product is inactive');
-    if (route === 'fetch' && !product.fetchEnabled) throw notFound('licence fetch is not enabled for this product');
+    await admit(request, match[2]!, now, true);
     if (!isJson(request.headers['content-type'])) throw new ApiError(415, 'unsupported content type: send application/json');
-    request.checkScope = { database, org: request.org, tenant: t, product, now, writes };
   };
+
+  const judged = async <T>(request: FastifyRequest, work: (scope: CheckScope) => Promise<T>): Promise<T> => {
+    try {
+      return await work(request.checkScope);
+    } catch (err) {
+      if (!(err instanceof StaleProduct)) throw err;
+      await admit(request, CHECK_TOKEN.exec(request.headers.authorization!)![2]!, request.checkScope.now, false);
+      return work(request.checkScope);
+    }
+  };
+  return { onRequest, judged };
 }
 
 /** The licence check API (SPEC 4.4, DESIGN.md 5): called by installed applications. */
@@ -145,13 +186,16 @@ export function checkRoutes(keyring: Keyring, database: Database, config: Config
   return async (app) => {
     app.decorateRequest('checkScope', null as unknown as CheckScope);
     const deps = { database, config, products: new CheckProductCache(keyring), limiter: app.rateLimits, organisations, writes };
+    const checks = gate(deps, 'check');
+    const fetches = gate(deps, 'fetch');
+    const releases = gate(deps, 'release');
     const security = 'Authorization: Bearer `svcc_<checkId>_<secret>` (the product’s check token) and Content-Type: application/json.';
 
     app.post(
       '/public/license/:checkId/check',
       {
         config: { access: 'check' },
-        onRequest: gate(deps, 'check'),
+        onRequest: checks.onRequest,
         schema: {
           summary: 'Check a licence',
           description: `${security} Every verdict about a correctly signed licence is a 200 whose receipt carries it; refusals come in the order 404 (organisation), 429 (address), 401, 429 (product), 403 (inactive product), 415, 400.`,
@@ -162,7 +206,7 @@ export function checkRoutes(keyring: Keyring, database: Database, config: Config
         },
       },
       async (request) => {
-        const answer = await checkLicence(request.checkScope, request.body);
+        const answer = await checks.judged(request, (scope) => checkLicence(scope, request.body));
         writes.count(request.checkScope.org.id, request.checkScope.now);
         return answer;
       },
@@ -172,7 +216,7 @@ export function checkRoutes(keyring: Keyring, database: Database, config: Config
       '/public/license/:checkId/fetch',
       {
         config: { access: 'check' },
-        onRequest: gate(deps, 'fetch'),
+        onRequest: fetches.onRequest,
         schema: {
           summary: 'Fetch the current licence string',
           description: `${security} For a machine bound to the licence (fetch never binds: check first); 404 unless the product enables licence fetch.`,
@@ -182,14 +226,14 @@ export function checkRoutes(keyring: Keyring, database: Database, config: Config
           response: responses({ 200: FetchAnswer }, [415, 429]),
         },
       },
-      async (request) => fetchLicence(request.checkScope, request.body),
+      async (request) => fetches.judged(request, (scope) => fetchLicence(scope, request.body)),
     );
 
     app.post(
       '/public/license/:checkId/release',
       {
         config: { access: 'check' },
-        onRequest: gate(deps, 'release'),
+        onRequest: releases.onRequest,
         schema: {
           summary: 'Release this machine’s own seat',
           description: `${security} DESIGN.md 12: frees the live seat whose recorded fingerprint equals this one exactly, so the licence can be used on another machine. Refusals come in the order of a check; past the product's \`selfReleaseLimit\` in 30 days, 403 "self-service release limit reached".`,
@@ -199,7 +243,7 @@ export function checkRoutes(keyring: Keyring, database: Database, config: Config
           response: responses({ 200: ReleaseAnswer }, [415, 429]),
         },
       },
-      async (request) => releaseOwnSeat(request.checkScope, request.body),
+      async (request) => releases.judged(request, (scope) => releaseOwnSeat(scope, request.body)),
     );
   };
 }

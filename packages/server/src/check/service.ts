@@ -21,7 +21,7 @@ import { badRequest, forbidden, notFound } from '../http/errors.js';
 import { iso } from '../http/schemas.js';
 import { keyUnavailable, type OpenedKey } from '../keys/keyring.js';
 import type { Organisation } from '../orgs/repo.js';
-import type { CheckProduct } from './product-cache.js';
+import { StaleProduct, type CheckProduct } from './product-cache.js';
 import { STAMP_INTERVAL_MS, type CheckWrites } from './counters.js';
 
 export type CheckReason = 'UNKNOWN_LICENCE' | 'REVOKED' | 'SUPERSEDED' | 'NOT_YET_VALID' | 'EXPIRED' | 'FINGERPRINT_MISMATCH' | 'SEATS_FULL';
@@ -32,6 +32,8 @@ export interface CheckScope {
   org: Organisation;
   tenant: Tenant;
   product: CheckProduct;
+  /** True when the product was read in this request; false when it came from the cache, unconfirmed yet. */
+  confirmed: boolean;
   now: number;
   /** Where stamps and counts wait to be written together. */
   writes: CheckWrites;
@@ -70,46 +72,62 @@ function readPresented(scope: CheckScope, body: { license: string; fingerprint: 
     throw err;
   }
   const publicKey = verifyLicence(parsed, scope.product.keys.map((k) => k.publicKey));
-  if (publicKey === null) throw badRequest("license: the signature does not verify with this product's keys");
+  // Refusals that depend on the product are given on the product as it is, not as cached.
+  const refuse = (message: string) => (scope.confirmed ? badRequest(message) : new StaleProduct());
+  if (publicKey === null) throw refuse("license: the signature does not verify with this product's keys");
   const { claims } = parsed;
   if (claims.org !== scope.org.slug) throw badRequest('license: issued by another organisation');
-  if (claims.prd !== scope.product.productKey) throw badRequest('license: issued for another product');
+  if (claims.prd !== scope.product.productKey) throw refuse('license: issued for another product');
   if (claims.typ === 'OFFLINE') throw badRequest('license: an OFFLINE licence has no online check');
   const key = scope.product.keys.find((k) => k.publicKey === publicKey)!;
   return { parsed, claims, key, fingerprint: body.fingerprint, parts, machineLabel: body.machineLabel };
 }
 
-/** A licence as the check path reads it, with its live seats, oldest first: one round trip. */
-const readLicenceRows = preparedQuery((t, lid: string) =>
+/**
+ * A licence as the check path reads it, with its live seats, oldest first, and its product's
+ * version (to confirm the cached product): one round trip. One row at least while the product
+ * exists, with a null licence when the organisation has none by this lid.
+ */
+const readLicenceRows = preparedQuery((t, productId: number, lid: string) =>
   t
-    .selectFrom('licences')
-    .leftJoin('machine_bindings as b', (join) => join.onRef('b.licence_id', '=', 'licences.id').on('b.released_at', 'is', null))
+    .selectFrom('products')
+    .leftJoin('licences as l', (join) => join.onRef('l.org_id', '=', 'products.org_id').on('l.lid', '=', lid))
+    .leftJoin('machine_bindings as b', (join) => join.onRef('b.licence_id', '=', 'l.id').on('b.released_at', 'is', null))
     .select([
-      'licences.id',
-      'licences.lid',
-      'licences.licence_string',
-      'licences.revoked',
-      'licences.revoked_at',
-      'licences.revoked_reason',
-      'licences.max_machines',
-      'licences.last_checked_at',
+      'products.version as product_version',
+      'l.id',
+      'l.licence_string',
+      'l.revoked',
+      'l.revoked_at',
+      'l.revoked_reason',
+      'l.max_machines',
+      'l.last_checked_at',
       'b.id as seat_id',
       'b.parts',
       'b.bound_at',
       'b.label',
       'b.last_seen_at',
     ])
-    .where('licences.lid', '=', lid)
+    .where('products.id', '=', productId)
     .orderBy('b.bound_at')
     .orderBy('b.id'),
 );
 
-async function readLicence(t: Tenant, lid: string) {
-  const rows = await readLicenceRows(t, lid);
+async function readLicence(scope: CheckScope, t: Tenant, lid: string) {
+  const rows = await readLicenceRows(t, scope.product.id, lid);
   const first = rows[0];
-  if (!first) return undefined;
-  const { id, licence_string, revoked, revoked_at, revoked_reason, max_machines, last_checked_at } = first;
-  const licence = { id, lid, licence_string, revoked, revoked_at, revoked_reason, max_machines, last_checked_at };
+  if (!scope.confirmed && first?.product_version !== scope.product.version) throw new StaleProduct();
+  if (first?.id == null) return undefined;
+  const licence = {
+    id: first.id,
+    lid,
+    licence_string: first.licence_string!,
+    revoked: first.revoked!,
+    revoked_at: first.revoked_at,
+    revoked_reason: first.revoked_reason,
+    max_machines: first.max_machines!,
+    last_checked_at: first.last_checked_at,
+  };
   const bindings = rows.flatMap((r) =>
     r.seat_id === null ? [] : [{ id: r.seat_id, parts: r.parts!, bound_at: r.bound_at!, label: r.label, last_seen_at: r.last_seen_at }],
   );
@@ -123,7 +141,7 @@ const payloadPartOf = (licenceString: string) => licenceString.slice(0, licenceS
 
 /** The licence the presented term belongs to with its live seats, and whether that term is superseded; null when neither known. */
 async function findTerm(scope: CheckScope, presented: Presented) {
-  const read = await readLicence(scope.tenant, presented.claims.lid);
+  const read = await readLicence(scope, scope.tenant, presented.claims.lid);
   if (!read) return null;
   const { licence, bindings } = read;
   if (payloadPartOf(licence.licence_string) === presented.parsed.payloadPart) return { licence, bindings, superseded: false };
@@ -212,7 +230,7 @@ function bindUnderLock(scope: CheckScope, term: Term, presented: Presented, need
   const { now } = scope;
   return inTransaction(scope, async (t) => {
     await lockRow(scope.database, t.db, 'licences', term.licence.id);
-    const { licence, bindings } = (await readLicence(t, term.licence.lid))!;
+    const { licence, bindings } = (await readLicence(scope, t, term.licence.lid))!;
     const fresh = { licence, bindings, superseded: term.superseded || payloadPartOf(licence.licence_string) !== presented.parsed.payloadPart };
     const verdict = judge(fresh, presented, need, now);
     if (verdict.bind) {

@@ -1,5 +1,5 @@
 import { CompiledQuery, type Compilable, type DeleteQueryBuilder, DeleteResult, InsertQueryBuilder, InsertResult, Insertable, SelectQueryBuilder, UpdateQueryBuilder, UpdateResult } from 'kysely';
-import type { Db } from './database.js';
+import { nameStatement, type Db } from './database.js';
 import type { Schema } from './schema.js';
 
 /** The tables that hold one organisation's data: every one has an `org_id`. */
@@ -45,8 +45,9 @@ const ORG = -1;
 
 /**
  * A query built through a tenant once, then run with fresh arguments: the hot path pays
- * Kysely's building and compiling once per dialect instead of once per request (SQLite then
- * reuses its prepared statement too). The organisation is a parameter like the others, filled
+ * Kysely's building and compiling once per dialect instead of once per request, and the
+ * database prepares it once per connection (SQLite's statement cache; a named statement on
+ * PostgreSQL). The organisation is a parameter like the others, filled
  * from the tenant it runs on, so the tenant filter is still the builder's own.
  */
 export function preparedQuery<A extends unknown[], R>(build: (t: Tenant, ...args: A) => Compilable<R>): (t: Tenant, ...args: A) => Promise<R[]> {
@@ -57,6 +58,7 @@ export function preparedQuery<A extends unknown[], R>(build: (t: Tenant, ...args
     if (!query) {
       const stand = tenant(t.db, new Slot(ORG) as never);
       query = build(stand, ...(args.map((_, i) => new Slot(i)) as A)).compile();
+      nameStatement(query.sql);
       compiled.set(dialect, query);
     }
     const parameters = query.parameters.map((p) => (p instanceof Slot ? (p.index === ORG ? t.orgId : args[p.index]) : p));

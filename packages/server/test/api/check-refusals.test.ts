@@ -1,6 +1,6 @@
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signLicence } from '@licensor/protocol';
+import { buildFingerprint, signLicence } from '@licensor/protocol';
 import { startHarness, type Harness } from '../harness.js';
 import { addMonths, fingerprint, insertCheckBinding, todayUtc } from '../licence-helpers.js';
 import { checkBody, checkedProduct, nonce, type CheckedProduct } from '../check-helpers.js';
@@ -196,3 +196,42 @@ describe('OpenAPI', () => {
     }
   });
 });
+
+describe('a product changed while its checks are cached (DESIGN.md 11)', () => {
+  it('answers the next check on the product as it is now: token, activity, keys, fetch and fingerprint rule', async () => {
+    const own = await checkedProduct(h);
+    const first = await own.issue({ maxMachines: 2 });
+    const check = (license = first.licenseString, machine: string | number = 'cached', token = own.token) =>
+      send(url(own.checkId), { ...bearer(token), ...json }, JSON.stringify(checkBody(license, machine)));
+    const fetchWith = (token: string) =>
+      send(url(own.checkId, h.slug, 'fetch'), { ...bearer(token), ...json }, JSON.stringify({ license: first.licenseString, fingerprint: fingerprint('cached') }));
+    expect((await check()).data.valid).toBe(true);
+
+    const rotated = (await h.admin('POST', `/products/${own.id}/check-token`)).data.checkToken;
+    expect(await check()).toEqual({ status: 401, data: { error: 'unknown or replaced check token' } });
+    expect((await check(first.licenseString, 'cached', rotated)).data.valid).toBe(true);
+
+    await h.admin('PUT', `/products/${own.id}`, { active: false });
+    expect(await check(first.licenseString, 'cached', rotated)).toEqual({ status: 403, data: { error: 'the product is inactive' } });
+    await h.admin('PUT', `/products/${own.id}`, { active: true });
+    expect((await check(first.licenseString, 'cached', rotated)).data.valid).toBe(true);
+
+    // A licence signed by a key made after the product was cached.
+    expect((await h.admin('PUT', `/products/${own.id}`, { regenerateKey: true })).statusCode).toBe(200);
+    const second = await issueWith(own.id);
+    expect((await check(second.licenseString, 'new-key', rotated)).data).toMatchObject({ valid: true, lid: second.lid });
+
+    expect((await fetchWith(rotated)).status).toBe(404);
+    await h.admin('PUT', `/products/${own.id}`, { licenceFetchEnabled: true });
+    expect(await fetchWith(rotated)).toEqual({ status: 200, data: { license: first.licenseString } });
+
+    // Two equal components now recognise the seat, where three were needed.
+    await h.admin('PUT', `/products/${own.id}`, { fingerprintNeed: 2 });
+    const near = buildFingerprint({ machine: 'machine-cached', host: 'host-cached', mac: 'other', cpu: 'other', disk: 'other' });
+    const recognised = await send(url(own.checkId), { ...bearer(rotated), ...json }, JSON.stringify({ license: first.licenseString, fingerprint: near, nonce: nonce() }));
+    expect(recognised.data).toMatchObject({ valid: true });
+    expect((await h.admin('GET', `/licenses/${first.lid}`)).data.seatsUsed).toBe(1);
+  });
+});
+
+const issueWith = async (productId: number) => (await h.admin('POST', '/licenses', { productId, licensee: 'Cache Ltd', licenceType: 'ONLINE' })).data;
