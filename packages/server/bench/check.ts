@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ALGORITHM_INFO, buildFingerprint, parseFingerprint, signBytes, signLicence, verifyBytes, type Algorithm } from '@licensor/protocol';
+import { sql } from 'kysely';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase, sqliteFileIn } from '../src/db/database.js';
@@ -112,6 +113,8 @@ async function seed(env: Record<string, string>, workDir: string): Promise<Seede
     fs.writeFileSync(bodiesFile, JSON.stringify(pairs));
     seeded.push({ algorithm, checkId: rotated.checkId, token: rotated.checkToken, bodiesFile });
   }
+  // Statistics now, rather than autovacuum's own pass competing with the load for the cores.
+  await sql`${sql.raw(database.dialect === 'postgres' ? 'vacuum analyze' : 'analyze')}`.execute(database.db);
   await app.close();
   await database.close();
   return seeded;
@@ -139,8 +142,9 @@ for (const backend of BACKENDS) {
     const oneWorker = new Map<Algorithm, number>();
     for (const workers of WORKERS) {
       const service = await startService({ ...env, LICENSOR_WORKERS: String(workers), LICENSOR_CHECK_RATE_ADDRESS: '0', LICENSOR_CHECK_RATE_PRODUCT: '0' });
-      // /healthz answers once the first worker listens; give the others their start-up.
-      if (workers > 1) await new Promise((resolve) => setTimeout(resolve, 5_000));
+      // /healthz answers once the first worker listens, and a connection stays with the worker that
+      // took it: give the others their start-up before any connection is made.
+      if (workers > 1) await new Promise((resolve) => setTimeout(resolve, 15_000));
       try {
         for (const { algorithm, checkId, token, bodiesFile } of seeded) {
           const job = { url: `${service.url}/o/default/api/public/license/${checkId}/check`, token, bodiesFile };

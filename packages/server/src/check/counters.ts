@@ -74,16 +74,19 @@ export class CheckWrites {
     this.counts = new Map();
     this.licences = new Map();
     this.seats = new Map();
+    // Rows in one order everywhere (counts, then licences and seats by id), so that two workers'
+    // writes wait for each other rather than deadlock.
+    const byId = <T>(map: Map<number, T>) => [...map].sort(([a], [b]) => a - b);
     try {
       await transaction(this.database, async (trx) => {
-        for (const { orgId, bucket, count } of counts.values()) {
+        for (const { orgId, bucket, count } of [...counts.values()].sort((a, b) => a.orgId - b.orgId || a.bucket - b.bucket)) {
           await tenant(trx, orgId)
             .insertInto('check_counts', { bucket, count })
             .onConflict((oc) => oc.columns(['org_id', 'bucket']).doUpdateSet({ count: sql`check_counts.count + excluded.count` }))
             .execute();
         }
         // Conditional, so instances checking the same licence at once stamp it once.
-        for (const [id, { orgId, at }] of licences) {
+        for (const [id, { orgId, at }] of byId(licences)) {
           await tenant(trx, orgId)
             .updateTable('licences')
             .set({ last_checked_at: at })
@@ -91,7 +94,7 @@ export class CheckWrites {
             .where((eb) => eb.or([eb('last_checked_at', 'is', null), eb('last_checked_at', '<=', at - STAMP_INTERVAL_MS)]))
             .execute();
         }
-        for (const [id, { orgId, seenAt, label }] of seats) {
+        for (const [id, { orgId, seenAt, label }] of byId(seats)) {
           await tenant(trx, orgId)
             .updateTable('machine_bindings')
             .set({ ...(seenAt === undefined ? {} : { last_seen_at: seenAt }), ...(label === undefined ? {} : { label }) })
