@@ -212,15 +212,6 @@ const stampDue = (licence: LicenceState, verdict: Verdict, now: number) =>
   (verdict.reason === null || verdict.reason === 'SUPERSEDED') &&
   (licence.last_checked_at === null || now - licence.last_checked_at >= STAMP_INTERVAL_MS);
 
-// Conditional, so instances checking the same licence at once stamp it once (CheckWrites does the same).
-const stampChecked = (t: Tenant, licenceId: number, now: number) =>
-  t
-    .updateTable('licences')
-    .set({ last_checked_at: now })
-    .where('id', '=', licenceId)
-    .where((eb) => eb.or([eb('last_checked_at', 'is', null), eb('last_checked_at', '<=', now - STAMP_INTERVAL_MS)]))
-    .execute();
-
 /**
  * Takes a free seat for this machine under the licence-row lock: the licence and its seats are
  * read again there and judged again, so concurrent checks on any instance never bind more
@@ -257,9 +248,7 @@ function bindUnderLock(scope: CheckScope, term: Term, presented: Presented, need
         details: { parts: presented.parts },
       });
     }
-    const done = verdict.bind ? { ...verdict, boundAt: now, bind: false } : verdict;
-    if (stampDue(licence, done, now)) await stampChecked(t, licence.id, now);
-    return done;
+    return verdict.bind ? { ...verdict, boundAt: now, bind: false } : verdict;
   });
 }
 
@@ -304,7 +293,8 @@ export async function checkLicence(
   const need = presented.claims.fpn ?? scope.product.fingerprintNeed;
   let verdict = judge(term, presented, need, scope.now);
   if (verdict.bind) verdict = await bindUnderLock(scope, term, presented, need);
-  else if (stampDue(term.licence, verdict, scope.now)) scope.writes.stampLicence(scope.org.id, term.licence.id, scope.now);
+  // Gathered with other checks' stamps (CheckWrites), once the seat, if any, is committed.
+  if (stampDue(term.licence, verdict, scope.now)) scope.writes.stampLicence(scope.org.id, term.licence.id, scope.now);
   if (verdict.reason === null && verdict.seat) noteSeat(scope, verdict.seat, presented.machineLabel);
   return answer(scope, presented, body.nonce, verdict, term);
 }
