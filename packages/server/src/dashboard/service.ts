@@ -1,11 +1,11 @@
 import { sql } from 'kysely';
 import type { Ctx } from '../http/context.js';
 import { localDate, startOfDate } from '../licences/calendar.js';
-import { statusIs, windowIs, STATUSES } from '../licences/listing.js';
-import { countCountingLicences, licenceViews, toLicenceListItem, type LicenceView } from '../licences/repo.js';
+import { STATUSES } from '../licences/listing.js';
+import { licenceViews, toLicenceListItem, type LicenceView } from '../licences/repo.js';
+import { countExpiring, countingLicences, tallies, type TallyKey } from '../licences/tallies.js';
 
 const LICENCE_TYPES = ['OFFLINE', 'ONLINE', 'HYBRID'] as const;
-const EXPIRING = { d7: '7d', d30: '30d', d90: '90d' } as const;
 const SERIES_DAYS = 30;
 /** Every zone offset is a multiple of 15 minutes, so 15-minute buckets map onto local days exactly. */
 export const BUCKET_MS = 15 * 60 * 1000;
@@ -38,23 +38,9 @@ export async function dashboardMetrics(ctx: Ctx) {
   const dates = lastDates(now, timeZone);
   const since = startOfDate(dates[0]!, timeZone);
 
-  // One pass over the organisation's filed licences for every total.
-  const totalsQuery = t
-    .selectFrom('licences')
-    .where('licences.archived', '=', 0)
-    .select((eb) => {
-      const sum = (name: string, condition: Parameters<typeof eb.case>[0] & object) =>
-        eb.fn.sum<number>(eb.case().when(condition).then(1).else(0).end()).as(name);
-      return [
-        eb.fn.countAll<number>().as('all'),
-        ...STATUSES.map((s) => sum(`s_${s}`, statusIs(eb as never, s, now))),
-        ...LICENCE_TYPES.map((type) => sum(`t_${type}`, eb('licences.licence_type', '=', type))),
-        ...Object.entries(EXPIRING).map(([name, window]) => sum(`e_${name}`, windowIs(eb as never, window, now))),
-      ];
-    });
-
-  const [totals, seats, issued, checks] = await Promise.all([
-    totalsQuery.executeTakeFirstOrThrow() as Promise<Record<string, number | null>>,
+  const [counts, expiring, seats, issued, checks] = await Promise.all([
+    tallies(ctx),
+    countExpiring(t, now),
     t
       .selectFrom('machine_bindings')
       .innerJoin('licences', 'licences.id', 'machine_bindings.licence_id')
@@ -71,18 +57,18 @@ export async function dashboardMetrics(ctx: Ctx) {
       .execute(),
     t.selectFrom('check_counts').select(['bucket', 'count as n']).where('bucket', '>=', since - BUCKET_MS).execute(),
   ]);
-  const n = (key: string) => Number(totals[key] ?? 0);
+  const filed = (where: (k: TallyKey) => boolean) => counts.sum((k) => k.archived === 0 && where(k));
   return {
     totals: {
-      all: n('all'),
-      byStatus: Object.fromEntries(STATUSES.map((s) => [s, n(`s_${s}`)])) as Record<(typeof STATUSES)[number], number>,
-      byType: Object.fromEntries(LICENCE_TYPES.map((type) => [type, n(`t_${type}`)])) as Record<(typeof LICENCE_TYPES)[number], number>,
+      all: filed(() => true),
+      byStatus: Object.fromEntries(STATUSES.map((s) => [s, filed((k) => k.status === s)])) as Record<(typeof STATUSES)[number], number>,
+      byType: Object.fromEntries(LICENCE_TYPES.map((type) => [type, filed((k) => k.licenceType === type)])) as Record<(typeof LICENCE_TYPES)[number], number>,
     },
     seatsUsed: Number(seats.n),
-    expiring: { d7: n('e_d7'), d30: n('e_d30'), d90: n('e_d90') },
+    expiring: { d7: expiring['7d'], d30: expiring['30d'], d90: expiring['90d'] },
     series: { issued: series(dates, issued, timeZone), checks: series(dates, checks, timeZone) },
     // The same count the plan limit is enforced on, so the organisation sees it before the 403.
-    plan: { limit: ctx.org.planLimit, used: await countCountingLicences(t, ctx.now) },
+    plan: { limit: ctx.org.planLimit, used: countingLicences(counts) },
   };
 }
 

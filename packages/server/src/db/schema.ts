@@ -222,6 +222,21 @@ export interface CheckCountsTable {
   count: number;
 }
 
+/** How many licences had each key at the clock's `as_of` (licences/tallies.ts). */
+export interface LicenceTalliesTable {
+  org_id: number;
+  archived: number;
+  licence_type: string;
+  perpetual: number;
+  status: string;
+  n: number;
+}
+
+export interface LicenceTallyClocksTable {
+  org_id: number;
+  as_of: number;
+}
+
 export interface LicenceVersionsTable {
   id: Generated<number>;
   org_id: number;
@@ -336,6 +351,8 @@ export interface Schema {
   machine_bindings: MachineBindingsTable;
   idempotency_keys: IdempotencyKeysTable;
   check_counts: CheckCountsTable;
+  licence_tallies: LicenceTalliesTable;
+  licence_tally_clocks: LicenceTallyClocksTable;
   platform_accounts: PlatformAccountsTable;
   platform_sessions: PlatformSessionsTable;
   platform_login_failures: PlatformLoginFailuresTable;

@@ -4,7 +4,8 @@ import type { Db } from '../db/database.js';
 import { tenant } from '../db/tenant.js';
 import type { Ctx } from '../http/context.js';
 import { badRequest } from '../http/errors.js';
-import { countMatching, orderedLids, readPlan, viewsInOrder, type ListingFilter } from './listing.js';
+import { countListing } from './tallies.js';
+import { orderedLids, readPlan, viewsInOrder, type ListingFilter } from './listing.js';
 import { toLicenceListItem } from './repo.js';
 
 export const EXPORT_LIMIT = 25_000;
@@ -47,11 +48,12 @@ export const csvRow = (cells: unknown[]) => `${cells.map(csvCell).join(',')}\r\n
  * Counts first (refusing above the limit rather than truncating), then reads the matching lids
  * in order once (at most 25,000 short strings) and streams the rows in batches of 1,000, so the
  * filter is evaluated once and memory stays flat. One `now` serves every calendar rule of the
- * request; on PostgreSQL the count and every batch read one REPEATABLE READ snapshot.
+ * request; on PostgreSQL the lids and every batch read one REPEATABLE READ snapshot.
  */
-export function exportLicences(ctx: Ctx, filter: ListingFilter): Promise<Readable> {
-  const { database } = ctx;
-  const now = ctx.now;
+export async function exportLicences(ctx: Ctx, filter: ListingFilter): Promise<Readable> {
+  const { database, now } = ctx;
+  const count = await countListing(ctx, filter);
+  if (count > EXPORT_LIMIT) throw badRequest(`${count} licences match: an export holds at most ${EXPORT_LIMIT}; narrow the filter`);
   const run = <T>(work: (db: Db) => Promise<T>) =>
     database.dialect === 'postgres'
       ? database.db.transaction().setIsolationLevel('repeatable read').execute((trx) => work(trx))
@@ -60,10 +62,6 @@ export function exportLicences(ctx: Ctx, filter: ListingFilter): Promise<Readabl
   return new Promise((resolve, reject) => {
     run(async (db) => {
       const t = tenant(db, ctx.org.id);
-      const count = await countMatching(t, filter, now);
-      if (count > EXPORT_LIMIT) {
-        throw badRequest(`${count} licences match: an export holds at most ${EXPORT_LIMIT}; narrow the filter`);
-      }
       const out = new PassThrough();
       resolve(out);
       try {

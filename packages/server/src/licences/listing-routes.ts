@@ -6,9 +6,8 @@ import { Id, MAX_ID, Nullable, responses } from '../http/schemas.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { localDate } from './calendar.js';
 import { exportLicences } from './export.js';
+import { countListing, countWindows } from './tallies.js';
 import {
-  countMatching,
-  countWindows,
   orderedLids,
   parseStatuses,
   readPlan,
@@ -76,7 +75,7 @@ async function page(ctx: Ctx, query: Static<typeof PageQuery>) {
   const after = query.cursor === undefined ? undefined : decodeCursor(filter, query.cursor);
   const limit = query.limit ?? 50;
   const offset = after ? null : (query.offset ?? 0);
-  const total = await countMatching(ctx.tenant, filter, ctx.now);
+  const total = await countListing(ctx, filter);
   // One row more than the page tells whether a next page exists.
   const rows = await orderedLids(ctx.tenant, filter, ctx.now, readPlan(filter, total), after)
     .limit(limit + 1)
@@ -118,7 +117,7 @@ export const listingRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: responses({ 200: Type.Object(Object.fromEntries(WINDOWS.map((w) => [w, Type.Integer()]))) }),
       },
     },
-    async (request) => countWindows(request.ctx.tenant, request.ctx.now),
+    async (request) => countWindows(request.ctx),
   );
 
   app.get(

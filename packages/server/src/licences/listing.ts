@@ -96,7 +96,7 @@ export function windowIs(eb: Eb, window: Window, now: number, c: Columns = visib
 }
 
 /** The status as a rank in the order PENDING, ACTIVE, GRACE, EXPIRED, REVOKED. */
-function statusRank(now: number): RawBuilder<number> {
+export function statusRank(now: number): RawBuilder<number> {
   return sql<number>`case
     when licences.revoked = 1 then 4
     when licences.starts_at > ${now} then 0
@@ -238,18 +238,4 @@ export async function viewsInOrder(t: Tenant, lids: string[]): Promise<LicenceVi
   const views = (await licenceViews(t).where('licences.lid', 'in', lids).execute()) as LicenceView[];
   const byLid = new Map(views.map((v) => [v.lid, v]));
   return lids.map((lid) => byLid.get(lid)!);
-}
-
-/** Counts every window at once: one pass over the organisation's licences. */
-export async function countWindows(t: Tenant, now: number): Promise<Record<Window, number>> {
-  const row = await t
-    .selectFrom('licences')
-    .select((eb) =>
-      WINDOWS.map((window) =>
-        eb.fn.sum<number>(eb.case().when(windowIs(eb, window, now)).then(1).else(0).end()).as(`w_${window}`),
-      ),
-    )
-    .executeTakeFirstOrThrow();
-  const counts = row as unknown as Record<string, number | null>;
-  return Object.fromEntries(WINDOWS.map((w) => [w, Number(counts[`w_${w}`] ?? 0)])) as Record<Window, number>;
 }

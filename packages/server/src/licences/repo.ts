@@ -85,18 +85,6 @@ export async function countLicencesBy(
   return counts;
 }
 
-/** Counts the organisation's licences that use plan capacity (ACTIVE or GRACE) right now. */
-export async function countCountingLicences(t: Tenant, now: number): Promise<number> {
-  const row = await t
-    .selectFrom('licences')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('revoked', '=', 0)
-    .where((eb) => eb.or([eb('starts_at', 'is', null), eb('starts_at', '<=', now)]))
-    .where((eb) => eb.or([eb('grace_ends_at', 'is', null), eb('grace_ends_at', '>', now)]))
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
-}
-
 /** What `q` matches: licensee, email, lid and notes, lower-cased (product names are matched separately). */
 export function searchText(fields: { licensee: string; email: string | null; lid: string; notes: string | null }): string {
   return [fields.licensee, fields.email ?? '', fields.lid, fields.notes ?? ''].join('\n').toLowerCase();

@@ -14,7 +14,6 @@ import { shapeOf, type ProductShape } from '../products/shape.js';
 import { localDate } from './calendar.js';
 import { idempotently, rememberAnswer, type IdempotentRequest, type Replay } from './idempotency.js';
 import {
-  countCountingLicences,
   searchText,
   findLicenceRow,
   findLicenceView,
@@ -25,6 +24,7 @@ import {
   type LicenceRow,
 } from './repo.js';
 import type { IssueBody, ReleaseBody, RenewBody } from './schemas.js';
+import { countingLicences, tallyChange, talliesWithin } from './tallies.js';
 import { countsAgainstPlan, graceEnd, licenceStatus, type LicenceStatus } from './status.js';
 import { extendedTerm, mergeFingerprints, resolveParams, termDate, termFrom, validityMonths, type TermDates } from './terms.js';
 
@@ -51,7 +51,7 @@ async function enforcePlan(ctx: Ctx, t: Tenant, before: LicenceStatus | null, af
   if (!countsAgainstPlan(after) || (before !== null && countsAgainstPlan(before))) return;
   const org = await t.db.selectFrom('organisations').select('plan_limit').where('id', '=', ctx.org.id).executeTakeFirstOrThrow();
   if (org.plan_limit === null) return;
-  if ((await countCountingLicences(t, ctx.now)) >= org.plan_limit) {
+  if (countingLicences(await talliesWithin(ctx.database, t, ctx.now)) >= org.plan_limit) {
     throw forbidden(`the plan's limit of ${org.plan_limit} active licences is reached`);
   }
 }
@@ -228,6 +228,7 @@ export async function issueLicence(ctx: Ctx, keyring: Keyring, input: IssueInput
               })
               .returning('id')
               .executeTakeFirstOrThrow();
+            await tallyChange(ctx.database, t, ctx.now, null, { archived: 0, licence_type: licenceType, revoked: 0, ...termColumns(term) });
             for (const fingerprint of fingerprints) {
               await t
                 .insertInto('machine_bindings', {
@@ -326,6 +327,7 @@ export async function renewLicence(ctx: Ctx, keyring: Keyring, lid: string, inpu
               .set({ ...termColumns(term), term_version: fresh.term_version + 1, issued_by: ctx.actor.name, renewed_at: ctx.now })
               .where('id', '=', fresh.id)
               .execute();
+            await tallyChange(ctx.database, t, ctx.now, fresh, { ...fresh, ...termColumns(term) });
             await recordAudit(t, ctx.actor.name, ctx.now, {
               action: 'licence.renewed',
               subjectType: 'licence',
@@ -367,6 +369,7 @@ async function changeLicence(
       const updated = { ...row, ...set };
       if (plan) await enforcePlan(ctx, t, statusOf(row, ctx.now), statusOf(updated, ctx.now));
       await t.updateTable('licences').set(set).where('id', '=', row.id).execute();
+      await tallyChange(ctx.database, t, ctx.now, row, updated);
       await recordAudit(t, ctx.actor.name, ctx.now, { action, subjectType: 'licence', subjectId: lid, lid, summary, details: details ?? null });
       return answer(t, lid, ctx.now);
     },

@@ -9,7 +9,7 @@ import { hashPassword } from '../auth/secrets.js';
 import type { Actor } from '../http/context.js';
 import { badRequest, conflict, forbidden, notFound, unauthorized } from '../http/errors.js';
 import { iso, MAX_ID, NoContent, Nullable, PageQuery, Paged, responses, Timestamp } from '../http/schemas.js';
-import { countCountingLicences } from '../licences/repo.js';
+import { countingLicences, tallies } from '../licences/tallies.js';
 import { findOrganisationBySlug, insertOrganisation, listOrganisations, updateOrganisation, type Organisation } from '../orgs/repo.js';
 import { isZoneName } from '../settings/routes.js';
 import { Email, Member, Password, RoleSchema, Username } from '../users/schemas.js';
@@ -79,7 +79,7 @@ async function toRecord(database: Database, org: Organisation, now: number) {
     suspended: org.suspended,
     timezone: org.timezone,
     createdAt: iso(org.createdAt),
-    counts: { licences: await count('licences'), countingLicences: await countCountingLicences(t, now), products: await count('products'), members: await count('users') },
+    counts: { licences: await count('licences'), countingLicences: countingLicences(await tallies({ database, org, tenant: t, now })), products: await count('products'), members: await count('users') },
   };
 }
 

@@ -38,6 +38,16 @@ async function counts() {
   expect((await get('/licenses/page?window=grace&limit=1')).total).toBe(windows.grace);
   expect((await get('/licenses/page?window=expired&limit=1')).total).toBe(windows.expired);
   expect((await get('/licenses/page?window=archived&limit=1')).total).toBe(windows.archived);
+  // And with the truth: the statuses of the listed licences themselves, judged one by one.
+  const listed: Array<{ status: string; expiresAt: string | null }> = [];
+  for (let cursor: string | null = ''; cursor !== null; ) {
+    const page = await get(`/licenses/page?limit=500${cursor ? `&cursor=${cursor}` : ''}`);
+    listed.push(...page.items);
+    cursor = page.nextCursor;
+  }
+  expect(byStatus).toEqual(Object.fromEntries(STATUSES.map((s) => [s, listed.filter((l) => l.status === s).length])));
+  expect(windows.perpetual).toBe(listed.filter((l) => l.expiresAt === null).length);
+  expect(metrics.plan.used).toBe(byStatus.ACTIVE + byStatus.GRACE);
   return { all, byStatus, windows };
 }
 
@@ -89,5 +99,39 @@ describe('counts stay exact', () => {
     now = await counts();
     expect(now.byStatus).toMatchObject({ ACTIVE: 3, GRACE: 0, EXPIRED: 0, REVOKED: 0 });
     expect(now.windows).toMatchObject({ all: 3, expired: 0, archived: 0 });
+  });
+
+  it('under concurrent writes, and as the clock moves forward past many boundaries and back again', async () => {
+    const before = await counts();
+    const issued = await Promise.all(
+      Array.from({ length: 120 }, (_, i) => post('/licenses', { productId, licensee: `Crowd ${i}`, validityMonths: [1, 1, 12, 0][i % 4] })),
+    );
+    // Revocations, renewals and more issues side by side.
+    await Promise.all([
+      ...issued.slice(0, 20).map((l) => post(`/licenses/${l.lid}/revoke`)),
+      ...issued.slice(20, 30).map((l) => post(`/licenses/${l.lid}/renew`, { validityMonths: 3 })),
+      ...Array.from({ length: 10 }, (_, i) => post('/licenses', { productId, licensee: `Late ${i}`, validityMonths: 1 })),
+    ]);
+    const written = await counts();
+    expect(written.all).toBe(before.all + 130);
+    expect(written.byStatus.REVOKED).toBe(before.byStatus.REVOKED + 20);
+
+    // Over fifty one-month licences lapse at once: the first read after moves the kept totals on.
+    const monthOut = Date.parse(issued[40]!.expiresAt);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(monthOut + 10 * DAY);
+    const later = await counts();
+    expect(later.byStatus.EXPIRED).toBeGreaterThanOrEqual(before.byStatus.EXPIRED + 50);
+    // Writes after the move are judged against it.
+    await post(`/licenses/${issued[41]!.lid}/revoke`);
+    await post(`/licenses/${issued[45]!.lid}/renew`, { validityMonths: 1 });
+    const after = await counts();
+    expect(after.byStatus.REVOKED).toBe(later.byStatus.REVOKED + 1);
+    expect(after.byStatus.EXPIRED).toBe(later.byStatus.EXPIRED - 2);
+
+    // And back: the clock of a reader may lag behind the totals' own.
+    vi.useRealTimers();
+    const back = await counts();
+    expect(back.byStatus.EXPIRED).toBe(written.byStatus.EXPIRED);
   });
 });

@@ -8,6 +8,7 @@ import { controlPlane } from './0005_control_plane.js';
 import { seatSelfService } from './0006_seat_self_service.js';
 import { passkeys } from './0007_passkeys.js';
 import { tokenKeys } from './0008_token_keys.js';
+import { licenceTallies } from './0009_licence_tallies.js';
 
 /** Migrations are written once for both dialects; each receives the dialect for the few DDL differences. */
 const migrations: Record<string, (dialect: DialectName) => Migration> = {
@@ -19,6 +20,7 @@ const migrations: Record<string, (dialect: DialectName) => Migration> = {
   '0006_seat_self_service': seatSelfService,
   '0007_passkeys': passkeys,
   '0008_token_keys': tokenKeys,
+  '0009_licence_tallies': licenceTallies,
 };
 
 /** Applies every migration not yet applied, or (for the upgrade tests) those up to and including `upTo`. */

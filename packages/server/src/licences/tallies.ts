@@ -1,0 +1,289 @@
+import { sql } from 'kysely';
+import { transaction, type Database } from '../db/database.js';
+import { tenant, type Tenant } from '../db/tenant.js';
+import type { Ctx } from '../http/context.js';
+import { countMatching, statusRank, STATUSES, windowIs, WINDOWS, type ListingFilter, type Window } from './listing.js';
+import { statusOf, type LicenceRow } from './repo.js';
+import type { LicenceStatus } from './status.js';
+
+/*
+ * Exact licence totals without counting a million rows per request (issue 15).
+ *
+ * `licence_tallies` holds, per organisation, how many licences had each key (archived, type,
+ * perpetual, status) at one instant, the clock's `as_of`. Every write that changes a licence's
+ * key moves the tallies in its own transaction, judging the status at `as_of`, not now. A read
+ * adds what the calendar did since: only licences with a start, an expiry or a grace end between
+ * `as_of` and now can have changed status, and three index ranges find them. So a total is
+ * never recounted and never stale, and the status rules stay those of status.ts.
+ *
+ * The clock moves forward when a read finds many such licences or a day has passed, under the
+ * clock row's lock; writers hold that lock shared (PostgreSQL; SQLite has one writer), so no
+ * write judges its key at an instant the tallies have left.
+ */
+
+export interface TallyKey {
+  archived: number;
+  licenceType: string;
+  perpetual: number;
+  status: LicenceStatus;
+}
+
+type Source = Pick<LicenceRow, 'archived' | 'licence_type' | 'revoked' | 'starts_at' | 'expires_at' | 'grace_days'>;
+
+const keyAt = (row: Source, at: number): TallyKey => ({
+  archived: Number(row.archived),
+  licenceType: row.licence_type,
+  perpetual: row.expires_at === null ? 1 : 0,
+  status: statusOf(row, at),
+});
+const keyId = (k: TallyKey) => `${k.archived}|${k.licenceType}|${k.perpetual}|${k.status}`;
+
+/** Counts per key, with the changes to make or the totals read. */
+class Counts {
+  readonly byId = new Map<string, { key: TallyKey; n: number }>();
+  add(key: TallyKey, n: number) {
+    const id = keyId(key);
+    const entry = this.byId.get(id) ?? { key, n: 0 };
+    entry.n += n;
+    this.byId.set(id, entry);
+  }
+  sum(where: (key: TallyKey) => boolean): number {
+    let total = 0;
+    for (const { key, n } of this.byId.values()) if (where(key)) total += n;
+    return total;
+  }
+}
+
+/** A read more than this many calendar crossings behind, or a day behind, moves the clock on. */
+const ADVANCE_AFTER_CROSSINGS = 100;
+const ADVANCE_AFTER_MS = 86_400_000;
+
+/**
+ * The organisation's licences whose status may differ between the instants `a` and `b` (either
+ * order): a start, an expiry or a grace end in between. A revoked licence stays REVOKED.
+ */
+function crossings(t: Tenant, low: number | Operand, high: number | Operand) {
+  const part = (column: 'starts_at' | 'expires_at' | 'grace_ends_at') =>
+    t
+      .selectFrom('licences')
+      .select([
+        'licences.id',
+        'licences.archived',
+        'licences.licence_type',
+        'licences.revoked',
+        'licences.starts_at',
+        'licences.expires_at',
+        'licences.grace_days',
+        sql<number | null>`null`.as('as_of'),
+        sql<number | null>`null`.as('perpetual'),
+        sql<string | null>`null`.as('status'),
+        sql<number | null>`null`.as('n'),
+      ])
+      // Both values named, so the indexes that lead with `archived` serve the range.
+      .where('licences.archived', 'in', [0, 1])
+      .where('licences.revoked', '=', 0)
+      .where(`licences.${column}`, '>', low as number)
+      .where(`licences.${column}`, '<=', high as number);
+  return part('starts_at').unionAll(part('expires_at')).unionAll(part('grace_ends_at'));
+}
+type Operand = ReturnType<typeof clockBound>;
+
+/** The earlier or the later of the clock and `now`, as a scalar subquery. */
+function clockBound(t: Tenant, now: number, bound: 'low' | 'high') {
+  const earlier = sql<number>`case when licence_tally_clocks.as_of < ${now} then licence_tally_clocks.as_of else ${now} end`;
+  const later = sql<number>`case when licence_tally_clocks.as_of < ${now} then ${now} else licence_tally_clocks.as_of end`;
+  return t.selectFrom('licence_tally_clocks').select((bound === 'low' ? earlier : later).as('bound'));
+}
+
+interface Reading {
+  counts: Counts;
+  asOf: number;
+  crossed: number;
+}
+
+/**
+ * The totals at `now`, in one statement (one snapshot): the tallies with their clock, and the
+ * licences that crossed a boundary since. Null when the organisation has no clock yet.
+ */
+async function read(t: Tenant, now: number): Promise<Reading | null> {
+  const tallied = t
+    .selectFrom('licence_tally_clocks')
+    .leftJoin('licence_tallies', 'licence_tallies.org_id', 'licence_tally_clocks.org_id')
+    .select([
+      sql<number | null>`null`.as('id'),
+      sql<number | null>`licence_tallies.archived`.as('archived'),
+      sql<string | null>`licence_tallies.licence_type`.as('licence_type'),
+      sql<number | null>`null`.as('revoked'),
+      sql<number | null>`null`.as('starts_at'),
+      sql<number | null>`null`.as('expires_at'),
+      sql<number | null>`null`.as('grace_days'),
+      sql<number | null>`licence_tally_clocks.as_of`.as('as_of'),
+      'licence_tallies.perpetual',
+      'licence_tallies.status',
+      'licence_tallies.n',
+    ]);
+  const rows = await tallied.unionAll(crossings(t, clockBound(t, now, 'low'), clockBound(t, now, 'high'))).execute();
+  const clock = rows.find((r) => r.as_of !== null);
+  if (!clock) return null;
+  const asOf = Number(clock.as_of);
+  const counts = new Counts();
+  for (const r of rows) {
+    if (r.as_of !== null && r.status !== null) {
+      counts.add({ archived: Number(r.archived), licenceType: r.licence_type!, perpetual: Number(r.perpetual), status: r.status as LicenceStatus }, Number(r.n));
+    }
+  }
+  const moved = new Map(rows.filter((r) => r.as_of === null).map((r) => [r.id, r as unknown as Source]));
+  for (const row of moved.values()) {
+    counts.add(keyAt(row, asOf), -1);
+    counts.add(keyAt(row, now), 1);
+  }
+  return { counts, asOf, crossed: moved.size };
+}
+
+/** Adds `changes` to the tallies, in key order so concurrent writers never wait on each other in a cycle. */
+async function apply(t: Tenant, changes: Counts) {
+  const rows = [...changes.byId.entries()].filter(([, c]) => c.n !== 0).sort(([a], [b]) => (a < b ? -1 : 1));
+  for (const [, { key, n }] of rows) {
+    await t
+      .insertInto('licence_tallies', { archived: key.archived, licence_type: key.licenceType, perpetual: key.perpetual, status: key.status, n })
+      .onConflict((oc) => oc.columns(['org_id', 'archived', 'licence_type', 'perpetual', 'status']).doUpdateSet({ n: sql`licence_tallies.n + excluded.n` }))
+      .execute();
+  }
+}
+
+/** Counts every licence of the organisation at `now` into fresh tallies. */
+async function recount(t: Tenant, now: number) {
+  const rows = await t
+    .selectFrom('licences')
+    .select([
+      'licences.archived',
+      'licences.licence_type',
+      sql<number>`case when licences.expires_at is null then 1 else 0 end`.as('perpetual'),
+      statusRank(now).as('rank'),
+      (eb) => eb.fn.countAll<number>().as('n'),
+    ])
+    .groupBy([sql`1`, sql`2`, sql`3`, sql`4`])
+    .execute();
+  const counts = new Counts();
+  for (const r of rows) {
+    counts.add({ archived: Number(r.archived), licenceType: r.licence_type, perpetual: Number(r.perpetual), status: STATUSES[Number(r.rank)]! }, Number(r.n));
+  }
+  await t.deleteFrom('licence_tallies').execute();
+  await apply(t, counts);
+}
+
+/**
+ * Inside a writing transaction: the clock, held shared until the transaction ends. An
+ * organisation without one is counted now (`recounted`: the count already holds this
+ * transaction's own writes).
+ */
+async function holdClock(database: Pick<Database, 'dialect'>, t: Tenant, now: number): Promise<{ asOf: number; recounted: boolean }> {
+  const held = async () =>
+    (await t.selectFrom('licence_tally_clocks').select('as_of').$if(database.dialect === 'postgres', (q) => q.forShare()).executeTakeFirst())?.as_of;
+  const asOf = await held();
+  if (asOf !== undefined) return { asOf: Number(asOf), recounted: false };
+  const created = await t
+    .insertInto('licence_tally_clocks', { as_of: now })
+    .onConflict((oc) => oc.column('org_id').doNothing())
+    .returning('as_of')
+    .executeTakeFirst();
+  if (created) {
+    await recount(t, now);
+    return { asOf: now, recounted: true };
+  }
+  return { asOf: Number(await held()), recounted: false };
+}
+
+const TALLIED_COLUMNS = ['archived', 'licence_type', 'revoked', 'starts_at', 'expires_at', 'grace_days'] as const;
+
+/**
+ * Inside the transaction that writes a licence: moves the tallies from its old row (null for a
+ * new licence) to its new one.
+ */
+export async function tallyChange(database: Pick<Database, 'dialect'>, t: Tenant, now: number, before: Source | null, after: Source) {
+  if (before && TALLIED_COLUMNS.every((c) => before[c] === after[c])) return;
+  const { asOf, recounted } = await holdClock(database, t, now);
+  if (recounted) return;
+  const changes = new Counts();
+  if (before) changes.add(keyAt(before, asOf), -1);
+  changes.add(keyAt(after, asOf), 1);
+  await apply(t, changes);
+}
+
+/** Moves the clock to `now`, folding in what the calendar changed since. */
+async function advance(database: Database, orgId: number, now: number) {
+  await transaction(database, async (trx) => {
+    const t = tenant(trx, orgId);
+    const clock = await t.selectFrom('licence_tally_clocks').select('as_of').$if(database.dialect === 'postgres', (q) => q.forUpdate()).executeTakeFirst();
+    if (!clock) return;
+    const asOf = Number(clock.as_of);
+    const moved = new Map((await crossings(t, Math.min(asOf, now), Math.max(asOf, now)).execute()).map((r) => [r.id, r]));
+    const changes = new Counts();
+    for (const row of moved.values()) {
+      changes.add(keyAt(row, asOf), -1);
+      changes.add(keyAt(row, now), 1);
+    }
+    await apply(t, changes);
+    await t.updateTable('licence_tally_clocks').set({ as_of: now }).execute();
+  });
+}
+
+/** The organisation's totals at the request's instant. */
+export async function tallies(ctx: Pick<Ctx, 'database' | 'org' | 'tenant' | 'now'>): Promise<Counts> {
+  let reading = await read(ctx.tenant, ctx.now);
+  if (!reading) {
+    await transaction(ctx.database, (trx) => holdClock(ctx.database, tenant(trx, ctx.org.id), ctx.now));
+    reading = (await read(ctx.tenant, ctx.now))!;
+  }
+  if (reading.crossed > ADVANCE_AFTER_CROSSINGS || Math.abs(ctx.now - reading.asOf) > ADVANCE_AFTER_MS) {
+    await advance(ctx.database, ctx.org.id, ctx.now);
+  }
+  return reading.counts;
+}
+
+/** Inside a writing transaction: the totals at `now`, this transaction's writes included. */
+export async function talliesWithin(database: Pick<Database, 'dialect'>, t: Tenant, now: number): Promise<Counts> {
+  await holdClock(database, t, now);
+  return (await read(t, now))!.counts;
+}
+
+/** Licences that use plan capacity (ACTIVE or GRACE), archived or not. */
+export const countingLicences = (counts: Counts) => counts.sum((k) => k.status === 'ACTIVE' || k.status === 'GRACE');
+
+/** Which keys each window holds; the expiry windows are not kept (they slide with every instant). */
+const WINDOW_KEYS: Partial<Record<Window, (k: TallyKey) => boolean>> = {
+  all: (k) => k.archived === 0,
+  archived: (k) => k.archived === 1,
+  grace: (k) => k.archived === 0 && k.status === 'GRACE',
+  expired: (k) => k.archived === 0 && k.status === 'EXPIRED',
+  perpetual: (k) => k.archived === 0 && k.perpetual === 1,
+};
+
+/** How many licences match a listing filter: from the tallies where they can say, else counted. */
+export async function countListing(ctx: Ctx, filter: ListingFilter): Promise<number> {
+  const inWindow = WINDOW_KEYS[filter.window];
+  if (!inWindow || filter.q !== undefined || filter.productId !== undefined || filter.customerId !== undefined) {
+    return countMatching(ctx.tenant, filter, ctx.now);
+  }
+  const statuses = filter.status && new Set(filter.status);
+  return (await tallies(ctx)).sum((k) => inWindow(k) && (!statuses || statuses.has(k.status)));
+}
+
+const EXPIRING = ['7d', '30d', '90d'] as const;
+
+/** The three expiry windows, counted in one walk of the 90-day range of the expiry index. */
+export async function countExpiring(t: Tenant, now: number): Promise<Record<(typeof EXPIRING)[number], number>> {
+  const row = await t
+    .selectFrom('licences')
+    .select((eb) => EXPIRING.map((w) => eb.fn.sum<number>(eb.case().when(windowIs(eb, w, now)).then(1).else(0).end()).as(`w_${w}`)))
+    .where((eb) => windowIs(eb, '90d', now))
+    .executeTakeFirstOrThrow();
+  const counts = row as unknown as Record<string, number | null>;
+  return Object.fromEntries(EXPIRING.map((w) => [w, Number(counts[`w_${w}`] ?? 0)])) as Record<(typeof EXPIRING)[number], number>;
+}
+
+/** How many licences each window holds. */
+export async function countWindows(ctx: Ctx): Promise<Record<Window, number>> {
+  const [counts, expiring] = await Promise.all([tallies(ctx), countExpiring(ctx.tenant, ctx.now)]);
+  return Object.fromEntries(WINDOWS.map((w) => [w, WINDOW_KEYS[w] ? counts.sum(WINDOW_KEYS[w]) : expiring[w as keyof typeof expiring]])) as Record<Window, number>;
+}
