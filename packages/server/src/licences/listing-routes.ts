@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { sql } from 'kysely';
 import { Type, type Static } from 'typebox';
 import type { Ctx } from '../http/context.js';
 import { badRequest } from '../http/errors.js';
@@ -16,7 +17,9 @@ import {
   WINDOWS,
   type ListingFilter,
   type Position,
+  type ReadPlan,
 } from './listing.js';
+import { planSearch } from './search.js';
 import { toLicenceListItem } from './repo.js';
 import { LicenceListItem } from './schemas.js';
 
@@ -56,10 +59,11 @@ const LicencePage = Type.Object({
   nextCursor: Nullable(Type.String({ description: 'Opaque: asks for the next page; null on the last page.' })),
 });
 
-function listingFilter(ctx: Ctx, query: Static<typeof PageQuery>): ListingFilter {
+async function listingFilter(ctx: Ctx, query: Static<typeof PageQuery>): Promise<ListingFilter> {
+  const q = query.q || undefined;
   return {
-    q: query.q || undefined,
-    fts: ctx.database.dialect === 'sqlite',
+    q,
+    search: q === undefined ? undefined : { dialect: ctx.database.dialect, ...(await planSearch(ctx.tenant, q)) },
     status: parseStatuses(query.status),
     window: query.window ?? 'all',
     productId: query.productId,
@@ -69,18 +73,30 @@ function listingFilter(ctx: Ctx, query: Static<typeof PageQuery>): ListingFilter
   };
 }
 
+/**
+ * One page and its total. A search the index narrows is read in one query: its few matches are
+ * found, counted and sorted together. Otherwise the total comes first (kept or counted) and
+ * picks how the page is read.
+ */
 async function page(ctx: Ctx, query: Static<typeof PageQuery>) {
-  const filter = listingFilter(ctx, query);
+  const filter = await listingFilter(ctx, query);
   if (query.cursor !== undefined && query.offset !== undefined) throw badRequest('cursor: not together with offset');
   const after = query.cursor === undefined ? undefined : decodeCursor(filter, query.cursor);
   const limit = query.limit ?? 50;
   const offset = after ? null : (query.offset ?? 0);
-  const total = await countListing(ctx, filter);
+  const read = (plan: ReadPlan) => orderedLids(ctx.tenant, filter, ctx.now, plan, after).limit(limit + 1).offset(offset ?? 0);
+  let total: number;
+  let rows: Array<{ lid: string; sort_key: unknown }>;
+  if (filter.search?.trigrams) {
+    const counted = await read('filter-first').select(sql<number>`count(*) over ()`.as('matching')).execute();
+    // Past the last match, or after a cursor, the rows cannot tell the whole count.
+    total = counted.length > 0 && !after ? Number(counted[0]!.matching) : await countListing(ctx, filter);
+    rows = counted;
+  } else {
+    total = await countListing(ctx, filter);
+    rows = await read(readPlan(filter, total)).execute();
+  }
   // One row more than the page tells whether a next page exists.
-  const rows = await orderedLids(ctx.tenant, filter, ctx.now, readPlan(filter, total), after)
-    .limit(limit + 1)
-    .offset(offset ?? 0)
-    .execute();
   const last = rows.length > limit ? rows[limit - 1]! : null;
   const views = await viewsInOrder(ctx.tenant, rows.slice(0, limit).map((r) => r.lid));
   return {
@@ -135,7 +151,7 @@ export const listingRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { ctx } = request;
-      const stream = await exportLicences(ctx, listingFilter(ctx, request.query));
+      const stream = await exportLicences(ctx, await listingFilter(ctx, request.query));
       return reply
         .type('text/csv; charset=utf-8')
         .header('content-disposition', `attachment; filename="licences-${ctx.org.slug}-${localDate(ctx.now, ctx.org.timezone)}.csv"`)

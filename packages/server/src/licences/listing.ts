@@ -1,5 +1,6 @@
 import { sql, type ExpressionBuilder, type Expression, type SqlBool, type RawBuilder } from 'kysely';
-import { substringPattern } from '../db/database.js';
+import { substringPattern, type DialectName } from '../db/database.js';
+import type { SearchPlan } from './search.js';
 import type { Schema } from '../db/schema.js';
 import type { Tenant } from '../db/tenant.js';
 import { badRequest } from '../http/errors.js';
@@ -14,8 +15,8 @@ export type SortKey = (typeof SORTS)[number];
 
 export interface ListingFilter {
   q?: string | undefined;
-  /** SQLite's FTS5 trigram table serves `q` of three characters or more. */
-  fts?: boolean;
+  /** How `q` is searched (search.ts), and in which dialect's index. */
+  search?: SearchPlan & { dialect: DialectName };
   status?: LicenceStatus[] | undefined;
   window: Window;
   productId?: number | undefined;
@@ -135,11 +136,8 @@ export function matches(filter: ListingFilter, now: number, c: Columns = visible
     if (filter.customerId !== undefined) conditions.push(eb('licences.customer_id', '=', filter.customerId));
     if (filter.q) {
       const pattern = substringPattern(filter.q);
-      // A trigram phrase matches any substring, case-insensitively: the same as the LIKE below.
-      const text =
-        filter.fts && [...filter.q].length >= 3
-          ? sql<SqlBool>`licences.id in (select rowid from licences_search where licences_search match ${`"${filter.q.replace(/"/g, '""')}"`})`
-          : sql<SqlBool>`licences.search_text like ${pattern} escape '\\'`;
+      const like = sql<SqlBool>`licences.search_text like ${pattern} escape '\\'`;
+      const text = filter.search?.trigrams ? eb.and([trigramsIn(filter.search.dialect, filter.search.trigrams), like]) : like;
       conditions.push(
         eb.or([
           text,
@@ -157,6 +155,13 @@ export function matches(filter: ListingFilter, now: number, c: Columns = visible
     }
     return eb.and(conditions);
   };
+}
+
+/** Licences whose search text holds every one of `trigrams` (a superset of the phrase's matches). */
+function trigramsIn(dialect: DialectName, trigrams: string[]): RawBuilder<SqlBool> {
+  if (dialect === 'postgres') return sql<SqlBool>`licence_trigrams(licences.search_text) @> ${trigrams}::text[]`;
+  const query = trigrams.map((t) => `"${t.replace(/"/g, '""')}"`).join(' AND ');
+  return sql<SqlBool>`licences.id in (select rowid from licences_search where licences_search match ${query})`;
 }
 
 /** How many licences match a filter. */

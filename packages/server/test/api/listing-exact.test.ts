@@ -28,7 +28,7 @@ const get = async (url: string) => {
 /** Every count, from every place that shows one; asserting they agree with each other. */
 async function counts() {
   const [metrics, windows] = await Promise.all([get('/dashboard/metrics'), get('/licenses/windows')]);
-  const byStatus: Record<string, number> = {};
+  const byStatus = {} as Record<(typeof STATUSES)[number], number>;
   for (const status of STATUSES) byStatus[status] = (await get(`/licenses/page?status=${status}&limit=1`)).total;
   const all = (await get('/licenses/page?limit=1')).total;
   expect(metrics.totals.byStatus).toEqual(byStatus);
@@ -133,5 +133,35 @@ describe('counts stay exact', () => {
     vi.useRealTimers();
     const back = await counts();
     expect(back.byStatus.EXPIRED).toBe(written.byStatus.EXPIRED);
+  });
+});
+
+describe('search stays exact', () => {
+  it('whether the index narrows the phrase or the licences are scanned', async () => {
+    await Promise.all(Array.from({ length: 100 }, (_, i) => post('/licenses', { productId, licensee: `Searcher ${i}`, validityMonths: 12 })));
+    const everything: Array<{ lid: string; licensee: string }> = [];
+    for (let cursor: string | null = ''; cursor !== null; ) {
+      const page = await get(`/licenses/page?limit=500${cursor ? `&cursor=${cursor}` : ''}`);
+      everything.push(...page.items);
+      cursor = page.nextCursor;
+    }
+    const expected = (phrase: string) => everything.filter((l) => l.licensee.toLowerCase().includes(phrase)).map((l) => l.lid).sort();
+    // `searcher 1`: common trigrams, a rare one (`r 1`), eleven matches; `searcher`: in most licences;
+    // `er`: too short for any index.
+    for (const phrase of ['searcher 1', 'searcher', 'er']) {
+      const first = await get(`/licenses/page?q=${encodeURIComponent(phrase)}&limit=5&sort=licensee&asc=true`);
+      expect(first.total, phrase).toBe(expected(phrase).length);
+      const found = [...first.items];
+      for (let cursor = first.nextCursor; cursor !== null; ) {
+        const page = await get(`/licenses/page?q=${encodeURIComponent(phrase)}&limit=5&sort=licensee&asc=true&cursor=${cursor}`);
+        expect(page.total, phrase).toBe(first.total);
+        found.push(...page.items);
+        cursor = page.nextCursor;
+      }
+      expect(found.map((l: { lid: string }) => l.lid).sort(), phrase).toEqual(expected(phrase));
+      const last = await get(`/licenses/page?q=${encodeURIComponent(phrase)}&limit=5&offset=${first.total}`);
+      expect(last).toMatchObject({ total: first.total, items: [] });
+    }
+    expect(expected('searcher 1')).toHaveLength(11);
   });
 });

@@ -9,6 +9,7 @@ import { seatSelfService } from './0006_seat_self_service.js';
 import { passkeys } from './0007_passkeys.js';
 import { tokenKeys } from './0008_token_keys.js';
 import { licenceTallies } from './0009_licence_tallies.js';
+import { licenceSearch } from './0010_licence_search.js';
 
 /** Migrations are written once for both dialects; each receives the dialect for the few DDL differences. */
 const migrations: Record<string, (dialect: DialectName) => Migration> = {
@@ -21,6 +22,7 @@ const migrations: Record<string, (dialect: DialectName) => Migration> = {
   '0007_passkeys': passkeys,
   '0008_token_keys': tokenKeys,
   '0009_licence_tallies': licenceTallies,
+  '0010_licence_search': licenceSearch,
 };
 
 /** Applies every migration not yet applied, or (for the upgrade tests) those up to and including `upTo`. */
