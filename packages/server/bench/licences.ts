@@ -28,11 +28,17 @@ async function run(backend: 'sqlite' | 'postgres') {
         ['default page', '/licenses/page', 30],
         ...['7d', '30d', '90d', 'grace', 'expired', 'perpetual', 'archived'].map((w): [string, string, number] => [`window ${w}`, `/licenses/page?window=${w}`, 30]),
         ['status=GRACE,EXPIRED', '/licenses/page?status=GRACE,EXPIRED', 20],
-        ...['expiresAt', 'licensee', 'status', 'product', 'lastCheckedAt'].map((s): [string, string, number] => [`sort ${s}`, `/licenses/page?sort=${s}&asc=true`, 10]),
+        ...['issuedAt', 'expiresAt', 'licensee', 'status', 'product', 'lastCheckedAt'].flatMap((s): Array<[string, string, number]> => [
+          [`sort ${s} asc`, `/licenses/page?sort=${s}&asc=true`, 10],
+          [`sort ${s} desc`, `/licenses/page?sort=${s}&asc=false`, 10],
+        ]),
+        // Common trigrams, few matches; then a phrase in every row.
         ['q=customer 4242', '/licenses/page?q=customer%204242', 20],
         ['q=renewal call 7', '/licenses/page?q=renewal%20call%207', 20],
-        ['windows', '/licenses/windows', 10],
-        ['dashboard', '/dashboard', 10],
+        ['q=customer', '/licenses/page?q=customer', 10],
+        ['offset 500,000', '/licenses/page?offset=500000', 10],
+        ['windows', '/licenses/windows', 20],
+        ['dashboard', '/dashboard', 20],
       ];
       console.log('| request | p50 ms | p95 ms |\n|---|---|---|');
       for (const [name, path, n] of cases) {

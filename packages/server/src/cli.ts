@@ -9,6 +9,7 @@ import { openApiDocument as servedDocument } from './http/openapi.js';
 import { firstProblem } from './http/validation.js';
 import { loadMasterKey } from './keys/master-key.js';
 import { bootstrap, createOrganisation, operatorCtx, setPasswordByUsername } from './orgs/service.js';
+import { countUncounted } from './licences/tallies.js';
 import { CreateMemberBody, Password } from './users/schemas.js';
 import { createMember } from './users/service.js';
 import { superviseWorkers } from './workers.js';
@@ -83,8 +84,9 @@ async function openApiDocument(config: Config): Promise<unknown> {
   }
 }
 
-/** Migrations and the first-run bootstrap, with its password shown once on the console. */
+/** The first-run bootstrap, with its password shown once on the console, and the first count of licences after an upgrade. */
 async function prepareDatabase(config: Config, database: Database): Promise<void> {
+  await countUncounted(database);
   const first = await bootstrap(database, config);
   if (first?.generatedPassword) {
     // Shown once on the console, deliberately outside the structured log.

@@ -214,6 +214,8 @@ export interface LicencesTable {
   rebind_count: number;
   notes: string | null;
   search_text: string;
+  /** The status (as its rank in STATUSES) at the tally clock's instant: licences/tallies.ts. */
+  status_rank: number | null;
 }
 
 export interface CheckCountsTable {
@@ -226,6 +228,7 @@ export interface CheckCountsTable {
 export interface LicenceTalliesTable {
   org_id: number;
   archived: number;
+  product_id: number;
   licence_type: string;
   perpetual: number;
   status: string;

@@ -4,7 +4,7 @@ import type { Db } from '../db/database.js';
 import { tenant } from '../db/tenant.js';
 import type { Ctx } from '../http/context.js';
 import { badRequest } from '../http/errors.js';
-import { countListing } from './tallies.js';
+import { countListing, tallies } from './tallies.js';
 import { orderedLids, readPlan, viewsInOrder, type ListingFilter } from './listing.js';
 import { toLicenceListItem } from './repo.js';
 
@@ -52,7 +52,8 @@ export const csvRow = (cells: unknown[]) => `${cells.map(csvCell).join(',')}\r\n
  */
 export async function exportLicences(ctx: Ctx, filter: ListingFilter): Promise<Readable> {
   const { database, now } = ctx;
-  const count = await countListing(ctx, filter);
+  // The tallies first: reading them brings every stored status to the request's instant.
+  const count = await countListing(ctx, filter, await tallies(ctx));
   if (count > EXPORT_LIMIT) throw badRequest(`${count} licences match: an export holds at most ${EXPORT_LIMIT}; narrow the filter`);
   const run = <T>(work: (db: Db) => Promise<T>) =>
     database.dialect === 'postgres'

@@ -7,9 +7,11 @@ import { Id, MAX_ID, Nullable, responses } from '../http/schemas.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { localDate } from './calendar.js';
 import { exportLicences } from './export.js';
-import { countListing, countWindows } from './tallies.js';
+import { readGroups } from './groups.js';
+import { countListing, countWindows, talliedFilter, tallies } from './tallies.js';
 import {
   orderedLids,
+  pageOfLids,
   parseStatuses,
   readPlan,
   SORTS,
@@ -17,7 +19,6 @@ import {
   WINDOWS,
   type ListingFilter,
   type Position,
-  type ReadPlan,
 } from './listing.js';
 import { planSearch } from './search.js';
 import { toLicenceListItem } from './repo.js';
@@ -60,10 +61,8 @@ const LicencePage = Type.Object({
 });
 
 async function listingFilter(ctx: Ctx, query: Static<typeof PageQuery>): Promise<ListingFilter> {
-  const q = query.q || undefined;
   return {
-    q,
-    search: q === undefined ? undefined : { dialect: ctx.database.dialect, ...(await planSearch(ctx.tenant, q)) },
+    search: query.q ? await planSearch(ctx.tenant, ctx.database.dialect, query.q) : undefined,
     status: parseStatuses(query.status),
     window: query.window ?? 'all',
     productId: query.productId,
@@ -74,9 +73,11 @@ async function listingFilter(ctx: Ctx, query: Static<typeof PageQuery>): Promise
 }
 
 /**
- * One page and its total. A search the index narrows is read in one query: its few matches are
- * found, counted and sorted together. Otherwise the total comes first (kept or counted) and
- * picks how the page is read.
+ * One page and its total, after the tallies (read first: that brings every stored status to the
+ * request's instant). A status or product sort the tallies can count is read group by group
+ * (groups.ts). A search the index narrows is read in one query: its few matches are found,
+ * counted and sorted together. Otherwise the total comes first (kept or counted) and picks how
+ * the page is read.
  */
 async function page(ctx: Ctx, query: Static<typeof PageQuery>) {
   const filter = await listingFilter(ctx, query);
@@ -84,17 +85,25 @@ async function page(ctx: Ctx, query: Static<typeof PageQuery>) {
   const after = query.cursor === undefined ? undefined : decodeCursor(filter, query.cursor);
   const limit = query.limit ?? 50;
   const offset = after ? null : (query.offset ?? 0);
-  const read = (plan: ReadPlan) => orderedLids(ctx.tenant, filter, ctx.now, plan, after).limit(limit + 1).offset(offset ?? 0);
   let total: number;
   let rows: Array<{ lid: string; sort_key: unknown }>;
-  if (filter.search?.trigrams) {
-    const counted = await read('filter-first').select(sql<number>`count(*) over ()`.as('matching')).execute();
+  const counts = await tallies(ctx);
+  const holds = talliedFilter(filter);
+  if (holds && (filter.sort === 'status' || filter.sort === 'product')) {
+    total = counts.sum(holds);
+    rows = await readGroups(ctx.tenant, filter, ctx.now, { counts, holds }, { skip: offset ?? 0, need: limit + 1, after });
+  } else if (filter.search?.trigrams) {
+    const counted = await orderedLids(ctx.tenant, filter, ctx.now, 'filter-first', after)
+      .select(sql<number>`count(*) over ()`.as('matching'))
+      .limit(limit + 1)
+      .offset(offset ?? 0)
+      .execute();
     // Past the last match, or after a cursor, the rows cannot tell the whole count.
-    total = counted.length > 0 && !after ? Number(counted[0]!.matching) : await countListing(ctx, filter);
+    total = counted.length > 0 && !after ? Number(counted[0]!.matching) : await countListing(ctx, filter, counts);
     rows = counted;
   } else {
-    total = await countListing(ctx, filter);
-    rows = await read(readPlan(filter, total)).execute();
+    total = await countListing(ctx, filter, counts);
+    rows = await pageOfLids(ctx.tenant, filter, ctx.now, readPlan(filter, total), after, limit + 1, offset ?? 0).execute();
   }
   // One row more than the page tells whether a next page exists.
   const last = rows.length > limit ? rows[limit - 1]! : null;

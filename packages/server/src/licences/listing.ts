@@ -1,6 +1,6 @@
 import { sql, type ExpressionBuilder, type Expression, type SqlBool, type RawBuilder } from 'kysely';
 import { substringPattern, type DialectName } from '../db/database.js';
-import type { SearchPlan } from './search.js';
+import type { Search } from './search.js';
 import type { Schema } from '../db/schema.js';
 import type { Tenant } from '../db/tenant.js';
 import { badRequest } from '../http/errors.js';
@@ -14,9 +14,8 @@ export type Window = (typeof WINDOWS)[number];
 export type SortKey = (typeof SORTS)[number];
 
 export interface ListingFilter {
-  q?: string | undefined;
-  /** How `q` is searched (search.ts), and in which dialect's index. */
-  search?: SearchPlan & { dialect: DialectName };
+  /** `q`, with how it is searched (search.ts). */
+  search?: Search | undefined;
   status?: LicenceStatus[] | undefined;
   window: Window;
   productId?: number | undefined;
@@ -37,38 +36,25 @@ export function parseStatuses(given: string[] | undefined): LicenceStatus[] | un
 }
 
 /*
- * Calendar statuses computed in SQL from the stored term (DESIGN.md 3), so they are never
- * stale: REVOKED by flag; else PENDING before startsAt; ACTIVE before expiresAt; GRACE before
- * the grace end; else EXPIRED.
+ * Statuses (DESIGN.md 3) are judged by each licence's stored rank, which tallies.ts keeps true at
+ * the clock's instant; every listing reads the tallies first, which moves the clock to the
+ * request's instant when any licence crossed a boundary since. So a status is one indexed value.
  *
  * `Columns` decides how the calendar columns are referenced. Counting wants them visible, so a
  * covering index answers; a sorted page wants them hidden (`+column`, a no-op on both dialects),
  * so the planner walks the sort's index and stops after one page instead of sorting every match.
  */
-type CalendarColumn = 'revoked' | 'starts_at' | 'expires_at' | 'grace_ends_at';
-type Columns = (column: CalendarColumn) => Expression<number | null>;
+type CalendarColumn = 'revoked' | 'expires_at';
+export type Columns = (column: CalendarColumn) => Expression<number | null>;
 
 export const visibleColumns: Columns = (column) => sql.ref<number | null>(`licences.${column}`);
-const hiddenColumns: Columns = (column) => sql<number | null>`+${sql.ref(`licences.${column}`)}`;
+export const hiddenColumns: Columns = (column) => sql<number | null>`+${sql.ref(`licences.${column}`)}`;
 
-function started(eb: Eb, c: Columns, now: number) {
-  return eb.or([eb(c('starts_at'), 'is', null), eb(c('starts_at'), '<=', now)]);
-}
-
-export function statusIs(eb: Eb, status: LicenceStatus, now: number, c: Columns = visibleColumns): Expression<SqlBool> {
-  const live = eb(c('revoked'), '=', 0);
-  switch (status) {
-    case 'REVOKED':
-      return eb(c('revoked'), '=', 1);
-    case 'PENDING':
-      return eb.and([live, eb(c('starts_at'), '>', now)]);
-    case 'ACTIVE':
-      return eb.and([live, started(eb, c, now), eb.or([eb(c('expires_at'), 'is', null), eb(c('expires_at'), '>', now)])]);
-    case 'GRACE':
-      return eb.and([live, started(eb, c, now), eb(c('expires_at'), '<=', now), eb(c('grace_ends_at'), '>', now)]);
-    case 'EXPIRED':
-      return eb.and([live, started(eb, c, now), eb(c('grace_ends_at'), '<=', now)]);
-  }
+/** Licences in one of `statuses`; `hidden` keeps the status index from serving the test. */
+export function statusIs(statuses: readonly LicenceStatus[], hidden = false): RawBuilder<SqlBool> {
+  const ranks = statuses.map((s) => STATUSES.indexOf(s));
+  const rank = hidden ? sql`+licences.status_rank` : sql`licences.status_rank`;
+  return ranks.length === 1 ? sql<SqlBool>`${rank} = ${ranks[0]}` : sql<SqlBool>`${rank} in (${sql.join(ranks)})`;
 }
 
 /** Window membership (DESIGN.md 4); every window but `archived` leaves archived licences out. */
@@ -79,9 +65,9 @@ export function windowIs(eb: Eb, window: Window, now: number, c: Columns = visib
     case 'all':
       return filed;
     case 'grace':
-      return eb.and([filed, statusIs(eb, 'GRACE', now, c)]);
+      return eb.and([filed, statusIs(['GRACE'])]);
     case 'expired':
-      return eb.and([filed, statusIs(eb, 'EXPIRED', now, c)]);
+      return eb.and([filed, statusIs(['EXPIRED'])]);
     case 'perpetual':
       return eb.and([filed, eb(c('expires_at'), 'is', null)]);
     default: {
@@ -96,7 +82,7 @@ export function windowIs(eb: Eb, window: Window, now: number, c: Columns = visib
   }
 }
 
-/** The status as a rank in the order PENDING, ACTIVE, GRACE, EXPIRED, REVOKED. */
+/** The status at `now` from the calendar columns, as a rank in STATUSES' order (what status_rank stores). */
 export function statusRank(now: number): RawBuilder<number> {
   return sql<number>`case
     when licences.revoked = 1 then 4
@@ -116,7 +102,7 @@ export function sortExpression(sort: SortKey, now: number): RawBuilder<unknown> 
       // Served by an index on lower(licensee): `apple` sorts beside `Apple`.
       return sql`lower(licences.licensee)`;
     case 'status':
-      return statusRank(now);
+      return sql`licences.status_rank`;
     case 'product':
       return sql`products.name`;
     case 'lastCheckedAt':
@@ -131,27 +117,15 @@ export function sortExpression(sort: SortKey, now: number): RawBuilder<unknown> 
 export function matches(filter: ListingFilter, now: number, c: Columns = visibleColumns) {
   return (eb: Eb): Expression<SqlBool> => {
     const conditions: Expression<SqlBool>[] = [windowIs(eb, filter.window, now, c)];
-    if (filter.status) conditions.push(eb.or(filter.status.map((s) => statusIs(eb, s, now, c))));
+    if (filter.status) conditions.push(statusIs(filter.status));
     if (filter.productId !== undefined) conditions.push(eb('licences.product_id', '=', filter.productId));
     if (filter.customerId !== undefined) conditions.push(eb('licences.customer_id', '=', filter.customerId));
-    if (filter.q) {
-      const pattern = substringPattern(filter.q);
-      const like = sql<SqlBool>`licences.search_text like ${pattern} escape '\\'`;
-      const text = filter.search?.trigrams ? eb.and([trigramsIn(filter.search.dialect, filter.search.trigrams), like]) : like;
-      conditions.push(
-        eb.or([
-          text,
-          eb(
-            'licences.product_id',
-            'in',
-            eb
-              .selectFrom('products')
-              .select('products.id')
-              .whereRef('products.org_id', '=', 'licences.org_id')
-              .where(sql<SqlBool>`lower(products.name) like ${pattern} escape '\\'`),
-          ),
-        ]),
-      );
+    const { search } = filter;
+    if (search) {
+      const like = sql<SqlBool>`licences.search_text like ${substringPattern(search.q)} escape '\\'`;
+      const text = search.trigrams ? eb.and([trigramsIn(search.dialect, search.trigrams), like]) : like;
+      // Product names were matched beforehand: a subquery here would keep PostgreSQL from the text's index.
+      conditions.push(search.productIds.length > 0 ? eb.or([text, eb('licences.product_id', 'in', search.productIds)]) : text);
     }
     return eb.and(conditions);
   };
@@ -186,7 +160,7 @@ const FILTER_FIRST_UP_TO = 100_000;
 
 export function readPlan(filter: ListingFilter, matching: number): ReadPlan {
   const narrowed =
-    filter.window !== 'all' || filter.status !== undefined || filter.q !== undefined || filter.productId !== undefined || filter.customerId !== undefined;
+    filter.window !== 'all' || filter.status !== undefined || filter.search !== undefined || filter.productId !== undefined || filter.customerId !== undefined;
   return narrowed && matching <= FILTER_FIRST_UP_TO ? 'filter-first' : 'walk-sort-index';
 }
 
@@ -218,6 +192,28 @@ export function orderedLids(t: Tenant, filter: ListingFilter, now: number, plan:
     .$if(after !== undefined, (q) => q.where(sql<SqlBool>`${afterPosition(key, filter, after!)}`))
     .orderBy(sql`${ordered(key, TEXT_SORTS.has(filter.sort))} ${direction}${nulls}`)
     .orderBy(sql`${ordered(lid, true)} ${direction}`);
+}
+
+/**
+ * `limit` lids from `offset` on, as orderedLids orders them. Several statuses walked together
+ * would leave the planner one index range per status and no order across them, so each status is
+ * walked on its own as far as the page reaches, and the walks merged.
+ */
+export function pageOfLids(t: Tenant, filter: ListingFilter, now: number, plan: ReadPlan, after: Position | undefined, limit: number, offset: number) {
+  const statuses = filter.status ?? [];
+  if (plan === 'filter-first' || statuses.length < 2) return orderedLids(t, filter, now, plan, after).limit(limit).offset(offset);
+  const walks = statuses.map((status, i) =>
+    t.db.selectFrom(orderedLids(t, { ...filter, status: [status] }, now, plan, after).limit(offset + limit).as(`s${i}`)).select(['lid', 'sort_key']),
+  );
+  const merged = walks.slice(1).reduce((union, walk) => union.unionAll(walk), walks[0]!);
+  const direction = sql.raw(filter.asc ? 'asc' : 'desc');
+  return t.db
+    .selectFrom(merged.as('merged'))
+    .select(['merged.lid', 'merged.sort_key'])
+    .orderBy(sql`merged.sort_key ${direction}${sql.raw(NULLABLE_SORTS.has(filter.sort) ? ' nulls last' : '')}`)
+    .orderBy(sql`merged.lid ${direction}`)
+    .limit(limit)
+    .offset(offset);
 }
 
 /** A row's place in a sorted listing: its sort key and lid (the keyset cursor's content). */

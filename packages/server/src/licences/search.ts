@@ -1,3 +1,5 @@
+import { sql, type SqlBool } from 'kysely';
+import { substringPattern, type DialectName } from '../db/database.js';
 import type { Tenant } from '../db/tenant.js';
 
 /*
@@ -10,8 +12,14 @@ import type { Tenant } from '../db/tenant.js';
  * narrow much and the licences are scanned.
  */
 
-/** The trigrams to ask the index for; null to scan. */
-export type SearchPlan = { trigrams: string[] | null };
+export interface Search {
+  q: string;
+  dialect: DialectName;
+  /** The trigrams to ask the index for; null to scan. */
+  trigrams: string[] | null;
+  /** The products whose name holds `q`: all their licences match. */
+  productIds: number[];
+}
 
 const SAMPLE_SIZE = 2000;
 const SAMPLE_TTL_MS = 10 * 60_000;
@@ -35,13 +43,22 @@ async function sampleOf(t: Tenant): Promise<string[]> {
   return texts;
 }
 
-export async function planSearch(t: Tenant, q: string): Promise<SearchPlan> {
+export async function planSearch(t: Tenant, dialect: DialectName, q: string): Promise<Search> {
+  const products = await t
+    .selectFrom('products')
+    .select('products.id')
+    .where(sql<SqlBool>`lower(products.name) like ${substringPattern(q)} escape '\\'`)
+    .execute();
+  return { q, dialect, trigrams: await rarestTrigrams(t, q), productIds: products.map((p) => Number(p.id)) };
+}
+
+async function rarestTrigrams(t: Tenant, q: string): Promise<string[] | null> {
   const trigrams = trigramsOf(q);
-  if (trigrams.length === 0) return { trigrams: null };
+  if (trigrams.length === 0) return null;
   const texts = await sampleOf(t);
   const ranked = trigrams
     .map((trigram) => ({ trigram, in: texts.reduce((n, text) => (text.includes(trigram) ? n + 1 : n), 0) }))
     .sort((a, b) => a.in - b.in);
-  if (ranked[0]!.in > SCAN_ABOVE * texts.length) return { trigrams: null };
-  return { trigrams: ranked.slice(0, 2).map((r) => r.trigram) };
+  if (ranked[0]!.in > SCAN_ABOVE * texts.length) return null;
+  return ranked.slice(0, 2).map((r) => r.trigram);
 }

@@ -24,7 +24,7 @@ import {
   type LicenceRow,
 } from './repo.js';
 import type { IssueBody, ReleaseBody, RenewBody } from './schemas.js';
-import { countingLicences, tallyChange, talliesWithin } from './tallies.js';
+import { countingLicences, holdClock, tallyChange, talliesWithin } from './tallies.js';
 import { countsAgainstPlan, graceEnd, licenceStatus, type LicenceStatus } from './status.js';
 import { extendedTerm, mergeFingerprints, resolveParams, termDate, termFrom, validityMonths, type TermDates } from './terms.js';
 
@@ -202,6 +202,7 @@ export async function issueLicence(ctx: Ctx, keyring: Keyring, input: IssueInput
             // The name was signed before the transaction: a concurrent issue created this customer
             // under another name, which the next round finds and signs.
             if (owner.name !== customer.name) throw new CustomerMoved();
+            const ranked = await tallyChange(ctx.database, t, ctx.now, null, { archived: 0, product_id: product.id, licence_type: licenceType, revoked: 0, ...termColumns(term) });
             const row = await t
               .insertInto('licences', {
                 lid,
@@ -225,10 +226,10 @@ export async function issueLicence(ctx: Ctx, keyring: Keyring, input: IssueInput
                 rebind_count: 0,
                 notes: input.notes ?? null,
                 search_text: searchText({ licensee: owner.name, email: owner.email, lid, notes: input.notes ?? null }),
+                ...ranked,
               })
               .returning('id')
               .executeTakeFirstOrThrow();
-            await tallyChange(ctx.database, t, ctx.now, null, { archived: 0, licence_type: licenceType, revoked: 0, ...termColumns(term) });
             for (const fingerprint of fingerprints) {
               await t
                 .insertInto('machine_bindings', {
@@ -302,6 +303,7 @@ export async function renewLicence(ctx: Ctx, keyring: Keyring, lid: string, inpu
         return await inTransaction(
           ctx,
           async (t) => {
+            await holdClock(ctx.database, t, ctx.now);
             const fresh = await lockLicenceRow(ctx.database.dialect, t, lid);
             if (fresh.term_version !== current.term_version) throw new TermMoved();
             if (fresh.archived === 1) throw badRequest('an archived licence cannot be renewed: restore it first');
@@ -322,12 +324,12 @@ export async function renewLicence(ctx: Ctx, keyring: Keyring, lid: string, inpu
                 superseded_at: ctx.now,
               })
               .execute();
+            const ranked = await tallyChange(ctx.database, t, ctx.now, fresh, { ...fresh, ...termColumns(term) });
             await t
               .updateTable('licences')
-              .set({ ...termColumns(term), term_version: fresh.term_version + 1, issued_by: ctx.actor.name, renewed_at: ctx.now })
+              .set({ ...termColumns(term), term_version: fresh.term_version + 1, issued_by: ctx.actor.name, renewed_at: ctx.now, ...ranked })
               .where('id', '=', fresh.id)
               .execute();
-            await tallyChange(ctx.database, t, ctx.now, fresh, { ...fresh, ...termColumns(term) });
             await recordAudit(t, ctx.actor.name, ctx.now, {
               action: 'licence.renewed',
               subjectType: 'licence',
@@ -364,12 +366,13 @@ async function changeLicence(
   return inTransaction(
     ctx,
     async (t) => {
+      await holdClock(ctx.database, t, ctx.now);
       const row = await lockLicenceRow(ctx.database.dialect, t, lid);
       const { set, action, summary, details, plan } = change(row);
       const updated = { ...row, ...set };
       if (plan) await enforcePlan(ctx, t, statusOf(row, ctx.now), statusOf(updated, ctx.now));
-      await t.updateTable('licences').set(set).where('id', '=', row.id).execute();
-      await tallyChange(ctx.database, t, ctx.now, row, updated);
+      const ranked = await tallyChange(ctx.database, t, ctx.now, row, updated);
+      await t.updateTable('licences').set({ ...set, ...ranked }).where('id', '=', row.id).execute();
       await recordAudit(t, ctx.actor.name, ctx.now, { action, subjectType: 'licence', subjectId: lid, lid, summary, details: details ?? null });
       return answer(t, lid, ctx.now);
     },

@@ -23,23 +23,25 @@ import type { LicenceStatus } from './status.js';
 
 export interface TallyKey {
   archived: number;
+  productId: number;
   licenceType: string;
   perpetual: number;
   status: LicenceStatus;
 }
 
-type Source = Pick<LicenceRow, 'archived' | 'licence_type' | 'revoked' | 'starts_at' | 'expires_at' | 'grace_days'>;
+type Source = Pick<LicenceRow, 'archived' | 'product_id' | 'licence_type' | 'revoked' | 'starts_at' | 'expires_at' | 'grace_days'>;
 
 const keyAt = (row: Source, at: number): TallyKey => ({
   archived: Number(row.archived),
+  productId: Number(row.product_id),
   licenceType: row.licence_type,
   perpetual: row.expires_at === null ? 1 : 0,
   status: statusOf(row, at),
 });
-const keyId = (k: TallyKey) => `${k.archived}|${k.licenceType}|${k.perpetual}|${k.status}`;
+const keyId = (k: TallyKey) => `${k.archived}|${k.productId}|${k.licenceType}|${k.perpetual}|${k.status}`;
 
 /** Counts per key, with the changes to make or the totals read. */
-class Counts {
+export class Counts {
   readonly byId = new Map<string, { key: TallyKey; n: number }>();
   add(key: TallyKey, n: number) {
     const id = keyId(key);
@@ -54,9 +56,6 @@ class Counts {
   }
 }
 
-/** A read more than this many calendar crossings behind, or a day behind, moves the clock on. */
-const ADVANCE_AFTER_CROSSINGS = 100;
-const ADVANCE_AFTER_MS = 86_400_000;
 
 /**
  * The organisation's licences whose status may differ between the instants `a` and `b` (either
@@ -69,6 +68,7 @@ function crossings(t: Tenant, low: number | Operand, high: number | Operand) {
       .select([
         'licences.id',
         'licences.archived',
+        'licences.product_id',
         'licences.licence_type',
         'licences.revoked',
         'licences.starts_at',
@@ -112,6 +112,7 @@ async function read(t: Tenant, now: number): Promise<Reading | null> {
     .select([
       sql<number | null>`null`.as('id'),
       sql<number | null>`licence_tallies.archived`.as('archived'),
+      sql<number | null>`licence_tallies.product_id`.as('product_id'),
       sql<string | null>`licence_tallies.licence_type`.as('licence_type'),
       sql<number | null>`null`.as('revoked'),
       sql<number | null>`null`.as('starts_at'),
@@ -129,7 +130,7 @@ async function read(t: Tenant, now: number): Promise<Reading | null> {
   const counts = new Counts();
   for (const r of rows) {
     if (r.as_of !== null && r.status !== null) {
-      counts.add({ archived: Number(r.archived), licenceType: r.licence_type!, perpetual: Number(r.perpetual), status: r.status as LicenceStatus }, Number(r.n));
+      counts.add({ archived: Number(r.archived), productId: Number(r.product_id), licenceType: r.licence_type!, perpetual: Number(r.perpetual), status: r.status as LicenceStatus }, Number(r.n));
     }
   }
   const moved = new Map(rows.filter((r) => r.as_of === null).map((r) => [r.id, r as unknown as Source]));
@@ -145,28 +146,35 @@ async function apply(t: Tenant, changes: Counts) {
   const rows = [...changes.byId.entries()].filter(([, c]) => c.n !== 0).sort(([a], [b]) => (a < b ? -1 : 1));
   for (const [, { key, n }] of rows) {
     await t
-      .insertInto('licence_tallies', { archived: key.archived, licence_type: key.licenceType, perpetual: key.perpetual, status: key.status, n })
-      .onConflict((oc) => oc.columns(['org_id', 'archived', 'licence_type', 'perpetual', 'status']).doUpdateSet({ n: sql`licence_tallies.n + excluded.n` }))
+      .insertInto('licence_tallies', { archived: key.archived, product_id: key.productId, licence_type: key.licenceType, perpetual: key.perpetual, status: key.status, n })
+      .onConflict((oc) => oc.columns(['org_id', 'archived', 'product_id', 'licence_type', 'perpetual', 'status']).doUpdateSet({ n: sql`licence_tallies.n + excluded.n` }))
       .execute();
   }
 }
 
-/** Counts every licence of the organisation at `now` into fresh tallies. */
+/** Judges every licence of the organisation at `now`, into its stored rank and fresh tallies. */
 async function recount(t: Tenant, now: number) {
+  // Only the ranks that are wrong: rewriting a million rows and their indexes takes minutes.
+  await t
+    .updateTable('licences')
+    .set({ status_rank: statusRank(now) })
+    .where((eb) => eb.or([eb('licences.status_rank', 'is', null), eb('licences.status_rank', '<>', statusRank(now))]))
+    .execute();
   const rows = await t
     .selectFrom('licences')
     .select([
       'licences.archived',
+      'licences.product_id',
       'licences.licence_type',
       sql<number>`case when licences.expires_at is null then 1 else 0 end`.as('perpetual'),
       statusRank(now).as('rank'),
       (eb) => eb.fn.countAll<number>().as('n'),
     ])
-    .groupBy([sql`1`, sql`2`, sql`3`, sql`4`])
+    .groupBy([sql`1`, sql`2`, sql`3`, sql`4`, sql`5`])
     .execute();
   const counts = new Counts();
   for (const r of rows) {
-    counts.add({ archived: Number(r.archived), licenceType: r.licence_type, perpetual: Number(r.perpetual), status: STATUSES[Number(r.rank)]! }, Number(r.n));
+    counts.add({ archived: Number(r.archived), productId: Number(r.product_id), licenceType: r.licence_type, perpetual: Number(r.perpetual), status: STATUSES[Number(r.rank)]! }, Number(r.n));
   }
   await t.deleteFrom('licence_tallies').execute();
   await apply(t, counts);
@@ -174,40 +182,45 @@ async function recount(t: Tenant, now: number) {
 
 /**
  * Inside a writing transaction: the clock, held shared until the transaction ends. An
- * organisation without one is counted now (`recounted`: the count already holds this
- * transaction's own writes).
+ * organisation without one is counted now. A transaction that writes a licence takes it before
+ * the licence's row: moving the clock on takes the clock, then rows.
  */
-async function holdClock(database: Pick<Database, 'dialect'>, t: Tenant, now: number): Promise<{ asOf: number; recounted: boolean }> {
+export async function holdClock(database: Pick<Database, 'dialect'>, t: Tenant, now: number): Promise<number> {
   const held = async () =>
     (await t.selectFrom('licence_tally_clocks').select('as_of').$if(database.dialect === 'postgres', (q) => q.forShare()).executeTakeFirst())?.as_of;
   const asOf = await held();
-  if (asOf !== undefined) return { asOf: Number(asOf), recounted: false };
+  if (asOf !== undefined) return Number(asOf);
   const created = await t
     .insertInto('licence_tally_clocks', { as_of: now })
     .onConflict((oc) => oc.column('org_id').doNothing())
     .returning('as_of')
     .executeTakeFirst();
-  if (created) {
-    await recount(t, now);
-    return { asOf: now, recounted: true };
-  }
-  return { asOf: Number(await held()), recounted: false };
+  if (!created) return Number(await held());
+  await recount(t, now);
+  return now;
 }
 
-const TALLIED_COLUMNS = ['archived', 'licence_type', 'revoked', 'starts_at', 'expires_at', 'grace_days'] as const;
+const TALLIED_COLUMNS = ['archived', 'product_id', 'licence_type', 'revoked', 'starts_at', 'expires_at', 'grace_days'] as const;
 
 /**
- * Inside the transaction that writes a licence: moves the tallies from its old row (null for a
- * new licence) to its new one.
+ * Inside the transaction that writes a licence, before the write: moves the tallies from its old
+ * row (null for a new licence) to its new one, and gives the stored rank the write must carry.
  */
-export async function tallyChange(database: Pick<Database, 'dialect'>, t: Tenant, now: number, before: Source | null, after: Source) {
-  if (before && TALLIED_COLUMNS.every((c) => before[c] === after[c])) return;
-  const { asOf, recounted } = await holdClock(database, t, now);
-  if (recounted) return;
+export async function tallyChange(
+  database: Pick<Database, 'dialect'>,
+  t: Tenant,
+  now: number,
+  before: Source | null,
+  after: Source,
+): Promise<{ status_rank?: number }> {
+  if (before && TALLIED_COLUMNS.every((c) => before[c] === after[c])) return {};
+  const asOf = await holdClock(database, t, now);
   const changes = new Counts();
   if (before) changes.add(keyAt(before, asOf), -1);
-  changes.add(keyAt(after, asOf), 1);
+  const key = keyAt(after, asOf);
+  changes.add(key, 1);
   await apply(t, changes);
+  return { status_rank: STATUSES.indexOf(key.status) };
 }
 
 /** Moves the clock to `now`, folding in what the calendar changed since. */
@@ -219,11 +232,20 @@ async function advance(database: Database, orgId: number, now: number) {
     const asOf = Number(clock.as_of);
     const moved = new Map((await crossings(t, Math.min(asOf, now), Math.max(asOf, now)).execute()).map((r) => [r.id, r]));
     const changes = new Counts();
+    const reranked = new Map<number, number[]>();
     for (const row of moved.values()) {
-      changes.add(keyAt(row, asOf), -1);
-      changes.add(keyAt(row, now), 1);
+      const [from, to] = [keyAt(row, asOf), keyAt(row, now)];
+      changes.add(from, -1);
+      changes.add(to, 1);
+      if (from.status !== to.status) {
+        const rank = STATUSES.indexOf(to.status);
+        reranked.set(rank, [...(reranked.get(rank) ?? []), Number(row.id)]);
+      }
     }
     await apply(t, changes);
+    for (const [rank, ids] of [...reranked].sort(([a], [b]) => a - b)) {
+      await t.updateTable('licences').set({ status_rank: rank }).where('licences.id', 'in', ids).execute();
+    }
     await t.updateTable('licence_tally_clocks').set({ as_of: now }).execute();
   });
 }
@@ -235,9 +257,8 @@ export async function tallies(ctx: Pick<Ctx, 'database' | 'org' | 'tenant' | 'no
     await transaction(ctx.database, (trx) => holdClock(ctx.database, tenant(trx, ctx.org.id), ctx.now));
     reading = (await read(ctx.tenant, ctx.now))!;
   }
-  if (reading.crossed > ADVANCE_AFTER_CROSSINGS || Math.abs(ctx.now - reading.asOf) > ADVANCE_AFTER_MS) {
-    await advance(ctx.database, ctx.org.id, ctx.now);
-  }
+  // Listings judge status by the stored rank, so it must hold at the request's instant.
+  if (reading.crossed > 0) await advance(ctx.database, ctx.org.id, ctx.now);
   return reading.counts;
 }
 
@@ -259,14 +280,18 @@ const WINDOW_KEYS: Partial<Record<Window, (k: TallyKey) => boolean>> = {
   perpetual: (k) => k.archived === 0 && k.perpetual === 1,
 };
 
-/** How many licences match a listing filter: from the tallies where they can say, else counted. */
-export async function countListing(ctx: Ctx, filter: ListingFilter): Promise<number> {
+/** Which keys a listing filter holds; null when the filter asks what the tallies do not keep. */
+export function talliedFilter(filter: ListingFilter): ((key: TallyKey) => boolean) | null {
   const inWindow = WINDOW_KEYS[filter.window];
-  if (!inWindow || filter.q !== undefined || filter.productId !== undefined || filter.customerId !== undefined) {
-    return countMatching(ctx.tenant, filter, ctx.now);
-  }
+  if (!inWindow || filter.search !== undefined || filter.customerId !== undefined) return null;
   const statuses = filter.status && new Set(filter.status);
-  return (await tallies(ctx)).sum((k) => inWindow(k) && (!statuses || statuses.has(k.status)));
+  return (k) => inWindow(k) && (!statuses || statuses.has(k.status)) && (filter.productId === undefined || k.productId === filter.productId);
+}
+
+/** How many licences match a listing filter: from the tallies (just read) where they can say, else counted. */
+export async function countListing(ctx: Ctx, filter: ListingFilter, counts: Counts): Promise<number> {
+  const holds = talliedFilter(filter);
+  return holds ? counts.sum(holds) : countMatching(ctx.tenant, filter, ctx.now);
 }
 
 const EXPIRING = ['7d', '30d', '90d'] as const;
@@ -286,4 +311,15 @@ export async function countExpiring(t: Tenant, now: number): Promise<Record<(typ
 export async function countWindows(ctx: Ctx): Promise<Record<Window, number>> {
   const [counts, expiring] = await Promise.all([tallies(ctx), countExpiring(ctx.tenant, ctx.now)]);
   return Object.fromEntries(WINDOWS.map((w) => [w, WINDOW_KEYS[w] ? counts.sum(WINDOW_KEYS[w]) : expiring[w as keyof typeof expiring]])) as Record<Window, number>;
+}
+
+/** Counts each organisation that has no clock yet (it existed before the tallies), before any request must. */
+export async function countUncounted(database: Database): Promise<void> {
+  const uncounted = await database.db
+    .selectFrom('organisations')
+    .leftJoin('licence_tally_clocks', 'licence_tally_clocks.org_id', 'organisations.id')
+    .where('licence_tally_clocks.org_id', 'is', null)
+    .select('organisations.id')
+    .execute();
+  for (const { id } of uncounted) await transaction(database, (trx) => holdClock(database, tenant(trx, Number(id)), Date.now()));
 }

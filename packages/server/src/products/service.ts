@@ -195,6 +195,8 @@ export async function deleteProduct(ctx: Ctx, id: number): Promise<void> {
     const { product } = await loadProduct(t, id);
     if ((await licenceCount(t, id)) > 0) throw conflict('the product has licences: it cannot be deleted');
     await t.deleteFrom('product_keys').where('product_id', '=', id).execute();
+    // With no licences, its tallies are all zeros.
+    await t.deleteFrom('licence_tallies').where('product_id', '=', id).execute();
     await t.deleteFrom('products').where('id', '=', id).execute();
     await recordAudit(t, ctx.actor.name, ctx.now, {
       action: 'product.deleted',

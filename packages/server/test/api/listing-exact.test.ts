@@ -8,12 +8,14 @@ const DAY = 86_400_000;
 const STATUSES = ['PENDING', 'ACTIVE', 'GRACE', 'EXPIRED', 'REVOKED'] as const;
 let h: Harness;
 let productId: number;
+let otherId: number;
 // A token: a session would expire when the clock jumps a month.
 let call: Harness['admin'];
 
 beforeAll(async () => {
   h = await startHarness();
   productId = (await h.admin('POST', '/products', { productKey: 'exact', name: 'Exact App', defaultGraceDays: 5 })).data.id;
+  otherId = (await h.admin('POST', '/products', { productKey: 'zinc', name: 'Zinc Tool', defaultGraceDays: 5 })).data.id;
   call = h.as({ token: await h.createToken(['licenses:write', 'analytics:read']) });
 });
 afterAll(() => h?.close());
@@ -39,16 +41,51 @@ async function counts() {
   expect((await get('/licenses/page?window=expired&limit=1')).total).toBe(windows.expired);
   expect((await get('/licenses/page?window=archived&limit=1')).total).toBe(windows.archived);
   // And with the truth: the statuses of the listed licences themselves, judged one by one.
-  const listed: Array<{ status: string; expiresAt: string | null }> = [];
-  for (let cursor: string | null = ''; cursor !== null; ) {
-    const page = await get(`/licenses/page?limit=500${cursor ? `&cursor=${cursor}` : ''}`);
-    listed.push(...page.items);
-    cursor = page.nextCursor;
-  }
+  const listed = await listAll('sort=issuedAt', 500);
   expect(byStatus).toEqual(Object.fromEntries(STATUSES.map((s) => [s, listed.filter((l) => l.status === s).length])));
   expect(windows.perpetual).toBe(listed.filter((l) => l.expiresAt === null).length);
   expect(metrics.plan.used).toBe(byStatus.ACTIVE + byStatus.GRACE);
+  for (const status of STATUSES) {
+    const found = (await listAll(`status=${status}`, 500)).map((l) => l.lid).sort();
+    expect(found, status).toEqual(listed.filter((l) => l.status === status).map((l) => l.lid).sort());
+  }
+  for (const id of [productId, otherId]) {
+    expect((await get(`/licenses/page?productId=${id}&limit=1`)).total).toBe(listed.filter((l) => l.productId === id).length);
+  }
+  // The status and product sorts are read group by group, skipping whole groups by their kept counts.
+  const keys = { status: (l: Listed) => STATUSES.indexOf(l.status), product: (l: Listed) => l.productName };
+  for (const [sort, key] of Object.entries(keys)) {
+    for (const asc of [true, false]) {
+      const direction = asc ? 1 : -1;
+      const expected = [...listed]
+        .sort((a, b) => direction * (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : a.lid < b.lid ? -1 : 1))
+        .map((l) => l.lid);
+      expect((await listAll(`sort=${sort}&asc=${asc}`, 25)).map((l) => l.lid), `${sort} ${asc}`).toEqual(expected);
+      const middle = Math.floor(expected.length / 2);
+      const paged = await get(`/licenses/page?sort=${sort}&asc=${asc}&limit=10&offset=${middle}`);
+      expect(paged.items.map((l: Listed) => l.lid)).toEqual(expected.slice(middle, middle + 10));
+    }
+  }
   return { all, byStatus, windows };
+}
+
+interface Listed {
+  lid: string;
+  status: (typeof STATUSES)[number];
+  expiresAt: string | null;
+  productId: number;
+  productName: string;
+}
+
+/** A whole listing, followed page by page through its cursors. */
+async function listAll(query: string, limit: number): Promise<Listed[]> {
+  const items: Listed[] = [];
+  for (let cursor: string | null = ''; cursor !== null; ) {
+    const page = await get(`/licenses/page?${query}&limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`);
+    items.push(...page.items);
+    cursor = page.nextCursor;
+  }
+  return items;
 }
 
 const post = async (url: string, body: unknown = {}) => {
@@ -104,7 +141,9 @@ describe('counts stay exact', () => {
   it('under concurrent writes, and as the clock moves forward past many boundaries and back again', async () => {
     const before = await counts();
     const issued = await Promise.all(
-      Array.from({ length: 120 }, (_, i) => post('/licenses', { productId, licensee: `Crowd ${i}`, validityMonths: [1, 1, 12, 0][i % 4] })),
+      Array.from({ length: 120 }, (_, i) =>
+        post('/licenses', { productId: i % 3 ? productId : otherId, licensee: `Crowd ${i}`, validityMonths: [1, 1, 12, 0][i % 4] }),
+      ),
     );
     // Revocations, renewals and more issues side by side.
     await Promise.all([

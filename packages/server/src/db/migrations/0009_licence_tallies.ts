@@ -20,12 +20,15 @@ export function licenceTallies(): Migration {
         .createTable('licence_tallies')
         .addColumn('org_id', 'bigint', (c) => c.notNull().references('organisations.id'))
         .addColumn('archived', 'integer', notNull)
+        .addColumn('product_id', 'bigint', (c) => c.notNull().references('products.id'))
         .addColumn('licence_type', 'text', notNull)
         .addColumn('perpetual', 'integer', notNull)
         .addColumn('status', 'text', notNull)
         .addColumn('n', 'bigint', notNull)
-        .addPrimaryKeyConstraint('licence_tallies_pk', ['org_id', 'archived', 'licence_type', 'perpetual', 'status'])
+        .addPrimaryKeyConstraint('licence_tallies_pk', ['org_id', 'archived', 'product_id', 'licence_type', 'perpetual', 'status'])
         .execute();
+      // Each licence's status at the clock's instant, judged on write and as the clock moves.
+      await db.schema.alterTable('licences').addColumn('status_rank', 'integer').execute();
       await db.schema
         .createIndex('licences_starts')
         .on('licences')
