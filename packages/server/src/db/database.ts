@@ -182,12 +182,14 @@ export async function lockRow(
 
 /**
  * Serialises writers on a name rather than a row (PostgreSQL advisory lock, released at the end
- * of the transaction), for work that has no row to lock yet, such as creating a customer.
- * On SQLite the transaction already holds the database's write lock.
+ * of the transaction), for work that has no row to lock yet, such as creating a customer; `shared`
+ * holders only keep out an exclusive one. On SQLite the transaction already holds the database's
+ * write lock.
  */
-export async function lockName(database: Pick<Database, 'dialect'>, trx: Db, name: string): Promise<void> {
+export async function lockName(database: Pick<Database, 'dialect'>, trx: Db, name: string, mode: 'exclusive' | 'shared' = 'exclusive'): Promise<void> {
   if (database.dialect !== 'postgres') return;
-  await sql`select pg_advisory_xact_lock(hashtextextended(${name}, 0))`.execute(trx);
+  const lock = sql.raw(mode === 'shared' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock');
+  await sql`select ${lock}(hashtextextended(${name}, 0))`.execute(trx);
 }
 
 /** True when the error is a unique-constraint violation on either dialect. */

@@ -49,6 +49,8 @@ const planLock = (ctx: Ctx) => ({ lockOrganisation: ctx.org.planLimit !== null }
 /** Refuses a change that would make one more licence use capacity on a full plan (DESIGN.md 3). */
 async function enforcePlan(ctx: Ctx, t: Tenant, before: LicenceStatus | null, after: LicenceStatus) {
   if (!countsAgainstPlan(after) || (before !== null && countsAgainstPlan(before))) return;
+  // Without a limit when the request began there is no organisation lock (planLock) to read under.
+  if (ctx.org.planLimit === null) return;
   const org = await t.db.selectFrom('organisations').select('plan_limit').where('id', '=', ctx.org.id).executeTakeFirstOrThrow();
   if (org.plan_limit === null) return;
   if (countingLicences(await talliesWithin(ctx.database, t, ctx.now)) >= org.plan_limit) {
@@ -202,7 +204,7 @@ export async function issueLicence(ctx: Ctx, keyring: Keyring, input: IssueInput
             // The name was signed before the transaction: a concurrent issue created this customer
             // under another name, which the next round finds and signs.
             if (owner.name !== customer.name) throw new CustomerMoved();
-            const ranked = await tallyChange(ctx.database, t, ctx.now, null, { archived: 0, product_id: product.id, licence_type: licenceType, revoked: 0, ...termColumns(term) });
+            const tally = await tallyChange(ctx.database, t, ctx.now, null, { archived: 0, product_id: product.id, licence_type: licenceType, revoked: 0, ...termColumns(term) });
             const row = await t
               .insertInto('licences', {
                 lid,
@@ -226,7 +228,7 @@ export async function issueLicence(ctx: Ctx, keyring: Keyring, input: IssueInput
                 rebind_count: 0,
                 notes: input.notes ?? null,
                 search_text: searchText({ licensee: owner.name, email: owner.email, lid, notes: input.notes ?? null }),
-                ...ranked,
+                ...tally.columns,
               })
               .returning('id')
               .executeTakeFirstOrThrow();
@@ -255,6 +257,7 @@ export async function issueLicence(ctx: Ctx, keyring: Keyring, input: IssueInput
             });
             const body = await answer(t, lid, ctx.now);
             await rememberAnswer(t, idem, ctx.now, 201, body);
+            await tally.record();
             return body;
           },
           planLock(ctx),
@@ -324,10 +327,10 @@ export async function renewLicence(ctx: Ctx, keyring: Keyring, lid: string, inpu
                 superseded_at: ctx.now,
               })
               .execute();
-            const ranked = await tallyChange(ctx.database, t, ctx.now, fresh, { ...fresh, ...termColumns(term) });
+            const tally = await tallyChange(ctx.database, t, ctx.now, fresh, { ...fresh, ...termColumns(term) });
             await t
               .updateTable('licences')
-              .set({ ...termColumns(term), term_version: fresh.term_version + 1, issued_by: ctx.actor.name, renewed_at: ctx.now, ...ranked })
+              .set({ ...termColumns(term), term_version: fresh.term_version + 1, issued_by: ctx.actor.name, renewed_at: ctx.now, ...tally.columns })
               .where('id', '=', fresh.id)
               .execute();
             await recordAudit(t, ctx.actor.name, ctx.now, {
@@ -340,6 +343,7 @@ export async function renewLicence(ctx: Ctx, keyring: Keyring, lid: string, inpu
             });
             const body = await answer(t, lid, ctx.now);
             await rememberAnswer(t, idem, ctx.now, 200, body);
+            await tally.record();
             return body;
           },
           planLock(ctx),
@@ -371,10 +375,12 @@ async function changeLicence(
       const { set, action, summary, details, plan } = change(row);
       const updated = { ...row, ...set };
       if (plan) await enforcePlan(ctx, t, statusOf(row, ctx.now), statusOf(updated, ctx.now));
-      const ranked = await tallyChange(ctx.database, t, ctx.now, row, updated);
-      await t.updateTable('licences').set({ ...set, ...ranked }).where('id', '=', row.id).execute();
+      const tally = await tallyChange(ctx.database, t, ctx.now, row, updated);
+      await t.updateTable('licences').set({ ...set, ...tally.columns }).where('id', '=', row.id).execute();
       await recordAudit(t, ctx.actor.name, ctx.now, { action, subjectType: 'licence', subjectId: lid, lid, summary, details: details ?? null });
-      return answer(t, lid, ctx.now);
+      const body = await answer(t, lid, ctx.now);
+      await tally.record();
+      return body;
     },
     planLock(ctx),
   );

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { transaction, type Database } from '../db/database.js';
+import { lockName, transaction, type Database } from '../db/database.js';
 import { tenant, type Tenant } from '../db/tenant.js';
 import type { Ctx } from '../http/context.js';
 import { countMatching, statusRank, STATUSES, windowIs, WINDOWS, type ListingFilter, type Window } from './listing.js';
@@ -9,16 +9,18 @@ import type { LicenceStatus } from './status.js';
 /*
  * Exact licence totals without counting a million rows per request (issue 15).
  *
- * `licence_tallies` holds, per organisation, how many licences had each key (archived, type,
- * perpetual, status) at one instant, the clock's `as_of`. Every write that changes a licence's
- * key moves the tallies in its own transaction, judging the status at `as_of`, not now. A read
- * adds what the calendar did since: only licences with a start, an expiry or a grace end between
- * `as_of` and now can have changed status, and three index ranges find them. So a total is
- * never recounted and never stale, and the status rules stay those of status.ts.
+ * `licence_tallies` holds, per organisation, how many licences had each key (archived, product,
+ * type, perpetual, status) at one instant, the clock's `as_of`, and each licence stores its status
+ * at that instant (`status_rank`). Every write that changes a licence's key moves the tallies in
+ * its own transaction, judging the status at `as_of`, not now. A read adds what the calendar did
+ * since: only licences with a start, an expiry or a grace end between `as_of` and now can have
+ * changed status, and three index ranges find them. So a total is never recounted and never
+ * stale, and the status rules stay those of status.ts.
  *
- * The clock moves forward when a read finds many such licences or a day has passed, under the
- * clock row's lock; writers hold that lock shared (PostgreSQL; SQLite has one writer), so no
- * write judges its key at an instant the tallies have left.
+ * A read that finds any such licence moves the clock to its own instant, re-ranking them, so
+ * after a read every stored rank is the status now and listings can filter and sort by it. The
+ * clock moves under its lock; writers hold that lock shared (PostgreSQL; SQLite has one writer),
+ * so no write judges its key at an instant the tallies have left.
  */
 
 export interface TallyKey {
@@ -180,14 +182,17 @@ async function recount(t: Tenant, now: number) {
   await apply(t, counts);
 }
 
+/** The clock's lock (PostgreSQL advisory: a row lock held shared by many writers is costly). */
+const clockLock = (orgId: number) => `licence tally clock ${orgId}`;
+
 /**
  * Inside a writing transaction: the clock, held shared until the transaction ends. An
  * organisation without one is counted now. A transaction that writes a licence takes it before
  * the licence's row: moving the clock on takes the clock, then rows.
  */
 export async function holdClock(database: Pick<Database, 'dialect'>, t: Tenant, now: number): Promise<number> {
-  const held = async () =>
-    (await t.selectFrom('licence_tally_clocks').select('as_of').$if(database.dialect === 'postgres', (q) => q.forShare()).executeTakeFirst())?.as_of;
+  await lockName(database, t.db, clockLock(t.orgId), 'shared');
+  const held = async () => (await t.selectFrom('licence_tally_clocks').select('as_of').executeTakeFirst())?.as_of;
   const asOf = await held();
   if (asOf !== undefined) return Number(asOf);
   const created = await t
@@ -202,32 +207,36 @@ export async function holdClock(database: Pick<Database, 'dialect'>, t: Tenant, 
 
 const TALLIED_COLUMNS = ['archived', 'product_id', 'licence_type', 'revoked', 'starts_at', 'expires_at', 'grace_days'] as const;
 
+export interface TallyChange {
+  /** What the licence's write must carry: its stored rank. */
+  columns: { status_rank?: number };
+  /**
+   * Moves the tallies. Last in the transaction: concurrent writes of one kind of licence update
+   * the same tally row, which each holds until it commits.
+   */
+  record: () => Promise<void>;
+}
+
 /**
- * Inside the transaction that writes a licence, before the write: moves the tallies from its old
- * row (null for a new licence) to its new one, and gives the stored rank the write must carry.
+ * Inside the transaction that writes a licence, before the write: how the licence's old row
+ * (null for a new licence) and its new one change the tallies.
  */
-export async function tallyChange(
-  database: Pick<Database, 'dialect'>,
-  t: Tenant,
-  now: number,
-  before: Source | null,
-  after: Source,
-): Promise<{ status_rank?: number }> {
-  if (before && TALLIED_COLUMNS.every((c) => before[c] === after[c])) return {};
+export async function tallyChange(database: Pick<Database, 'dialect'>, t: Tenant, now: number, before: Source | null, after: Source): Promise<TallyChange> {
+  if (before && TALLIED_COLUMNS.every((c) => before[c] === after[c])) return { columns: {}, record: async () => {} };
   const asOf = await holdClock(database, t, now);
   const changes = new Counts();
   if (before) changes.add(keyAt(before, asOf), -1);
   const key = keyAt(after, asOf);
   changes.add(key, 1);
-  await apply(t, changes);
-  return { status_rank: STATUSES.indexOf(key.status) };
+  return { columns: { status_rank: STATUSES.indexOf(key.status) }, record: () => apply(t, changes) };
 }
 
 /** Moves the clock to `now`, folding in what the calendar changed since. */
 async function advance(database: Database, orgId: number, now: number) {
   await transaction(database, async (trx) => {
     const t = tenant(trx, orgId);
-    const clock = await t.selectFrom('licence_tally_clocks').select('as_of').$if(database.dialect === 'postgres', (q) => q.forUpdate()).executeTakeFirst();
+    await lockName(database, trx, clockLock(orgId));
+    const clock = await t.selectFrom('licence_tally_clocks').select('as_of').executeTakeFirst();
     if (!clock) return;
     const asOf = Number(clock.as_of);
     const moved = new Map((await crossings(t, Math.min(asOf, now), Math.max(asOf, now)).execute()).map((r) => [r.id, r]));

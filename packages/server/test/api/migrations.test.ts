@@ -3,9 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { openDatabase, sqliteFileIn, type Database } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrations/index.js';
+import { countUncounted } from '../../src/licences/tallies.js';
 import { createOrganisation } from '../../src/orgs/service.js';
 import { freshDatabaseEnv } from '../harness.js';
 
+const DAY = 86_400_000;
 let database: Database;
 let dispose: () => Promise<void>;
 
@@ -35,9 +37,50 @@ describe('upgrading a deployment', () => {
       } as never)
       .execute();
 
-    const applied = await migrateToLatest(database);
+    const applied = await migrateToLatest(database, '0008_token_keys');
     expect(applied).toContain('0006_seat_self_service');
     const old = await database.db.selectFrom('products').select('self_release_limit').where('product_key', '=', 'old').executeTakeFirstOrThrow();
     expect(old.self_release_limit).toBe(0);
+  });
+
+  it('counts the licences that existed before the kept totals, and judges the status of each, before serving', async () => {
+    const org = await database.db.selectFrom('organisations').select('id').where('slug', '=', 'upgraded').executeTakeFirstOrThrow();
+    const product = await database.db.selectFrom('products').select('id').where('product_key', '=', 'old').executeTakeFirstOrThrow();
+    const now = Date.now();
+    const key = await database.db
+      .insertInto('product_keys')
+      .values({ org_id: org.id, product_id: product.id, algorithm: 'ED25519', public_key_pem: 'x', sealed_private_key: 'x', key_fingerprint: 'x', created_at: now } as never)
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    // ACTIVE, GRACE (expired yesterday, five days of grace), EXPIRED, REVOKED, and ACTIVE but archived.
+    const terms = [
+      { expires: now + 30 * DAY, grace: 0, revoked: 0, archived: 0 },
+      { expires: now - DAY, grace: 5, revoked: 0, archived: 0 },
+      { expires: now - 30 * DAY, grace: 5, revoked: 0, archived: 0 },
+      { expires: now + 30 * DAY, grace: 0, revoked: 1, archived: 0 },
+      { expires: now + 30 * DAY, grace: 0, revoked: 0, archived: 1 },
+    ];
+    for (const [i, term] of terms.entries()) {
+      await database.db
+        .insertInto('licences')
+        .values({
+          org_id: org.id, lid: `LIC-OLD-${i}`, product_id: product.id, customer_id: null, licensee: `Old ${i}`, licensee_email: null, licence_type: 'OFFLINE',
+          activation: null, issued_at: now - 400 * DAY, starts_at: null, expires_at: term.expires, grace_days: term.grace, grace_ends_at: term.expires + term.grace * DAY,
+          max_machines: 1, check_every_seconds: null, check_max_seconds: null, params: '{}', licence_string: 'x', key_id: key.id, term_version: 0,
+          revoked: term.revoked, revoked_at: null, revoked_reason: null, archived: term.archived, archived_at: null, issued_by: 'old', last_checked_at: null,
+          renewed_at: null, rebind_count: 0, notes: null, search_text: `old ${i}`,
+        } as never)
+        .execute();
+    }
+
+    expect(await migrateToLatest(database)).toContain('0009_licence_tallies');
+    await countUncounted(database);
+    const ranks = await database.db.selectFrom('licences').select(['lid', 'status_rank']).where('org_id', '=', org.id).orderBy('lid').execute();
+    // PENDING, ACTIVE, GRACE, EXPIRED, REVOKED are ranks 0 to 4.
+    expect(ranks.map((r) => r.status_rank)).toEqual([1, 2, 3, 4, 1]);
+    const tallies = await database.db.selectFrom('licence_tallies').select(['archived', 'status', 'n']).where('org_id', '=', org.id).where('n', '>', 0).execute();
+    expect(tallies.map((t) => [t.archived, t.status, Number(t.n)]).sort()).toEqual(
+      [[0, 'ACTIVE', 1], [0, 'EXPIRED', 1], [0, 'GRACE', 1], [0, 'REVOKED', 1], [1, 'ACTIVE', 1]].sort(),
+    );
   });
 });

@@ -139,8 +139,9 @@ describe('passkeys for platform accounts', () => {
   });
 
   it('limits sign-in options to 60 a minute per address', async () => {
+    // Counted by the minute: 121 requests put 61 in one minute even when a minute turns mid-loop.
     let last: Response | undefined;
-    for (let i = 0; i < 61; i++) last = await call('POST', '/o/acme/api/auth/passkey/options');
+    for (let i = 0; i < 121 && last?.statusCode !== 429; i++) last = await call('POST', '/o/acme/api/auth/passkey/options');
     expect(last!.statusCode).toBe(429);
     expect(Number(last!.headers['retry-after'])).toBeGreaterThan(0);
   });
