@@ -66,11 +66,13 @@ export async function generateKeyPair(algorithm: Algorithm): Promise<KeyPair> {
 }
 
 // Messages name the problem only: never the key, its PEM or the passphrase.
-function unreadableKey(err: unknown): ApiError {
+function unreadableKey(err: unknown, encrypted: boolean): ApiError {
   const code = (err as { code?: string }).code;
   // OpenSSL reports a missing passphrase as an interrupted prompt.
   if (code === 'ERR_MISSING_PASSPHRASE' || code === 'ERR_OSSL_CRYPTO_INTERRUPTED_OR_CANCELLED') return badRequest('privateKeyPassphrase: the key is encrypted: send its passphrase');
-  if (code === 'ERR_OSSL_BAD_DECRYPT') return badRequest('privateKeyPassphrase: does not open the key');
+  // A wrong passphrase usually fails the padding check, but about once in 256 it decrypts to
+  // bytes that then fail to parse: for an encrypted key given a passphrase, both mean the same.
+  if (code === 'ERR_OSSL_BAD_DECRYPT' || encrypted) return badRequest('privateKeyPassphrase: does not open the key');
   return badRequest('privateKeyPem: not a readable PEM private key (PKCS#8 or traditional, optionally encrypted)');
 }
 
@@ -90,7 +92,7 @@ export function importPrivateKey(pem: string, passphrase: string | undefined, al
   try {
     privateKey = createPrivateKey({ key: pem, format: 'pem', ...(passphrase === undefined ? {} : { passphrase }) });
   } catch (err) {
-    throw unreadableKey(err);
+    throw unreadableKey(err, passphrase !== undefined && /^-----BEGIN ENCRYPTED PRIVATE KEY-----|^Proc-Type: 4,ENCRYPTED/m.test(pem));
   }
   return importedPair(privateKey, algorithm, 'privateKeyPem');
 }
@@ -108,6 +110,8 @@ const CACHE_LIMIT = 10_000;
  */
 export class Keyring {
   private readonly cache = new Map<string, OpenedKey>();
+  /** Each product's current signing key (by organisation and product), with the product version it was found at. */
+  private readonly signing = new Map<string, { version: number; keyId: number; signer: Signer }>();
 
   constructor(
     private readonly masterKey: Buffer,
@@ -227,11 +231,19 @@ export class Keyring {
       .orderBy('product_keys.id', 'desc');
   }
 
-  /** The key new licences and renewals of the product are signed with, and its row id. */
-  async signingKeyFor(t: Tenant, productId: number): Promise<{ keyId: number; signer: Signer }> {
-    const row = await this.keyRows(t, productId).where('product_keys.retired_at', 'is', null).executeTakeFirst();
-    if (!row) throw notFound(`no product ${productId}`);
-    return { keyId: row.id, signer: this.signerOf(row, row.version) };
+  /**
+   * The key new licences and renewals of the product are signed with, and its row id. A product's
+   * key changes only with its version (products/service.ts), so the version the caller has just
+   * read confirms the key found last time without asking the database again.
+   */
+  async signingKeyFor(t: Tenant, product: { id: number; version: number }): Promise<{ keyId: number; signer: Signer }> {
+    const known = this.signing.get(`${t.orgId} ${product.id}`);
+    if (known?.version === product.version) return known;
+    const row = await this.keyRows(t, product.id).where('product_keys.retired_at', 'is', null).executeTakeFirst();
+    if (!row) throw notFound(`no product ${product.id}`);
+    const found = { version: row.version, keyId: row.id, signer: this.signerOf(row, row.version) };
+    this.signing.set(`${t.orgId} ${product.id}`, found);
+    return found;
   }
 
   /** Every key the product has had, opened, current first: what a licence of it may be signed with. */

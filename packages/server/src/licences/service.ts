@@ -87,7 +87,7 @@ interface SignedTerm extends TermDates {
 async function signTerm(
   ctx: Ctx,
   keyring: Keyring,
-  product: { id: number; shape: ProductShape },
+  product: { id: number; version: number; shape: ProductShape },
   licence: {
     lid: string;
     licenceType: LicenceType;
@@ -108,7 +108,7 @@ async function signTerm(
   }
   const params = resolveParams(shape.params, licence.params);
   const issuedAt = Math.floor(ctx.now / 1000) * 1000;
-  const { keyId, signer } = await keyring.signingKeyFor(ctx.tenant, product.id);
+  const { keyId, signer } = await keyring.signingKeyFor(ctx.tenant, product);
   const licenceString = await signLicenceWith(
     {
       lid: licence.lid,

@@ -138,20 +138,28 @@ describe('the keyring', () => {
     const org = await h.database.db.selectFrom('organisations').select('id').where('slug', '=', 'acme').executeTakeFirstOrThrow();
     const t = tenant(h.database.db, org.id);
     const keyring = new Keyring(h.config.masterKey!, null);
+    const product = async () => ({
+      id: created.id,
+      version: (await h.database.db.selectFrom('products').select('version').where('id', '=', created.id).executeTakeFirstOrThrow()).version,
+    });
 
-    const signing = await keyring.signingKeyFor(t, created.id);
+    const signing = await keyring.signingKeyFor(t, await product());
     expect(spki(signing.signer.publicKey)).toEqual(spki(rotated.publicKeyPem));
     const signed = Buffer.from('a licence');
     expect(verifyBytes(createPublicKey(rotated.publicKeyPem), signed, await signing.signer.sign(signed))).toBe(true);
-    expect((await keyring.signingKeyFor(t, created.id)).signer).toBe(signing.signer);
+    expect((await keyring.signingKeyFor(t, await product())).signer).toBe(signing.signer);
     const verifying = await keyring.keysFor(t, created.id);
     expect(verifying.map((k) => spki(k.publicKey))).toEqual([spki(rotated.publicKeyPem), spki(created.publicKeyPem)]);
     expect(verifying[0]!.keyId).toBe(signing.keyId);
 
-    await expect(keyring.signingKeyFor(tenant(h.database.db, org.id + 1000), created.id)).rejects.toMatchObject({ status: 404 });
-    const refused = new Keyring(randomBytes(32), null).signingKeyFor(t, created.id);
+    await expect(keyring.signingKeyFor(tenant(h.database.db, org.id + 1000), await product())).rejects.toMatchObject({ status: 404 });
+    const refused = new Keyring(randomBytes(32), null).signingKeyFor(t, await product());
     await expect(refused).rejects.toBeInstanceOf(ApiError);
     await expect(refused).rejects.toMatchObject({ status: 503, message: expect.stringMatching(/signing key is unavailable/) });
+
+    // A key changes only with its product's version: the next version brings the next key.
+    const again = (await h.admin('PUT', `/products/${created.id}`, { regenerateKey: true })).data;
+    expect(spki((await keyring.signingKeyFor(t, await product())).signer.publicKey)).toEqual(spki(again.publicKeyPem));
   });
 });
 
