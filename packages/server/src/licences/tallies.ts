@@ -99,7 +99,6 @@ function clockBound(t: Tenant, now: number, bound: 'low' | 'high') {
 
 interface Reading {
   counts: Counts;
-  asOf: number;
   crossed: number;
 }
 
@@ -140,7 +139,7 @@ async function read(t: Tenant, now: number): Promise<Reading | null> {
     counts.add(keyAt(row, asOf), -1);
     counts.add(keyAt(row, now), 1);
   }
-  return { counts, asOf, crossed: moved.size };
+  return { counts, crossed: moved.size };
 }
 
 /** Adds `changes` to the tallies, in key order so concurrent writers never wait on each other in a cycle. */
