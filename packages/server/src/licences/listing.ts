@@ -92,7 +92,7 @@ export function statusRank(now: number): RawBuilder<number> {
     else 3 end`;
 }
 
-export function sortExpression(sort: SortKey, now: number): RawBuilder<unknown> {
+export function sortExpression(sort: SortKey): RawBuilder<unknown> {
   switch (sort) {
     case 'issuedAt':
       return sql`licences.issued_at`;
@@ -178,7 +178,7 @@ const TEXT_SORTS: ReadonlySet<SortKey> = new Set(['licensee', 'product']);
 export function orderedLids(t: Tenant, filter: ListingFilter, now: number, plan: ReadPlan, after?: Position) {
   const direction = sql.raw(filter.asc ? 'asc' : 'desc');
   const nulls = sql.raw(NULLABLE_SORTS.has(filter.sort) ? ' nulls last' : '');
-  const key = sortExpression(filter.sort, now);
+  const key = sortExpression(filter.sort);
   const lid = sql`licences.lid`;
   // Numbers are hidden with a unary plus, text by appending '' (PostgreSQL has no unary plus for text).
   const ordered = (expr: RawBuilder<unknown>, text: boolean) =>
