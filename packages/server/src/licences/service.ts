@@ -204,7 +204,8 @@ export async function issueLicence(ctx: Ctx, keyring: Keyring, input: IssueInput
             // The name was signed before the transaction: a concurrent issue created this customer
             // under another name, which the next round finds and signs.
             if (owner.name !== customer.name) throw new CustomerMoved();
-            const tally = await tallyChange(ctx.database, t, ctx.now, null, { archived: 0, product_id: product.id, licence_type: licenceType, revoked: 0, ...termColumns(term) });
+            const asOf = await holdClock(ctx.database, t, ctx.now);
+            const tally = tallyChange(asOf, t, null, { archived: 0, product_id: product.id, licence_type: licenceType, revoked: 0, ...termColumns(term) });
             const row = await t
               .insertInto('licences', {
                 lid,
@@ -306,7 +307,7 @@ export async function renewLicence(ctx: Ctx, keyring: Keyring, lid: string, inpu
         return await inTransaction(
           ctx,
           async (t) => {
-            await holdClock(ctx.database, t, ctx.now);
+            const asOf = await holdClock(ctx.database, t, ctx.now);
             const fresh = await lockLicenceRow(ctx.database.dialect, t, lid);
             if (fresh.term_version !== current.term_version) throw new TermMoved();
             if (fresh.archived === 1) throw badRequest('an archived licence cannot be renewed: restore it first');
@@ -327,7 +328,7 @@ export async function renewLicence(ctx: Ctx, keyring: Keyring, lid: string, inpu
                 superseded_at: ctx.now,
               })
               .execute();
-            const tally = await tallyChange(ctx.database, t, ctx.now, fresh, { ...fresh, ...termColumns(term) });
+            const tally = tallyChange(asOf, t, fresh, { ...fresh, ...termColumns(term) });
             await t
               .updateTable('licences')
               .set({ ...termColumns(term), term_version: fresh.term_version + 1, issued_by: ctx.actor.name, renewed_at: ctx.now, ...tally.columns })
@@ -370,12 +371,12 @@ async function changeLicence(
   return inTransaction(
     ctx,
     async (t) => {
-      await holdClock(ctx.database, t, ctx.now);
+      const asOf = await holdClock(ctx.database, t, ctx.now);
       const row = await lockLicenceRow(ctx.database.dialect, t, lid);
       const { set, action, summary, details, plan } = change(row);
       const updated = { ...row, ...set };
       if (plan) await enforcePlan(ctx, t, statusOf(row, ctx.now), statusOf(updated, ctx.now));
-      const tally = await tallyChange(ctx.database, t, ctx.now, row, updated);
+      const tally = tallyChange(asOf, t, row, updated);
       await t.updateTable('licences').set({ ...set, ...tally.columns }).where('id', '=', row.id).execute();
       await recordAudit(t, ctx.actor.name, ctx.now, { action, subjectType: 'licence', subjectId: lid, lid, summary, details: details ?? null });
       const body = await answer(t, lid, ctx.now);

@@ -217,12 +217,11 @@ export interface TallyChange {
 }
 
 /**
- * Inside the transaction that writes a licence, before the write: how the licence's old row
- * (null for a new licence) and its new one change the tallies.
+ * Inside the transaction that writes a licence, before the write, with the clock it holds
+ * (holdClock): how the licence's old row (null for a new licence) and its new one change the tallies.
  */
-export async function tallyChange(database: Pick<Database, 'dialect'>, t: Tenant, now: number, before: Source | null, after: Source): Promise<TallyChange> {
+export function tallyChange(asOf: number, t: Tenant, before: Source | null, after: Source): TallyChange {
   if (before && TALLIED_COLUMNS.every((c) => before[c] === after[c])) return { columns: {}, record: async () => {} };
-  const asOf = await holdClock(database, t, now);
   const changes = new Counts();
   if (before) changes.add(keyAt(before, asOf), -1);
   const key = keyAt(after, asOf);
