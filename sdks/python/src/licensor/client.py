@@ -1,0 +1,488 @@
+"""Online checks for one licence on this machine (DESIGN 2, 5, 6 and 12)."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import secrets
+import socket
+import threading
+import time
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta, timezone
+from typing import Any, Callable, Literal, Mapping
+from urllib.parse import quote, urlsplit
+
+from ._wire import MalformedError, b64u_encode, fp_digest, receipt_grants, strict_json, verify_receipt
+from .errors import LicensorError
+from .fingerprint import collect_fingerprint
+from .keys import PublicKeys, read_public_keys
+from .licence import LicenceRefusal, LicenceVerification, parse_licence, verify_licence
+from .state import EMPTY, Record, StateKey, StateStore, file_state
+
+#: ``VALID``: the latest verified answer says licensed here and is this call's or younger than the
+#: licence's ``max``. ``STALE``: it said licensed but is older (or its age cannot be trusted: the
+#: clock went back), or there is none. ``INVALID``: refused offline, or the latest verified
+#: answer said not licensed here; that stands, whatever its age, until a later answer says otherwise.
+CheckState = Literal["VALID", "STALE", "INVALID"]
+InvalidReason = Literal[LicenceRefusal, "OLDER_TERM", "REVOKED", "UNKNOWN_LICENCE", "NO_SEAT", "NOT_LICENSED"]
+NoAnswerCode = Literal["TIMEOUT", "NETWORK", "HTTP_STATUS", "BAD_RESPONSE", "BAD_RECEIPT"]
+ReleaseRefusal = Literal["NO_SEAT", "AT_ISSUE", "UNKNOWN_LICENCE"]
+
+_NO_ANSWER_CODES = ("TIMEOUT", "NETWORK", "HTTP_STATUS", "BAD_RESPONSE", "BAD_RECEIPT")
+DEFAULT_TIMEOUT_SECONDS = 10.0
+#: How far a remembered clock offset is believed: an edited state file cannot stretch an answer's life by more.
+MAX_OFFSET_MS = 24 * 3600_000
+#: Latency between the service signing checkedAt and the answer arriving is not a rollback.
+ROLLBACK_TOLERANCE_MS = 60_000
+#: A larger answer is not one the service sends.
+MAX_ANSWER_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class VerifiedAnswer:
+    """A check answer whose receipt verified against this licence, nonce and machine."""
+
+    tag: str
+    lid: str
+    status: str
+    nonce: str
+    checked_at: str
+    bound_at: str
+    fp_digest: str
+    lease_ends_at: str
+    receipt: str
+    #: The unsigned hint that a newer term exists.
+    renewed: bool
+    #: Licensed on this machine by the signed fields: status ACTIVE or GRACE and bound_at set.
+    grants: bool
+    #: True when it is this call's answer, False when it came from the saved state.
+    fresh: bool
+
+    def stored(self) -> dict[str, Any]:
+        return {
+            "tag": self.tag,
+            "lid": self.lid,
+            "status": self.status,
+            "nonce": self.nonce,
+            "checkedAt": self.checked_at,
+            "boundAt": self.bound_at,
+            "fpDigest": self.fp_digest,
+            "leaseEndsAt": self.lease_ends_at,
+            "receipt": self.receipt,
+            "renewed": self.renewed,
+        }
+
+
+@dataclass(frozen=True)
+class NoAnswer:
+    """Why this call's answer counted for nothing."""
+
+    code: NoAnswerCode
+    message: str
+    status: int | None = None
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    state: CheckState
+    #: Why INVALID; empty otherwise.
+    reasons: list[InvalidReason]
+    #: The offline verification of the licence at this moment.
+    licence: LicenceVerification
+    #: The verified answer the state rests on: this call's, else the saved one, else None.
+    answer: VerifiedAnswer | None
+    #: Why this call got no verified answer; None when it got one or sent nothing (offline refusal).
+    no_answer: NoAnswer | None
+    #: Seconds since the answer's signed checkedAt, in the service's time; None without an answer.
+    age_seconds: float | None
+    #: The local clock is earlier than the last verified checkedAt: the answer's age cannot be trusted.
+    clock_rollback: bool
+    #: This call's answer says a newer term exists (an unsigned hint): call fetch().
+    renewed: bool
+    #: The service's unsigned ``reason``, for display only.
+    server_reason: str | None
+    #: Set when the verified answer could not be saved (the result still holds).
+    cache_error: Exception | None
+
+    @property
+    def fresh(self) -> bool | None:
+        """True for this call's answer, False for a saved one, None for none."""
+        return None if self.answer is None else self.answer.fresh
+
+
+@dataclass(frozen=True)
+class ReleaseResult:
+    released: bool
+    #: When released.
+    released_at: str | None = None
+    #: Why not released: NO_SEAT, AT_ISSUE or UNKNOWN_LICENCE.
+    reason: ReleaseRefusal | None = None
+
+
+class LicenceClient:
+    """Checks one licence with the service and keeps the last verified answer.
+
+    ``check_token`` is the whole ``svcc_<checkId>_<secret>`` token: it identifies, it is not a
+    secret. ``public_keys`` is the product's key or key history. ``state`` is where answers are
+    kept (default ``file_state(state_dir)``); ``clock`` returns seconds since the epoch (default
+    ``time.time``); ``timeout`` is in seconds per request.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        slug: str,
+        check_id: str,
+        check_token: str,
+        public_keys: PublicKeys,
+        licence: str,
+        state: StateStore | None = None,
+        state_dir: str | None = None,
+        clock: Callable[[], float] = time.time,
+        timeout: float = DEFAULT_TIMEOUT_SECONDS,
+        fingerprint: str | None = None,
+        stable_id: str | None = None,
+        product_key: str | None = None,
+        machine_label: str | None = None,
+    ) -> None:
+        for name, value in (("base_url", base_url), ("slug", slug), ("check_id", check_id), ("check_token", check_token), ("licence", licence)):
+            if not isinstance(value, str) or value == "":
+                raise LicensorError("INVALID_OPTIONS", f"{name} must be a non-empty string")
+        if not check_token.startswith(f"svcc_{check_id}_"):
+            raise LicensorError("INVALID_OPTIONS", "check_token must be the whole svcc_<checkId>_<secret> token for this check_id")
+        if not isinstance(timeout, (int, float)) or not timeout > 0:
+            raise LicensorError("INVALID_OPTIONS", "timeout must be a positive number of seconds")
+        if _licence_type(licence) == "OFFLINE":
+            raise LicensorError("NOT_CHECKABLE", "an OFFLINE licence has no check path: use verify_licence()")
+        self._keys = read_public_keys(public_keys)
+        self._url = f"{base_url.rstrip('/')}/o/{quote(slug, safe='')}/api/public/license/{quote(check_id, safe='')}"
+        self._check_token = check_token
+        self._state = state if state is not None else file_state(state_dir)
+        self._clock = clock
+        self._timeout = float(timeout)
+        self._fingerprint = fingerprint
+        self._stable_id = stable_id
+        self._slug = slug
+        self._product_key = product_key
+        self._machine_label = machine_label
+        self._licence = licence
+        #: The newest term seen by this client, beside the one remembered in the state.
+        self._newest_iat = 0
+
+    @property
+    def licence(self) -> str:
+        """The licence string in use: the one given, or the term fetch() last returned."""
+        return self._licence
+
+    @property
+    def fingerprint(self) -> str:
+        """This machine's fingerprint, collected once."""
+        if self._fingerprint is None:
+            self._fingerprint = collect_fingerprint(stable_id=self._stable_id).fingerprint
+        return self._fingerprint
+
+    def check(self) -> CheckResult:
+        """Asks the service about the licence with a fresh nonce and judges its answer by the
+        signed fields only. Never raises for what the service does: a timeout, any non-200, an
+        unparseable body or a receipt that does not verify is "no answer", and the state rests
+        on the saved answer."""
+        now = self._now_ms()
+        licence = self._verify(self._licence, now)
+        record = self._load(licence)
+        cached = self._verified(record.answer, licence, fresh=False) if record.answer is not None else None
+        offset = record.offset_ms
+        # Measured against the answer known before this call: a fresh answer proves itself by its nonce.
+        clock_rollback = cached is not None and _service_now(offset, now) < _parse_time(cached.checked_at) - ROLLBACK_TOLERANCE_MS  # type: ignore[operator]
+        newest_iat = max(self._newest_iat, record.newest_iat or 0)
+        older_term = licence.claims is not None and licence.claims["iat"] < newest_iat
+        common: dict[str, Any] = {"licence": licence, "clock_rollback": clock_rollback, "server_reason": None, "cache_error": None, "no_answer": None}
+
+        # SPEC 4.4 rule 5: a licence that fails locally is never sent.
+        if not licence.valid or older_term:
+            judged = _judge(cached, offset, now, clock_rollback, 0)
+            reasons: list[InvalidReason] = [*licence.reasons, *(["OLDER_TERM"] if older_term else [])]  # type: ignore[list-item]
+            return CheckResult(**{**common, **judged, "state": "INVALID", "reasons": reasons})
+
+        assert licence.claims is not None
+        nonce = b64u_encode(secrets.token_bytes(24))
+        sent = {"license": self._licence, "fingerprint": self.fingerprint, "nonce": nonce}
+        if self._machine_label:
+            sent["machineLabel"] = self._machine_label
+        try:
+            body = self._post("check", sent)
+            fresh, fresh_offset = self._verify_answer(body, licence, nonce, now)
+        except LicensorError as error:
+            if error.code not in _NO_ANSWER_CODES:
+                raise
+            no_answer = NoAnswer(error.code, error.message, error.status)  # type: ignore[arg-type]
+            return CheckResult(**{**common, **_judge(cached, offset, now, clock_rollback, _max_seconds(licence)), "no_answer": no_answer})
+
+        self._newest_iat = max(newest_iat, licence.claims["iat"])
+        newest = self._newest_iat
+        cache_error = self._save(
+            licence,
+            lambda old: Record(max(old.newest_iat or 0, newest), fresh_offset, fresh.stored()),
+        )
+        server_reason = body.get("reason") if isinstance(body.get("reason"), str) else None
+        judged = _judge(fresh, fresh_offset, now, clock_rollback, _max_seconds(licence))
+        return CheckResult(**{**common, **judged, "server_reason": server_reason, "cache_error": cache_error})
+
+    def fetch(self) -> str:
+        """Fetches the current term of this licence (after ``renewed``), verifies it offline with
+        the product's key(s), checks that it is the same licence and not an older term, then uses
+        it for later checks and returns it (store it for the next start). Raises LicensorError
+        for any failure; never called by check()."""
+        now = self._now_ms()
+        current = self._verify(self._licence, now)
+        if current.claims is None:
+            raise LicensorError("BAD_LICENCE", f"the licence in use does not verify: {current.message}")
+        body = self._post("fetch", {"license": self._licence, "fingerprint": self.fingerprint})
+        text = body.get("license")
+        if not isinstance(text, str):
+            raise LicensorError("BAD_RESPONSE", "the fetch answer has no licence string")
+        following = self._verify(text, now)
+        if following.claims is None:
+            raise LicensorError("BAD_LICENCE", f"the fetched licence does not verify: {following.message}")
+        if following.claims["lid"] != current.claims["lid"]:
+            raise LicensorError("LID_MISMATCH", "the fetched licence is another licence")
+        if "WRONG_PRODUCT" in following.reasons:
+            raise LicensorError("BAD_LICENCE", "the fetched licence is for another product")
+        record = self._load(current)
+        newest_iat = max(self._newest_iat, record.newest_iat or 0, current.claims["iat"])
+        iat = following.claims["iat"]
+        if iat < newest_iat:
+            raise LicensorError("OLDER_TERM", "the fetched term is older than one already seen")
+        self._newest_iat = iat
+        self._save(current, lambda old: replace(old, newest_iat=max(old.newest_iat or 0, iat)))
+        self._licence = text
+        return text
+
+    def release(self) -> ReleaseResult:
+        """Frees this machine's seat ("Deactivate this computer", DESIGN 12); afterwards the
+        saved answer is forgotten (never the newest term seen nor the clock offset), so the next
+        check() starts fresh. Raises LicensorError for anything but the service's verdict:
+        ``HTTP_STATUS`` 403 when the product's release limit is reached."""
+        licence = self._verify(self._licence, self._now_ms())
+        if licence.claims is None:
+            raise LicensorError("BAD_LICENCE", f"the licence in use does not verify: {licence.message}")
+        nonce = b64u_encode(secrets.token_bytes(24))
+        body = self._post("release", {"license": self._licence, "fingerprint": self.fingerprint, "nonce": nonce})
+        released = body.get("released")
+        if body.get("nonce") != nonce or body.get("lid") != licence.claims["lid"] or not isinstance(released, bool):
+            raise LicensorError("BAD_RESPONSE", "the release answer is not for this licence and request")
+        if released:
+            self._forget(licence)
+            return ReleaseResult(True, released_at=str(body.get("releasedAt")))
+        return ReleaseResult(False, reason=str(body.get("reason")))  # type: ignore[arg-type]
+
+    def clear_cache(self) -> None:
+        """Forgets the saved answer for this licence (never the newest term seen nor the clock offset)."""
+        licence = self._verify(self._licence, self._now_ms())
+        if licence.claims is not None:
+            self._forget(licence)
+
+    # --- internals ------------------------------------------------------------------------------
+
+    def _now_ms(self) -> int:
+        return int(self._clock() * 1000)
+
+    def _verify(self, licence: str, now_ms: int) -> LicenceVerification:
+        return verify_licence(
+            licence, self._keys, now=now_ms / 1000, fingerprint=self.fingerprint, product_key=self._product_key, organisation=self._slug
+        )
+
+    def _key(self, licence: LicenceVerification) -> StateKey:
+        assert licence.claims is not None
+        return StateKey(self._slug, self._product_key or licence.claims["prd"], licence.claims["lid"])
+
+    def _load(self, licence: LicenceVerification) -> Record:
+        if licence.claims is None:
+            return EMPTY
+        try:
+            return self._state.load(self._key(licence))
+        except Exception:  # a state that cannot be read is empty
+            return EMPTY
+
+    def _save(self, licence: LicenceVerification, change: Callable[[Record], Record]) -> Exception | None:
+        """Writes the state; a failure is reported, never raised (the answer still holds)."""
+        try:
+            self._state.update(self._key(licence), change)
+            return None
+        except Exception as error:
+            return error
+
+    def _forget(self, licence: LicenceVerification) -> None:
+        self._state.update(self._key(licence), lambda old: replace(old, answer=None))
+
+    def _tag(self, licence: LicenceVerification) -> str:
+        return "SVCR1"
+
+    def _post(self, endpoint: str, body: Mapping[str, str]) -> dict[str, Any]:
+        """POSTs JSON and returns the 200 answer's object; everything else is a LicensorError.
+        The request runs beside this thread so that the timeout bounds the whole exchange."""
+        outcome: dict[str, Any] = {}
+
+        def exchange() -> None:
+            try:
+                outcome["value"] = self._exchange(f"{self._url}/{endpoint}", json.dumps(body).encode("utf-8"))
+            except BaseException as error:  # handed to the calling thread
+                outcome["error"] = error
+
+        worker = threading.Thread(target=exchange, name="licensor-request", daemon=True)
+        worker.start()
+        worker.join(self._timeout)
+        if worker.is_alive():
+            raise LicensorError("TIMEOUT", f"no answer within {round(self._timeout * 1000)} ms")
+        if "error" in outcome:
+            raise outcome["error"]
+        text: bytes = outcome["value"]
+        try:
+            parsed = strict_json(text.decode("utf-8"))
+        except (UnicodeDecodeError, MalformedError):
+            raise LicensorError("BAD_RESPONSE", "the answer is not JSON") from None
+        if not isinstance(parsed, dict):
+            raise LicensorError("BAD_RESPONSE", "the answer is not a JSON object")
+        return parsed
+
+    def _exchange(self, url: str, data: bytes) -> bytes:
+        parts = urlsplit(url)
+        connection: http.client.HTTPConnection
+        try:
+            if parts.scheme == "https":
+                connection = http.client.HTTPSConnection(parts.hostname or "", parts.port, timeout=self._timeout)
+            elif parts.scheme == "http":
+                connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=self._timeout)
+            else:
+                raise LicensorError("NETWORK", f"the service cannot be reached: unsupported URL scheme {parts.scheme!r}")
+            path = parts.path + (f"?{parts.query}" if parts.query else "")
+            headers = {
+                "authorization": f"Bearer {self._check_token}",
+                "content-type": "application/json",
+                "accept": "application/json",
+            }
+            try:
+                connection.request("POST", path, body=data, headers=headers)
+                response = connection.getresponse()
+                if response.status != 200:
+                    raise LicensorError("HTTP_STATUS", f"the service answered {response.status}", response.status)
+                text = response.read(MAX_ANSWER_BYTES + 1)
+            finally:
+                connection.close()
+        except (socket.timeout, TimeoutError):
+            raise LicensorError("TIMEOUT", f"no answer within {round(self._timeout * 1000)} ms") from None
+        except (OSError, http.client.HTTPException, ValueError) as error:
+            raise LicensorError("NETWORK", f"the service cannot be reached: {error}") from None
+        if len(text) > MAX_ANSWER_BYTES:
+            raise LicensorError("BAD_RESPONSE", "the answer is too large")
+        return text
+
+    def _verify_answer(self, body: Mapping[str, Any], licence: LicenceVerification, nonce: str, now: int) -> tuple[VerifiedAnswer, int]:
+        """Rebuilds the receipt from the answer's status, checkedAt and boundAt and from what this
+        client knows itself (the licence's lid, the nonce it sent, this machine's fpDigest), so a
+        receipt for another licence, nonce or machine cannot verify. ``valid`` and ``reason`` are
+        unsigned and never read for the verdict."""
+        assert licence.claims is not None
+        status, checked_at, bound_at, receipt = body.get("status", ""), body.get("checkedAt"), body.get("boundAt", ""), body.get("receipt")
+        if not all(isinstance(value, str) for value in (status, checked_at, bound_at, receipt)):
+            raise LicensorError("BAD_RESPONSE", "the answer lacks the receipt fields")
+        stored = {
+            "tag": self._tag(licence),
+            "lid": licence.claims["lid"],
+            "status": status,
+            "nonce": nonce,
+            "checkedAt": checked_at,
+            "boundAt": bound_at,
+            "fpDigest": fp_digest(self.fingerprint),
+            "leaseEndsAt": "",
+            "receipt": receipt,
+            "renewed": body.get("renewed") is True,
+        }
+        verified = self._verified(stored, licence, fresh=True)
+        if verified is None:
+            raise LicensorError("BAD_RECEIPT", "the receipt does not verify for this licence, nonce and machine")
+        return verified, _parse_time(checked_at) - now  # type: ignore[operator]
+
+    def _verified(self, stored: Mapping[str, Any], licence: LicenceVerification, fresh: bool) -> VerifiedAnswer | None:
+        """The answer if its receipt verifies for this licence and machine, else None (a saved
+        answer edited by hand, or copied from another machine, is worth nothing)."""
+        assert licence.claims is not None
+        if stored["tag"] != self._tag(licence) or stored["lid"] != licence.claims["lid"] or stored["fpDigest"] != fp_digest(self.fingerprint):
+            return None
+        if _parse_time(stored["checkedAt"]) is None:
+            return None
+        if not verify_receipt(stored, stored["receipt"], self._keys, stored["tag"]):
+            return None
+        return VerifiedAnswer(
+            tag=stored["tag"],
+            lid=stored["lid"],
+            status=stored["status"],
+            nonce=stored["nonce"],
+            checked_at=stored["checkedAt"],
+            bound_at=stored["boundAt"],
+            fp_digest=stored["fpDigest"],
+            lease_ends_at=stored["leaseEndsAt"],
+            receipt=stored["receipt"],
+            renewed=stored["renewed"],
+            grants=receipt_grants(stored["status"], stored["boundAt"]),
+            fresh=fresh,
+        )
+
+
+def _licence_type(licence: str) -> str | None:
+    try:
+        return parse_licence(licence).claims.get("typ")
+    except MalformedError:
+        return None
+
+
+def _max_seconds(licence: LicenceVerification) -> int:
+    """The signed offline window; a licence without ``max`` gets none, so only a fresh answer is VALID."""
+    return licence.claims.get("max", 0) if licence.claims is not None else 0
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def _parse_time(text: str) -> int | None:
+    """Milliseconds since the epoch of an ISO 8601 time with its offset (``...Z``), else None."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except (ValueError, TypeError):
+        return None
+    if moment.tzinfo is None:
+        return None
+    return (moment - _EPOCH) // timedelta(milliseconds=1)
+
+
+def _service_now(offset_ms: float | None, now: int) -> float:
+    """The service's time now, as this machine's clock and the offset seen with the answer tell it."""
+    return now + max(-MAX_OFFSET_MS, min(MAX_OFFSET_MS, offset_ms or 0))
+
+
+def _judge(answer: VerifiedAnswer | None, offset_ms: float | None, now: int, clock_rollback: bool, max_seconds: int) -> dict[str, Any]:
+    """The state from the latest verified answer (the licence already verified offline)."""
+    age = None if answer is None else (_service_now(offset_ms, now) - _parse_time(answer.checked_at)) / 1000  # type: ignore[operator]
+    base: dict[str, Any] = {"answer": answer, "age_seconds": age, "renewed": answer is not None and answer.fresh and answer.renewed, "reasons": []}
+    if answer is None:
+        return {**base, "state": "STALE"}
+    if not answer.grants:
+        return {**base, "state": "INVALID", "reasons": [_signed_reason(answer.status)]}
+    if answer.fresh:
+        return {**base, "state": "VALID"}
+    if clock_rollback or age > max_seconds:  # type: ignore[operator]
+        return {**base, "state": "STALE"}
+    return {**base, "state": "VALID"}
+
+
+def _signed_reason(status: str) -> InvalidReason:
+    reasons: dict[str, InvalidReason] = {
+        "": "UNKNOWN_LICENCE",
+        "REVOKED": "REVOKED",
+        "PENDING": "NOT_YET_VALID",
+        "EXPIRED": "EXPIRED",
+        "ACTIVE": "NO_SEAT",
+        "GRACE": "NO_SEAT",
+    }
+    return reasons.get(status, "NOT_LICENSED")

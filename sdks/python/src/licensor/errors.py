@@ -1,0 +1,48 @@
+"""The SDK's one exception family: every failure carries a code an application can switch on."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+ErrorCode = Literal[
+    "INVALID_KEY",
+    "INVALID_OPTIONS",
+    "NOT_CHECKABLE",
+    "TIMEOUT",
+    "NETWORK",
+    "HTTP_STATUS",
+    "BAD_RESPONSE",
+    "BAD_RECEIPT",
+    "BAD_LICENCE",
+    "LID_MISMATCH",
+    "OLDER_TERM",
+]
+
+
+class LicensorError(Exception):
+    """What went wrong, as a constant (``code``) and a message; ``status`` for ``HTTP_STATUS``.
+
+    - ``INVALID_KEY``: a public key could not be read, or none was given.
+    - ``INVALID_OPTIONS``: a client option is missing or malformed.
+    - ``NOT_CHECKABLE``: the licence is OFFLINE (or unreadable), so it has no check path.
+    - ``TIMEOUT``, ``NETWORK``: the service did not answer in time, or could not be reached.
+    - ``HTTP_STATUS``: the service answered with something other than 200.
+    - ``BAD_RESPONSE``: a 200 whose body is not the documented JSON.
+    - ``BAD_RECEIPT``: a check answer whose receipt does not verify for this licence, nonce and machine.
+    - ``BAD_LICENCE``: a fetched licence (or the one in use) does not verify with the product's key(s).
+    - ``LID_MISMATCH``: a fetched licence verifies but is another licence than the one presented.
+    - ``OLDER_TERM``: a fetched term is older (``iat``) than one this machine has already seen.
+
+    ``LicenceClient.check()`` never raises it for what the service does: those answers are data.
+    """
+
+    def __init__(self, code: ErrorCode, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.code: ErrorCode = code
+        self.message = message
+        self.status = status
+
+    def __repr__(self) -> str:
+        status = "" if self.status is None else f", status={self.status}"
+        return f"LicensorError({self.code!r}, {self.message!r}{status})"
+

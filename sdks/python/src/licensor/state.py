@@ -1,0 +1,190 @@
+"""What the client keeps per licence between runs (SDK-CONVENTIONS.md, identical in every SDK):
+the newest term seen, the remembered clock offset and the last verified answer.
+
+On disk: ``<root>/<slug>/<productKey>/<lid>.json``, written to a temporary file and renamed over
+while holding ``<lid>.lock``, so two processes never lose each other's fields."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable, Protocol
+
+from ._wire import is_int
+
+#: The answer's fields as stored: the exact signed strings, the tag and the unsigned ``renewed``.
+ANSWER_TEXT_FIELDS = ("tag", "lid", "status", "nonce", "checkedAt", "boundAt", "fpDigest", "leaseEndsAt", "receipt")
+
+
+@dataclass(frozen=True)
+class StateKey:
+    slug: str
+    product_key: str
+    lid: str
+
+
+@dataclass(frozen=True)
+class Record:
+    """One licence's state. ``newest_iat`` and ``offset_ms`` are never cleared with the answer."""
+
+    #: The newest term (``iat``, seconds) of this licence seen on this machine.
+    newest_iat: int | None = None
+    #: The service's clock minus this machine's when the latest verified answer arrived (ms).
+    offset_ms: float | None = None
+    #: The last verified answer as stored (camelCase keys, see ANSWER_TEXT_FIELDS), not yet re-verified.
+    answer: dict[str, Any] | None = None
+
+
+EMPTY = Record()
+
+
+class StateStore(Protocol):
+    """Where a client keeps its Records: ``file_state()`` (default) or ``memory_state()``."""
+
+    def load(self, key: StateKey) -> Record: ...
+
+    def update(self, key: StateKey, change: Callable[[Record], Record]) -> None:
+        """Loads, changes and saves as one step that no other writer interleaves with."""
+        ...
+
+
+class MemoryState:
+    """Keeps state for the life of the process only."""
+
+    def __init__(self) -> None:
+        self._records: dict[StateKey, Record] = {}
+        self._lock = threading.Lock()
+
+    def load(self, key: StateKey) -> Record:
+        with self._lock:
+            return self._records.get(key, EMPTY)
+
+    def update(self, key: StateKey, change: Callable[[Record], Record]) -> None:
+        with self._lock:
+            self._records[key] = change(self._records.get(key, EMPTY))
+
+
+def default_state_dir(platform: str = sys.platform, env: dict[str, str] | None = None, home: str | None = None) -> str:
+    """``$XDG_CONFIG_HOME/licensor`` or ``~/.config/licensor`` (Linux and others),
+    ``~/Library/Application Support/licensor`` (macOS), ``%APPDATA%\\licensor`` (Windows)."""
+    env = dict(os.environ) if env is None else env
+    home = os.path.expanduser("~") if home is None else home
+    if platform == "win32":
+        return (env.get("APPDATA") or f"{home}\\AppData\\Roaming") + "\\licensor"
+    if platform == "darwin":
+        return f"{home}/Library/Application Support/licensor"
+    return (env.get("XDG_CONFIG_HOME") or f"{home}/.config") + "/licensor"
+
+
+# A name that stays inside its folder on every system.
+_SAFE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}")
+LOCK_STALE_SECONDS = 10.0
+LOCK_WAIT_SECONDS = 5.0
+
+
+class FileState:
+    """The shared on-disk format. An unreadable or malformed file counts as empty, keeping the
+    ``newestIat`` and ``offsetMs`` of a readable one."""
+
+    def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
+        self.root = Path(root if root is not None else default_state_dir())
+
+    def folder(self, key: StateKey) -> Path:
+        for name in (key.slug, key.product_key, key.lid):
+            if not _SAFE_NAME.fullmatch(name):
+                raise ValueError(f"{name!r} cannot name a state file")
+        return self.root / key.slug / key.product_key
+
+    def load(self, key: StateKey) -> Record:
+        try:
+            text = (self.folder(key) / f"{key.lid}.json").read_text(encoding="utf-8")
+        except (OSError, ValueError):
+            return EMPTY
+        return _record_from_text(text, key.lid)
+
+    def update(self, key: StateKey, change: Callable[[Record], Record]) -> None:
+        folder = self.folder(key)
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with _Lock(folder / f"{key.lid}.lock"):
+            record = change(self.load(key))
+            document = {
+                "format": 1,
+                "lid": key.lid,
+                "newestIat": record.newest_iat,
+                "offsetMs": record.offset_ms,
+                "answer": record.answer,
+            }
+            temporary = folder / f"{key.lid}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp"
+            try:
+                descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+                    file.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+                os.replace(temporary, folder / f"{key.lid}.json")
+            except BaseException:
+                temporary.unlink(missing_ok=True)
+                raise
+
+
+def _record_from_text(text: str, lid: str) -> Record:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return EMPTY
+    if not isinstance(data, dict):
+        return EMPTY
+    newest = data.get("newestIat")
+    offset = data.get("offsetMs")
+    record = Record(
+        newest_iat=newest if is_int(newest) else None,
+        offset_ms=offset if (is_int(offset) or (isinstance(offset, float) and math.isfinite(offset))) else None,
+    )
+    answer = data.get("answer")
+    if data.get("format") != 1 or data.get("lid") != lid or not isinstance(answer, dict):
+        return record
+    if not all(isinstance(answer.get(name), str) for name in ANSWER_TEXT_FIELDS) or not isinstance(answer.get("renewed"), bool):
+        return record
+    return replace(record, answer={name: answer[name] for name in (*ANSWER_TEXT_FIELDS, "renewed")})
+
+
+class _Lock:
+    """``<lid>.lock`` made with O_CREAT|O_EXCL; one older than 10 s was left by a crash and is taken over."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __enter__(self) -> None:
+        deadline = time.monotonic() + LOCK_WAIT_SECONDS
+        while True:
+            try:
+                os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+                return
+            except FileExistsError:
+                try:
+                    if time.time() - self.path.stat().st_mtime > LOCK_STALE_SECONDS:
+                        self.path.unlink(missing_ok=True)
+                        continue
+                except FileNotFoundError:
+                    continue
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"{self.path} is held by another process") from None
+                time.sleep(0.02)
+
+    def __exit__(self, *_: object) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+def file_state(root: str | os.PathLike[str] | None = None) -> FileState:
+    """The state files under ``root`` (default: default_state_dir())."""
+    return FileState(root)
+
+
+def memory_state() -> MemoryState:
+    return MemoryState()

@@ -1,0 +1,119 @@
+"""The shared wire-format vectors of packages/protocol, read as they are (DESIGN 2)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from conftest import ALGORITHMS, VECTORS, b64u
+from licensor import verify_licence
+from licensor._wire import (
+    FingerprintError,
+    build_fingerprint,
+    calendar_status,
+    fingerprints_match,
+    fp_digest,
+    grace_ends_at,
+    match_score,
+    parse_fingerprint,
+    receipt_grants,
+    receipt_message,
+    verify_receipt,
+)
+from licensor.keys import read_public_keys
+from licensor.licence import CLAIM_NAMES, parse_licence
+
+NOW = 1764000000
+OTHER_KEYS = [a["publicKeyPem"] for a in ALGORITHMS]
+
+
+def valid_at(algorithm: dict[str, Any]) -> int:
+    return int(algorithm["claims"].get("nbf", algorithm["claims"]["iat"]))
+
+
+def machine(algorithm: dict[str, Any]) -> str:
+    """A fingerprint the vector's licence accepts (any, when it signs none in)."""
+    fp = algorithm["claims"].get("fp", VECTORS["fingerprints"][0]["fingerprint"])
+    return fp[-1] if isinstance(fp, list) else fp
+
+
+def test_every_algorithms_licence_verifies_with_its_claims_in_signed_order(vector: dict[str, Any]) -> None:
+    fingerprint = machine(vector)
+    result = verify_licence(vector["licence"], vector["publicKeyPem"], now=valid_at(vector), fingerprint=fingerprint)
+    assert result.valid and result.reasons == [] and result.signed
+    assert result.claims == vector["claims"]
+    assert list(result.claims) == list(vector["claims"])
+    assert json.dumps(result.claims, separators=(",", ":"), ensure_ascii=False) == vector["payloadJson"]
+    assert list(result.params) == [key for key in vector["claims"] if key not in CLAIM_NAMES]
+    assert result.fingerprint_match is ("fp" in vector["claims"] or None)
+
+
+def test_a_licence_verifies_with_a_key_history_and_not_with_other_keys(vector: dict[str, Any]) -> None:
+    others = [pem for pem in OTHER_KEYS if pem != vector["publicKeyPem"]]
+    fingerprint = machine(vector)
+    assert verify_licence(vector["licence"], [*others, vector["publicKeyPem"]], now=valid_at(vector), fingerprint=fingerprint).valid
+    refused = verify_licence(vector["licence"], others, now=NOW, fingerprint=fingerprint)
+    assert (refused.valid, refused.reasons, refused.claims) == (False, ["BAD_SIGNATURE"], None)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [(a, t) for a in ALGORITHMS for t in a["tampered"]],
+    ids=[f"{a['algorithm']}: {t['name']}" for a in ALGORITHMS for t in a["tampered"]],
+)
+def test_tampered_strings_are_refused_as_the_vectors_say(case: tuple[dict[str, Any], dict[str, Any]]) -> None:
+    algorithm, tampered = case
+    result = verify_licence(tampered["licence"], algorithm["publicKeyPem"], now=NOW, fingerprint=machine(algorithm))
+    assert (result.signed, result.valid, result.reasons) == (False, False, [tampered["expected"]])
+
+
+def test_receipts_verify_and_grant_exactly_as_the_vectors_say(vector: dict[str, Any]) -> None:
+    keys = read_public_keys(vector["publicKeyPem"])
+    for receipt in vector["receipts"]:
+        fields = receipt["fields"]
+        assert receipt_message(fields).hex() == receipt["messageHex"], receipt["name"]
+        assert verify_receipt(fields, receipt["receipt"], keys), receipt["name"]
+        assert receipt_grants(fields["status"] or "", fields["boundAt"] or "") is receipt["grants"], receipt["name"]
+
+
+def test_bad_receipts_never_verify(vector: dict[str, Any]) -> None:
+    keys = read_public_keys(vector["publicKeyPem"])
+    for bad in vector["badReceipts"]:
+        assert not verify_receipt(bad["fields"], bad["receipt"], keys), bad["name"]
+
+
+def test_claim_order_payloads_parse_with_their_keys_in_wire_order() -> None:
+    for case in VECTORS["claimOrder"]:
+        # Signed by nobody: only the structure is read here.
+        parsed = parse_licence(f"{b64u(case['payloadJson'].encode())}.{b64u(b'signature')}")
+        assert json.dumps(parsed.claims, separators=(",", ":"), ensure_ascii=False) == case["payloadJson"], case["name"]
+
+
+@pytest.mark.parametrize("case", VECTORS["fingerprints"], ids=[c["name"] for c in VECTORS["fingerprints"]])
+def test_fingerprints_hash_raw_components_as_the_vectors_say(case: dict[str, Any]) -> None:
+    assert build_fingerprint(case["raw"]) == case["fingerprint"]
+    assert parse_fingerprint(case["fingerprint"]) == case["parts"]
+    assert fp_digest(case["fingerprint"]) == case["fpDigest"]
+
+
+@pytest.mark.parametrize("case", VECTORS["badFingerprints"], ids=[c["name"] for c in VECTORS["badFingerprints"]])
+def test_bad_fingerprints_are_refused_with_their_problem(case: dict[str, Any]) -> None:
+    with pytest.raises(FingerprintError) as raised:
+        parse_fingerprint(case["fingerprint"])
+    assert raised.value.problem == case["problem"]
+
+
+def test_fingerprint_matches_follow_the_vectors() -> None:
+    for case in VECTORS["matches"]:
+        a, b = parse_fingerprint(case["a"]), parse_fingerprint(case["b"])
+        assert match_score(a, b) == case["score"]
+        assert fingerprints_match(a, b, case["need"]) is case["match"]
+
+
+def test_calendar_statuses_follow_the_vectors() -> None:
+    for case in VECTORS["statuses"]:
+        claims = case["claims"]
+        assert calendar_status(claims, case["now"]) == case["status"], case
+        assert grace_ends_at(claims.get("exp"), claims["grace"]) == case["graceEndsAt"], case
