@@ -1,0 +1,97 @@
+"""A stand-in for the check API over real HTTP: answers signed with the vectors' Ed25519 test key,
+and whatever forgery a test asks for."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import threading
+import uuid
+from datetime import datetime, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+from conftest import ALGORITHMS, sign_licence, sign_receipt
+
+KEY = ALGORITHMS[0]  # Ed25519
+OTHER_KEY = ALGORITHMS[5]  # P-384: "another key" of the same service
+PUBLIC_KEY = KEY["publicKeyPem"]
+T0 = datetime(2026, 11, 22, 7, 0, 0, tzinfo=timezone.utc).timestamp()
+MAX_SECONDS = 86_400
+CHECK_ID = "abc123def456"
+CHECK_TOKEN = f"svcc_{CHECK_ID}_" + "a" * 64
+BOUND_AT = "2026-01-05T09:30:12.345Z"
+
+
+def iso(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def online_licence(private_pem: str = KEY["privateKeyPem"], **overrides: Any) -> str:
+    """An ONLINE licence valid around T0 with a one-day offline window."""
+    iat = int(T0) - 86_400 * 30
+    claims = {"v": 3, "lid": str(uuid.uuid4()), "prd": "cad", "org": "acme", "typ": "ONLINE", "iat": iat, "exp": iat + 86_400 * 365, "grace": 7, "mm": 1, "chk": 3600, "max": MAX_SECONDS}
+    claims.update(overrides)
+    return sign_licence(private_pem, {k: v for k, v in claims.items() if v is not None})
+
+
+def lid_of(licence: str) -> str:
+    part = licence.split(".")[0]
+    return str(json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))["lid"])
+
+
+def genuine(request: dict[str, Any], status: str = "ACTIVE", bound_at: str = BOUND_AT, checked_at: float = T0, *, private_pem: str = KEY["privateKeyPem"], lid: str | None = None, nonce: str | None = None, fingerprint: str | None = None, **extra: Any) -> dict[str, Any]:
+    """What the service would sign for this request; the keyword arguments forge it."""
+    fields = [
+        lid or lid_of(request["license"]),
+        status,
+        nonce or request["nonce"],
+        iso(checked_at),
+        bound_at,
+        hashlib.sha256((fingerprint or request["fingerprint"]).encode()).hexdigest()[:32],
+    ]
+    answer: dict[str, Any] = {"valid": status in ("ACTIVE", "GRACE") and bound_at != "", "lid": fields[0], "checkedAt": fields[3], "serverTime": fields[3], "nonce": fields[2], "receipt": sign_receipt(private_pem, fields)}
+    if status:
+        answer["status"] = status
+    if bound_at:
+        answer["boundAt"] = bound_at
+    answer.update(extra)
+    return answer
+
+
+Responder = Callable[[str, dict[str, Any]], "tuple[int, Any]"]
+
+
+class FakeService:
+    """Records every request; ``respond(endpoint, body)`` gives (status, JSON value or raw bytes)."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.respond: Responder = lambda endpoint, body: (200, genuine(body))
+        service = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+                service.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
+                status, answer = service.respond(self.path.rsplit("/", 1)[1], body)
+                data = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *_: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
