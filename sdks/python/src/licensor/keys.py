@@ -35,9 +35,9 @@ def _read(key: PublicKeyInput, index: int) -> PublicKey:
     data = key.encode("utf-8") if isinstance(key, str) else key
     try:
         loaded = x509.load_pem_x509_certificate(data).public_key() if b"-----BEGIN CERTIFICATE-----" in data else load_pem_public_key(data)
-    except (ValueError, TypeError) as error:
+    except (ValueError, TypeError):
         # A private key fails here too: verifying needs only the public half.
-        raise LicensorError("INVALID_KEY", f"public key {index + 1} cannot be read: {error}") from None
+        raise LicensorError("INVALID_KEY", f"public key {index + 1} cannot be read: not a PEM public key or certificate") from None
     if not isinstance(loaded, _KEY_TYPES):
         raise LicensorError("INVALID_KEY", f"public key {index + 1} is not an Ed25519, RSA or ECDSA key")
     return loaded
