@@ -34,18 +34,31 @@ def test_round_trips_a_record_in_the_product_folder(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "content",
-    ["not json", "[]", '{"format":2}', '{"format":1,"lid":"other","answer":{}}', '{"format":1,"answer":{"tag":"SVCR1"}}'],
+    ["not json", "[]", '{"format":2,"newestIat":5,"offsetMs":7}', '{"newestIat":5,"offsetMs":7}'],
 )
-def test_a_file_not_of_the_shape_has_no_answer_but_keeps_a_readable_term_and_offset(tmp_path: Path, content: str) -> None:
+def test_a_file_not_of_the_shape_is_empty(tmp_path: Path, content: str) -> None:
+    store = FileState(tmp_path)
+    store.update(KEY, lambda old: Record(5, 7, dict(ANSWER)))
+    (tmp_path / "acme" / "cad" / f"{KEY.lid}.json").write_text(content)
+    assert store.load(KEY) == Record()
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"answer": {**ANSWER, "tag": "SVCR9"}}, Record(5, 7, None)),
+        ({"answer": {**ANSWER, "renewed": "no"}}, Record(5, 7, None)),
+        ({"answer": {k: v for k, v in ANSWER.items() if k != "leaseEndsAt"}}, Record(5, 7, None)),
+        ({"newestIat": -1, "offsetMs": 1.5}, Record(None, None, ANSWER)),
+        ({"newestIat": "5", "offsetMs": None}, Record(None, None, ANSWER)),
+    ],
+)
+def test_a_damaged_field_is_none_alone(tmp_path: Path, change: dict, expected: Record) -> None:
     store = FileState(tmp_path)
     store.update(KEY, lambda old: Record(5, 7, dict(ANSWER)))
     path = tmp_path / "acme" / "cad" / f"{KEY.lid}.json"
-    path.write_text(content)
-    assert store.load(KEY).answer is None
-    if content.startswith("{"):
-        document = json.loads(content)
-        path.write_text(json.dumps({**document, "newestIat": 5, "offsetMs": 7}))
-        assert (store.load(KEY).newest_iat, store.load(KEY).offset_ms) == (5, 7)
+    path.write_text(json.dumps({**json.loads(path.read_text()), **change}))
+    assert store.load(KEY) == expected
 
 
 def test_a_lid_that_could_leave_its_folder_is_refused(tmp_path: Path) -> None:

@@ -23,6 +23,15 @@ def bad_request(message: str) -> Failure:
     return Failure("INVALID_OPTIONS", message)
 
 
+def text(request: dict[str, Any], name: str, optional: bool = False) -> Any:
+    value = request.get(name)
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or value == "":
+        raise bad_request(f"{name} must be a non-empty string")
+    return value
+
+
 class Driver:
     def __init__(self) -> None:
         self.config: dict[str, Any] | None = None
@@ -41,39 +50,42 @@ class Driver:
         return handler(request)
 
     def op_configure(self, request: dict[str, Any]) -> Any:
+        keys = request.get("publicKeys")
+        if not isinstance(keys, list) or not keys or not all(isinstance(key, str) for key in keys):
+            raise bad_request("publicKeys must be a non-empty list of PEM strings")
         timeout = request.get("timeoutMs", 10_000)
-        if not isinstance(timeout, (int, float)) or isinstance(timeout, bool):
-            raise bad_request("timeoutMs must be a number")
-        self.config = {key: request.get(key) for key in ("baseUrl", "slug", "productKey", "checkId", "checkToken", "publicKeys", "licence", "stateDir")}
-        self.config["timeout"] = timeout / 1000
+        if not isinstance(timeout, int) or isinstance(timeout, bool) or timeout < 1:
+            raise bad_request("timeoutMs must be a positive integer")
+        config = {name: text(request, name) for name in ("baseUrl", "slug", "checkId", "checkToken", "licence", "stateDir")}
+        config.update(productKey=text(request, "productKey", optional=True), publicKeys=keys, timeout=timeout / 1000)
+        self.config = config
         self.client = None
-        self.client = self.build(self.config["licence"])
+        self.current()
         return {}
-
-    def build(self, licence: Any) -> LicenceClient:
-        config = self.configured()
-        return LicenceClient(
-            base_url=config["baseUrl"],
-            slug=config["slug"],
-            check_id=config["checkId"],
-            check_token=config["checkToken"],
-            public_keys=config["publicKeys"],
-            licence=licence,
-            state_dir=config["stateDir"],
-            clock=self.clock,
-            timeout=config["timeout"],
-            fingerprint=self.fingerprint,
-            product_key=config["productKey"],
-        )
 
     def configured(self) -> dict[str, Any]:
         if self.config is None:
-            raise bad_request("configure first")
+            raise bad_request("send configure first")
         return self.config
 
-    def checking(self) -> LicenceClient:
+    def current(self) -> LicenceClient:
+        """The client for the current configuration, built on first use (a later configure or
+        setFingerprint replaces it)."""
         if self.client is None:
-            raise bad_request("configure a checkable licence first")
+            config = self.configured()
+            self.client = LicenceClient(
+                base_url=config["baseUrl"],
+                slug=config["slug"],
+                check_id=config["checkId"],
+                check_token=config["checkToken"],
+                public_keys=config["publicKeys"],
+                licence=config["licence"],
+                state_dir=config["stateDir"],
+                clock=self.clock,
+                timeout=config["timeout"],
+                fingerprint=self.fingerprint,
+                product_key=config["productKey"],
+            )
         return self.client
 
     def op_setClock(self, request: dict[str, Any]) -> Any:  # noqa: N802
@@ -88,13 +100,12 @@ class Driver:
         if not isinstance(fingerprint, str):
             raise bad_request("fingerprint must be a string")
         self.fingerprint = fingerprint
-        if self.client is not None:
-            self.client = self.build(self.client.licence)
+        self.client = None
         return {}
 
     def op_verify(self, request: dict[str, Any]) -> Any:
         config = self.configured()
-        licence = request.get("licence", self.client.licence if self.client is not None else config["licence"])
+        licence = text(request, "licence", optional=True) or config["licence"]
         result = verify_licence(
             licence,
             read_public_keys(config["publicKeys"]),
@@ -106,17 +117,19 @@ class Driver:
         return {"valid": result.valid, "reasons": result.reasons, "claims": result.claims}
 
     def op_check(self, request: dict[str, Any]) -> Any:
-        return check_answer(self.checking().check())
+        return check_answer(self.current().check())
 
     def op_release(self, request: dict[str, Any]) -> Any:
-        result = self.checking().release()
+        result = self.current().release()
         return {"released": True} if result.released else {"released": False, "reason": result.reason}
 
     def op_fetch(self, request: dict[str, Any]) -> Any:
-        return {"licence": self.checking().fetch()}
+        licence = self.current().fetch()
+        self.configured()["licence"] = licence
+        return {"licence": licence}
 
     def op_clearCache(self, request: dict[str, Any]) -> Any:  # noqa: N802
-        self.checking().clear_cache()
+        self.current().clear_cache()
         return {}
 
     def op_fingerprint(self, request: dict[str, Any]) -> Any:

@@ -295,7 +295,8 @@ class LicenceClient:
 
     def _key(self, licence: LicenceVerification) -> StateKey:
         assert licence.claims is not None
-        return StateKey(self._slug, self._product_key or licence.claims["prd"], licence.claims["lid"])
+        # A licence's state lives under its own signed organisation and product.
+        return StateKey(licence.claims["org"], licence.claims["prd"], licence.claims["lid"])
 
     def _load(self, licence: LicenceVerification) -> Record:
         if licence.claims is None:
@@ -456,12 +457,12 @@ def _parse_time(text: str) -> int | None:
     return (moment - _EPOCH) // timedelta(milliseconds=1)
 
 
-def _service_now(offset_ms: float | None, now: int) -> float:
+def _service_now(offset_ms: int | None, now: int) -> int:
     """The service's time now, as this machine's clock and the offset seen with the answer tell it."""
     return now + max(-MAX_OFFSET_MS, min(MAX_OFFSET_MS, offset_ms or 0))
 
 
-def _judge(answer: VerifiedAnswer | None, offset_ms: float | None, now: int, clock_rollback: bool, max_seconds: int) -> dict[str, Any]:
+def _judge(answer: VerifiedAnswer | None, offset_ms: int | None, now: int, clock_rollback: bool, max_seconds: int) -> dict[str, Any]:
     """The state from the latest verified answer (the licence already verified offline)."""
     age = None if answer is None else (_service_now(offset_ms, now) - _parse_time(answer.checked_at)) / 1000  # type: ignore[operator]
     base: dict[str, Any] = {"answer": answer, "age_seconds": age, "renewed": answer is not None and answer.fresh and answer.renewed, "reasons": []}

@@ -7,7 +7,6 @@ while holding ``<lid>.lock``, so two processes never lose each other's fields.""
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import sys
@@ -38,7 +37,7 @@ class Record:
     #: The newest term (``iat``, seconds) of this licence seen on this machine.
     newest_iat: int | None = None
     #: The service's clock minus this machine's when the latest verified answer arrived (ms).
-    offset_ms: float | None = None
+    offset_ms: int | None = None
     #: The last verified answer as stored (camelCase keys, see ANSWER_TEXT_FIELDS), not yet re-verified.
     answer: dict[str, Any] | None = None
 
@@ -84,8 +83,8 @@ def default_state_dir(platform: str = sys.platform, env: dict[str, str] | None =
     return (env.get("XDG_CONFIG_HOME") or f"{home}/.config") + "/licensor"
 
 
-# A name that stays inside its folder on every system.
-_SAFE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}")
+# Slugs, product keys and lids are this alphabet on the service; anything else never becomes a path.
+_SAFE_NAME = re.compile(r"[A-Za-z0-9._-]{1,128}")
 LOCK_STALE_SECONDS = 10.0
 LOCK_WAIT_SECONDS = 5.0
 
@@ -99,7 +98,7 @@ class FileState:
 
     def folder(self, key: StateKey) -> Path:
         for name in (key.slug, key.product_key, key.lid):
-            if not _SAFE_NAME.fullmatch(name):
+            if not _SAFE_NAME.fullmatch(name) or name.strip(".") == "":
                 raise ValueError(f"{name!r} cannot name a state file")
         return self.root / key.slug / key.product_key
 
@@ -108,7 +107,7 @@ class FileState:
             text = (self.folder(key) / f"{key.lid}.json").read_text(encoding="utf-8")
         except (OSError, ValueError):
             return EMPTY
-        return _record_from_text(text, key.lid)
+        return _record_from_text(text)
 
     def update(self, key: StateKey, change: Callable[[Record], Record]) -> None:
         folder = self.folder(key)
@@ -133,21 +132,20 @@ class FileState:
                 raise
 
 
-def _record_from_text(text: str, lid: str) -> Record:
+def _record_from_text(text: str) -> Record:
+    """Reads each field alone: a field of the wrong type is None, and an answer missing a field or
+    holding one of the wrong type is no answer, so a damaged answer never costs the newest term."""
     try:
         data = json.loads(text)
     except ValueError:
         return EMPTY
-    if not isinstance(data, dict):
+    if not isinstance(data, dict) or data.get("format") != 1:
         return EMPTY
     newest = data.get("newestIat")
     offset = data.get("offsetMs")
-    record = Record(
-        newest_iat=newest if is_int(newest) else None,
-        offset_ms=offset if (is_int(offset) or (isinstance(offset, float) and math.isfinite(offset))) else None,
-    )
+    record = Record(newest_iat=newest if is_int(newest) and newest >= 0 else None, offset_ms=offset if is_int(offset) else None)
     answer = data.get("answer")
-    if data.get("format") != 1 or data.get("lid") != lid or not isinstance(answer, dict):
+    if not isinstance(answer, dict) or answer.get("tag") not in ("SVCR1", "SVCR2"):
         return record
     if not all(isinstance(answer.get(name), str) for name in ANSWER_TEXT_FIELDS) or not isinstance(answer.get("renewed"), bool):
         return record
