@@ -36,13 +36,28 @@ def online_licence(private_pem: str = KEY["privateKeyPem"], **overrides: Any) ->
     return sign_licence(private_pem, {k: v for k, v in claims.items() if v is not None})
 
 
-def lid_of(licence: str) -> str:
+def floating_licence(private_pem: str = KEY["privateKeyPem"], **overrides: Any) -> str:
+    """A floating licence (v 5) valid around T0: 15-minute leases, a week of borrowing, max 30 minutes."""
+    return online_licence(private_pem, **{"v": 5, "mm": 5, "chk": 300, "max": 1800, "lse": 900, "brw": 7 * 86_400, **overrides})
+
+
+def claims_of(licence: str) -> dict[str, Any]:
     part = licence.split(".")[0]
-    return str(json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))["lid"])
+    return dict(json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))))
 
 
-def genuine(request: dict[str, Any], status: str = "ACTIVE", bound_at: str = BOUND_AT, checked_at: float = T0, *, private_pem: str = KEY["privateKeyPem"], lid: str | None = None, nonce: str | None = None, fingerprint: str | None = None, **extra: Any) -> dict[str, Any]:
-    """What the service would sign for this request; the keyword arguments forge it."""
+def lid_of(licence: str) -> str:
+    return str(claims_of(licence)["lid"])
+
+
+def genuine(request: dict[str, Any], status: str = "ACTIVE", bound_at: str = BOUND_AT, checked_at: float = T0, *, private_pem: str = KEY["privateKeyPem"], lid: str | None = None, nonce: str | None = None, fingerprint: str | None = None, lease_ends_at: str | None = None, tag: str | None = None, **extra: Any) -> dict[str, Any]:
+    """What the service would sign for this request (SVCR2 with a lease for a v 5 licence, until
+    ``until`` for a borrow); the keyword arguments forge it."""
+    claims = claims_of(request["license"])
+    tag = tag or ("SVCR2" if claims["v"] == 5 else "SVCR1")
+    if lease_ends_at is None:
+        licensed = tag == "SVCR2" and status in ("ACTIVE", "GRACE") and bound_at != ""
+        lease_ends_at = (request.get("until") or iso(checked_at + claims["lse"])) if licensed else ""
     fields = [
         lid or lid_of(request["license"]),
         status,
@@ -51,7 +66,11 @@ def genuine(request: dict[str, Any], status: str = "ACTIVE", bound_at: str = BOU
         bound_at,
         hashlib.sha256((fingerprint or request["fingerprint"]).encode()).hexdigest()[:32],
     ]
-    answer: dict[str, Any] = {"valid": status in ("ACTIVE", "GRACE") and bound_at != "", "lid": fields[0], "checkedAt": fields[3], "serverTime": fields[3], "nonce": fields[2], "receipt": sign_receipt(private_pem, fields)}
+    if tag == "SVCR2":
+        fields.append(lease_ends_at)
+    answer: dict[str, Any] = {"valid": status in ("ACTIVE", "GRACE") and bound_at != "", "lid": fields[0], "checkedAt": fields[3], "serverTime": fields[3], "nonce": fields[2], "receipt": sign_receipt(private_pem, fields, tag)}
+    if lease_ends_at:
+        answer["leaseEndsAt"] = lease_ends_at
     if status:
         answer["status"] = status
     if bound_at:

@@ -84,8 +84,8 @@ def test_errors_are_answered_with_the_sdks_codes(session: Session, service: Fake
     assert session.send("not json")["error"]["code"] == "INVALID_OPTIONS"
     assert session.send({"op": "launch"})["error"]["code"] == "INVALID_OPTIONS"
     assert session.send({"op": "activationRequest"})["error"] == {"code": "INVALID_OPTIONS", "message": "air-gapped activation is not supported yet"}
-    assert session.send({"op": "borrow", "until": "2026-12-01T00:00:00.000Z"})["error"]["message"] == "borrowing is not supported yet"
     configure(session, service, online_licence(), tmp_path)
+    assert session.send({"op": "borrow", "until": "2026-12-01T00:00:00.000Z"})["error"]["code"] == "INVALID_OPTIONS"
     service.respond = lambda endpoint, body: (404, {"error": "fetch is off"})
     assert session.send({"op": "fetch"}) == {"ok": False, "error": {"code": "HTTP_STATUS", "message": "the service answered 404", "status": 404}}
     offline = online_licence(typ="OFFLINE", chk=None, max=None)

@@ -117,3 +117,43 @@ def test_calendar_statuses_follow_the_vectors() -> None:
         claims = case["claims"]
         assert calendar_status(claims, case["now"]) == case["status"], case
         assert grace_ends_at(claims.get("exp"), claims["grace"]) == case["graceEndsAt"], case
+
+
+# Floating licences (DESIGN 13): the vectors carry them once the protocol has them.
+FLOATING = [a for a in ALGORITHMS if "floating" in a]
+
+
+@pytest.mark.parametrize("algorithm", FLOATING, ids=[a["algorithm"] for a in FLOATING])
+def test_every_algorithms_floating_licence_verifies_with_lse_and_brw_as_claims(algorithm: dict[str, Any]) -> None:
+    floating = algorithm["floating"]
+    result = verify_licence(floating["licence"], algorithm["publicKeyPem"], now=floating["claims"].get("nbf", floating["claims"]["iat"]))
+    assert (result.valid, result.claims) == (True, floating["claims"])
+    assert json.dumps(result.claims, separators=(",", ":"), ensure_ascii=False) == floating["payloadJson"]
+    assert "lse" not in result.params and "brw" not in result.params
+    assert list(result.params) == [key for key in floating["claims"] if key not in (*CLAIM_NAMES, "lse", "brw")]
+
+
+@pytest.mark.parametrize("algorithm", FLOATING, ids=[a["algorithm"] for a in FLOATING])
+def test_floating_tampered_strings_are_refused_as_the_vectors_say(algorithm: dict[str, Any]) -> None:
+    for tampered in algorithm["floating"]["tampered"]:
+        result = verify_licence(tampered["licence"], algorithm["publicKeyPem"], now=NOW)
+        assert (result.signed, result.reasons) == (False, [tampered["expected"]]), tampered["name"]
+
+
+@pytest.mark.parametrize("algorithm", FLOATING, ids=[a["algorithm"] for a in FLOATING])
+def test_svcr2_receipts_verify_under_their_tag_and_grant_only_with_a_lease_end(algorithm: dict[str, Any]) -> None:
+    keys = read_public_keys(algorithm["publicKeyPem"])
+    for receipt in algorithm["floating"]["receipts"]:
+        fields, tag = receipt["fields"], receipt["tag"]
+        if "messageHex" in receipt:
+            assert receipt_message(fields, tag).hex() == receipt["messageHex"], receipt["name"]
+        assert verify_receipt(fields, receipt["receipt"], keys, tag), receipt["name"]
+        grants = receipt_grants(fields["status"] or "", fields["boundAt"] or "", fields["leaseEndsAt"] or "", tag)
+        assert grants is receipt["grants"], receipt["name"]
+    for bad in algorithm["floating"]["badReceipts"]:
+        assert not verify_receipt(bad["fields"], bad["receipt"], keys, bad["tag"]), bad["name"]
+
+
+def test_an_svcr1_receipt_never_signs_a_lease_end() -> None:
+    fields = {**ALGORITHMS[0]["receipts"][0]["fields"], "leaseEndsAt": "2026-11-22T07:15:00.000Z"}
+    assert not verify_receipt(fields, ALGORITHMS[0]["receipts"][0]["receipt"], read_public_keys(ALGORITHMS[0]["publicKeyPem"]))

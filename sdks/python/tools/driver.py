@@ -136,7 +136,7 @@ class Driver:
         return {"fingerprint": collect_fingerprint().fingerprint}
 
     def op_borrow(self, request: dict[str, Any]) -> Any:
-        raise bad_request("borrowing is not supported yet")
+        return check_answer(self.current().borrow(text(request, "until")))
 
     def air_gap(self, request: dict[str, Any]) -> Any:
         raise bad_request("air-gapped activation is not supported yet")
@@ -157,7 +157,7 @@ def check_answer(result: CheckResult) -> dict[str, Any]:
         "noAnswer": no_answer,
         "renewed": result.renewed,
         "airGapped": False,
-        "leaseEndsAt": None,
+        "leaseEndsAt": result.lease_ends_at,
     }
 
 

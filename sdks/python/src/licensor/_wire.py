@@ -126,18 +126,31 @@ RECEIPT_FIELDS = ("lid", "status", "nonce", "checkedAt", "boundAt", "fpDigest")
 _SEPARATOR = "\x1f"
 
 
+def receipt_tag(claims: Mapping[str, Any]) -> str:
+    """The presented term's ``v`` alone decides: SVCR2 for a floating licence (``v`` 5), else SVCR1."""
+    return "SVCR2" if claims["v"] == 5 else "SVCR1"
+
+
+def _field(fields: Mapping[str, str | None], name: str) -> str:
+    value = fields.get(name) or ""
+    if not isinstance(value, str):
+        raise MalformedError(f'receipt field "{name}" must be a string')
+    if _SEPARATOR in value:
+        raise MalformedError(f'receipt field "{name}" contains the separator 0x1F')
+    return value
+
+
 def receipt_message(fields: Mapping[str, str | None], tag: str = "SVCR1") -> bytes:
-    """UTF-8 of ``tag␟lid␟status␟nonce␟checkedAt␟boundAt␟fpDigest`` (SVCR2 adds ``␟leaseEndsAt``);
-    an absent field is the empty string."""
-    names = RECEIPT_FIELDS + (("leaseEndsAt",) if tag == "SVCR2" else ())
-    text = tag
-    for name in names:
-        value = fields.get(name) or ""
-        if not isinstance(value, str):
-            raise MalformedError(f'receipt field "{name}" must be a string')
-        if _SEPARATOR in value:
-            raise MalformedError(f'receipt field "{name}" contains the separator 0x1F')
-        text += _SEPARATOR + value
+    """UTF-8 of ``SVCR1␟lid␟status␟nonce␟checkedAt␟boundAt␟fpDigest``, or for SVCR2 the same
+    with ``␟leaseEndsAt``; an absent field is the empty string. SVCR1 cannot vouch for a lease end."""
+    text = tag + "".join(_SEPARATOR + _field(fields, name) for name in RECEIPT_FIELDS)
+    lease_ends_at = _field(fields, "leaseEndsAt")
+    if tag == "SVCR2":
+        text += _SEPARATOR + lease_ends_at
+    elif tag != "SVCR1":
+        raise MalformedError(f"unknown receipt tag {tag!r}")
+    elif lease_ends_at != "":
+        raise MalformedError('an SVCR1 receipt does not sign "leaseEndsAt"')
     return text.encode("utf-8")
 
 
@@ -151,9 +164,10 @@ def verify_receipt(fields: Mapping[str, str | None], receipt: str, keys: list[Pu
     return any(verify_bytes(key, message, signature) for key in keys)
 
 
-def receipt_grants(status: str, bound_at: str) -> bool:
-    """Licensed on this machine by the signed fields alone: ACTIVE or GRACE, and a seat bound."""
-    return status in ("ACTIVE", "GRACE") and bound_at != ""
+def receipt_grants(status: str, bound_at: str, lease_ends_at: str = "", tag: str = "SVCR1") -> bool:
+    """Licensed on this machine by the signed fields alone: ACTIVE or GRACE, and a seat bound
+    (under SVCR2 a lease end signed too, which the caller judges against its clock)."""
+    return status in ("ACTIVE", "GRACE") and bound_at != "" and (tag == "SVCR1" or lease_ends_at != "")
 
 
 # --- fingerprints -------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Literal, Mapping
 from urllib.parse import quote, urlsplit
 
-from ._wire import MalformedError, b64u_encode, fp_digest, receipt_grants, strict_json, verify_receipt
+from ._wire import MalformedError, b64u_encode, fp_digest, receipt_grants, receipt_tag, strict_json, verify_receipt
 from .errors import LicensorError
 from .fingerprint import collect_fingerprint
 from .keys import PublicKeys, read_public_keys
@@ -27,12 +27,14 @@ from .state import EMPTY, Record, StateKey, StateStore, file_state
 CheckState = Literal["VALID", "STALE", "INVALID"]
 InvalidReason = Literal[LicenceRefusal, "OLDER_TERM", "REVOKED", "UNKNOWN_LICENCE", "NO_SEAT", "NOT_LICENSED"]
 NoAnswerCode = Literal["TIMEOUT", "NETWORK", "HTTP_STATUS", "BAD_RESPONSE", "BAD_RECEIPT"]
-ReleaseRefusal = Literal["NO_SEAT", "AT_ISSUE", "UNKNOWN_LICENCE"]
+ReleaseRefusal = Literal["NO_SEAT", "AT_ISSUE", "UNKNOWN_LICENCE", "BORROWED"]
 
 _NO_ANSWER_CODES = ("TIMEOUT", "NETWORK", "HTTP_STATUS", "BAD_RESPONSE", "BAD_RECEIPT")
 DEFAULT_TIMEOUT_SECONDS = 10.0
 #: How far a remembered clock offset is believed: an edited state file cannot stretch an answer's life by more.
 MAX_OFFSET_MS = 24 * 3600_000
+#: How far the remembered offset is believed when judging a lease end: a lease is short.
+LEASE_OFFSET_MS = 60_000
 #: Latency between the service signing checkedAt and the answer arriving is not a rollback.
 ROLLBACK_TOLERANCE_MS = 60_000
 #: A larger answer is not one the service sends.
@@ -104,6 +106,8 @@ class CheckResult:
     server_reason: str | None
     #: Set when the verified answer could not be saved (the result still holds).
     cache_error: Exception | None
+    #: A floating licence's signed lease end (ISO time) of the answer the state rests on, else None.
+    lease_ends_at: str | None = None
 
     @property
     def fresh(self) -> bool | None:
@@ -116,7 +120,8 @@ class ReleaseResult:
     released: bool
     #: When released.
     released_at: str | None = None
-    #: Why not released: NO_SEAT, AT_ISSUE or UNKNOWN_LICENCE.
+    #: Why not released: NO_SEAT, AT_ISSUE, UNKNOWN_LICENCE, or BORROWED (a floating lease
+    #: borrowed until a time still ahead: only an operator frees it early).
     reason: ReleaseRefusal | None = None
 
 
@@ -188,46 +193,28 @@ class LicenceClient:
         signed fields only. Never raises for what the service does: a timeout, any non-200, an
         unparseable body or a receipt that does not verify is "no answer", and the state rests
         on the saved answer."""
-        now = self._now_ms()
-        licence = self._verify(self._licence, now)
-        record = self._load(licence)
-        cached = self._verified(record.answer, licence, fresh=False) if record.answer is not None else None
-        offset = record.offset_ms
-        # Measured against the answer known before this call: a fresh answer proves itself by its nonce.
-        clock_rollback = cached is not None and _service_now(offset, now) < _parse_time(cached.checked_at) - ROLLBACK_TOLERANCE_MS  # type: ignore[operator]
-        newest_iat = max(self._newest_iat, record.newest_iat or 0)
-        older_term = licence.claims is not None and licence.claims["iat"] < newest_iat
-        common: dict[str, Any] = {"licence": licence, "clock_rollback": clock_rollback, "server_reason": None, "cache_error": None, "no_answer": None}
+        return self._ask("check", {})
 
-        # SPEC 4.4 rule 5: a licence that fails locally is never sent.
-        if not licence.valid or older_term:
-            judged = _judge(cached, offset, now, clock_rollback, 0)
-            reasons: list[InvalidReason] = [*licence.reasons, *(["OLDER_TERM"] if older_term else [])]  # type: ignore[list-item]
-            return CheckResult(**{**common, **judged, "state": "INVALID", "reasons": reasons})
-
-        assert licence.claims is not None
-        nonce = b64u_encode(secrets.token_bytes(24))
-        sent = {"license": self._licence, "fingerprint": self.fingerprint, "nonce": nonce}
-        if self._machine_label:
-            sent["machineLabel"] = self._machine_label
+    def borrow(self, until: datetime | str) -> CheckResult:
+        """Borrows this machine's lease of a floating licence until ``until`` (a timezone-aware
+        datetime or an ISO 8601 time, at most the licence's ``brw`` seconds ahead), for a laptop
+        going offline (DESIGN 13). The machine must hold a live lease: check() first. Answers
+        like check(); a refusal (403: no live lease, borrowing off, all borrowable seats
+        borrowed; 400: too far ahead) is no answer, with its status. Raises ``INVALID_OPTIONS``
+        for a licence that is not floating or a time that is not one."""
+        if isinstance(until, datetime):
+            if until.tzinfo is None:
+                raise LicensorError("INVALID_OPTIONS", "until must be a timezone-aware datetime")
+            until = until.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        if not isinstance(until, str) or _parse_time(until) is None:
+            raise LicensorError("INVALID_OPTIONS", "until must be an ISO 8601 time with its offset")
         try:
-            body = self._post("check", sent)
-            fresh, fresh_offset = self._verify_answer(body, licence, nonce, now)
-        except LicensorError as error:
-            if error.code not in _NO_ANSWER_CODES:
-                raise
-            no_answer = NoAnswer(error.code, error.message, error.status)  # type: ignore[arg-type]
-            return CheckResult(**{**common, **_judge(cached, offset, now, clock_rollback, _max_seconds(licence)), "no_answer": no_answer})
-
-        self._newest_iat = max(newest_iat, licence.claims["iat"])
-        newest = self._newest_iat
-        cache_error = self._save(
-            licence,
-            lambda old: Record(max(old.newest_iat or 0, newest), fresh_offset, fresh.stored()),
-        )
-        server_reason = body.get("reason") if isinstance(body.get("reason"), str) else None
-        judged = _judge(fresh, fresh_offset, now, clock_rollback, _max_seconds(licence))
-        return CheckResult(**{**common, **judged, "server_reason": server_reason, "cache_error": cache_error})
+            floating = parse_licence(self._licence).claims["v"] == 5
+        except MalformedError:
+            floating = True  # refused offline by _ask, never sent
+        if not floating:
+            raise LicensorError("INVALID_OPTIONS", "borrowing needs a floating licence (v 5)")
+        return self._ask("borrow", {"until": until})
 
     def fetch(self) -> str:
         """Fetches the current term of this licence (after ``renewed``), verifies it offline with
@@ -285,6 +272,48 @@ class LicenceClient:
 
     # --- internals ------------------------------------------------------------------------------
 
+    def _ask(self, endpoint: str, extra: Mapping[str, str]) -> CheckResult:
+        now = self._now_ms()
+        licence = self._verify(self._licence, now)
+        record = self._load(licence)
+        cached = self._verified(record.answer, licence, fresh=False) if record.answer is not None else None
+        offset = record.offset_ms
+        # Measured against the answer known before this call: a fresh answer proves itself by its nonce.
+        clock_rollback = cached is not None and _service_now(offset, now) < _time(cached.checked_at) - ROLLBACK_TOLERANCE_MS
+        newest_iat = max(self._newest_iat, record.newest_iat or 0)
+        older_term = licence.claims is not None and licence.claims["iat"] < newest_iat
+        common: dict[str, Any] = {"licence": licence, "clock_rollback": clock_rollback, "server_reason": None, "cache_error": None, "no_answer": None}
+
+        # SPEC 4.4 rule 5: a licence that fails locally is never sent.
+        if not licence.valid or older_term:
+            judged = _judge(cached, offset, now, clock_rollback, 0)
+            reasons: list[InvalidReason] = [*licence.reasons, *(["OLDER_TERM"] if older_term else [])]  # type: ignore[list-item]
+            return CheckResult(**{**common, **judged, "state": "INVALID", "reasons": reasons})
+
+        assert licence.claims is not None
+        nonce = b64u_encode(secrets.token_bytes(24))
+        sent = {"license": self._licence, "fingerprint": self.fingerprint, "nonce": nonce, **extra}
+        if self._machine_label:
+            sent["machineLabel"] = self._machine_label
+        try:
+            body = self._post(endpoint, sent)
+            fresh, fresh_offset = self._verify_answer(body, licence, nonce, now)
+        except LicensorError as error:
+            if error.code not in _NO_ANSWER_CODES:
+                raise
+            no_answer = NoAnswer(error.code, error.message, error.status)  # type: ignore[arg-type]
+            return CheckResult(**{**common, **_judge(cached, offset, now, clock_rollback, _max_seconds(licence)), "no_answer": no_answer})
+
+        self._newest_iat = max(newest_iat, licence.claims["iat"])
+        newest = self._newest_iat
+        cache_error = self._save(
+            licence,
+            lambda old: Record(max(old.newest_iat or 0, newest), fresh_offset, fresh.stored()),
+        )
+        server_reason = body.get("reason") if isinstance(body.get("reason"), str) else None
+        judged = _judge(fresh, fresh_offset, now, clock_rollback, _max_seconds(licence))
+        return CheckResult(**{**common, **judged, "server_reason": server_reason, "cache_error": cache_error})
+
     def _now_ms(self) -> int:
         return int(self._clock() * 1000)
 
@@ -316,9 +345,6 @@ class LicenceClient:
 
     def _forget(self, licence: LicenceVerification) -> None:
         self._state.update(self._key(licence), lambda old: replace(old, answer=None))
-
-    def _tag(self, licence: LicenceVerification) -> str:
-        return "SVCR1"
 
     def _post(self, endpoint: str, body: Mapping[str, str]) -> dict[str, Any]:
         """POSTs JSON and returns the 200 answer's object; everything else is a LicensorError.
@@ -385,35 +411,39 @@ class LicenceClient:
         receipt for another licence, nonce or machine cannot verify. ``valid`` and ``reason`` are
         unsigned and never read for the verdict."""
         assert licence.claims is not None
+        tag = receipt_tag(licence.claims)
         status, checked_at, bound_at, receipt = body.get("status", ""), body.get("checkedAt"), body.get("boundAt", ""), body.get("receipt")
-        if not all(isinstance(value, str) for value in (status, checked_at, bound_at, receipt)):
+        # Only SVCR2 signs a lease end; under SVCR1 the field, if any, is not read.
+        lease_ends_at = body.get("leaseEndsAt", "") if tag == "SVCR2" else ""
+        if not all(isinstance(value, str) for value in (status, checked_at, bound_at, receipt, lease_ends_at)):
             raise LicensorError("BAD_RESPONSE", "the answer lacks the receipt fields")
         stored = {
-            "tag": self._tag(licence),
+            "tag": tag,
             "lid": licence.claims["lid"],
             "status": status,
             "nonce": nonce,
             "checkedAt": checked_at,
             "boundAt": bound_at,
             "fpDigest": fp_digest(self.fingerprint),
-            "leaseEndsAt": "",
+            "leaseEndsAt": lease_ends_at,
             "receipt": receipt,
             "renewed": body.get("renewed") is True,
         }
         verified = self._verified(stored, licence, fresh=True)
         if verified is None:
             raise LicensorError("BAD_RECEIPT", "the receipt does not verify for this licence, nonce and machine")
-        return verified, _parse_time(checked_at) - now  # type: ignore[operator]
+        return verified, _time(checked_at) - now
 
     def _verified(self, stored: Mapping[str, Any], licence: LicenceVerification, fresh: bool) -> VerifiedAnswer | None:
         """The answer if its receipt verifies for this licence and machine, else None (a saved
         answer edited by hand, or copied from another machine, is worth nothing)."""
         assert licence.claims is not None
-        if stored["tag"] != self._tag(licence) or stored["lid"] != licence.claims["lid"] or stored["fpDigest"] != fp_digest(self.fingerprint):
+        tag = receipt_tag(licence.claims)
+        if stored["tag"] != tag or stored["lid"] != licence.claims["lid"] or stored["fpDigest"] != fp_digest(self.fingerprint):
             return None
-        if _parse_time(stored["checkedAt"]) is None:
+        if _parse_time(stored["checkedAt"]) is None or (stored["leaseEndsAt"] != "" and _parse_time(stored["leaseEndsAt"]) is None):
             return None
-        if not verify_receipt(stored, stored["receipt"], self._keys, stored["tag"]):
+        if not verify_receipt(stored, stored["receipt"], self._keys, tag):
             return None
         return VerifiedAnswer(
             tag=stored["tag"],
@@ -426,7 +456,7 @@ class LicenceClient:
             lease_ends_at=stored["leaseEndsAt"],
             receipt=stored["receipt"],
             renewed=stored["renewed"],
-            grants=receipt_grants(stored["status"], stored["boundAt"]),
+            grants=receipt_grants(stored["status"], stored["boundAt"], stored["leaseEndsAt"], tag),
             fresh=fresh,
         )
 
@@ -457,24 +487,43 @@ def _parse_time(text: str) -> int | None:
     return (moment - _EPOCH) // timedelta(milliseconds=1)
 
 
-def _service_now(offset_ms: int | None, now: int) -> int:
+def _time(text: str) -> int:
+    """_parse_time of a time already known to parse (a verified answer's)."""
+    moment = _parse_time(text)
+    assert moment is not None
+    return moment
+
+
+def _service_now(offset_ms: int | None, now: int, bound: int = MAX_OFFSET_MS) -> int:
     """The service's time now, as this machine's clock and the offset seen with the answer tell it."""
-    return now + max(-MAX_OFFSET_MS, min(MAX_OFFSET_MS, offset_ms or 0))
+    return now + max(-bound, min(bound, offset_ms or 0))
 
 
 def _judge(answer: VerifiedAnswer | None, offset_ms: int | None, now: int, clock_rollback: bool, max_seconds: int) -> dict[str, Any]:
-    """The state from the latest verified answer (the licence already verified offline)."""
-    age = None if answer is None else (_service_now(offset_ms, now) - _parse_time(answer.checked_at)) / 1000  # type: ignore[operator]
-    base: dict[str, Any] = {"answer": answer, "age_seconds": age, "renewed": answer is not None and answer.fresh and answer.renewed, "reasons": []}
+    """The state from the latest verified answer (the licence already verified offline). A
+    floating licence's answer (SVCR2) is licensed until its signed lease end, whatever ``max``
+    says, judged with the remembered offset believed only up to a minute (DESIGN 13)."""
+    age = None if answer is None else (_service_now(offset_ms, now) - _time(answer.checked_at)) / 1000
+    lease_ends_at = answer.lease_ends_at if answer is not None and answer.lease_ends_at else None
+    base: dict[str, Any] = {
+        "answer": answer,
+        "age_seconds": age,
+        "renewed": answer is not None and answer.fresh and answer.renewed,
+        "reasons": [],
+        "lease_ends_at": lease_ends_at,
+    }
     if answer is None:
         return {**base, "state": "STALE"}
     if not answer.grants:
         return {**base, "state": "INVALID", "reasons": [_signed_reason(answer.status)]}
     if answer.fresh:
         return {**base, "state": "VALID"}
-    if clock_rollback or age > max_seconds:  # type: ignore[operator]
+    if clock_rollback:
         return {**base, "state": "STALE"}
-    return {**base, "state": "VALID"}
+    if answer.tag == "SVCR2":
+        lapsed = _service_now(offset_ms, now, LEASE_OFFSET_MS) >= _time(answer.lease_ends_at)
+        return {**base, "state": "STALE" if lapsed else "VALID"}
+    return {**base, "state": "STALE" if age > max_seconds else "VALID"}  # type: ignore[operator]
 
 
 def _signed_reason(status: str) -> InvalidReason:

@@ -28,6 +28,10 @@ LicenceRefusal = Literal["MALFORMED", "BAD_SIGNATURE", "WRONG_PRODUCT", "NOT_YET
 
 #: The issuer's claims in wire order; every other key is a product parameter.
 CLAIM_NAMES = ("v", "lid", "prd", "org", "typ", "act", "lic", "iat", "nbf", "exp", "grace", "fp", "fpn", "mm", "chk", "max")
+#: What a floating licence (``v`` 5, DESIGN 13) adds after ``max``; in ``v`` 3 and 4 they are parameters.
+FLOATING_CLAIM_NAMES = ("lse", "brw")
+LEASE_SECONDS_RANGE = (60, 3_600)
+BORROW_SECONDS_MAX = 2_592_000
 #: The service's default fingerprintNeed, used when a licence signs ``fp`` without ``fpn``.
 DEFAULT_FINGERPRINT_NEED = 3
 
@@ -47,8 +51,8 @@ def _claims_problem(c: Mapping[str, Any]) -> str | None:
     """Describes the first claim that is missing or of the wrong type, or None when all are right."""
     fp_is_list = isinstance(c.get("fp"), list)
     v = c.get("v")
-    if not is_int(v) or v not in (3, 4):
-        return 'claim "v" must be 3 or 4'
+    if not is_int(v) or v not in (3, 4, 5):
+        return 'claim "v" must be 3, 4 or 5'
     for name in ("lid", "prd", "org"):
         if not _text(c.get(name)):
             return f'claim "{name}" must be a non-empty string'
@@ -71,7 +75,7 @@ def _claims_problem(c: Mapping[str, Any]) -> str | None:
         if not ok:
             return 'claim "fp" must be a fingerprint or a list of several fingerprints'
     # A verifier that predates multi-machine binding must refuse a list, hence the version.
-    if (v == 4) != fp_is_list:
+    if v != 5 and (v == 4) != fp_is_list:
         return 'claim "v" must be 4 exactly when "fp" is a list'
     if "fpn" in c and (not is_int(c["fpn"]) or not 1 <= c["fpn"] <= 5):
         return 'claim "fpn" must be an integer from 1 to 5'
@@ -80,6 +84,20 @@ def _claims_problem(c: Mapping[str, Any]) -> str | None:
     for name in ("chk", "max"):
         if name in c and (not is_int(c[name]) or c[name] < 0):
             return f'claim "{name}" must be an integer of at least 0'
+    return _floating_problem(c) if v == 5 else None
+
+
+def _floating_problem(c: Mapping[str, Any]) -> str | None:
+    """A floating licence: ONLINE, no at-issue fingerprints, a lease length, maybe a borrow limit."""
+    low, high = LEASE_SECONDS_RANGE
+    if not is_int(c.get("lse")) or not low <= c["lse"] <= high:
+        return f'claim "lse" must be an integer from {low} to {high} when "v" is 5'
+    if "brw" in c and (not is_int(c["brw"]) or not 1 <= c["brw"] <= BORROW_SECONDS_MAX):
+        return f'claim "brw" must be an integer from 1 to {BORROW_SECONDS_MAX}'
+    if c.get("typ") != "ONLINE":
+        return 'claim "typ" must be ONLINE when "v" is 5'
+    if "fp" in c:
+        return 'claim "fp" is not allowed when "v" is 5'
     return None
 
 
@@ -195,12 +213,13 @@ def verify_licence(
         if not fingerprint_match:
             reasons.append("FINGERPRINT_MISMATCH")
 
+    reserved = CLAIM_NAMES + FLOATING_CLAIM_NAMES if claims["v"] == 5 else CLAIM_NAMES
     return LicenceVerification(
         signed=True,
         valid=not reasons,
         reasons=reasons,
         claims=claims,
-        params={key: value for key, value in claims.items() if key not in CLAIM_NAMES},
+        params={key: value for key, value in claims.items() if key not in reserved},
         status=status,
         starts_at=_date(claims.get("nbf")),
         expires_at=_date(claims.get("exp")),
