@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -10,7 +13,7 @@ import pytest
 
 from conftest import VECTORS
 from fake_service import CHECK_ID, CHECK_TOKEN, PUBLIC_KEY, T0, FakeService, floating_licence, genuine, iso, lid_of, online_licence
-from licensor import LicenceClient, LicensorError
+from licensor import LeaseKeeper, LicenceClient, LicensorError
 
 MY_FP = VECTORS["fingerprints"][0]["fingerprint"]
 
@@ -151,3 +154,88 @@ def test_release_of_a_borrowed_lease_is_refused_as_borrowed(service: FakeService
     service.respond = lambda endpoint, body: (200, {"lid": lid_of(licence), "released": False, "reason": "BORROWED", "nonce": body["nonce"]})
     result = make(licence).release()
     assert (result.released, result.reason) == (False, "BORROWED")
+
+
+def wait_for(condition: Any, seconds: float = 5) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def endpoints(service: FakeService) -> list[str]:
+    return [request["path"].rsplit("/", 1)[1] for request in service.requests]
+
+
+def test_the_lease_keeper_renews_until_stopped_then_releases(service: FakeService, make: Any) -> None:
+    licence = floating_licence()
+    results: list[Any] = []
+
+    def respond(endpoint: str, body: Any) -> Any:
+        if endpoint == "release":
+            return 200, {"lid": lid_of(licence), "released": True, "releasedAt": iso(T0), "nonce": body["nonce"]}
+        return 200, genuine(body)
+
+    service.respond = respond
+    keeper = LeaseKeeper(make(licence), on_result=results.append, interval=0.02, handle_signals=False)
+    assert keeper.start().state == "VALID"
+    wait_for(lambda: len(results) >= 3)
+    keeper.stop()
+    assert endpoints(service)[-1] == "release" and set(endpoints(service)[:-1]) == {"check"}
+    assert all(result.state == "VALID" for result in results)
+
+
+def test_the_lease_keeper_fetches_a_renewed_term(service: FakeService, make: Any) -> None:
+    current = floating_licence()
+    renewed = floating_licence(lid=lid_of(current), iat=int(T0) - 60)
+    service.respond = lambda endpoint, body: (200, {"license": renewed} if endpoint == "fetch" else genuine(body, renewed=body["license"] == current))
+    client = make(current)
+    keeper = LeaseKeeper(client, interval=0.02, handle_signals=False)
+    keeper.start()
+    wait_for(lambda: client.licence == renewed)
+    keeper.stop()
+
+
+def test_the_lease_keeper_retries_at_once_warns_before_the_lease_is_lost_and_reports_the_loss(service: FakeService, make: Any, clock: Clock) -> None:
+    at_risk: list[Any] = []
+    lost: list[Any] = []
+    keeper = LeaseKeeper(make(floating_licence()), on_at_risk=at_risk.append, on_lost=lost.append, interval=0.05, handle_signals=False)
+    keeper.start()
+    service.respond = down
+    clock.now = T0 + 900 - 0.01
+    wait_for(lambda: at_risk)
+    assert at_risk[0].state == "VALID" and lost == []
+    checks = endpoints(service)
+    assert checks.count("check") >= 3  # the first lease, then a failed renewal and its retry
+    clock.now = T0 + 900
+    wait_for(lambda: lost)
+    assert lost[0].state == "STALE"
+    keeper.stop()
+    assert "release" not in endpoints(service)
+
+
+def test_a_borrowed_lease_is_never_released_on_stop(service: FakeService, make: Any) -> None:
+    client = make(floating_licence())
+    client.check()
+    client.borrow(iso(T0 + 86_400))
+    service.respond = lambda endpoint, body: (200, genuine(body, lease_ends_at=iso(T0 + 86_400)))
+    keeper = LeaseKeeper(client, interval=60, handle_signals=False)
+    keeper.start()
+    keeper.stop()
+    assert "release" not in endpoints(service)
+
+
+def test_sigint_releases_the_lease_then_interrupts_as_before(service: FakeService, make: Any) -> None:
+    licence = floating_licence()
+    service.respond = lambda endpoint, body: (
+        200,
+        {"lid": lid_of(licence), "released": True, "releasedAt": iso(T0), "nonce": body["nonce"]} if endpoint == "release" else genuine(body),
+    )
+    before = signal.getsignal(signal.SIGINT)
+    keeper = LeaseKeeper(make(licence), interval=60)
+    keeper.start()
+    with pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)
+    assert endpoints(service)[-1] == "release"
+    assert signal.getsignal(signal.SIGINT) is before

@@ -19,6 +19,7 @@ from .client import (
 from .errors import ErrorCode, LicensorError
 from .fingerprint import FingerprintReport, collect_fingerprint
 from .keys import PublicKeyInput, PublicKeys
+from .lease import LeaseKeeper
 from .licence import LicenceRefusal, LicenceVerification, verify_licence
 from .state import FileState, MemoryState, Record, StateKey, StateStore, default_state_dir, file_state, memory_state
 
@@ -30,6 +31,7 @@ __all__ = [
     "FileState",
     "FingerprintReport",
     "InvalidReason",
+    "LeaseKeeper",
     "LicenceClient",
     "LicenceRefusal",
     "LicenceVerification",

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import http.client
-import json
 import secrets
-import socket
-import threading
 import time
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Literal, Mapping
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
-from ._wire import MalformedError, b64u_encode, fp_digest, receipt_grants, receipt_tag, strict_json, verify_receipt
+from ._http import post_json
+from ._wire import MalformedError, b64u_encode, fp_digest, receipt_grants, receipt_tag, verify_receipt
 from .errors import LicensorError
 from .fingerprint import collect_fingerprint
 from .keys import PublicKeys, read_public_keys
@@ -37,8 +34,6 @@ MAX_OFFSET_MS = 24 * 3600_000
 LEASE_OFFSET_MS = 60_000
 #: Latency between the service signing checkedAt and the answer arriving is not a rollback.
 ROLLBACK_TOLERANCE_MS = 60_000
-#: A larger answer is not one the service sends.
-MAX_ANSWER_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -221,7 +216,7 @@ class LicenceClient:
         the product's key(s), checks that it is the same licence and not an older term, then uses
         it for later checks and returns it (store it for the next start). Raises LicensorError
         for any failure; never called by check()."""
-        now = self._now_ms()
+        now = self.now_ms()
         current = self._verify(self._licence, now)
         if current.claims is None:
             raise LicensorError("BAD_LICENCE", f"the licence in use does not verify: {current.message}")
@@ -251,7 +246,7 @@ class LicenceClient:
         saved answer is forgotten (never the newest term seen nor the clock offset), so the next
         check() starts fresh. Raises LicensorError for anything but the service's verdict:
         ``HTTP_STATUS`` 403 when the product's release limit is reached."""
-        licence = self._verify(self._licence, self._now_ms())
+        licence = self._verify(self._licence, self.now_ms())
         if licence.claims is None:
             raise LicensorError("BAD_LICENCE", f"the licence in use does not verify: {licence.message}")
         nonce = b64u_encode(secrets.token_bytes(24))
@@ -266,14 +261,14 @@ class LicenceClient:
 
     def clear_cache(self) -> None:
         """Forgets the saved answer for this licence (never the newest term seen nor the clock offset)."""
-        licence = self._verify(self._licence, self._now_ms())
+        licence = self._verify(self._licence, self.now_ms())
         if licence.claims is not None:
             self._forget(licence)
 
     # --- internals ------------------------------------------------------------------------------
 
     def _ask(self, endpoint: str, extra: Mapping[str, str]) -> CheckResult:
-        now = self._now_ms()
+        now = self.now_ms()
         licence = self._verify(self._licence, now)
         record = self._load(licence)
         cached = self._verified(record.answer, licence, fresh=False) if record.answer is not None else None
@@ -314,7 +309,8 @@ class LicenceClient:
         judged = _judge(fresh, fresh_offset, now, clock_rollback, _max_seconds(licence))
         return CheckResult(**{**common, **judged, "server_reason": server_reason, "cache_error": cache_error})
 
-    def _now_ms(self) -> int:
+    def now_ms(self) -> int:
+        """This client's clock (the ``clock`` option), in milliseconds since the epoch."""
         return int(self._clock() * 1000)
 
     def _verify(self, licence: str, now_ms: int) -> LicenceVerification:
@@ -347,63 +343,7 @@ class LicenceClient:
         self._state.update(self._key(licence), lambda old: replace(old, answer=None))
 
     def _post(self, endpoint: str, body: Mapping[str, str]) -> dict[str, Any]:
-        """POSTs JSON and returns the 200 answer's object; everything else is a LicensorError.
-        The request runs beside this thread so that the timeout bounds the whole exchange."""
-        outcome: dict[str, Any] = {}
-
-        def exchange() -> None:
-            try:
-                outcome["value"] = self._exchange(f"{self._url}/{endpoint}", json.dumps(body).encode("utf-8"))
-            except BaseException as error:  # handed to the calling thread
-                outcome["error"] = error
-
-        worker = threading.Thread(target=exchange, name="licensor-request", daemon=True)
-        worker.start()
-        worker.join(self._timeout)
-        if worker.is_alive():
-            raise LicensorError("TIMEOUT", f"no answer within {round(self._timeout * 1000)} ms")
-        if "error" in outcome:
-            raise outcome["error"]
-        text: bytes = outcome["value"]
-        try:
-            parsed = strict_json(text.decode("utf-8"))
-        except (UnicodeDecodeError, MalformedError):
-            raise LicensorError("BAD_RESPONSE", "the answer is not JSON") from None
-        if not isinstance(parsed, dict):
-            raise LicensorError("BAD_RESPONSE", "the answer is not a JSON object")
-        return parsed
-
-    def _exchange(self, url: str, data: bytes) -> bytes:
-        parts = urlsplit(url)
-        connection: http.client.HTTPConnection
-        try:
-            if parts.scheme == "https":
-                connection = http.client.HTTPSConnection(parts.hostname or "", parts.port, timeout=self._timeout)
-            elif parts.scheme == "http":
-                connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=self._timeout)
-            else:
-                raise LicensorError("NETWORK", f"the service cannot be reached: unsupported URL scheme {parts.scheme!r}")
-            path = parts.path + (f"?{parts.query}" if parts.query else "")
-            headers = {
-                "authorization": f"Bearer {self._check_token}",
-                "content-type": "application/json",
-                "accept": "application/json",
-            }
-            try:
-                connection.request("POST", path, body=data, headers=headers)
-                response = connection.getresponse()
-                if response.status != 200:
-                    raise LicensorError("HTTP_STATUS", f"the service answered {response.status}", response.status)
-                text = response.read(MAX_ANSWER_BYTES + 1)
-            finally:
-                connection.close()
-        except (socket.timeout, TimeoutError):
-            raise LicensorError("TIMEOUT", f"no answer within {round(self._timeout * 1000)} ms") from None
-        except (OSError, http.client.HTTPException, ValueError) as error:
-            raise LicensorError("NETWORK", f"the service cannot be reached: {error}") from None
-        if len(text) > MAX_ANSWER_BYTES:
-            raise LicensorError("BAD_RESPONSE", "the answer is too large")
-        return text
+        return post_json(f"{self._url}/{endpoint}", self._check_token, body, self._timeout)
 
     def _verify_answer(self, body: Mapping[str, Any], licence: LicenceVerification, nonce: str, now: int) -> tuple[VerifiedAnswer, int]:
         """Rebuilds the receipt from the answer's status, checkedAt and boundAt and from what this
