@@ -99,7 +99,7 @@ def _registry(path: str, name: str) -> str:
         return str(winreg.QueryValueEx(key, name)[0])
 
 
-# --- CPU model (Node's os.cpus()[0].model) ------------------------------------------------------
+# --- CPU model ----------------------------------------------------------------------------------
 
 
 def _cpu_model() -> str | None:
@@ -107,14 +107,9 @@ def _cpu_model() -> str | None:
         return _run("sysctl", "-n", "machdep.cpu.brand_string")
     if sys.platform == "win32":
         return _registry(r"HARDWARE\DESCRIPTION\System\CentralProcessor\0", "ProcessorNameString")
-    # libuv reads the first "model name" line (x86 and most others); ARM kernels may name it
-    # "Processor"; without either it reports "unknown", and so does this.
-    text = _read_text("/proc/cpuinfo")
-    for label in ("model name", "Processor"):
-        found = re.search(rf"^{label}\s*: (.*)$", text, re.MULTILINE)
-        if found:
-            return found.group(1)
-    return "unknown"
+    # The first "model name" line (most ARM kernels write none: the component is then unreadable).
+    found = re.search(r"^model name[ \t]*:(.*)$", _read_text("/proc/cpuinfo"), re.MULTILINE)
+    return found.group(1) if found else None
 
 
 # --- primary MAC (Node's os.networkInterfaces(): up and running interfaces with an address) -----
