@@ -24,7 +24,7 @@ if (reason !== null && !REQUIRE) {
 } else {
   it("the Python SDK's tests pass (pytest)", () => {
     expect(reason, 'LICENSOR_REQUIRE_SDKS=1 and the Python toolchain is missing').toBeNull();
-    const run = spawnSync(PYTHON, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider'], {
+    const run = spawnSync(PYTHON, ['-m', 'pytest', '-q'], {
       cwd: here,
       encoding: 'utf8',
       env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1', PYTHONPATH: path.join(here, 'src') },
