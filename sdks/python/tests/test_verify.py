@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives.serialization import Encoding, load_pem_private_key, load_pem_public_key
+from cryptography.x509.oid import NameOID
 
 from conftest import ALGORITHMS, VECTORS, b64u, sign_licence, sign_payload
 from licensor import LicensorError, verify_licence
-from licensor._wire import b64u_decode, MalformedError
+from licensor._wire import MalformedError, b64u_decode
 
 ED = ALGORITHMS[0]
 FP = VECTORS["fingerprints"][0]["fingerprint"]
@@ -123,8 +127,6 @@ def test_keys_that_cannot_be_read_raise_invalid_key() -> None:
 
 
 def test_a_key_given_as_bytes_or_a_loaded_key_verifies() -> None:
-    from cryptography.hazmat.primitives.serialization import load_pem_public_key
-
     pem = ED["publicKeyPem"]
     now = ED["claims"]["iat"]
     fp = ED["claims"]["fp"][0]
@@ -135,3 +137,17 @@ def test_a_key_given_as_bytes_or_a_loaded_key_verifies() -> None:
 def test_a_string_that_is_not_a_licence_is_malformed_not_an_exception() -> None:
     for text in ["", "a.b.c", f"{b64u(b'[]')}.{b64u(b'x')}", 42]:
         assert verify_licence(text, ED["publicKeyPem"]).reasons == ["MALFORMED"]  # type: ignore[arg-type]
+
+
+def test_a_products_certificate_serves_as_its_public_key() -> None:
+    private = load_pem_private_key(ED["privateKeyPem"].encode(), None)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "acme-cad")])
+    start = datetime.datetime(2026, 1, 1)
+    certificate = (
+        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(private.public_key())  # type: ignore[arg-type]
+        .serial_number(1).not_valid_before(start).not_valid_after(start + datetime.timedelta(days=3650))
+        .sign(private, None)  # type: ignore[arg-type]
+    )
+    pem = certificate.public_bytes(Encoding.PEM).decode()
+    result = verify_licence(ED["licence"], pem, now=ED["claims"]["iat"], fingerprint=ED["claims"]["fp"][0])
+    assert result.valid
