@@ -11,7 +11,7 @@ from typing import Any, Iterator
 import pytest
 
 from conftest import VECTORS
-from fake_service import CHECK_ID, CHECK_TOKEN, PUBLIC_KEY, T0, FakeService, genuine, lid_of, online_licence
+from fake_service import CHECK_ID, CHECK_TOKEN, PUBLIC_KEY, T0, FakeService, floating_licence, genuine, iso, lid_of, online_licence
 
 DRIVER = Path(__file__).resolve().parents[1] / "driver"
 OTHER_FP = VECTORS["fingerprints"][3]["fingerprint"]
@@ -92,3 +92,14 @@ def test_errors_are_answered_with_the_sdks_codes(session: Session, service: Fake
     assert configure(session, service, offline, tmp_path)["error"]["code"] == "NOT_CHECKABLE"
     assert session.send({"op": "verify"})["result"]["valid"] is True
     assert session.send({"op": "fingerprint"})["result"]["fingerprint"].startswith("SVC1.")
+
+
+def test_a_floating_licence_answers_its_lease_end_and_borrows(session: Session, service: FakeService, tmp_path: Path) -> None:
+    configure(session, service, floating_licence(), tmp_path)
+    session.send({"op": "setClock", "offsetMs": round((T0 - time.time()) * 1000)})
+    checked = session.send({"op": "check"})["result"]
+    assert (checked["state"], checked["leaseEndsAt"]) == ("VALID", iso(T0 + 900))
+    until = iso(T0 + 86_400)
+    borrowed = session.send({"op": "borrow", "until": until})["result"]
+    assert (borrowed["state"], borrowed["fresh"], borrowed["leaseEndsAt"]) == ("VALID", True, until)
+    assert service.requests[-1]["body"]["until"] == until
