@@ -23,13 +23,16 @@ ANSWER = {
 
 
 def test_round_trips_a_record_in_the_product_folder(tmp_path: Path) -> None:
-    store = FileState(tmp_path)
+    store = FileState(tmp_path / "config" / "licensor")
     assert store.load(KEY) == Record()
     store.update(KEY, lambda old: Record(1764000000, -1234, dict(ANSWER)))
     assert store.load(KEY) == Record(1764000000, -1234, ANSWER)
-    path = tmp_path / "acme" / "cad" / f"{KEY.lid}.json"
+    path = tmp_path / "config" / "licensor" / "acme" / "cad" / f"{KEY.lid}.json"
     assert list(json.loads(path.read_text())) == ["format", "lid", "newestIat", "offsetMs", "answer"]
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
+    assert path.stat().st_mode & 0o777 == 0o600
+    for folder in (path.parent, path.parent.parent, path.parents[2], path.parents[3]):
+        assert folder.stat().st_mode & 0o777 == 0o700, folder
 
 
 @pytest.mark.parametrize(

@@ -111,7 +111,7 @@ class FileState:
 
     def update(self, key: StateKey, change: Callable[[Record], Record]) -> None:
         folder = self.folder(key)
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _make_folders(folder)
         with _Lock(folder / f"{key.lid}.lock"):
             record = change(self.load(key))
             document = {
@@ -130,6 +130,17 @@ class FileState:
             except BaseException:
                 temporary.unlink(missing_ok=True)
                 raise
+
+
+def _make_folders(folder: Path) -> None:
+    """Creates the folder and every missing parent with mode 0700 (``mkdir(parents=True)`` would
+    give the parents the default mode)."""
+    missing = []
+    while not folder.exists():
+        missing.append(folder)
+        folder = folder.parent
+    for path in reversed(missing):
+        path.mkdir(mode=0o700, exist_ok=True)
 
 
 def _record_from_text(text: str) -> Record:
