@@ -126,6 +126,8 @@ class FileState:
                 descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
                 with os.fdopen(descriptor, "w", encoding="utf-8") as file:
                     file.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+                    file.flush()
+                    os.fsync(file.fileno())  # on disk before it replaces the old file
                 os.replace(temporary, folder / f"{key.lid}.json")
             except BaseException:
                 temporary.unlink(missing_ok=True)
