@@ -317,7 +317,7 @@ def test_never_sends_a_licence_that_fails_offline(service: FakeService, make: An
 
 def test_refuses_options_it_cannot_work_with(make: Any) -> None:
     licence = online_licence()
-    cases = [
+    cases: list[tuple[dict[str, Any], str]] = [
         ({"check_token": "svcc_other_" + "a" * 64}, "INVALID_OPTIONS"),
         ({"slug": ""}, "INVALID_OPTIONS"),
         ({"timeout": 0}, "INVALID_OPTIONS"),

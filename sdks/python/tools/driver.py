@@ -145,9 +145,11 @@ class Driver:
 
 
 def check_answer(result: CheckResult) -> dict[str, Any]:
-    no_answer = None
+    no_answer: dict[str, Any] | None = None
     if result.no_answer is not None:
-        no_answer = {"code": result.no_answer.code, **({"status": result.no_answer.status} if result.no_answer.status is not None else {})}
+        no_answer = {"code": result.no_answer.code}
+        if result.no_answer.status is not None:
+            no_answer["status"] = result.no_answer.status
     return {
         "state": result.state,
         "reasons": result.reasons,

@@ -6,7 +6,7 @@ import base64
 import hashlib
 import json
 import re
-from typing import Any, Literal, Mapping
+from typing import Any, Literal, Mapping, TypeGuard
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
@@ -86,7 +86,7 @@ def strict_json(text: str, integers_only: bool = False) -> Any:
         raise MalformedError(f"not JSON: {error}") from None
 
 
-def is_int(value: object) -> bool:
+def is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and abs(value) <= MAX_SAFE_INTEGER
 
 
@@ -209,7 +209,11 @@ def fingerprint_from_parts(parts: Mapping[str, str]) -> str:
 
 def build_fingerprint(raw: Mapping[str, str | None]) -> str:
     """Hashes raw component values; a missing or empty value counts as unreadable."""
-    return fingerprint_from_parts({name: hash_component(raw[name]) if raw.get(name) else MISSING for name in COMPONENTS})
+    parts = {}
+    for name in COMPONENTS:
+        value = raw.get(name)
+        parts[name] = hash_component(value) if value else MISSING
+    return fingerprint_from_parts(parts)
 
 
 def parse_fingerprint(text: str) -> dict[str, str]:

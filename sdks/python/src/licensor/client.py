@@ -6,7 +6,7 @@ import secrets
 import time
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
-from typing import Any, Callable, Literal, Mapping
+from typing import Any, Callable, Literal, Mapping, cast
 from urllib.parse import quote
 
 from ._http import post_json
@@ -257,7 +257,7 @@ class LicenceClient:
         if released:
             self._forget(licence)
             return ReleaseResult(True, released_at=str(body.get("releasedAt")))
-        return ReleaseResult(False, reason=str(body.get("reason")))  # type: ignore[arg-type]
+        return ReleaseResult(False, reason=cast(ReleaseRefusal, str(body.get("reason"))))
 
     def clear_cache(self) -> None:
         """Forgets the saved answer for this licence (never the newest term seen nor the clock offset)."""
@@ -277,13 +277,14 @@ class LicenceClient:
         clock_rollback = cached is not None and _service_now(offset, now) < _time(cached.checked_at) - ROLLBACK_TOLERANCE_MS
         newest_iat = max(self._newest_iat, record.newest_iat or 0)
         older_term = licence.claims is not None and licence.claims["iat"] < newest_iat
-        common: dict[str, Any] = {"licence": licence, "clock_rollback": clock_rollback, "server_reason": None, "cache_error": None, "no_answer": None}
 
         # SPEC 4.4 rule 5: a licence that fails locally is never sent.
         if not licence.valid or older_term:
-            judged = _judge(cached, offset, now, clock_rollback, 0)
-            reasons: list[InvalidReason] = [*licence.reasons, *(["OLDER_TERM"] if older_term else [])]  # type: ignore[list-item]
-            return CheckResult(**{**common, **judged, "state": "INVALID", "reasons": reasons})
+            reasons: list[InvalidReason] = list(licence.reasons)
+            if older_term:
+                reasons.append("OLDER_TERM")
+            refused = replace(_judge(cached, offset, now, clock_rollback, 0), state="INVALID", reasons=reasons)
+            return _result(licence, refused, clock_rollback)
 
         assert licence.claims is not None
         nonce = b64u_encode(secrets.token_bytes(24))
@@ -296,8 +297,8 @@ class LicenceClient:
         except LicensorError as error:
             if error.code not in _NO_ANSWER_CODES:
                 raise
-            no_answer = NoAnswer(error.code, error.message, error.status)  # type: ignore[arg-type]
-            return CheckResult(**{**common, **_judge(cached, offset, now, clock_rollback, _max_seconds(licence)), "no_answer": no_answer})
+            no_answer = NoAnswer(cast(NoAnswerCode, error.code), error.message, error.status)
+            return _result(licence, _judge(cached, offset, now, clock_rollback, _max_seconds(licence)), clock_rollback, no_answer=no_answer)
 
         self._newest_iat = max(newest_iat, licence.claims["iat"])
         newest = self._newest_iat
@@ -305,9 +306,9 @@ class LicenceClient:
             licence,
             lambda old: Record(max(old.newest_iat or 0, newest), fresh_offset, fresh.stored()),
         )
-        server_reason = body.get("reason") if isinstance(body.get("reason"), str) else None
+        reason = body.get("reason")
         judged = _judge(fresh, fresh_offset, now, clock_rollback, _max_seconds(licence))
-        return CheckResult(**{**common, **judged, "server_reason": server_reason, "cache_error": cache_error})
+        return _result(licence, judged, clock_rollback, server_reason=reason if isinstance(reason, str) else None, cache_error=cache_error)
 
     def now_ms(self) -> int:
         """This client's clock (the ``clock`` option), in milliseconds since the epoch."""
@@ -372,7 +373,7 @@ class LicenceClient:
         verified = self._verified(stored, licence, fresh=True)
         if verified is None:
             raise LicensorError("BAD_RECEIPT", "the receipt does not verify for this licence, nonce and machine")
-        return verified, _time(checked_at) - now
+        return verified, _time(verified.checked_at) - now
 
     def _verified(self, stored: Mapping[str, Any], licence: LicenceVerification, fresh: bool) -> VerifiedAnswer | None:
         """The answer if its receipt verifies for this licence and machine, else None (a saved
@@ -439,31 +440,60 @@ def _service_now(offset_ms: int | None, now: int, bound: int = MAX_OFFSET_MS) ->
     return now + max(-bound, min(bound, offset_ms or 0))
 
 
-def _judge(answer: VerifiedAnswer | None, offset_ms: int | None, now: int, clock_rollback: bool, max_seconds: int) -> dict[str, Any]:
+@dataclass(frozen=True)
+class _Judgement:
+    state: CheckState
+    reasons: list[InvalidReason]
+    answer: VerifiedAnswer | None
+    age_seconds: float | None
+    renewed: bool
+    lease_ends_at: str | None
+
+
+def _judge(answer: VerifiedAnswer | None, offset_ms: int | None, now: int, clock_rollback: bool, max_seconds: int) -> _Judgement:
     """The state from the latest verified answer (the licence already verified offline). A
     floating licence's answer (SVCR2) is licensed until its signed lease end, whatever ``max``
     says, judged with the remembered offset believed only up to a minute (DESIGN 13)."""
-    age = None if answer is None else (_service_now(offset_ms, now) - _time(answer.checked_at)) / 1000
-    lease_ends_at = answer.lease_ends_at if answer is not None and answer.lease_ends_at else None
-    base: dict[str, Any] = {
-        "answer": answer,
-        "age_seconds": age,
-        "renewed": answer is not None and answer.fresh and answer.renewed,
-        "reasons": [],
-        "lease_ends_at": lease_ends_at,
-    }
     if answer is None:
-        return {**base, "state": "STALE"}
+        return _Judgement("STALE", [], None, None, False, None)
+    age = (_service_now(offset_ms, now) - _time(answer.checked_at)) / 1000
+    state: CheckState
     if not answer.grants:
-        return {**base, "state": "INVALID", "reasons": [_signed_reason(answer.status)]}
-    if answer.fresh:
-        return {**base, "state": "VALID"}
-    if clock_rollback:
-        return {**base, "state": "STALE"}
-    if answer.tag == "SVCR2":
-        lapsed = _service_now(offset_ms, now, LEASE_OFFSET_MS) >= _time(answer.lease_ends_at)
-        return {**base, "state": "STALE" if lapsed else "VALID"}
-    return {**base, "state": "STALE" if age > max_seconds else "VALID"}  # type: ignore[operator]
+        state = "INVALID"
+    elif answer.fresh:
+        state = "VALID"
+    elif clock_rollback:
+        state = "STALE"
+    elif answer.tag == "SVCR2":
+        state = "STALE" if _service_now(offset_ms, now, LEASE_OFFSET_MS) >= _time(answer.lease_ends_at) else "VALID"
+    else:
+        state = "STALE" if age > max_seconds else "VALID"
+    reasons: list[InvalidReason] = [_signed_reason(answer.status)] if state == "INVALID" else []
+    return _Judgement(state, reasons, answer, age, answer.fresh and answer.renewed, answer.lease_ends_at or None)
+
+
+def _result(
+    licence: LicenceVerification,
+    judged: _Judgement,
+    clock_rollback: bool,
+    *,
+    no_answer: NoAnswer | None = None,
+    server_reason: str | None = None,
+    cache_error: Exception | None = None,
+) -> CheckResult:
+    return CheckResult(
+        state=judged.state,
+        reasons=judged.reasons,
+        licence=licence,
+        answer=judged.answer,
+        no_answer=no_answer,
+        age_seconds=judged.age_seconds,
+        clock_rollback=clock_rollback,
+        renewed=judged.renewed,
+        server_reason=server_reason,
+        cache_error=cache_error,
+        lease_ends_at=judged.lease_ends_at,
+    )
 
 
 def _signed_reason(status: str) -> InvalidReason:

@@ -92,7 +92,9 @@ def _machine_id() -> str | None:
 
 def _registry(path: str, name: str) -> str:
     """A string value under HKEY_LOCAL_MACHINE, read from the 64-bit view as Node does."""
-    import winreg  # type: ignore[import-not-found,unused-ignore]
+    if sys.platform != "win32":
+        raise OSError("the registry exists on Windows only")
+    import winreg
 
     access = winreg.KEY_READ | winreg.KEY_WOW64_64KEY
     with winreg.OpenKey(winreg.HKEY_LOCAL_MACHINE, path, 0, access) as key:
@@ -140,6 +142,8 @@ def _mac_text(octets: list[int]) -> str:
 def _linux_interfaces() -> dict[str, str]:
     """Name → MAC of every interface that is up and running, not loopback, has an IPv4 or IPv6
     address and a non-zero MAC: what libuv's getifaddrs() filter leaves with a MAC."""
+    if sys.platform == "win32":
+        raise OSError("ioctl is for Linux")
     import fcntl
 
     with_ipv6 = set()

@@ -21,7 +21,7 @@ _KEY_TYPES = (ed25519.Ed25519PublicKey, rsa.RSAPublicKey, ec.EllipticCurvePublic
 
 def read_public_keys(keys: PublicKeys) -> list[PublicKey]:
     """Reads every key once; a key that cannot be read is a programming error: ``INVALID_KEY``."""
-    items: Sequence[PublicKeyInput] = [keys] if isinstance(keys, (str, bytes, *_KEY_TYPES)) else keys  # type: ignore[list-item]
+    items: Sequence[PublicKeyInput] = [keys] if isinstance(keys, (str, bytes, *_KEY_TYPES)) else keys
     if len(items) == 0:
         raise LicensorError("INVALID_KEY", "at least one public key is needed")
     return [_read(key, index) for index, key in enumerate(items)]

@@ -110,7 +110,8 @@ class LeaseKeeper:
         if self._interval is not None:
             return self._interval
         claims = (self.last.licence.claims if self.last is not None else None) or {}
-        return max(claims.get("lse", 180) / 3, 60.0) * random.uniform(0.9, 1.1)
+        lease_seconds = float(claims.get("lse", 180))
+        return max(lease_seconds / 3, 60.0) * random.uniform(0.9, 1.1)
 
     def _ends_before_next_attempt(self, result: CheckResult) -> bool:
         if result.lease_ends_at is None:
