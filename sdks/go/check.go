@@ -89,7 +89,7 @@ func (c *Client) Check(ctx context.Context) *CheckResult {
 		record, stored = c.load(v.Claims)
 	}
 	// Measured against the answer known before this call: a fresh answer proves itself by its nonce.
-	result.ClockRollback = stored != nil && serviceNow(record.OffsetMs, now).Before(checkedAt(stored).Add(-rollbackTolerance))
+	result.ClockRollback = stored != nil && serviceNowMs(record.OffsetMs, now) < checkedAtMs(stored)-rollbackTolerance.Milliseconds()
 	olderTerm := v.Signed && v.Claims.Iat < c.newestSeen(record)
 
 	if !v.Valid || olderTerm {
@@ -120,7 +120,7 @@ func (c *Client) Check(ctx context.Context) *CheckResult {
 		return result
 	}
 
-	offset := checkedAt(fresh).Sub(now).Milliseconds()
+	offset := checkedAtMs(fresh) - now.UnixMilli()
 	c.rememberTerm(v.Claims.Iat)
 	result.CacheError = c.store.Update(c.stateKey(v.Claims), func(r *Record) {
 		r.NewestIat = maxPointer(r.NewestIat, v.Claims.Iat)
@@ -140,7 +140,7 @@ func (r *CheckResult) judge(answer *Answer, offsetMs *int64, now time.Time, maxA
 		r.State = Stale
 		return
 	}
-	r.Age = serviceNow(offsetMs, now).Sub(checkedAt(answer))
+	r.Age = time.Duration(serviceNowMs(offsetMs, now)-checkedAtMs(answer)) * time.Millisecond
 	r.Renewed = answer.Fresh && answer.Renewed
 	switch {
 	case !answer.Grants:
@@ -171,24 +171,25 @@ func signedReason(status string) Reason {
 	return NotLicensed
 }
 
-// serviceNow is the service's time now, as this machine's clock and the remembered offset tell it.
-func serviceNow(offsetMs *int64, now time.Time) time.Time {
-	offset := time.Duration(0)
+// serviceNowMs is the service's time now (Unix milliseconds), as this machine's clock and the
+// remembered offset tell it. Milliseconds throughout, as the signed times and the TypeScript SDK.
+func serviceNowMs(offsetMs *int64, now time.Time) int64 {
+	offset := int64(0)
 	if offsetMs != nil {
-		offset = time.Duration(*offsetMs) * time.Millisecond
-		if offset > maxOffset {
-			offset = maxOffset
-		} else if offset < -maxOffset {
-			offset = -maxOffset
+		offset = *offsetMs
+		if limit := maxOffset.Milliseconds(); offset > limit {
+			offset = limit
+		} else if offset < -limit {
+			offset = -limit
 		}
 	}
-	return now.Add(offset).Truncate(time.Millisecond)
+	return now.UnixMilli() + offset
 }
 
-// checkedAt is an answer's signed checkedAt; verified answers always have a readable one.
-func checkedAt(a *Answer) time.Time {
+// checkedAtMs is an answer's signed checkedAt; verified answers always have a readable one.
+func checkedAtMs(a *Answer) int64 {
 	t, _ := time.Parse(time.RFC3339Nano, a.CheckedAt)
-	return t.Truncate(time.Millisecond)
+	return t.UnixMilli()
 }
 
 func maxPointer(stored *int64, value int64) *int64 {
