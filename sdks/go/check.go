@@ -215,7 +215,7 @@ func (c *Client) load(claims *Claims) (Record, *Answer) {
 		return Record{}, nil
 	}
 	a := record.Answer
-	if a == nil || a.Tag != receiptTag || a.Lid != claims.Lid || a.FpDigest != FpDigest(c.Fingerprint()) {
+	if a == nil || a.Lid != claims.Lid || a.FpDigest != FpDigest(c.Fingerprint()) {
 		return record, nil
 	}
 	return record, c.verified(*a, false)
@@ -253,7 +253,12 @@ func (c *Client) verifyAnswer(body *jsonObject, claims *Claims, nonce string) (*
 	return verified, nil
 }
 
+// verified is the answer when its receipt verifies. Only SVCR1 answers for now: floating
+// licences (v 5, SVCR2) are not supported yet.
 func (c *Client) verified(a StoredAnswer, fresh bool) *Answer {
+	if a.Tag != receiptTag || a.LeaseEndsAt != "" {
+		return nil
+	}
 	if _, err := time.Parse(time.RFC3339Nano, a.CheckedAt); err != nil {
 		return nil
 	}

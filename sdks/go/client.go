@@ -189,12 +189,9 @@ func (c *Client) verify(licence string, now time.Time) *Verification {
 	})
 }
 
+// stateKey: a licence's state lives under its own signed organisation and product.
 func (c *Client) stateKey(claims *Claims) StateKey {
-	product := c.config.ProductKey
-	if product == "" {
-		product = claims.Prd
-	}
-	return StateKey{Slug: c.config.Slug, ProductKey: product, Lid: claims.Lid}
+	return StateKey{Slug: claims.Org, ProductKey: claims.Prd, Lid: claims.Lid}
 }
 
 // newestSeen is the newest term seen for a licence: by this client or in the store.

@@ -7,9 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
+	"regexp"
 	"strings"
 )
+
+var cpuModelPattern = regexp.MustCompile(`(?m)^model name[ \t]*:(.*)$`)
 
 // Linux (and, as in the TypeScript SDK, any other Unix but macOS).
 
@@ -47,70 +49,17 @@ func interfaceRunning(iface net.Interface) bool {
 	return state == "up" || state == "unknown"
 }
 
-// cpuModel is what Node's os.cpus()[0].model gives (libuv's uv_cpu_info): the model line of the
-// first processor block of /proc/cpuinfo, at most 63 bytes, "unknown" when it has none. On arm64
-// the "CPU part" code is named through libuv's table.
+// cpuModel is the text after the ":" of the first "model name" line of /proc/cpuinfo (ARM
+// kernels write none: the component is then unreadable), as docs/protocol.md fixes it.
 func cpuModel() string {
-	model := "unknown"
 	text, err := readText("/proc/cpuinfo")
 	if err != nil {
-		return model
+		return ""
 	}
-	markers := []string{"model name\t: "}
-	switch runtime.GOARCH {
-	case "arm":
-		markers = []string{"model name\t: ", "Processor\t: "}
-	case "arm64":
-		markers = []string{"CPU part\t: "}
-	case "ppc64", "ppc64le":
-		markers = []string{"cpu\t\t: "}
-	case "mips", "mipsle", "mips64", "mips64le":
-		markers = []string{"cpu model\t\t: "}
-	case "loong64":
-		markers = []string{"cpu family\t\t: "}
+	if match := cpuModelPattern.FindStringSubmatch(text); match != nil {
+		return strings.TrimSpace(match[1])
 	}
-	firstBlock := strings.SplitN(text, "\n\n", 2)[0]
-	if !strings.HasPrefix(firstBlock, "processor") {
-		return model
-	}
-	for _, line := range strings.Split(firstBlock, "\n") {
-		for _, marker := range markers {
-			if strings.HasPrefix(line, marker) {
-				model = strings.TrimPrefix(line, marker)
-				if runtime.GOARCH == "arm64" {
-					model = arm64PartName(model)
-				}
-				if len(model) > 63 {
-					model = model[:63]
-				}
-				return strings.TrimSpace(model)
-			}
-		}
-	}
-	return model
-}
-
-// arm64PartName names an ARM "CPU part" code as libuv does, "unknown" for a code it does not know.
-func arm64PartName(code string) string {
-	names := map[string]string{
-		"0x811": "ARM810", "0x920": "ARM920", "0x922": "ARM922", "0x926": "ARM926", "0x940": "ARM940",
-		"0x946": "ARM946", "0x966": "ARM966", "0xa20": "ARM1020", "0xa22": "ARM1022", "0xa26": "ARM1026",
-		"0xb02": "ARM11 MPCore", "0xb36": "ARM1136", "0xb56": "ARM1156", "0xb76": "ARM1176",
-		"0xc05": "Cortex-A5", "0xc07": "Cortex-A7", "0xc08": "Cortex-A8", "0xc09": "Cortex-A9",
-		"0xc0d": "Cortex-A17", "0xc0f": "Cortex-A15", "0xc0e": "Cortex-A17", "0xc14": "Cortex-R4",
-		"0xc15": "Cortex-R5", "0xc17": "Cortex-R7", "0xc18": "Cortex-R8", "0xc20": "Cortex-M0",
-		"0xc21": "Cortex-M1", "0xc23": "Cortex-M3", "0xc24": "Cortex-M4", "0xc27": "Cortex-M7",
-		"0xc60": "Cortex-M0+", "0xd01": "Cortex-A32", "0xd03": "Cortex-A53", "0xd04": "Cortex-A35",
-		"0xd05": "Cortex-A55", "0xd06": "Cortex-A65", "0xd07": "Cortex-A57", "0xd08": "Cortex-A72",
-		"0xd09": "Cortex-A73", "0xd0a": "Cortex-A75", "0xd0b": "Cortex-A76", "0xd0c": "Neoverse-N1",
-		"0xd0d": "Cortex-A77", "0xd0e": "Cortex-A76AE", "0xd13": "Cortex-R52", "0xd20": "Cortex-M23",
-		"0xd21": "Cortex-M33", "0xd41": "Cortex-A78", "0xd42": "Cortex-A78AE", "0xd4a": "Neoverse-E1",
-		"0xd4b": "Cortex-A78C",
-	}
-	if name, ok := names[code]; ok {
-		return name
-	}
-	return "unknown"
+	return ""
 }
 
 // systemDiskID is the root filesystem's UUID (/dev/disk/by-uuid), else the serial number sysfs

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -15,7 +16,7 @@ import (
 // StoredAnswer is a verified check answer as kept: exactly the strings signed and the receipt,
 // so the client verifies it again on every load and an edited file is worth nothing.
 type StoredAnswer struct {
-	// Tag is SVCR1 (terms with v 3 or 4).
+	// Tag is SVCR1 (terms with v 3 or 4) or SVCR2 (v 5, floating: LeaseEndsAt is signed too).
 	Tag         string
 	Lid         string
 	Status      string
@@ -39,7 +40,7 @@ type Record struct {
 	Answer   *StoredAnswer
 }
 
-// StateKey names one licence's record: the organisation slug, the product key and the lid.
+// StateKey names one licence's record by its signed claims: org, prd and lid.
 type StateKey struct {
 	Slug       string
 	ProductKey string
@@ -110,6 +111,9 @@ const (
 	lockRetryEvery = 20 * time.Millisecond
 )
 
+// pathPart is what slugs, product keys and lids are on the service; nothing else becomes a path.
+var pathPart = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
+
 // The file's shape, fields in the shared order.
 type stateFile struct {
 	Format    int         `json:"format"`
@@ -134,7 +138,7 @@ type answerFile struct {
 
 func (s *fileStore) paths(key StateKey) (dir, file string, err error) {
 	for _, part := range []string{key.Slug, key.ProductKey, key.Lid} {
-		if part == "" || part == "." || part == ".." || strings.ContainsAny(part, "/\\:\x00") {
+		if !pathPart.MatchString(part) || strings.Trim(part, ".") == "" {
 			return "", "", fmt.Errorf("licensor: %q cannot name a state file", part)
 		}
 	}
@@ -154,7 +158,7 @@ func (s *fileStore) Load(key StateKey) (Record, error) {
 	if err != nil {
 		return Record{}, err
 	}
-	return decodeState(data, key.Lid), nil
+	return decodeState(data), nil
 }
 
 func (s *fileStore) Update(key StateKey, change func(*Record)) error {
@@ -229,13 +233,14 @@ func encodeState(r Record, lid string) []byte {
 	return append(data, '\n')
 }
 
-// decodeState reads what it can: newestIat and offsetMs of any readable file, the answer only
-// when the whole shape is right.
-func decodeState(data []byte, lid string) Record {
+// decodeState reads each field alone: a file that is not a JSON object of format 1 is empty; a
+// newestIat or offsetMs of the wrong type is nil; an answer missing a field or holding one of the
+// wrong type is nil, so a damaged answer never costs the newest term.
+func decodeState(data []byte) Record {
 	var r Record
 	value, err := parseJSON(data)
 	object, ok := value.(*jsonObject)
-	if err != nil || !ok {
+	if format, _ := fieldOf[jsonNumber](object, "format"); err != nil || !ok || format != "1" {
 		return r
 	}
 	integer := func(o *jsonObject, name string) *int64 {
@@ -246,12 +251,12 @@ func decodeState(data []byte, lid string) Record {
 		}
 		return nil
 	}
-	r.NewestIat = integer(object, "newestIat")
+	if r.NewestIat = integer(object, "newestIat"); r.NewestIat != nil && *r.NewestIat < 0 {
+		r.NewestIat = nil
+	}
 	r.OffsetMs = integer(object, "offsetMs")
-	format, _ := fieldOf[jsonNumber](object, "format")
-	stateLid, _ := fieldOf[string](object, "lid")
 	answer, ok := fieldOf[*jsonObject](object, "answer")
-	if format != "1" || stateLid != lid || !ok {
+	if !ok {
 		return r
 	}
 	var a StoredAnswer
@@ -264,7 +269,7 @@ func decodeState(data []byte, lid string) Record {
 			return r
 		}
 	}
-	if a.Renewed, ok = fieldOf[bool](answer, "renewed"); !ok {
+	if a.Renewed, ok = fieldOf[bool](answer, "renewed"); !ok || (a.Tag != "SVCR1" && a.Tag != "SVCR2") {
 		return r
 	}
 	r.Answer = &a
@@ -273,7 +278,10 @@ func decodeState(data []byte, lid string) Record {
 
 // fieldOf is an object's member of type T.
 func fieldOf[T any](o *jsonObject, name string) (T, bool) {
-	value, _ := o.get(name)
+	var value any
+	if o != nil {
+		value, _ = o.get(name)
+	}
 	typed, ok := value.(T)
 	return typed, ok
 }

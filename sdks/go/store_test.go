@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -62,7 +63,7 @@ func TestFileStoreTakesOverAStaleLock(t *testing.T) {
 }
 
 func TestFileStoreRefusesPathsOutsideItsRoot(t *testing.T) {
-	for _, lid := range []string{"..", "a/b", `a\b`, "", "."} {
+	for _, lid := range []string{"..", "a/b", `a\b`, "", ".", "a:b", "l\x00", strings.Repeat("x", 129)} {
 		if err := FileStore(t.TempDir()).Update(StateKey{Slug: testSlug, ProductKey: testProduct, Lid: lid}, func(*Record) {}); err == nil {
 			t.Errorf("lid %q was accepted", lid)
 		}
@@ -80,14 +81,15 @@ func TestDecodeStateReadsWhatItCan(t *testing.T) {
 		{"the shared shape", `{"format":1,"lid":"l-1","newestIat":5,"offsetMs":-3,"answer":` + answer + `}`, true, true},
 		{"no answer", `{"format":1,"lid":"l-1","newestIat":5,"offsetMs":null,"answer":null}`, true, false},
 		{"an answer missing a field", `{"format":1,"lid":"l-1","newestIat":5,"offsetMs":1,"answer":{"tag":"SVCR1"}}`, true, false},
-		{"another licence's file", `{"format":1,"lid":"l-2","newestIat":5,"offsetMs":1,"answer":` + answer + `}`, true, false},
-		{"a later format", `{"format":2,"lid":"l-1","newestIat":5,"offsetMs":1,"answer":` + answer + `}`, true, false},
+		{"an unknown tag", `{"format":1,"lid":"l-1","newestIat":5,"offsetMs":1,"answer":` + strings.Replace(answer, "SVCR1", "SVCR9", 1) + `}`, true, false},
+		{"a negative newestIat", `{"format":1,"lid":"l-1","newestIat":-5,"offsetMs":1,"answer":` + answer + `}`, false, true},
+		{"a later format", `{"format":2,"lid":"l-1","newestIat":5,"offsetMs":1,"answer":` + answer + `}`, false, false},
 		{"a duplicate key", `{"format":1,"lid":"l-1","newestIat":5,"newestIat":6,"offsetMs":1,"answer":` + answer + `}`, false, false},
 		{"not JSON", `{"format":1,`, false, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := decodeState([]byte(c.file), "l-1")
+			r := decodeState([]byte(c.file))
 			if (r.NewestIat != nil) != c.newestIat || (r.Answer != nil) != c.answer {
 				t.Fatalf("newestIat %v answer %+v", r.NewestIat, r.Answer)
 			}
@@ -96,7 +98,7 @@ func TestDecodeStateReadsWhatItCan(t *testing.T) {
 	// What encodeState writes, decodeState reads back.
 	five, minus := int64(5), int64(-3)
 	written := Record{NewestIat: &five, OffsetMs: &minus, Answer: &StoredAnswer{Tag: "SVCR1", Lid: "l-1", Status: "ACTIVE", Renewed: true}}
-	read := decodeState(encodeState(written, "l-1"), "l-1")
+	read := decodeState(encodeState(written, "l-1"))
 	if fmt.Sprint(*read.NewestIat, *read.OffsetMs, *read.Answer) != fmt.Sprint(five, minus, *written.Answer) {
 		t.Fatalf("round trip: %+v", read)
 	}

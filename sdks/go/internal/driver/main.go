@@ -11,24 +11,26 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"strings"
 	"time"
 
 	"licensor.dev/licensor"
 )
 
+// request is any request line; each op reads its own fields (docs/protocol.md, section 10).
 type request struct {
 	Op          string   `json:"op"`
 	BaseURL     string   `json:"baseUrl"`
 	Slug        string   `json:"slug"`
-	ProductKey  string   `json:"productKey"`
+	ProductKey  *string  `json:"productKey"`
 	CheckID     string   `json:"checkId"`
 	CheckToken  string   `json:"checkToken"`
 	PublicKeys  []string `json:"publicKeys"`
 	Licence     *string  `json:"licence"`
 	StateDir    string   `json:"stateDir"`
-	TimeoutMs   int64    `json:"timeoutMs"`
-	OffsetMs    int64    `json:"offsetMs"`
-	Fingerprint *string  `json:"fingerprint"`
+	TimeoutMs   *int64   `json:"timeoutMs"`
+	OffsetMs    *int64   `json:"offsetMs"`
+	Fingerprint string   `json:"fingerprint"`
 }
 
 type failure struct {
@@ -61,6 +63,9 @@ func main() {
 	out := json.NewEncoder(os.Stdout)
 	out.SetEscapeHTML(false)
 	for in.Scan() {
+		if strings.TrimSpace(in.Text()) == "" {
+			continue
+		}
 		if err := out.Encode(d.handle(in.Bytes())); err != nil {
 			log.Fatalf("cannot write an answer: %v", err)
 		}
@@ -90,21 +95,24 @@ func (d *driver) now() time.Time {
 
 func (d *driver) handle(line []byte) answer {
 	var r request
-	if err := json.Unmarshal(line, &r); err != nil {
-		return invalid("a request is one JSON object a line")
+	if err := json.Unmarshal(line, &r); err != nil || !strings.HasPrefix(strings.TrimSpace(string(line)), "{") {
+		return invalid("a request is one JSON object a line, with fields of the right types")
 	}
 	ctx := context.Background()
 	switch r.Op {
 	case "configure":
 		return d.configure(r)
 	case "setClock":
-		d.offsetMs = r.OffsetMs
+		if r.OffsetMs == nil {
+			return invalid("offsetMs must be an integer")
+		}
+		d.offsetMs = *r.OffsetMs
 		return ok(map[string]any{})
 	case "setFingerprint":
-		d.fingerprint = ""
-		if r.Fingerprint != nil {
-			d.fingerprint = *r.Fingerprint
+		if r.Fingerprint == "" {
+			return invalid("fingerprint must be a non-empty string")
 		}
+		d.fingerprint = r.Fingerprint
 		if d.config != nil {
 			d.rebuild()
 		}
@@ -157,17 +165,35 @@ func (d *driver) handle(line []byte) answer {
 }
 
 func (d *driver) configure(r request) answer {
+	for name, value := range map[string]string{"baseUrl": r.BaseURL, "slug": r.Slug, "checkId": r.CheckID, "checkToken": r.CheckToken, "stateDir": r.StateDir} {
+		if value == "" {
+			return invalid(name + " must be a non-empty string")
+		}
+	}
+	if r.Licence == nil || *r.Licence == "" {
+		return invalid("licence must be a non-empty string")
+	}
+	if r.ProductKey != nil && *r.ProductKey == "" {
+		return invalid("productKey must be a non-empty string")
+	}
+	if len(r.PublicKeys) == 0 {
+		return invalid("publicKeys must be a non-empty list of PEM strings")
+	}
+	if r.TimeoutMs != nil && *r.TimeoutMs < 1 {
+		return invalid("timeoutMs must be a positive integer")
+	}
 	config := licensor.Config{
-		BaseURL: r.BaseURL, Slug: r.Slug, ProductKey: r.ProductKey, CheckID: r.CheckID, CheckToken: r.CheckToken,
-		PublicKeys: r.PublicKeys, Clock: d.now, Timeout: time.Duration(r.TimeoutMs) * time.Millisecond,
+		BaseURL: r.BaseURL, Slug: r.Slug, CheckID: r.CheckID, CheckToken: r.CheckToken, PublicKeys: r.PublicKeys,
+		Licence: *r.Licence, Store: licensor.FileStore(r.StateDir), Clock: d.now,
 	}
-	if r.Licence != nil {
-		config.Licence = *r.Licence
+	if r.ProductKey != nil {
+		config.ProductKey = *r.ProductKey
 	}
-	if r.StateDir != "" {
-		config.Store = licensor.FileStore(r.StateDir)
+	if r.TimeoutMs != nil {
+		config.Timeout = time.Duration(*r.TimeoutMs) * time.Millisecond
 	}
 	d.config = &config
+	d.client = nil
 	d.rebuild()
 	if d.configErr != nil {
 		return fail(d.configErr)

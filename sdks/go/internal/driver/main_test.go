@@ -30,12 +30,17 @@ func errorCode(answer map[string]any) string {
 
 func TestDriverRefusesWhatItDoesNotKnow(t *testing.T) {
 	cases := map[string]string{
-		`not json`:                       "INVALID_OPTIONS",
-		`{"op":"dance"}`:                 "INVALID_OPTIONS",
-		`{"op":"check"}`:                 "INVALID_OPTIONS",
-		`{"op":"verify"}`:                "INVALID_OPTIONS",
-		`{"op":"activationRequest"}`:     "INVALID_OPTIONS",
-		`{"op":"borrow","until":"2026"}`: "INVALID_OPTIONS",
+		`not json`:                         "INVALID_OPTIONS",
+		`{"op":"dance"}`:                   "INVALID_OPTIONS",
+		`["op","check"]`:                   "INVALID_OPTIONS",
+		`{"op":"setClock"}`:                "INVALID_OPTIONS",
+		`{"op":"setClock","offsetMs":1.5}`: "INVALID_OPTIONS",
+		`{"op":"setFingerprint"}`:          "INVALID_OPTIONS",
+		`{"op":"configure","slug":"a"}`:    "INVALID_OPTIONS",
+		`{"op":"check"}`:                   "INVALID_OPTIONS",
+		`{"op":"verify"}`:                  "INVALID_OPTIONS",
+		`{"op":"activationRequest"}`:       "INVALID_OPTIONS",
+		`{"op":"borrow","until":"2026"}`:   "INVALID_OPTIONS",
 	}
 	for line, code := range cases {
 		answer := answerOf(t, &driver{}, line)
