@@ -69,6 +69,10 @@ type CheckResult struct {
 	ServerReason string
 	// CacheError is set when the verified answer could not be stored (the result still holds).
 	CacheError error
+	// LeaseEndsAt is the signed end of this machine's lease (floating licences), zero otherwise:
+	// the answer counts as licensed only until then, judged with the remembered clock offset
+	// clamped to ±60 s, whatever the licence's max says.
+	LeaseEndsAt time.Time
 }
 
 // Fresh reports whether the state rests on this call's answer.
@@ -79,6 +83,23 @@ func (r *CheckResult) Fresh() bool { return r.Answer != nil && r.Answer.Fresh }
 // unparseable body or a receipt that does not verify is no answer, and the state rests on the
 // stored answer. A licence refused offline, or older than a term already seen, is never sent.
 func (c *Client) Check(ctx context.Context) *CheckResult {
+	return c.ask(ctx, "check", "")
+}
+
+// Borrow asks the service to extend this machine's lease of a floating licence until the given
+// time (at most the licence's brw ahead), for a laptop going offline (DESIGN.md 13). The machine
+// must hold a live lease: Check first. It answers like Check, the lease then ending at until; a
+// refusal (403 when borrowing is off or every borrowable seat is borrowed, 400 beyond brw) is no
+// answer with its HTTP status.
+func (c *Client) Borrow(ctx context.Context, until time.Time) *CheckResult {
+	return c.ask(ctx, "borrow", until.UTC().Format(timestampLayout))
+}
+
+// timestampLayout is the service's: ISO 8601 UTC with milliseconds.
+const timestampLayout = "2006-01-02T15:04:05.000Z"
+
+// ask is Check and Borrow: the same request (borrow adds until) and the same judgement.
+func (c *Client) ask(ctx context.Context, endpoint, until string) *CheckResult {
 	now := c.clock()
 	licence := c.Licence()
 	v := c.verify(licence, now)
@@ -89,7 +110,7 @@ func (c *Client) Check(ctx context.Context) *CheckResult {
 		record, stored = c.load(v.Claims)
 	}
 	// Measured against the answer known before this call: a fresh answer proves itself by its nonce.
-	result.ClockRollback = stored != nil && serviceNowMs(record.OffsetMs, now) < checkedAtMs(stored)-rollbackTolerance.Milliseconds()
+	result.ClockRollback = stored != nil && serviceNowMs(record.OffsetMs, now, maxOffset) < checkedAtMs(stored)-rollbackTolerance.Milliseconds()
 	olderTerm := v.Signed && v.Claims.Iat < c.newestSeen(record)
 
 	if !v.Valid || olderTerm {
@@ -107,7 +128,7 @@ func (c *Client) Check(ctx context.Context) *CheckResult {
 		maxAge = *v.Claims.Max
 	}
 	nonce := newNonce()
-	body, err := c.post(ctx, "check", request{License: licence, Fingerprint: c.Fingerprint(), Nonce: nonce, MachineLabel: c.config.MachineLabel})
+	body, err := c.post(ctx, endpoint, request{License: licence, Fingerprint: c.Fingerprint(), Nonce: nonce, MachineLabel: c.config.MachineLabel, Until: until})
 	var fresh *Answer
 	if err == nil {
 		fresh, err = c.verifyAnswer(body, v.Claims, nonce)
@@ -140,15 +161,21 @@ func (r *CheckResult) judge(answer *Answer, offsetMs *int64, now time.Time, maxA
 		r.State = Stale
 		return
 	}
-	r.Age = time.Duration(serviceNowMs(offsetMs, now)-checkedAtMs(answer)) * time.Millisecond
+	r.Age = time.Duration(serviceNowMs(offsetMs, now, maxOffset)-checkedAtMs(answer)) * time.Millisecond
 	r.Renewed = answer.Fresh && answer.Renewed
+	leased := answer.Tag == SVCR2
+	if leased && answer.LeaseEndsAt != "" {
+		r.LeaseEndsAt = answer.leaseEnd()
+	}
 	switch {
 	case !answer.Grants:
 		r.State = Invalid
 		r.Reasons = []Reason{signedReason(answer.Status)}
+	case leased && serviceNowMs(offsetMs, now, leaseOffset) >= r.LeaseEndsAt.UnixMilli():
+		r.State = Stale // the lease has lapsed: only a new answer brings one
 	case answer.Fresh:
 		r.State = Valid
-	case r.ClockRollback || r.Age > time.Duration(maxAge)*time.Second:
+	case r.ClockRollback || (!leased && r.Age > time.Duration(maxAge)*time.Second):
 		r.State = Stale
 	default:
 		r.State = Valid
@@ -172,18 +199,25 @@ func signedReason(status string) Reason {
 }
 
 // serviceNowMs is the service's time now (Unix milliseconds), as this machine's clock and the
-// remembered offset tell it. Milliseconds throughout, as the signed times and the TypeScript SDK.
-func serviceNowMs(offsetMs *int64, now time.Time) int64 {
+// remembered offset (believed up to limit either way) tell it. Milliseconds throughout, as the
+// signed times and the TypeScript SDK.
+func serviceNowMs(offsetMs *int64, now time.Time, limit time.Duration) int64 {
 	offset := int64(0)
 	if offsetMs != nil {
 		offset = *offsetMs
-		if limit := maxOffset.Milliseconds(); offset > limit {
+		if limit := limit.Milliseconds(); offset > limit {
 			offset = limit
 		} else if offset < -limit {
 			offset = -limit
 		}
 	}
 	return now.UnixMilli() + offset
+}
+
+// leaseEnd is an answer's signed leaseEndsAt; verified answers have a readable one when any.
+func (a *Answer) leaseEnd() time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, a.LeaseEndsAt)
+	return t
 }
 
 // checkedAtMs is an answer's signed checkedAt; verified answers always have a readable one.
@@ -215,7 +249,7 @@ func (c *Client) load(claims *Claims) (Record, *Answer) {
 		return Record{}, nil
 	}
 	a := record.Answer
-	if a == nil || a.Lid != claims.Lid || a.FpDigest != FpDigest(c.Fingerprint()) {
+	if a == nil || a.Tag != ReceiptTagOf(claims) || a.Lid != claims.Lid || a.FpDigest != FpDigest(c.Fingerprint()) {
 		return record, nil
 	}
 	return record, c.verified(*a, false)
@@ -234,17 +268,22 @@ func (c *Client) verifyAnswer(body *jsonObject, claims *Claims, nonce string) (*
 		s, ok := value.(string)
 		return s, ok
 	}
+	tag := ReceiptTagOf(claims)
 	status, statusOK := optional("status")
 	boundAt, boundOK := optional("boundAt")
+	leaseEndsAt, leaseOK := optional("leaseEndsAt")
+	if tag == SVCR1 {
+		leaseEndsAt, leaseOK = "", true // not signed: never read
+	}
 	checked, checkedOK := fieldOf[string](body, "checkedAt")
 	receipt, receiptOK := fieldOf[string](body, "receipt")
-	if !statusOK || !boundOK || !checkedOK || !receiptOK {
+	if !statusOK || !boundOK || !leaseOK || !checkedOK || !receiptOK {
 		return nil, newError(CodeBadResponse, "the answer lacks the receipt fields")
 	}
 	renewed, _ := fieldOf[bool](body, "renewed")
 	answer := StoredAnswer{
-		Tag: receiptTag, Lid: claims.Lid, Status: status, Nonce: nonce, CheckedAt: checked, BoundAt: boundAt,
-		FpDigest: FpDigest(c.Fingerprint()), Receipt: receipt, Renewed: renewed,
+		Tag: tag, Lid: claims.Lid, Status: status, Nonce: nonce, CheckedAt: checked, BoundAt: boundAt,
+		FpDigest: FpDigest(c.Fingerprint()), LeaseEndsAt: leaseEndsAt, Receipt: receipt, Renewed: renewed,
 	}
 	verified := c.verified(answer, true)
 	if verified == nil {
@@ -253,20 +292,19 @@ func (c *Client) verifyAnswer(body *jsonObject, claims *Claims, nonce string) (*
 	return verified, nil
 }
 
-// verified is the answer when its receipt verifies. Only SVCR1 answers for now: floating
-// licences (v 5, SVCR2) are not supported yet.
+// verified is the answer when its receipt verifies under its tag and its times are readable.
 func (c *Client) verified(a StoredAnswer, fresh bool) *Answer {
-	if a.Tag != receiptTag || a.LeaseEndsAt != "" {
-		return nil
-	}
 	if _, err := time.Parse(time.RFC3339Nano, a.CheckedAt); err != nil {
 		return nil
 	}
-	fields := ReceiptFields{Lid: a.Lid, Status: a.Status, Nonce: a.Nonce, CheckedAt: a.CheckedAt, BoundAt: a.BoundAt, FpDigest: a.FpDigest}
-	if !VerifyReceipt(fields, a.Receipt, c.keys) {
+	if _, err := time.Parse(time.RFC3339Nano, a.LeaseEndsAt); a.LeaseEndsAt != "" && err != nil {
 		return nil
 	}
-	return &Answer{StoredAnswer: a, Grants: fields.Grants(), Fresh: fresh}
+	fields := ReceiptFields{Lid: a.Lid, Status: a.Status, Nonce: a.Nonce, CheckedAt: a.CheckedAt, BoundAt: a.BoundAt, FpDigest: a.FpDigest, LeaseEndsAt: a.LeaseEndsAt}
+	if !VerifyReceipt(a.Tag, fields, a.Receipt, c.keys) {
+		return nil
+	}
+	return &Answer{StoredAnswer: a, Grants: fields.Grants(a.Tag), Fresh: fresh}
 }
 
 // request is the body of check, fetch and release.
@@ -275,6 +313,7 @@ type request struct {
 	Fingerprint  string `json:"fingerprint"`
 	Nonce        string `json:"nonce,omitempty"`
 	MachineLabel string `json:"machineLabel,omitempty"`
+	Until        string `json:"until,omitempty"`
 }
 
 // post sends JSON and returns the 200 answer's object; everything else is an *Error.

@@ -8,7 +8,7 @@ import (
 // Claims are a licence's signed payload (DESIGN.md 2): the issuer claims, then the product's
 // parameters in declared order. Optional claims are nil (or "") when the payload omits them.
 type Claims struct {
-	// V is 3, or 4 when Fp lists several fingerprints.
+	// V is 3, 4 when Fp lists several fingerprints, or 5 for a floating licence (Lse set).
 	V   int
 	Lid string
 	// Prd is the product key, Org the organisation's slug.
@@ -32,6 +32,10 @@ type Claims struct {
 	Mm  int64
 	Chk *int64
 	Max *int64
+	// Lse (leaseSeconds) and Brw (maxBorrowSeconds, nil when borrowing is off) are a floating
+	// licence's (V 5, DESIGN.md 13); in other payloads those names are product parameters.
+	Lse *int64
+	Brw *int64
 	// Params are the product's parameters in payload order.
 	Params []Param
 }
@@ -57,6 +61,16 @@ var issuerClaims = map[string]bool{
 	"v": true, "lid": true, "prd": true, "org": true, "typ": true, "act": true, "lic": true, "iat": true, "nbf": true,
 	"exp": true, "grace": true, "fp": true, "fpn": true, "mm": true, "chk": true, "max": true,
 }
+
+// floatingClaims are issuer claims in v 5 payloads only.
+var floatingClaims = map[string]bool{"lse": true, "brw": true}
+
+// Bounds of lse and brw (DESIGN.md 13).
+const (
+	minLeaseSeconds  = 60
+	maxLeaseSeconds  = 3600
+	maxBorrowSeconds = 2592000
+)
 
 // parseClaims checks every issuer claim's presence and type as the service's parser does; the
 // first problem is returned as a message.
@@ -104,12 +118,12 @@ func parseClaims(object *jsonObject) (*Claims, string) {
 	var problem string
 	v, _ := get("v")
 	if n, ok := v.(jsonNumber); ok {
-		if i, ok := n.integer(); ok && (i == 3 || i == 4) {
+		if i, ok := n.integer(); ok && i >= 3 && i <= 5 {
 			c.V = int(i)
 		}
 	}
 	if c.V == 0 {
-		return nil, "claim \"v\" must be 3 or 4"
+		return nil, "claim \"v\" must be 3, 4 or 5"
 	}
 	if c.Lid, problem = text("lid"); problem != "" {
 		return nil, problem
@@ -172,7 +186,7 @@ func parseClaims(object *jsonObject) (*Claims, string) {
 		}
 	}
 	// A verifier that predates multi-machine binding must refuse a list, hence the version.
-	if (c.V == 4) != fpList {
+	if c.V != 5 && (c.V == 4) != fpList {
 		return nil, "claim \"v\" must be 4 exactly when \"fp\" is a list"
 	}
 	if c.Fpn, problem = integer("fpn", 1, false); problem != "" || (c.Fpn != nil && *c.Fpn > 5) {
@@ -188,13 +202,37 @@ func parseClaims(object *jsonObject) (*Claims, string) {
 		return nil, problem
 	}
 	c.Iat, c.Grace, c.Mm = *iat, *grace, *mm
+	if c.V == 5 {
+		if problem = c.parseFloating(integer); problem != "" {
+			return nil, problem
+		}
+	}
 
 	for _, m := range object.members {
-		if !issuerClaims[m.key] {
+		if !issuerClaims[m.key] && !(c.V == 5 && floatingClaims[m.key]) {
 			c.Params = append(c.Params, Param{Name: m.key, Value: paramValue(m.value)})
 		}
 	}
 	return c, ""
+}
+
+// parseFloating reads a floating licence's claims: ONLINE, no at-issue fingerprints, a lease
+// length, maybe a borrow limit.
+func (c *Claims) parseFloating(integer func(name string, min int64, required bool) (*int64, string)) string {
+	var problem string
+	if c.Lse, problem = integer("lse", minLeaseSeconds, true); problem != "" || *c.Lse > maxLeaseSeconds {
+		return "claim \"lse\" must be an integer from 60 to 3600 when \"v\" is 5"
+	}
+	if c.Brw, problem = integer("brw", 1, false); problem != "" || (c.Brw != nil && *c.Brw > maxBorrowSeconds) {
+		return "claim \"brw\" must be an integer from 1 to 2592000"
+	}
+	if c.Typ != "ONLINE" {
+		return "claim \"typ\" must be ONLINE when \"v\" is 5"
+	}
+	if c.Fp != nil {
+		return "claim \"fp\" is not allowed when \"v\" is 5"
+	}
+	return ""
 }
 
 // paramValue gives a parameter the Go type of its claim type.
@@ -289,6 +327,10 @@ func (c *Claims) MarshalJSON() ([]byte, error) {
 	integer("mm", &c.Mm)
 	integer("chk", c.Chk)
 	integer("max", c.Max)
+	if c.V == 5 {
+		integer("lse", c.Lse)
+		integer("brw", c.Brw)
+	}
 	for _, p := range c.Params {
 		member(p.Name)
 		writeJSON(&b, anyToJSON(p.Value))

@@ -48,6 +48,8 @@ const (
 	// maxOffset bounds how far a remembered clock offset is believed: an edited state file cannot
 	// stretch an answer's life by more.
 	maxOffset = 24 * time.Hour
+	// leaseOffset bounds the remembered offset when judging a lease's end (DESIGN.md 13).
+	leaseOffset = time.Minute
 	// rollbackTolerance: latency between the service signing checkedAt and the answer arriving is
 	// not a rollback.
 	rollbackTolerance = time.Minute

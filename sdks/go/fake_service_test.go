@@ -27,6 +27,7 @@ type fakeService struct {
 	httpStatus int           // answer this instead of 200
 	body       string        // answer this body instead
 	forge      bool          // sign receipts with another key
+	stretch    time.Duration // move leaseEndsAt after signing
 	delay      time.Duration
 	fetched    string
 	released   map[string]any
@@ -56,7 +57,7 @@ func newFakeService(t *testing.T) *fakeService {
 // behave makes the fake answer as the genuine service does for a licensed machine.
 func (f *fakeService) behave() {
 	f.status, f.bound, f.valid, f.renewed, f.offset = "ACTIVE", true, true, false, 0
-	f.httpStatus, f.body, f.forge, f.delay = 0, "", false, 0
+	f.httpStatus, f.body, f.forge, f.delay, f.stretch = 0, "", false, 0, 0
 }
 
 func (f *fakeService) set(change func(f *fakeService)) {
@@ -96,7 +97,7 @@ func (f *fakeService) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	var answer map[string]any
 	switch endpoint {
-	case "check":
+	case "check", "borrow":
 		answer = f.checkAnswer()
 	case "fetch":
 		answer = map[string]any{"license": f.fetched}
@@ -114,12 +115,24 @@ func (f *fakeService) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *fakeService) checkAnswer() map[string]any {
-	checkedAt := time.Now().Add(f.offset).UTC().Format("2006-01-02T15:04:05.000Z")
-	fields := ReceiptFields{Lid: lidOf(f.lastBody["license"]), Status: f.status, Nonce: f.lastBody["nonce"], CheckedAt: checkedAt, FpDigest: FpDigest(f.lastBody["fingerprint"])}
+	now := time.Now().Add(f.offset)
+	checkedAt := now.UTC().Format(timestampLayout)
+	claims := claimsOf(f.lastBody["license"])
+	fields := ReceiptFields{Lid: claims.Lid, Status: f.status, Nonce: f.lastBody["nonce"], CheckedAt: checkedAt, FpDigest: FpDigest(f.lastBody["fingerprint"])}
 	if f.bound {
 		fields.BoundAt = testBoundAt
 	}
-	message, _ := receiptMessage(fields)
+	tag := SVCR1
+	if claims.V == 5 {
+		tag = SVCR2
+		if fields.BoundAt != "" && (f.status == "ACTIVE" || f.status == "GRACE") {
+			fields.LeaseEndsAt = f.lastBody["until"]
+			if fields.LeaseEndsAt == "" {
+				fields.LeaseEndsAt = now.Add(time.Duration(claims.Lse) * time.Second).UTC().Format(timestampLayout)
+			}
+		}
+	}
+	message, _ := receiptMessage(tag, fields)
 	key := f.key
 	if f.forge {
 		key = ed25519.NewKeyFromSeed(make([]byte, 32))
@@ -137,15 +150,36 @@ func (f *fakeService) checkAnswer() map[string]any {
 	if f.renewed {
 		answer["renewed"] = true
 	}
+	if fields.LeaseEndsAt != "" {
+		end, _ := time.Parse(time.RFC3339, fields.LeaseEndsAt)
+		answer["leaseEndsAt"] = end.Add(f.stretch).UTC().Format(timestampLayout)
+	}
 	return answer
 }
 
-// lidOf reads a licence's lid without its signature (the fake trusts what it is sent).
-func lidOf(licence string) string {
+type fakeClaims struct {
+	Lid string
+	V   int
+	Lse int64
+}
+
+// claimsOf reads a licence's claims without its signature (the fake trusts what it is sent).
+func claimsOf(licence string) fakeClaims {
 	payload, _ := decodeB64U(strings.SplitN(licence, ".", 2)[0])
-	var claims struct{ Lid string }
+	var claims fakeClaims
 	json.Unmarshal(payload, &claims)
-	return claims.Lid
+	return claims
+}
+
+func lidOf(licence string) string { return claimsOf(licence).Lid }
+
+// floatingLicence is a floating licence (v 5) with a 15-minute lease, borrowing up to a week,
+// and an offline window (max) of one minute, which its leases outlast.
+func floatingLicence(t *testing.T) string {
+	key, _ := ed25519Signer(t)
+	exp := time.Now().Add(365 * 24 * time.Hour).Unix()
+	return signPayload(key, `{"v":5,"lid":"`+testLidValue+`","prd":"`+testProduct+`","org":"`+testSlug+`","typ":"ONLINE","iat":`+
+		strconv.FormatInt(dayAgo(), 10)+`,"exp":`+strconv.FormatInt(exp, 10)+`,"grace":14,"mm":5,"chk":300,"max":60,"lse":900,"brw":604800}`)
 }
 
 // testLicence is an ONLINE licence issued a day ago, valid a year, max one hour offline.

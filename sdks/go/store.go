@@ -17,7 +17,7 @@ import (
 // so the client verifies it again on every load and an edited file is worth nothing.
 type StoredAnswer struct {
 	// Tag is SVCR1 (terms with v 3 or 4) or SVCR2 (v 5, floating: LeaseEndsAt is signed too).
-	Tag         string
+	Tag         ReceiptTag
 	Lid         string
 	Status      string
 	Nonce       string
@@ -227,7 +227,7 @@ func writeAtomically(dir, file string, data []byte) error {
 func encodeState(r Record, lid string) []byte {
 	state := stateFile{Format: stateFormat, Lid: lid, NewestIat: r.NewestIat, OffsetMs: r.OffsetMs}
 	if a := r.Answer; a != nil {
-		state.Answer = &answerFile{a.Tag, a.Lid, a.Status, a.Nonce, a.CheckedAt, a.BoundAt, a.FpDigest, a.LeaseEndsAt, a.Receipt, a.Renewed}
+		state.Answer = &answerFile{string(a.Tag), a.Lid, a.Status, a.Nonce, a.CheckedAt, a.BoundAt, a.FpDigest, a.LeaseEndsAt, a.Receipt, a.Renewed}
 	}
 	data, _ := json.MarshalIndent(state, "", "  ") // plain fields: cannot fail
 	return append(data, '\n')
@@ -260,8 +260,9 @@ func decodeState(data []byte) Record {
 		return r
 	}
 	var a StoredAnswer
+	var tag string
 	texts := map[string]*string{
-		"tag": &a.Tag, "lid": &a.Lid, "status": &a.Status, "nonce": &a.Nonce, "checkedAt": &a.CheckedAt,
+		"tag": &tag, "lid": &a.Lid, "status": &a.Status, "nonce": &a.Nonce, "checkedAt": &a.CheckedAt,
 		"boundAt": &a.BoundAt, "fpDigest": &a.FpDigest, "leaseEndsAt": &a.LeaseEndsAt, "receipt": &a.Receipt,
 	}
 	for name, target := range texts {
@@ -269,7 +270,10 @@ func decodeState(data []byte) Record {
 			return r
 		}
 	}
-	if a.Renewed, ok = fieldOf[bool](answer, "renewed"); !ok || (a.Tag != "SVCR1" && a.Tag != "SVCR2") {
+	if a.Tag = ReceiptTag(tag); a.Tag != SVCR1 && a.Tag != SVCR2 {
+		return r
+	}
+	if a.Renewed, ok = fieldOf[bool](answer, "renewed"); !ok {
 		return r
 	}
 	r.Answer = &a

@@ -124,6 +124,8 @@ func (d *driver) handle(line []byte) answer {
 	case "activationRequest", "activateAirGap", "deactivateAirGap":
 		return invalid("air-gapped activation is not supported yet")
 	case "borrow":
+		// The SDK borrows (Client.Borrow), but the reference driver does not yet, and the
+		// shared driver test holds every driver to its answer (docs/protocol.md, section 10).
 		return invalid("borrowing is not supported yet")
 	}
 	if d.client == nil && (r.Op == "check" || r.Op == "release" || r.Op == "fetch" || r.Op == "clearCache") {
@@ -241,6 +243,9 @@ func checkResult(r *licensor.CheckResult) map[string]any {
 	if r.Answer != nil {
 		result["fresh"] = r.Answer.Fresh
 		result["ageSeconds"] = float64(r.Age.Milliseconds()) / 1000
+		if r.Answer.LeaseEndsAt != "" {
+			result["leaseEndsAt"] = r.Answer.LeaseEndsAt
+		}
 	}
 	if r.NoAnswer != nil {
 		noAnswer := map[string]any{"code": r.NoAnswer.Code}
