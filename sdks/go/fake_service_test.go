@@ -81,9 +81,9 @@ func (f *fakeService) serve(w http.ResponseWriter, r *http.Request) {
 	f.lastAuth = r.Header.Get("Authorization")
 	f.lastBody = map[string]string{}
 	_ = json.NewDecoder(r.Body).Decode(&f.lastBody)
-	if f.delay > 0 {
+	if delay := f.delay; delay > 0 {
 		f.mu.Unlock()
-		time.Sleep(f.delay)
+		time.Sleep(delay)
 		f.mu.Lock()
 	}
 	if f.httpStatus != 0 {
