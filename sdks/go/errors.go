@@ -1,0 +1,84 @@
+package licensor
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrorCode is a constant an application can switch on; the same codes as the TypeScript SDK.
+type ErrorCode string
+
+// The error codes. Check never returns them for what the service does: a service's answer is
+// data in the CheckResult.
+const (
+	// CodeInvalidKey: a public key could not be read, or none was given.
+	CodeInvalidKey ErrorCode = "INVALID_KEY"
+	// CodeInvalidOptions: a Config field is missing or malformed.
+	CodeInvalidOptions ErrorCode = "INVALID_OPTIONS"
+	// CodeNotCheckable: the licence is OFFLINE, so it has no check path.
+	CodeNotCheckable ErrorCode = "NOT_CHECKABLE"
+	// CodeTimeout: the service did not answer in time.
+	CodeTimeout ErrorCode = "TIMEOUT"
+	// CodeNetwork: the service could not be reached.
+	CodeNetwork ErrorCode = "NETWORK"
+	// CodeHTTPStatus: the service answered with something other than 200 (Error.Status says which).
+	CodeHTTPStatus ErrorCode = "HTTP_STATUS"
+	// CodeBadResponse: a 200 whose body is not the documented JSON.
+	CodeBadResponse ErrorCode = "BAD_RESPONSE"
+	// CodeBadReceipt: a check answer whose receipt does not verify for this licence, nonce and machine.
+	CodeBadReceipt ErrorCode = "BAD_RECEIPT"
+	// CodeBadLicence: a licence (fetched, or the one in use) does not verify with the product's keys.
+	CodeBadLicence ErrorCode = "BAD_LICENCE"
+	// CodeLidMismatch: a fetched licence verifies but is another licence than the one presented.
+	CodeLidMismatch ErrorCode = "LID_MISMATCH"
+	// CodeOlderTerm: a fetched term is older (iat) than one this machine has already seen.
+	CodeOlderTerm ErrorCode = "OLDER_TERM"
+)
+
+// Sentinel errors, one per code, for errors.Is. Every error the package returns is an *Error
+// that unwraps to the sentinel of its code.
+var (
+	ErrInvalidKey     = errors.New("licensor: invalid key")
+	ErrInvalidOptions = errors.New("licensor: invalid options")
+	ErrNotCheckable   = errors.New("licensor: licence not checkable")
+	ErrTimeout        = errors.New("licensor: timeout")
+	ErrNetwork        = errors.New("licensor: network")
+	ErrHTTPStatus     = errors.New("licensor: http status")
+	ErrBadResponse    = errors.New("licensor: bad response")
+	ErrBadReceipt     = errors.New("licensor: bad receipt")
+	ErrBadLicence     = errors.New("licensor: bad licence")
+	ErrLidMismatch    = errors.New("licensor: lid mismatch")
+	ErrOlderTerm      = errors.New("licensor: older term")
+)
+
+var sentinels = map[ErrorCode]error{
+	CodeInvalidKey:     ErrInvalidKey,
+	CodeInvalidOptions: ErrInvalidOptions,
+	CodeNotCheckable:   ErrNotCheckable,
+	CodeTimeout:        ErrTimeout,
+	CodeNetwork:        ErrNetwork,
+	CodeHTTPStatus:     ErrHTTPStatus,
+	CodeBadResponse:    ErrBadResponse,
+	CodeBadReceipt:     ErrBadReceipt,
+	CodeBadLicence:     ErrBadLicence,
+	CodeLidMismatch:    ErrLidMismatch,
+	CodeOlderTerm:      ErrOlderTerm,
+}
+
+// Error is the SDK's one error type: a code, a message, and the HTTP status for CodeHTTPStatus.
+// Use errors.As to read Status, errors.Is with the Err* sentinels to test the code.
+type Error struct {
+	Code    ErrorCode
+	Message string
+	// Status is the HTTP status for CodeHTTPStatus, else 0.
+	Status int
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("licensor: %s: %s", e.Code, e.Message) }
+
+// Unwrap returns the sentinel of the error's code.
+func (e *Error) Unwrap() error { return sentinels[e.Code] }
+
+func newError(code ErrorCode, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}

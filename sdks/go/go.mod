@@ -1,0 +1,3 @@
+module licensor.dev/licensor
+
+go 1.19

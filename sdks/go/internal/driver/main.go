@@ -1,0 +1,258 @@
+// Command driver is the Go SDK's test driver (DESIGN.md 16): one JSON request a line on stdin,
+// one JSON answer a line on stdout, in order; logs go to stderr. It is a test program, never part
+// of the library (internal/ cannot be imported from outside the module).
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"strings"
+	"time"
+
+	"licensor.dev/licensor"
+)
+
+// request is any request line; each op reads its own fields (docs/protocol.md, section 10).
+type request struct {
+	Op          string   `json:"op"`
+	BaseURL     string   `json:"baseUrl"`
+	Slug        string   `json:"slug"`
+	ProductKey  *string  `json:"productKey"`
+	CheckID     string   `json:"checkId"`
+	CheckToken  string   `json:"checkToken"`
+	PublicKeys  []string `json:"publicKeys"`
+	Licence     *string  `json:"licence"`
+	StateDir    string   `json:"stateDir"`
+	TimeoutMs   *int64   `json:"timeoutMs"`
+	OffsetMs    *int64   `json:"offsetMs"`
+	Fingerprint string   `json:"fingerprint"`
+}
+
+type failure struct {
+	Code    licensor.ErrorCode `json:"code"`
+	Message string             `json:"message"`
+	Status  int                `json:"status,omitempty"`
+}
+
+type answer struct {
+	OK     bool     `json:"ok"`
+	Result any      `json:"result,omitempty"`
+	Error  *failure `json:"error,omitempty"`
+}
+
+// driver holds the configuration and the overrides that hold for every later op.
+type driver struct {
+	config      *licensor.Config
+	client      *licensor.Client
+	configErr   error
+	offsetMs    int64
+	fingerprint string
+}
+
+func main() {
+	log.SetFlags(0)
+	log.SetPrefix("go driver: ")
+	d := &driver{}
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 64*1024), 16<<20)
+	out := json.NewEncoder(os.Stdout)
+	out.SetEscapeHTML(false)
+	for in.Scan() {
+		if strings.TrimSpace(in.Text()) == "" {
+			continue
+		}
+		if err := out.Encode(d.handle(in.Bytes())); err != nil {
+			log.Fatalf("cannot write an answer: %v", err)
+		}
+	}
+	if err := in.Err(); err != nil {
+		log.Fatalf("cannot read a request: %v", err)
+	}
+}
+
+func invalid(message string) answer {
+	return answer{Error: &failure{Code: licensor.CodeInvalidOptions, Message: message}}
+}
+
+func fail(err error) answer {
+	var e *licensor.Error
+	if errors.As(err, &e) {
+		return answer{Error: &failure{Code: e.Code, Message: e.Message, Status: e.Status}}
+	}
+	return invalid(err.Error())
+}
+
+func ok(result any) answer { return answer{OK: true, Result: result} }
+
+func (d *driver) now() time.Time {
+	return time.Now().Add(time.Duration(d.offsetMs) * time.Millisecond)
+}
+
+func (d *driver) handle(line []byte) answer {
+	var r request
+	if err := json.Unmarshal(line, &r); err != nil || !strings.HasPrefix(strings.TrimSpace(string(line)), "{") {
+		return invalid("a request is one JSON object a line, with fields of the right types")
+	}
+	ctx := context.Background()
+	switch r.Op {
+	case "configure":
+		return d.configure(r)
+	case "setClock":
+		if r.OffsetMs == nil {
+			return invalid("offsetMs must be an integer")
+		}
+		d.offsetMs = *r.OffsetMs
+		return ok(map[string]any{})
+	case "setFingerprint":
+		if r.Fingerprint == "" {
+			return invalid("fingerprint must be a non-empty string")
+		}
+		d.fingerprint = r.Fingerprint
+		if d.config != nil {
+			d.rebuild()
+		}
+		return ok(map[string]any{})
+	case "fingerprint":
+		return ok(map[string]any{"fingerprint": licensor.CollectFingerprint("").Fingerprint})
+	case "verify":
+		return d.verify(r)
+	case "activationRequest", "activateAirGap", "deactivateAirGap":
+		return invalid("air-gapped activation is not supported yet")
+	case "borrow":
+		// The SDK borrows (Client.Borrow), but the reference driver does not yet, and the
+		// shared driver test holds every driver to its answer (docs/protocol.md, section 10).
+		return invalid("borrowing is not supported yet")
+	}
+	if d.client == nil && (r.Op == "check" || r.Op == "release" || r.Op == "fetch" || r.Op == "clearCache") {
+		if d.configErr != nil {
+			return fail(d.configErr)
+		}
+		return invalid("configure first")
+	}
+	switch r.Op {
+	case "check":
+		return ok(checkResult(d.client.Check(ctx)))
+	case "release":
+		result, err := d.client.Release(ctx)
+		var e *licensor.Error
+		if err != nil && (errors.As(err, &e) || !result.Released) {
+			return fail(err)
+		}
+		if err != nil {
+			log.Printf("released, but the stored answer could not be forgotten: %v", err)
+		}
+		body := map[string]any{"released": result.Released}
+		if !result.Released {
+			body["reason"] = result.Reason
+		}
+		return ok(body)
+	case "fetch":
+		licence, err := d.client.Fetch(ctx)
+		if err != nil {
+			return fail(err)
+		}
+		return ok(map[string]any{"licence": licence})
+	case "clearCache":
+		if err := d.client.ClearCache(); err != nil {
+			return fail(err)
+		}
+		return ok(map[string]any{})
+	}
+	return invalid(fmt.Sprintf("unknown op %q", r.Op))
+}
+
+func (d *driver) configure(r request) answer {
+	for name, value := range map[string]string{"baseUrl": r.BaseURL, "slug": r.Slug, "checkId": r.CheckID, "checkToken": r.CheckToken, "stateDir": r.StateDir} {
+		if value == "" {
+			return invalid(name + " must be a non-empty string")
+		}
+	}
+	if r.Licence == nil || *r.Licence == "" {
+		return invalid("licence must be a non-empty string")
+	}
+	if r.ProductKey != nil && *r.ProductKey == "" {
+		return invalid("productKey must be a non-empty string")
+	}
+	if len(r.PublicKeys) == 0 {
+		return invalid("publicKeys must be a non-empty list of PEM strings")
+	}
+	if r.TimeoutMs != nil && *r.TimeoutMs < 1 {
+		return invalid("timeoutMs must be a positive integer")
+	}
+	config := licensor.Config{
+		BaseURL: r.BaseURL, Slug: r.Slug, CheckID: r.CheckID, CheckToken: r.CheckToken, PublicKeys: r.PublicKeys,
+		Licence: *r.Licence, Store: licensor.FileStore(r.StateDir), Clock: d.now,
+	}
+	if r.ProductKey != nil {
+		config.ProductKey = *r.ProductKey
+	}
+	if r.TimeoutMs != nil {
+		config.Timeout = time.Duration(*r.TimeoutMs) * time.Millisecond
+	}
+	d.config = &config
+	d.client = nil
+	d.rebuild()
+	if d.configErr != nil {
+		return fail(d.configErr)
+	}
+	return ok(map[string]any{})
+}
+
+// rebuild makes a client from the configuration, the fingerprint override and the licence in
+// use (a fetched term stays in use).
+func (d *driver) rebuild() {
+	config := *d.config
+	config.Fingerprint = d.fingerprint
+	if d.client != nil {
+		config.Licence = d.client.Licence()
+	}
+	d.client, d.configErr = licensor.NewClient(config)
+}
+
+func (d *driver) verify(r request) answer {
+	if d.config == nil {
+		return invalid("configure first")
+	}
+	keys, err := licensor.ParsePublicKeys(d.config.PublicKeys...)
+	if err != nil {
+		return fail(err)
+	}
+	licence := d.config.Licence
+	if d.client != nil {
+		licence = d.client.Licence()
+	}
+	if r.Licence != nil {
+		licence = *r.Licence
+	}
+	v := licensor.VerifyLicence(licence, keys, licensor.VerifyOptions{
+		Now: d.now(), Fingerprint: d.fingerprint, ProductKey: d.config.ProductKey, Organisation: d.config.Slug,
+	})
+	return ok(map[string]any{"valid": v.Valid, "reasons": v.Reasons, "claims": v.Claims})
+}
+
+func checkResult(r *licensor.CheckResult) map[string]any {
+	result := map[string]any{
+		"state": r.State, "reasons": r.Reasons, "fresh": nil, "clockRollback": r.ClockRollback,
+		"ageSeconds": nil, "noAnswer": nil, "renewed": r.Renewed, "airGapped": false, "leaseEndsAt": nil,
+	}
+	if r.Answer != nil {
+		result["fresh"] = r.Answer.Fresh
+		result["ageSeconds"] = float64(r.Age.Milliseconds()) / 1000
+		if r.Answer.LeaseEndsAt != "" {
+			result["leaseEndsAt"] = r.Answer.LeaseEndsAt
+		}
+	}
+	if r.NoAnswer != nil {
+		noAnswer := map[string]any{"code": r.NoAnswer.Code}
+		if r.NoAnswer.Status != 0 {
+			noAnswer["status"] = r.NoAnswer.Status
+		}
+		result["noAnswer"] = noAnswer
+	}
+	return result
+}
