@@ -48,8 +48,6 @@ public final class LicenceClient {
     private final Clock clock;
     private final Duration timeout;
     private final HttpClient http;
-    private final String slug;
-    private final String productKey;
     private final String machineLabel;
     private final String stableId;
     private String fingerprint;
@@ -80,8 +78,6 @@ public final class LicenceClient {
         this.clock = b.clock;
         this.timeout = b.timeout;
         this.http = b.http != null ? b.http : HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(b.timeout).build();
-        this.slug = b.slug;
-        this.productKey = b.productKey;
         this.machineLabel = b.machineLabel;
         this.stableId = b.stableId;
         this.fingerprint = b.fingerprint;
@@ -235,7 +231,7 @@ public final class LicenceClient {
         IOException cacheError = null;
         long iat = newestIat;
         try {
-            store.update(slug, productDirectory(claims), claims.lid(), previous -> new StateStore.State(
+            store.update(claims.organisation(), claims.product(), claims.lid(), previous -> new StateStore.State(
                 Math.max(iat, previous.newestIat() == null ? 0 : previous.newestIat()), fresh.offsetMs, fresh.stored));
         } catch (IOException | RuntimeException failed) {
             cacheError = failed instanceof IOException ? (IOException) failed : new IOException(failed.getMessage(), failed);
@@ -274,7 +270,7 @@ public final class LicenceClient {
         if (nextClaims.issuedAt() < newest) throw new LicensorException(LicensorException.Reason.OLDER_TERM, "the fetched term is older than one already seen");
         newestIat = nextClaims.issuedAt();
         try {
-            store.update(slug, productDirectory(claims), claims.lid(), previous -> new StateStore.State(
+            store.update(claims.organisation(), claims.product(), claims.lid(), previous -> new StateStore.State(
                 Math.max(nextClaims.issuedAt(), previous.newestIat() == null ? 0 : previous.newestIat()), previous.offsetMs(), previous.answer()));
         } catch (IOException | RuntimeException notKept) {
             // The term is verified and in use; this client remembers it, and the caller stores the string.
@@ -333,17 +329,14 @@ public final class LicenceClient {
     }
 
     private void forget(LicenceClaims claims) throws IOException {
-        store.update(slug, productDirectory(claims), claims.lid(), previous -> new StateStore.State(previous.newestIat(), previous.offsetMs(), null));
+        store.update(claims.organisation(), claims.product(), claims.lid(), previous -> new StateStore.State(previous.newestIat(), previous.offsetMs(), null));
     }
 
-    /** The state directory's product name: the pinned product key, else the licence's own. */
-    private String productDirectory(LicenceClaims claims) {
-        return productKey != null ? productKey : claims.product();
-    }
 
+    /** The licence's state, kept under its own signed organisation and product; unreadable state is empty. */
     private StateStore.State loadState(LicenceClaims claims) {
         try {
-            return store.load(slug, productDirectory(claims), claims.lid());
+            return store.load(claims.organisation(), claims.product(), claims.lid());
         } catch (IOException | RuntimeException unreadable) {
             return StateStore.State.EMPTY;
         }
@@ -470,7 +463,9 @@ public final class LicenceClient {
         StateStore.StoredAnswer stored = state.answer();
         if (stored == null) return null;
         Receipt f = stored.fields();
-        if (!f.lid().equals(claims.lid()) || !f.fpDigest().equals(Fingerprint.digest(fingerprint())) || !f.tag().equals(Receipt.tagFor(claims))) return null;
+        if (!f.lid().equals(claims.lid()) || !f.fpDigest().equals(Fingerprint.digest(fingerprint()))) return null;
+        // A node-locked term's answers sign no lease end; a floating term's carry the SVCR2 tag.
+        if (!f.tag().equals(Receipt.tagFor(claims)) || Receipt.NODE_LOCKED.equals(f.tag()) && !f.leaseEndsAt().isEmpty()) return null;
         return verified(stored, state.offsetMs() == null ? 0 : state.offsetMs(), false);
     }
 

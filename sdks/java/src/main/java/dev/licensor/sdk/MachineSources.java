@@ -112,7 +112,7 @@ final class MachineSources {
         return attempt(() -> run("hostname"));
     }
 
-    /** The first CPU's model, as Node's os.cpus()[0].model reads it. */
+    /** The first CPU's model: {@code model name} in /proc/cpuinfo (none on ARM), the sysctl brand string, the registry's ProcessorNameString. */
     private static String cpuModel(Os os) {
         switch (os) {
             case MAC:
@@ -124,7 +124,7 @@ final class MachineSources {
                 return attempt(() -> {
                     String info = readText("/proc/cpuinfo");
                     if (info == null) return null;
-                    Matcher matcher = Pattern.compile("^model name\\t: ([^\\n]*)$", Pattern.MULTILINE).matcher(info);
+                    Matcher matcher = Pattern.compile("^model name[ \\t]*:(.*)$", Pattern.MULTILINE).matcher(info);
                     return matcher.find() ? matcher.group(1) : null;
                 });
         }

@@ -95,12 +95,13 @@ public abstract class StateStore {
             this.root = root;
         }
 
-        /** {@code <root>/<slug>/<productKey>}; a name that would leave it is refused. */
+        /** Slugs, product keys and lids are this alphabet on the service; anything else never becomes a path. */
+        private static final java.util.regex.Pattern PATH_PART = java.util.regex.Pattern.compile("[A-Za-z0-9._-]{1,128}");
+
+        /** {@code <root>/<slug>/<productKey>}; a name that could leave it is refused. */
         private Path directory(String slug, String productKey, String lid) throws IOException {
             for (String name : new String[] {slug, productKey, lid}) {
-                if (name.isEmpty() || name.equals(".") || name.equals("..") || name.indexOf('/') >= 0 || name.indexOf('\\') >= 0 || name.indexOf('\0') >= 0) {
-                    throw new IOException("\"" + name + "\" cannot name a state directory or file");
-                }
+                if (!PATH_PART.matcher(name).matches() || name.matches("\\.+")) throw new IOException("\"" + name + "\" cannot name a state file");
             }
             return root.resolve(slug).resolve(productKey);
         }
@@ -127,14 +128,15 @@ public abstract class StateStore {
             } catch (Json.JsonException | RuntimeException notJson) {
                 return State.EMPTY;
             }
-            Long newestIat = object.get("newestIat") instanceof Long ? (Long) object.get("newestIat") : null;
+            if (!Long.valueOf(1).equals(object.get("format"))) return State.EMPTY;
+            Long newestIat = object.get("newestIat") instanceof Long && (Long) object.get("newestIat") >= 0 ? (Long) object.get("newestIat") : null;
             Long offsetMs = object.get("offsetMs") instanceof Long ? (Long) object.get("offsetMs") : null;
             StoredAnswer answer = null;
-            if (Long.valueOf(1).equals(object.get("format")) && object.get("answer") instanceof Map) {
+            if (object.get("answer") instanceof Map) {
                 Map<?, ?> a = (Map<?, ?>) object.get("answer");
                 String[] names = {"tag", "lid", "status", "nonce", "checkedAt", "boundAt", "fpDigest", "leaseEndsAt", "receipt"};
                 String[] values = new String[names.length];
-                boolean ok = a.get("renewed") instanceof Boolean;
+                boolean ok = a.get("renewed") instanceof Boolean && (Receipt.NODE_LOCKED.equals(a.get("tag")) || Receipt.FLOATING.equals(a.get("tag")));
                 for (int i = 0; i < names.length && ok; i++) {
                     ok = a.get(names[i]) instanceof String;
                     values[i] = ok ? (String) a.get(names[i]) : null;
@@ -182,8 +184,7 @@ public abstract class StateStore {
                 State next = change.apply(load(slug, productKey, lid));
                 Path temporary = directory.resolve(lid + ".json." + ProcessHandle.current().pid() + "." + Long.toHexString(RANDOM.nextLong()) + ".tmp");
                 try {
-                    Files.writeString(temporary, encode(lid, next), StandardCharsets.UTF_8);
-                    restrict(temporary, "rw-------");
+                    write(temporary, encode(lid, next));
                     try {
                         Files.move(temporary, directory.resolve(lid + ".json"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
                     } catch (AtomicMoveNotSupportedException notAtomic) {
@@ -195,6 +196,22 @@ public abstract class StateStore {
             } finally {
                 Files.deleteIfExists(lock);
             }
+        }
+
+        /** A new file, private from the start where the file system has POSIX permissions, flushed to disk. */
+        private static void write(Path file, String text) throws IOException {
+            java.util.Set<java.nio.file.OpenOption> options = java.util.Set.of(java.nio.file.StandardOpenOption.CREATE_NEW, java.nio.file.StandardOpenOption.WRITE);
+            boolean posix = file.getFileSystem().supportedFileAttributeViews().contains("posix");
+            java.nio.file.attribute.FileAttribute<?>[] attributes = posix
+                ? new java.nio.file.attribute.FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"))}
+                : new java.nio.file.attribute.FileAttribute<?>[0];
+            try (java.nio.channels.FileChannel channel = java.nio.channels.FileChannel.open(file, options, attributes)) {
+                java.nio.ByteBuffer bytes = StandardCharsets.UTF_8.encode(text);
+                while (bytes.hasRemaining()) channel.write(bytes);
+                channel.force(true);
+            }
+            // The umask may have narrowed the mode further, never widened it; make it exact.
+            restrict(file, "rw-------");
         }
 
         /** Takes the lock file (O_CREAT|O_EXCL), removing one older than 10 s, waiting up to 5 s. */
