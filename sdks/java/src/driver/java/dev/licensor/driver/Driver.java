@@ -145,7 +145,7 @@ public final class Driver {
             case "deactivateAirGap":
                 throw new BadRequest("air-gapped activation is not supported yet");
             case "borrow":
-                throw new BadRequest("borrowing is not supported yet");
+                return check(client().borrow(instant(request, "until")));
             default:
                 throw new BadRequest("unknown op \"" + op + "\"");
         }
@@ -229,6 +229,14 @@ public final class Driver {
         if (value == null && !required) return null;
         if (!(value instanceof String)) throw new BadRequest(name + " must be a string");
         return (String) value;
+    }
+
+    private static Instant instant(Map<String, Object> map, String name) throws BadRequest {
+        try {
+            return java.time.OffsetDateTime.parse(text(map, name, true)).toInstant();
+        } catch (java.time.format.DateTimeParseException bad) {
+            throw new BadRequest(name + " must be an ISO 8601 time");
+        }
     }
 
     private static long integer(Map<String, Object> map, String name) throws BadRequest {

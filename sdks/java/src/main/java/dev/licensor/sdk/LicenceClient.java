@@ -38,7 +38,11 @@ public final class LicenceClient {
     private static final long MAX_OFFSET_MS = 24 * 3_600_000L;
     /** Latency between the service signing checkedAt and the answer arriving is not a rollback. */
     private static final long ROLLBACK_TOLERANCE_MS = 60_000;
+    /** A floating lease's end is judged with the remembered offset believed this far only (DESIGN.md 13). */
+    private static final long MAX_LEASE_OFFSET_MS = 60_000;
     private static final SecureRandom RANDOM = new SecureRandom();
+    private static final java.time.format.DateTimeFormatter ISO =
+        java.time.format.DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'").withZone(java.time.ZoneOffset.UTC);
 
     private final LicenceVerifier verifier;
     private final PublicKeys keys;
@@ -193,6 +197,27 @@ public final class LicenceClient {
      * the last verified answer.
      */
     public CheckResult check() {
+        return ask("check", null);
+    }
+
+    /**
+     * Borrows this machine's lease of a floating licence until {@code until} (DESIGN.md 13), for
+     * a laptop going offline: the machine must hold a live lease (check first), and {@code until}
+     * may be at most the licence's {@code brw} seconds ahead. Answers like {@link #check()}: the
+     * service's refusals (403 when borrowing is off, all borrowable seats are borrowed or no lease
+     * is held; 400 beyond {@code brw}) are no answer, with their status. The application keeps
+     * working offline until the signed lease end.
+     *
+     * @throws LicensorException {@code INVALID_OPTIONS} when the licence is not a floating one
+     */
+    public CheckResult borrow(Instant until) throws LicensorException {
+        boolean floating = verify(licence, clock.millis()).claims().map(c -> c.version() == 5).orElse(false);
+        if (!floating || until == null) throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "borrowing needs a floating licence and a time to borrow until");
+        return ask("borrow", until);
+    }
+
+    /** A check, or a borrow (a check that asks for a lease until {@code until}). */
+    private CheckResult ask(String endpoint, Instant until) {
         long now = clock.millis();
         Verification verified = verify(licence, now);
         LicenceClaims claims = verified.claims().orElse(null);
@@ -217,10 +242,11 @@ public final class LicenceClient {
         sent.put("fingerprint", fingerprint());
         sent.put("nonce", nonce);
         if (machineLabel != null) sent.put("machineLabel", machineLabel);
+        if (until != null) sent.put("until", ISO.format(until));
         Answer fresh;
         Map<String, Object> body;
         try {
-            body = post("check", sent);
+            body = post(endpoint, sent);
             fresh = verifyAnswer(body, claims, nonce, now);
         } catch (LicensorException noAnswer) {
             NoAnswer why = new NoAnswer(noAnswer.reason(), Optional.ofNullable(noAnswer.status()), noAnswer.getMessage());
@@ -436,15 +462,16 @@ public final class LicenceClient {
     private Answer verifyAnswer(Map<String, Object> body, LicenceClaims claims, String nonce, long now) throws LicensorException {
         Object status = body.containsKey("status") ? body.get("status") : "";
         Object boundAt = body.containsKey("boundAt") ? body.get("boundAt") : "";
-        Object leaseEndsAt = body.containsKey("leaseEndsAt") ? body.get("leaseEndsAt") : "";
+        String tag = Receipt.tagFor(claims);
+        // Only SVCR2 signs a lease end; a node-locked answer's is never read.
+        Object leaseEndsAt = Receipt.FLOATING.equals(tag) && body.containsKey("leaseEndsAt") ? body.get("leaseEndsAt") : "";
         Object checkedAt = body.get("checkedAt");
         Object receipt = body.get("receipt");
         if (!(status instanceof String && boundAt instanceof String && checkedAt instanceof String && receipt instanceof String && leaseEndsAt instanceof String)) {
             throw new LicensorException(LicensorException.Reason.BAD_RESPONSE, "the answer lacks the receipt fields");
         }
-        String tag = Receipt.tagFor(claims);
         Receipt fields = new Receipt(tag, claims.lid(), (String) status, nonce, (String) checkedAt, (String) boundAt,
-            Fingerprint.digest(fingerprint()), Receipt.FLOATING.equals(tag) ? (String) leaseEndsAt : "");
+            Fingerprint.digest(fingerprint()), (String) leaseEndsAt);
         StateStore.StoredAnswer stored = new StateStore.StoredAnswer(fields, (String) receipt, Boolean.TRUE.equals(body.get("renewed")));
         Long checkedAtMs = parseTime((String) checkedAt);
         Answer answer = checkedAtMs == null ? null : verified(stored, checkedAtMs - now, true);
@@ -512,7 +539,7 @@ public final class LicenceClient {
             return new CheckResult(state, reasons, licence, Optional.ofNullable(answer).map(Answer::view), Optional.ofNullable(noAnswer),
                 ageSeconds == null ? OptionalDouble.empty() : OptionalDouble.of(ageSeconds), clockRollback,
                 answer != null && answer.fresh && answer.stored.renewed(), Optional.ofNullable(serverReason), Optional.ofNullable(cacheError),
-                Optional.empty());
+                answer == null ? Optional.empty() : instant(answer.stored.fields().leaseEndsAt()));
         }
     }
 
@@ -520,16 +547,26 @@ public final class LicenceClient {
     private static Judgement judge(Answer answer, long now, boolean clockRollback, long max, Verification licence,
                                   NoAnswer noAnswer, String serverReason, IOException cacheError) {
         Double ageSeconds = answer == null ? null : (serviceNow(answer.offsetMs, now) - answer.checkedAtMs) / 1000.0;
+        boolean floating = answer != null && Receipt.FLOATING.equals(answer.stored.fields().tag());
         CheckState state;
         List<CheckResult.Reason> reasons = List.of();
         if (answer == null) state = CheckState.STALE;
         else if (!answer.stored.fields().grants()) {
             state = CheckState.INVALID;
             reasons = List.of(signedReason(answer.stored.fields().status()));
-        } else if (answer.fresh) state = CheckState.VALID;
-        else if (clockRollback || ageSeconds > max) state = CheckState.STALE;
+        } else if (floating && leaseLapsed(answer, now)) state = CheckState.STALE;
+        else if (answer.fresh) state = CheckState.VALID;
+        // A floating answer is licensed until its signed lease end, whatever max says (a borrow outlives max).
+        else if (clockRollback || !floating && ageSeconds > max) state = CheckState.STALE;
         else state = CheckState.VALID;
         return new Judgement(state, reasons, answer, ageSeconds, clockRollback, licence, noAnswer, serverReason, cacheError);
+    }
+
+    /** The signed lease end has passed, judged with the remembered offset clamped to ±60 s (DESIGN.md 13). */
+    private static boolean leaseLapsed(Answer answer, long now) {
+        Long end = parseTime(answer.stored.fields().leaseEndsAt());
+        long offset = Math.max(-MAX_LEASE_OFFSET_MS, Math.min(MAX_LEASE_OFFSET_MS, answer.offsetMs));
+        return end == null || now + offset >= end;
     }
 
     private static CheckResult.Reason signedReason(String status) {

@@ -17,8 +17,12 @@ record Receipt(String tag, String lid, String status, String nonce, String check
         return claims.version() == 5 ? FLOATING : NODE_LOCKED;
     }
 
-    /** The UTF-8 message, or null when a field holds the separator (two field sets would then sign alike). */
+    /**
+     * The UTF-8 message, or null when a field holds the separator (two field sets would then sign
+     * alike) or an SVCR1 receipt would carry a lease end it cannot vouch for.
+     */
     byte[] message() {
+        if (NODE_LOCKED.equals(tag) && !leaseEndsAt.isEmpty()) return null;
         String[] fields = FLOATING.equals(tag)
             ? new String[] {lid, status, nonce, checkedAt, boundAt, fpDigest, leaseEndsAt}
             : new String[] {lid, status, nonce, checkedAt, boundAt, fpDigest};
@@ -38,8 +42,11 @@ record Receipt(String tag, String lid, String status, String nonce, String check
         return message != null && signature != null && keys.verify(message, signature);
     }
 
-    /** Licensed on this machine by the signed fields alone: status ACTIVE or GRACE and a seat bound. */
+    /**
+     * Licensed on this machine by the signed fields alone: status ACTIVE or GRACE and a seat bound;
+     * under SVCR2 a lease end signed too (the lease counts only until then: the client judges that).
+     */
     boolean grants() {
-        return (status.equals("ACTIVE") || status.equals("GRACE")) && !boundAt.isEmpty();
+        return (status.equals("ACTIVE") || status.equals("GRACE")) && !boundAt.isEmpty() && (NODE_LOCKED.equals(tag) || !leaseEndsAt.isEmpty());
     }
 }

@@ -63,9 +63,15 @@ final class FakeService implements AutoCloseable {
 
     /** A genuine check answer for this request, with the given signed status and boundAt (null = absent). */
     Reply answer(Map<String, Object> request, String lid, String status, String boundAt, Instant checkedAt, Map<String, Object> extra) {
+        return answer(request, lid, status, boundAt, checkedAt, null, extra);
+    }
+
+    /** A floating licence's answer (SVCR2) when {@code leaseEndsAt} is not null; "" signs no lease end. */
+    Reply answer(Map<String, Object> request, String lid, String status, String boundAt, Instant checkedAt, String leaseEndsAt, Map<String, Object> extra) {
         String checked = ISO.format(checkedAt);
-        Receipt fields = new Receipt(Receipt.NODE_LOCKED, lid, status == null ? "" : status, (String) request.get("nonce"), checked,
-            boundAt == null ? "" : boundAt, Fingerprint.digest((String) request.get("fingerprint")), "");
+        Receipt fields = new Receipt(leaseEndsAt == null ? Receipt.NODE_LOCKED : Receipt.FLOATING, lid, status == null ? "" : status,
+            (String) request.get("nonce"), checked, boundAt == null ? "" : boundAt, Fingerprint.digest((String) request.get("fingerprint")),
+            leaseEndsAt == null ? "" : leaseEndsAt);
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("lid", lid);
         body.put("valid", fields.grants());
@@ -74,6 +80,7 @@ final class FakeService implements AutoCloseable {
         body.put("checkedAt", checked);
         body.put("serverTime", checked);
         if (boundAt != null) body.put("boundAt", boundAt);
+        if (leaseEndsAt != null && !leaseEndsAt.isEmpty()) body.put("leaseEndsAt", leaseEndsAt);
         try {
             body.put("receipt", Base64Url.encode(Vectors.sign(algorithm, fields.message())));
         } catch (Exception impossible) {
