@@ -30,7 +30,7 @@ import java.util.concurrent.TimeoutException;
  * Online checks of one licence on this machine (DESIGN.md 2 and 6): {@link #check()} with a fresh
  * nonce and the verdict from the receipt's signed fields only, the last verified answer kept in a
  * {@link StateStore}, clock-rollback detection, term anti-rollback, {@link #fetch()} and
- * {@link #release()} on request only. Build one with {@link #builder()}; safe for one thread at a time.
+ * {@link #release()} on request only. Build one with {@link #builder()}; thread-safe (one call at a time).
  */
 public final class LicenceClient {
     private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(10);
@@ -171,18 +171,18 @@ public final class LicenceClient {
     }
 
     /** The licence string in use: the one given, or the term {@link #fetch()} last returned. */
-    public String licence() {
+    public synchronized String licence() {
         return licence;
     }
 
     /** This machine's fingerprint, collected once. */
-    public String fingerprint() {
+    public synchronized String fingerprint() {
         if (fingerprint == null) fingerprint = Fingerprint.collect(stableId).value();
         return fingerprint;
     }
 
     /** Verifies the licence in use offline, as {@link #check()} does first. */
-    public Verification verify() {
+    public synchronized Verification verify() {
         return verify(licence, clock.millis());
     }
 
@@ -196,7 +196,7 @@ public final class LicenceClient {
      * unparseable body or a receipt that does not verify is "no answer", and the state rests on
      * the last verified answer.
      */
-    public CheckResult check() {
+    public synchronized CheckResult check() {
         return ask("check", null);
     }
 
@@ -210,7 +210,7 @@ public final class LicenceClient {
      *
      * @throws LicensorException {@code INVALID_OPTIONS} when the licence is not a floating one
      */
-    public CheckResult borrow(Instant until) throws LicensorException {
+    public synchronized CheckResult borrow(Instant until) throws LicensorException {
         boolean floating = verify(licence, clock.millis()).claims().map(c -> c.version() == 5).orElse(false);
         if (!floating || until == null) throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "borrowing needs a floating licence and a time to borrow until");
         return ask("borrow", until);
@@ -275,7 +275,7 @@ public final class LicenceClient {
      * @throws LicensorException {@code HTTP_STATUS}, {@code TIMEOUT}, {@code NETWORK}, {@code BAD_RESPONSE},
      *     {@code BAD_LICENCE}, {@code LID_MISMATCH} or {@code OLDER_TERM}
      */
-    public String fetch() throws LicensorException {
+    public synchronized String fetch() throws LicensorException {
         long now = clock.millis();
         Verification current = verify(licence, now);
         LicenceClaims claims = current.claims().orElseThrow(() -> new LicensorException(LicensorException.Reason.BAD_LICENCE,
@@ -314,7 +314,7 @@ public final class LicenceClient {
      *     {@code HTTP_STATUS} (403 past the product's self-release limit), {@code TIMEOUT},
      *     {@code NETWORK} or {@code BAD_RESPONSE}
      */
-    public ReleaseResult release() throws LicensorException {
+    public synchronized ReleaseResult release() throws LicensorException {
         Verification verified = verify(licence, clock.millis());
         LicenceClaims claims = verified.claims().orElseThrow(() -> new LicensorException(LicensorException.Reason.BAD_LICENCE,
             "the licence in use does not verify: " + verified.message().orElse("")));
@@ -344,7 +344,7 @@ public final class LicenceClient {
      *
      * @throws UncheckedIOException when the state cannot be written
      */
-    public void clearCache() {
+    public synchronized void clearCache() {
         verify(licence, clock.millis()).claims().ifPresent(claims -> {
             try {
                 forget(claims);
@@ -564,9 +564,18 @@ public final class LicenceClient {
 
     /** The signed lease end has passed, judged with the remembered offset clamped to ±60 s (DESIGN.md 13). */
     private static boolean leaseLapsed(Answer answer, long now) {
-        Long end = parseTime(answer.stored.fields().leaseEndsAt());
-        long offset = Math.max(-MAX_LEASE_OFFSET_MS, Math.min(MAX_LEASE_OFFSET_MS, answer.offsetMs));
-        return end == null || now + offset >= end;
+        return untilLeaseEnd(answer.stored.fields().leaseEndsAt(), answer.offsetMs, now) <= 0;
+    }
+
+    private static long untilLeaseEnd(String leaseEndsAt, long offsetMs, long now) {
+        Long end = parseTime(leaseEndsAt);
+        return end == null ? 0 : end - (now + Math.max(-MAX_LEASE_OFFSET_MS, Math.min(MAX_LEASE_OFFSET_MS, offsetMs)));
+    }
+
+    /** Milliseconds by this client's clock until a floating answer's lease lapses (0 when it has). */
+    long untilLeaseLapses(VerifiedAnswer answer) {
+        long left = answer.leaseEndsAt().map(end -> untilLeaseEnd(ISO.format(end), answer.offsetMs(), clock.millis())).orElse(0L);
+        return Math.max(0, left);
     }
 
     private static CheckResult.Reason signedReason(String status) {

@@ -173,6 +173,102 @@ class FloatingTest {
         assertEquals(Map.of("lse2", 1L), claims.params());
     }
 
+    /** What a keeper reported, in order. */
+    private static final class Reports implements LeaseKeeper.Listener {
+        final List<String> seen = new java.util.ArrayList<>();
+
+        @Override public void leaseAtRisk(CheckResult result, Instant leaseEndsAt) { seen.add("at risk until " + leaseEndsAt); }
+        @Override public void leaseLost(CheckResult result) { seen.add("lost " + result.state()); }
+        @Override public void renewedTerm(String licence) { seen.add("renewed term"); }
+        @Override public void failed(LicensorException error) { seen.add("failed " + error.reason()); }
+    }
+
+    /** Leases as {@link #leasing()} does, answers release, and fetch with {@code fetched}. */
+    private void leasingAndReleasing(String fetched, boolean renewed) {
+        service.handler = request -> {
+            switch ((String) request.get("endpoint")) {
+                case "release":
+                    return new FakeService.Reply(200, Json.write(Map.of("lid", lid, "released", true, "releasedAt", "2026-11-25T10:00:00.000Z", "nonce", request.get("nonce"))));
+                case "fetch":
+                    return new FakeService.Reply(200, Json.write(Map.of("license", fetched)));
+                default: {
+                    Instant checkedAt = now.plusMillis(serviceAhead);
+                    Object until = request.get("until");
+                    String end = until != null ? (String) until : FakeService.ISO.format(checkedAt.plusSeconds(900));
+                    return service.answer(request, lid, "ACTIVE", "2026-11-22T06:45:00.000Z", checkedAt, end, renewed ? Map.of("renewed", true) : Map.of());
+                }
+            }
+        };
+    }
+
+    @Test
+    void theKeeperReportsALeaseAtRiskThenLostAndReleasesOnStop() throws Exception {
+        leasingAndReleasing(licence(), false);
+        Reports reports = new Reports();
+        LicenceClient client = client();
+        LeaseKeeper keeper = new LeaseKeeper(client, reports, Duration.ofSeconds(300), false);
+        long delay = keeper.tick();
+        assertTrue(delay >= 270_000 && delay <= 330_000, "every lse / 3 with ±10% jitter: " + delay);
+        assertEquals(List.of(), reports.seen);
+
+        down();
+        now = now.plusSeconds(800);
+        long untilLapse = keeper.tick();
+        assertEquals(List.of("at risk until " + Instant.ofEpochMilli(NOW).plusSeconds(900)), reports.seen);
+        assertEquals(3, service.count("check"), "the failed renewal is retried at once");
+        assertEquals(100_000, untilLapse, "the next round comes when the lease would lapse");
+
+        now = now.plusSeconds(100);
+        keeper.tick();
+        assertEquals("lost STALE", reports.seen.get(reports.seen.size() - 1));
+
+        leasingAndReleasing(licence(), false);
+        keeper.tick();
+        keeper.stop();
+        assertEquals(1, service.count("release"));
+        keeper.stop();
+        assertEquals(1, service.count("release"));
+    }
+
+    @Test
+    void theKeeperNeverReleasesABorrowedLeaseAndFetchesARenewedTerm() throws Exception {
+        leasingAndReleasing(licence(), true);
+        Reports reports = new Reports();
+        LicenceClient client = client();
+        LeaseKeeper keeper = new LeaseKeeper(client, reports, Duration.ofSeconds(300), false);
+        keeper.tick();
+        assertEquals(List.of("renewed term"), reports.seen);
+        assertEquals(1, service.count("fetch"));
+        leasingAndReleasing(licence(), false);
+        client.borrow(now.plusSeconds(86_400));
+        // The next round's answer signs the borrowed end the service keeps.
+        service.handler = request -> service.answer(request, lid, "ACTIVE", "2026-11-22T06:45:00.000Z", now,
+            FakeService.ISO.format(Instant.ofEpochMilli(NOW).plusSeconds(86_400)), Map.of());
+        keeper.tick();
+        keeper.stop();
+        assertEquals(0, service.count("release"));
+    }
+
+    @Test
+    void aStartedKeeperChecksAtOnceAndReleasesWhenStopped() throws Exception {
+        leasingAndReleasing(licence(), false);
+        java.util.concurrent.CountDownLatch checked = new java.util.concurrent.CountDownLatch(1);
+        LeaseKeeper keeper = LeaseKeeper.start(client(), new LeaseKeeper.Listener() {
+            @Override public void checked(CheckResult result) { checked.countDown(); }
+        });
+        assertTrue(checked.await(10, java.util.concurrent.TimeUnit.SECONDS));
+        keeper.close();
+        assertEquals(1, service.count("release"));
+    }
+
+    @Test
+    void aKeeperNeedsAFloatingLicence() throws Exception {
+        String nodeLocked = Vectors.licence(ED25519, "{\"v\":3,\"lid\":\"" + lid + "\",\"prd\":\"acme-cad\",\"org\":\"acme\",\"typ\":\"ONLINE\",\"iat\":1,\"grace\":0,\"mm\":1}");
+        LicenceClient client = LicenceClient.builder().baseUrl(service.baseUrl()).slug(FakeService.SLUG).checkId(FakeService.CHECK_ID)
+            .checkToken(FakeService.TOKEN).publicKeys(PEM).licence(nodeLocked).fingerprint(MACHINE).stateStore(StateStore.memory()).build();
+        assertEquals(LicensorException.Reason.INVALID_OPTIONS, assertThrows(LicensorException.class, () -> LeaseKeeper.start(client, new Reports())).reason());
+    }
+
     static Stream<Map<String, Object>> floatingVectors() {
         return Vectors.list("algorithms").stream().filter(a -> a.containsKey("floating"));
     }
