@@ -10,8 +10,8 @@ import java.util.Map;
 /**
  * A strict JSON reader and writer (RFC 8259), since Java 17 has none. Objects are read as
  * unmodifiable insertion-ordered maps, arrays as unmodifiable lists, numbers as {@link Long}
- * when their value is a whole number within ±(2^53 − 1) (what a JavaScript reader calls a safe
- * integer, so every SDK agrees on which claims are integers) and as {@link Double} otherwise.
+ * when they are integer literals within ±(2^53 − 1) (no fraction, no exponent: {@code 1.0} and
+ * {@code 1e3} are floats to most readers, so every SDK refuses them alike) and as {@link Double} otherwise.
  * Duplicate keys, trailing data, a byte-order mark and anything else outside the grammar are refused.
  */
 public final class Json {
@@ -207,18 +207,12 @@ public final class Json {
             if (!digits()) throw error("bad exponent");
         }
         String literal = text.substring(start, at);
-        BigDecimal value;
-        try {
-            value = new BigDecimal(literal);
-        } catch (NumberFormatException | ArithmeticException tooLarge) {
-            return Double.parseDouble(literal);
+        // Only an integer literal is an integer: 1.0 and 1e3 are floats to most JSON readers, so every SDK refuses them alike.
+        if (literal.indexOf('.') < 0 && literal.indexOf('e') < 0 && literal.indexOf('E') < 0 && literal.length() <= 17) {
+            long value = Long.parseLong(literal);
+            if (Math.abs(value) <= MAX_SAFE_INTEGER) return value;
         }
-        // A value, not a spelling: 1.0 and 1e2 are whole numbers, as every JSON reader of the family sees them.
-        if (value.signum() == 0) return 0L;
-        if (value.abs().compareTo(BigDecimal.valueOf(MAX_SAFE_INTEGER)) <= 0 && value.stripTrailingZeros().scale() <= 0) {
-            return value.longValueExact();
-        }
-        return value.doubleValue();
+        return Double.parseDouble(literal);
     }
 
     private boolean digits() {

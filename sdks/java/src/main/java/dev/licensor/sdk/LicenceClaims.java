@@ -47,6 +47,7 @@ public final class LicenceClaims {
         } catch (Json.JsonException notJson) {
             throw new Malformed("licence payload is not a strict JSON object: " + notJson.getMessage());
         }
+        if (!integersOnly(claims)) throw new Malformed("licence payload holds a number that is not an integer within ±(2^53 - 1)");
         String problem = problem(claims);
         if (problem != null) throw new Malformed("licence " + problem);
         return new LicenceClaims(claims);
@@ -59,6 +60,14 @@ public final class LicenceClaims {
         Malformed(String message) {
             super(message);
         }
+    }
+
+    /** DESIGN.md 16: a payload's numbers are integer literals, claims and parameters alike. */
+    private static boolean integersOnly(Object value) {
+        if (value instanceof Double) return false;
+        if (value instanceof Map) return ((Map<?, ?>) value).values().stream().allMatch(LicenceClaims::integersOnly);
+        if (value instanceof List) return ((List<?>) value).stream().allMatch(LicenceClaims::integersOnly);
+        return true;
     }
 
     private static boolean isInt(Object value) {
