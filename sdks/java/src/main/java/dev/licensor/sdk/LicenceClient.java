@@ -2,12 +2,8 @@ package dev.licensor.sdk;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Clock;
@@ -21,10 +17,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalDouble;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * Online checks of one licence on this machine (DESIGN.md 2 and 6): {@link #check()} with a fresh
@@ -46,12 +38,9 @@ public final class LicenceClient {
 
     private final LicenceVerifier verifier;
     private final PublicKeys keys;
-    private final String url;
-    private final String checkToken;
+    private final CheckApi api;
     private final StateStore store;
     private final Clock clock;
-    private final Duration timeout;
-    private final HttpClient http;
     private final String machineLabel;
     private final String stableId;
     private String fingerprint;
@@ -76,12 +65,11 @@ public final class LicenceClient {
         }
         this.verifier = LicenceVerifier.builder().publicKeys(b.keys).productKey(b.productKey).organisation(b.slug).stableId(b.stableId).clock(b.clock).build();
         this.keys = verifier.keys();
-        this.url = b.baseUrl.replaceAll("/+$", "") + "/o/" + encode(b.slug) + "/api/public/license/" + encode(b.checkId);
-        this.checkToken = b.checkToken;
+        String url = b.baseUrl.replaceAll("/+$", "") + "/o/" + encode(b.slug) + "/api/public/license/" + encode(b.checkId);
+        HttpClient http = b.http != null ? b.http : HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(b.timeout).build();
+        this.api = new CheckApi(url, b.checkToken, b.timeout, http);
         this.store = b.store != null ? b.store : StateStore.files();
         this.clock = b.clock;
-        this.timeout = b.timeout;
-        this.http = b.http != null ? b.http : HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(b.timeout).build();
         this.machineLabel = b.machineLabel;
         this.stableId = b.stableId;
         this.fingerprint = b.fingerprint;
@@ -233,7 +221,7 @@ public final class LicenceClient {
             List<CheckResult.Reason> reasons = new ArrayList<>();
             for (Verification.Refusal refusal : verified.reasons()) reasons.add(CheckResult.Reason.valueOf(refusal.name()));
             if (olderTerm) reasons.add(CheckResult.Reason.OLDER_TERM);
-            return judge(cached, now, clockRollback, 0, verified, null, null, null).invalid(reasons);
+            return judge(cached, now, clockRollback, 0, verified, reasons, null, null, null);
         }
 
         String nonce = nonce();
@@ -246,11 +234,11 @@ public final class LicenceClient {
         Answer fresh;
         Map<String, Object> body;
         try {
-            body = post(endpoint, sent);
+            body = api.post(endpoint, sent);
             fresh = verifyAnswer(body, claims, nonce, now);
         } catch (LicensorException noAnswer) {
             NoAnswer why = new NoAnswer(noAnswer.reason(), Optional.ofNullable(noAnswer.status()), noAnswer.getMessage());
-            return judge(cached, now, clockRollback, maxSeconds(claims), verified, why, null, null).result();
+            return judge(cached, now, clockRollback, maxSeconds(claims), verified, null, why, null, null);
         }
 
         newestIat = Math.max(newest, claims.issuedAt());
@@ -263,7 +251,7 @@ public final class LicenceClient {
             cacheError = failed instanceof IOException ? (IOException) failed : new IOException(failed.getMessage(), failed);
         }
         String serverReason = body.get("reason") instanceof String ? (String) body.get("reason") : null;
-        return judge(fresh, now, clockRollback, maxSeconds(claims), verified, null, serverReason, cacheError).result();
+        return judge(fresh, now, clockRollback, maxSeconds(claims), verified, null, null, serverReason, cacheError);
     }
 
     /**
@@ -283,7 +271,7 @@ public final class LicenceClient {
         Map<String, Object> sent = new LinkedHashMap<>();
         sent.put("license", licence);
         sent.put("fingerprint", fingerprint());
-        Map<String, Object> body = post("fetch", sent);
+        Map<String, Object> body = api.post("fetch", sent);
         if (!(body.get("license") instanceof String)) throw new LicensorException(LicensorException.Reason.BAD_RESPONSE, "the fetch answer has no licence string");
         String text = (String) body.get("license");
         Verification next = verify(text, now);
@@ -323,7 +311,7 @@ public final class LicenceClient {
         sent.put("license", licence);
         sent.put("fingerprint", fingerprint());
         sent.put("nonce", nonce);
-        Map<String, Object> body = post("release", sent);
+        Map<String, Object> body = api.post("release", sent);
         if (!nonce.equals(body.get("nonce")) || !claims.lid().equals(body.get("lid")) || !(body.get("released") instanceof Boolean)) {
             throw new LicensorException(LicensorException.Reason.BAD_RESPONSE, "the release answer is not for this licence and request");
         }
@@ -379,42 +367,6 @@ public final class LicenceClient {
             return LicenceVerifier.parse(text).claims.type().orElse(null);
         } catch (LicenceClaims.Malformed malformed) {
             return null;
-        }
-    }
-
-    /** POSTs JSON and returns the 200 answer's object; everything else is a LicensorException. */
-    private Map<String, Object> post(String endpoint, Map<String, Object> body) throws LicensorException {
-        HttpRequest request = HttpRequest.newBuilder(URI.create(url + "/" + endpoint))
-            .timeout(timeout)
-            .header("Authorization", "Bearer " + checkToken)
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofString(Json.write(body), StandardCharsets.UTF_8))
-            .build();
-        HttpResponse<String> response;
-        CompletableFuture<HttpResponse<String>> pending = http.sendAsync(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
-        try {
-            // Bounded as a whole, so that a body trickling in slowly times out too.
-            response = pending.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (TimeoutException slow) {
-            pending.cancel(true);
-            throw new LicensorException(LicensorException.Reason.TIMEOUT, "no answer within " + timeout.toMillis() + " ms");
-        } catch (ExecutionException failed) {
-            Throwable cause = failed.getCause();
-            if (cause instanceof HttpTimeoutException) throw new LicensorException(LicensorException.Reason.TIMEOUT, "no answer within " + timeout.toMillis() + " ms");
-            throw new LicensorException(LicensorException.Reason.NETWORK, "the service cannot be reached: " + cause);
-        } catch (InterruptedException interrupted) {
-            Thread.currentThread().interrupt();
-            pending.cancel(true);
-            throw new LicensorException(LicensorException.Reason.NETWORK, "interrupted while waiting for the service");
-        }
-        if (response.statusCode() != 200) {
-            throw new LicensorException(LicensorException.Reason.HTTP_STATUS, "the service answered " + response.statusCode(), response.statusCode());
-        }
-        try {
-            return Json.parseObject(response.body());
-        } catch (Json.JsonException notJson) {
-            throw new LicensorException(LicensorException.Reason.BAD_RESPONSE, "the answer is not a JSON object: " + notJson.getMessage());
         }
     }
 
@@ -506,51 +458,20 @@ public final class LicenceClient {
         return now + Math.max(-MAX_OFFSET_MS, Math.min(MAX_OFFSET_MS, offsetMs));
     }
 
-    /** A judgement on the latest verified answer, before an offline refusal may overrule it. */
-    private static final class Judgement {
-        final CheckState state;
-        final List<CheckResult.Reason> reasons;
-        final Answer answer;
-        final Double ageSeconds;
-        final boolean clockRollback;
-        final Verification licence;
-        final NoAnswer noAnswer;
-        final String serverReason;
-        final IOException cacheError;
-
-        Judgement(CheckState state, List<CheckResult.Reason> reasons, Answer answer, Double ageSeconds, boolean clockRollback,
-                  Verification licence, NoAnswer noAnswer, String serverReason, IOException cacheError) {
-            this.state = state;
-            this.reasons = reasons;
-            this.answer = answer;
-            this.ageSeconds = ageSeconds;
-            this.clockRollback = clockRollback;
-            this.licence = licence;
-            this.noAnswer = noAnswer;
-            this.serverReason = serverReason;
-            this.cacheError = cacheError;
-        }
-
-        CheckResult invalid(List<CheckResult.Reason> offline) {
-            return new Judgement(CheckState.INVALID, offline, answer, ageSeconds, clockRollback, licence, noAnswer, serverReason, cacheError).result();
-        }
-
-        CheckResult result() {
-            return new CheckResult(state, reasons, licence, Optional.ofNullable(answer).map(Answer::view), Optional.ofNullable(noAnswer),
-                ageSeconds == null ? OptionalDouble.empty() : OptionalDouble.of(ageSeconds), clockRollback,
-                answer != null && answer.fresh && answer.stored.renewed(), Optional.ofNullable(serverReason), Optional.ofNullable(cacheError),
-                answer == null ? Optional.empty() : instant(answer.stored.fields().leaseEndsAt()));
-        }
-    }
-
-    /** The state from the latest verified answer (the licence already verified offline). */
-    private static Judgement judge(Answer answer, long now, boolean clockRollback, long max, Verification licence,
-                                  NoAnswer noAnswer, String serverReason, IOException cacheError) {
+    /**
+     * The result from the latest verified answer (the licence already verified offline), or
+     * INVALID with {@code offline} when the licence was refused before sending.
+     */
+    private static CheckResult judge(Answer answer, long now, boolean clockRollback, long max, Verification licence, List<CheckResult.Reason> offline,
+                                     NoAnswer noAnswer, String serverReason, IOException cacheError) {
         Double ageSeconds = answer == null ? null : (serviceNow(answer.offsetMs, now) - answer.checkedAtMs) / 1000.0;
         boolean floating = answer != null && Receipt.FLOATING.equals(answer.stored.fields().tag());
         CheckState state;
         List<CheckResult.Reason> reasons = List.of();
-        if (answer == null) state = CheckState.STALE;
+        if (offline != null) {
+            state = CheckState.INVALID;
+            reasons = offline;
+        } else if (answer == null) state = CheckState.STALE;
         else if (!answer.stored.fields().grants()) {
             state = CheckState.INVALID;
             reasons = List.of(signedReason(answer.stored.fields().status()));
@@ -559,7 +480,10 @@ public final class LicenceClient {
         // A floating answer is licensed until its signed lease end, whatever max says (a borrow outlives max).
         else if (clockRollback || !floating && ageSeconds > max) state = CheckState.STALE;
         else state = CheckState.VALID;
-        return new Judgement(state, reasons, answer, ageSeconds, clockRollback, licence, noAnswer, serverReason, cacheError);
+        return new CheckResult(state, reasons, licence, Optional.ofNullable(answer).map(Answer::view), Optional.ofNullable(noAnswer),
+            ageSeconds == null ? OptionalDouble.empty() : OptionalDouble.of(ageSeconds), clockRollback,
+            answer != null && answer.fresh && answer.stored.renewed(), Optional.ofNullable(serverReason), Optional.ofNullable(cacheError),
+            answer == null ? Optional.empty() : instant(answer.stored.fields().leaseEndsAt()));
     }
 
     /** The signed lease end has passed, judged with the remembered offset clamped to ±60 s (DESIGN.md 13). */
