@@ -1,0 +1,254 @@
+package dev.licensor.driver;
+
+import dev.licensor.sdk.CheckResult;
+import dev.licensor.sdk.Fingerprint;
+import dev.licensor.sdk.Json;
+import dev.licensor.sdk.LicenceClient;
+import dev.licensor.sdk.LicenceVerifier;
+import dev.licensor.sdk.LicensorException;
+import dev.licensor.sdk.ReleaseResult;
+import dev.licensor.sdk.StateStore;
+import dev.licensor.sdk.Verification;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Paths;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The Java SDK's driver (DESIGN.md 16): one JSON request a line on stdin, one JSON answer a line
+ * on stdout, in order; logs go to stderr. A test program, never part of the library jar.
+ */
+public final class Driver {
+    private static final DateTimeFormatter ISO = DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'").withZone(ZoneOffset.UTC);
+
+    /** Real time plus an offset the harness sets with {@code setClock}. */
+    private static final class OffsetClock extends Clock {
+        volatile long offsetMs;
+
+        @Override
+        public ZoneId getZone() {
+            return ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(ZoneId zone) {
+            throw new UnsupportedOperationException("the driver's clock is UTC");
+        }
+
+        @Override
+        public Instant instant() {
+            return Instant.now().plusMillis(offsetMs);
+        }
+    }
+
+    /** A request the driver cannot serve: answered with {@code INVALID_OPTIONS}. */
+    private static final class BadRequest extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        BadRequest(String message) {
+            super(message);
+        }
+    }
+
+    private final OffsetClock clock = new OffsetClock();
+    private Map<String, Object> options;
+    private LicenceClient client;
+    private String fingerprint;
+
+    public static void main(String[] args) throws Exception {
+        Driver driver = new Driver();
+        PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
+        // Nothing but answers may reach stdout.
+        System.setOut(System.err);
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line;
+        while ((line = in.readLine()) != null) {
+            if (line.isBlank()) continue;
+            out.println(Json.write(driver.answer(line)));
+            out.flush();
+        }
+    }
+
+    private Map<String, Object> answer(String line) {
+        Map<String, Object> answer = new LinkedHashMap<>();
+        try {
+            Map<String, Object> request;
+            try {
+                request = Json.parseObject(line);
+            } catch (Json.JsonException bad) {
+                throw new BadRequest("the request is not a JSON object: " + bad.getMessage());
+            }
+            Object result = handle(request);
+            answer.put("ok", true);
+            answer.put("result", result);
+        } catch (LicensorException failed) {
+            answer.put("ok", false);
+            answer.put("error", error(failed.reason().name(), failed.getMessage(), failed.status()));
+        } catch (BadRequest bad) {
+            answer.put("ok", false);
+            answer.put("error", error("INVALID_OPTIONS", bad.getMessage(), null));
+        } catch (RuntimeException unexpected) {
+            unexpected.printStackTrace();
+            answer.put("ok", false);
+            answer.put("error", error("INVALID_OPTIONS", String.valueOf(unexpected), null));
+        }
+        return answer;
+    }
+
+    private static Map<String, Object> error(String code, String message, Integer status) {
+        Map<String, Object> error = new LinkedHashMap<>();
+        error.put("code", code);
+        error.put("message", message);
+        if (status != null) error.put("status", (long) status);
+        return error;
+    }
+
+    private Object handle(Map<String, Object> request) throws LicensorException, BadRequest {
+        String op = String.valueOf(request.get("op"));
+        switch (op) {
+            case "configure":
+                // A configure that fails leaves no client, but its keys still serve verify.
+                options = request;
+                client = null;
+                client = build(text(request, "licence", true));
+                return Map.of();
+            case "setClock":
+                clock.offsetMs = integer(request, "offsetMs");
+                return Map.of();
+            case "setFingerprint":
+                fingerprint = text(request, "fingerprint", true);
+                if (client != null) client = build(client.licence());
+                return Map.of();
+            case "fingerprint":
+                return Map.of("fingerprint", Fingerprint.collect().value());
+            case "verify":
+                return verify(request.containsKey("licence") ? text(request, "licence", true) : client != null ? client.licence() : text(options(), "licence", true));
+            case "check":
+                return check(client().check());
+            case "release":
+                return release(client().release());
+            case "fetch":
+                return Map.of("licence", client().fetch());
+            case "clearCache":
+                client().clearCache();
+                return Map.of();
+            case "activationRequest":
+            case "activateAirGap":
+            case "deactivateAirGap":
+                throw new BadRequest("air-gapped activation is not supported yet");
+            case "borrow":
+                return check(client().borrow(instant(request, "until")));
+            default:
+                throw new BadRequest("unknown op \"" + op + "\"");
+        }
+    }
+
+    private Map<String, Object> options() throws BadRequest {
+        if (options == null) throw new BadRequest("configure first");
+        return options;
+    }
+
+    private LicenceClient client() throws BadRequest {
+        if (client == null) throw new BadRequest("configure first");
+        return client;
+    }
+
+    private LicenceClient build(String licence) throws LicensorException, BadRequest {
+        LicenceClient.Builder builder = LicenceClient.builder()
+            .baseUrl(text(options, "baseUrl", true))
+            .slug(text(options, "slug", true))
+            .checkId(text(options, "checkId", true))
+            .checkToken(text(options, "checkToken", true))
+            .productKey(text(options, "productKey", false))
+            .publicKeys(keys().toArray(new String[0]))
+            .licence(licence)
+            .clock(clock)
+            .fingerprint(fingerprint);
+        String stateDir = text(options, "stateDir", false);
+        builder.stateStore(stateDir == null ? StateStore.files() : StateStore.files(Paths.get(stateDir)));
+        if (options.get("timeoutMs") != null) builder.timeout(Duration.ofMillis(integer(options, "timeoutMs")));
+        return builder.build();
+    }
+
+    private List<String> keys() throws BadRequest {
+        Object keys = options.get("publicKeys");
+        if (!(keys instanceof List) || !((List<?>) keys).stream().allMatch(k -> k instanceof String)) throw new BadRequest("publicKeys must be a list of PEM strings");
+        @SuppressWarnings("unchecked")
+        List<String> list = (List<String>) keys;
+        return list;
+    }
+
+    private Map<String, Object> verify(String licence) throws LicensorException, BadRequest {
+        options();
+        Verification verification = LicenceVerifier.builder()
+            .publicKeys(keys().toArray(new String[0]))
+            .productKey(text(options, "productKey", false))
+            .organisation(text(options, "slug", false))
+            .fingerprint(client != null ? client.fingerprint() : fingerprint)
+            .clock(clock)
+            .build()
+            .verify(licence);
+        Map<String, Object> result = new LinkedHashMap<>();
+        result.put("valid", verification.valid());
+        result.put("reasons", verification.reasons().stream().map(Enum::name).toList());
+        result.put("claims", verification.claims().map(claims -> (Object) claims.asMap()).orElse(null));
+        return result;
+    }
+
+    private static Map<String, Object> check(CheckResult check) {
+        Map<String, Object> result = new LinkedHashMap<>();
+        result.put("state", check.state().name());
+        result.put("reasons", check.reasons().stream().map(Enum::name).toList());
+        result.put("fresh", check.fresh().orElse(null));
+        result.put("clockRollback", check.clockRollback());
+        result.put("ageSeconds", check.ageSeconds().isPresent() ? (Object) check.ageSeconds().getAsDouble() : null);
+        result.put("noAnswer", check.noAnswer().map(none -> {
+            Map<String, Object> noAnswer = new LinkedHashMap<>();
+            noAnswer.put("code", none.code().name());
+            none.status().ifPresent(status -> noAnswer.put("status", (long) status));
+            return (Object) noAnswer;
+        }).orElse(null));
+        result.put("renewed", check.renewed());
+        result.put("airGapped", false);
+        result.put("leaseEndsAt", check.leaseEndsAt().map(ISO::format).orElse(null));
+        return result;
+    }
+
+    private static Map<String, Object> release(ReleaseResult release) {
+        Map<String, Object> result = new LinkedHashMap<>();
+        result.put("released", release.released());
+        release.reason().ifPresent(reason -> result.put("reason", reason));
+        return result;
+    }
+
+    private static String text(Map<String, Object> map, String name, boolean required) throws BadRequest {
+        Object value = map.get(name);
+        if (value == null && !required) return null;
+        if (!(value instanceof String)) throw new BadRequest(name + " must be a string");
+        return (String) value;
+    }
+
+    private static Instant instant(Map<String, Object> map, String name) throws BadRequest {
+        try {
+            return java.time.OffsetDateTime.parse(text(map, name, true)).toInstant();
+        } catch (java.time.format.DateTimeParseException bad) {
+            throw new BadRequest(name + " must be an ISO 8601 time");
+        }
+    }
+
+    private static long integer(Map<String, Object> map, String name) throws BadRequest {
+        Object value = map.get(name);
+        if (!(value instanceof Long)) throw new BadRequest(name + " must be an integer");
+        return (Long) value;
+    }
+}

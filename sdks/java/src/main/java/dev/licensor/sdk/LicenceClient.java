@@ -1,0 +1,516 @@
+package dev.licensor.sdk;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalDouble;
+
+/**
+ * Online checks of one licence on this machine (DESIGN.md 2 and 6): {@link #check()} with a fresh
+ * nonce and the verdict from the receipt's signed fields only, the last verified answer kept in a
+ * {@link StateStore}, clock-rollback detection, term anti-rollback, {@link #fetch()} and
+ * {@link #release()} on request only. Build one with {@link #builder()}; thread-safe (one call at a time).
+ */
+public final class LicenceClient {
+    private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(10);
+    /** How far a remembered clock offset is believed: an edited state file cannot stretch an answer's life by more. */
+    private static final long MAX_OFFSET_MS = 24 * 3_600_000L;
+    /** Latency between the service signing checkedAt and the answer arriving is not a rollback. */
+    private static final long ROLLBACK_TOLERANCE_MS = 60_000;
+    /** A floating lease's end is judged with the remembered offset believed this far only (DESIGN.md 13). */
+    private static final long MAX_LEASE_OFFSET_MS = 60_000;
+    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final java.time.format.DateTimeFormatter ISO =
+        java.time.format.DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'").withZone(java.time.ZoneOffset.UTC);
+
+    private final LicenceVerifier verifier;
+    private final PublicKeys keys;
+    private final CheckApi api;
+    private final StateStore store;
+    private final Clock clock;
+    private final String machineLabel;
+    private final String stableId;
+    private String fingerprint;
+    private String licence;
+    /** The newest term seen by this client, beside the one remembered in the store. */
+    private long newestIat;
+
+    private LicenceClient(Builder b) throws LicensorException {
+        String[][] required = {{"baseUrl", b.baseUrl}, {"slug", b.slug}, {"checkId", b.checkId}, {"checkToken", b.checkToken}, {"licence", b.licence}};
+        for (String[] option : required) {
+            if (option[1] == null || option[1].isEmpty()) throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, option[0] + " must be a non-empty string");
+        }
+        if (!b.checkToken.startsWith("svcc_" + b.checkId + "_")) {
+            throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "checkToken must be the whole svcc_<checkId>_<secret> token for this checkId");
+        }
+        if (b.machineLabel != null && !b.machineLabel.matches("[\\x20-\\x7e]{1,64}")) {
+            throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "machineLabel must be 1 to 64 printable characters");
+        }
+        if (b.timeout.isNegative() || b.timeout.isZero()) throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "timeout must be positive");
+        if ("OFFLINE".equals(licenceType(b.licence))) {
+            throw new LicensorException(LicensorException.Reason.NOT_CHECKABLE, "an OFFLINE licence has no check path: use LicenceVerifier");
+        }
+        this.verifier = LicenceVerifier.builder().publicKeys(b.keys).productKey(b.productKey).organisation(b.slug).stableId(b.stableId).clock(b.clock).build();
+        this.keys = verifier.keys();
+        String url = b.baseUrl.replaceAll("/+$", "") + "/o/" + encode(b.slug) + "/api/public/license/" + encode(b.checkId);
+        HttpClient http = b.http != null ? b.http : HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(b.timeout).build();
+        this.api = new CheckApi(url, b.checkToken, b.timeout, http);
+        this.store = b.store != null ? b.store : StateStore.files();
+        this.clock = b.clock;
+        this.machineLabel = b.machineLabel;
+        this.stableId = b.stableId;
+        this.fingerprint = b.fingerprint;
+        this.licence = b.licence;
+    }
+
+    private static String encode(String segment) {
+        return URLEncoder.encode(segment, StandardCharsets.UTF_8).replace("+", "%20");
+    }
+
+    /** A new builder. Required: baseUrl, slug, checkId, checkToken, publicKeys, licence. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Options of a {@link LicenceClient}. */
+    public static final class Builder {
+        private String baseUrl;
+        private String slug;
+        private String checkId;
+        private String checkToken;
+        private final List<Object> keys = new ArrayList<>();
+        private String licence;
+        private String productKey;
+        private StateStore store;
+        private Clock clock = Clock.systemUTC();
+        private Duration timeout = DEFAULT_TIMEOUT;
+        private HttpClient http;
+        private String fingerprint;
+        private String stableId;
+        private String machineLabel;
+
+        private Builder() {}
+
+        /** The service's address, e.g. {@code https://licensing.example.com}. */
+        public Builder baseUrl(String baseUrl) { this.baseUrl = baseUrl; return this; }
+
+        /** The organisation's slug (also pins licences to this organisation). */
+        public Builder slug(String slug) { this.slug = slug; return this; }
+
+        /** The product's check id. */
+        public Builder checkId(String checkId) { this.checkId = checkId; return this; }
+
+        /** The whole check token, {@code svcc_<checkId>_<secret>}; it identifies, it is not a secret. */
+        public Builder checkToken(String checkToken) { this.checkToken = checkToken; return this; }
+
+        /** The product's public key(s) as SPKI PEM, its key history: any of them may have signed. */
+        public Builder publicKeys(String... pems) { keys.addAll(List.of(pems)); return this; }
+
+        /** The product's public key(s) as JDK keys. */
+        public Builder publicKeys(java.security.PublicKey... publicKeys) { keys.addAll(List.of(publicKeys)); return this; }
+
+        /** The licence string this installation holds. */
+        public Builder licence(String licence) { this.licence = licence; return this; }
+
+        /** The product key this application is: a licence signed for another product is {@code WRONG_PRODUCT}. */
+        public Builder productKey(String productKey) { this.productKey = productKey; return this; }
+
+        /** Where the answer, newest term and clock offset are kept (default {@link StateStore#files()}). */
+        public Builder stateStore(StateStore store) { this.store = store; return this; }
+
+        /** The local clock (default the system clock). */
+        public Builder clock(Clock clock) { this.clock = clock; return this; }
+
+        /** Per request (default 10 s); a slower answer is no answer. */
+        public Builder timeout(Duration timeout) { this.timeout = timeout; return this; }
+
+        /** The HTTP client to use (default one speaking HTTP/1.1 with the timeout as connect timeout). */
+        public Builder httpClient(HttpClient http) { this.http = http; return this; }
+
+        /** This machine's fingerprint, when the application collected it itself. */
+        public Builder fingerprint(String fingerprint) { this.fingerprint = fingerprint; return this; }
+
+        /** Replaces the operating system's machine id when the fingerprint is collected. */
+        public Builder stableId(String stableId) { this.stableId = stableId; return this; }
+
+        /** A name for this machine that its user agreed to share (1 to 64 printable characters), shown to the vendor beside the seat. */
+        public Builder machineLabel(String machineLabel) { this.machineLabel = machineLabel; return this; }
+
+        /**
+         * @throws LicensorException {@code INVALID_OPTIONS} for a missing or malformed option,
+         *     {@code NOT_CHECKABLE} for an OFFLINE licence, {@code INVALID_KEY} for unreadable keys
+         */
+        public LicenceClient build() throws LicensorException {
+            return new LicenceClient(this);
+        }
+    }
+
+    /** The licence string in use: the one given, or the term {@link #fetch()} last returned. */
+    public synchronized String licence() {
+        return licence;
+    }
+
+    /** This machine's fingerprint, collected once. */
+    public synchronized String fingerprint() {
+        if (fingerprint == null) fingerprint = Fingerprint.collect(stableId).value();
+        return fingerprint;
+    }
+
+    /** Verifies the licence in use offline, as {@link #check()} does first. */
+    public synchronized Verification verify() {
+        return verify(licence, clock.millis());
+    }
+
+    private Verification verify(String text, long nowMs) {
+        return verifier.verify(text, Instant.ofEpochMilli(nowMs), fingerprint());
+    }
+
+    /**
+     * Asks the service about the licence with a fresh nonce and judges its answer by the signed
+     * fields only. Never throws for what the service does: a timeout, any status but 200, an
+     * unparseable body or a receipt that does not verify is "no answer", and the state rests on
+     * the last verified answer.
+     */
+    public synchronized CheckResult check() {
+        return ask("check", null);
+    }
+
+    /**
+     * Borrows this machine's lease of a floating licence until {@code until} (DESIGN.md 13), for
+     * a laptop going offline: the machine must hold a live lease (check first), and {@code until}
+     * may be at most the licence's {@code brw} seconds ahead. Answers like {@link #check()}: the
+     * service's refusals (403 when borrowing is off, all borrowable seats are borrowed or no lease
+     * is held; 400 beyond {@code brw}) are no answer, with their status. The application keeps
+     * working offline until the signed lease end.
+     *
+     * @throws LicensorException {@code INVALID_OPTIONS} when the licence is not a floating one
+     */
+    public synchronized CheckResult borrow(Instant until) throws LicensorException {
+        boolean floating = verify(licence, clock.millis()).claims().map(c -> c.version() == 5).orElse(false);
+        if (!floating || until == null) throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "borrowing needs a floating licence and a time to borrow until");
+        return ask("borrow", until);
+    }
+
+    /** A check, or a borrow (a check that asks for a lease until {@code until}). */
+    private CheckResult ask(String endpoint, Instant until) {
+        long now = clock.millis();
+        Verification verified = verify(licence, now);
+        LicenceClaims claims = verified.claims().orElse(null);
+        StateStore.State state = claims == null ? StateStore.State.EMPTY : loadState(claims);
+        Answer cached = claims == null ? null : remembered(state, claims);
+        // Measured against the answer known before this call: a fresh answer proves itself by its nonce.
+        boolean clockRollback = cached != null && serviceNow(cached.offsetMs, now) < cached.checkedAtMs - ROLLBACK_TOLERANCE_MS;
+        long newest = Math.max(newestIat, state.newestIat() == null ? 0 : state.newestIat());
+        boolean olderTerm = claims != null && claims.issuedAt() < newest;
+
+        // SPEC 4.4 rule 5: a licence that fails locally is never sent.
+        if (!verified.valid() || olderTerm) {
+            List<CheckResult.Reason> reasons = new ArrayList<>();
+            for (Verification.Refusal refusal : verified.reasons()) reasons.add(CheckResult.Reason.valueOf(refusal.name()));
+            if (olderTerm) reasons.add(CheckResult.Reason.OLDER_TERM);
+            return judge(cached, now, clockRollback, 0, verified, reasons, null, null, null);
+        }
+
+        String nonce = nonce();
+        Map<String, Object> sent = new LinkedHashMap<>();
+        sent.put("license", licence);
+        sent.put("fingerprint", fingerprint());
+        sent.put("nonce", nonce);
+        if (machineLabel != null) sent.put("machineLabel", machineLabel);
+        if (until != null) sent.put("until", ISO.format(until));
+        Answer fresh;
+        Map<String, Object> body;
+        try {
+            body = api.post(endpoint, sent);
+            fresh = verifyAnswer(body, claims, nonce, now);
+        } catch (LicensorException noAnswer) {
+            NoAnswer why = new NoAnswer(noAnswer.reason(), Optional.ofNullable(noAnswer.status()), noAnswer.getMessage());
+            return judge(cached, now, clockRollback, maxSeconds(claims), verified, null, why, null, null);
+        }
+
+        newestIat = Math.max(newest, claims.issuedAt());
+        IOException cacheError = null;
+        long iat = newestIat;
+        try {
+            store.update(claims.organisation(), claims.product(), claims.lid(), previous -> new StateStore.State(
+                Math.max(iat, previous.newestIat() == null ? 0 : previous.newestIat()), fresh.offsetMs, fresh.stored));
+        } catch (IOException | RuntimeException failed) {
+            cacheError = failed instanceof IOException ? (IOException) failed : new IOException(failed.getMessage(), failed);
+        }
+        String serverReason = body.get("reason") instanceof String ? (String) body.get("reason") : null;
+        return judge(fresh, now, clockRollback, maxSeconds(claims), verified, null, null, serverReason, cacheError);
+    }
+
+    /**
+     * Fetches the current term of this licence (after {@link CheckResult#renewed()}), verifies it
+     * offline with the product's key(s), checks that it is the same licence ({@code lid}) and not
+     * older than a term already seen; then uses it for later checks and returns it (store it for
+     * the next start). Never called by {@link #check()}.
+     *
+     * @throws LicensorException {@code HTTP_STATUS}, {@code TIMEOUT}, {@code NETWORK}, {@code BAD_RESPONSE},
+     *     {@code BAD_LICENCE}, {@code LID_MISMATCH} or {@code OLDER_TERM}
+     */
+    public synchronized String fetch() throws LicensorException {
+        long now = clock.millis();
+        Verification current = verify(licence, now);
+        LicenceClaims claims = current.claims().orElseThrow(() -> new LicensorException(LicensorException.Reason.BAD_LICENCE,
+            "the licence in use does not verify: " + current.message().orElse("")));
+        Map<String, Object> sent = new LinkedHashMap<>();
+        sent.put("license", licence);
+        sent.put("fingerprint", fingerprint());
+        Map<String, Object> body = api.post("fetch", sent);
+        if (!(body.get("license") instanceof String)) throw new LicensorException(LicensorException.Reason.BAD_RESPONSE, "the fetch answer has no licence string");
+        String text = (String) body.get("license");
+        Verification next = verify(text, now);
+        LicenceClaims nextClaims = next.claims().orElseThrow(() -> new LicensorException(LicensorException.Reason.BAD_LICENCE,
+            "the fetched licence does not verify: " + next.message().orElse("")));
+        if (!nextClaims.lid().equals(claims.lid())) throw new LicensorException(LicensorException.Reason.LID_MISMATCH, "the fetched licence is another licence");
+        if (next.reasons().contains(Verification.Refusal.WRONG_PRODUCT)) throw new LicensorException(LicensorException.Reason.BAD_LICENCE, "the fetched licence is for another product");
+        StateStore.State state = loadState(claims);
+        long newest = Math.max(Math.max(newestIat, state.newestIat() == null ? 0 : state.newestIat()), claims.issuedAt());
+        if (nextClaims.issuedAt() < newest) throw new LicensorException(LicensorException.Reason.OLDER_TERM, "the fetched term is older than one already seen");
+        newestIat = nextClaims.issuedAt();
+        try {
+            store.update(claims.organisation(), claims.product(), claims.lid(), previous -> new StateStore.State(
+                Math.max(nextClaims.issuedAt(), previous.newestIat() == null ? 0 : previous.newestIat()), previous.offsetMs(), previous.answer()));
+        } catch (IOException | RuntimeException notKept) {
+            // The term is verified and in use; this client remembers it, and the caller stores the string.
+        }
+        licence = text;
+        return text;
+    }
+
+    /**
+     * Frees this machine's seat ("Deactivate this computer", DESIGN.md 12) so the licence can be
+     * used on another machine; afterwards the remembered answer is forgotten (never the newest
+     * term seen nor the clock offset) and the next {@link #check()} starts fresh.
+     *
+     * @throws LicensorException {@code BAD_LICENCE} when the licence in use does not verify;
+     *     {@code HTTP_STATUS} (403 past the product's self-release limit), {@code TIMEOUT},
+     *     {@code NETWORK} or {@code BAD_RESPONSE}
+     */
+    public synchronized ReleaseResult release() throws LicensorException {
+        Verification verified = verify(licence, clock.millis());
+        LicenceClaims claims = verified.claims().orElseThrow(() -> new LicensorException(LicensorException.Reason.BAD_LICENCE,
+            "the licence in use does not verify: " + verified.message().orElse("")));
+        String nonce = nonce();
+        Map<String, Object> sent = new LinkedHashMap<>();
+        sent.put("license", licence);
+        sent.put("fingerprint", fingerprint());
+        sent.put("nonce", nonce);
+        Map<String, Object> body = api.post("release", sent);
+        if (!nonce.equals(body.get("nonce")) || !claims.lid().equals(body.get("lid")) || !(body.get("released") instanceof Boolean)) {
+            throw new LicensorException(LicensorException.Reason.BAD_RESPONSE, "the release answer is not for this licence and request");
+        }
+        if ((Boolean) body.get("released")) {
+            try {
+                forget(claims);
+            } catch (IOException | RuntimeException notCleared) {
+                // The seat is free either way; the next fresh answer replaces the remembered one.
+            }
+            return new ReleaseResult(true, Optional.of(String.valueOf(body.get("releasedAt"))), Optional.empty());
+        }
+        return new ReleaseResult(false, Optional.empty(), Optional.of(String.valueOf(body.get("reason"))));
+    }
+
+    /**
+     * Forgets the remembered answer for the licence in use (never the newest term seen nor the
+     * clock offset), so that the state rests on the next verified answer alone.
+     *
+     * @throws UncheckedIOException when the state cannot be written
+     */
+    public synchronized void clearCache() {
+        verify(licence, clock.millis()).claims().ifPresent(claims -> {
+            try {
+                forget(claims);
+            } catch (IOException failed) {
+                throw new UncheckedIOException(failed);
+            }
+        });
+    }
+
+    private void forget(LicenceClaims claims) throws IOException {
+        store.update(claims.organisation(), claims.product(), claims.lid(), previous -> new StateStore.State(previous.newestIat(), previous.offsetMs(), null));
+    }
+
+
+    /** The licence's state, kept under its own signed organisation and product; unreadable state is empty. */
+    private StateStore.State loadState(LicenceClaims claims) {
+        try {
+            return store.load(claims.organisation(), claims.product(), claims.lid());
+        } catch (IOException | RuntimeException unreadable) {
+            return StateStore.State.EMPTY;
+        }
+    }
+
+    private static String nonce() {
+        byte[] bytes = new byte[24];
+        RANDOM.nextBytes(bytes);
+        return Base64Url.encode(bytes);
+    }
+
+    private static String licenceType(String text) {
+        try {
+            return LicenceVerifier.parse(text).claims.type().orElse(null);
+        } catch (LicenceClaims.Malformed malformed) {
+            return null;
+        }
+    }
+
+    /** A verified answer with what the state judgement needs. */
+    private static final class Answer {
+        final StateStore.StoredAnswer stored;
+        final long checkedAtMs;
+        final long offsetMs;
+        final boolean fresh;
+
+        Answer(StateStore.StoredAnswer stored, long checkedAtMs, long offsetMs, boolean fresh) {
+            this.stored = stored;
+            this.checkedAtMs = checkedAtMs;
+            this.offsetMs = offsetMs;
+            this.fresh = fresh;
+        }
+
+        VerifiedAnswer view() {
+            Receipt f = stored.fields();
+            return new VerifiedAnswer(f.status(), Instant.ofEpochMilli(checkedAtMs), instant(f.boundAt()), instant(f.leaseEndsAt()),
+                f.grants(), stored.renewed(), fresh, offsetMs);
+        }
+    }
+
+    private static Optional<Instant> instant(String text) {
+        Long ms = parseTime(text);
+        return ms == null ? Optional.empty() : Optional.of(Instant.ofEpochMilli(ms));
+    }
+
+    /** Milliseconds of an ISO 8601 time with offset, or null. */
+    private static Long parseTime(String text) {
+        try {
+            return OffsetDateTime.parse(text).toInstant().toEpochMilli();
+        } catch (DateTimeParseException | ArithmeticException notATime) {
+            return null;
+        }
+    }
+
+    /**
+     * Rebuilds the receipt from the answer's status, checkedAt and boundAt and from what this
+     * client knows itself (the licence's lid, the nonce it sent, this machine's fpDigest), so a
+     * receipt for another licence, nonce or machine cannot verify. The unsigned {@code valid}
+     * and {@code reason} are never read for the verdict.
+     */
+    private Answer verifyAnswer(Map<String, Object> body, LicenceClaims claims, String nonce, long now) throws LicensorException {
+        Object status = body.containsKey("status") ? body.get("status") : "";
+        Object boundAt = body.containsKey("boundAt") ? body.get("boundAt") : "";
+        String tag = Receipt.tagFor(claims);
+        // Only SVCR2 signs a lease end; a node-locked answer's is never read.
+        Object leaseEndsAt = Receipt.FLOATING.equals(tag) && body.containsKey("leaseEndsAt") ? body.get("leaseEndsAt") : "";
+        Object checkedAt = body.get("checkedAt");
+        Object receipt = body.get("receipt");
+        if (!(status instanceof String && boundAt instanceof String && checkedAt instanceof String && receipt instanceof String && leaseEndsAt instanceof String)) {
+            throw new LicensorException(LicensorException.Reason.BAD_RESPONSE, "the answer lacks the receipt fields");
+        }
+        Receipt fields = new Receipt(tag, claims.lid(), (String) status, nonce, (String) checkedAt, (String) boundAt,
+            Fingerprint.digest(fingerprint()), (String) leaseEndsAt);
+        StateStore.StoredAnswer stored = new StateStore.StoredAnswer(fields, (String) receipt, Boolean.TRUE.equals(body.get("renewed")));
+        Long checkedAtMs = parseTime((String) checkedAt);
+        Answer answer = checkedAtMs == null ? null : verified(stored, checkedAtMs - now, true);
+        if (answer == null) throw new LicensorException(LicensorException.Reason.BAD_RECEIPT, "the receipt does not verify for this licence, nonce and machine");
+        return answer;
+    }
+
+    private Answer verified(StateStore.StoredAnswer stored, long offsetMs, boolean fresh) {
+        Long checkedAtMs = parseTime(stored.fields().checkedAt());
+        if (checkedAtMs == null || !stored.fields().verify(stored.receipt(), keys)) return null;
+        return new Answer(stored, checkedAtMs, offsetMs, fresh);
+    }
+
+    /** The remembered answer if it still verifies for this licence (its tag) and machine; anything else is none. */
+    private Answer remembered(StateStore.State state, LicenceClaims claims) {
+        StateStore.StoredAnswer stored = state.answer();
+        if (stored == null) return null;
+        Receipt f = stored.fields();
+        if (!f.lid().equals(claims.lid()) || !f.fpDigest().equals(Fingerprint.digest(fingerprint()))) return null;
+        // A node-locked term's answers sign no lease end; a floating term's carry the SVCR2 tag.
+        if (!f.tag().equals(Receipt.tagFor(claims)) || Receipt.NODE_LOCKED.equals(f.tag()) && !f.leaseEndsAt().isEmpty()) return null;
+        return verified(stored, state.offsetMs() == null ? 0 : state.offsetMs(), false);
+    }
+
+    /** The signed offline window; a licence without {@code max} gets none, so only a fresh answer is VALID. */
+    private static long maxSeconds(LicenceClaims claims) {
+        return claims.checkMaxSeconds().orElse(0);
+    }
+
+    /** The service's time now, as this machine's clock and the offset seen with the answer tell it. */
+    private static long serviceNow(long offsetMs, long now) {
+        return now + Math.max(-MAX_OFFSET_MS, Math.min(MAX_OFFSET_MS, offsetMs));
+    }
+
+    /**
+     * The result from the latest verified answer (the licence already verified offline), or
+     * INVALID with {@code offline} when the licence was refused before sending.
+     */
+    private static CheckResult judge(Answer answer, long now, boolean clockRollback, long max, Verification licence, List<CheckResult.Reason> offline,
+                                     NoAnswer noAnswer, String serverReason, IOException cacheError) {
+        Double ageSeconds = answer == null ? null : (serviceNow(answer.offsetMs, now) - answer.checkedAtMs) / 1000.0;
+        boolean floating = answer != null && Receipt.FLOATING.equals(answer.stored.fields().tag());
+        CheckState state;
+        List<CheckResult.Reason> reasons = List.of();
+        if (offline != null) {
+            state = CheckState.INVALID;
+            reasons = offline;
+        } else if (answer == null) state = CheckState.STALE;
+        else if (!answer.stored.fields().grants()) {
+            state = CheckState.INVALID;
+            reasons = List.of(signedReason(answer.stored.fields().status()));
+        } else if (floating && leaseLapsed(answer, now)) state = CheckState.STALE;
+        else if (answer.fresh) state = CheckState.VALID;
+        // A floating answer is licensed until its signed lease end, whatever max says (a borrow outlives max).
+        else if (clockRollback || !floating && ageSeconds > max) state = CheckState.STALE;
+        else state = CheckState.VALID;
+        return new CheckResult(state, reasons, licence, Optional.ofNullable(answer).map(Answer::view), Optional.ofNullable(noAnswer),
+            ageSeconds == null ? OptionalDouble.empty() : OptionalDouble.of(ageSeconds), clockRollback,
+            answer != null && answer.fresh && answer.stored.renewed(), Optional.ofNullable(serverReason), Optional.ofNullable(cacheError),
+            answer == null ? Optional.empty() : instant(answer.stored.fields().leaseEndsAt()));
+    }
+
+    /** The signed lease end has passed, judged with the remembered offset clamped to ±60 s (DESIGN.md 13). */
+    private static boolean leaseLapsed(Answer answer, long now) {
+        return untilLeaseEnd(answer.stored.fields().leaseEndsAt(), answer.offsetMs, now) <= 0;
+    }
+
+    private static long untilLeaseEnd(String leaseEndsAt, long offsetMs, long now) {
+        Long end = parseTime(leaseEndsAt);
+        return end == null ? 0 : end - (now + Math.max(-MAX_LEASE_OFFSET_MS, Math.min(MAX_LEASE_OFFSET_MS, offsetMs)));
+    }
+
+    /** Milliseconds by this client's clock until a floating answer's lease lapses (0 when it has). */
+    long untilLeaseLapses(VerifiedAnswer answer) {
+        long left = answer.leaseEndsAt().map(end -> untilLeaseEnd(ISO.format(end), answer.offsetMs(), clock.millis())).orElse(0L);
+        return Math.max(0, left);
+    }
+
+    private static CheckResult.Reason signedReason(String status) {
+        switch (status) {
+            case "": return CheckResult.Reason.UNKNOWN_LICENCE;
+            case "REVOKED": return CheckResult.Reason.REVOKED;
+            case "PENDING": return CheckResult.Reason.NOT_YET_VALID;
+            case "EXPIRED": return CheckResult.Reason.EXPIRED;
+            case "ACTIVE":
+            case "GRACE": return CheckResult.Reason.NO_SEAT;
+            default: return CheckResult.Reason.NOT_LICENSED;
+        }
+    }
+}

@@ -1,0 +1,59 @@
+package dev.licensor.sdk;
+
+/**
+ * The SDK's one checked exception. {@link LicenceClient#check()} never throws it for what the
+ * service answers (that is data in the {@link CheckResult}); it signals programming errors and
+ * the failures of {@link LicenceClient#fetch()} and {@link LicenceClient#release()}.
+ */
+public final class LicensorException extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    /** What went wrong, as a constant an application can switch on. */
+    public enum Reason {
+        /** A public key could not be read, or none was given. */
+        INVALID_KEY,
+        /** A client option is missing or malformed. */
+        INVALID_OPTIONS,
+        /** The licence is OFFLINE, so it has no check path: use {@link LicenceVerifier}. */
+        NOT_CHECKABLE,
+        /** The service did not answer in time. */
+        TIMEOUT,
+        /** The service could not be reached. */
+        NETWORK,
+        /** The service answered with something other than 200 ({@link #status()} says which). */
+        HTTP_STATUS,
+        /** A 200 whose body is not the documented JSON. */
+        BAD_RESPONSE,
+        /** A check answer whose receipt does not verify for this licence, nonce and machine. */
+        BAD_RECEIPT,
+        /** A licence (the one in use, or a fetched one) does not verify with the product's key(s). */
+        BAD_LICENCE,
+        /** A fetched licence verifies but is another licence than the one presented. */
+        LID_MISMATCH,
+        /** A fetched term is older ({@code iat}) than one this machine has already seen. */
+        OLDER_TERM
+    }
+
+    private final Reason reason;
+    private final Integer status;
+
+    public LicensorException(Reason reason, String message) {
+        this(reason, message, null);
+    }
+
+    public LicensorException(Reason reason, String message, Integer status) {
+        super(message);
+        this.reason = reason;
+        this.status = status;
+    }
+
+    /** Why it was thrown. */
+    public Reason reason() {
+        return reason;
+    }
+
+    /** The HTTP status for {@link Reason#HTTP_STATUS}, else null. */
+    public Integer status() {
+        return status;
+    }
+}
