@@ -39,6 +39,17 @@ export default defineConfig({
           expect: { poll: { timeout: 15_000 } },
         },
       },
+      {
+        extends: true,
+        test: {
+          // Every SDK's own suite (sdks/<lang>/<lang>.test.ts) and the shared driver test; the
+          // first request to a driver may wait for it to compile.
+          name: 'sdks',
+          include: ['sdks/**/*.test.ts'],
+          testTimeout: 300_000,
+          hookTimeout: 600_000,
+        },
+      },
       ...backends.map((backend) => ({
         extends: true,
         test: {
