@@ -39,6 +39,19 @@ export default defineConfig({
           expect: { poll: { timeout: 15_000 } },
         },
       },
+      {
+        extends: true,
+        test: {
+          // Every SDK's own suite (sdks/<lang>/<lang>.test.ts) and the shared driver test; the
+          // first request to a driver may wait for it to compile. One file at a time: an SDK's
+          // suite and its driver build in that SDK's folder, and two builds must not meet there.
+          name: 'sdks',
+          include: ['sdks/**/*.test.ts'],
+          fileParallelism: false,
+          testTimeout: 300_000,
+          hookTimeout: 600_000,
+        },
+      },
       ...backends.map((backend) => ({
         extends: true,
         test: {

@@ -139,12 +139,23 @@ function tamperedLicences(licence: string, key: KeyObject, otherKeyLicence: stri
     { name: 'signed payload with negative grace', licence: signPayload(json.replace(/"grace":\d+/, '"grace":-1'), key), expected: 'MALFORMED' },
     { name: 'signed payload with string iat', licence: signPayload(json.replace(/"iat":(\d+)/, '"iat":"$1"'), key), expected: 'MALFORMED' },
     { name: 'signed payload with v 2', licence: signPayload(json.replace(/"v":\d/, '"v":2'), key), expected: 'MALFORMED' },
+    ...strictJsonCases(json).map(([name, text]) => ({ name, licence: signPayload(text, key), expected: 'MALFORMED' as const })),
   ];
   // With a short final group the last character has unused bits; setting one is non-canonical.
   if (signature.length % 4 !== 0) {
     out.push({ name: 'signature trailing bits set', licence: replaceLast(licence, ALPHABET[last | 1]!), expected: 'MALFORMED' });
   }
   return out;
+}
+
+/** Payloads JSON.parse takes but other languages' parsers read otherwise: every verifier refuses them (DESIGN.md 16). */
+function strictJsonCases(json: string): Array<[string, string]> {
+  return [
+    ['signed payload with a duplicate claim', json.replace(/^\{"v":(\d),/, '{"v":$1,"lid":"forged",')],
+    ['signed payload with fractional iat', json.replace(/"iat":(\d+)/, '"iat":$1.0')],
+    ['signed payload with exponent iat', json.replace(/"iat":(\d+)/, '"iat":$1e0')],
+    ['signed payload with mm beyond 2^53', json.replace(/"mm":\d+/, '"mm":9007199254740993')],
+  ];
 }
 
 const NONCE = 'n0nce_ABCDEFGHIJKLmnop-123';

@@ -1,6 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import { b64uDecode, b64uDecodeTransient, b64uEncodeText, transientBytes } from './encoding.js';
 import { MalformedError } from './errors.js';
+import { strictJsonProblem } from './strict-json.js';
 import { signBytes, verifyBytes } from './signing.js';
 
 export type LicenceType = 'OFFLINE' | 'ONLINE' | 'HYBRID';
@@ -278,11 +279,15 @@ export function parseLicence(text: string): ParsedLicence {
   const payloadBytes = b64uDecodeTransient(payloadPart, 'licence payload');
 
   let claims: unknown;
+  let json: string;
   try {
-    claims = JSON.parse(utf8.decode(payloadBytes));
+    json = utf8.decode(payloadBytes);
+    claims = JSON.parse(json);
   } catch {
     throw new MalformedError('licence payload is not UTF-8 JSON');
   }
+  const strictness = strictJsonProblem(json);
+  if (strictness !== null) throw new MalformedError(`licence payload: ${strictness}`);
   if (claims === null || typeof claims !== 'object' || Array.isArray(claims)) {
     throw new MalformedError('licence payload is not a JSON object');
   }

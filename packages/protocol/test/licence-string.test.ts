@@ -243,6 +243,28 @@ describe('signLicence / parseLicence / verifyLicence', () => {
     expect(readLicence(text, [keys('ED25519').publicKey])).toMatchObject({ ok: false, reason: 'MALFORMED' });
   });
 
+  // JSON.parse takes these; other languages' parsers take the first key, or read a float: every
+  // verifier refuses them alike (DESIGN.md 16).
+  it.each([
+    ['a duplicate claim', '{"v":3,"lid":"forged","lid":"l","prd":"p","org":"o","iat":0,"grace":0,"mm":1}', 'duplicate key "lid"'],
+    ['a duplicate key spelled with an escape', '{"v":3,"lid":"l","prd":"p","org":"o","iat":0,"grace":0,"mm":1,"\\u006dm":2}', 'duplicate key "mm"'],
+    ['a duplicate key in a parameter object', '{"v":3,"lid":"l","prd":"p","org":"o","iat":0,"grace":0,"mm":1,"x":{"a":1,"a":2}}', 'duplicate key "a"'],
+    ['a fractional integer', '{"v":3,"lid":"l","prd":"p","org":"o","iat":1700000000.0,"grace":0,"mm":1}', 'number 1700000000.0'],
+    ['an exponent', '{"v":3,"lid":"l","prd":"p","org":"o","iat":17e8,"grace":0,"mm":1}', 'number 17e8'],
+    ['a parameter beyond 2^53', '{"v":3,"lid":"l","prd":"p","org":"o","iat":0,"grace":0,"mm":1,"n":9007199254740993}', 'number 9007199254740993'],
+    ['a fractional parameter in a list', '{"v":3,"lid":"l","prd":"p","org":"o","iat":0,"grace":0,"mm":1,"n":[1,2.5]}', 'number 2.5'],
+  ])('refuses a signed payload with %s', (_name, payload, message) => {
+    const text = signRaw(payload, keys('ED25519').privateKey);
+    expect(() => JSON.parse(payload)).not.toThrow();
+    expect(() => parseLicence(text)).toThrow(message);
+    expect(readLicence(text, [keys('ED25519').publicKey])).toMatchObject({ ok: false, reason: 'MALFORMED' });
+  });
+
+  it('takes keys and numbers inside strings, and one key in two objects, as plain JSON', () => {
+    const payload = '{"v":3,"lid":"\\"lid\\": 1.5e3, \\\\","prd":"p","org":"o","iat":-0,"grace":0,"mm":1,"a":{"k":1},"b":[{"k":1},{"k":2}],"k":"2.5"}';
+    expect(parseLicence(signRaw(payload, keys('ED25519').privateKey)).claims).toEqual(JSON.parse(payload));
+  });
+
   it('writes exactly what JSON.stringify writes for the ordered object', () => {
     const inputs: ClaimsInput[] = [
       base,

@@ -1,51 +1,74 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
 /**
  * The last verified check answer: exactly the signed receipt fields and the receipt, so the
- * client re-verifies it on every load and a cache edited by hand is worth nothing.
+ * client re-verifies it on every load and a file edited by hand is worth nothing.
  */
 export interface CachedAnswer {
+  /** The receipt's tag: `SVCR1` (terms v 3 and 4) or `SVCR2` (v 5, floating: `leaseEndsAt` is signed too). */
+  tag: 'SVCR1' | 'SVCR2';
   lid: string;
   status: string;
   nonce: string;
   checkedAt: string;
   boundAt: string;
   fpDigest: string;
+  /** Empty unless the tag is SVCR2. */
+  leaseEndsAt: string;
   receipt: string;
   /** The unsigned `renewed` hint of that answer. */
   renewed: boolean;
+}
+
+/** What the client keeps per licence (`lid`) on this machine. */
+export interface CachedState {
+  /** The newest term (`iat`, seconds) of this licence seen here: an older one is refused. Never cleared. */
+  newestIat: number | null;
   /**
-   * The service's clock minus this machine's when the answer arrived (milliseconds), so a clock
-   * that runs a little off is not taken for a rollback. Absent in caches written before it existed.
+   * The service's clock minus this machine's when the latest verified answer arrived
+   * (milliseconds), so a clock that runs a little off is not taken for a rollback. Never cleared.
    */
-  offsetMs?: number;
-  /** The newest term (`iat`, seconds) of this licence seen on this machine: an older one is refused. */
-  newestIat?: number;
+  offsetMs: number | null;
+  /** The last verified answer; null before the first one, after release() and after clearCache(). */
+  answer: CachedAnswer | null;
 }
 
-/** Where the client keeps its last verified answer per licence (`lid`). */
+/** Whose state: the organisation (`org` claim), the product (`prd` claim) and the licence. */
+export interface CacheKey {
+  slug: string;
+  productKey: string;
+  lid: string;
+}
+
+/** Where the client keeps its state per licence. */
 export interface CheckCache {
-  load(lid: string): Promise<CachedAnswer | null>;
-  save(answer: CachedAnswer): Promise<void>;
-  /** Forgets the answer for a licence (after release(): the next check starts fresh). */
-  clear(lid: string): Promise<void>;
+  /** The state for a licence; an empty one when there is none. */
+  load(key: CacheKey): Promise<CachedState>;
+  /**
+   * Loads, changes and saves one licence's state as one step, so that two writers (two
+   * processes, or two clients in one) never lose each other's fields. Answers what was saved.
+   */
+  update(key: CacheKey, change: (current: CachedState) => CachedState): Promise<CachedState>;
 }
 
-/** Keeps answers for the life of the process only. */
+export const emptyState = (): CachedState => ({ newestIat: null, offsetMs: null, answer: null });
+
+/** Keeps state for the life of the process only: for applications that want nothing on disk. */
 export function memoryCache(): CheckCache {
-  const answers = new Map<string, CachedAnswer>();
+  const states = new Map<string, CachedState>();
+  const id = ({ slug, productKey, lid }: CacheKey) => JSON.stringify([slug, productKey, lid]);
+  const copy = (state: CachedState): CachedState => ({ ...state, answer: state.answer && { ...state.answer } });
   return {
-    async load(lid) {
-      return answers.get(lid) ?? null;
+    async load(key) {
+      return copy(states.get(id(key)) ?? emptyState());
     },
-    async save(answer) {
-      answers.set(answer.lid, { ...answer });
-    },
-    async clear(lid) {
-      answers.delete(lid);
+    async update(key, change) {
+      const next = copy(change(copy(states.get(id(key)) ?? emptyState())));
+      states.set(id(key), next);
+      return copy(next);
     },
   };
 }
@@ -65,32 +88,47 @@ export function defaultCacheDir(
   return path.posix.join(env.XDG_CONFIG_HOME || path.posix.join(home, '.config'), 'licensor');
 }
 
-/**
- * One JSON file (`check-cache.json` in `dir`, default defaultCacheDir()) holding the last
- * answer per `lid`. Written to a temporary file and renamed over the old one, so a crash or a
- * concurrent reader never sees half a file. An unreadable or corrupt file counts as empty.
- */
-export function fileCache(dir: string = defaultCacheDir()): CheckCache & { file: string } {
-  const file = path.join(dir, 'check-cache.json');
+/** A lock older than this was left by a process that died holding it. */
+const STALE_LOCK_MS = 10_000;
+/** How long a writer waits for another's lock before giving up (the save is then reported as failed). */
+const LOCK_WAIT_MS = 5_000;
+/** Slugs, product keys and lids are this alphabet on the service; anything else never becomes a path. */
+const PATH_PART = /^[A-Za-z0-9._-]{1,128}$/;
 
-  async function readAll(): Promise<Record<string, CachedAnswer>> {
+/**
+ * One JSON file per licence, `<root>/<slug>/<productKey>/<lid>.json` (directories 0700, file
+ * 0600), so every vendor's application keeps its own state. A save writes a temporary file in
+ * the same directory and renames it over the old one (a reader never sees half a file), while
+ * holding the lock file `<lid>.lock`, created exclusively; the load that precedes it happens
+ * under the same lock. A file that cannot be read counts as empty; readable fields are kept.
+ */
+export function fileCache(root: string = defaultCacheDir()): CheckCache & { file(key: CacheKey): string } {
+  function file(key: CacheKey): string {
+    for (const part of [key.slug, key.productKey, key.lid]) {
+      if (!PATH_PART.test(part) || /^\.+$/.test(part)) throw new Error(`"${part}" cannot name a state file`);
+    }
+    return path.join(root, key.slug, key.productKey, `${key.lid}.json`);
+  }
+
+  async function read(target: string): Promise<CachedState> {
     try {
-      const data: unknown = JSON.parse(await readFile(file, 'utf8'));
-      // Without a prototype, a key named "__proto__" stays an ordinary entry.
-      const all = Object.create(null) as Record<string, CachedAnswer>;
-      return data !== null && typeof data === 'object' && !Array.isArray(data) ? Object.assign(all, data) : all;
+      return parseState(await readFile(target, 'utf8'));
     } catch {
-      return Object.create(null) as Record<string, CachedAnswer>;
+      return emptyState();
     }
   }
 
-  /** Written to a temporary file and renamed over the old one. */
-  async function writeAll(all: Record<string, CachedAnswer>) {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    const temporary = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  async function write(target: string, lid: string, state: CachedState): Promise<void> {
+    const temporary = `${target}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
     try {
-      await writeFile(temporary, `${JSON.stringify(all, null, 2)}\n`, { mode: 0o600 });
-      await rename(temporary, file);
+      const handle = await open(temporary, 'wx', 0o600);
+      try {
+        await handle.writeFile(serialiseState(lid, state));
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(temporary, target);
     } catch (error) {
       await rm(temporary, { force: true });
       throw error;
@@ -99,20 +137,98 @@ export function fileCache(dir: string = defaultCacheDir()): CheckCache & { file:
 
   return {
     file,
-    async load(lid) {
-      const all = await readAll();
-      return all[lid] ?? null;
+    async load(key) {
+      return read(file(key));
     },
-    async save(answer) {
-      const all = await readAll();
-      all[answer.lid] = answer;
-      await writeAll(all);
-    },
-    async clear(lid) {
-      const all = await readAll();
-      if (!(lid in all)) return;
-      delete all[lid];
-      await writeAll(all);
+    async update(key, change) {
+      const target = file(key);
+      await mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
+      const release = await lock(target.replace(/\.json$/, '.lock'));
+      try {
+        const next = change(await read(target));
+        await write(target, key.lid, next);
+        return next;
+      } finally {
+        await release();
+      }
     },
   };
+}
+
+/** Takes the lock file (O_CREAT|O_EXCL), removing one older than STALE_LOCK_MS; answers its release. */
+async function lock(lockFile: string): Promise<() => Promise<void>> {
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      const handle = await open(lockFile, 'wx', 0o600);
+      await handle.close();
+      return () => rm(lockFile, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const since = await stat(lockFile).then((s) => Date.now() - s.mtimeMs, () => 0);
+    if (since > STALE_LOCK_MS) {
+      await rm(lockFile, { force: true });
+      continue;
+    }
+    if (Date.now() > deadline) throw new Error(`the state file is locked by another process (${lockFile})`);
+    await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20));
+  }
+}
+
+/** The file's text: the fields of SDK-CONVENTIONS.md exactly, in that order. */
+export function serialiseState(lid: string, state: CachedState): string {
+  const answer = state.answer && {
+    tag: state.answer.tag,
+    lid: state.answer.lid,
+    status: state.answer.status,
+    nonce: state.answer.nonce,
+    checkedAt: state.answer.checkedAt,
+    boundAt: state.answer.boundAt,
+    fpDigest: state.answer.fpDigest,
+    leaseEndsAt: state.answer.leaseEndsAt,
+    receipt: state.answer.receipt,
+    renewed: state.answer.renewed,
+  };
+  return `${JSON.stringify({ format: 1, lid, newestIat: state.newestIat, offsetMs: state.offsetMs, answer }, null, 2)}\n`;
+}
+
+/**
+ * Reads each field alone: a field of the wrong type is null, and an answer missing a field or
+ * holding one of the wrong type is no answer, so a damaged answer never costs the newest term.
+ */
+export function parseState(text: string): CachedState {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    return emptyState();
+  }
+  if (!isObject(data) || data.format !== 1) return emptyState();
+  const integer = (value: unknown) => (Number.isSafeInteger(value) ? (value as number) : null);
+  const newestIat = integer(data.newestIat);
+  return { newestIat: newestIat !== null && newestIat >= 0 ? newestIat : null, offsetMs: integer(data.offsetMs), answer: parseAnswer(data.answer) };
+}
+
+function parseAnswer(value: unknown): CachedAnswer | null {
+  if (!isObject(value) || (value.tag !== 'SVCR1' && value.tag !== 'SVCR2') || typeof value.renewed !== 'boolean') return null;
+  const strings = ['lid', 'status', 'nonce', 'checkedAt', 'boundAt', 'fpDigest', 'leaseEndsAt', 'receipt'] as const;
+  if (strings.some((name) => typeof value[name] !== 'string')) return null;
+  const text = (name: (typeof strings)[number]) => value[name] as string;
+  return {
+    tag: value.tag,
+    lid: text('lid'),
+    status: text('status'),
+    nonce: text('nonce'),
+    checkedAt: text('checkedAt'),
+    boundAt: text('boundAt'),
+    fpDigest: text('fpDigest'),
+    leaseEndsAt: text('leaseEndsAt'),
+    receipt: text('receipt'),
+    renewed: value.renewed,
+  };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

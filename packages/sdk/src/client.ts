@@ -1,6 +1,6 @@
 import { randomBytes, type KeyObject } from 'node:crypto';
-import { fpDigest, parseLicence, receiptGrantsLicence, verifyReceipt } from '@licensor/protocol';
-import { fileCache, type CachedAnswer, type CheckCache } from './cache.js';
+import { fpDigest, parseLicence, receiptGrantsLicence, verifyReceipt, type LicenceClaims } from '@licensor/protocol';
+import { emptyState, fileCache, type CachedState, type CacheKey, type CheckCache, type CachedAnswer } from './cache.js';
 import { LicensorError, type LicensorErrorCode } from './errors.js';
 import { collectFingerprint } from './fingerprint.js';
 import { readPublicKeys, type PublicKeys } from './keys.js';
@@ -18,7 +18,11 @@ export interface LicenceClientOptions {
   publicKeyPem: PublicKeys;
   /** The licence string this installation holds. */
   licence: string;
-  /** Where the last verified answer is kept (default: fileCache() under the user's config directory). */
+  /**
+   * Where the newest term seen, the clock offset and the last verified answer are kept per
+   * licence (default: fileCache() under the user's configuration directory; memoryCache() for
+   * nothing on disk).
+   */
   cache?: CheckCache;
   /** Default: the global fetch. */
   fetchImpl?: typeof fetch;
@@ -90,7 +94,7 @@ export interface CheckResult {
   renewed: boolean;
   /** The service's unsigned `reason`, for display only. */
   serverReason: string | null;
-  /** Set when the verified answer could not be written to the cache (the result still holds). */
+  /** Set when the state could not be saved (the result still holds). */
   cacheError: Error | null;
 }
 
@@ -160,22 +164,24 @@ export class LicenceClient {
   /**
    * Asks the service about the licence with a fresh nonce and judges its answer by the signed
    * fields only. Never throws for what the service does: a timeout, any non-200, an unparseable
-   * body or a receipt that does not verify is "no answer", and the state rests on the cache.
+   * body or a receipt that does not verify is "no answer", and the state rests on the last
+   * verified answer kept.
    */
   async check(): Promise<CheckResult> {
     const now = this.#clock();
     const licence = this.#verify(this.#licence, now);
-    const cached = licence.signed ? await this.#loadCached(licence.claims.lid) : null;
+    const kept = licence.signed ? await this.#load(licence.claims) : { ...emptyState(), verified: null };
+    const cached = kept.verified;
     // Measured against the answer known before this call: a fresh answer proves itself by its nonce.
-    const clockRollback = cached !== null && serviceNow(cached, now) < Date.parse(cached.checkedAt) - ROLLBACK_TOLERANCE_MS;
+    const clockRollback = cached !== null && serviceNow(kept.offsetMs, now) < Date.parse(cached.checkedAt) - ROLLBACK_TOLERANCE_MS;
     const result = { licence, clockRollback, serverReason: null, cacheError: null, noAnswer: null };
-    const newestIat = Math.max(this.#newestIat, cached?.newestIat ?? 0);
+    const newestIat = Math.max(this.#newestIat, kept.newestIat ?? 0);
     const olderTerm = licence.signed && licence.claims.iat < newestIat;
 
     // SPEC 4.4 rule 5: a licence that fails locally is never sent.
     if (!licence.valid || olderTerm) {
       const reasons: InvalidReason[] = [...licence.reasons, ...(olderTerm ? (['OLDER_TERM'] as const) : [])];
-      return { ...result, ...judge(cached, now, clockRollback, 0), state: 'INVALID', reasons };
+      return { ...result, ...judge(cached, kept.offsetMs, now, clockRollback, 0), state: 'INVALID', reasons };
     }
 
     const nonce = randomBytes(24).toString('base64url');
@@ -184,21 +190,26 @@ export class LicenceClient {
     let body: Record<string, unknown>;
     try {
       body = await this.#post('check', sent);
-      fresh = this.#verifyAnswer(body, licence.claims.lid, nonce, now);
+      fresh = this.#verifyAnswer(body, licence.claims.lid, nonce);
     } catch (error) {
       if (!(error instanceof LicensorError) || !isNoAnswerCode(error.code)) throw error;
       const noAnswer: NoAnswer = { code: error.code, message: error.message };
       if (error.status !== undefined) noAnswer.status = error.status;
-      return { ...result, noAnswer, ...judge(cached, now, clockRollback, maxSeconds(licence)) };
+      return { ...result, noAnswer, ...judge(cached, kept.offsetMs, now, clockRollback, maxSeconds(licence)) };
     }
 
     this.#newestIat = Math.max(newestIat, licence.claims.iat);
-    const cacheError = await this.#save({ ...cachedPart(fresh), newestIat: this.#newestIat });
+    const offsetMs = Math.round(Date.parse(fresh.checkedAt) - now);
+    const cacheError = await this.#update(licence.claims, (state) => ({
+      newestIat: Math.max(state.newestIat ?? 0, this.#newestIat),
+      offsetMs,
+      answer: cachedPart(fresh),
+    }));
     return {
       ...result,
       serverReason: typeof body.reason === 'string' ? body.reason : null,
       cacheError,
-      ...judge(fresh, now, clockRollback, maxSeconds(licence)),
+      ...judge(fresh, offsetMs, now, clockRollback, maxSeconds(licence)),
     };
   }
 
@@ -217,21 +228,22 @@ export class LicenceClient {
     if (!next.signed) throw new LicensorError('BAD_LICENCE', `the fetched licence does not verify: ${next.message}`);
     if (next.claims.lid !== current.claims.lid) throw new LicensorError('LID_MISMATCH', 'the fetched licence is another licence');
     if (next.reasons.includes('WRONG_PRODUCT')) throw new LicensorError('BAD_LICENCE', 'the fetched licence is for another product');
-    const cached = await this.#loadCached(current.claims.lid);
-    const newestIat = Math.max(this.#newestIat, cached?.newestIat ?? 0, current.claims.iat);
+    const kept = await this.#load(current.claims);
+    const newestIat = Math.max(this.#newestIat, kept.newestIat ?? 0, current.claims.iat);
     if (next.claims.iat < newestIat) throw new LicensorError('OLDER_TERM', 'the fetched term is older than one already seen');
     this.#newestIat = next.claims.iat;
-    if (cached) await this.#save({ ...cachedPart(cached), newestIat: next.claims.iat });
+    await this.#update(current.claims, (state) => ({ ...state, newestIat: Math.max(state.newestIat ?? 0, next.claims.iat) }));
     this.#licence = body.license;
     return body.license;
   }
 
   /**
    * Frees this machine's seat ("Deactivate this computer", DESIGN.md 12), so the licence can be
-   * used on another machine; afterwards the cached answer is forgotten and the next check()
-   * starts fresh. Answers the service's verdict: `{ released: true, releasedAt }`, or
-   * `{ released: false, reason }` (`NO_SEAT`, `AT_ISSUE`, `UNKNOWN_LICENCE`). Throws
-   * LicensorError for anything else: `HTTP_STATUS` 403 when the product's limit is reached.
+   * used on another machine; afterwards the kept answer is forgotten and the next check()
+   * starts fresh (the newest term seen and the clock offset are kept). Answers the service's
+   * verdict: `{ released: true, releasedAt }`, or `{ released: false, reason }` (`NO_SEAT`,
+   * `AT_ISSUE`, `UNKNOWN_LICENCE`). Throws LicensorError for anything else: `HTTP_STATUS` 403
+   * when the product's limit is reached.
    */
   async release(): Promise<ReleaseResult> {
     const licence = this.#verify(this.#licence, this.#clock());
@@ -242,20 +254,32 @@ export class LicenceClient {
       throw new LicensorError('BAD_RESPONSE', 'the release answer is not for this licence and request');
     }
     if (body.released) {
-      await this.#cache.clear(licence.claims.lid);
+      await this.clearCache();
       return { released: true, releasedAt: String(body.releasedAt) };
     }
     return { released: false, reason: String(body.reason) as ReleaseRefusal };
+  }
+
+  /**
+   * Forgets the kept answer for this licence, so the next check() rests on its own answer
+   * alone. The newest term seen and the clock offset stay (DESIGN.md 12): forgetting them would
+   * let an older term back in, or a wound-back clock pass. A licence that does not verify has no state.
+   */
+  async clearCache(): Promise<void> {
+    const licence = this.#verify(this.#licence, this.#clock());
+    if (!licence.signed) return;
+    const error = await this.#update(licence.claims, (state) => ({ ...state, answer: null }));
+    if (error) throw error;
   }
 
   #verify(licence: string, now: number): LicenceVerification {
     return verifyLicence(licence, this.#keys, { now, fingerprint: this.fingerprint, productKey: this.#productKey, organisation: this.#slug });
   }
 
-  /** Writes the cache; a failure is reported, never thrown (the answer still holds). */
-  async #save(answer: CachedAnswer): Promise<Error | null> {
+  /** Changes the kept state; a failure is reported, never thrown (the answer still holds). */
+  async #update(claims: LicenceClaims, change: (state: CachedState) => CachedState): Promise<Error | null> {
     try {
-      await this.#cache.save(answer);
+      await this.#cache.update(cacheKey(claims), change);
       return null;
     } catch (error) {
       return error instanceof Error ? error : new Error(String(error));
@@ -313,7 +337,7 @@ export class LicenceClient {
    * client knows itself (the licence's lid, the nonce it sent, this machine's fpDigest), so a
    * receipt for another licence, nonce or machine cannot verify.
    */
-  #verifyAnswer(body: Record<string, unknown>, lid: string, nonce: string, now: number): VerifiedAnswer {
+  #verifyAnswer(body: Record<string, unknown>, lid: string, nonce: string): VerifiedAnswer {
     const { status = '', checkedAt, boundAt = '', receipt } = body;
     if (typeof status !== 'string' || typeof boundAt !== 'string' || typeof checkedAt !== 'string' || typeof receipt !== 'string') {
       throw new LicensorError('BAD_RESPONSE', 'the answer lacks the receipt fields');
@@ -321,45 +345,47 @@ export class LicenceClient {
     // The verdict comes from the signed fields alone (DESIGN.md 2): the unsigned `valid` and
     // `reason` are not read, so altering them on the way changes nothing.
     const answer: CachedAnswer = {
+      tag: 'SVCR1',
       lid,
       status,
       nonce,
       checkedAt,
       boundAt,
       fpDigest: fpDigest(this.fingerprint),
+      leaseEndsAt: '',
       receipt,
       renewed: body.renewed === true,
-      offsetMs: Date.parse(checkedAt) - now,
     };
     const verified = this.#verified(answer, true);
     if (verified === null) throw new LicensorError('BAD_RECEIPT', 'the receipt does not verify for this licence, nonce and machine');
     return verified;
   }
 
+  /** Only SVCR1 answers: floating licences (v 5, SVCR2) are not supported by this SDK yet. */
   #verified(answer: CachedAnswer, fresh: boolean): VerifiedAnswer | null {
+    if (answer.tag !== 'SVCR1' || answer.leaseEndsAt !== '') return null;
     if (Number.isNaN(Date.parse(answer.checkedAt))) return null;
     if (!verifyReceipt(answer, answer.receipt, this.#keys)) return null;
     return { ...answer, grants: receiptGrantsLicence(answer), fresh };
   }
 
-  /** The cached answer if it still verifies for this licence and machine; a broken cache is empty. */
-  async #loadCached(lid: string): Promise<VerifiedAnswer | null> {
-    let entry: CachedAnswer | null;
+  /** The kept state, its answer only if it still verifies for this licence and machine; unreadable state is empty. */
+  async #load(claims: LicenceClaims): Promise<CachedState & { verified: VerifiedAnswer | null }> {
+    let state: CachedState;
     try {
-      entry = await this.#cache.load(lid);
+      state = await this.#cache.load(cacheKey(claims));
     } catch {
-      return null;
+      state = emptyState();
     }
-    if (entry === null || typeof entry !== 'object') return null;
-    const fields = ['status', 'nonce', 'checkedAt', 'boundAt', 'receipt'] as const;
-    if (fields.some((name) => typeof entry[name] !== 'string')) return null;
-    if (entry.lid !== lid || entry.fpDigest !== fpDigest(this.fingerprint)) return null;
-    const numberOrUndefined = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
-    return this.#verified(
-      { ...entry, renewed: entry.renewed === true, offsetMs: numberOrUndefined(entry.offsetMs), newestIat: numberOrUndefined(entry.newestIat) },
-      false,
-    );
+    const answer = state.answer;
+    const mine = answer !== null && answer.lid === claims.lid && answer.fpDigest === fpDigest(this.fingerprint);
+    return { ...state, verified: mine ? this.#verified(answer, false) : null };
   }
+}
+
+/** The state of a licence lives under its own signed organisation and product. */
+function cacheKey(claims: LicenceClaims): CacheKey {
+  return { slug: claims.org, productKey: claims.prd, lid: claims.lid };
 }
 
 function licenceType(licence: string): string | undefined {
@@ -375,23 +401,18 @@ function maxSeconds(licence: LicenceVerification): number {
   return licence.claims?.max ?? 0;
 }
 
-function cachedPart({ lid, status, nonce, checkedAt, boundAt, fpDigest, receipt, renewed, offsetMs, newestIat }: CachedAnswer): CachedAnswer {
-  return { lid, status, nonce, checkedAt, boundAt, fpDigest, receipt, renewed, offsetMs, newestIat };
+function cachedPart({ tag, lid, status, nonce, checkedAt, boundAt, fpDigest, leaseEndsAt, receipt, renewed }: CachedAnswer): CachedAnswer {
+  return { tag, lid, status, nonce, checkedAt, boundAt, fpDigest, leaseEndsAt, receipt, renewed };
 }
 
-/** The service's time now, as this machine's clock and the offset seen with the answer tell it. */
-function serviceNow(answer: CachedAnswer, now: number): number {
-  const offset = Math.max(-MAX_OFFSET_MS, Math.min(MAX_OFFSET_MS, answer.offsetMs ?? 0));
-  return now + offset;
-}
-
-function age(answer: VerifiedAnswer | null, now: number): number | null {
-  return answer === null ? null : (serviceNow(answer, now) - Date.parse(answer.checkedAt)) / 1000;
+/** The service's time now, as this machine's clock and the remembered offset tell it. */
+function serviceNow(offsetMs: number | null, now: number): number {
+  return now + Math.max(-MAX_OFFSET_MS, Math.min(MAX_OFFSET_MS, offsetMs ?? 0));
 }
 
 /** The state from the latest verified answer (the licence already verified offline). */
-function judge(answer: VerifiedAnswer | null, now: number, clockRollback: boolean, max: number) {
-  const ageSeconds = age(answer, now);
+function judge(answer: VerifiedAnswer | null, offsetMs: number | null, now: number, clockRollback: boolean, max: number) {
+  const ageSeconds = answer === null ? null : (serviceNow(offsetMs, now) - Date.parse(answer.checkedAt)) / 1000;
   const base = { answer, ageSeconds, renewed: answer?.fresh === true && answer.renewed, reasons: [] as InvalidReason[] };
   if (answer === null) return { ...base, state: 'STALE' as const };
   if (!answer.grants) return { ...base, state: 'INVALID' as const, reasons: [signedReason(answer)] };

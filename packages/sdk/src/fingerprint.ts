@@ -43,7 +43,7 @@ export function collectFingerprint(options: FingerprintOptions = {}): Fingerprin
     machine: options.stableId || readMachineId(platform),
     host: attempt(() => os.hostname().trim()),
     mac: primaryMac(platform),
-    cpu: attempt(() => os.cpus()[0]?.model.trim()),
+    cpu: cpuModel(platform),
     disk: readSystemDiskId(platform),
   };
   const fingerprint = buildFingerprint(raw);
@@ -115,6 +115,17 @@ function defaultRouteInterface(): string | null {
     if (name && destination === '00000000') return name;
   }
   return null;
+}
+
+/**
+ * Linux: the first `model name` line of /proc/cpuinfo, read here rather than through os.cpus(),
+ * whose libuv names ARM cores from a table of its own no other SDK could follow (ARM kernels
+ * write no model name: the component is then unreadable). macOS and Windows: os.cpus(), which
+ * reads `machdep.cpu.brand_string` (sysctl) and the registry's ProcessorNameString of CPU 0.
+ */
+function cpuModel(platform: NodeJS.Platform): string | null {
+  if (platform === 'darwin' || platform === 'win32') return attempt(() => os.cpus()[0]?.model);
+  return attempt(() => /^model name[ \t]*:(.*)$/m.exec(readText('/proc/cpuinfo'))?.[1]);
 }
 
 function readSystemDiskId(platform: NodeJS.Platform): string | null {

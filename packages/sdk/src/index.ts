@@ -9,7 +9,7 @@ export {
   type VerifyOptions,
 } from './verify.js';
 export { collectFingerprint, type FingerprintOptions, type FingerprintReport } from './fingerprint.js';
-export { fileCache, memoryCache, defaultCacheDir, type CachedAnswer, type CheckCache } from './cache.js';
+export { fileCache, memoryCache, defaultCacheDir, type CachedState, type CacheKey, type CheckCache, type CachedAnswer } from './cache.js';
 export {
   LicenceClient,
   type LicenceClientOptions,

@@ -1,19 +1,25 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { defaultCacheDir, fileCache, memoryCache, type CachedAnswer } from '@licensor/sdk';
+import { defaultCacheDir, fileCache, memoryCache, type CachedAnswer, type CachedState } from '@licensor/sdk';
 
 const answer = (lid: string, checkedAt = '2026-11-22T07:00:00.000Z'): CachedAnswer => ({
+  tag: 'SVCR1',
   lid,
   status: 'ACTIVE',
   nonce: 'n0nce_ABCDEFGHIJKLmnop',
   checkedAt,
   boundAt: '2026-01-05T09:30:12.345Z',
   fpDigest: '781575c1b48e839d52b91dac74decc5a',
+  leaseEndsAt: '',
   receipt: 'c2lnbmF0dXJl',
   renewed: false,
 });
+const state = (lid: string, newestIat: number | null = 1764000000, offsetMs: number | null = -1234): CachedState => ({ newestIat, offsetMs, answer: answer(lid) });
+const key = (lid: string, productKey = 'cad', slug = 'acme') => ({ slug, productKey, lid });
 
 const dirs: string[] = [];
 const tempDir = () => {
@@ -24,77 +30,106 @@ const tempDir = () => {
 afterEach(() => dirs.splice(0).forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
 describe('fileCache', () => {
-  it('round-trips answers keyed by lid, creating its directory', async () => {
-    const dir = path.join(tempDir(), 'nested', 'licensor');
-    const cache = fileCache(dir);
-    expect(await cache.load('a')).toBeNull();
-    await cache.save(answer('a'));
-    await cache.save(answer('b', '2026-11-23T07:00:00.000Z'));
-    await cache.save(answer('a', '2026-11-24T07:00:00.000Z'));
-    const again = fileCache(dir);
-    expect(await again.load('a')).toEqual(answer('a', '2026-11-24T07:00:00.000Z'));
-    expect(await again.load('b')).toEqual(answer('b', '2026-11-23T07:00:00.000Z'));
-    expect(await again.load('__proto__')).toBeNull();
-    expect(statSync(cache.file).mode & 0o777).toBe(0o600);
+  it('keeps one file per licence under its organisation and product, in the shared format', async () => {
+    const root = path.join(tempDir(), 'licensor');
+    const cache = fileCache(root);
+    expect(await cache.load(key('a'))).toEqual({ newestIat: null, offsetMs: null, answer: null });
+    await cache.update(key('a'), () => state('a'));
+    await cache.update(key('a', 'paint'), () => state('a', 5, 6));
+    await cache.update(key('a', 'cad', 'globex'), () => state('a', 7, 8));
+
+    const file = path.join(root, 'acme', 'cad', 'a.json');
+    expect(cache.file(key('a'))).toBe(file);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ format: 1, lid: 'a', ...state('a') });
+    expect(Object.keys(JSON.parse(readFileSync(file, 'utf8')))).toEqual(['format', 'lid', 'newestIat', 'offsetMs', 'answer']);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    for (const dir of [root, path.join(root, 'acme'), path.join(root, 'acme', 'cad')]) expect(statSync(dir).mode & 0o777).toBe(0o700);
+    // The lock is gone once the write is done; no temporary file is left behind.
+    expect(readdirSync(path.dirname(file))).toEqual(['a.json']);
+
+    const again = fileCache(root);
+    expect(await again.load(key('a'))).toEqual(state('a'));
+    expect(await again.load(key('a', 'paint'))).toEqual(state('a', 5, 6));
+    expect(await again.load(key('a', 'cad', 'globex'))).toEqual(state('a', 7, 8));
   });
 
-  it('forgets one licence’s answer on clear, keeping the others', async () => {
-    const dir = tempDir();
-    const cache = fileCache(dir);
-    await cache.save(answer('a'));
-    await cache.save(answer('b'));
-    await cache.clear('a');
-    await cache.clear('never-saved');
-    const again = fileCache(dir);
-    expect(await again.load('a')).toBeNull();
-    expect(await again.load('b')).toEqual(answer('b'));
-    const memory = memoryCache();
-    await memory.save(answer('a'));
-    await memory.clear('a');
-    expect(await memory.load('a')).toBeNull();
+  it('never makes a path of a name outside the service\'s alphabet', async () => {
+    const cache = fileCache(tempDir());
+    for (const bad of [key('..'), key('a', '../etc'), key('a', 'cad', 'a/b'), key('')]) {
+      await expect(cache.update(bad, () => state('a'))).rejects.toThrow('cannot name a state file');
+      await expect(cache.load(bad)).rejects.toThrow('cannot name a state file');
+    }
   });
 
   it('writes a temporary file and renames it over the old one', async () => {
     const cache = fileCache(tempDir());
-    await cache.save(answer('a'));
-    const before = statSync(cache.file).ino;
-    await cache.save(answer('b'));
+    await cache.update(key('a'), () => state('a'));
+    const before = statSync(cache.file(key('a'))).ino;
+    await cache.update(key('a'), (s) => ({ ...s, answer: null }));
     // An in-place write keeps the inode; a rename brings the new file's.
-    expect(statSync(cache.file).ino).not.toBe(before);
-    expect(readdirSync(path.dirname(cache.file))).toEqual(['check-cache.json']);
+    expect(statSync(cache.file(key('a'))).ino).not.toBe(before);
   });
 
-  it('never shows a reader half a file while writers race', async () => {
+  it('counts a damaged file as empty, keeping the fields that still read', async () => {
     const cache = fileCache(tempDir());
-    await cache.save(answer('seed'));
-    let writing = true;
-    const writes = Promise.all(Array.from({ length: 30 }, (_, i) => cache.save(answer(`lid-${i}`)))).finally(() => (writing = false));
-    let reads = 0;
-    while (writing) {
-      expect(JSON.parse(readFileSync(cache.file, 'utf8'))).toHaveProperty('seed');
-      reads++;
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    await writes;
-    expect(reads).toBeGreaterThan(1);
-    expect(readdirSync(path.dirname(cache.file))).toEqual(['check-cache.json']);
+    const file = cache.file(key('a'));
+    await cache.update(key('a'), () => state('a'));
+    writeFileSync(file, '{"format": 1, "newestIat": 17');
+    expect(await cache.load(key('a'))).toEqual({ newestIat: null, offsetMs: null, answer: null });
+    writeFileSync(file, JSON.stringify({ format: 1, lid: 'a', newestIat: 17, offsetMs: 'x', answer: { ...answer('a'), renewed: 'no' } }));
+    expect(await cache.load(key('a'))).toEqual({ newestIat: 17, offsetMs: null, answer: null });
+    writeFileSync(file, JSON.stringify({ format: 1, lid: 'a', newestIat: 1.5, offsetMs: -3, answer: { ...answer('a'), tag: 'SVCR9' } }));
+    expect(await cache.load(key('a'))).toEqual({ newestIat: null, offsetMs: -3, answer: null });
+    await cache.update(key('a'), (s) => ({ ...s, answer: answer('a') }));
+    expect(await cache.load(key('a'))).toEqual({ newestIat: null, offsetMs: -3, answer: answer('a') });
   });
 
-  it('treats a corrupt file as empty and replaces it on the next save', async () => {
+  it('waits for another writer\'s lock, and removes one left by a process that died', async () => {
     const cache = fileCache(tempDir());
-    writeFileSync(cache.file, '{"a": tru');
-    expect(await cache.load('a')).toBeNull();
-    await cache.save(answer('a'));
-    expect(await cache.load('a')).toEqual(answer('a'));
+    await cache.update(key('a'), () => state('a', 1));
+    const lockFile = cache.file(key('a')).replace(/\.json$/, '.lock');
+    writeFileSync(lockFile, '');
+    let done = false;
+    const waiting = cache.update(key('a'), (s) => ({ ...s, newestIat: s.newestIat! + 1 })).then(() => (done = true));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(done).toBe(false);
+    rmSync(lockFile);
+    await waiting;
+    expect((await cache.load(key('a'))).newestIat).toBe(2);
+
+    writeFileSync(lockFile, '');
+    const old = (Date.now() - 11_000) / 1000;
+    utimesSync(lockFile, old, old);
+    await cache.update(key('a'), (s) => ({ ...s, newestIat: s.newestIat! + 1 }));
+    expect((await cache.load(key('a'))).newestIat).toBe(3);
+    expect(readdirSync(path.dirname(lockFile))).toEqual(['a.json']);
+  });
+
+  it('loses no update when two processes write at once', async () => {
+    const root = tempDir();
+    const times = 40;
+    const writer = (name: string) =>
+      promisify(execFile)(process.execPath, [path.resolve(import.meta.dirname, '../../../node_modules/tsx/dist/cli.mjs'), path.join(import.meta.dirname, 'cache-writer.ts'), root, name, String(times)], {
+        timeout: 60_000,
+      });
+    await Promise.all([writer('first'), writer('second')]);
+    const cache = fileCache(root);
+    expect((await cache.load(key('shared'))).newestIat).toBe(2 * times);
+    expect((await cache.load(key('first'))).offsetMs).toBe(times);
+    expect((await cache.load(key('second'))).offsetMs).toBe(times);
+    expect(readdirSync(path.join(root, 'acme', 'cad')).sort()).toEqual(['first.json', 'second.json', 'shared.json']);
   });
 });
 
 describe('memoryCache', () => {
-  it('round-trips answers by lid', async () => {
+  it('keeps state per organisation, product and licence, and hands out copies', async () => {
     const cache = memoryCache();
-    await cache.save(answer('a'));
-    expect(await cache.load('a')).toEqual(answer('a'));
-    expect(await cache.load('b')).toBeNull();
+    await cache.update(key('a'), () => state('a'));
+    expect(await cache.load(key('a'))).toEqual(state('a'));
+    expect(await cache.load(key('a', 'paint'))).toEqual({ newestIat: null, offsetMs: null, answer: null });
+    const loaded = await cache.load(key('a'));
+    loaded.answer!.status = 'REVOKED';
+    expect((await cache.load(key('a'))).answer!.status).toBe('ACTIVE');
   });
 });
 

@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { fpDigest } from '@licensor/protocol';
-import { LicenceClient, LicensorError, memoryCache, type CheckCache, type LicenceClientOptions } from '@licensor/sdk';
+import { LicenceClient, LicensorError, memoryCache, type CacheKey, type CheckCache, type LicenceClientOptions, type LicenceClaims } from '@licensor/sdk';
 import {
   checkToken,
   fakeFetch,
@@ -39,6 +39,9 @@ function client(respond: (request: SentRequest) => Answer | Promise<Answer>, opt
   return { client: instance, requests, clock, cache };
 }
 
+/** Where a licence's state is kept: under its signed organisation and product. */
+const keyOf = (claims: LicenceClaims | null): CacheKey => ({ slug: claims!.org, productKey: claims!.prd, lid: claims!.lid });
+
 const ok = (signed: Parameters<typeof genuineAnswer>[1] = licensed(), tweak: Parameters<typeof genuineAnswer>[2] = {}) =>
   (request: SentRequest): Answer => ({ status: 200, body: genuineAnswer(request, signed, tweak) });
 
@@ -64,7 +67,11 @@ describe('LicenceClient.check', () => {
     expect(result).toMatchObject({ state: 'VALID', reasons: [], noAnswer: null, clockRollback: false, renewed: false, ageSeconds: 0 });
     expect(result.answer).toMatchObject({ fresh: true, grants: true, status: 'ACTIVE', fpDigest: fpDigest(myFingerprint) });
     const lid = result.licence.claims!.lid;
-    expect(await cache.load(lid)).toMatchObject({ lid, status: 'ACTIVE', checkedAt: new Date(T0).toISOString() });
+    expect(await cache.load(keyOf(result.licence.claims))).toMatchObject({
+      newestIat: result.licence.claims!.iat,
+      offsetMs: 0,
+      answer: { tag: 'SVCR1', lid, status: 'ACTIVE', checkedAt: new Date(T0).toISOString(), leaseEndsAt: '' },
+    });
   });
 
   it('accepts a receipt signed by an older key of the product\'s history', async () => {
@@ -142,6 +149,32 @@ describe('LicenceClient.check', () => {
     expect(rolledBack.requests).toEqual([]);
   });
 
+  it('keeps the newest term seen and the clock offset through release() and clearCache()', async () => {
+    const lid = '5b7c0a52-1111-4222-8333-444455556667';
+    const cache = memoryCache();
+    const newer = onlineLicence({ lid, iat: T0 / 1000 - 86_400 });
+    const older = onlineLicence({ lid, iat: T0 / 1000 - 86_400 * 40 });
+    const released = (request: SentRequest): Answer =>
+      request.url.endsWith('/release')
+        ? { status: 200, body: { lid, released: true, releasedAt: new Date(T0).toISOString(), nonce: request.body.nonce } }
+        : ok(licensed(new Date(T0 + 5_000).toISOString()))(request);
+    const here = client(released, { licence: newer, cache });
+    const first = await here.client.check();
+    expect(first.state).toBe('VALID');
+    const key = keyOf(first.licence.claims);
+    expect(await here.client.release()).toEqual({ released: true, releasedAt: new Date(T0).toISOString() });
+    expect(await cache.load(key)).toEqual({ newestIat: T0 / 1000 - 86_400, offsetMs: 5_000, answer: null });
+
+    const rolledBack = client(ok(), { licence: older, cache });
+    expect(await rolledBack.client.check()).toMatchObject({ state: 'INVALID', reasons: ['OLDER_TERM'], answer: null });
+    expect(rolledBack.requests).toEqual([]);
+
+    await here.client.check();
+    await here.client.clearCache();
+    expect(await cache.load(key)).toEqual({ newestIat: T0 / 1000 - 86_400, offsetMs: 5_000, answer: null });
+    expect(await client(ok(), { licence: older, cache }).client.check()).toMatchObject({ state: 'INVALID', reasons: ['OLDER_TERM'] });
+  });
+
   describe('counts a forged or failed answer as no answer', () => {
     const forgeries: Array<[string, (request: SentRequest) => Answer | Promise<Answer>, string]> = [
       ['a status changed to ACTIVE', (r) => ({ status: 200, body: { ...genuineAnswer(r, { status: 'REVOKED', boundAt: 'x' }), status: 'ACTIVE', valid: true } }), 'BAD_RECEIPT'],
@@ -171,7 +204,7 @@ describe('LicenceClient.check', () => {
       expect(result.noAnswer?.code).toBe(code);
       expect(result).toMatchObject({ state: 'VALID', ageSeconds: 3600, renewed: false });
       expect(result.answer).toMatchObject({ fresh: false, nonce: genuine.answer!.nonce });
-      expect(await cache.load(genuine.licence.claims!.lid)).toMatchObject({ nonce: genuine.answer!.nonce });
+      expect((await cache.load(keyOf(genuine.licence.claims))).answer).toMatchObject({ nonce: genuine.answer!.nonce });
       if (code === 'HTTP_STATUS') expect(result.noAnswer?.status).toBeGreaterThanOrEqual(400);
 
       // With nothing verified before, the same answer leaves the licence STALE, never INVALID.
@@ -229,15 +262,15 @@ describe('LicenceClient.check', () => {
   it('ignores a cached answer that was edited, or belongs to another machine', async () => {
     const { client: c, cache } = client(ok());
     const { licence } = await c.check();
-    const lid = licence.claims!.lid;
-    const saved = (await cache.load(lid))!;
+    const key = keyOf(licence.claims);
+    const saved = await cache.load(key);
     const offline = client(() => ({ status: 500, body: {} }), { cache, licence: c.licence, clock: () => T0 + 1000 });
     expect((await offline.client.check()).state).toBe('VALID');
 
-    await cache.save({ ...saved, checkedAt: new Date(T0 + 86_400_000).toISOString() });
+    await cache.update(key, () => ({ ...saved, answer: { ...saved.answer!, checkedAt: new Date(T0 + 86_400_000).toISOString() } }));
     expect(await offline.client.check()).toMatchObject({ state: 'STALE', answer: null });
 
-    await cache.save(saved);
+    await cache.update(key, () => saved);
     const elsewhere = client(() => ({ status: 500, body: {} }), { cache, licence: c.licence, fingerprint: otherFingerprint });
     expect(await elsewhere.client.check()).toMatchObject({ state: 'STALE', answer: null });
   });
@@ -245,8 +278,7 @@ describe('LicenceClient.check', () => {
   it('treats a cache that fails to load as empty, and reports one that fails to save', async () => {
     const broken: CheckCache = {
       load: () => Promise.reject(new Error('disk gone')),
-      save: () => Promise.reject(new Error('read-only')),
-      clear: () => Promise.reject(new Error('read-only')),
+      update: () => Promise.reject(new Error('read-only')),
     };
     const { client: c } = client(ok(), { cache: broken });
     const result = await c.check();
@@ -317,6 +349,18 @@ describe('LicenceClient.fetch', () => {
     await c.check();
     await expect(c.fetch()).rejects.toMatchObject({ name: 'LicensorError', code: 'OLDER_TERM' });
     expect(c.licence).toBe(current);
+  });
+
+  it('remembers a fetched term before any answer was kept, so the older one is refused from then on', async () => {
+    const lid = '6c8d1b63-2222-4333-8444-555566667778';
+    const cache = memoryCache();
+    const current = onlineLicence({ lid, iat: T0 / 1000 - 86_400 * 60 });
+    const renewed = onlineLicence({ lid, iat: T0 / 1000 - 86_400 });
+    const { client: c } = client(() => ({ status: 200, body: { license: renewed } }), { licence: current, cache });
+    expect(await c.fetch()).toBe(renewed);
+    const restarted = client(ok(), { licence: current, cache });
+    expect(await restarted.client.check()).toMatchObject({ state: 'INVALID', reasons: ['OLDER_TERM'] });
+    expect(restarted.requests).toEqual([]);
   });
 
   it.each([

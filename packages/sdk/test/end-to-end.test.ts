@@ -106,11 +106,12 @@ describe('the SDK against a real service', () => {
     const here = client({ cache });
     expect((await here.check()).state).toBe('VALID');
     expect(await client({ fingerprint: elsewhere }).check()).toMatchObject({ state: 'INVALID', serverReason: 'FINGERPRINT_MISMATCH' });
-    const lid = (await here.check()).licence.claims!.lid;
-    expect(await cache.load(lid)).not.toBeNull();
+    const { claims } = (await here.check()).licence;
+    const key = { slug: claims!.org, productKey: claims!.prd, lid: claims!.lid };
+    expect((await cache.load(key)).answer).not.toBeNull();
 
     expect(await here.release()).toEqual({ released: true, releasedAt: expect.any(String) });
-    expect(await cache.load(lid)).toBeNull();
+    expect(await cache.load(key)).toMatchObject({ answer: null, newestIat: claims!.iat });
     expect(await here.release()).toEqual({ released: false, reason: 'NO_SEAT' });
     expect(await client({ fingerprint: elsewhere }).check()).toMatchObject({ state: 'VALID', serverReason: null });
   });

@@ -22,8 +22,9 @@ describe.runIf(process.platform === 'linux')('collectFingerprint on this Linux m
     expect(report.readable.machine).toBe(Boolean(machineId));
     if (machineId) expect(report.parts.machine).toBe(hashComponent(machineId));
     expect(report.parts.host).toBe(hashComponent(os.hostname()));
-    const cpu = os.cpus()[0]?.model.trim();
+    const cpu = /^model name[ \t]*:(.*)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1]?.trim();
     expect(report.readable.cpu).toBe(Boolean(cpu));
+    if (cpu) expect(report.parts.cpu).toBe(hashComponent(cpu));
     const macs = Object.values(os.networkInterfaces()).flat().filter((a) => a && !a.internal && a.mac !== '00:00:00:00:00:00');
     expect(report.readable.mac).toBe(macs.length > 0);
     if (report.readable.mac) expect(macs.map((a) => hashComponent(a!.mac))).toContain(report.parts.mac);

@@ -1,0 +1,164 @@
+// The TypeScript SDK's driver (DESIGN.md 16, docs/protocol.md): one JSON request a line on stdin,
+// one JSON answer a line on stdout, in order; logs go to stderr. Started by `packages/sdk/driver`.
+// A test program: it is not in the package's `files`.
+import { createInterface } from 'node:readline';
+import { collectFingerprint, fileCache, LicenceClient, LicensorError, verifyLicence, type CheckResult } from '../src/index.js';
+
+type Request = Record<string, unknown>;
+type Answer = { ok: true; result: unknown } | { ok: false; error: { code: string; message: string; status?: number } };
+
+interface Config {
+  baseUrl: string;
+  slug: string;
+  productKey?: string;
+  checkId: string;
+  checkToken: string;
+  publicKeys: string[];
+  licence: string;
+  stateDir: string;
+  timeoutMs?: number;
+}
+
+class DriverError extends Error {}
+
+let config: Config | null = null;
+let client: LicenceClient | null = null;
+let offsetMs = 0;
+let fingerprint: string | undefined;
+
+const clock = () => Date.now() + offsetMs;
+
+function text(request: Request, name: string, optional = false): string | undefined {
+  const value = request[name];
+  if (value === undefined && optional) return undefined;
+  if (typeof value !== 'string' || value === '') throw new DriverError(`${name} must be a non-empty string`);
+  return value;
+}
+
+function readConfig(request: Request): Config {
+  const publicKeys = request.publicKeys;
+  if (!Array.isArray(publicKeys) || publicKeys.length === 0 || !publicKeys.every((key) => typeof key === 'string')) {
+    throw new DriverError('publicKeys must be a non-empty list of PEM strings');
+  }
+  const timeoutMs = request.timeoutMs;
+  if (timeoutMs !== undefined && (!Number.isSafeInteger(timeoutMs) || (timeoutMs as number) < 1)) throw new DriverError('timeoutMs must be a positive integer');
+  return {
+    baseUrl: text(request, 'baseUrl')!,
+    slug: text(request, 'slug')!,
+    productKey: text(request, 'productKey', true),
+    checkId: text(request, 'checkId')!,
+    checkToken: text(request, 'checkToken')!,
+    publicKeys: publicKeys as string[],
+    licence: text(request, 'licence')!,
+    stateDir: text(request, 'stateDir')!,
+    timeoutMs: timeoutMs as number | undefined,
+  };
+}
+
+function configured(): Config {
+  if (config === null) throw new DriverError('send configure first');
+  return config;
+}
+
+/** The client for the current configuration, built on first use (a later configure or setFingerprint replaces it). */
+function currentClient(): LicenceClient {
+  const { publicKeys, stateDir, ...options } = configured();
+  client ??= new LicenceClient({ ...options, publicKeyPem: publicKeys, cache: fileCache(stateDir), clock, fingerprint });
+  return client;
+}
+
+/** DESIGN.md 16's check result. */
+function checkAnswer(result: CheckResult) {
+  return {
+    state: result.state,
+    reasons: result.reasons,
+    fresh: result.answer?.fresh ?? null,
+    clockRollback: result.clockRollback,
+    ageSeconds: result.ageSeconds,
+    noAnswer: result.noAnswer && { code: result.noAnswer.code, ...(result.noAnswer.status !== undefined ? { status: result.noAnswer.status } : {}) },
+    renewed: result.renewed,
+    airGapped: false,
+    leaseEndsAt: null,
+  };
+}
+
+const ops: Record<string, (request: Request) => Promise<unknown> | unknown> = {
+  configure(request) {
+    config = readConfig(request);
+    client = null;
+    currentClient();
+    return {};
+  },
+  verify(request) {
+    const { publicKeys, productKey, slug } = configured();
+    const licence = text(request, 'licence', true) ?? configured().licence;
+    const result = verifyLicence(licence, publicKeys, { now: clock(), fingerprint, productKey, organisation: slug });
+    return { valid: result.valid, reasons: result.reasons, claims: result.claims };
+  },
+  async check() {
+    return checkAnswer(await currentClient().check());
+  },
+  async release() {
+    const result = await currentClient().release();
+    return result.released ? { released: true } : { released: false, reason: result.reason };
+  },
+  async fetch() {
+    const licence = await currentClient().fetch();
+    configured().licence = licence;
+    return { licence };
+  },
+  async clearCache() {
+    await currentClient().clearCache();
+    return {};
+  },
+  setClock(request) {
+    if (!Number.isSafeInteger(request.offsetMs)) throw new DriverError('offsetMs must be an integer');
+    offsetMs = request.offsetMs as number;
+    return {};
+  },
+  setFingerprint(request) {
+    fingerprint = text(request, 'fingerprint');
+    client = null;
+    return {};
+  },
+  fingerprint() {
+    return { fingerprint: collectFingerprint().fingerprint };
+  },
+  borrow() {
+    throw new DriverError('borrowing is not supported yet');
+  },
+  activationRequest: airGap,
+  activateAirGap: airGap,
+  deactivateAirGap: airGap,
+};
+
+function airGap(): never {
+  throw new DriverError('air-gapped activation is not supported yet');
+}
+
+async function answer(line: string): Promise<Answer> {
+  try {
+    let request: unknown;
+    try {
+      request = JSON.parse(line);
+    } catch {
+      throw new DriverError('the request is not JSON');
+    }
+    if (request === null || typeof request !== 'object' || Array.isArray(request)) throw new DriverError('the request is not a JSON object');
+    const op = (request as Request).op;
+    if (typeof op !== 'string' || !Object.hasOwn(ops, op)) throw new DriverError(`unknown op ${JSON.stringify(op)}`);
+    return { ok: true, result: await ops[op]!(request as Request) };
+  } catch (error) {
+    if (error instanceof LicensorError) {
+      return { ok: false, error: { code: error.code, message: error.message, ...(error.status !== undefined ? { status: error.status } : {}) } };
+    }
+    if (!(error instanceof DriverError)) console.error(error);
+    return { ok: false, error: { code: 'INVALID_OPTIONS', message: (error as Error).message } };
+  }
+}
+
+// One request at a time, answered in order; the process ends when stdin closes.
+for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
+  if (line.trim() === '') continue;
+  process.stdout.write(`${JSON.stringify(await answer(line))}\n`);
+}

@@ -1,0 +1,394 @@
+// Every SDK's driver (DESIGN.md 16, docs/protocol.md) against one real service (SQLite), through
+// a man-in-the-middle proxy of the test's own per driver: the same scenarios for each, answers
+// compared field by field across drivers and against the values expected. Then each
+// `examples/<lang>/run` against the service.
+//
+// Drivers: TypeScript always; sdks/<lang>/driver for java, python and go when it exists and its
+// toolchain is present, else skipped with the reason (failed with LICENSOR_REQUIRE_SDKS=1).
+// LICENSOR_DRIVERS=lang=/abs/path,... runs other drivers (and the examples beside them).
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildFingerprint, fpDigest } from '@licensor/protocol';
+import { collectFingerprint } from '@licensor/sdk';
+import { startHarness, type Harness } from '../packages/server/test/harness.js';
+import { found, missing, REQUIRE, startDriver, startProxy, type Answer, type Mode } from './drivers.js';
+
+const FINGERPRINT = buildFingerprint({ machine: 'drv-m', host: 'drv-h', mac: 'drv-a', cpu: 'drv-c', disk: 'drv-d' });
+const HOUR = 3_600_000;
+
+let h: Harness;
+let serviceUrl: string;
+interface Product {
+  id: number;
+  productKey: string;
+  publicKeyPem: string;
+}
+let product: Product;
+let otherProduct: Product;
+let otherLicence: string;
+let credential: { checkId: string; checkToken: string };
+
+interface Lane {
+  lang: string;
+  driver: ReturnType<typeof startDriver>;
+  proxy: Awaited<ReturnType<typeof startProxy>>;
+  stateDir: string;
+  lid: string;
+  /** The first term, and the renewed one once there is one. */
+  t1: string;
+  t2: string;
+  iat1: number;
+  iat2: number;
+}
+const lanes: Lane[] = [];
+const temporary: string[] = [];
+
+async function call(method: 'POST' | 'GET', url: string, body?: unknown) {
+  const response = await h.admin(method, url, body);
+  if (response.statusCode >= 300) throw new Error(`${method} ${url}: ${response.statusCode} ${response.body}`);
+  return response.data;
+}
+
+const iatOf = (licence: string): number => JSON.parse(Buffer.from(licence.split('.')[0]!, 'base64url').toString()).iat;
+
+function configure(lane: Lane, licence: string) {
+  return {
+    op: 'configure',
+    baseUrl: lane.proxy.url,
+    slug: h.slug,
+    productKey: product.productKey,
+    checkId: credential.checkId,
+    checkToken: credential.checkToken,
+    // A key history: the other product's key verifies its own licences, which must then be WRONG_PRODUCT.
+    publicKeys: [product.publicKeyPem, otherProduct.publicKeyPem],
+    licence,
+    stateDir: lane.stateDir,
+    timeoutMs: 10_000,
+  };
+}
+
+const stateFile = (lane: Lane) => path.join(lane.stateDir, h.slug, product.productKey, `${lane.lid}.json`);
+const readState = (lane: Lane) => JSON.parse(readFileSync(stateFile(lane), 'utf8'));
+const setMode = (mode: Mode) => lanes.forEach((lane) => (lane.proxy.mode = mode));
+
+/** Sends each lane its request at once; answers in lane order. */
+function everyone(request: (lane: Lane) => Record<string, unknown>): Promise<Answer[]> {
+  return Promise.all(lanes.map((lane) => lane.driver.send(request(lane))));
+}
+
+/**
+ * Every driver answered alike and as expected: its own licence strings and lid aside (unless the
+ * request named the same string for all), error messages aside (each SDK's own words), and
+ * `ageSeconds` within a few seconds of the TypeScript driver's. Answers the TypeScript driver's.
+ */
+function agree(answers: Answer[], expected: unknown, options: { label?: string; sameStrings?: boolean } = {}): Answer {
+  const ages = answers.map((answer) => (answer.ok && answer.result && 'ageSeconds' in answer.result ? answer.result.ageSeconds : undefined));
+  const normalised = answers.map((answer, i) => {
+    const lane = lanes[i]!;
+    let text = JSON.stringify(answer);
+    if (!options.sameStrings) {
+      for (const [value, name] of [[lane.t2, '<t2>'], [lane.t1, '<t1>'], [lane.lid, '<lid>']] as const) if (value) text = text.split(value).join(name);
+    }
+    const parsed = JSON.parse(text);
+    if (parsed.ok && typeof parsed.result?.ageSeconds === 'number') parsed.result.ageSeconds = '<age>';
+    // Messages are each SDK's own words.
+    if (!parsed.ok) delete parsed.error.message;
+    return { lang: lane.lang, answer: parsed };
+  });
+  for (const entry of normalised) expect(entry, `${entry.lang}: ${options.label ?? 'the expected answer'}`).toEqual({ lang: entry.lang, answer: expected });
+  for (const [i, age] of ages.entries()) {
+    if (age === null || age === undefined) expect(age, `${lanes[i]!.lang} ageSeconds`).toBe(ages[0]);
+    else expect(Math.abs(age - ages[0]), `${lanes[i]!.lang} ageSeconds ${age} against ${ages[0]}`).toBeLessThan(10);
+  }
+  return answers[0]!;
+}
+
+const ok = (result: unknown) => ({ ok: true, result });
+const failed = (code: string, status?: number) => ({ ok: false, error: { code, ...(status === undefined ? {} : { status }) } });
+const checked = (fields: Record<string, unknown>) =>
+  ok({ state: 'VALID', reasons: [], fresh: true, clockRollback: false, ageSeconds: '<age>', noAnswer: null, renewed: false, airGapped: false, leaseEndsAt: null, ...fields });
+
+beforeAll(async () => {
+  h = await startHarness();
+  await h.app.listen({ port: 0, host: '127.0.0.1' });
+  serviceUrl = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
+  const create = (productKey: string) =>
+    call('POST', '/products', { productKey, name: productKey, algorithm: 'ED25519', licenceType: 'ONLINE', allowedLicenceTypes: ['ONLINE'], licenceFetchEnabled: true });
+  product = await create('drivers-app');
+  otherProduct = await create('drivers-other');
+  credential = await call('POST', `/products/${product.id}/check-token`);
+  otherLicence = (await call('POST', '/licenses', { productId: otherProduct.id, licensee: 'Other Customer', validityMonths: 12 })).licenseString;
+
+  for (const { lang, driver } of found) {
+    const issued = await call('POST', '/licenses', { productId: product.id, licensee: 'Driver Customer', validityMonths: 12 });
+    const stateDir = mkdtempSync(path.join(os.tmpdir(), `licensor-driver-${lang}-`));
+    temporary.push(stateDir);
+    lanes.push({
+      lang,
+      driver: startDriver(lang, driver),
+      proxy: await startProxy(serviceUrl, credential.checkId),
+      stateDir,
+      lid: issued.lid,
+      t1: issued.licenseString,
+      t2: '',
+      iat1: iatOf(issued.licenseString),
+      iat2: 0,
+    });
+  }
+  // Started together, so the drivers that build something build at once.
+  agree(await everyone((lane) => configure(lane, lane.t1)), ok({}));
+  agree(await everyone(() => ({ op: 'setFingerprint', fingerprint: FINGERPRINT })), ok({}));
+}, 600_000);
+
+afterAll(async () => {
+  for (const lane of lanes) {
+    lane.driver.stop();
+    lane.proxy.close();
+  }
+  await h?.close();
+  for (const dir of temporary) rmSync(dir, { recursive: true, force: true });
+});
+
+for (const { lang, reason } of missing) {
+  if (REQUIRE) it(`has the ${lang} driver (LICENSOR_REQUIRE_SDKS=1)`, () => expect.fail(reason));
+  else {
+    console.warn(`drivers.test.ts: the ${lang} driver is skipped: ${reason}`);
+    it.skip(`${lang} driver: ${reason}`, () => {});
+  }
+}
+
+describe(`the drivers (${found.map((f) => f.lang).join(', ')}) against one service`, () => {
+  it('verify: the configured licence, tampered strings and another product\'s licence', async () => {
+    const mine = await everyone(() => ({ op: 'verify' }));
+    for (const [i, answer] of mine.entries()) {
+      expect(answer, lanes[i]!.lang).toMatchObject(
+        ok({ valid: true, reasons: [], claims: { v: 3, lid: lanes[i]!.lid, prd: product.productKey, org: h.slug, typ: 'ONLINE', lic: 'Driver Customer', mm: 1 } }),
+      );
+    }
+
+    const licence = lanes[0]!.t1;
+    const [payload, signature] = licence.split('.') as [string, string];
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
+    const signatureBytes = Buffer.from(signature, 'base64url');
+    signatureBytes[5]! ^= 1;
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    // The last character of a 64-byte signature carries four unused bits: set one.
+    const strayBits = signature.slice(0, -1) + alphabet[alphabet.indexOf(signature.at(-1)!) ^ 1];
+    const cases: Array<[string, string, unknown]> = [
+      ['a changed signature', `${payload}.${signatureBytes.toString('base64url')}`, ['BAD_SIGNATURE']],
+      ['a changed licensee', `${Buffer.from(JSON.stringify({ ...claims, lic: 'Mallory' })).toString('base64url')}.${signature}`, ['BAD_SIGNATURE']],
+      ['padding', `${payload}=.${signature}`, ['MALFORMED']],
+      ['stray trailing bits', `${payload}.${strayBits}`, ['MALFORMED']],
+      ['three parts', `${licence}.x`, ['MALFORMED']],
+      ['not a licence', 'hello', ['MALFORMED']],
+    ];
+    for (const [label, text, reasons] of cases) {
+      agree(await everyone(() => ({ op: 'verify', licence: text })), ok({ valid: false, reasons, claims: null }), { label, sameStrings: true });
+    }
+    const other = agree(await everyone(() => ({ op: 'verify', licence: otherLicence })), ok({ valid: false, reasons: ['WRONG_PRODUCT'], claims: expect.any(Object) }), {
+      sameStrings: true,
+    });
+    expect(other.ok && other.result.claims).toMatchObject({ prd: 'drivers-other', org: h.slug, lic: 'Other Customer' });
+    // The same string verified by every driver gives the same claims, key for key.
+    agree(await everyone(() => ({ op: 'verify', licence })), ok({ valid: true, reasons: [], claims }), { sameStrings: true });
+  });
+
+  it('check: a genuine answer is VALID and fresh, kept in <stateDir>/<slug>/<productKey>/<lid>.json', async () => {
+    setMode('pass');
+    agree(await everyone(() => ({ op: 'check' })), checked({}));
+    for (const lane of lanes) {
+      const file = stateFile(lane);
+      expect(statSync(file).mode & 0o777, lane.lang).toBe(0o600);
+      expect(statSync(path.dirname(file)).mode & 0o777, lane.lang).toBe(0o700);
+      expect(readdirSync(path.dirname(file)), `${lane.lang}: no lock or temporary file left`).toEqual([`${lane.lid}.json`]);
+      const state = readState(lane);
+      expect(Object.keys(state).sort(), lane.lang).toEqual(['answer', 'format', 'lid', 'newestIat', 'offsetMs']);
+      expect(Object.keys(state.answer).sort(), lane.lang).toEqual(
+        ['boundAt', 'checkedAt', 'fpDigest', 'leaseEndsAt', 'lid', 'nonce', 'receipt', 'renewed', 'status', 'tag'],
+      );
+      expect(state, lane.lang).toMatchObject({
+        format: 1,
+        lid: lane.lid,
+        newestIat: lane.iat1,
+        answer: { tag: 'SVCR1', lid: lane.lid, status: 'ACTIVE', fpDigest: fpDigest(FINGERPRINT), leaseEndsAt: '', renewed: false },
+      });
+      expect(Number.isSafeInteger(state.offsetMs) && Math.abs(state.offsetMs) < 10_000, `${lane.lang} offsetMs ${state.offsetMs}`).toBe(true);
+      expect(state.answer.boundAt, lane.lang).not.toBe('');
+    }
+  });
+
+  it('service down: no answer (NETWORK), the state rests on the kept answer', async () => {
+    setMode('down');
+    agree(await everyone(() => ({ op: 'check' })), checked({ fresh: false, noAnswer: { code: 'NETWORK' } }));
+  });
+
+  it('an HTTP 503 and a 401 are no answer (HTTP_STATUS with the status)', async () => {
+    setMode('status503');
+    agree(await everyone(() => ({ op: 'check' })), checked({ fresh: false, noAnswer: { code: 'HTTP_STATUS', status: 503 } }));
+    setMode('badToken');
+    agree(await everyone(() => ({ op: 'check' })), checked({ fresh: false, noAnswer: { code: 'HTTP_STATUS', status: 401 } }));
+  });
+
+  it('a forged answer is no answer (BAD_RECEIPT) and is not kept', async () => {
+    const before = lanes.map(readState);
+    setMode('forge');
+    agree(await everyone(() => ({ op: 'check' })), checked({ fresh: false, noAnswer: { code: 'BAD_RECEIPT' } }));
+    expect(lanes.map(readState)).toEqual(before);
+  });
+
+  it('each driver reads the state another SDK wrote', async () => {
+    setMode('down');
+    // Each lane takes the next lane's licence and state directory (with one driver, its own).
+    const next = (lane: Lane) => lanes[(lanes.indexOf(lane) + 1) % lanes.length]!;
+    const swapped = lanes.map((lane) => ({ ...lane, stateDir: next(lane).stateDir }));
+    await Promise.all(lanes.map((lane, i) => lane.driver.send(configure(swapped[i]!, next(lane).t1))));
+    const answers = await everyone(() => ({ op: 'check' }));
+    for (const [i, answer] of answers.entries()) {
+      expect(answer, `${lanes[i]!.lang} reading ${next(lanes[i]!).lang}'s state`).toMatchObject(checked({ fresh: false, noAnswer: { code: 'NETWORK' }, ageSeconds: expect.any(Number) }));
+    }
+    agree(await everyone((lane) => configure(lane, lane.t1)), ok({}));
+  });
+
+  it('an edited answer in the state file counts as no answer', async () => {
+    for (const lane of lanes) {
+      const state = readState(lane);
+      state.answer.status = 'GRACE';
+      writeFileSync(stateFile(lane), JSON.stringify(state, null, 2));
+    }
+    setMode('down');
+    agree(await everyone(() => ({ op: 'check' })), checked({ state: 'STALE', fresh: null, ageSeconds: null, noAnswer: { code: 'NETWORK' } }));
+    // The newest term in the same file still holds.
+    for (const lane of lanes) expect(readState(lane).newestIat, lane.lang).toBe(lane.iat1);
+    setMode('pass');
+    agree(await everyone(() => ({ op: 'check' })), checked({}));
+  });
+
+  it('a clock moved back is a rollback: STALE, whatever the answer\'s age', async () => {
+    setMode('down');
+    agree(await everyone(() => ({ op: 'setClock', offsetMs: -2 * HOUR })), ok({}));
+    const answers = agree(await everyone(() => ({ op: 'check' })), checked({ state: 'STALE', fresh: false, clockRollback: true, noAnswer: { code: 'NETWORK' } }));
+    expect(answers.ok && answers.result.ageSeconds).toBeLessThan(-7000);
+    agree(await everyone(() => ({ op: 'setClock', offsetMs: 0 })), ok({}));
+    setMode('pass');
+  });
+
+  it('after a renewal: renewed, fetch gives the new term, and the older term is refused', async () => {
+    // A renewal's iat is whole seconds: let one pass since the last issue.
+    const newest = Math.max(...lanes.map((lane) => lane.iat1));
+    while (Date.now() / 1000 < newest + 1) await new Promise((resolve) => setTimeout(resolve, 100));
+    for (const lane of lanes) {
+      lane.t2 = (await call('POST', `/licenses/${lane.lid}/renew`, { validityMonths: 24 })).licenseString;
+      lane.iat2 = iatOf(lane.t2);
+      expect(lane.iat2).toBeGreaterThan(lane.iat1);
+    }
+    agree(await everyone(() => ({ op: 'check' })), checked({ renewed: true }));
+    agree(await everyone(() => ({ op: 'fetch' })), ok({ licence: '<t2>' }));
+    for (const lane of lanes) expect(readState(lane).newestIat, lane.lang).toBe(lane.iat2);
+    agree(await everyone(() => ({ op: 'check' })), checked({}));
+
+    // An application restarted with the older string it had stored.
+    agree(await everyone((lane) => configure(lane, lane.t1)), ok({}));
+    const requests = lanes.map((lane) => lane.proxy.requests);
+    agree(await everyone(() => ({ op: 'check' })), checked({ state: 'INVALID', reasons: ['OLDER_TERM'], fresh: false }));
+    expect(lanes.map((lane) => lane.proxy.requests), 'the older term is never sent').toEqual(requests);
+    agree(await everyone((lane) => configure(lane, lane.t2)), ok({}));
+  });
+
+  it('release frees the seat, forgets the answer and keeps the newest term', async () => {
+    agree(await everyone(() => ({ op: 'release' })), ok({ released: true }));
+    for (const lane of lanes) {
+      expect((await call('GET', `/licenses/${lane.lid}`)).seatsUsed, lane.lang).toBe(0);
+      const state = readState(lane);
+      expect(state, lane.lang).toMatchObject({ format: 1, lid: lane.lid, newestIat: lane.iat2, answer: null });
+      expect(Number.isSafeInteger(state.offsetMs), `${lane.lang} keeps the clock offset`).toBe(true);
+    }
+    agree(await everyone(() => ({ op: 'release' })), ok({ released: false, reason: 'NO_SEAT' }));
+    // Fetch never binds: with no seat it is refused.
+    agree(await everyone(() => ({ op: 'fetch' })), failed('HTTP_STATUS', 403));
+
+    agree(await everyone((lane) => configure(lane, lane.t1)), ok({}));
+    const requests = lanes.map((lane) => lane.proxy.requests);
+    agree(await everyone(() => ({ op: 'check' })), checked({ state: 'INVALID', reasons: ['OLDER_TERM'], fresh: null, ageSeconds: null }));
+    expect(lanes.map((lane) => lane.proxy.requests)).toEqual(requests);
+    for (const lane of lanes) expect((await call('GET', `/licenses/${lane.lid}`)).seatsUsed, lane.lang).toBe(0);
+  });
+
+  it('clearCache forgets the answer only', async () => {
+    agree(await everyone((lane) => configure(lane, lane.t2)), ok({}));
+    agree(await everyone(() => ({ op: 'check' })), checked({}));
+    agree(await everyone(() => ({ op: 'clearCache' })), ok({}));
+    for (const lane of lanes) expect(readState(lane), lane.lang).toMatchObject({ newestIat: lane.iat2, answer: null, offsetMs: expect.any(Number) });
+    setMode('down');
+    agree(await everyone(() => ({ op: 'check' })), checked({ state: 'STALE', fresh: null, ageSeconds: null, noAnswer: { code: 'NETWORK' } }));
+    setMode('pass');
+  });
+
+  it('fingerprint: every SDK collects the same fingerprint on this machine', async () => {
+    agree(await everyone(() => ({ op: 'fingerprint' })), ok({ fingerprint: collectFingerprint().fingerprint }));
+  });
+
+  it('refuses unknown ops and what this round does not support, with INVALID_OPTIONS', async () => {
+    agree(await everyone(() => ({ op: 'teleport' })), failed('INVALID_OPTIONS'));
+    for (const op of ['activationRequest', 'activateAirGap', 'deactivateAirGap']) {
+      const answers = await everyone(() => ({ op, response: 'x' }));
+      agree(answers, failed('INVALID_OPTIONS'));
+      for (const answer of answers) expect(!answer.ok && answer.error.message).toBe('air-gapped activation is not supported yet');
+    }
+    // An SDK with floating licences refuses to borrow for a node-locked one; one without them says so.
+    agree(await everyone(() => ({ op: 'borrow', until: new Date(Date.now() + HOUR).toISOString() })), failed('INVALID_OPTIONS'));
+  });
+});
+
+// TypeScript's example (examples/check-licence.ts) issues its own licence: packages/sdk's end-to-end test runs it.
+for (const { lang, example } of found.filter((f) => f.lang !== 'typescript')) {
+  if (example === null && !REQUIRE) it.skip(`${lang}: examples/${lang}/run does not exist`, () => {});
+  else {
+    it(`examples/${lang}/run exits 0 for a valid licence and non-zero for a revoked one`, async () => {
+      expect(example, `examples/${lang}/run`).not.toBeNull();
+      const dir = mkdtempSync(path.join(os.tmpdir(), `licensor-example-${lang}-`));
+      temporary.push(dir);
+      writeFileSync(path.join(dir, 'public.pem'), product.publicKeyPem);
+      const run = async (name: string, revoke: boolean) => {
+        const issued = await call('POST', '/licenses', { productId: product.id, licensee: `Example ${name}`, validityMonths: 12 });
+        if (revoke) await call('POST', `/licenses/${issued.lid}/revoke`, { reason: 'refunded' });
+        writeFileSync(path.join(dir, `${name}.lic`), issued.licenseString);
+        return new Promise<{ code: number | null; output: string }>((resolve) => {
+          const child = spawn(example!, [], {
+            cwd: path.dirname(example!),
+            env: {
+              ...process.env,
+              GOPROXY: 'off',
+              GOFLAGS: '-mod=readonly',
+              LICENSOR_URL: serviceUrl,
+              LICENSOR_ORG: h.slug,
+              LICENSOR_PRODUCT_KEY: product.productKey,
+              LICENSOR_CHECK_ID: credential.checkId,
+              LICENSOR_CHECK_TOKEN: credential.checkToken,
+              LICENSOR_PUBLIC_KEY_FILE: path.join(dir, 'public.pem'),
+              LICENSOR_LICENCE_FILE: path.join(dir, `${name}.lic`),
+              LICENSOR_STATE_DIR: path.join(dir, `state-${name}`),
+            },
+          });
+          let output = '';
+          child.stdout.on('data', (data: Buffer) => (output += data));
+          child.stderr.on('data', (data: Buffer) => (output += data));
+          const timer = setTimeout(() => child.kill('SIGKILL'), 240_000);
+          child.on('exit', (code) => {
+            clearTimeout(timer);
+            resolve({ code, output });
+          });
+        });
+      };
+      // One after the other: the first run may build the example, and two builds would share its folder.
+      const valid = await run('valid', false);
+      const revoked = await run('revoked', true);
+      expect(valid.code, valid.output).toBe(0);
+      expect(revoked.code, revoked.output).not.toBe(0);
+      expect(revoked.code, revoked.output).not.toBeNull();
+    }, 300_000);
+  }
+}
