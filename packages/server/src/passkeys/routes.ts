@@ -11,8 +11,8 @@ import { transaction, type Database } from '../db/database.js';
 import { tenant } from '../db/tenant.js';
 import { badRequest, forbidden, notFound, tooManyRequests } from '../http/errors.js';
 import { Id, iso, NoContent, NullableTimestamp, responses, Slug, Timestamp } from '../http/schemas.js';
-import { openPlatformSession, PLATFORM_COOKIE, platformIdentity, PlatformIdentity, platformSignInGate, recordPlatformAudit } from '../platform/accounts.js';
-import { SESSION_LIFETIME_MS } from '../auth/credentials.js';
+import { openPlatformSession, platformIdentity, PlatformIdentity, platformSignInGate, recordPlatformAudit } from '../platform/accounts.js';
+import { PLATFORM_COOKIE, SESSION_LIFETIME_MS } from '../auth/credentials.js';
 import { authenticationOptions, passkeyRefused, registrationOptions, verifyAuthentication, verifyRegistration, type Realm } from './webauthn.js';
 
 // DESIGN.md 9: requests for sign-in options are limited per address.
