@@ -89,7 +89,7 @@ export async function platformSignInGate(database: Database, config: Pick<Config
       .orderBy('at', 'desc')
       .limit(config.loginFailures * ADDRESS_FACTOR)
       .execute();
-    throttle(rows.map((r) => ({ at: r.at, samePair: r.username === username })), config.loginFailures, now);
+    throttle(rows, username, config.loginFailures, now);
   }
   return async function fail(message: string): Promise<never> {
     await database.db.insertInto('platform_login_failures').values({ username, address, at: now }).execute();
