@@ -13,7 +13,8 @@ import { countUncounted } from './licences/tallies.js';
 import { CreateMemberBody, Password } from './users/schemas.js';
 import { createMember } from './users/service.js';
 import { superviseWorkers } from './workers.js';
-import { createPlatformAccount, PLATFORM_ROLES, updatePlatformAccount, type PlatformRole } from './platform/accounts.js';
+import { PLATFORM_ROLES, type PlatformRole } from './auth/credentials.js';
+import { createPlatformAccount, updatePlatformAccount } from './platform/accounts.js';
 
 const USAGE = `usage: licensor <command>
   serve                                   start the service (applies migrations first)

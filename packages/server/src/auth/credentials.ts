@@ -6,7 +6,6 @@ import type { Actor } from '../http/context.js';
 import type { Organisation } from '../orgs/repo.js';
 import { isRole } from './access.js';
 import { digestsEqual, sha256Hex } from './secrets.js';
-import { PLATFORM_COOKIE, platformSession, type PlatformAccount } from '../platform/accounts.js';
 
 export const SESSION_COOKIE = 'svc_session';
 export const SESSION_LIFETIME_MS = 12 * 60 * 60 * 1000;
@@ -15,6 +14,19 @@ const STAMP_INTERVAL_MS = 60 * 1000;
 
 const TOKEN_HEADER = /^Bearer svc_([a-z0-9]{12,32})_([0-9a-f]{64})$/;
 const SESSION_VALUE = /^[0-9a-f]{64}$/;
+
+// The control plane's session (DESIGN.md 8) is read here too: a platform account may act inside an organisation.
+export const PLATFORM_ROLES = ['PLATFORM_ADMIN', 'PLATFORM_SUPPORT'] as const;
+export type PlatformRole = (typeof PLATFORM_ROLES)[number];
+export const PLATFORM_COOKIE = 'svc_platform';
+
+export interface PlatformAccount {
+  id: number;
+  username: string;
+  displayName: string;
+  role: PlatformRole;
+  sessionId: string;
+}
 
 /*
  * Credentials are looked up by their own unique id, before any tenant is trusted; the
@@ -73,6 +85,25 @@ async function sessionActor(database: Database, value: string, org: Organisation
     role: row.role,
     sessionId: id,
   };
+}
+
+/** The account a `svc_platform` cookie signs in, or a 401; role and `active` read on every request. */
+export async function platformSession(database: Database, value: string, now: number): Promise<PlatformAccount> {
+  if (!SESSION_VALUE.test(value)) throw unauthorized('platform session expired or signed out');
+  const id = sha256Hex(value);
+  const row = await database.db
+    .selectFrom('platform_sessions')
+    .innerJoin('platform_accounts', 'platform_accounts.id', 'platform_sessions.account_id')
+    .select(['platform_sessions.last_seen_at', 'platform_sessions.expires_at', 'platform_accounts.id as account_id', 'platform_accounts.username', 'platform_accounts.display_name', 'platform_accounts.role', 'platform_accounts.active'])
+    .where('platform_sessions.id', '=', id)
+    .executeTakeFirst();
+  if (!row || row.expires_at <= now || row.active !== 1 || !(PLATFORM_ROLES as readonly string[]).includes(row.role)) {
+    throw unauthorized('platform session expired or signed out');
+  }
+  if (now - row.last_seen_at >= STAMP_INTERVAL_MS) {
+    await database.db.updateTable('platform_sessions').set({ last_seen_at: now, expires_at: now + SESSION_LIFETIME_MS }).where('id', '=', id).execute();
+  }
+  return { id: row.account_id, username: row.username, displayName: row.display_name, role: row.role as PlatformRole, sessionId: id };
 }
 
 /** DESIGN.md 8: PLATFORM_ADMIN acts as an ORG_ADMIN, PLATFORM_SUPPORT as a VIEWER, under `platform/<username>`. */

@@ -10,6 +10,12 @@ import { newSecret, sha256Hex, verifyPassword } from './secrets.js';
 export const WINDOW_MS = 15 * 60 * 1000;
 // The per-address limit is ten times the per-(username, address) one (DESIGN.md 4).
 export const ADDRESS_FACTOR = 10;
+/**
+ * The username a failure is recorded under when the sign-in named none (a passkey's). No
+ * sign-in username is empty, so these failures belong to no (username, address) pair and
+ * count only towards the address's limit (DESIGN.md 9).
+ */
+export const NO_USERNAME = '';
 
 /**
  * When a limit is reached, how long until enough failures age out of the window to allow
@@ -22,18 +28,19 @@ function retryAfter(times: number[], limit: number, now: number): number | null 
 }
 
 /**
- * A 429 when the failures in the window (newest first, each saying whether it was this
- * username's) reach the per-(username, address) limit or ten times it for the address.
+ * A 429 when the failures in the window (newest first, with their usernames) reach the
+ * per-(username, address) limit or ten times it for the address. A sign-in naming no username
+ * (NO_USERNAME) is judged by the address's limit alone.
  */
-export function throttle(failures: Array<{ at: number; samePair: boolean }>, limit: number, now: number) {
+export function throttle(failures: Array<{ at: number; username: string | null }>, username: string, limit: number, now: number) {
   const all = failures.map((f) => f.at).reverse();
-  const pair = failures.filter((f) => f.samePair).map((f) => f.at).reverse();
+  const pair = username === NO_USERNAME ? [] : failures.filter((f) => f.username === username).map((f) => f.at).reverse();
   const wait = Math.max(retryAfter(pair, limit, now) ?? 0, retryAfter(all, limit * ADDRESS_FACTOR, now) ?? 0);
   if (wait > 0) throw tooManyRequests('too many failed sign-in attempts: try again later', wait);
 }
 
 /** Failures are counted in the database, so every instance sees the same counts. */
-async function recentFailures(database: Database, org: Organisation, username: string, address: string, limit: number, now: number) {
+async function recentFailures(database: Database, org: Organisation, address: string, limit: number, now: number) {
   const rows = await database.db
     .selectFrom('login_failures')
     .select(['at', 'org_id', 'username'])
@@ -42,7 +49,8 @@ async function recentFailures(database: Database, org: Organisation, username: s
     .orderBy('at', 'desc')
     .limit(limit * ADDRESS_FACTOR)
     .execute();
-  return rows.map((r) => ({ at: r.at, samePair: r.org_id === org.id && r.username === username }));
+  // Another organisation's member of the same name is another pair; the address is the same.
+  return rows.map((r) => ({ at: r.at, username: r.org_id === org.id ? r.username : null }));
 }
 
 export interface LoginResult {
@@ -53,11 +61,11 @@ export interface LoginResult {
 /**
  * The sign-in attempt's gate and its record (DESIGN.md 4): refuses a suspended organisation and
  * an address or (username, address) over the failure limit; `fail` records a failure (a
- * passkey's, whose username is unknown, counts for the address).
+ * passkey's, under NO_USERNAME, counts for the address only).
  */
 export async function signInGate(database: Database, config: Pick<Config, 'loginFailures'>, org: Organisation, username: string, address: string, now: number) {
   if (org.suspended) throw forbidden('organisation suspended');
-  if (config.loginFailures > 0) throttle(await recentFailures(database, org, username, address, config.loginFailures, now), config.loginFailures, now);
+  if (config.loginFailures > 0) throttle(await recentFailures(database, org, address, config.loginFailures, now), username, config.loginFailures, now);
   return async function fail(message: string): Promise<never> {
     await tenant(database.db, org.id).insertInto('login_failures', { username, address, at: now }).execute();
     // Keep the table small: failures older than the window no longer count for anyone.

@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import { recordAudit } from '../audit/audit.js';
-import { openSession, signInGate } from '../auth/login.js';
+import { NO_USERNAME, openSession, signInGate } from '../auth/login.js';
 import { identity, Identity, setSessionCookie } from '../auth/routes.js';
 import { verifyPassword } from '../auth/secrets.js';
 import type { Config } from '../config.js';
@@ -11,8 +11,8 @@ import { transaction, type Database } from '../db/database.js';
 import { tenant } from '../db/tenant.js';
 import { badRequest, forbidden, notFound, tooManyRequests } from '../http/errors.js';
 import { Id, iso, NoContent, NullableTimestamp, responses, Slug, Timestamp } from '../http/schemas.js';
-import { openPlatformSession, PLATFORM_COOKIE, platformIdentity, PlatformIdentity, platformSignInGate, recordPlatformAudit } from '../platform/accounts.js';
-import { SESSION_LIFETIME_MS } from '../auth/credentials.js';
+import { openPlatformSession, platformIdentity, PlatformIdentity, platformSignInGate, recordPlatformAudit } from '../platform/accounts.js';
+import { PLATFORM_COOKIE, SESSION_LIFETIME_MS } from '../auth/credentials.js';
 import { authenticationOptions, passkeyRefused, registrationOptions, verifyAuthentication, verifyRegistration, type Realm } from './webauthn.js';
 
 // DESIGN.md 9: requests for sign-in options are limited per address.
@@ -151,7 +151,7 @@ export function memberPasskeyRoutes(database: Database, config: Config, version:
       async (request, reply) => {
         const now = Date.now();
         const org = request.org;
-        const fail = await signInGate(database, config, org, '', request.ip, now);
+        const fail = await signInGate(database, config, org, NO_USERNAME, request.ip, now);
         const t = tenant(database.db, org.id);
         try {
           const { passkey, counter } = await verifyAuthentication(
@@ -165,7 +165,7 @@ export function memberPasskeyRoutes(database: Database, config: Config, version:
           const user = await t.selectFrom('users').selectAll().where('id', '=', passkey.user_id).executeTakeFirst();
           if (!user || user.active !== 1) throw passkeyRefused();
           await t.updateTable('passkeys').set({ counter, last_used_at: now }).where('id', '=', passkey.id).execute();
-          const { cookieValue } = await openSession(database, org, user, '', request.ip, now);
+          const { cookieValue } = await openSession(database, org, user, NO_USERNAME, request.ip, now);
           setSessionCookie(reply, config, org, cookieValue);
           return identity(org, { username: user.username, displayName: user.display_name, role: user.role }, version);
         } catch {
@@ -249,7 +249,7 @@ export function platformPasskeyRoutes(database: Database, config: Config, versio
       { config: { platform: 'public' }, schema: { summary: 'Sign in to the control plane with a passkey', tags, security: [], body: LoginBody, response: responses({ 200: PlatformIdentity }, [429]) } },
       async (request, reply) => {
         const now = Date.now();
-        const fail = await platformSignInGate(database, config, '', request.ip, now);
+        const fail = await platformSignInGate(database, config, NO_USERNAME, request.ip, now);
         try {
           const { passkey, counter } = await verifyAuthentication(
             database,
@@ -262,7 +262,7 @@ export function platformPasskeyRoutes(database: Database, config: Config, versio
           const account = await database.db.selectFrom('platform_accounts').selectAll().where('id', '=', passkey.account_id).executeTakeFirst();
           if (!account || account.active !== 1) throw passkeyRefused();
           await database.db.updateTable('platform_passkeys').set({ counter, last_used_at: now }).where('id', '=', passkey.id).execute();
-          const opened = await openPlatformSession(database, account, '', request.ip, now);
+          const opened = await openPlatformSession(database, account, NO_USERNAME, request.ip, now);
           reply.setCookie(PLATFORM_COOKIE, opened.cookieValue, { path: '/', httpOnly: true, sameSite: 'strict', secure, maxAge: SESSION_LIFETIME_MS / 1000 });
           return platformIdentity(opened.account, version);
         } catch {

@@ -2,15 +2,9 @@ import { Type } from 'typebox';
 import type { Config } from '../config.js';
 import { transaction, type Database, type Db } from '../db/database.js';
 import { ADDRESS_FACTOR, throttle, WINDOW_MS } from '../auth/login.js';
-import { SESSION_LIFETIME_MS } from '../auth/credentials.js';
+import { SESSION_LIFETIME_MS, type PlatformAccount, type PlatformRole } from '../auth/credentials.js';
 import { hashPassword, newSecret, sha256Hex, verifyPassword } from '../auth/secrets.js';
 import { conflict, notFound, unauthorized } from '../http/errors.js';
-
-export const PLATFORM_ROLES = ['PLATFORM_ADMIN', 'PLATFORM_SUPPORT'] as const;
-export type PlatformRole = (typeof PLATFORM_ROLES)[number];
-export const PLATFORM_COOKIE = 'svc_platform';
-const SESSION_VALUE = /^[0-9a-f]{64}$/;
-const STAMP_INTERVAL_MS = 60 * 1000;
 
 /** What a platform sign-in answers (SPEC 2.10's identity, outside every organisation). */
 export const PlatformIdentity = Type.Object({
@@ -34,14 +28,6 @@ export const platformIdentity = (account: Pick<PlatformAccount, 'username' | 'di
   organization: null,
   tenant: null,
 });
-
-export interface PlatformAccount {
-  id: number;
-  username: string;
-  displayName: string;
-  role: PlatformRole;
-  sessionId: string;
-}
 
 /** DESIGN.md 8's audit trail of the platform, written in the change's own transaction. */
 export async function recordPlatformAudit(db: Db, actor: string, now: number, entry: { action: string; organisation: string | null; details?: Record<string, unknown> }) {
@@ -103,7 +89,7 @@ export async function platformSignInGate(database: Database, config: Pick<Config
       .orderBy('at', 'desc')
       .limit(config.loginFailures * ADDRESS_FACTOR)
       .execute();
-    throttle(rows.map((r) => ({ at: r.at, samePair: r.username === username })), config.loginFailures, now);
+    throttle(rows, username, config.loginFailures, now);
   }
   return async function fail(message: string): Promise<never> {
     await database.db.insertInto('platform_login_failures').values({ username, address, at: now }).execute();
@@ -134,23 +120,4 @@ export async function platformLogin(database: Database, config: Pick<Config, 'lo
   const passwordOk = await verifyPassword(input.password, account?.password_hash ?? null);
   if (!account || !passwordOk || account.active !== 1) return fail('wrong username or password');
   return openPlatformSession(database, account, input.username, address, now);
-}
-
-/** The account a `svc_platform` cookie signs in, or a 401; role and `active` read on every request. */
-export async function platformSession(database: Database, value: string, now: number): Promise<PlatformAccount> {
-  if (!SESSION_VALUE.test(value)) throw unauthorized('platform session expired or signed out');
-  const id = sha256Hex(value);
-  const row = await database.db
-    .selectFrom('platform_sessions')
-    .innerJoin('platform_accounts', 'platform_accounts.id', 'platform_sessions.account_id')
-    .select(['platform_sessions.last_seen_at', 'platform_sessions.expires_at', 'platform_accounts.id as account_id', 'platform_accounts.username', 'platform_accounts.display_name', 'platform_accounts.role', 'platform_accounts.active'])
-    .where('platform_sessions.id', '=', id)
-    .executeTakeFirst();
-  if (!row || row.expires_at <= now || row.active !== 1 || !(PLATFORM_ROLES as readonly string[]).includes(row.role)) {
-    throw unauthorized('platform session expired or signed out');
-  }
-  if (now - row.last_seen_at >= STAMP_INTERVAL_MS) {
-    await database.db.updateTable('platform_sessions').set({ last_seen_at: now, expires_at: now + SESSION_LIFETIME_MS }).where('id', '=', id).execute();
-  }
-  return { id: row.account_id, username: row.username, displayName: row.display_name, role: row.role as PlatformRole, sessionId: id };
 }

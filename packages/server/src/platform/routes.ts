@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import type { Config } from '../config.js';
 import { isUniqueViolation, transaction, type Database } from '../db/database.js';
 import { tenant } from '../db/tenant.js';
-import { SESSION_COOKIE, SESSION_LIFETIME_MS } from '../auth/credentials.js';
+import { PLATFORM_COOKIE, platformSession, SESSION_COOKIE, SESSION_LIFETIME_MS, type PlatformAccount } from '../auth/credentials.js';
 import { hashPassword } from '../auth/secrets.js';
 import type { Actor } from '../http/context.js';
 import { badRequest, conflict, forbidden, notFound, unauthorized } from '../http/errors.js';
@@ -14,7 +14,7 @@ import { findOrganisationBySlug, insertOrganisation, listOrganisations, updateOr
 import { isZoneName } from '../settings/routes.js';
 import { Email, Member, Password, RoleSchema, Username } from '../users/schemas.js';
 import { insertMember } from '../users/service.js';
-import { PLATFORM_COOKIE, platformIdentity as identity, PlatformIdentity, platformLogin, platformSession, recordPlatformAudit, type PlatformAccount } from './accounts.js';
+import { platformIdentity as identity, PlatformIdentity, platformLogin, recordPlatformAudit } from './accounts.js';
 import { platformPasskeyRoutes } from '../passkeys/routes.js';
 
 /** What a control-plane route demands: nothing (sign-in), any platform account, or PLATFORM_ADMIN. */

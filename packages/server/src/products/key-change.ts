@@ -83,7 +83,8 @@ export async function prepareKeyChange(
     throw badRequest('regenerateKey: the key is imported: send a new privateKeyPem or keystorePkcs12, or keyOrigin "managed" to generate one here');
   }
   const newKeyAsked = current === null || importing || token !== undefined || input.regenerateKey === true;
-  if (keyOrigin === 'imported' && !importing) throw badRequest(keyOriginProblem('imported', newKeyAsked));
+  // An edit that asks for no new key keeps the current one, imported included (DESIGN.md 4).
+  if (keyOrigin === 'imported' && !importing && newKeyAsked) throw badRequest(keyOriginProblem('imported', true));
   if (input.keyOrigin !== undefined && input.keyOrigin !== keyOrigin) throw badRequest(keyOriginProblem(input.keyOrigin, newKeyAsked));
 
   // The key: imported, on a token, generated here, or the current one kept (perhaps with a new PIN).

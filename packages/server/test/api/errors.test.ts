@@ -74,5 +74,9 @@ describe('probes', () => {
     const docs = await h.app.inject({ method: 'GET', url: '/docs/' });
     expect(docs.statusCode).toBe(200);
     expect(docs.body).toMatch(/swagger/i);
+    // The reference's own files come through @fastify/static.
+    const style = await h.app.inject({ method: 'GET', url: '/docs/static/swagger-ui.css' });
+    expect([style.statusCode, style.headers['content-type']]).toEqual([200, expect.stringMatching(/^text\/css/)]);
+    expect(style.body.length).toBeGreaterThan(1000);
   });
 });

@@ -7,6 +7,7 @@ import { ApiError } from '../../src/http/errors.js';
 import { Keyring } from '../../src/keys/keyring.js';
 import type { FastifyInstance } from 'fastify';
 import { startHarness, type Harness } from '../harness.js';
+import { expectEditsKeepKey } from '../product-helpers.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -224,6 +225,11 @@ describe('imported keys', () => {
     const response = await create(body());
     expect(response.statusCode).toBe(400);
     expect(response.data.error).toMatch(message);
+  });
+
+  it('edits a product with a managed or an imported key, keeping its key', async () => {
+    await expectEditsKeepKey(h.admin, (await create({ algorithm: 'EC_P256' })).data);
+    await expectEditsKeepKey(h.admin, (await create({ privateKeyPem: ed25519().privateKey.export({ type: 'pkcs8', format: 'pem' }) })).data);
   });
 
   it('replaces an imported key only by another import', async () => {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseLicence, verifyLicence, type Algorithm } from '@licensor/protocol';
 import { startHarness, type Harness } from '../harness.js';
 import { issueOk } from '../licence-helpers.js';
+import { expectEditsKeepKey } from '../product-helpers.js';
 import { keystores, keystoreToolsMissing, type KeystoreTool } from '../keystore-fixtures.js';
 
 if (keystoreToolsMissing.length) console.warn(`PKCS#12 tests skipped: ${keystoreToolsMissing.join(', ')} not found (apt-get install openssl default-jdk-headless)`);
@@ -61,6 +62,11 @@ describe.skipIf(keystoreToolsMissing.length > 0)('PKCS#12 keystores', () => {
     const withCertificate = stores.make('openssl', 'ED25519', PASSWORD);
     const none = (await create({ keystorePkcs12: withCertificate.base64, keystorePassword: PASSWORD, certificateType: 'NONE' })).data;
     expect(none).toMatchObject({ certificateType: 'NONE', certificatePem: null });
+  });
+
+  it('edits a product whose key came from a keystore, keeping its key and certificate', async () => {
+    const store = stores.make('openssl', 'EC_P256', PASSWORD);
+    await expectEditsKeepKey(h.admin, (await create({ keystorePkcs12: store.base64, keystorePassword: PASSWORD })).data);
   });
 
   it('replaces a product’s key with a keystore’s, keeping the old key to verify what it signed', async () => {

@@ -118,6 +118,53 @@ describe('passkeys for members (DESIGN 9)', () => {
   });
 });
 
+/** Creates a platform account and registers a passkey for it. */
+async function enrolPlatform(username: string, password: string) {
+  await createPlatformAccount(h.database, { username, password, role: 'PLATFORM_SUPPORT' });
+  const login = await call('POST', '/platform/api/auth/login', { body: { username, password } });
+  const cookie = login.cookies.find((c) => c.name === 'svc_platform')!.value;
+  const authenticator = new SoftAuthenticator(h.config.passkeyOrigin);
+  const options = await call('POST', '/platform/api/auth/passkeys/options', { cookies: { svc_platform: cookie }, body: { currentPassword: password } });
+  const created = await call('POST', '/platform/api/auth/passkeys', { cookies: { svc_platform: cookie }, body: { name: 'Desk', response: authenticator.register(options.data) } });
+  expect(created.statusCode, created.body).toBe(201);
+  return authenticator;
+}
+
+describe('passkey sign-in limits (DESIGN 9)', () => {
+  const surfaces = [
+    { surface: 'an organisation', auth: '/o/acme/api/auth', username: 'admin', password: ADMIN_PASSWORD, enrol: async () => (await enrol(await h.signIn('admin', ADMIN_PASSWORD))).authenticator, office: 1 },
+    { surface: 'the control plane', auth: '/platform/api/auth', username: 'limits', password: 'limits password 1', enrol: () => enrolPlatform('limits', 'limits password 1'), office: 2 },
+  ];
+
+  it.each(surfaces)('counts passkey failures on $surface per address only: ten lock nothing, ten times the limit lock the address', async ({ auth, username, password, enrol: enrolOne, office }) => {
+    const authenticator = await enrolOne();
+    const post = (path: string, address: string, body?: unknown) => h.app.inject({ method: 'POST', url: `${auth}${path}`, remoteAddress: address, ...(body === undefined ? {} : { payload: body as object }) });
+    const stranger = new SoftAuthenticator(h.config.passkeyOrigin);
+    const failPasskey = async (address: string) => (await post('/passkey/login', address, { response: stranger.assert({ challenge: 'bm8tc3VjaC1jaGFsbGVuZ2U' }) })).statusCode;
+    const passkeySignIn = async (address: string) => (await post('/passkey/login', address, { response: authenticator.assert((await post('/passkey/options', address)).json()) })).statusCode;
+    const passwordSignIn = async (address: string) => (await post('/login', address, { username, password })).statusCode;
+    const limit = h.config.loginFailures;
+    expect(limit).toBe(10);
+
+    // An office behind one address: the pair limit's worth of passkey mistakes locks nobody out.
+    const small = `10.27.${office}.1`;
+    for (let i = 0; i <= limit; i++) expect(await failPasskey(small)).toBe(401);
+    expect(await passkeySignIn(small)).toBe(200);
+    expect(await passwordSignIn(small)).toBe(200);
+
+    // The address's limit, ten times the pair's, counts them; then every sign-in from there waits.
+    const busy = `10.27.${office}.2`;
+    for (let i = 0; i < limit * 10; i++) expect(await failPasskey(busy)).toBe(401);
+    const refused = await post('/passkey/login', busy, { response: stranger.assert({ challenge: 'bm8tc3VjaC1jaGFsbGVuZ2U' }) });
+    expect(refused.statusCode).toBe(429);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect(await passkeySignIn(busy)).toBe(429);
+    expect(await passwordSignIn(busy)).toBe(429);
+    // Elsewhere, nothing changed.
+    expect(await passwordSignIn(small)).toBe(200);
+  });
+});
+
 describe('passkeys for platform accounts', () => {
   it('registers and signs in under /platform/api, and never crosses into an organisation', async () => {
     const login = await call('POST', '/platform/api/auth/login', { body: { username: 'ops', password: 'platform password 1' } });

@@ -6,6 +6,7 @@ import { seal } from '../../src/keys/sealing.js';
 import { checkBody, receiptVerifies } from '../check-helpers.js';
 import { startHarness, type Harness } from '../harness.js';
 import { issueOk } from '../licence-helpers.js';
+import { expectEditsKeepKey } from '../product-helpers.js';
 import { softHsm, softHsmMissing, type SoftHsm } from '../softhsm.js';
 
 if (softHsmMissing) console.warn(`PKCS#11 tests skipped: ${softHsmMissing}`);
@@ -202,6 +203,10 @@ describe.skipIf(softHsmMissing)('keys on a PKCS#11 token', () => {
     expect(repinned.data).toMatchObject({ keyState: 'OK', publicKeyPem: product.publicKeyPem });
     expect((await h.admin('GET', `/products/${product.id}/keys`)).data).toHaveLength(1);
     expect((await h.admin('POST', '/licenses', { productId: product.id, licensee: 'New PIN' })).statusCode).toBe(201);
+  });
+
+  it('edits a product whose key is on the token, keeping its key', async () => {
+    await expectEditsKeepKey(h.admin, (await onToken('vendor-ec_p384')).data);
   });
 
   it('sends a record back unchanged, and never shows or logs the PIN', async () => {
