@@ -1,5 +1,5 @@
 import '@mantine/core/styles.css';
-import { Alert, createTheme, MantineProvider, type CSSVariablesResolver } from '@mantine/core';
+import { Alert, Badge, createTheme, MantineProvider, type CSSVariablesResolver } from '@mantine/core';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
@@ -13,7 +13,12 @@ const theme = createTheme({
   defaultRadius: 'md',
   fontFamily: 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif',
   // A yellow or orange title on its light background falls short of WCAG AA; the icon colour carries the tone.
-  components: { Alert: Alert.extend({ styles: { title: { color: 'var(--mantine-color-text)' } } }) },
+  components: {
+    Alert: Alert.extend({ styles: { title: { color: 'var(--mantine-color-text)' } } }),
+    // A badge clips its word to an ellipsis when a table squeezes it ("A…"): a badge is one short
+    // word, never narrower than that word.
+    Badge: Badge.extend({ styles: { root: { minWidth: 'max-content' } } }),
+  },
 });
 
 // Secondary text dark enough for WCAG AA contrast on both themes.

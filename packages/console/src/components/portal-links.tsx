@@ -57,6 +57,7 @@ export function PortalLinks({ customerId, name }: { customerId: number; name: st
         )}
         <RecordTable
           label="Portal links"
+          card={{ actions: 'State' }}
           error={links.error}
           rows={links.data}
           rowKey={(l) => l.id}

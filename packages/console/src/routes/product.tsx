@@ -186,6 +186,7 @@ export default function ProductPage() {
         )}
         <RecordTable
           label="Key history"
+          card={{ actions: 'Public key' }}
           error={keys.error}
           rows={keys.data}
           rowKey={(k) => k.keyFingerprint}
