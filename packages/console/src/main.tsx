@@ -1,5 +1,5 @@
 import '@mantine/core/styles.css';
-import { Alert, Badge, createTheme, MantineProvider, type CSSVariablesResolver } from '@mantine/core';
+import { Alert, Badge, createTheme, DataList, MantineProvider, type CSSVariablesResolver } from '@mantine/core';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
@@ -18,6 +18,9 @@ const theme = createTheme({
     // A badge clips its word to an ellipsis when a table squeezes it ("A…"): a badge is one short
     // word, never narrower than that word.
     Badge: Badge.extend({ styles: { root: { minWidth: 'max-content' } } }),
+    // Labelled lines (a phone's record cards, the verdict): every value starts at the same place,
+    // a long label wraps, a long value breaks rather than widening the card.
+    DataList: DataList.extend({ styles: { itemLabel: { flex: '0 0 var(--data-list-label-width)' }, itemValue: { minWidth: 0, overflowWrap: 'anywhere' } } }),
   },
 });
 

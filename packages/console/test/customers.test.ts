@@ -81,9 +81,10 @@ describe('customers in the console', () => {
 });
 
 describe('bulk actions on the licence list', () => {
-  it('revokes two chosen licences with one reason', async () => {
+  it('revokes two licences ticked on a phone, with one reason', async () => {
+    await page.setViewportSize({ width: 390, height: 900 });
     await page.goto('/o/default/licences?q=bulk%20buyer&sort=licensee&asc=true');
-    await page.getByRole('link', { name: 'Bulk Buyer 50' }).waitFor();
+    await page.getByRole('list', { name: 'Licences' }).getByRole('link', { name: 'Bulk Buyer 50' }).waitFor();
     await page.getByLabel(/^Select Bulk Buyer 01 /).check();
     await page.getByLabel(/^Select Bulk Buyer 02 /).check();
     const bar = page.getByRole('region', { name: 'Bulk actions' });
@@ -97,7 +98,9 @@ describe('bulk actions on the licence list', () => {
     expect(items.slice(0, 3).map((l: { status: string }) => l.status)).toEqual(['REVOKED', 'REVOKED', 'ACTIVE']);
     expect(items.filter((l: { status: string }) => l.status === 'REVOKED')).toHaveLength(2);
     expect((await c.api('GET', `/licenses/${items[0].lid}`)).revokedReason).toBe('Chargeback');
+    await expectAccessible(page, 'licence cards after a bulk revoke');
     await expectLayout(page, 'licences-bulk');
+    await page.setViewportSize({ width: 1280, height: 900 });
   });
 
   it('archives every licence of the filter, its count confirmed, listing each refusal with the API’s message', async () => {

@@ -102,6 +102,10 @@ async function misfits(page: Page): Promise<string[]> {
       const { overflowX } = getComputedStyle(el);
       if ((overflowX === 'auto' || overflowX === 'scroll') && el.scrollWidth > el.clientWidth + 1 && el.clientWidth > 0) found.push(`${name(el)} scrolls sideways (${el.scrollWidth} > ${el.clientWidth})`);
     }
+    // A card clips what does not fit it (a date too wide for its column).
+    for (const card of document.querySelectorAll('.mantine-Card-root')) {
+      if (card.scrollWidth > card.clientWidth) found.push(`${name(card)} cuts its content (${card.scrollWidth} > ${card.clientWidth})`);
+    }
     for (const badge of document.querySelectorAll('.mantine-Badge-root, .mantine-Badge-label')) {
       if (badge.scrollWidth > badge.clientWidth) found.push(`badge “${badge.textContent}” is cut (${badge.scrollWidth} > ${badge.clientWidth})`);
     }
@@ -123,6 +127,8 @@ export async function expectLayout(page: Page, name: string) {
   const problems: string[] = [];
   for (const width of [1280, 390]) {
     await page.setViewportSize({ width, height: 900 });
+    // The navigation slides away below 768 px (a 200 ms transition).
+    await page.waitForTimeout(300);
     for (const scheme of ['light', 'dark'] as const) {
       await page.emulateMedia({ colorScheme: scheme });
       await page.waitForTimeout(150);

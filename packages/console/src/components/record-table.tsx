@@ -164,7 +164,7 @@ function Cards<T, S extends string>(props: Props<T, S> & { rows: T[] }) {
               <Group justify="space-between" align="flex-start" wrap="nowrap" gap="sm">
                 <Group gap="sm" align="flex-start" wrap="nowrap" miw={0}>
                   <Tick {...props} row={row} />
-                  <div style={{ minWidth: 0, overflowWrap: 'anywhere' }}>{headingCell?.(row)}</div>
+                  <div> {headingCell?.(row)}</div>
                 </Group>
                 {badgeCell && <div>{badgeCell(row)}</div>}
               </Group>
@@ -173,7 +173,7 @@ function Cards<T, S extends string>(props: Props<T, S> & { rows: T[] }) {
                   {lines.map(([title, cell]) => (
                     <DataList.Item key={title}>
                       <DataList.ItemLabel>{title}</DataList.ItemLabel>
-                      <DataList.ItemValue style={{ minWidth: 0, overflowWrap: 'anywhere' }}>{cell(row)}</DataList.ItemValue>
+                      <DataList.ItemValue>{cell(row)}</DataList.ItemValue>
                     </DataList.Item>
                   ))}
                 </DataList>

@@ -110,7 +110,7 @@ export default function ProductPage() {
       </Group>
 
       <Card withBorder>
-        <SimpleGrid cols={{ base: 2, md: 4 }} spacing="lg" verticalSpacing="md">
+        <SimpleGrid cols={{ base: 1, xs: 2, md: 4 }} spacing="lg" verticalSpacing="md">
           <Field label="Licences">
             <Anchor component={Link} to={`/o/${slug}/licences?productId=${p.id}`}>
               {p.licenseCount.toLocaleString()} {p.licenseCount === 1 ? 'licence' : 'licences'}

@@ -106,7 +106,7 @@ function Line({ label, children }: { label: string; children: ReactNode }) {
   return (
     <DataList.Item>
       <DataList.ItemLabel>{label}</DataList.ItemLabel>
-      <DataList.ItemValue style={{ minWidth: 0, overflowWrap: 'anywhere' }}>{children}</DataList.ItemValue>
+      <DataList.ItemValue>{children}</DataList.ItemValue>
     </DataList.Item>
   );
 }
