@@ -43,7 +43,7 @@ function columns(slug: string): Array<Column<LicenceRow>> {
         </Group>
       ),
     ],
-    ['Expires', (licence) => (licence.expiresAt ? <DateTime value={licence.expiresAt} withTime={false} /> : <Text span c="dimmed">perpetual</Text>)],
+    ['Expires', (licence) => (licence.expiresAt ? <DateTime value={licence.expiresAt} withTime={false} /> : <Text span c="dimmed" inherit>perpetual</Text>)],
     ['Seats', (licence) => `${licence.seatsUsed} / ${licence.maxMachines}`],
     ['Type', (licence) => licence.licenceType],
     ['Issued', (licence) => <DateTime value={licence.issuedAt} withTime={false} />],

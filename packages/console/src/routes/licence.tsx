@@ -195,7 +195,7 @@ export default function LicencePage() {
                     <DateTime value={m.releasedAt} /> <Text span size="xs" c="dimmed">by {m.releasedBy}</Text>
                   </>
                 ) : (
-                  <Text span c="dimmed">live</Text>
+                  <Text span c="dimmed" inherit>live</Text>
                 ),
             ],
             [
