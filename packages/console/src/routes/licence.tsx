@@ -266,11 +266,12 @@ export default function LicencePage() {
         <ErrorText error={activity.error} />
         <Stack gap={6}>
           {(activity.data?.items ?? []).map((entry) => (
-            <Group key={entry.id} gap="sm" wrap="nowrap" align="flex-start">
+            <Group key={entry.id} gap="sm" align="flex-start" style={{ rowGap: 0 }}>
               <Text size="sm" c="dimmed" w={150} style={{ flexShrink: 0 }}>
                 <DateTime value={entry.at} />
               </Text>
-              <Text size="sm">
+              {/* Beside the time where there is room, under it on a phone. */}
+              <Text size="sm" style={{ flex: '1 1 240px' }}>
                 <b>{entry.actor}</b> · {entry.summary}
               </Text>
             </Group>

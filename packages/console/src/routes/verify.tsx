@@ -69,11 +69,12 @@ function VerdictCard({ r }: { r: Verdict }) {
   return (
     <Card withBorder aria-label="Verdict" padding="lg">
       <Stack gap="lg">
-        <Group gap="sm" wrap="nowrap" align="flex-start">
+        <Group gap="sm" align="flex-start">
           <Badge size="lg" color={r.valid ? 'teal.9' : 'red.9'}>
             {r.valid ? 'Valid' : 'Not valid'}
           </Badge>
-          <div>
+          {/* Beside the verdict where there is room, under it on a phone. */}
+          <div style={{ flex: '1 1 260px' }}>
             {r.reason && <Code>{r.reason}</Code>}
             <Text size="sm">{why(r)}</Text>
           </div>
