@@ -98,6 +98,8 @@ describe('bulk actions on the licence list', () => {
     expect(items.slice(0, 3).map((l: { status: string }) => l.status)).toEqual(['REVOKED', 'REVOKED', 'ACTIVE']);
     expect(items.filter((l: { status: string }) => l.status === 'REVOKED')).toHaveLength(2);
     expect((await c.api('GET', `/licenses/${items[0].lid}`)).revokedReason).toBe('Chargeback');
+    // Judged once the closing dialog has gone.
+    await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
     await expectAccessible(page, 'licence cards after a bulk revoke');
     await expectLayout(page, 'licences-bulk');
     await page.setViewportSize({ width: 1280, height: 900 });

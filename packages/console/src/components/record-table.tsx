@@ -164,7 +164,7 @@ function Cards<T, S extends string>(props: Props<T, S> & { rows: T[] }) {
               <Group justify="space-between" align="flex-start" wrap="nowrap" gap="sm">
                 <Group gap="sm" align="flex-start" wrap="nowrap" miw={0}>
                   <Tick {...props} row={row} />
-                  <div> {headingCell?.(row)}</div>
+                  <div style={{ minWidth: 0, overflowWrap: 'anywhere' }}>{headingCell?.(row)}</div>
                 </Group>
                 {badgeCell && <div>{badgeCell(row)}</div>}
               </Group>
