@@ -17,7 +17,11 @@ const theme = createTheme({
     Alert: Alert.extend({ styles: { title: { color: 'var(--mantine-color-text)' } } }),
     // A badge clips its word to an ellipsis when a table squeezes it ("A…"): a badge is one short
     // word, never narrower than that word.
-    Badge: Badge.extend({ styles: { root: { minWidth: 'max-content' } } }),
+    Badge: Badge.extend({
+      styles: { root: { minWidth: 'max-content' } },
+      // Gray's own dot vanishes on the dark theme's badge; a mid gray shows on both.
+      vars: (_theme, props) => ({ root: props.variant === 'dot' && props.color === 'gray' ? { '--badge-dot-color': 'var(--mantine-color-gray-6)' } : {} }),
+    }),
     // Labelled lines (a phone's record cards, the verdict): every value starts at the same place,
     // a long label wraps, a long value breaks rather than widening the card.
     DataList: DataList.extend({ styles: { itemLabel: { flex: '0 0 var(--data-list-label-width)' }, itemValue: { minWidth: 0, overflowWrap: 'anywhere' } } }),
