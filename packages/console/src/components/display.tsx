@@ -40,7 +40,7 @@ export function DateTime({ value, withTime = true }: { value: string | null | un
   const override = useContext(TimeZoneOverride);
   const settings = useSettings(override === null);
   const timeZone = override ?? settings.data?.timezone ?? 'UTC';
-  if (!value) return <Text span c="dimmed">—</Text>;
+  if (!value) return <Text span c="dimmed" inherit>—</Text>;
   return (
     <Tooltip label={value} withArrow>
       <time dateTime={value} tabIndex={0} style={{ whiteSpace: 'nowrap' }}>

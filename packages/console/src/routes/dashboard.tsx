@@ -132,6 +132,7 @@ export default function Dashboard() {
             </Title>
             <RecordTable
               label="Next to expire"
+              card={{ badge: 'Status' }}
               rows={d.expiringSoon}
               rowKey={(licence) => licence.lid}
               empty="No licence expires soon."

@@ -6,6 +6,7 @@ import { api, unwrap } from '../api/client';
 import { key, useCanWrite } from '../api/queries';
 import { ConfirmButton, ErrorText, Guarded, Loading } from '../components/feedback';
 import { CopyBox, DateTime, download, Field, HealthBadge, StatusBadge } from '../components/display';
+import { splitClaims } from '../components/claims';
 import { RecordTable } from '../components/record-table';
 import { defaultOf, ParamInput, type ParamValue, type ProductParam } from '../components/param-input';
 
@@ -158,6 +159,7 @@ export default function LicencePage() {
         </Title>
         <RecordTable
           label="Machines"
+          card={{ actions: 'Action' }}
           error={machines.error}
           rows={machines.data}
           rowKey={(m) => m.id}
@@ -193,7 +195,7 @@ export default function LicencePage() {
                     <DateTime value={m.releasedAt} /> <Text span size="xs" c="dimmed">by {m.releasedBy}</Text>
                   </>
                 ) : (
-                  <Text span c="dimmed">live</Text>
+                  <Text span c="dimmed" inherit>live</Text>
                 ),
             ],
             [
@@ -227,6 +229,7 @@ export default function LicencePage() {
         </Title>
         <RecordTable
           label="Superseded terms"
+          card={{ actions: 'Download' }}
           error={versions.error}
           rows={versions.data}
           rowKey={(v) => v.versionNo}
@@ -263,11 +266,12 @@ export default function LicencePage() {
         <ErrorText error={activity.error} />
         <Stack gap={6}>
           {(activity.data?.items ?? []).map((entry) => (
-            <Group key={entry.id} gap="sm" wrap="nowrap" align="flex-start">
+            <Group key={entry.id} gap="sm" align="flex-start" style={{ rowGap: 0 }}>
               <Text size="sm" c="dimmed" w={150} style={{ flexShrink: 0 }}>
                 <DateTime value={entry.at} />
               </Text>
-              <Text size="sm">
+              {/* Beside the time where there is room, under it on a phone. */}
+              <Text size="sm" style={{ flex: '1 1 240px' }}>
                 <b>{entry.actor}</b> · {entry.summary}
               </Text>
             </Group>
@@ -279,15 +283,6 @@ export default function LicencePage() {
       <Renew lid={lid} productId={l.productId} params={declaredParams} opened={renewing} onClose={() => setRenewing(false)} onRenewed={refresh} />
     </Stack>
   );
-}
-
-const ISSUER_CLAIMS = new Set(['v', 'lid', 'prd', 'org', 'typ', 'act', 'lic', 'iat', 'nbf', 'exp', 'grace', 'fp', 'fpn', 'mm', 'chk', 'max']);
-
-function splitClaims(claims: Record<string, unknown>) {
-  const issuer: Record<string, unknown> = {};
-  const params: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(claims)) (ISSUER_CLAIMS.has(name) ? issuer : params)[name] = value;
-  return { ...issuer, params };
 }
 
 function Notes(props: { lid: string; notes: string | null; allowed: boolean; reason: string; onSaved: () => Promise<unknown> }) {

@@ -110,7 +110,7 @@ export default function ProductPage() {
       </Group>
 
       <Card withBorder>
-        <SimpleGrid cols={{ base: 2, md: 4 }} spacing="lg" verticalSpacing="md">
+        <SimpleGrid cols={{ base: 1, xs: 2, md: 4 }} spacing="lg" verticalSpacing="md">
           <Field label="Licences">
             <Anchor component={Link} to={`/o/${slug}/licences?productId=${p.id}`}>
               {p.licenseCount.toLocaleString()} {p.licenseCount === 1 ? 'licence' : 'licences'}
@@ -186,6 +186,7 @@ export default function ProductPage() {
         )}
         <RecordTable
           label="Key history"
+          card={{ actions: 'Public key' }}
           error={keys.error}
           rows={keys.data}
           rowKey={(k) => k.keyFingerprint}
@@ -195,7 +196,7 @@ export default function ProductPage() {
             ['Fingerprint', (k) => (<Group gap={6} wrap="nowrap"><Code>{k.keyFingerprint.slice(0, 16)}…</Code>{k.current && <Badge size="sm">current</Badge>}</Group>)],
             ['Algorithm', (k) => k.algorithm],
             ['Created', (k) => <DateTime value={k.createdAt} />],
-            ['Retired', (k) => (k.retiredAt ? <DateTime value={k.retiredAt} /> : <Text span c="dimmed">in use</Text>)],
+            ['Retired', (k) => (k.retiredAt ? <DateTime value={k.retiredAt} /> : <Text span c="dimmed" inherit>in use</Text>)],
             [
               'Public key',
               (k) => (
@@ -222,7 +223,7 @@ export default function ProductPage() {
             ['Label', (param) => param.label],
             ['Type', (param) => param.type + (param.type === 'ENUM' ? ` (${param.options.join(', ')})` : '')],
             ['Required', (param) => (param.required ? 'yes' : 'no')],
-            ['Default', (param) => param.defaultValue ?? <Text span c="dimmed">—</Text>],
+            ['Default', (param) => param.defaultValue ?? <Text span c="dimmed" inherit>—</Text>],
           ]}
         />
       </section>
