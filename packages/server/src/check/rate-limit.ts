@@ -58,14 +58,15 @@ export interface RedisEvents {
  * answer, `fallback` counts instead (DESIGN.md 17): at once while the connection is known down (no
  * offline queue, so no command waits for a reconnection), and after a second when Redis stops
  * answering on an open connection (which is then made afresh). Its return is used at once. The
- * timeout is not shorter because a busy machine's Redis can be slow without being gone, and a
- * needless fallback splits the minute's counts in two.
+ * timeouts are not shorter because a busy machine's Redis (or this process's event loop, while
+ * it starts) can be slow without Redis being gone, and a needless fallback splits the minute's
+ * counts in two.
  */
 export function redisRateLimiter(url: string, prefix: string, fallback: RateLimiter, events: RedisEvents): RateLimiter {
   const redis = new Redis(url, {
     maxRetriesPerRequest: 0,
     commandTimeout: 1_000,
-    connectTimeout: 1_000,
+    connectTimeout: 5_000,
     enableOfflineQueue: false,
     retryStrategy: () => RECONNECT_MS,
   });
