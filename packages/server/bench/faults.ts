@@ -5,7 +5,8 @@
  * seeded through the API. Never the machine's own PostgreSQL or Redis; every process started
  * here is stopped by its pid.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -81,7 +82,7 @@ export class Postgres {
       fs.chownSync(dir, id('-u'), id('-g'));
     }
     const postgres = new Postgres(dir, await freePort(), bin);
-    postgres.run('initdb', ['-D', postgres.data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync']);
+    await postgres.run('initdb', ['-D', postgres.data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync']);
     await postgres.start();
     return postgres;
   }
@@ -90,21 +91,22 @@ export class Postgres {
     return path.join(this.dir, 'data');
   }
 
-  private run(program: string, args: string[]): void {
+  /** Runs one of PostgreSQL's programs to completion (without blocking the event loop, which may be driving a load). */
+  private async run(program: string, args: string[]): Promise<void> {
     const [command, all] =
       process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', path.join(this.bin, program), ...args]] : [path.join(this.bin, program), args];
-    execFileSync(command, all as string[], { stdio: ['ignore', 'ignore', 'pipe'], cwd: this.dir });
+    await promisify(execFile)(command, all as string[], { cwd: this.dir });
   }
 
   /** Starts the server and returns once it accepts connections. */
   async start(): Promise<void> {
     const options = `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=100`;
-    this.run('pg_ctl', ['-D', this.data, '-l', path.join(this.dir, 'log'), '-o', options, '-w', '-t', '60', 'start']);
+    await this.run('pg_ctl', ['-D', this.data, '-l', path.join(this.dir, 'log'), '-o', options, '-w', '-t', '60', 'start']);
   }
 
   /** Stops the server; `immediate` is a crash as far as its clients are concerned. */
-  stop(mode: 'fast' | 'immediate' = 'fast'): void {
-    this.run('pg_ctl', ['-D', this.data, '-m', mode, '-w', '-t', '60', 'stop']);
+  stop(mode: 'fast' | 'immediate' = 'fast'): Promise<void> {
+    return this.run('pg_ctl', ['-D', this.data, '-m', mode, '-w', '-t', '60', 'stop']);
   }
 
   /** The postmaster's pid while it runs (its pid file's first line). */
@@ -116,18 +118,15 @@ export class Postgres {
     }
   }
 
-  /** Stops the server (by its pid, when pg_ctl cannot) and removes the folder. */
-  dispose(): void {
+  /** Stops the server by its pid (SIGQUIT: an immediate shutdown), waits for it, and removes the folder. */
+  async dispose(): Promise<void> {
     const pid = this.pid();
     if (pid) {
       try {
-        this.stop('immediate');
+        process.kill(pid, 'SIGQUIT');
+        await until(() => !fs.existsSync(`/proc/${pid}`), 'PostgreSQL to stop', 30_000);
       } catch {
-        try {
-          process.kill(pid, 'SIGQUIT');
-        } catch {
-          // Already gone.
-        }
+        // Already gone.
       }
     }
     fs.rmSync(this.dir, { recursive: true, force: true });

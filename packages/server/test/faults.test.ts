@@ -76,7 +76,7 @@ describe.skipIf(skip)('PostgreSQL restarts and worker deaths', () => {
   }, 120_000);
   afterAll(async () => {
     await service?.stop();
-    postgres?.dispose();
+    await postgres?.dispose();
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -94,7 +94,7 @@ describe.skipIf(skip)('PostgreSQL restarts and worker deaths', () => {
       }),
     );
     await sleep(300);
-    postgres.stop('immediate');
+    await postgres.stop('immediate');
     const check = await c.check(licence.licenseString, 'pg');
     expect([check.status, check.headers['retry-after'], check.data]).toEqual([503, '1', UNAVAILABLE]);
     const read = await c.api('GET', `/licenses/${licence.lid}`);
