@@ -118,16 +118,18 @@ export class Postgres {
     }
   }
 
+  /** Signals the server to stop at once (SIGQUIT, an immediate shutdown) without waiting: for an exit in haste. */
+  kill(): void {
+    const pid = this.pid();
+    if (pid) signal(pid, 'SIGQUIT');
+  }
+
   /** Stops the server by its pid (SIGQUIT: an immediate shutdown), waits for it, and removes the folder. */
   async dispose(): Promise<void> {
     const pid = this.pid();
     if (pid) {
-      try {
-        process.kill(pid, 'SIGQUIT');
-        await until(() => !fs.existsSync(`/proc/${pid}`), 'PostgreSQL to stop', 30_000);
-      } catch {
-        // Already gone.
-      }
+      signal(pid, 'SIGQUIT');
+      await until(() => !fs.existsSync(`/proc/${pid}`), 'PostgreSQL to stop', 30_000).catch(() => {});
     }
     fs.rmSync(this.dir, { recursive: true, force: true });
   }
@@ -167,6 +169,11 @@ export class RedisServer {
     });
   }
 
+  /** Signals it to stop, without waiting: for an exit in haste. */
+  kill(): void {
+    if (this.child?.pid) signal(this.child.pid, 'SIGTERM');
+  }
+
   /** Stops it by pid and waits for it to exit. */
   async stop(): Promise<void> {
     const child = this.child;
@@ -175,6 +182,15 @@ export class RedisServer {
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
     await exited;
+  }
+}
+
+/** Sends a signal to a process that may have exited already. */
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch {
+    // Already gone.
   }
 }
 
@@ -252,13 +268,7 @@ export class Service {
 
   /** Kills the primary and its workers by pid, for a run that failed. */
   kill(): void {
-    for (const pid of [...this.workers(), this.pid]) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // Already gone.
-      }
-    }
+    for (const pid of [...this.workers(), this.pid]) signal(pid, 'SIGKILL');
   }
 }
 

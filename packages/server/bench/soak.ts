@@ -50,6 +50,13 @@ async function tearDown(): Promise<void> {
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => void tearDown().then(() => process.exit(130)));
 }
+// A run that fails before its teardown (an error thrown anywhere) still stops what it started.
+process.on('exit', () => {
+  if (tornDown) return;
+  service?.kill();
+  redis?.kill();
+  postgres?.kill();
+});
 
 postgres = await Postgres.create();
 redis = await RedisServer.create();
