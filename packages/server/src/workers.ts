@@ -38,10 +38,11 @@ function closeOrphanedConnections(worker: Worker): void {
 }
 
 /**
- * The primary process of DESIGN.md 11 and 17, whatever the number of workers: it prepares the database (migrations, first-run
- * bootstrap) before any worker starts, then keeps `config.workers` workers serving the port,
- * replaces one that dies, holds the rate-limit counts when there is no Redis, and on SIGTERM
- * lets every worker finish its in-flight requests before it exits.
+ * The primary process of DESIGN.md 11 and 17, whatever the number of workers: it prepares the
+ * database (migrations, first-run bootstrap) before any worker starts, then keeps
+ * `config.workers` workers serving the port, replaces one that dies, holds the rate-limit counts
+ * the workers share (without Redis, or while it is down), and on SIGTERM lets every worker finish
+ * its in-flight requests before it exits.
  */
 export async function superviseWorkers(config: Config, prepare: (log: Logger) => Promise<void>): Promise<void> {
   const log = pino({ level: config.logLevel }).child({ role: 'primary' });
