@@ -64,10 +64,11 @@ describe.skipIf(skip)('PostgreSQL restarts and worker deaths', () => {
   let service: Service;
   let seeded: Seeded;
   let c: ReturnType<typeof client>;
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'licensor-faults-'));
+  let dataDir: string;
   let env: Record<string, string>;
 
   beforeAll(async () => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'licensor-faults-'));
     postgres = await Postgres.create();
     env = { ...serviceEnv(postgres, null, dataDir), LOG_LEVEL: 'info' };
     service = await Service.start(env);
@@ -77,7 +78,7 @@ describe.skipIf(skip)('PostgreSQL restarts and worker deaths', () => {
   afterAll(async () => {
     await service?.stop();
     await postgres?.dispose();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('answers 503 with Retry-After while PostgreSQL is down, never a 500 or a dead worker, and recovers by itself', async () => {
@@ -159,9 +160,10 @@ describe.skipIf(skip)('Redis stopped mid-run, and SQLite busy', () => {
   let service: Service;
   let seeded: Seeded;
   let c: ReturnType<typeof client>;
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'licensor-faults-'));
+  let dataDir: string;
 
   beforeAll(async () => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'licensor-faults-'));
     redis = await RedisServer.create();
     // Two workers on SQLite: the fallback counts are the primary's, shared by both.
     service = await Service.start({ ...serviceEnv(null, redis, dataDir), LICENSOR_WORKERS: '2', LICENSOR_CHECK_RATE_ADDRESS: '12', LOG_LEVEL: 'info' });
@@ -171,7 +173,7 @@ describe.skipIf(skip)('Redis stopped mid-run, and SQLite busy', () => {
   afterAll(async () => {
     await service?.stop();
     await redis?.stop();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   const redisUp = async () => /licensor_redis_up (\d)/.exec((await service.get('/metrics')).data)?.[1];
