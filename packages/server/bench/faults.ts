@@ -13,6 +13,7 @@ import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { WORKER_TITLE } from '../src/workers.js';
 
 export const CLI = path.resolve(import.meta.dirname, '../../../bin/licensor.js');
 
@@ -210,6 +211,15 @@ export function childrenOf(pid: number): number[] {
   return children;
 }
 
+/** By its title: a child not yet past exec still shows the primary's command line. */
+function isServingWorker(pid: number): boolean {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(WORKER_TITLE);
+  } catch {
+    return false;
+  }
+}
+
 /** `licensor serve` as a process of its own, its output kept (the last megabyte). */
 export class Service {
   private log = '';
@@ -250,7 +260,13 @@ export class Service {
     return this.child.pid!;
   }
 
+  /** The workers serving the port (not the standby, which waits to replace one). */
   workers(): number[] {
+    return this.child.exitCode === null ? childrenOf(this.pid).filter(isServingWorker) : [];
+  }
+
+  /** Every child process, the standby included (to stop them all). */
+  children(): number[] {
     return this.child.exitCode === null ? childrenOf(this.pid) : [];
   }
 
@@ -268,7 +284,7 @@ export class Service {
 
   /** Kills the primary and its workers by pid, for a run that failed. */
   kill(): void {
-    for (const pid of [...this.workers(), this.pid]) signal(pid, 'SIGKILL');
+    for (const pid of [...this.children(), this.pid]) signal(pid, 'SIGKILL');
   }
 }
 

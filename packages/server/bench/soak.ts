@@ -335,12 +335,11 @@ async function killWorker(k: number): Promise<void> {
   const fault: Fault = { name: `worker ${victim} killed`, start: Date.now(), end: 0, healedAt: null };
   faults.push(fault);
   process.kill(victim, 'SIGKILL');
-  // Over: once the replacement answers (the primary deals fresh connections to both workers).
-  const since = Math.floor(fault.start / 1000);
+  // Over: once two workers serve again, the victim not among them (the primary promotes its
+  // standby, which has loaded the service already, and starts a new standby).
   await until(async () => {
-    const metrics = await request(`${service!.url}/metrics`, 'GET').catch(() => null);
-    const started = Number(/process_start_time_seconds (\d+)/.exec(String(metrics?.data))?.[1] ?? 0);
-    return started >= since && service!.workers().length === 2;
+    const serving = service!.workers();
+    return serving.length === 2 && !serving.includes(victim);
   }, 'the replacement worker', 60_000);
   fault.end = Date.now();
   fault.healedAt = await until(() => firstCheck(fault.end), 'a check after the replacement', 60_000);

@@ -12,7 +12,7 @@ import { bootstrap, createOrganisation, operatorCtx, setPasswordByUsername } fro
 import { countUncounted } from './licences/tallies.js';
 import { CreateMemberBody, Password } from './users/schemas.js';
 import { createMember } from './users/service.js';
-import { superviseWorkers } from './workers.js';
+import { promotion, superviseWorkers } from './workers.js';
 import { PLATFORM_ROLES, type PlatformRole } from './auth/credentials.js';
 import { createPlatformAccount, updatePlatformAccount } from './platform/accounts.js';
 
@@ -113,6 +113,8 @@ async function serve(config: Config): Promise<void> {
       loadMasterKey(config, (message) => log.warn(message));
     });
   }
+  // A standby worker asks its primary at once, and listens only when promoted (workers.ts).
+  const promoted = promotion();
   // A worker finds the database prepared by its primary.
   const database = await open(config, false, true);
   // The warning about a generated key is logged once the app (and its logger) exists.
@@ -140,7 +142,8 @@ async function serve(config: Config): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
   // A worker whose primary is gone stops too, rather than serve on unsupervised.
   process.on('disconnect', () => void shutdown('disconnect'));
-  await app.listen({ port: config.port, host: config.host });
+  await promoted();
+  if (!closing) await app.listen({ port: config.port, host: config.host });
 }
 
 async function run(argv: string[]): Promise<unknown> {

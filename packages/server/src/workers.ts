@@ -53,19 +53,46 @@ export async function superviseWorkers(config: Config, prepare: (log: Logger) =>
   // Until a worker has listened, a death is a failure to start (the port taken, say): the
   // primary then exits rather than start another in a loop.
   let served = false;
-  cluster.once('listening', () => (served = true));
 
-  const start = () => {
-    if (stopping) return;
-    const worker = cluster.fork();
+  // A standby worker has loaded the service and opened its pool but does not listen until told,
+  // so a worker that dies is replaced by one that serves within milliseconds, not after the
+  // seconds a new process takes to load (several on a busy machine).
+  let standby: Worker | undefined;
+  let standbyReady = false;
+  const fork = (asStandby: boolean) => {
+    // The title tells a worker from the standby in `ps` (and /proc) from its first instant.
+    cluster.setupPrimary({ execArgv: [...process.execArgv, `--title=${asStandby ? STANDBY_TITLE : WORKER_TITLE}`] });
+    const worker = cluster.fork(asStandby ? { [STANDBY_ENV]: '1' } : {});
     startedAt.set(worker, Date.now());
     answerRateHits(worker, counts);
     closeOrphanedConnections(worker);
-    worker.once('online', () => log.info({ worker: worker.process.pid }, 'worker started'));
+    worker.once('online', () => log.info({ worker: worker.process.pid }, asStandby ? 'standby worker started' : 'worker started'));
+    if (asStandby) {
+      standby = worker;
+      standbyReady = false;
+      worker.on('message', (message: unknown) => {
+        if (worker === standby && (message as { licensor?: string } | null)?.licensor === READY_MESSAGE.licensor) standbyReady = true;
+      });
+    }
+  };
+  const start = () => {
+    if (stopping) return;
+    const ready = standby;
+    // A standby still loading would serve no sooner than a new worker.
+    if (ready && standbyReady && ready.isConnected()) {
+      standby = undefined;
+      ready.send(SERVE_MESSAGE);
+      log.info({ worker: ready.process.pid }, 'standby worker now serving');
+      fork(true);
+    } else {
+      fork(false);
+    }
   };
   cluster.on('exit', (worker, code, signal) => {
     const lived = Date.now() - (startedAt.get(worker) ?? 0);
     startedAt.delete(worker);
+    const wasStandby = worker === standby;
+    if (wasStandby) standby = undefined;
     if (stopping) {
       if (startedAt.size === 0) process.exit(0);
       return;
@@ -74,8 +101,9 @@ export async function superviseWorkers(config: Config, prepare: (log: Logger) =>
       log.error({ worker: worker.process.pid, code, signal }, 'worker could not start');
       process.exit(1);
     }
-    log.error({ worker: worker.process.pid, code, signal }, 'worker died: starting another');
-    setTimeout(start, lived < EARLY_DEATH_MS ? RESTART_PAUSE_MS : 0);
+    log.error({ worker: worker.process.pid, code, signal, standby: wasStandby }, 'worker died: starting another');
+    const replace = wasStandby ? () => void (stopping || fork(true)) : start;
+    setTimeout(replace, lived < EARLY_DEATH_MS ? RESTART_PAUSE_MS : 0);
   });
   const stop = (signal: string) => {
     if (stopping) return;
@@ -91,5 +119,43 @@ export async function superviseWorkers(config: Config, prepare: (log: Logger) =>
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   log.info({ workers: config.workers }, 'starting workers');
-  for (let i = 0; i < config.workers; i++) start();
+  for (let i = 0; i < config.workers; i++) fork(false);
+  // The standby loads once the service is up, so it never slows the first start.
+  cluster.once('listening', () => {
+    served = true;
+    if (!stopping) fork(true);
+  });
+}
+
+const STANDBY_ENV = 'LICENSOR_STANDBY_WORKER';
+/** The process titles of a worker serving the port, and of the standby until it is promoted. */
+export const WORKER_TITLE = 'licensor worker';
+export const STANDBY_TITLE = 'licensor standby';
+const SERVE_MESSAGE = { licensor: 'serve' };
+const READY_MESSAGE = { licensor: 'standby-ready' };
+
+/**
+ * In a worker, called first: returns what to await before listening, which resolves at once, or
+ * for the standby once its primary promotes it. The standby tells its primary it is ready only
+ * when it awaits (the service loaded); the primary's message is heard however early it comes.
+ */
+export function promotion(): () => Promise<void> {
+  if (process.env[STANDBY_ENV] !== '1') return () => Promise.resolve();
+  let promoted = false;
+  let wake = () => {};
+  const onMessage = (message: unknown) => {
+    if ((message as { licensor?: string } | null)?.licensor !== SERVE_MESSAGE.licensor) return;
+    process.off('message', onMessage);
+    process.title = WORKER_TITLE;
+    promoted = true;
+    wake();
+  };
+  process.on('message', onMessage);
+  return () =>
+    promoted
+      ? Promise.resolve()
+      : new Promise((resolve) => {
+          wake = resolve;
+          process.send?.(READY_MESSAGE);
+        });
 }
