@@ -8,12 +8,16 @@ import path from 'node:path';
  * client re-verifies it on every load and a cache edited by hand is worth nothing.
  */
 export interface CachedAnswer {
+  /** The receipt's tag: `SVCR1` (terms v 3 and 4) or `SVCR2` (v 5, floating: `leaseEndsAt` is signed too). Absent in older caches: SVCR1. */
+  tag?: 'SVCR1' | 'SVCR2';
   lid: string;
   status: string;
   nonce: string;
   checkedAt: string;
   boundAt: string;
   fpDigest: string;
+  /** Empty unless the tag is SVCR2. */
+  leaseEndsAt?: string;
   receipt: string;
   /** The unsigned `renewed` hint of that answer. */
   renewed: boolean;

@@ -1,6 +1,7 @@
 import { randomBytes, type KeyObject } from 'node:crypto';
-import { fpDigest, parseLicence, receiptGrantsLicence, verifyReceipt } from '@licensor/protocol';
+import { fpDigest, parseLicence, receiptGrantsLicence, receiptTagOf, verifyReceipt, type ReceiptTag } from '@licensor/protocol';
 import { fileCache, type CachedAnswer, type CheckCache } from './cache.js';
+import { leaseLive, LeaseHolder, type LeaseOptions } from './lease.js';
 import { LicensorError, type LicensorErrorCode } from './errors.js';
 import { collectFingerprint } from './fingerprint.js';
 import { readPublicKeys, type PublicKeys } from './keys.js';
@@ -38,7 +39,8 @@ export interface LicenceClientOptions {
 
 /**
  * - `VALID`: the latest verified answer says licensed on this machine, and it is this call's or
- *   younger than the licence's `max` (checkMaxSeconds).
+ *   younger than the licence's `max` (checkMaxSeconds). For a floating licence (`v` 5) instead:
+ *   until the signed `leaseEndsAt`, whatever `max` says.
  * - `STALE`: the latest verified answer said licensed but is older than `max` (or its age cannot
  *   be trusted because the clock went back), or there is no verified answer yet.
  * - `INVALID`: the licence is refused offline, or the latest verified answer said not licensed
@@ -60,8 +62,11 @@ export interface NoAnswer {
   message: string;
 }
 
-/** Why release() freed nothing: this machine holds no seat, its seat is in the signature, or the licence is unknown. */
-export type ReleaseRefusal = 'NO_SEAT' | 'AT_ISSUE' | 'UNKNOWN_LICENCE';
+/**
+ * Why release() freed nothing: this machine holds no seat, its seat is in the signature, the
+ * licence is unknown, or (floating) its lease is borrowed until a later time.
+ */
+export type ReleaseRefusal = 'NO_SEAT' | 'AT_ISSUE' | 'UNKNOWN_LICENCE' | 'BORROWED';
 export type ReleaseResult = { released: true; releasedAt: string } | { released: false; reason: ReleaseRefusal };
 
 /** A check answer whose receipt verified against this licence, nonce and machine. */
@@ -117,6 +122,8 @@ export class LicenceClient {
   #licence: string;
   /** The newest term seen by this client, beside the one remembered in the cache. */
   #newestIat = 0;
+  /** When a borrow() of this client ends (ms); a borrowed lease is never released by the lease helper. */
+  #borrowedUntil = 0;
 
   constructor(options: LicenceClientOptions) {
     for (const name of ['baseUrl', 'slug', 'checkId', 'checkToken', 'licence'] as const) {
@@ -151,6 +158,11 @@ export class LicenceClient {
     return this.#licence;
   }
 
+  /** The end (ms since the epoch) of the lease this client borrowed, 0 when it borrowed none. */
+  get borrowedUntil(): number {
+    return this.#borrowedUntil;
+  }
+
   /** This machine's fingerprint, collected once. */
   get fingerprint(): string {
     this.#fingerprint ??= collectFingerprint({ stableId: this.#stableId }).fingerprint;
@@ -165,7 +177,9 @@ export class LicenceClient {
   async check(): Promise<CheckResult> {
     const now = this.#clock();
     const licence = this.#verify(this.#licence, now);
-    const cached = licence.signed ? await this.#loadCached(licence.claims.lid) : null;
+    // The presented term alone chooses the receipt's tag (DESIGN.md 13).
+    const tag = licence.signed ? receiptTagOf(licence.claims) : 'SVCR1';
+    const cached = licence.signed ? await this.#loadCached(licence.claims.lid, tag) : null;
     // Measured against the answer known before this call: a fresh answer proves itself by its nonce.
     const clockRollback = cached !== null && serviceNow(cached, now) < Date.parse(cached.checkedAt) - ROLLBACK_TOLERANCE_MS;
     const result = { licence, clockRollback, serverReason: null, cacheError: null, noAnswer: null };
@@ -184,7 +198,7 @@ export class LicenceClient {
     let body: Record<string, unknown>;
     try {
       body = await this.#post('check', sent);
-      fresh = this.#verifyAnswer(body, licence.claims.lid, nonce, now);
+      fresh = this.#verifyAnswer(body, licence.claims.lid, nonce, now, tag);
     } catch (error) {
       if (!(error instanceof LicensorError) || !isNoAnswerCode(error.code)) throw error;
       const noAnswer: NoAnswer = { code: error.code, message: error.message };
@@ -217,7 +231,7 @@ export class LicenceClient {
     if (!next.signed) throw new LicensorError('BAD_LICENCE', `the fetched licence does not verify: ${next.message}`);
     if (next.claims.lid !== current.claims.lid) throw new LicensorError('LID_MISMATCH', 'the fetched licence is another licence');
     if (next.reasons.includes('WRONG_PRODUCT')) throw new LicensorError('BAD_LICENCE', 'the fetched licence is for another product');
-    const cached = await this.#loadCached(current.claims.lid);
+    const cached = await this.#loadCached(current.claims.lid, receiptTagOf(current.claims));
     const newestIat = Math.max(this.#newestIat, cached?.newestIat ?? 0, current.claims.iat);
     if (next.claims.iat < newestIat) throw new LicensorError('OLDER_TERM', 'the fetched term is older than one already seen');
     this.#newestIat = next.claims.iat;
@@ -248,6 +262,42 @@ export class LicenceClient {
     return { released: false, reason: String(body.reason) as ReleaseRefusal };
   }
 
+  /**
+   * Borrows this machine's lease of a floating licence until `until` (DESIGN.md 13), to work
+   * offline meanwhile: the machine must hold a live lease (check first), and `until` be within
+   * the licence's `brw` seconds. Answers like check(), its state resting on the borrowed
+   * `leaseEndsAt`. Throws LicensorError for anything but a verified answer (`HTTP_STATUS` 403
+   * "borrowing is off", "all borrowable seats are borrowed", ...).
+   */
+  async borrow(until: Date | string | number): Promise<CheckResult> {
+    const now = this.#clock();
+    const licence = this.#verify(this.#licence, now);
+    if (!licence.signed || !licence.valid) throw new LicensorError('BAD_LICENCE', `the licence in use is refused offline: ${licence.reasons.join(', ')}`);
+    if (licence.claims.v !== 5) throw new LicensorError('NOT_CHECKABLE', 'only a floating licence can be borrowed');
+    const end = new Date(until);
+    if (Number.isNaN(end.getTime())) throw new LicensorError('INVALID_OPTIONS', 'until must be a date');
+    const nonce = randomBytes(24).toString('base64url');
+    const body = await this.#post('borrow', { license: this.#licence, fingerprint: this.fingerprint, nonce, until: end.toISOString() });
+    const fresh = this.#verifyAnswer(body, licence.claims.lid, nonce, now, 'SVCR2');
+    const cached = await this.#loadCached(licence.claims.lid, 'SVCR2');
+    this.#newestIat = Math.max(this.#newestIat, cached?.newestIat ?? 0, licence.claims.iat);
+    const cacheError = await this.#save({ ...cachedPart(fresh), newestIat: this.#newestIat });
+    if (fresh.grants) this.#borrowedUntil = Date.parse(fresh.leaseEndsAt!);
+    return { licence, clockRollback: false, serverReason: null, cacheError, noAnswer: null, ...judge(fresh, now, false, maxSeconds(licence)) };
+  }
+
+  /**
+   * Holds this machine's lease of a floating licence while the application runs (DESIGN.md 13):
+   * checks every max(lse / 3, 60 s) with ±10% jitter, reports a lease at risk and a lost one,
+   * fetches a renewed term, and releases the lease on stop() and on SIGINT/SIGTERM (never a
+   * borrowed one). Resolves with the first check's result once it is taken; see LeaseHolder.
+   */
+  async holdLease(options: LeaseOptions = {}): Promise<LeaseHolder> {
+    const holder = new LeaseHolder(this, this.#clock, options);
+    await holder.start();
+    return holder;
+  }
+
   #verify(licence: string, now: number): LicenceVerification {
     return verifyLicence(licence, this.#keys, { now, fingerprint: this.fingerprint, productKey: this.#productKey, organisation: this.#slug });
   }
@@ -263,7 +313,7 @@ export class LicenceClient {
   }
 
   /** POSTs JSON and returns the 200 answer's object; everything else is a LicensorError. */
-  async #post(endpoint: 'check' | 'fetch' | 'release', body: Record<string, string>): Promise<Record<string, unknown>> {
+  async #post(endpoint: 'check' | 'fetch' | 'release' | 'borrow', body: Record<string, string>): Promise<Record<string, unknown>> {
     const controller = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
@@ -313,20 +363,24 @@ export class LicenceClient {
    * client knows itself (the licence's lid, the nonce it sent, this machine's fpDigest), so a
    * receipt for another licence, nonce or machine cannot verify.
    */
-  #verifyAnswer(body: Record<string, unknown>, lid: string, nonce: string, now: number): VerifiedAnswer {
+  #verifyAnswer(body: Record<string, unknown>, lid: string, nonce: string, now: number, tag: ReceiptTag): VerifiedAnswer {
     const { status = '', checkedAt, boundAt = '', receipt } = body;
-    if (typeof status !== 'string' || typeof boundAt !== 'string' || typeof checkedAt !== 'string' || typeof receipt !== 'string') {
+    // Read only when the tag signs it: an SVCR1 answer's lease end would vouch for nothing.
+    const leaseEndsAt = tag === 'SVCR2' ? (body.leaseEndsAt ?? '') : '';
+    if (typeof status !== 'string' || typeof boundAt !== 'string' || typeof checkedAt !== 'string' || typeof receipt !== 'string' || typeof leaseEndsAt !== 'string') {
       throw new LicensorError('BAD_RESPONSE', 'the answer lacks the receipt fields');
     }
     // The verdict comes from the signed fields alone (DESIGN.md 2): the unsigned `valid` and
     // `reason` are not read, so altering them on the way changes nothing.
     const answer: CachedAnswer = {
+      tag,
       lid,
       status,
       nonce,
       checkedAt,
       boundAt,
       fpDigest: fpDigest(this.fingerprint),
+      leaseEndsAt,
       receipt,
       renewed: body.renewed === true,
       offsetMs: Date.parse(checkedAt) - now,
@@ -338,12 +392,13 @@ export class LicenceClient {
 
   #verified(answer: CachedAnswer, fresh: boolean): VerifiedAnswer | null {
     if (Number.isNaN(Date.parse(answer.checkedAt))) return null;
-    if (!verifyReceipt(answer, answer.receipt, this.#keys)) return null;
-    return { ...answer, grants: receiptGrantsLicence(answer), fresh };
+    const tag = answer.tag ?? 'SVCR1';
+    if (!verifyReceipt(answer, answer.receipt, this.#keys, tag)) return null;
+    return { ...answer, grants: receiptGrantsLicence(answer, tag), fresh };
   }
 
   /** The cached answer if it still verifies for this licence and machine; a broken cache is empty. */
-  async #loadCached(lid: string): Promise<VerifiedAnswer | null> {
+  async #loadCached(lid: string, tag: ReceiptTag): Promise<VerifiedAnswer | null> {
     let entry: CachedAnswer | null;
     try {
       entry = await this.#cache.load(lid);
@@ -354,9 +409,11 @@ export class LicenceClient {
     const fields = ['status', 'nonce', 'checkedAt', 'boundAt', 'receipt'] as const;
     if (fields.some((name) => typeof entry[name] !== 'string')) return null;
     if (entry.lid !== lid || entry.fpDigest !== fpDigest(this.fingerprint)) return null;
+    // Kept under the other tag, it is no answer for this term (the term alone chooses, DESIGN.md 13).
+    if ((entry.tag ?? 'SVCR1') !== tag || (entry.leaseEndsAt !== undefined && typeof entry.leaseEndsAt !== 'string')) return null;
     const numberOrUndefined = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
     return this.#verified(
-      { ...entry, renewed: entry.renewed === true, offsetMs: numberOrUndefined(entry.offsetMs), newestIat: numberOrUndefined(entry.newestIat) },
+      { ...entry, tag, renewed: entry.renewed === true, offsetMs: numberOrUndefined(entry.offsetMs), newestIat: numberOrUndefined(entry.newestIat) },
       false,
     );
   }
@@ -375,8 +432,8 @@ function maxSeconds(licence: LicenceVerification): number {
   return licence.claims?.max ?? 0;
 }
 
-function cachedPart({ lid, status, nonce, checkedAt, boundAt, fpDigest, receipt, renewed, offsetMs, newestIat }: CachedAnswer): CachedAnswer {
-  return { lid, status, nonce, checkedAt, boundAt, fpDigest, receipt, renewed, offsetMs, newestIat };
+function cachedPart({ tag, lid, status, nonce, checkedAt, boundAt, fpDigest, leaseEndsAt, receipt, renewed, offsetMs, newestIat }: CachedAnswer): CachedAnswer {
+  return { tag, lid, status, nonce, checkedAt, boundAt, fpDigest, leaseEndsAt, receipt, renewed, offsetMs, newestIat };
 }
 
 /** The service's time now, as this machine's clock and the offset seen with the answer tell it. */
@@ -395,6 +452,8 @@ function judge(answer: VerifiedAnswer | null, now: number, clockRollback: boolea
   const base = { answer, ageSeconds, renewed: answer?.fresh === true && answer.renewed, reasons: [] as InvalidReason[] };
   if (answer === null) return { ...base, state: 'STALE' as const };
   if (!answer.grants) return { ...base, state: 'INVALID' as const, reasons: [signedReason(answer)] };
+  // A floating licence is licensed until its signed lease end, whatever `max` says (DESIGN.md 13).
+  if (answer.tag === 'SVCR2') return { ...base, state: (answer.fresh || !clockRollback) && leaseLive(answer, now) ? ('VALID' as const) : ('STALE' as const) };
   if (answer.fresh) return { ...base, state: 'VALID' as const };
   if (clockRollback || ageSeconds! > max) return { ...base, state: 'STALE' as const };
   return { ...base, state: 'VALID' as const };

@@ -1,6 +1,8 @@
 // Floating licences (DESIGN.md 13): leases taken, renewed, lapsed, released and borrowed.
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createPublicKey } from 'node:crypto';
 import { buildFingerprint, fpDigest, parseLicence } from '@licensor/protocol';
+import { javaAvailable, javaVerify } from '../../../protocol/test/java-verifier.js';
 import { startHarness, type Harness } from '../harness.js';
 import { checkBody, checkedProduct, nonce, receiptVerifies, type CheckedProduct } from '../check-helpers.js';
 import { createProduct, fingerprint, issueOk, licenceRow } from '../licence-helpers.js';
@@ -166,6 +168,16 @@ describe('leases', () => {
     const bound = await h.database.db.selectFrom('audit_entries').select('action').where('lid', '=', licence.lid).where('action', '=', 'machine.bound').execute();
     expect(bound).toHaveLength(3);
   });
+
+  it.skipIf(!javaAvailable())('carry SVCR2 receipts a Java verifier accepts from the answer\'s fields', async () => {
+    const licence = await p.issue();
+    const a = checkBody(licence.licenseString, 'java');
+    const { data } = await p.check(a);
+    const fields = [data.lid, data.status, data.nonce, data.checkedAt, data.boundAt, fpDigest(a.fingerprint), data.leaseEndsAt];
+    const item = { algorithm: 'Ed25519', publicKey: createPublicKey(p.publicKeyPem), signature: Buffer.from(data.receipt, 'base64url') };
+    const moved = [...fields.slice(0, 6), new Date(Date.parse(data.leaseEndsAt) + 60_000).toISOString()];
+    expect(await javaVerify([{ ...item, message: { tag: 'SVCR2', fields } }, { ...item, message: { tag: 'SVCR2', fields: moved } }])).toEqual([true, false]);
+  }, 60_000);
 
   it('belong to the exact fingerprint: a near match takes a lease of its own', async () => {
     const licence = await p.issue({ maxMachines: 2 });
