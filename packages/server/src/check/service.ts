@@ -17,7 +17,7 @@ import { recordAudit } from '../audit/audit.js';
 import { lockRow, type Database } from '../db/database.js';
 import { preparedQuery, type Tenant } from '../db/tenant.js';
 import { inTransaction } from '../http/context.js';
-import { badRequest, forbidden, notFound } from '../http/errors.js';
+import { badRequest } from '../http/errors.js';
 import { iso } from '../http/schemas.js';
 import { keyUnavailable, type OpenedKey } from '../keys/keyring.js';
 import type { Organisation } from '../orgs/repo.js';
@@ -184,11 +184,9 @@ export async function findTerm(scope: CheckScope, presented: Presented) {
 
 export type Term = NonNullable<Awaited<ReturnType<typeof findTerm>>>;
 
-type Binding = BindingRow;
-
 /** The seat this machine holds: the most equal components, then the oldest (DESIGN.md 5). */
-export function seatOf(bindings: Binding[], presented: Presented, need: number): Binding | undefined {
-  let best: Binding | undefined;
+export function seatOf(bindings: BindingRow[], presented: Presented, need: number): BindingRow | undefined {
+  let best: BindingRow | undefined;
   let bestScore = need - 1;
   for (const binding of bindings) {
     const score = matchScore(presented.parts, JSON.parse(binding.parts) as FingerprintParts);
@@ -206,7 +204,7 @@ export interface Verdict {
   /** True when the check is valid only once this machine takes a free seat, or its lease end is committed. */
   bind: boolean;
   /** The seat this machine holds, when it holds one. */
-  seat?: Binding | undefined;
+  seat?: BindingRow | undefined;
   /** A floating licence: the lease end to sign, when this machine holds (or takes) a lease and the status is ACTIVE or GRACE. */
   leaseEndsAt?: number | null;
   /** SEATS_FULL on a floating licence: whole seconds until the earliest lease ends. */
@@ -255,7 +253,7 @@ function judgeFloating(term: Term, presented: Presented, now: number): Verdict {
  * A valid check from a seat records when it was last seen (at most once a minute) and the label
  * the application sent, when that changed: a write only when there is something new.
  */
-function noteSeat(scope: CheckScope, seat: Binding, label: string | undefined) {
+function noteSeat(scope: CheckScope, seat: BindingRow, label: string | undefined) {
   const seenDue = seat.last_seen_at === null || scope.now - seat.last_seen_at >= STAMP_INTERVAL_MS;
   const relabel = label !== undefined && label !== seat.label;
   if (seenDue || relabel) scope.writes.stampSeat(scope.org.id, seat.id, { ...(seenDue ? { seenAt: scope.now } : {}), ...(relabel ? { label } : {}) });
