@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -12,6 +13,8 @@ const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe
 
 export interface Console {
   url: string;
+  /** The service's data directory (its SQLite database), for a test that must move what time alone would. */
+  dataDir: string;
   browser: Browser;
   /** Calls the Management API as the seeded ORG_ADMIN (a cookie of its own). */
   api(method: string, apiPath: string, body?: unknown): Promise<any>;
@@ -24,7 +27,8 @@ export interface Console {
 
 /** One real service (SQLite, its own data directory, `env` added to its environment) and one browser per test file. */
 export async function startConsole(env: Record<string, string> = {}): Promise<Console> {
-  const service = await startService({ env });
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'licensor-console-'));
+  const service = await startService({ env, dataDir });
   const { url } = service;
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
 
@@ -32,6 +36,7 @@ export async function startConsole(env: Record<string, string> = {}): Promise<Co
 
   return {
     url,
+    dataDir,
     browser,
     async api(method, apiPath, body) {
       const response = await fetch(`${url}/o/default/api${apiPath}`, {

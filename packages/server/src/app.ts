@@ -180,7 +180,7 @@ export async function buildApp({ config, database, masterKey, logger }: AppOptio
       await api.register(userRoutes);
       await api.register(tokenRoutes);
       await api.register(settingsRoutes);
-      await api.register(productRoutes(keyring));
+      await api.register(productRoutes(keyring, config.checkRateAddress));
       await api.register(customerRoutes);
       await api.register(licenceRoutes(keyring));
       await api.register(listingRoutes);

@@ -101,3 +101,12 @@ export function download(text: string, name: string, type = 'application/octet-s
   link.click();
   URL.revokeObjectURL(link.href);
 }
+
+/** Seconds in the words an operator thinks in. */
+export function duration(seconds: number): string {
+  const units: Array<[number, string]> = [[86_400, 'day'], [3_600, 'hour'], [60, 'minute']];
+  for (const [size, unit] of units) {
+    if (seconds >= size && seconds % size === 0) return `${seconds / size} ${unit}${seconds === size ? '' : 's'}`;
+  }
+  return `${seconds} seconds`;
+}

@@ -7,6 +7,7 @@ import { key, useCanWrite } from '../api/queries';
 import { ConfirmButton, ErrorText, Guarded, Loading } from '../components/feedback';
 import { CopyBox, DateTime, download, Field, HealthBadge, StatusBadge } from '../components/display';
 import { splitClaims } from '../components/claims';
+import { Leases } from '../components/leases';
 import { RecordTable } from '../components/record-table';
 import { defaultOf, ParamInput, type ParamValue, type ProductParam } from '../components/param-input';
 
@@ -101,7 +102,7 @@ export default function LicencePage() {
           <Field label="Starts">{l.startsAt ? <DateTime value={l.startsAt} /> : 'at once'}</Field>
           <Field label="Expires">{l.expiresAt ? <DateTime value={l.expiresAt} /> : 'never (perpetual)'}</Field>
           <Field label="Grace">{l.graceDays} days</Field>
-          <Field label="Seats">
+          <Field label={l.seatModel === 'FLOATING' ? 'Floating seats in use' : 'Seats'}>
             {l.seatsUsed} of {l.maxMachines} used {l.rebindCount > 0 && <Text span size="xs" c="dimmed">({l.rebindCount} released)</Text>}
           </Field>
           <Field label="Last check">
@@ -153,75 +154,79 @@ export default function LicencePage() {
         </Card>
       </SimpleGrid>
 
-      <Card withBorder>
-        <Title order={2} size="h4" mb="sm">
-          Machines
-        </Title>
-        <RecordTable
-          label="Machines"
-          card={{ actions: 'Action' }}
-          error={machines.error}
-          rows={machines.data}
-          rowKey={(m) => m.id}
-          empty="No machine is bound yet: the first valid check binds one."
-          minWidth={760}
-          columns={[
-            [
-              'Machine',
-              (m) => (
-                <>
-                  <Text fw={500}>{m.label ?? `Machine ${m.id}`}</Text>
-                  {m.atIssue && <Badge size="xs" variant="outline">bound at issue</Badge>}
-                </>
-              ),
-            ],
-            [
-              'Components',
-              (m) => (
-                <Text size="xs" ff="monospace">
-                  {Object.entries(m.parts)
-                    .map(([part, hash]) => `${part} ${hash.slice(0, 6)}`)
-                    .join(' · ')}
-                </Text>
-              ),
-            ],
-            ['Bound', (m) => <DateTime value={m.boundAt} />],
-            ['Last seen', (m) => <DateTime value={m.lastSeenAt} />],
-            [
-              'Released',
-              (m) =>
-                m.releasedAt ? (
+      {l.seatModel === 'FLOATING' ? (
+        <Leases lid={lid} maxMachines={l.maxMachines} machines={machines.data} error={machines.error} write={write} onReleased={refresh} />
+      ) : (
+        <Card withBorder>
+          <Title order={2} size="h4" mb="sm">
+            Machines
+          </Title>
+          <RecordTable
+            label="Machines"
+            card={{ actions: 'Action' }}
+            error={machines.error}
+            rows={machines.data}
+            rowKey={(m) => m.id}
+            empty="No machine is bound yet: the first valid check binds one."
+            minWidth={760}
+            columns={[
+              [
+                'Machine',
+                (m) => (
                   <>
-                    <DateTime value={m.releasedAt} /> <Text span size="xs" c="dimmed">by {m.releasedBy}</Text>
+                    <Text fw={500}>{m.label ?? `Machine ${m.id}`}</Text>
+                    {m.atIssue && <Badge size="xs" variant="outline">bound at issue</Badge>}
                   </>
-                ) : (
-                  <Text span c="dimmed" inherit>live</Text>
                 ),
-            ],
-            [
-              'Action',
-              (m) =>
-                m.live &&
-                !m.atIssue && (
-                  <Guarded allowed={write.allowed} reason={write.reason}>
-                    {(disabled) => (
-                      <ConfirmButton
-                        label="Release"
-                        title={`Release ${m.label ?? `machine ${m.id}`}`}
-                        disabled={disabled}
-                        consequence="The seat is freed: that machine's next check binds again only if a seat is free."
-                        onConfirm={async () => {
-                          await unwrap(api().POST('/licenses/{lid}/release-binding', { params: { path: { lid } }, body: { machineId: m.id } }));
-                          await Promise.all([refresh(), queryClient.invalidateQueries({ queryKey: key('licence', lid, 'machines') })]);
-                        }}
-                      />
-                    )}
-                  </Guarded>
+              ],
+              [
+                'Components',
+                (m) => (
+                  <Text size="xs" ff="monospace">
+                    {Object.entries(m.parts)
+                      .map(([part, hash]) => `${part} ${hash.slice(0, 6)}`)
+                      .join(' · ')}
+                  </Text>
                 ),
-            ],
-          ]}
-        />
-      </Card>
+              ],
+              ['Bound', (m) => <DateTime value={m.boundAt} />],
+              ['Last seen', (m) => <DateTime value={m.lastSeenAt} />],
+              [
+                'Released',
+                (m) =>
+                  m.releasedAt ? (
+                    <>
+                      <DateTime value={m.releasedAt} /> <Text span size="xs" c="dimmed">by {m.releasedBy}</Text>
+                    </>
+                  ) : (
+                    <Text span c="dimmed" inherit>live</Text>
+                  ),
+              ],
+              [
+                'Action',
+                (m) =>
+                  m.live &&
+                  !m.atIssue && (
+                    <Guarded allowed={write.allowed} reason={write.reason}>
+                      {(disabled) => (
+                        <ConfirmButton
+                          label="Release"
+                          title={`Release ${m.label ?? `machine ${m.id}`}`}
+                          disabled={disabled}
+                          consequence="The seat is freed: that machine's next check binds again only if a seat is free."
+                          onConfirm={async () => {
+                            await unwrap(api().POST('/licenses/{lid}/release-binding', { params: { path: { lid } }, body: { machineId: m.id } }));
+                            await Promise.all([refresh(), queryClient.invalidateQueries({ queryKey: key('licence', lid, 'machines') })]);
+                          }}
+                        />
+                      )}
+                    </Guarded>
+                  ),
+              ],
+            ]}
+          />
+        </Card>
+      )}
 
       <Card withBorder>
         <Title order={2} size="h4" mb="sm">

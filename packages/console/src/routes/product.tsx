@@ -4,9 +4,9 @@ import { useState, type ReactNode } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { key, useCanWrite } from '../api/queries';
-import { CopyBox, DateTime, download, Field, SecretOnce } from '../components/display';
+import { CopyBox, DateTime, download, duration, Field, SecretOnce } from '../components/display';
 import { ConfirmButton, ErrorText, Guarded, Loading } from '../components/feedback';
-import { duration, ProductForm, type Product } from '../components/product-form';
+import { ProductForm, type Product } from '../components/product-form';
 import { RecordTable } from '../components/record-table';
 
 export default function ProductPage() {
@@ -132,7 +132,16 @@ export default function ProductPage() {
           </Field>
           <Field label="Default validity">{p.defaultValidityMonths === null ? 'asked at issue' : p.defaultValidityMonths === 0 ? 'perpetual' : `${p.defaultValidityMonths} months`}</Field>
           <Field label="Grace">{p.defaultGraceDays ?? 0} days</Field>
-          <Field label="Machines per licence">{p.maxMachines}</Field>
+          <Field label="Seats">
+            {p.seatModel === 'FLOATING' ? `Floating: ${duration(p.leaseSeconds)} leases` : 'Node-locked'}
+            {p.seatModel === 'FLOATING' && (
+              <Text span size="xs" c="dimmed">
+                {' '}
+                ({p.maxBorrowSeconds === 0 ? 'no borrowing' : `borrowing up to ${duration(p.maxBorrowSeconds)}, ${p.maxBorrowedSeats} at once`})
+              </Text>
+            )}
+          </Field>
+          <Field label={p.seatModel === 'FLOATING' ? 'Machines at a time' : 'Machines per licence'}>{p.maxMachines}</Field>
           <Field label="Fingerprint match">{p.fingerprintNeed ?? 3} of 5 components</Field>
           <Field label="Check interval">{duration(p.checkIntervalSeconds ?? 86_400)}</Field>
           <Field label="Offline window">{duration(p.maxOfflineSeconds ?? 604_800)}</Field>

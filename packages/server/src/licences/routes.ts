@@ -11,6 +11,7 @@ import { idempotentRequest, Replay } from './idempotency.js';
 import { claimsOf, findLicenceRow, findLicenceView, licenceViews, toBinding, toLicence, toLicenceListItem, toVersionListItem, type LicenceView } from './repo.js';
 import {
   IssueBody,
+  LeasePeak,
   Licence,
   LicenceListItem,
   LicenceVersion,
@@ -37,6 +38,7 @@ import {
   type LicenceAnswer,
 } from './service.js';
 import { verifyLicenceString } from './verify.js';
+import { leasePeaks, PEAK_DAYS } from './lease-peaks.js';
 
 const tags = ['Licences'];
 const MAX_LIST = 25_000;
@@ -90,7 +92,7 @@ export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
       },
       async (request) => {
         const { ctx, query } = request;
-        let rows = licenceViews(ctx.tenant);
+        let rows = licenceViews(ctx.tenant, ctx.now);
         if (query.productId !== undefined) rows = rows.where('licences.product_id', '=', query.productId);
         if (query.customerId !== undefined) rows = rows.where('licences.customer_id', '=', query.customerId);
         const found = (await rows.orderBy('licences.issued_at', 'desc').orderBy('licences.lid', 'desc').limit(MAX_LIST + 1).execute()) as LicenceView[];
@@ -139,7 +141,7 @@ export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
         config: { access: 'licenses:read' },
         schema: { summary: 'One licence with its claims and signed string', tags, params: LidParams, response: responses({ 200: Licence }) },
       },
-      async (request) => toLicence(await findLicenceView(request.ctx.tenant, request.params.lid), request.ctx.now),
+      async (request) => toLicence(await findLicenceView(request.ctx.tenant, request.params.lid, request.ctx.now), request.ctx.now),
     );
 
     app.get(
@@ -220,7 +222,25 @@ export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
       async (request) => {
         const licence = await findLicenceRow(request.ctx.tenant, request.params.lid);
         const rows = await request.ctx.tenant.selectFrom('machine_bindings').selectAll().where('licence_id', '=', licence.id).orderBy('id').execute();
-        return rows.map(toBinding);
+        return rows.map((row) => toBinding(row, request.ctx.now));
+      },
+    );
+
+    app.get(
+      '/licenses/:lid/lease-peaks',
+      {
+        config: { access: 'licenses:read' },
+        schema: {
+          summary: 'Daily peak of live leases',
+          description: `A FLOATING licence's highest number of live leases on each of the last ${PEAK_DAYS} UTC days, oldest first (0 for a day without any); all 0 for a node-locked licence.`,
+          tags,
+          params: LidParams,
+          response: responses({ 200: Type.Array(LeasePeak) }),
+        },
+      },
+      async (request) => {
+        const licence = await findLicenceRow(request.ctx.tenant, request.params.lid);
+        return leasePeaks(request.ctx.tenant, licence.id, request.ctx.now);
       },
     );
 

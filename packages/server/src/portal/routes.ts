@@ -127,7 +127,7 @@ export function portalRoutes(database: Database, config: Config): FastifyPluginA
     app.get(
       '/portal/licenses/:lid/download',
       { config: { access: 'portal' }, schema: { summary: 'The .lic file', tags, params: PortalLidParams, response: responses({ 200: LicFile }) } },
-      async (request, reply) => sendLic(reply, request.params.lid, await portalDownload(request.portal, request.params.lid)),
+      async (request, reply) => sendLic(reply, request.params.lid, await portalDownload(request.portal, request.params.lid, Date.now())),
     );
 
     app.post(
