@@ -1,13 +1,19 @@
 import cluster from 'node:cluster';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import { pino } from 'pino';
+import { backup } from './backup/backup.js';
+import { checkBackup } from './backup/check.js';
+import { terminalProgress } from './backup/progress.js';
+import { restore } from './backup/restore.js';
+import { backupBeforeMigrating } from './backup/upgrade.js';
 import { buildApp } from './app.js';
 import { loadConfig, type Config } from './config.js';
 import { openDatabase, sqliteFileIn, type Database } from './db/database.js';
 import { migrateToLatest } from './db/migrations/index.js';
 import { openApiDocument as servedDocument } from './http/openapi.js';
 import { firstProblem } from './http/validation.js';
-import { loadMasterKey } from './keys/master-key.js';
+import { existingMasterKey, loadMasterKey } from './keys/master-key.js';
 import { bootstrap, createOrganisation, operatorCtx, setPasswordByUsername } from './orgs/service.js';
 import { countUncounted } from './licences/tallies.js';
 import { CreateMemberBody, Password } from './users/schemas.js';
@@ -25,7 +31,9 @@ const USAGE = `usage: licensor <command>
   platform-account create --username U (--password P | --password-stdin) --role PLATFORM_ADMIN|PLATFORM_SUPPORT
   platform-account set-password --username U (--password P | --password-stdin)
   platform-account set-active --username U --active true|false   (false ends its sessions)
-  openapi                                 print the OpenAPI document (the console's client is generated from it)`;
+  openapi                                 print the OpenAPI document (the console's client is generated from it)
+  backup --out FILE                       write a consistent backup of the whole database (secret: mode 0600)
+  restore FILE [--check]                  load a backup into an empty database; --check only says which sealed keys open`;
 
 class UsageError extends Error {}
 
@@ -58,7 +66,12 @@ async function checkedPassword(values: Record<string, unknown>): Promise<string>
   return secret;
 }
 
-function open(config: Config, migrate = true): Promise<Database> {
+// The upgrade's backup is logged as the service logs (JSON lines on standard output).
+const upgradeLog = (config: Config) => pino({ level: config.logLevel });
+
+/** Opens the database; before migrating a SQLite database that holds data, backs it up (DESIGN.md 17). */
+async function open(config: Config, migrate = true): Promise<Database> {
+  if (migrate) await backupBeforeMigrating(config, upgradeLog(config));
   return openDatabase({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFileIn(config.dataDir) }, { migrate });
 }
 
@@ -145,20 +158,46 @@ async function run(argv: string[]): Promise<unknown> {
       email: { type: 'string' },
       'display-name': { type: 'string' },
       active: { type: 'string' },
+      out: { type: 'string' },
+      check: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
-  const command = positionals.join(' ');
+  // `restore` takes the file as its argument; every other command is its words.
+  const command = positionals[0] === 'restore' ? 'restore' : positionals.join(' ');
   if (values.help || command === 'help') return HELP;
   if (command === '') throw new UsageError('no command given');
   const config = loadConfig();
   switch (command) {
+    case 'backup': {
+      const result = await backup(config, need(values, 'out'), terminalProgress());
+      return {
+        ...result,
+        notice:
+          'this file is secret (password and token hashes, licences, customers): keep it like the database. ' +
+          'It does not hold the master key: restoring it needs the same LICENSOR_MASTER_KEY (or the data dir\'s master.key).',
+      };
+    }
+    case 'restore': {
+      const file = positionals[1];
+      if (file === undefined || positionals.length > 2) throw new UsageError('restore takes one file');
+      if (values.check) {
+        const masterKey = existingMasterKey(config);
+        if (!masterKey) throw new UsageError('no master key to check with: set LICENSOR_MASTER_KEY (or put the old master.key in the data dir)');
+        const result = await checkBackup(file, masterKey, config.pkcs11);
+        if (!result.open) process.exitCode = 1;
+        return result;
+      }
+      return withDatabase(config, (database) => restore(database, file, terminalProgress()), false);
+    }
     case 'serve':
       return serve(config);
     case 'openapi':
       return openApiDocument(config);
-    case 'migrate':
-      return withDatabase(config, async (database) => ({ migrated: await migrateToLatest(database) }), false);
+    case 'migrate': {
+      const backedUp = await backupBeforeMigrating(config, upgradeLog(config));
+      return withDatabase(config, async (database) => ({ migrated: await migrateToLatest(database), ...(backedUp ? { backup: backedUp } : {}) }), false);
+    }
     case 'org create': {
       const limit = values['plan-limit'];
       if (limit !== undefined && !/^\d+$/.test(limit)) throw new UsageError('--plan-limit must be a whole number');

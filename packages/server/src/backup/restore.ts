@@ -1,0 +1,142 @@
+import fs from 'node:fs';
+import { sql, type Kysely } from 'kysely';
+import { transaction, type Database } from '../db/database.js';
+import { LATEST_MIGRATION, MIGRATION_NAMES, migrateToLatest } from '../db/migrations/index.js';
+import { countUncounted } from '../licences/tallies.js';
+import { readBackup, type Header, type Line, type TableLine } from './file.js';
+import type { Progress } from './progress.js';
+import { allTables, baseTables, type BaseTable, type CatalogQuery } from './tables.js';
+
+// SQLite binds at most 32,766 values a statement; PostgreSQL 65,535.
+const VALUES_PER_INSERT = 30_000;
+
+const catalog =
+  (db: Kysely<any>): CatalogQuery =>
+  async (text) =>
+    (await sql.raw<Record<string, unknown>>(text).execute(db)).rows;
+
+/** A backup from a newer release is refused before anything is written. */
+function checkSchema(header: Header): void {
+  if (!MIGRATION_NAMES.includes(header.schema)) {
+    throw new Error(`the backup's schema (${header.schema}) is newer than this release's (${LATEST_MIGRATION}): restore it with a release at least as new`);
+  }
+}
+
+/**
+ * Takes the target back to empty after a restore that failed: the data was rolled back, and the
+ * schema made for it goes too, so the restore can be run again.
+ */
+async function dropSchema(database: Database): Promise<void> {
+  const query = catalog(database.db);
+  if (database.dialect === 'sqlite') {
+    // A virtual table first: its shadow tables go with it. The tables are empty, so no foreign key objects to the others' order.
+    const virtual = await query(`select name from sqlite_master where type = 'table' and lower(sql) like 'create virtual table%'`);
+    for (const { name } of virtual) await query(`drop table if exists "${String(name)}"`);
+    for (const name of await allTables('sqlite', query)) await query(`drop table if exists "${name}"`);
+    return;
+  }
+  for (const name of await allTables('postgres', query)) await query(`drop table if exists "${name}" cascade`);
+  // Functions the migrations made (not those of an extension such as pg_trgm).
+  const functions = await query(
+    `select p.oid::regprocedure::text as name from pg_proc p
+     where p.pronamespace = current_schema()::regnamespace
+       and not exists (select 1 from pg_depend d where d.objid = p.oid and d.deptype = 'e')`,
+  );
+  for (const { name } of functions) await query(`drop function if exists ${String(name)}`);
+}
+
+async function insertRows(trx: Kysely<any>, dialect: Database['dialect'], table: BaseTable, columns: string[], rows: unknown[][]): Promise<void> {
+  const perInsert = Math.max(1, Math.floor(VALUES_PER_INSERT / columns.length));
+  const overriding = dialect === 'postgres' && table.identity !== null && columns.includes(table.identity) ? sql` overriding system value` : sql``;
+  for (let i = 0; i < rows.length; i += perInsert) {
+    const values = rows.slice(i, i + perInsert).map((row) => {
+      if (row.length !== columns.length) throw new Error(`the backup file is not usable: a row of ${table.name} has ${row.length} values for ${columns.length} columns`);
+      return sql`(${sql.join(row)})`;
+    });
+    await sql`insert into ${sql.table(table.name)} (${sql.join(columns.map((c) => sql.id(c)))})${overriding} values ${sql.join(values)}`.execute(trx);
+  }
+}
+
+export interface RestoreResult {
+  schema: string;
+  counts: Record<string, number>;
+  migrated: string[];
+}
+
+/**
+ * `licensor restore FILE` (DESIGN.md 17): into an empty database of either kind, the schema made at
+ * the backup's migration, every row loaded with its id in one transaction that commits only once
+ * the file's digest and counts are confirmed; then the later migrations and the tallies' count.
+ * The search index is kept by the database as the rows go in (SQLite's triggers, PostgreSQL's index).
+ */
+export async function restore(database: Database, file: string, progress: Progress): Promise<RestoreResult> {
+  const query = catalog(database.db);
+  if ((await allTables(database.dialect, query)).length > 0) {
+    throw new Error('the target database is not empty: restore into a new database (or data dir), before its first start');
+  }
+  const size = fs.statSync(file).size;
+  let read = 0;
+  let header: Header | null = null;
+  const lines = readBackup(file, (h) => void (header = h), (bytes) => (read += bytes));
+  // Reads the header (and the first table's line) before anything is made.
+  let first: IteratorResult<Line>;
+  let schema: string;
+  try {
+    first = await lines.next();
+    schema = checkedHeader(header).schema;
+  } catch (err) {
+    await lines.return(undefined);
+    throw err;
+  }
+  const counts: Record<string, number> = {};
+  try {
+    await migrateToLatest(database, schema);
+    await transaction(database, async (trx) => {
+      const tables = new Map((await baseTables(database.dialect, catalog(trx))).map((t) => [t.name, t]));
+      let current: { table: BaseTable; columns: string[] } | null = null;
+      for (let item: IteratorResult<Line> = first; !item.done; item = await lines.next()) {
+        const line = item.value;
+        if (line.kind === 'table') {
+          current = target(tables, line.table);
+          counts[current.table.name] = 0;
+          progress.table(current.table.name);
+        } else {
+          await insertRows(trx, database.dialect, current!.table, current!.columns, line.rows);
+          counts[current!.table.name]! += line.rows.length;
+          progress.advance(line.rows.length, read, size);
+        }
+      }
+      if (database.dialect === 'postgres') {
+        for (const table of tables.values()) {
+          if (table.identity === null) continue;
+          // The next id generated is past every id restored.
+          await sql`select setval(pg_get_serial_sequence(${table.name}, ${table.identity}), coalesce(max(${sql.id(table.identity)}), 0) + 1, false) from ${sql.table(table.name)}`.execute(trx);
+        }
+      }
+    });
+  } catch (err) {
+    await lines.return(undefined);
+    await dropSchema(database);
+    throw err;
+  } finally {
+    progress.end();
+  }
+  const migrated = await migrateToLatest(database);
+  await countUncounted(database);
+  return { schema, counts, migrated };
+}
+
+function checkedHeader(header: Header | null): Header {
+  if (header === null) throw new Error('the backup file is not usable: it is empty');
+  checkSchema(header);
+  return header;
+}
+
+/** The table a section of the file goes into, which the schema at the backup's migration must have, with every column named. */
+function target(tables: Map<string, BaseTable>, line: TableLine): { table: BaseTable; columns: string[] } {
+  const table = tables.get(line.table);
+  if (!table) throw new Error(`the backup file is not usable: it holds table "${line.table}", which its schema does not have`);
+  const unknown = line.columns.find((c) => !table.columns.includes(c));
+  if (unknown !== undefined) throw new Error(`the backup file is not usable: table "${line.table}" has no column "${unknown}"`);
+  return { table, columns: line.columns };
+}
