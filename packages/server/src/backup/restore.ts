@@ -29,10 +29,15 @@ function checkSchema(header: Header): void {
 async function dropSchema(database: Database): Promise<void> {
   const query = catalog(database.db);
   if (database.dialect === 'sqlite') {
-    // A virtual table first: its shadow tables go with it. The tables are empty, so no foreign key objects to the others' order.
+    // A virtual table first: its shadow tables go with it. Foreign keys off, so the tables go in any order.
     const virtual = await query(`select name from sqlite_master where type = 'table' and lower(sql) like 'create virtual table%'`);
-    for (const { name } of virtual) await query(`drop table if exists "${String(name)}"`);
-    for (const name of await allTables('sqlite', query)) await query(`drop table if exists "${name}"`);
+    await query('pragma foreign_keys = off');
+    try {
+      for (const { name } of virtual) await query(`drop table if exists "${String(name)}"`);
+      for (const name of await allTables('sqlite', query)) await query(`drop table if exists "${name}"`);
+    } finally {
+      await query('pragma foreign_keys = on');
+    }
     return;
   }
   for (const name of await allTables('postgres', query)) await query(`drop table if exists "${name}" cascade`);
