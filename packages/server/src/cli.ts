@@ -66,8 +66,8 @@ async function checkedPassword(values: Record<string, unknown>): Promise<string>
   return secret;
 }
 
-// The upgrade's backup is logged as the service logs (JSON lines on standard output).
-const upgradeLog = (config: Config) => pino({ level: config.logLevel });
+// The upgrade's backup is logged as the service logs (JSON lines), on standard error: a command's standard output is its one JSON answer.
+const upgradeLog = (config: Config) => pino({ level: config.logLevel }, pino.destination(2));
 
 /** Opens the database; before migrating a SQLite database that holds data, backs it up (DESIGN.md 17). */
 async function open(config: Config, migrate = true): Promise<Database> {
