@@ -11,6 +11,7 @@ import { buildApp } from './app.js';
 import { loadConfig, type Config } from './config.js';
 import { openDatabase, sqliteFileIn, type Database } from './db/database.js';
 import { migrateToLatest } from './db/migrations/index.js';
+import { guardSchema } from './db/schema-watch.js';
 import { openApiDocument as servedDocument } from './http/openapi.js';
 import { firstProblem } from './http/validation.js';
 import { existingMasterKey, loadMasterKey } from './keys/master-key.js';
@@ -125,6 +126,7 @@ async function serve(config: Config): Promise<void> {
   const masterKey = loadMasterKey(config, (message) => warnings.push(message));
   const app = await buildApp({ config, database, masterKey });
   for (const message of warnings) app.log.warn(message);
+  guardSchema(app, database);
   if (cluster.isPrimary) await prepareDatabase(config, database);
   let closing = false;
   const shutdown = async (signal: string) => {

@@ -2,6 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
 import { answerRateHits, memoryRateLimiter } from './check/rate-limit.js';
+import { SCHEMA_CHANGED_EXIT } from './db/schema-watch.js';
 
 // A worker that dies this soon after starting is replaced after a pause, not in a tight loop.
 const EARLY_DEATH_MS = 5_000;
@@ -19,6 +20,7 @@ export async function superviseWorkers(config: Config, prepare: (log: Logger) =>
   const counts = memoryRateLimiter();
   const startedAt = new Map<Worker, number>();
   let stopping = false;
+  let exitCode = 0;
 
   const start = () => {
     if (stopping) return;
@@ -31,7 +33,14 @@ export async function superviseWorkers(config: Config, prepare: (log: Logger) =>
     const lived = Date.now() - (startedAt.get(worker) ?? 0);
     startedAt.delete(worker);
     if (stopping) {
-      if (startedAt.size === 0) process.exit(0);
+      if (startedAt.size === 0) process.exit(exitCode);
+      return;
+    }
+    if (code === SCHEMA_CHANGED_EXIT) {
+      // A newer release migrated the database: a new worker of this release would find the same. The supervisor restarts the instance.
+      log.error({ worker: worker.process.pid }, 'the database was migrated by a newer release: stopping every worker');
+      exitCode = 1;
+      stop('newer schema');
       return;
     }
     log.error({ worker: worker.process.pid, code, signal }, 'worker died: starting another');
@@ -41,7 +50,7 @@ export async function superviseWorkers(config: Config, prepare: (log: Logger) =>
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'shutting down: every worker finishes its in-flight requests');
-    if (startedAt.size === 0) process.exit(0);
+    if (startedAt.size === 0) process.exit(exitCode);
     for (const worker of startedAt.keys()) worker.process.kill('SIGTERM');
   };
   process.on('SIGTERM', () => stop('SIGTERM'));

@@ -7,7 +7,7 @@ import { MIGRATION_NAMES } from '../../src/db/migrations/index.js';
 import { migrateToLatest } from '../../src/db/migrations/index.js';
 import { createOrganisation } from '../../src/orgs/service.js';
 import { emptyTarget, openEnv, type Target } from '../backup-helpers.js';
-import { runCli } from '../cli.js';
+import { runCli, startServe } from '../cli.js';
 import { backend } from '../harness.js';
 
 const MASTER_KEY = Buffer.alloc(32, 1).toString('base64');
@@ -93,5 +93,30 @@ describe('a database migrated by a newer release', () => {
       );
     }
     if (backend === 'sqlite') expect(fs.existsSync(path.join(env.LICENSOR_DATA_DIR!, 'backups'))).toBe(false);
+  });
+
+  it('makes a running instance answer 503 and exit, workers and primary, for its supervisor to restart', async () => {
+    const env = await deploymentAt(MIGRATION_NAMES.at(-1)!);
+    const service = await startServe({ ...env, LICENSOR_WORKERS: '2', LOG_LEVEL: 'info' });
+    const exited = new Promise<number | null>((resolve) => service.child.once('exit', (code) => resolve(code)));
+    try {
+      expect((await fetch(`${service.url}/healthz`)).status).toBe(200);
+      const database = await openEnv(env);
+      try {
+        await sql`insert into kysely_migration (name, timestamp) values ('9999_from_the_future', '2030-01-01T00:00:00.000Z')`.execute(database.db);
+      } finally {
+        await database.close();
+      }
+      let answer: Response | null = null;
+      for (let i = 0; i < 100 && answer?.status !== 503; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        answer = await fetch(`${service.url}/healthz`).catch(() => null);
+      }
+      expect(answer?.status).toBe(503);
+      expect(await answer!.json()).toEqual({ error: 'the database was upgraded by a newer release: this instance is restarting' });
+      expect(await exited).toBe(1);
+    } finally {
+      service.child.kill('SIGKILL');
+    }
   });
 });
