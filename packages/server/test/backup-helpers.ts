@@ -89,3 +89,12 @@ export async function serviceOn(env: Record<string, string>): Promise<Service> {
 /** The backup's uncompressed lines, to cut or edit. */
 export const linesOf = (file: string) => gunzipSync(fs.readFileSync(file)).toString('utf8').split('\n');
 export const writeLines = (file: string, lines: string[]) => fs.writeFileSync(file, gzipSync(lines.join('\n')));
+
+/** The names of a database's indexes and triggers, which restore sets aside during the load and makes again. */
+export async function indexesOf(database: Database): Promise<string[]> {
+  const text =
+    database.dialect === 'sqlite'
+      ? `select type || ' ' || name as name from sqlite_master where type in ('index', 'trigger') order by name`
+      : `select indexname as name from pg_indexes where schemaname = current_schema() order by indexname`;
+  return (await catalogOf(database)(text)).map((r) => String(r.name));
+}

@@ -50,6 +50,31 @@ async function dropSchema(database: Database): Promise<void> {
   for (const { name } of functions) await query(`drop function if exists ${String(name)}`);
 }
 
+/**
+ * Sets the indexes aside while the rows go in, and (SQLite) the triggers that keep the search
+ * index; the returned step makes them again and rebuilds the search index. Building an index once
+ * from all its rows is far cheaper than keeping it through a million inserts in random key order.
+ * Read from the catalog, so an index a later migration adds is handled alike. Indexes that
+ * back a constraint (primary keys, unique columns) stay, and go on checking every row.
+ */
+async function setIndexesAside(trx: Kysely<any>, dialect: Database['dialect']): Promise<() => Promise<void>> {
+  const query = catalog(trx);
+  const objects =
+    dialect === 'sqlite'
+      ? await query(`select type, name, sql from sqlite_master where type in ('index', 'trigger') and sql is not null`)
+      : await query(
+          `select 'index' as type, indexname as name, indexdef as sql from pg_indexes
+           where schemaname = current_schema() and indexname not in (select conname from pg_constraint where connamespace = current_schema()::regnamespace)`,
+        );
+  const searchIndexes = dialect === 'sqlite' ? await query(`select name from sqlite_master where type = 'table' and lower(sql) like 'create virtual table%'`) : [];
+  for (const { type, name } of objects) await query(`drop ${String(type)} "${String(name)}"`);
+  return async () => {
+    for (const { sql: definition } of objects) await query(String(definition));
+    // FTS5's own command to index every row of its content table afresh.
+    for (const { name } of searchIndexes) await query(`insert into "${String(name)}" ("${String(name)}") values ('rebuild')`);
+  };
+}
+
 async function insertRows(trx: Kysely<any>, dialect: Database['dialect'], table: BaseTable, columns: string[], rows: unknown[][]): Promise<void> {
   const perInsert = Math.max(1, Math.floor(VALUES_PER_INSERT / columns.length));
   const overriding = dialect === 'postgres' && table.identity !== null && columns.includes(table.identity) ? sql` overriding system value` : sql``;
@@ -72,7 +97,7 @@ export interface RestoreResult {
  * `licensor restore FILE` (DESIGN.md 17): into an empty database of either kind, the schema made at
  * the backup's migration, every row loaded with its id in one transaction that commits only once
  * the file's digest and counts are confirmed; then the later migrations and the tallies' count.
- * The search index is kept by the database as the rows go in (SQLite's triggers, PostgreSQL's index).
+ * The indexes, the search index among them, are built once the rows are in, in the same transaction.
  */
 export async function restore(database: Database, file: string, progress: Progress): Promise<RestoreResult> {
   const query = catalog(database.db);
@@ -98,6 +123,7 @@ export async function restore(database: Database, file: string, progress: Progre
     await migrateToLatest(database, schema);
     await transaction(database, async (trx) => {
       const tables = new Map((await baseTables(database.dialect, catalog(trx))).map((t) => [t.name, t]));
+      const rebuildIndexes = await setIndexesAside(trx, database.dialect);
       let current: { table: BaseTable; columns: string[] } | null = null;
       for (let item: IteratorResult<Line> = first; !item.done; item = await lines.next()) {
         const line = item.value;
@@ -111,6 +137,7 @@ export async function restore(database: Database, file: string, progress: Progre
           progress.advance(line.rows.length, read, size);
         }
       }
+      await rebuildIndexes();
       if (database.dialect === 'postgres') {
         for (const table of tables.values()) {
           if (table.identity === null) continue;

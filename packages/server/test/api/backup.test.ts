@@ -11,7 +11,7 @@ import { checkBody, checkedProduct, type CheckedProduct } from '../check-helpers
 import { runCli } from '../cli.js';
 import { ADMIN_PASSWORD, backend, startHarness, type Harness } from '../harness.js';
 import { createProduct, issueOk, nodeVerifies } from '../licence-helpers.js';
-import { dump, emptyTarget, linesOf, openEnv, rowsOf, serviceOn, writeLines, type Target } from '../backup-helpers.js';
+import { dump, emptyTarget, indexesOf, linesOf, openEnv, rowsOf, serviceOn, writeLines, type Target } from '../backup-helpers.js';
 
 /*
  * The tables a backup holds. A table added by a later migration fails the first test until it is
@@ -118,6 +118,8 @@ describe('licensor restore', () => {
     try {
       const restored = await dump(service.database);
       expect(restored).toEqual(await dump(h.database));
+      // The indexes set aside during the load are all made again.
+      expect(await indexesOf(service.database)).toEqual(await indexesOf(h.database));
 
       // Every licence and superseded term verifies with the key it names.
       const keys = new Map(rowsOf(restored, 'product_keys').map((row) => [row[0], row]));
