@@ -41,6 +41,7 @@ export class BackupWriter {
   private readonly gzip = createGzip();
   private readonly partial: string;
   private readonly done: Promise<void>;
+  private failure: Error | null = null;
   bytes = 0;
 
   constructor(private readonly file: string) {
@@ -48,18 +49,24 @@ export class BackupWriter {
     this.partial = `${file}.partial`;
     const out = fs.createWriteStream(this.partial, { mode: 0o600, flags: 'w' });
     this.gzip.pipe(out);
+    // A failure of the file fails the compressor too, so a write waiting for its drain hears of it, and the next write throws it.
+    out.on('error', (err) => {
+      this.failure = err;
+      this.gzip.destroy(err);
+    });
+    this.gzip.on('error', () => {});
     this.done = finished(out);
-    // A failure of the file surfaces at `close` (or the next write's drain), not as an unhandled error.
     this.done.catch(() => {});
   }
 
   /** Writes lines (each a JSON text without its newline), waiting while the compressor is full. */
   async write(lines: string[]): Promise<void> {
+    if (this.failure) throw this.failure;
     if (lines.length === 0) return;
     const text = `${lines.join('\n')}\n`;
     this.hash.update(text);
     this.bytes += Buffer.byteLength(text);
-    if (!this.gzip.write(text)) await Promise.race([once(this.gzip, 'drain'), this.done]);
+    if (!this.gzip.write(text)) await once(this.gzip, 'drain');
   }
 
   async close(counts: Record<string, number>): Promise<Trailer> {

@@ -83,8 +83,11 @@ describe('licensor backup', () => {
     expect(said.notice).toMatch(/secret/);
     expect(said.notice).toMatch(/LICENSOR_MASTER_KEY/);
     expect(fs.statSync(said.file).mode & 0o777).toBe(0o600);
-    // Refuses to overwrite a file.
+    // Refuses to overwrite a file; a file that cannot be written fails with one line, leaving nothing.
     expect((await runCli(['backup', '--out', said.file], h.env)).code).toBe(1);
+    const unwritable = await runCli(['backup', '--out', path.join(dir, 'missing', 'x.backup.gz')], h.env);
+    expect(unwritable.code).toBe(1);
+    expect(unwritable.stderr).toMatch(/^licensor: ENOENT[^\n]*\n$/);
 
     const lines = linesOf(backupFile);
     expect(JSON.parse(lines[0]!)).toMatchObject({ format: 'licensor-backup', version: 1, schema: LATEST_MIGRATION, database: backend });
