@@ -4,7 +4,7 @@ import type { Config } from '../config.js';
 import { openDatabase, sqliteFileIn, type DialectName } from '../db/database.js';
 import { BackupWriter, FORMAT, FORMAT_VERSION, type Header } from './file.js';
 import type { Progress } from './progress.js';
-import { baseTables, type BaseTable, type CatalogQuery } from './tables.js';
+import { allTables, baseTables, type BaseTable, type CatalogQuery } from './tables.js';
 
 const BATCH = 1000;
 
@@ -82,13 +82,10 @@ export function withSnapshot<T>(config: Pick<Config, 'databaseUrl' | 'dataDir'>,
 
 /** The last migration applied, read in the snapshot. */
 async function schemaOf(snapshot: Snapshot): Promise<string> {
-  const present =
-    snapshot.dialect === 'sqlite'
-      ? await snapshot.query(`select name from sqlite_master where name = 'kysely_migration'`)
-      : await snapshot.query(`select 1 from information_schema.tables where table_schema = current_schema() and table_name = 'kysely_migration'`);
-  const last = present.length ? await snapshot.query('select max(name) as name from kysely_migration') : [];
-  if (typeof last[0]?.name !== 'string') throw new Error('the database has no schema yet: there is nothing to back up');
-  return last[0].name;
+  const migrated = (await allTables(snapshot.dialect, snapshot.query)).includes('kysely_migration');
+  const [last] = migrated ? await snapshot.query('select max(name) as name from kysely_migration') : [];
+  if (typeof last?.name !== 'string') throw new Error('the database has no schema yet: there is nothing to back up');
+  return last.name;
 }
 
 export interface BackupResult {

@@ -12,10 +12,12 @@ const EVERY_MS = 250;
 const duration = (seconds: number) =>
   seconds >= 3600 ? `${Math.floor(seconds / 3600)} h ${Math.round((seconds % 3600) / 60)} min` : seconds >= 60 ? `${Math.floor(seconds / 60)} min ${Math.round(seconds % 60)} s` : `${Math.round(seconds)} s`;
 
+type Output = Pick<NodeJS.WriteStream, 'isTTY' | 'write'>;
+
 /** A line redrawn on standard error when both outputs are terminals; nothing otherwise (scripts, logs, pipes). */
-export function terminalProgress(stream: NodeJS.WriteStream = process.stderr): Progress {
-  if (!stream.isTTY || !process.stdout.isTTY) return SILENT;
-  const started = Date.now();
+export function terminalProgress(stream: Output = process.stderr, answer: Output = process.stdout, clock: () => number = Date.now): Progress {
+  if (!stream.isTTY || !answer.isTTY) return SILENT;
+  const started = clock();
   let table = '';
   let rows = 0;
   let shown = 0;
@@ -31,7 +33,7 @@ export function terminalProgress(stream: NodeJS.WriteStream = process.stderr): P
     },
     advance(more, done, total) {
       rows += more;
-      const now = Date.now();
+      const now = clock();
       if (now - shown < EVERY_MS) return;
       shown = now;
       const share = total > 0 ? Math.min(1, done / total) : 0;
