@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { sql, type Kysely } from 'kysely';
+import { CompiledQuery, sql, type Kysely } from 'kysely';
 import { transaction, type Database } from '../db/database.js';
 import { LATEST_MIGRATION, MIGRATION_NAMES, migrateToLatest } from '../db/migrations/index.js';
 import { countUncounted } from '../licences/tallies.js';
@@ -7,8 +7,9 @@ import { readBackup, type Header, type Line, type TableLine } from './file.js';
 import type { Progress } from './progress.js';
 import { allTables, baseTables, type BaseTable, type CatalogQuery } from './tables.js';
 
-// SQLite binds at most 32,766 values a statement; PostgreSQL 65,535.
+// SQLite binds at most 32,766 values a statement; PostgreSQL 65,535. Statements of a few hundred rows go as fast as larger ones.
 const VALUES_PER_INSERT = 30_000;
+const ROWS_PER_INSERT = 250;
 
 const catalog =
   (db: Kysely<any>): CatalogQuery =>
@@ -75,15 +76,25 @@ async function setIndexesAside(trx: Kysely<any>, dialect: Database['dialect']): 
   };
 }
 
+/**
+ * Inserts a batch of rows as a few multi-row statements. The text is written here, with the
+ * dialect's placeholders, rather than built by Kysely's query builder: a builder's tree for tens of
+ * thousands of values per statement is garbage that made memory grow with the size of the restore.
+ */
 async function insertRows(trx: Kysely<any>, dialect: Database['dialect'], table: BaseTable, columns: string[], rows: unknown[][]): Promise<void> {
-  const perInsert = Math.max(1, Math.floor(VALUES_PER_INSERT / columns.length));
-  const overriding = dialect === 'postgres' && table.identity !== null && columns.includes(table.identity) ? sql` overriding system value` : sql``;
+  const perInsert = Math.min(ROWS_PER_INSERT, Math.max(1, Math.floor(VALUES_PER_INSERT / columns.length)));
+  const overriding = dialect === 'postgres' && table.identity !== null && columns.includes(table.identity) ? ' overriding system value' : '';
+  const head = `insert into "${table.name}" (${columns.map((c) => `"${c}"`).join(', ')})${overriding} values `;
   for (let i = 0; i < rows.length; i += perInsert) {
-    const values = rows.slice(i, i + perInsert).map((row) => {
+    const batch = rows.slice(i, i + perInsert);
+    const values: unknown[] = [];
+    const tuples = batch.map((row) => {
       if (row.length !== columns.length) throw new Error(`the backup file is not usable: a row of ${table.name} has ${row.length} values for ${columns.length} columns`);
-      return sql`(${sql.join(row)})`;
+      const start = values.length;
+      values.push(...row);
+      return `(${row.map((_, j) => (dialect === 'postgres' ? `$${start + j + 1}` : '?')).join(', ')})`;
     });
-    await sql`insert into ${sql.table(table.name)} (${sql.join(columns.map((c) => sql.id(c)))})${overriding} values ${sql.join(values)}`.execute(trx);
+    await trx.executeQuery(CompiledQuery.raw(head + tuples.join(', '), values));
   }
 }
 
