@@ -7,7 +7,6 @@ import { checkBackup } from './backup/check.js';
 import { terminalProgress } from './backup/progress.js';
 import { restore } from './backup/restore.js';
 import { backupBeforeMigrating } from './backup/upgrade.js';
-import { buildApp } from './app.js';
 import { loadConfig, type Config } from './config.js';
 import { openDatabase, sqliteFileIn, type Database } from './db/database.js';
 import { migrateToLatest } from './db/migrations/index.js';
@@ -35,6 +34,9 @@ const USAGE = `usage: licensor <command>
   openapi                                 print the OpenAPI document (the console's client is generated from it)
   backup --out FILE                       write a consistent backup of the whole database (secret: mode 0600)
   restore FILE [--check]                  load a backup into an empty database; --check only says which sealed keys open`;
+
+// The app (Fastify and every route) is loaded only by the commands that build it, so the others, backup and restore among them, stay small in memory.
+const loadApp = () => import('./app.js');
 
 class UsageError extends Error {}
 
@@ -88,6 +90,7 @@ async function withDatabase<T>(config: Config, work: (database: Database) => Pro
 /** The document the service serves at /openapi.json, built without a data directory or a listener. */
 async function openApiDocument(config: Config): Promise<unknown> {
   const database = await openDatabase({ databaseUrl: null, sqliteFile: ':memory:' });
+  const { buildApp } = await loadApp();
   const app = await buildApp({ config: { ...config, databaseUrl: null }, database, masterKey: randomBytes(32), logger: false });
   try {
     await app.ready();
@@ -124,6 +127,7 @@ async function serve(config: Config): Promise<void> {
   // The warning about a generated key is logged once the app (and its logger) exists.
   const warnings: string[] = [];
   const masterKey = loadMasterKey(config, (message) => warnings.push(message));
+  const { buildApp } = await loadApp();
   const app = await buildApp({ config, database, masterKey });
   for (const message of warnings) app.log.warn(message);
   guardSchema(app, database);
