@@ -1,4 +1,5 @@
 // Shared by the backup tests: databases to restore into, every table's rows, a service over a restored database.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -89,6 +90,30 @@ export async function serviceOn(env: Record<string, string>): Promise<Service> {
 /** The backup's uncompressed lines, to cut or edit. */
 export const linesOf = (file: string) => gunzipSync(fs.readFileSync(file)).toString('utf8').split('\n');
 export const writeLines = (file: string, lines: string[]) => fs.writeFileSync(file, gzipSync(lines.join('\n')));
+
+/** Lines of a backup with `extra` rows appended to tables, its trailer made to match again (a file as a backup of that database would be). */
+export function withRows(lines: string[], extra: Record<string, unknown[][]>): string[] {
+  const out: string[] = [];
+  const counts: Record<string, number> = {};
+  let table = '';
+  const flush = () => {
+    for (const row of extra[table] ?? []) out.push(JSON.stringify(row));
+    if (table) counts[table] = (counts[table] ?? 0) + (extra[table]?.length ?? 0);
+  };
+  for (const line of lines) {
+    if (line === '') continue;
+    if (line.startsWith('{"trailer"')) break;
+    if (line.startsWith('{"table"')) {
+      flush();
+      table = JSON.parse(line).table;
+      counts[table] = 0;
+    } else if (line.startsWith('[')) counts[table]!++;
+    out.push(line);
+  }
+  flush();
+  const sha256 = createHash('sha256').update(out.map((l) => `${l}\n`).join('')).digest('hex');
+  return [...out, JSON.stringify({ trailer: true, counts, sha256 }), ''];
+}
 
 /** The names of a database's indexes and triggers, which restore sets aside during the load and makes again. */
 export async function indexesOf(database: Database): Promise<string[]> {

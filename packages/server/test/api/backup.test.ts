@@ -8,13 +8,14 @@ import { backup } from '../../src/backup/backup.js';
 import { restore } from '../../src/backup/restore.js';
 import { allTables, EXCLUDED } from '../../src/backup/tables.js';
 import { loadConfig } from '../../src/config.js';
+import { seal } from '../../src/keys/sealing.js';
 import { LATEST_MIGRATION } from '../../src/db/migrations/index.js';
 import { createPlatformAccount } from '../../src/platform/accounts.js';
 import { checkBody, checkedProduct, type CheckedProduct } from '../check-helpers.js';
 import { runCli } from '../cli.js';
 import { ADMIN_PASSWORD, backend, startHarness, type Harness } from '../harness.js';
 import { createProduct, issueOk, nodeVerifies } from '../licence-helpers.js';
-import { dump, emptyTarget, indexesOf, linesOf, openEnv, rowsOf, serviceOn, writeLines, type Target } from '../backup-helpers.js';
+import { dump, emptyTarget, indexesOf, linesOf, openEnv, rowsOf, serviceOn, withRows, writeLines, type Target } from '../backup-helpers.js';
 
 /*
  * The tables a backup holds. A table added by a later migration fails the first test until it is
@@ -234,16 +235,37 @@ describe('licensor restore', () => {
     expect(refused.stderr).toMatch(/schema \(9999_from_the_future\) is newer than this release's/);
   });
 
-  it('--check loads nothing and names every product whose key does not open with the configured master key', async () => {
+  it('--check loads nothing and names every product whose key does not open with the configured master key, and PKCS#11 PINs', async () => {
     const into = await target();
     const products = (await h.database.db.selectFrom('products').select('product_key').execute()).map((p) => `${h.slug}/${p.product_key}`);
-    const good = await runCli(['restore', backupFile, '--check'], into.env);
-    expect(good.code).toBe(0);
-    expect(JSON.parse(good.stdout)).toEqual({ products: Object.fromEntries(products.map((p) => [p, 'opens'])), pins: {}, open: true });
+    // A product whose key is on a PKCS#11 token, which this machine does not have: its PIN opens, the token is absent.
+    const lines = linesOf(backupFile);
+    const columnsOf = (table: string) => JSON.parse(lines.find((l) => l.startsWith(`{"table":"${table}"`))!).columns as string[];
+    const firstRow = (table: string) => JSON.parse(lines[lines.findIndex((l) => l.startsWith(`{"table":"${table}"`)) + 1]!) as unknown[];
+    const productColumns = columnsOf('products');
+    const keyColumns = columnsOf('product_keys');
+    const product = firstRow('products');
+    const key = firstRow('product_keys');
+    const set = (row: unknown[], columns: string[], values: Record<string, unknown>) => columns.map((c, i) => (c in values ? values[c] : row[i]));
+    const fingerprint = 'f'.repeat(64);
+    const tokenFile = path.join(dir, 'token.backup.gz');
+    writeLines(tokenFile, withRows(lines, {
+      products: [set(product, productColumns, { id: 900, product_key: 'on-token', check_id: 'tokencheckid00000' })],
+      product_keys: [set(key, keyColumns, { id: 900, product_id: 900, key_fingerprint: fingerprint, pkcs11_token: 'acme-hsm', pkcs11_label: 'k', pkcs11_id: '01',
+        sealed_private_key: seal(Buffer.from(h.env.LICENSOR_MASTER_KEY!, 'base64'), Buffer.from('1234'), fingerprint) })],
+    }));
 
-    const wrong = await runCli(['restore', backupFile, '--check'], { ...into.env, LICENSOR_MASTER_KEY: Buffer.alloc(32, 7).toString('base64') });
+    const good = await runCli(['restore', tokenFile, '--check'], into.env);
+    expect(good.code).toBe(0);
+    expect(JSON.parse(good.stdout)).toEqual({ products: Object.fromEntries(products.map((p) => [p, 'opens'])), pins: { [`${h.slug}/on-token`]: 'absent' }, open: true });
+
+    const wrong = await runCli(['restore', tokenFile, '--check'], { ...into.env, LICENSOR_MASTER_KEY: Buffer.alloc(32, 7).toString('base64') });
     expect(wrong.code).toBe(1);
-    expect(JSON.parse(wrong.stdout)).toEqual({ products: Object.fromEntries(products.map((p) => [p, 'does not open'])), pins: {}, open: false });
+    expect(JSON.parse(wrong.stdout)).toEqual({
+      products: Object.fromEntries(products.map((p) => [p, 'does not open'])),
+      pins: { [`${h.slug}/on-token`]: 'does not open' },
+      open: false,
+    });
     const database = await openEnv(into.env);
     try {
       expect(await allTables(database.dialect, async (text) => (await sql.raw<Record<string, unknown>>(text).execute(database.db)).rows)).toEqual([]);
