@@ -5,8 +5,8 @@ import { appliedMigrations, MIGRATION_NAMES } from './migrations/index.js';
 /** A worker that found the schema changed under it exits with this code, and its primary stops too (workers.ts). */
 export const SCHEMA_CHANGED_EXIT = 75;
 const EVERY_MS = 5_000;
-// In-flight requests get this long before the process exits.
-const EXIT_AFTER_MS = 2_000;
+// In-flight requests get this long (and new ones their 503) before the process exits.
+const EXIT_AFTER_MS = 5_000;
 
 /**
  * DESIGN.md 17: an instance that finds a newer release's migration applied to its database answers
