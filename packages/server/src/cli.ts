@@ -1,13 +1,19 @@
 import cluster from 'node:cluster';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { buildApp } from './app.js';
+import { pino } from 'pino';
+import { backup } from './backup/backup.js';
+import { checkBackup } from './backup/check.js';
+import { terminalProgress } from './backup/progress.js';
+import { restore } from './backup/restore.js';
+import { backupBeforeMigrating } from './backup/upgrade.js';
 import { loadConfig, type Config } from './config.js';
 import { openDatabase, sqliteFileIn, type Database } from './db/database.js';
 import { migrateToLatest } from './db/migrations/index.js';
+import { guardSchema } from './db/schema-watch.js';
 import { openApiDocument as servedDocument } from './http/openapi.js';
 import { firstProblem } from './http/validation.js';
-import { loadMasterKey } from './keys/master-key.js';
+import { existingMasterKey, loadMasterKey } from './keys/master-key.js';
 import { bootstrap, createOrganisation, operatorCtx, setPasswordByUsername } from './orgs/service.js';
 import { countUncounted } from './licences/tallies.js';
 import { CreateMemberBody, Password } from './users/schemas.js';
@@ -26,7 +32,12 @@ const USAGE = `usage: licensor <command>
   platform-account create --username U (--password P | --password-stdin) --role PLATFORM_ADMIN|PLATFORM_SUPPORT
   platform-account set-password --username U (--password P | --password-stdin)
   platform-account set-active --username U --active true|false   (false ends its sessions)
-  openapi                                 print the OpenAPI document (the console's client is generated from it)`;
+  openapi                                 print the OpenAPI document (the console's client is generated from it)
+  backup --out FILE                       write a consistent backup of the whole database (secret: mode 0600)
+  restore FILE [--check]                  load a backup into an empty database; --check only says which sealed keys open`;
+
+// The app (Fastify and every route) is loaded only by the commands that build it, so the others, backup and restore among them, stay small in memory.
+const loadApp = () => import('./app.js');
 
 class UsageError extends Error {}
 
@@ -59,7 +70,12 @@ async function checkedPassword(values: Record<string, unknown>): Promise<string>
   return secret;
 }
 
-function open(config: Config, migrate = true, serving = false): Promise<Database> {
+// The upgrade's backup is logged as the service logs (JSON lines), on standard error: a command's standard output is its one JSON answer.
+const upgradeLog = (config: Config) => pino({ level: config.logLevel }, pino.destination(2));
+
+/** Opens the database; before migrating a SQLite database that holds data, backs it up (DESIGN.md 17). */
+async function open(config: Config, migrate = true, serving = false): Promise<Database> {
+  if (migrate) await backupBeforeMigrating(config, upgradeLog(config));
   return openDatabase({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFileIn(config.dataDir) }, { migrate, serving });
 }
 
@@ -75,6 +91,7 @@ async function withDatabase<T>(config: Config, work: (database: Database) => Pro
 /** The document the service serves at /openapi.json, built without a data directory or a listener. */
 async function openApiDocument(config: Config): Promise<unknown> {
   const database = await openDatabase({ databaseUrl: null, sqliteFile: ':memory:' });
+  const { buildApp } = await loadApp();
   const app = await buildApp({ config: { ...config, databaseUrl: null }, database, masterKey: randomBytes(32), logger: false });
   try {
     await app.ready();
@@ -120,8 +137,10 @@ async function serve(config: Config): Promise<void> {
   // The warning about a generated key is logged once the app (and its logger) exists.
   const warnings: string[] = [];
   const masterKey = loadMasterKey(config, (message) => warnings.push(message));
+  const { buildApp } = await loadApp();
   const app = await buildApp({ config, database, masterKey });
   for (const message of warnings) app.log.warn(message);
+  guardSchema(app, database);
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
@@ -162,20 +181,46 @@ async function run(argv: string[]): Promise<unknown> {
       email: { type: 'string' },
       'display-name': { type: 'string' },
       active: { type: 'string' },
+      out: { type: 'string' },
+      check: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
-  const command = positionals.join(' ');
+  // `restore` takes the file as its argument; every other command is its words.
+  const command = positionals[0] === 'restore' ? 'restore' : positionals.join(' ');
   if (values.help || command === 'help') return HELP;
   if (command === '') throw new UsageError('no command given');
   const config = loadConfig();
   switch (command) {
+    case 'backup': {
+      const result = await backup(config, need(values, 'out'), terminalProgress());
+      return {
+        ...result,
+        notice:
+          'this file is secret (password and token hashes, licences, customers): keep it like the database. ' +
+          'It does not hold the master key: restoring it needs the same LICENSOR_MASTER_KEY (or the data dir\'s master.key).',
+      };
+    }
+    case 'restore': {
+      const file = positionals[1];
+      if (file === undefined || positionals.length > 2) throw new UsageError('restore takes one file');
+      if (values.check) {
+        const masterKey = existingMasterKey(config);
+        if (!masterKey) throw new UsageError('no master key to check with: set LICENSOR_MASTER_KEY (or put the old master.key in the data dir)');
+        const result = await checkBackup(file, masterKey, config.pkcs11);
+        if (!result.open) process.exitCode = 1;
+        return result;
+      }
+      return withDatabase(config, (database) => restore(database, file, terminalProgress()), false);
+    }
     case 'serve':
       return serve(config);
     case 'openapi':
       return openApiDocument(config);
-    case 'migrate':
-      return withDatabase(config, async (database) => ({ migrated: await migrateToLatest(database) }), false);
+    case 'migrate': {
+      const backedUp = await backupBeforeMigrating(config, upgradeLog(config));
+      return withDatabase(config, async (database) => ({ migrated: await migrateToLatest(database), ...(backedUp ? { backup: backedUp } : {}) }), false);
+    }
     case 'org create': {
       const limit = values['plan-limit'];
       if (limit !== undefined && !/^\d+$/.test(limit)) throw new UsageError('--plan-limit must be a whole number');

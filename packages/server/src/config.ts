@@ -5,6 +5,8 @@ export interface Config {
   port: number;
   host: string;
   dataDir: string;
+  /** Where SQLite is backed up before a migration (DESIGN.md 17). */
+  backupDir: string;
   /** `postgres://...` selects PostgreSQL; null means SQLite in the data dir. */
   databaseUrl: string | null;
   /** 32 bytes, or null when it is to be generated into the data dir (SQLite only). */
@@ -133,10 +135,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (pkcs11Module !== null && !path.isAbsolute(pkcs11Module)) throw new ConfigError('LICENSOR_PKCS11_MODULE must be an absolute path');
   if ((pkcs11Module === null) !== !env.LICENSOR_PKCS11_TOKENS) throw new ConfigError('LICENSOR_PKCS11_MODULE and LICENSOR_PKCS11_TOKENS go together');
 
+  const dataDir = path.resolve(env.LICENSOR_DATA_DIR || './data');
   return {
     port,
     host,
-    dataDir: path.resolve(env.LICENSOR_DATA_DIR || './data'),
+    dataDir,
+    backupDir: path.resolve(env.LICENSOR_BACKUP_DIR || path.join(dataDir, 'backups')),
     databaseUrl,
     masterKey,
     redisUrl: env.REDIS_URL ? url('REDIS_URL', env.REDIS_URL, ['redis:', 'rediss:']) : null,

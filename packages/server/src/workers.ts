@@ -2,6 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
 import { answerRateHits, memoryRateLimiter } from './check/rate-limit.js';
+import { SCHEMA_CHANGED_EXIT } from './db/schema-watch.js';
 
 // A worker that dies this soon after starting is replaced after a pause, not in a tight loop.
 const EARLY_DEATH_MS = 5_000;
@@ -53,6 +54,7 @@ export async function superviseWorkers(config: Config, prepare: (log: Logger) =>
   // Until a worker has listened, a death is a failure to start (the port taken, say): the
   // primary then exits rather than start another in a loop.
   let served = false;
+  let exitCode = 0;
 
   // A standby worker has loaded the service and opened its pool but does not listen until told,
   // so a worker that dies is replaced by one that serves within milliseconds, not after the
@@ -94,7 +96,14 @@ export async function superviseWorkers(config: Config, prepare: (log: Logger) =>
     const wasStandby = worker === standby;
     if (wasStandby) standby = undefined;
     if (stopping) {
-      if (startedAt.size === 0) process.exit(0);
+      if (startedAt.size === 0) process.exit(exitCode);
+      return;
+    }
+    if (code === SCHEMA_CHANGED_EXIT) {
+      // A newer release migrated the database: a new worker of this release would find the same. The supervisor restarts the instance.
+      log.error({ worker: worker.process.pid }, 'the database was migrated by a newer release: stopping every worker');
+      exitCode = 1;
+      stop('newer schema');
       return;
     }
     if (!served) {
@@ -109,7 +118,7 @@ export async function superviseWorkers(config: Config, prepare: (log: Logger) =>
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'shutting down: every worker finishes its in-flight requests');
-    if (startedAt.size === 0) process.exit(0);
+    if (startedAt.size === 0) process.exit(exitCode);
     for (const worker of startedAt.keys()) worker.process.kill('SIGTERM');
     setTimeout(() => {
       log.error('workers still running after the drain: killing them');

@@ -9,14 +9,22 @@ function readKeyFile(file: string): Buffer {
   return key;
 }
 
+const keyFile = (dataDir: string) => path.join(dataDir, 'master.key');
+
+/** The master key in use without making one: LICENSOR_MASTER_KEY, or the data dir's generated key, or null. */
+export function existingMasterKey(config: Pick<Config, 'masterKey' | 'dataDir'>): Buffer | null {
+  if (config.masterKey) return config.masterKey;
+  return fs.existsSync(keyFile(config.dataDir)) ? readKeyFile(keyFile(config.dataDir)) : null;
+}
+
 /**
  * The key that wraps every sealed private key. From LICENSOR_MASTER_KEY when set; otherwise
  * (SQLite only, config enforces it) generated once into the data dir, readable by us alone.
  */
 export function loadMasterKey(config: Pick<Config, 'masterKey' | 'dataDir'>, warn: (message: string) => void): Buffer {
-  if (config.masterKey) return config.masterKey;
-  const file = path.join(config.dataDir, 'master.key');
-  if (fs.existsSync(file)) return readKeyFile(file);
+  const existing = existingMasterKey(config);
+  if (existing) return existing;
+  const file = keyFile(config.dataDir);
   const key = randomBytes(32);
   fs.mkdirSync(config.dataDir, { recursive: true });
   try {

@@ -21,6 +21,9 @@ describe('configuration', () => {
       pkcs11: null,
     });
     expect(config.dataDir).toMatch(/\/data$/);
+    expect(config.backupDir).toBe(`${config.dataDir}/backups`);
+    expect(loadConfig({ LICENSOR_DATA_DIR: '/srv/licensor' }).backupDir).toBe('/srv/licensor/backups');
+    expect(loadConfig({ LICENSOR_BACKUP_DIR: '/backups/licensor' }).backupDir).toBe('/backups/licensor');
   });
 
   it('reads which PKCS#11 tokens each organisation may use, and refuses a half or malformed setting', () => {

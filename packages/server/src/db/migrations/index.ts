@@ -29,8 +29,30 @@ const migrations: Record<string, (dialect: DialectName) => Migration> = {
   '0012_floating_licences': floatingLicences,
 };
 
+export const MIGRATION_NAMES: readonly string[] = Object.keys(migrations);
+export const LATEST_MIGRATION = MIGRATION_NAMES.at(-1)!;
+
+/** The migrations applied to the database, in order (none for a new database). */
+export async function appliedMigrations(database: Database): Promise<string[]> {
+  const present =
+    database.dialect === 'postgres'
+      ? (await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = current_schema() and table_name = 'kysely_migration'`.execute(database.db)).rows[0]?.name
+      : (await sql<{ name: string }>`select name from sqlite_master where name = 'kysely_migration'`.execute(database.db)).rows[0]?.name;
+  if (!present) return [];
+  return (await sql<{ name: string }>`select name from kysely_migration order by name`.execute(database.db)).rows.map((r) => r.name);
+}
+
+/** Refuses a database migrated by a newer release (DESIGN.md 17): this release would not know what it holds. */
+export async function refuseNewerSchema(database: Database): Promise<void> {
+  const unknown = (await appliedMigrations(database)).filter((name) => !(name in migrations));
+  if (unknown.length > 0) {
+    throw new Error(`the database's schema (${unknown.at(-1)}) is newer than this release's (${LATEST_MIGRATION}): run a release at least as new`);
+  }
+}
+
 /** Applies every migration not yet applied, or (for the upgrade tests) those up to and including `upTo`. */
 export async function migrateToLatest(database: Database, upTo?: string): Promise<string[]> {
+  await refuseNewerSchema(database);
   const provider: MigrationProvider = {
     getMigrations: async () =>
       Object.fromEntries(Object.entries(migrations).map(([name, make]) => [name, make(database.dialect)])),

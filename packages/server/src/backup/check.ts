@@ -1,0 +1,69 @@
+import type { Config } from '../config.js';
+import { Hsm, TokenUnavailable } from '../keys/pkcs11.js';
+import { unseal, UnsealError } from '../keys/sealing.js';
+import { readBackup } from './file.js';
+
+type Verdict = 'opens' | 'does not open' | 'absent';
+
+export interface CheckResult {
+  /** Each product with a key held here, as `slug/productKey`: whether its sealed private key opens. */
+  products: Record<string, Verdict>;
+  /** Each product whose key is on a PKCS#11 token: whether its sealed PIN opens ("absent": the token is not here to try it on). */
+  pins: Record<string, Verdict>;
+  open: boolean;
+}
+
+/** A table's rows as objects, by the column names of its line in the file. */
+const named = (columns: string[], row: unknown[]) => Object.fromEntries(columns.map((c, i) => [c, row[i]])) as Record<string, unknown>;
+
+/**
+ * `licensor restore FILE --check`: reads the whole file (its digest checked) and loads nothing; tries
+ * each product's current sealed key, or PIN, with the configured master key.
+ */
+export async function checkBackup(file: string, masterKey: Buffer, pkcs11: Config['pkcs11']): Promise<CheckResult> {
+  const hsm = pkcs11 && new Hsm(pkcs11.module, pkcs11.tokens);
+  const slugs = new Map<unknown, string>();
+  const products = new Map<unknown, string>();
+  const result: CheckResult = { products: {}, pins: {}, open: true };
+  let table = '';
+  let columns: string[] = [];
+  for await (const line of readBackup(file, () => {})) {
+    if (line.kind === 'table') {
+      ({ table, columns } = line.table);
+      continue;
+    }
+    for (const values of line.rows) {
+      const row = named(columns, values);
+      if (table === 'organisations') slugs.set(row.id, String(row.slug));
+      else if (table === 'products') products.set(row.id, `${slugs.get(row.org_id)}/${String(row.product_key)}`);
+      else if (table === 'product_keys' && row.retired_at === null) {
+        const name = products.get(row.product_id) ?? `product ${String(row.product_id)}`;
+        const onToken = row.pkcs11_token !== null && row.pkcs11_token !== undefined;
+        const verdict = await verdictOf(row, masterKey, onToken ? hsm : undefined);
+        (onToken ? result.pins : result.products)[name] = verdict;
+        if (verdict === 'does not open') result.open = false;
+      }
+    }
+  }
+  return result;
+}
+
+async function verdictOf(row: Record<string, unknown>, masterKey: Buffer, hsm: Hsm | null | undefined): Promise<Verdict> {
+  let secret: Buffer;
+  try {
+    secret = unseal(masterKey, String(row.sealed_private_key), String(row.key_fingerprint));
+  } catch (err) {
+    if (err instanceof UnsealError) return 'does not open';
+    throw err;
+  }
+  if (hsm === undefined) return 'opens';
+  if (hsm === null) return 'absent';
+  try {
+    await hsm.reach({ token: String(row.pkcs11_token), label: String(row.pkcs11_label), id: String(row.pkcs11_id) }, secret.toString('utf8'));
+    return 'opens';
+  } catch (err) {
+    if (!(err instanceof TokenUnavailable)) throw err;
+    // The token is here and refuses the PIN: it does not open the key; otherwise the token is not here to say.
+    return err.field === 'pin' ? 'does not open' : 'absent';
+  }
+}
