@@ -75,7 +75,7 @@ async function withDatabase<T>(config: Config, work: (database: Database) => Pro
 /** The document the service serves at /openapi.json, built without a data directory or a listener. */
 async function openApiDocument(config: Config): Promise<unknown> {
   const database = await openDatabase({ databaseUrl: null, sqliteFile: ':memory:' });
-  const app = await buildApp({ config: { ...config, databaseUrl: null }, database, masterKey: randomBytes(32), logger: false });
+  const app = await buildApp({ config: { ...config, databaseUrl: null }, database, masterKey: randomBytes(32), logger: false, deliverWebhooks: false });
   try {
     await app.ready();
     return servedDocument(app, config.publicUrl);
