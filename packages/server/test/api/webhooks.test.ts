@@ -55,6 +55,23 @@ describe('webhook endpoints', () => {
     expect((await h.admin('GET', `/webhooks/${endpoint.id}`)).statusCode).toBe(404);
   });
 
+  it('never logs a secret, even at trace level', async () => {
+    const { app, lines } = await h.loggedApp();
+    try {
+      const cookie = await h.signIn('admin', 'correct horse battery staple');
+      const call = (method: string, url: string, body?: unknown) => h.request(method, `/o/${h.slug}/api${url}`, { app, body, cookies: { svc_session: cookie } });
+      const created = await call('POST', '/webhooks', { url: receiver.url, events: ['*'] });
+      const rotated = await call('POST', `/webhooks/${created.data.id}/rotate-secret`, { overlapHours: 0 });
+      expect(rotated.data.secret).toMatch(/^whsec_/);
+      await call('POST', `/webhooks/${created.data.id}/test`);
+      const log = lines.join('');
+      expect(log).toContain('/webhooks');
+      for (const secret of [created.data.secret, rotated.data.secret]) expect(log).not.toContain(secret.slice(6, 30));
+    } finally {
+      await app.close();
+    }
+  });
+
   it('needs webhooks scopes, each event resource’s read scope, and an ORG_ADMIN session', async () => {
     const writer = h.as({ token: await h.createToken(['webhooks:write']) });
     const refused = await writer('POST', '/webhooks', { url: receiver.url, events: ['licence.issued'] });
