@@ -202,8 +202,13 @@ describe('delivery', () => {
     expect(delivery).toMatchObject({ status: 'pending', attempts: [{ httpStatus: null, error: expect.stringContaining('ECONNREFUSED') }] });
     expect(Date.parse(delivery.nextAttemptAt) - Date.parse(delivery.attempts[0].at)).toBe(5_000);
     expect((await api('GET', `/webhooks/${id}`)).data).toMatchObject({ lastStatus: null, failingSince: delivery.attempts[0].at });
+    moveClock(2_000);
+    const metrics = (await h.request('GET', '/metrics')).body;
+    expect(metrics).toMatch(/^webhook_attempts_total\{outcome="retrying"\} [1-9]/m);
+    expect(metrics).toMatch(/^webhook_queue_depth 1$/m);
+    expect(metrics).toMatch(/^webhook_oldest_pending_seconds 2(\.\d+)?$/m);
     await receiver.open();
-    moveClock(4_000);
+    moveClock(2_000);
     await drain(h);
     expect(receiver.received).toEqual([]);
     moveClock(1_000);
