@@ -73,7 +73,16 @@ async function dataOf(t: Tenant, now: number, subject: EventSubject): Promise<Re
   }
 }
 
-/** True while the organisation has an endpoint, enabled or not: only then are events written. */
+/**
+ * Whether one of the organisation's endpoints, enabled or not, takes each event type: only then
+ * is an event written (an endpoint is sent only events raised while it took them).
+ */
+export async function subscriptions(t: Tenant): Promise<(type: string) => boolean> {
+  const taken = new Set((await t.selectFrom('webhook_endpoints').select('events').execute()).flatMap((e) => JSON.parse(e.events) as string[]));
+  return (type) => taken.has('*') || taken.has(type);
+}
+
+/** True while the organisation has an endpoint, enabled or not. */
 export async function hasEndpoint(t: Tenant): Promise<boolean> {
   return (await t.selectFrom('webhook_endpoints').select('id').limit(1).executeTakeFirst()) !== undefined;
 }
@@ -85,15 +94,17 @@ export async function hasEndpoint(t: Tenant): Promise<boolean> {
  * resource's entry is recorded before the row goes, so its data can still be read.
  */
 export async function recordEvent(t: Tenant, now: number, type: string, subject: EventSubject): Promise<void> {
-  if (!CATALOGUE.has(type) || !(await hasEndpoint(t))) return;
+  if (!CATALOGUE.has(type)) return;
+  const takes = await subscriptions(t);
   if (type !== 'licence.issued' && type !== 'licence.renewed') {
-    await insertEvent(t, now, type, await dataOf(t, now, subject));
+    if (takes(type)) await insertEvent(t, now, type, await dataOf(t, now, subject));
     return;
   }
+  if (!takes(type) && !takes('licence.expiring')) return;
   const view = await findLicenceView(t, String(subject.subjectId));
-  await insertEvent(t, now, type, { licence: toLicence(view, now) });
+  if (takes(type)) await insertEvent(t, now, type, { licence: toLicence(view, now) });
   // A term issued within the window is found at once (the loop's scan finds the others).
-  if (view.revoked === 0 && view.expires_at !== null && view.expires_at > now && view.expires_at <= now + EXPIRING_WINDOW_MS) {
+  if (takes('licence.expiring') && view.revoked === 0 && view.expires_at !== null && view.expires_at > now && view.expires_at <= now + EXPIRING_WINDOW_MS) {
     await raiseTermEvent(t, now, 'expiring', view);
   }
 }

@@ -21,7 +21,7 @@ const POLL_MS = 500;
 const TERM_SCAN_MS = 60_000;
 const PRUNE_MS = 3_600_000;
 const SEQUENCE_BATCH = 500;
-export const CONCURRENCY = { total: 16, perEndpoint: 4 };
+export const CONCURRENCY = { total: 32, perEndpoint: 8 };
 
 interface Claimed {
   id: number;
@@ -47,6 +47,7 @@ export class Outbox {
   private lastScan = 0;
   private lastPrune = 0;
   private stopped = false;
+  private again = false;
   private readonly outcomes: Counter<'outcome'>;
 
   constructor(
@@ -99,9 +100,18 @@ export class Outbox {
     await Promise.all(this.inFlight.values());
   }
 
-  /** One turn, never two at once in this process. */
+  /** One turn, never two at once in this process; asked for during one, another follows it. */
   tick(): Promise<void> {
-    this.turn ??= this.work().finally(() => (this.turn = null));
+    if (this.turn) {
+      this.again = true;
+      return this.turn;
+    }
+    this.turn = (async () => {
+      do {
+        this.again = false;
+        await this.work();
+      } while (this.again && !this.stopped);
+    })().finally(() => (this.turn = null));
     return this.turn;
   }
 
@@ -210,6 +220,8 @@ export class Outbox {
           const left = (this.perEndpoint.get(delivery.endpointId) ?? 1) - 1;
           if (left > 0) this.perEndpoint.set(delivery.endpointId, left);
           else this.perEndpoint.delete(delivery.endpointId);
+          // Its room goes to the next due delivery now, not at the next poll.
+          if (!this.stopped) this.tick().catch((err: unknown) => this.log.error({ err }, 'webhook delivery turn failed'));
         });
       this.inFlight.set(delivery.id, running);
     }

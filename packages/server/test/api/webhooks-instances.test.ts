@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { buildApp } from '../../src/app.js';
 import { openDatabase, sqliteFileIn } from '../../src/db/database.js';
 import { loadMasterKey } from '../../src/keys/master-key.js';
+import { CONCURRENCY } from '../../src/webhooks/outbox.js';
 import { startServe } from '../cli.js';
 import { backend, startHarness, type Harness } from '../harness.js';
 import { addEndpoint, startReceiver, type Receiver } from '../webhook-helpers.js';
@@ -70,7 +71,7 @@ describe('webhook delivery across processes', () => {
     const duplicates = receiver.received.length - EVENTS;
     // At least once: only attempts in flight at the kill may be made again.
     console.info(`kill -9 after ${beforeRestart} deliveries: ${duplicates} delivered twice`);
-    expect(duplicates).toBeLessThanOrEqual(16);
+    expect(duplicates).toBeLessThanOrEqual(CONCURRENCY.perEndpoint);
     const statuses = await h.database.db.selectFrom('webhook_deliveries').select('status').distinct().execute();
     expect(statuses.map((s) => s.status)).toEqual(['delivered']);
   });
