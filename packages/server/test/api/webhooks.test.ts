@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { inTransaction } from '../../src/http/context.js';
 import { operatorCtx } from '../../src/orgs/service.js';
 import { findOrCreateCustomer } from '../../src/customers/service.js';
+import { createPlatformAccount } from '../../src/platform/accounts.js';
 import { startHarness, type Caller, type Harness } from '../harness.js';
 import { addDays, createProduct, fingerprint, issueOk, todayUtc } from '../licence-helpers.js';
 import { checkBody, checkedProduct } from '../check-helpers.js';
@@ -87,6 +88,15 @@ describe('webhook endpoints', () => {
     expect((await reader('GET', '/webhooks')).statusCode).toBe(403);
     const viewer = await h.createMember('VIEWER');
     expect((await h.as({ cookie: viewer.cookie })('GET', '/webhooks')).statusCode).toBe(403);
+    // A platform administrator acts as an ORG_ADMIN inside, yet never changes webhooks.
+    await createPlatformAccount(h.database, { username: 'ops', password: 'platform password 1', role: 'PLATFORM_ADMIN' });
+    const login = await h.request('POST', '/platform/api/auth/login', { body: { username: 'ops', password: 'platform password 1' } });
+    const platform = { svc_platform: login.cookies.find((c) => c.name === 'svc_platform')!.value };
+    const inside = (method: string, url: string, body?: unknown) => h.request(method, `/o/${h.slug}/api${url}`, { cookies: platform, body });
+    const byPlatform = await inside('POST', '/webhooks', { url: receiver.url, events: ['*'] });
+    expect(byPlatform.statusCode).toBe(403);
+    expect(byPlatform.data.error).toContain('platform');
+    expect((await inside('GET', '/webhooks')).statusCode).toBe(200);
     const issuer = await h.createMember('ISSUER');
     expect((await h.as({ cookie: issuer.cookie })('POST', '/webhooks', { url: receiver.url, events: ['*'] })).statusCode).toBe(403);
   });
