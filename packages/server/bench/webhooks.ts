@@ -3,7 +3,8 @@
  * (`licence.issued`, to a receiver in this process on loopback), against a separate service
  * process (SQLite; PostgreSQL too when DATABASE_URL is set). Reports the issue rate of each run
  * and, with the endpoint, when every event had arrived and the delivery lag (arrival minus the
- * event's `timestamp`). LICENCES and CONCURRENCY override the load shape.
+ * event's `timestamp`). LICENCES and CONCURRENCY override the load shape; BACKENDS=postgres
+ * runs one backend only.
  */
 import http from 'node:http';
 import os from 'node:os';
@@ -87,7 +88,9 @@ async function run(backend: 'sqlite' | 'postgres', receiver: Receiver | null) {
 
 console.log(`bench:webhooks on ${os.cpus().length} × ${os.cpus()[0]?.model}, Node ${process.version}, ${LICENCES} licences, ${CONCURRENCY} clients`);
 console.log('| backend | endpoint | licences/s | all delivered after s | lag p50 ms | lag p99 ms | duplicates | failures |\n|---|---|---:|---:|---:|---:|---:|---:|');
-for (const backend of process.env.DATABASE_URL ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const)) {
+const backends = process.env.DATABASE_URL ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const);
+// BACKENDS=postgres (or sqlite) runs one of them only.
+for (const backend of backends.filter((b) => !process.env.BACKENDS || process.env.BACKENDS.split(',').includes(b))) {
   for (const withEndpoint of [false, true]) {
     const receiver = withEndpoint ? await startReceiver() : null;
     try {

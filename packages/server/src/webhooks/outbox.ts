@@ -22,6 +22,8 @@ const TERM_SCAN_MS = 60_000;
 const PRUNE_MS = 3_600_000;
 const SEQUENCE_BATCH = 500;
 export const CONCURRENCY = { total: 32, perEndpoint: 8 };
+/** Database work of attempts (reading one, recording its outcome) at once: the API keeps the rest of the pool. */
+const DATABASE_SLOTS = 2;
 
 interface Claimed {
   id: number;
@@ -49,6 +51,8 @@ export class Outbox {
   private stopped = false;
   private again = false;
   private readonly outcomes: Counter<'outcome'>;
+  private slotsFree = DATABASE_SLOTS;
+  private readonly slotWaiters: Array<() => void> = [];
 
   constructor(
     private readonly database: Database,
@@ -227,16 +231,29 @@ export class Outbox {
     }
   }
 
+  /** Runs `work` when one of the loop's database slots is free. */
+  private async withSlot<T>(work: () => Promise<T>): Promise<T> {
+    if (this.slotsFree === 0) await new Promise<void>((resolve) => this.slotWaiters.push(resolve));
+    else this.slotsFree--;
+    try {
+      return await work();
+    } finally {
+      const next = this.slotWaiters.shift();
+      if (next) next();
+      else this.slotsFree++;
+    }
+  }
+
   private async deliver(delivery: Claimed): Promise<void> {
     const t = tenant(this.database.db, delivery.orgId);
-    const row = await t
+    const row = await this.withSlot(() => t
       .selectFrom('webhook_deliveries')
       .innerJoin('webhook_events', 'webhook_events.id', 'webhook_deliveries.event_id')
       .innerJoin('webhook_endpoints', 'webhook_endpoints.id', 'webhook_deliveries.endpoint_id')
       .select(['webhook_events.event_id as eventId', 'webhook_events.type', 'webhook_events.body', 'webhook_endpoints.url', 'webhook_endpoints.enabled', 'webhook_endpoints.secret', 'webhook_endpoints.previous_secret', 'webhook_endpoints.previous_until', 'webhook_endpoints.id as endpointId'])
       .where('webhook_deliveries.id', '=', delivery.id)
       .where('webhook_deliveries.lease', '=', delivery.lease)
-      .executeTakeFirst();
+      .executeTakeFirst());
     if (!row) return;
     if (row.enabled !== 1) {
       await t.updateTable('webhook_deliveries').set({ status: 'failed', next_at: null, lease: null, updated_at: Date.now() }).where('id', '=', delivery.id).where('lease', '=', delivery.lease).execute();
@@ -245,7 +262,7 @@ export class Outbox {
     const now = Date.now();
     const secrets = signingKeys(this.masterKey, { id: row.endpointId, org_id: delivery.orgId, secret: row.secret, previous_secret: row.previous_secret, previous_until: row.previous_until }, now);
     const outcome = await attempt(row.url, this.allowed, { id: row.eventId, body: row.body!, secrets }, now);
-    this.outcomes.inc({ outcome: await recordOutcome(this.database, delivery, row.type, outcome) });
+    this.outcomes.inc({ outcome: await this.withSlot(() => recordOutcome(this.database, delivery, row.type, outcome)) });
   }
 }
 
@@ -284,13 +301,17 @@ export async function recordOutcome(
       .where('id', '=', delivery.id)
       .where('lease', '=', delivery.lease)
       .execute();
+    if (ok) {
+      await t.updateTable('webhook_endpoints').set({ last_delivery_at: now, last_status: outcome.httpStatus, failing_since: null }).where('id', '=', delivery.endpointId).execute();
+      return;
+    }
     const endpoint = await t.selectFrom('webhook_endpoints').select(['url', 'enabled', 'failing_since']).where('id', '=', delivery.endpointId).executeTakeFirst();
     if (!endpoint) return;
-    const failingSince = ok ? null : (endpoint.failing_since ?? now);
+    const failingSince = endpoint.failing_since ?? now;
     const reason =
-      endpoint.enabled !== 1 || ok ? null
+      endpoint.enabled !== 1 ? null
       : outcome.httpStatus === 410 ? 'the endpoint answered 410 Gone'
-      : now - failingSince! >= DISABLE_AFTER_MS ? 'every attempt failed for 5 days'
+      : now - failingSince >= DISABLE_AFTER_MS ? 'every attempt failed for 5 days'
       : null;
     await t
       .updateTable('webhook_endpoints')
