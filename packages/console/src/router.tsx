@@ -43,6 +43,7 @@ export const router = createBrowserRouter([
       { path: 'customers/:id', element: page(() => import('./routes/customer')) },
       { path: 'members', element: page(() => import('./routes/members')) },
       { path: 'tokens', element: page(() => import('./routes/tokens')) },
+      { path: 'webhooks', element: page(() => import('./routes/webhooks')) },
       { path: 'activity', element: page(() => import('./routes/activity')) },
       { path: 'settings', element: page(() => import('./routes/settings')) },
       { path: 'verify', element: page(() => import('./routes/verify')) },

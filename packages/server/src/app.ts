@@ -28,6 +28,8 @@ import { tokenRoutes } from './tokens/routes.js';
 import { userRoutes } from './users/routes.js';
 import { PLATFORM_PREFIX, platformRoutes, type PlatformRoute } from './platform/routes.js';
 import { portalRoutes } from './portal/routes.js';
+import { Outbox } from './webhooks/outbox.js';
+import { webhookRoutes } from './webhooks/routes.js';
 import { memberPasskeyRoutes } from './passkeys/routes.js';
 import { VERSION } from './version.js';
 import { sharedRateLimiter, type RateLimiter } from './check/rate-limit.js';
@@ -36,6 +38,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Counts for every rate limit (checks, passkey sign-in). */
     rateLimits: RateLimiter;
+    /** This process's webhook delivery loop (webhooks/outbox.ts). */
+    webhooks: Outbox;
   }
 }
 
@@ -45,6 +49,8 @@ export interface AppOptions {
   /** Seals and opens product private keys (keys/master-key.ts). */
   masterKey: Buffer;
   logger?: FastifyServerOptions['logger'];
+  /** False keeps the webhook delivery loop from turning by itself (the OpenAPI document's builder). */
+  deliverWebhooks?: boolean;
 }
 
 function clientMessage(err: { code?: string; message: string; statusCode?: number }): string {
@@ -64,7 +70,7 @@ const PORTAL_CODE_IN_URL = /\/portal\/[0-9a-f]{64}/g;
 
 const OUT_OF_RANGE = new Set(['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum']);
 
-export async function buildApp({ config, database, masterKey, logger }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ config, database, masterKey, logger, deliverWebhooks = true }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: logger ?? {
       level: config.logLevel,
@@ -163,6 +169,10 @@ export async function buildApp({ config, database, masterKey, logger }: AppOptio
   const organisations = new OrganisationCache();
   const checkWrites = new CheckWrites(database, (err) => app.log.error({ err }, 'check stamps and counts could not be written'));
   app.addHook('onClose', () => checkWrites.close());
+  const outbox = new Outbox(database, masterKey, config.webhookAllowNetworks, app.log, registry);
+  app.decorate('webhooks', outbox);
+  if (deliverWebhooks) app.addHook('onReady', async () => outbox.start());
+  app.addHook('onClose', () => outbox.stop());
   const keyring = new Keyring(masterKey, config.pkcs11 && new Hsm(config.pkcs11.module, config.pkcs11.tokens));
   await app.register(
     async (api) => {
@@ -188,6 +198,7 @@ export async function buildApp({ config, database, masterKey, logger }: AppOptio
       await api.register(auditRoutes);
       await api.register(checkRoutes(keyring, database, config, organisations, checkWrites));
       await api.register(portalRoutes(database, config));
+      await api.register(webhookRoutes(database, config, masterKey));
     },
     { prefix: '/o/:slug/api' },
   );

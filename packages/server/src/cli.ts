@@ -92,7 +92,7 @@ async function withDatabase<T>(config: Config, work: (database: Database) => Pro
 async function openApiDocument(config: Config): Promise<unknown> {
   const database = await openDatabase({ databaseUrl: null, sqliteFile: ':memory:' });
   const { buildApp } = await loadApp();
-  const app = await buildApp({ config: { ...config, databaseUrl: null }, database, masterKey: randomBytes(32), logger: false });
+  const app = await buildApp({ config: { ...config, databaseUrl: null }, database, masterKey: randomBytes(32), logger: false, deliverWebhooks: false });
   try {
     await app.ready();
     return servedDocument(app, config.publicUrl);

@@ -1,5 +1,7 @@
 import os from 'node:os';
+import type net from 'node:net';
 import path from 'node:path';
+import { allowList } from './webhooks/address.js';
 
 export interface Config {
   port: number;
@@ -29,6 +31,8 @@ export interface Config {
   bootstrapPassword: string | null;
   /** DESIGN.md 10: the PKCS#11 module's path, and the token labels each organisation (by slug) may use. */
   pkcs11: { module: string; tokens: Map<string, string[]> } | null;
+  /** DESIGN.md 15: the CIDR ranges webhooks may reach although they are not public (and over http:// only there). */
+  webhookAllowNetworks: net.BlockList;
 }
 
 /** A configuration mistake: reported as one line, never a stack trace. */
@@ -135,6 +139,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (pkcs11Module !== null && !path.isAbsolute(pkcs11Module)) throw new ConfigError('LICENSOR_PKCS11_MODULE must be an absolute path');
   if ((pkcs11Module === null) !== !env.LICENSOR_PKCS11_TOKENS) throw new ConfigError('LICENSOR_PKCS11_MODULE and LICENSOR_PKCS11_TOKENS go together');
 
+  const webhookNetworks = allowList(env.LICENSOR_WEBHOOK_ALLOW_NETWORKS ?? '');
+  if (webhookNetworks.bad !== null) throw new ConfigError(`LICENSOR_WEBHOOK_ALLOW_NETWORKS must be CIDR ranges separated by commas, got "${webhookNetworks.bad}"`);
+
   const dataDir = path.resolve(env.LICENSOR_DATA_DIR || './data');
   return {
     port,
@@ -156,5 +163,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workers: workers(env),
     bootstrapPassword,
     pkcs11: pkcs11Module === null ? null : { module: pkcs11Module, tokens: pkcs11Tokens(env.LICENSOR_PKCS11_TOKENS!) },
+    webhookAllowNetworks: webhookNetworks.list,
   };
 }

@@ -70,11 +70,11 @@ export function CopyBox({ value, label }: { value: string; label: string }) {
 }
 
 /** A secret the service shows once (an API token, a check token): copy it now, it is not kept. */
-export function SecretOnce({ value, label, children }: { value: string; label: string; children?: ReactNode }) {
+export function SecretOnce({ value, label, kept = 'the service keeps only its hash', children }: { value: string; label: string; kept?: string; children?: ReactNode }) {
   return (
     <Alert color="yellow" variant="light" title={`Copy the ${label} now`}>
       <Stack gap="xs">
-        <Text size="sm">It will not be shown again: the service keeps only its hash. {children}</Text>
+        <Text size="sm">It will not be shown again: {kept}. {children}</Text>
         <CopyBox value={value} label={label} />
       </Stack>
     </Alert>

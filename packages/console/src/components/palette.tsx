@@ -14,6 +14,7 @@ const PAGES: Array<[string, string]> = [
   ['Customers', 'customers'],
   ['Members', 'members'],
   ['API tokens', 'tokens'],
+  ['Webhooks', 'webhooks'],
   ['Activity', 'activity'],
   ['Settings', 'settings'],
   ['Verify', 'verify'],

@@ -14,6 +14,7 @@ export const NAV = [
   { to: 'customers', label: 'Customers' },
   { to: 'members', label: 'Members' },
   { to: 'tokens', label: 'API tokens' },
+  { to: 'webhooks', label: 'Webhooks' },
   { to: 'activity', label: 'Activity' },
   { to: 'settings', label: 'Settings' },
   { to: 'verify', label: 'Verify' },

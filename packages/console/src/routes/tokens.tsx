@@ -16,6 +16,7 @@ const RESOURCES: Array<[string, boolean]> = [
   ['users', true],
   ['analytics', false],
   ['activity', false],
+  ['webhooks', true],
 ];
 
 export default function Tokens() {

@@ -1,5 +1,6 @@
 import type { Tenant } from '../db/tenant.js';
 import { iso } from '../http/schemas.js';
+import { recordEvent } from '../webhooks/events.js';
 
 export interface AuditInput {
   action: string;
@@ -12,7 +13,8 @@ export interface AuditInput {
 
 /**
  * Appends one entry. Call it with the transaction's tenant handle, so the entry commits or
- * rolls back with the change it records. There is deliberately no update or delete.
+ * rolls back with the change it records. There is deliberately no update or delete. An action
+ * named like a webhook event (DESIGN.md 15) also writes that event, in the same transaction.
  */
 export async function recordAudit(t: Tenant, actor: string, now: number, entry: AuditInput): Promise<void> {
   await t
@@ -27,6 +29,7 @@ export async function recordAudit(t: Tenant, actor: string, now: number, entry: 
       details: entry.details ? JSON.stringify(entry.details) : null,
     })
     .execute();
+  await recordEvent(t, now, entry.action, entry);
 }
 
 export async function listAudit(

@@ -10,6 +10,8 @@ export const SCOPES = [
   'users:write',
   'analytics:read',
   'activity:read',
+  'webhooks:read',
+  'webhooks:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
@@ -25,7 +27,8 @@ export type Role = (typeof ROLES)[number];
  */
 export type Access = Scope | 'public' | 'member' | 'session' | 'admin-session' | 'check' | 'portal';
 
-const READS: Scope[] = SCOPES.filter((s) => s.endsWith(':read'));
+// Webhook endpoints are an administrator's (DESIGN.md 15): not among the reads every role has.
+const READS: Scope[] = SCOPES.filter((s) => s.endsWith(':read') && s !== 'webhooks:read');
 const ROLE_SCOPES: Record<Role, ReadonlySet<Scope>> = {
   VIEWER: new Set(READS),
   ISSUER: new Set<Scope>([...READS, 'licenses:write', 'products:write', 'customers:write']),

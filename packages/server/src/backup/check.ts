@@ -10,6 +10,8 @@ export interface CheckResult {
   products: Record<string, Verdict>;
   /** Each product whose key is on a PKCS#11 token: whether its sealed PIN opens ("absent": the token is not here to try it on). */
   pins: Record<string, Verdict>;
+  /** Each webhook endpoint, as `slug/webhook <id> (<url>)`: whether its sealed signing secret opens. */
+  webhookSecrets: Record<string, Verdict>;
   open: boolean;
 }
 
@@ -24,7 +26,7 @@ export async function checkBackup(file: string, masterKey: Buffer, pkcs11: Confi
   const hsm = pkcs11 && new Hsm(pkcs11.module, pkcs11.tokens);
   const slugs = new Map<unknown, string>();
   const products = new Map<unknown, string>();
-  const result: CheckResult = { products: {}, pins: {}, open: true };
+  const result: CheckResult = { products: {}, pins: {}, webhookSecrets: {}, open: true };
   let table = '';
   let columns: string[] = [];
   for await (const line of readBackup(file, () => {})) {
@@ -42,21 +44,32 @@ export async function checkBackup(file: string, masterKey: Buffer, pkcs11: Confi
         const verdict = await verdictOf(row, masterKey, onToken ? hsm : undefined);
         (onToken ? result.pins : result.products)[name] = verdict;
         if (verdict === 'does not open') result.open = false;
+      } else if (table === 'webhook_endpoints') {
+        // Sealed as webhooks/service.ts seals it: the context names the organisation and the endpoint.
+        const verdict = opens(masterKey, row.secret, `webhook:${String(row.org_id)}:${String(row.id)}`);
+        result.webhookSecrets[`${slugs.get(row.org_id)}/webhook ${String(row.id)} (${String(row.url)})`] = verdict;
+        if (verdict === 'does not open') result.open = false;
       }
     }
   }
   return result;
 }
 
-async function verdictOf(row: Record<string, unknown>, masterKey: Buffer, hsm: Hsm | null | undefined): Promise<Verdict> {
-  let secret: Buffer;
+function opens(masterKey: Buffer, sealed: unknown, context: string): Verdict {
   try {
-    secret = unseal(masterKey, String(row.sealed_private_key), String(row.key_fingerprint));
+    unseal(masterKey, String(sealed), context);
+    return 'opens';
   } catch (err) {
     if (err instanceof UnsealError) return 'does not open';
     throw err;
   }
+}
+
+async function verdictOf(row: Record<string, unknown>, masterKey: Buffer, hsm: Hsm | null | undefined): Promise<Verdict> {
+  const context = String(row.key_fingerprint);
+  if (opens(masterKey, row.sealed_private_key, context) === 'does not open') return 'does not open';
   if (hsm === undefined) return 'opens';
+  const secret = unseal(masterKey, String(row.sealed_private_key), context);
   if (hsm === null) return 'absent';
   try {
     await hsm.reach({ token: String(row.pkcs11_token), label: String(row.pkcs11_label), id: String(row.pkcs11_id) }, secret.toString('utf8'));

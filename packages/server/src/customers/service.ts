@@ -103,7 +103,7 @@ export async function deleteCustomer(ctx: Ctx, id: number): Promise<void> {
     const row = await findCustomerRow(t, id);
     if (!row) throw notFound(`no customer ${id}`);
     if ((await licenceCount(t, id)) > 0) throw conflict('the customer holds licences: it cannot be deleted');
-    await t.deleteFrom('customers').where('id', '=', id).execute();
+    // Before the row goes: its webhook event carries the customer.
     await recordAudit(t, ctx.actor.name, ctx.now, {
       action: 'customer.deleted',
       subjectType: 'customer',
@@ -111,5 +111,6 @@ export async function deleteCustomer(ctx: Ctx, id: number): Promise<void> {
       summary: `Deleted customer ${row.name}`,
       details: { name: row.name, email: row.email },
     });
+    await t.deleteFrom('customers').where('id', '=', id).execute();
   });
 }

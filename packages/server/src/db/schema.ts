@@ -387,4 +387,86 @@ export interface Schema {
   passkeys: PasskeysTable;
   platform_passkeys: PlatformPasskeysTable;
   webauthn_challenges: WebauthnChallengesTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_state: WebhookStateTable;
+  webhook_events: WebhookEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
+  webhook_term_marks: WebhookTermMarksTable;
+}
+
+/** DESIGN.md 15 (webhooks/). */
+export interface WebhookEndpointsTable {
+  id: Generated<number>;
+  org_id: number;
+  url: string;
+  description: string | null;
+  /** A JSON array of event types, or ["*"]. */
+  events: string;
+  enabled: number;
+  disabled_reason: string | null;
+  /** Sealed (keys/sealing.ts) like a private key; so is the previous one during a rotation's overlap. */
+  secret: string;
+  previous_secret: string | null;
+  previous_until: number | null;
+  created_at: number;
+  created_by: string;
+  updated_at: number;
+  last_delivery_at: number | null;
+  last_status: number | null;
+  /** The first failed attempt since the last delivered one. */
+  failing_since: number | null;
+}
+
+export interface WebhookStateTable {
+  id: Generated<number>;
+  org_id: number;
+  last_sequence: number;
+  /** Since when the organisation has had an endpoint without a break (licence.expiring). */
+  since: number;
+}
+
+export interface WebhookEventsTable {
+  id: Generated<number>;
+  org_id: number;
+  event_id: string;
+  type: string;
+  data: string;
+  created_at: number;
+  /** Both set together by the delivery loop, before the first attempt. */
+  sequence: number | null;
+  body: string | null;
+}
+
+export interface WebhookDeliveriesTable {
+  id: Generated<number>;
+  org_id: number;
+  endpoint_id: number;
+  event_id: number;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  next_at: number | null;
+  /** The claim of the process making the attempt (webhooks/delivery.ts). */
+  lease: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WebhookAttemptsTable {
+  id: Generated<number>;
+  org_id: number;
+  delivery_id: number;
+  at: number;
+  http_status: number | null;
+  duration_ms: number;
+  response: string;
+  error: string | null;
+}
+
+export interface WebhookTermMarksTable {
+  id: Generated<number>;
+  org_id: number;
+  licence_id: number;
+  kind: 'expiring' | 'expired';
+  term_version: number;
 }

@@ -194,10 +194,7 @@ export async function deleteProduct(ctx: Ctx, id: number): Promise<void> {
   await inTransaction(ctx, async (t) => {
     const { product } = await loadProduct(t, id);
     if ((await licenceCount(t, id)) > 0) throw conflict('the product has licences: it cannot be deleted');
-    await t.deleteFrom('product_keys').where('product_id', '=', id).execute();
-    // With no licences, its tallies are all zeros.
-    await t.deleteFrom('licence_tallies').where('product_id', '=', id).execute();
-    await t.deleteFrom('products').where('id', '=', id).execute();
+    // Before the rows go: its webhook event carries the product.
     await recordAudit(t, ctx.actor.name, ctx.now, {
       action: 'product.deleted',
       subjectType: 'product',
@@ -205,6 +202,10 @@ export async function deleteProduct(ctx: Ctx, id: number): Promise<void> {
       summary: `Deleted product ${product.name} (${product.product_key})`,
       details: { productKey: product.product_key },
     });
+    await t.deleteFrom('product_keys').where('product_id', '=', id).execute();
+    // With no licences, its tallies are all zeros.
+    await t.deleteFrom('licence_tallies').where('product_id', '=', id).execute();
+    await t.deleteFrom('products').where('id', '=', id).execute();
   });
 }
 

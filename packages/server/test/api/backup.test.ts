@@ -24,6 +24,7 @@ import { dump, emptyTarget, indexesOf, linesOf, openEnv, rowsOf, serviceOn, with
 const BACKED_UP = [
   'api_tokens', 'audit_entries', 'check_counts', 'customers', 'idempotency_keys', 'licence_lease_peaks', 'licence_versions', 'licences', 'machine_bindings',
   'organisations', 'passkeys', 'platform_accounts', 'platform_audit', 'platform_passkeys', 'portal_links', 'product_keys', 'products', 'users',
+  'webhook_attempts', 'webhook_deliveries', 'webhook_endpoints', 'webhook_events', 'webhook_state', 'webhook_term_marks',
 ];
 const PLATFORM_PASSWORD = 'platform operator password';
 const silent = { table() {}, advance() {}, end() {} };
@@ -235,7 +236,7 @@ describe('licensor restore', () => {
     expect(refused.stderr).toMatch(/schema \(9999_from_the_future\) is newer than this release's/);
   });
 
-  it('--check loads nothing and names every product whose key does not open with the configured master key, and PKCS#11 PINs', async () => {
+  it('--check loads nothing and names every product whose key does not open with the configured master key, PKCS#11 PINs and webhook secrets', async () => {
     const into = await target();
     const products = (await h.database.db.selectFrom('products').select('product_key').execute()).map((p) => `${h.slug}/${p.product_key}`);
     // A product whose key is on a PKCS#11 token, which this machine does not have: its PIN opens, the token is absent.
@@ -249,7 +250,17 @@ describe('licensor restore', () => {
     const set = (row: unknown[], columns: string[], values: Record<string, unknown>) => columns.map((c, i) => (c in values ? values[c] : row[i]));
     const fingerprint = 'f'.repeat(64);
     const tokenFile = path.join(dir, 'token.backup.gz');
+    // A webhook endpoint, its secret sealed as the service seals it (context: organisation and endpoint).
+    const masterKey = Buffer.from(h.env.LICENSOR_MASTER_KEY!, 'base64');
+    const orgId = product[productColumns.indexOf('org_id')];
+    const endpoint: Record<string, unknown> = {
+      id: 901, org_id: orgId, url: 'https://hooks.example.com/licensor', description: null, events: '["*"]', enabled: 1, disabled_reason: null,
+      secret: seal(masterKey, Buffer.alloc(32, 9), `webhook:${String(orgId)}:901`), previous_secret: null, previous_until: null,
+      created_at: Date.now(), created_by: 'admin', updated_at: Date.now(), last_delivery_at: null, last_status: null, failing_since: null,
+    };
+    const hook = `${h.slug}/webhook 901 (https://hooks.example.com/licensor)`;
     writeLines(tokenFile, withRows(lines, {
+      webhook_endpoints: [columnsOf('webhook_endpoints').map((c) => endpoint[c] ?? null)],
       products: [set(product, productColumns, { id: 900, product_key: 'on-token', check_id: 'tokencheckid00000' })],
       product_keys: [set(key, keyColumns, { id: 900, product_id: 900, key_fingerprint: fingerprint, pkcs11_token: 'acme-hsm', pkcs11_label: 'k', pkcs11_id: '01',
         sealed_private_key: seal(Buffer.from(h.env.LICENSOR_MASTER_KEY!, 'base64'), Buffer.from('1234'), fingerprint) })],
@@ -257,13 +268,14 @@ describe('licensor restore', () => {
 
     const good = await runCli(['restore', tokenFile, '--check'], into.env);
     expect(good.code).toBe(0);
-    expect(JSON.parse(good.stdout)).toEqual({ products: Object.fromEntries(products.map((p) => [p, 'opens'])), pins: { [`${h.slug}/on-token`]: 'absent' }, open: true });
+    expect(JSON.parse(good.stdout)).toEqual({ products: Object.fromEntries(products.map((p) => [p, 'opens'])), pins: { [`${h.slug}/on-token`]: 'absent' }, webhookSecrets: { [hook]: 'opens' }, open: true });
 
     const wrong = await runCli(['restore', tokenFile, '--check'], { ...into.env, LICENSOR_MASTER_KEY: Buffer.alloc(32, 7).toString('base64') });
     expect(wrong.code).toBe(1);
     expect(JSON.parse(wrong.stdout)).toEqual({
       products: Object.fromEntries(products.map((p) => [p, 'does not open'])),
       pins: { [`${h.slug}/on-token`]: 'does not open' },
+      webhookSecrets: { [hook]: 'does not open' },
       open: false,
     });
     const database = await openEnv(into.env);

@@ -139,6 +139,14 @@ const STEPS: Record<string, { rows?: () => Promise<void>; check?: () => Promise<
       expect(binding).toEqual({ lease_ends_at: null, borrowed_until: null });
     },
   },
+  '0014_webhooks': {
+    async check() {
+      // Nothing is raised for what happened before: an organisation has no endpoint yet.
+      const db = database.db as unknown as import('kysely').Kysely<any>;
+      expect(await db.selectFrom('webhook_events').selectAll().execute()).toEqual([]);
+      expect(await db.selectFrom('webhook_endpoints').selectAll().execute()).toEqual([]);
+    },
+  },
 };
 
 beforeAll(async () => {

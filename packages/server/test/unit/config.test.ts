@@ -36,6 +36,17 @@ describe('configuration', () => {
     expect(() => loadConfig({ LICENSOR_PKCS11_MODULE: '/m.so', LICENSOR_PKCS11_TOKENS: 'acme=a-label-longer-than-thirty-two-chars' })).toThrow(/slug=tokenLabel/);
   });
 
+  it('reads the CIDR ranges webhooks may reach, IPv4 and IPv6, and refuses anything else naming the setting', () => {
+    const allowed = loadConfig({ LICENSOR_WEBHOOK_ALLOW_NETWORKS: '127.0.0.0/8, 10.1.0.0/16,fd00::/8' }).webhookAllowNetworks;
+    expect(['127.9.9.9', '10.1.2.3'].map((a) => allowed.check(a, 'ipv4'))).toEqual([true, true]);
+    expect(allowed.check('fd12::1', 'ipv6')).toBe(true);
+    expect(allowed.check('10.2.0.1', 'ipv4')).toBe(false);
+    expect(loadConfig({}).webhookAllowNetworks.check('127.0.0.1', 'ipv4')).toBe(false);
+    for (const bad of ['127.0.0.1', '10.0.0.0/33', 'localhost/8', '::/129', '10.0.0.0/8/1']) {
+      expect(() => loadConfig({ LICENSOR_WEBHOOK_ALLOW_NETWORKS: bad })).toThrow(`LICENSOR_WEBHOOK_ALLOW_NETWORKS must be CIDR ranges separated by commas, got "${bad}"`);
+    }
+  });
+
   it('starts as many workers as asked, one per core for auto, and refuses anything else naming the setting', () => {
     expect(loadConfig({ LICENSOR_WORKERS: '3' }).workers).toBe(3);
     expect(loadConfig({ LICENSOR_WORKERS: 'auto' }).workers).toBe(os.availableParallelism());

@@ -1,0 +1,180 @@
+import { randomBytes } from 'node:crypto';
+import type net from 'node:net';
+import type { Selectable } from 'kysely';
+import { recordAudit } from '../audit/audit.js';
+import type { WebhookEndpointsTable } from '../db/schema.js';
+import type { Tenant } from '../db/tenant.js';
+import { inTransaction, type Ctx } from '../http/context.js';
+import { badRequest, forbidden, notFound } from '../http/errors.js';
+import { iso } from '../http/schemas.js';
+import { seal, unseal } from '../keys/sealing.js';
+import { AddressRefused, checkTarget } from './address.js';
+import { EVENT_TYPES, hasEndpoint, readScopeOf } from './events.js';
+
+export type EndpointRow = Selectable<WebhookEndpointsTable>;
+
+export function toEndpoint(row: EndpointRow) {
+  return {
+    id: row.id,
+    url: row.url,
+    description: row.description,
+    events: JSON.parse(row.events) as string[],
+    enabled: row.enabled === 1,
+    disabledReason: row.disabled_reason,
+    createdAt: iso(row.created_at),
+    createdBy: row.created_by,
+    updatedAt: iso(row.updated_at),
+    lastDeliveryAt: iso(row.last_delivery_at),
+    lastStatus: row.last_status,
+    failingSince: iso(row.failing_since),
+  };
+}
+
+const sealContext = (orgId: number, id: number) => `webhook:${orgId}:${id}`;
+
+/** `whsec_` and the base64 of 32 random bytes: the key is the bytes, as Standard Webhooks reads it. */
+function newSecret(masterKey: Buffer, orgId: number, id: number) {
+  const key = randomBytes(32);
+  return { shown: `whsec_${key.toString('base64')}`, sealed: seal(masterKey, key, sealContext(orgId, id)) };
+}
+
+/** The keys that sign an attempt at `now`: the current one, and the previous one during its overlap. */
+export function signingKeys(masterKey: Buffer, row: Pick<EndpointRow, 'id' | 'org_id' | 'secret' | 'previous_secret' | 'previous_until'>, now: number): Buffer[] {
+  const context = sealContext(row.org_id, row.id);
+  const keys = [unseal(masterKey, row.secret, context)];
+  if (row.previous_secret !== null && row.previous_until !== null && now < row.previous_until) keys.push(unseal(masterKey, row.previous_secret, context));
+  return keys;
+}
+
+/** DESIGN.md 15: subscribing needs each event's read scope. */
+function authorizeEvents(ctx: Ctx, events: string[] | undefined): void {
+  if (!events) return;
+  for (const event of events) {
+    if (event !== '*' && !(EVENT_TYPES as readonly string[]).includes(event)) throw badRequest(`unknown event "${event}"`);
+  }
+  const types = events.includes('*') ? [...EVENT_TYPES] : events;
+  for (const scope of new Set(types.map(readScopeOf))) if (!ctx.can(scope)) throw forbidden(`subscribing to these events needs ${scope}`);
+}
+
+async function checkUrl(url: string, allowed: net.BlockList): Promise<void> {
+  try {
+    await checkTarget(url, allowed);
+  } catch (err) {
+    if (err instanceof AddressRefused) throw badRequest(err.message);
+    throw err;
+  }
+}
+
+export async function findEndpoint(t: Tenant, id: number): Promise<EndpointRow> {
+  const row = await t.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!row) throw notFound(`no webhook endpoint ${id}`);
+  return row;
+}
+
+export async function listEndpoints(ctx: Ctx) {
+  return (await ctx.tenant.selectFrom('webhook_endpoints').selectAll().orderBy('id').execute()).map(toEndpoint);
+}
+
+export const getEndpoint = async (ctx: Ctx, id: number) => toEndpoint(await findEndpoint(ctx.tenant, id));
+
+export interface EndpointInput {
+  url: string;
+  events: string[];
+  description?: string | null | undefined;
+}
+
+export async function createEndpoint(ctx: Ctx, masterKey: Buffer, allowed: net.BlockList, input: EndpointInput) {
+  authorizeEvents(ctx, input.events);
+  await checkUrl(input.url, allowed);
+  return inTransaction(
+    ctx,
+    async (t) => {
+      // The expiring window counts from when the organisation has had an endpoint without a break.
+      if (!(await hasEndpoint(t))) {
+        const state = await t.selectFrom('webhook_state').select('id').executeTakeFirst();
+        if (state) await t.updateTable('webhook_state').set({ since: ctx.now }).execute();
+        else await t.insertInto('webhook_state', { last_sequence: 0, since: ctx.now }).execute();
+      }
+      const { id } = await t
+        .insertInto('webhook_endpoints', {
+          url: input.url,
+          description: input.description ?? null,
+          events: JSON.stringify(input.events),
+          enabled: 1,
+          disabled_reason: null,
+          secret: '',
+          previous_secret: null,
+          previous_until: null,
+          created_at: ctx.now,
+          created_by: ctx.actor.name,
+          updated_at: ctx.now,
+          last_delivery_at: null,
+          last_status: null,
+          failing_since: null,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const secret = newSecret(masterKey, t.orgId, id);
+      await t.updateTable('webhook_endpoints').set({ secret: secret.sealed }).where('id', '=', id).execute();
+      await recordAudit(t, ctx.actor.name, ctx.now, { action: 'webhook.created', subjectType: 'webhook', subjectId: id, summary: `Added webhook endpoint ${input.url}`, details: { events: input.events } });
+      return { ...toEndpoint(await findEndpoint(t, id)), secret: secret.shown };
+    },
+    { lockOrganisation: true },
+  );
+}
+
+export interface EndpointChange {
+  url?: string | undefined;
+  events?: string[] | undefined;
+  description?: string | null | undefined;
+  enabled?: boolean | undefined;
+}
+
+export async function updateEndpoint(ctx: Ctx, allowed: net.BlockList, id: number, change: EndpointChange) {
+  authorizeEvents(ctx, change.events);
+  if (change.url !== undefined) await checkUrl(change.url, allowed);
+  return inTransaction(ctx, async (t) => {
+    const row = await findEndpoint(t, id);
+    const set: Partial<EndpointRow> = { updated_at: ctx.now };
+    if (change.url !== undefined) set.url = change.url;
+    if (change.events !== undefined) set.events = JSON.stringify(change.events);
+    if (change.description !== undefined) set.description = change.description;
+    if (change.enabled !== undefined && change.enabled !== (row.enabled === 1)) {
+      set.enabled = change.enabled ? 1 : 0;
+      set.disabled_reason = change.enabled ? null : `disabled by ${ctx.actor.name}`;
+      set.failing_since = null;
+    }
+    await t.updateTable('webhook_endpoints').set(set).where('id', '=', id).execute();
+    const fields = Object.keys(change).filter((k) => change[k as keyof EndpointChange] !== undefined);
+    await recordAudit(t, ctx.actor.name, ctx.now, { action: 'webhook.updated', subjectType: 'webhook', subjectId: id, summary: `Changed webhook endpoint ${set.url ?? row.url} (${fields.join(', ')})`, details: { fields } });
+    return toEndpoint(await findEndpoint(t, id));
+  });
+}
+
+export async function deleteEndpoint(ctx: Ctx, id: number): Promise<void> {
+  await inTransaction(ctx, async (t) => {
+    const row = await findEndpoint(t, id);
+    await t.deleteFrom('webhook_endpoints').where('id', '=', id).execute();
+    await recordAudit(t, ctx.actor.name, ctx.now, { action: 'webhook.deleted', subjectType: 'webhook', subjectId: id, summary: `Deleted webhook endpoint ${row.url}` });
+  });
+}
+
+/** A new secret, shown once; the one it replaces signs beside it for `overlapHours` (an earlier overlap ends now). */
+export async function rotateSecret(ctx: Ctx, masterKey: Buffer, id: number, overlapHours: number) {
+  const secret = newSecret(masterKey, ctx.org.id, id);
+  return inTransaction(ctx, async (t) => {
+    const row = await findEndpoint(t, id);
+    await t
+      .updateTable('webhook_endpoints')
+      .set({
+        secret: secret.sealed,
+        previous_secret: overlapHours > 0 ? row.secret : null,
+        previous_until: overlapHours > 0 ? ctx.now + overlapHours * 3_600_000 : null,
+        updated_at: ctx.now,
+      })
+      .where('id', '=', id)
+      .execute();
+    await recordAudit(t, ctx.actor.name, ctx.now, { action: 'webhook.secret_rotated', subjectType: 'webhook', subjectId: id, summary: `Rotated the secret of webhook endpoint ${row.url}`, details: { overlapHours } });
+    return { secret: secret.shown, previousValidUntil: overlapHours > 0 ? iso(ctx.now + overlapHours * 3_600_000) : null };
+  });
+}
