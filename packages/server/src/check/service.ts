@@ -13,6 +13,7 @@ import {
   type ParsedLicence,
 } from '@licensor/protocol';
 import { recordAudit } from '../audit/audit.js';
+import { liveBinding } from '../licences/live.js';
 import { releaseSelf } from '../licences/self-release.js';
 import { lockRow, type Database } from '../db/database.js';
 import { preparedQuery, type Tenant } from '../db/tenant.js';
@@ -88,11 +89,11 @@ function readPresented(scope: CheckScope, body: { license: string; fingerprint: 
  * version (to confirm the cached product): one round trip. One row at least while the product
  * exists, with a null licence when the organisation has none by this lid.
  */
-const readLicenceRows = preparedQuery((t, productId: number, lid: string) =>
+const readLicenceRows = preparedQuery((t, productId: number, lid: string, now: number) =>
   t
     .selectFrom('products')
     .leftJoin('licences as l', (join) => join.onRef('l.org_id', '=', 'products.org_id').on('l.lid', '=', lid))
-    .leftJoin('machine_bindings as b', (join) => join.onRef('b.licence_id', '=', 'l.id').on('b.released_at', 'is', null))
+    .leftJoin('machine_bindings as b', (join) => join.onRef('b.licence_id', '=', 'l.id').on(liveBinding('b', now)))
     .select([
       'products.version as product_version',
       'l.id',
@@ -107,6 +108,7 @@ const readLicenceRows = preparedQuery((t, productId: number, lid: string) =>
       'b.bound_at',
       'b.label',
       'b.last_seen_at',
+      'b.lease_ends_at',
     ])
     .where('products.id', '=', productId)
     .orderBy('b.bound_at')
@@ -114,7 +116,7 @@ const readLicenceRows = preparedQuery((t, productId: number, lid: string) =>
 );
 
 async function readLicence(scope: CheckScope, t: Tenant, lid: string) {
-  const rows = await readLicenceRows(t, scope.product.id, lid);
+  const rows = await readLicenceRows(t, scope.product.id, lid, scope.now);
   const first = rows[0];
   if (!scope.confirmed && first?.product_version !== scope.product.version) throw new StaleProduct();
   if (first?.id == null) return undefined;
@@ -129,7 +131,7 @@ async function readLicence(scope: CheckScope, t: Tenant, lid: string) {
     last_checked_at: first.last_checked_at,
   };
   const bindings = rows.flatMap((r) =>
-    r.seat_id === null ? [] : [{ id: r.seat_id, parts: r.parts!, bound_at: r.bound_at!, label: r.label, last_seen_at: r.last_seen_at }],
+    r.seat_id === null ? [] : [{ id: r.seat_id, parts: r.parts!, bound_at: r.bound_at!, label: r.label, last_seen_at: r.last_seen_at, lease_ends_at: r.lease_ends_at }],
   );
   return { licence, bindings };
 }
@@ -283,6 +285,14 @@ async function answer(scope: CheckScope, presented: Presented, nonce: string, ve
 
 export type CheckAnswer = Awaited<ReturnType<typeof answer>>;
 
+/**
+ * DESIGN.md 14: a valid check from the machine an air-gapped activation's seat belongs to makes
+ * it an ordinary binding (no end), so it no longer lapses, and its deactivation keeps the seat.
+ */
+async function keepAirGappedSeat(scope: CheckScope, seatId: number): Promise<void> {
+  await scope.tenant.updateTable('machine_bindings').set({ lease_ends_at: null }).where('id', '=', seatId).where('released_at', 'is', null).execute();
+}
+
 export async function checkLicence(
   scope: CheckScope,
   body: { license: string; fingerprint: string; nonce: string; machineLabel?: string | undefined },
@@ -296,6 +306,7 @@ export async function checkLicence(
   // Gathered with other checks' stamps (CheckWrites), once the seat, if any, is committed.
   if (stampDue(term.licence, verdict, scope.now)) scope.writes.stampLicence(scope.org.id, term.licence.id, scope.now);
   if (verdict.reason === null && verdict.seat) noteSeat(scope, verdict.seat, presented.machineLabel);
+  if (verdict.reason === null && verdict.seat?.lease_ends_at != null) await keepAirGappedSeat(scope, verdict.seat.id);
   return answer(scope, presented, body.nonce, verdict, term);
 }
 
@@ -339,7 +350,7 @@ export async function releaseOwnSeat(scope: CheckScope, body: { license: string;
       .selectFrom('machine_bindings')
       .select(['id', 'parts', 'at_issue'])
       .where('licence_id', '=', term.licence.id)
-      .where('released_at', 'is', null)
+      .where(liveBinding('machine_bindings', scope.now))
       .orderBy('id')
       .execute();
     const seat = seats.find((s) => s.parts === parts);

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Ctx } from '../http/context.js';
 import { localDate, startOfDate } from '../licences/calendar.js';
 import { STATUSES } from '../licences/listing.js';
+import { liveBinding } from '../licences/live.js';
 import { licenceViews, toLicenceListItem, type LicenceView } from '../licences/repo.js';
 import { countExpiring, countingLicences, tallies, type TallyKey } from '../licences/tallies.js';
 
@@ -45,7 +46,7 @@ export async function dashboardMetrics(ctx: Ctx) {
       .selectFrom('machine_bindings')
       .innerJoin('licences', 'licences.id', 'machine_bindings.licence_id')
       .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('machine_bindings.released_at', 'is', null)
+      .where(liveBinding('machine_bindings', now))
       .where('licences.archived', '=', 0)
       .executeTakeFirstOrThrow(),
     t
@@ -75,7 +76,7 @@ export async function dashboardMetrics(ctx: Ctx) {
 export async function dashboard(ctx: Ctx) {
   const [metrics, soon] = await Promise.all([
     dashboardMetrics(ctx),
-    licenceViews(ctx.tenant)
+    licenceViews(ctx.tenant, ctx.now)
       .where('licences.archived', '=', 0)
       .where('licences.revoked', '=', 0)
       .where('licences.expires_at', '>', ctx.now)

@@ -140,6 +140,9 @@ export interface ProductsTable {
   default_grace_days: number;
   /** DESIGN.md 12: seats one licence may release by itself in any 30 days; null = no limit. */
   self_release_limit: number | null;
+  /** DESIGN.md 14: whether licences of the product may be activated on air-gapped machines, and for how many days. */
+  air_gap_activation: number;
+  air_gap_activation_days: number;
   params: string;
   created_at: number;
   created_by: string | null;
@@ -270,6 +273,35 @@ export interface MachineBindingsTable {
   label: string | null;
   /** The last valid check from this seat, stamped at most once a minute. */
   last_seen_at: number | null;
+  /** When the seat lapses by itself (an air-gapped activation's `until`); null: live until released. */
+  lease_ends_at: number | null;
+}
+
+/** DESIGN.md 14: one air-gapped activation; its id is the response's `aid`. */
+export interface AirGapActivationsTable {
+  id: Generated<number>;
+  org_id: number;
+  licence_id: number;
+  binding_id: number;
+  /** The request text as received (whitespace removed). */
+  request: string;
+  nonce: string;
+  dpk: string;
+  fingerprint: string;
+  /** The response's signed fields: status, the service's iat (ms), boundAt (ms), until (ms). */
+  status: string;
+  issued_at: number;
+  bound_at: number;
+  until: number;
+  /** The signed response, stored after the commit that made the activation. */
+  response: string | null;
+  created_by: string;
+  /** Set when a deactivation (or a newer activation from the same device key on the seat) ended it. */
+  ended_at: number | null;
+  ended_by: string | null;
+  /** For a deactivation: whether it released the seat, and whether that counted towards selfReleaseLimit. */
+  released: number | null;
+  counted: number;
 }
 
 export interface IdempotencyKeysTable {
@@ -352,6 +384,7 @@ export interface Schema {
   licences: LicencesTable;
   licence_versions: LicenceVersionsTable;
   machine_bindings: MachineBindingsTable;
+  air_gap_activations: AirGapActivationsTable;
   idempotency_keys: IdempotencyKeysTable;
   check_counts: CheckCountsTable;
   licence_tallies: LicenceTalliesTable;

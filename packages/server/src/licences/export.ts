@@ -70,7 +70,7 @@ export async function exportLicences(ctx: Ctx, filter: ListingFilter): Promise<R
         const lids = (await orderedLids(t, filter, now, readPlan(filter, count)).execute()).map((r) => r.lid);
         for (let i = 0; i < lids.length; i += BATCH) {
           if (out.destroyed) return;
-          const rows = await viewsInOrder(t, lids.slice(i, i + BATCH));
+          const rows = await viewsInOrder(t, lids.slice(i, i + BATCH), now);
           const text = rows
             .map((view) => {
               const item = toLicenceListItem(view, now) as Record<string, unknown>;

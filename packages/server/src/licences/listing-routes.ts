@@ -107,7 +107,7 @@ async function page(ctx: Ctx, query: Static<typeof PageQuery>) {
   }
   // One row more than the page tells whether a next page exists.
   const last = rows.length > limit ? rows[limit - 1]! : null;
-  const views = await viewsInOrder(ctx.tenant, rows.slice(0, limit).map((r) => r.lid));
+  const views = await viewsInOrder(ctx.tenant, rows.slice(0, limit).map((r) => r.lid), ctx.now);
   return {
     items: views.map((v) => toLicenceListItem(v, ctx.now)),
     total,

@@ -234,9 +234,9 @@ function afterPosition(key: RawBuilder<unknown>, filter: ListingFilter, after: P
 }
 
 /** The views of the given licences, in the order of `lids`. */
-export async function viewsInOrder(t: Tenant, lids: string[]): Promise<LicenceView[]> {
+export async function viewsInOrder(t: Tenant, lids: string[], now: number): Promise<LicenceView[]> {
   if (lids.length === 0) return [];
-  const views = (await licenceViews(t).where('licences.lid', 'in', lids).execute()) as LicenceView[];
+  const views = (await licenceViews(t, now).where('licences.lid', 'in', lids).execute()) as LicenceView[];
   const byLid = new Map(views.map((v) => [v.lid, v]));
   return lids.map((lid) => byLid.get(lid)!);
 }

@@ -5,14 +5,15 @@ import type { DialectName } from '../db/database.js';
 import type { Tenant } from '../db/tenant.js';
 import { notFound } from '../http/errors.js';
 import { iso } from '../http/schemas.js';
+import { isLive, liveBinding } from './live.js';
 import { checkHealth, licenceStatus, type LicenceStatus } from './status.js';
 
 export type LicenceRow = Selectable<LicencesTable>;
 export type VersionRow = Selectable<LicenceVersionsTable>;
 export type BindingRow = Selectable<MachineBindingsTable>;
 
-/** A licence row with what its answers show beside it: product names and live seats. */
-export function licenceViews(t: Tenant) {
+/** A licence row with what its answers show beside it at `now`: product names and live seats. */
+export function licenceViews(t: Tenant, now: number) {
   return t
     .selectFrom('licences')
     .innerJoin('products', (join) =>
@@ -26,21 +27,21 @@ export function licenceViews(t: Tenant) {
         .selectFrom('machine_bindings')
         .select((b) => b.fn.countAll<number>().as('n'))
         .whereRef('machine_bindings.licence_id', '=', 'licences.id')
-        .where('machine_bindings.released_at', 'is', null)
+        .where(liveBinding('machine_bindings', now))
         .as('seats_used'),
       eb
         .selectFrom('machine_bindings')
         .select((b) => b.fn.min<number>('machine_bindings.bound_at').as('b'))
         .whereRef('machine_bindings.licence_id', '=', 'licences.id')
-        .where('machine_bindings.released_at', 'is', null)
+        .where(liveBinding('machine_bindings', now))
         .as('bound_at'),
     ]);
 }
 
 export type LicenceView = LicenceRow & { product_name: string; product_key: string; seats_used: number | null; bound_at: number | null };
 
-export async function findLicenceView(t: Tenant, lid: string): Promise<LicenceView> {
-  const view = await licenceViews(t).where('licences.lid', '=', lid).executeTakeFirst();
+export async function findLicenceView(t: Tenant, lid: string, now: number): Promise<LicenceView> {
+  const view = await licenceViews(t, now).where('licences.lid', '=', lid).executeTakeFirst();
   if (!view) throw notFound(`no licence ${lid}`);
   return view as LicenceView;
 }
@@ -154,14 +155,14 @@ export function toVersionListItem(row: VersionRow) {
   };
 }
 
-export function toBinding(row: BindingRow) {
+export function toBinding(row: BindingRow, now: number) {
   return {
     id: row.id,
     parts: JSON.parse(row.parts) as Record<string, string>,
     boundAt: iso(row.bound_at),
     releasedAt: iso(row.released_at),
     releasedBy: row.released_by,
-    live: row.released_at === null,
+    live: isLive(row, now),
     atIssue: row.at_issue === 1,
     label: row.label,
     lastSeenAt: iso(row.last_seen_at),

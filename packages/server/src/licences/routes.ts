@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { withActivations } from '../air-gap/service.js';
 import { listAudit } from '../audit/audit.js';
 import { ActivityQuery, AuditEntry } from '../audit/routes.js';
 import type { Tenant } from '../db/tenant.js';
@@ -90,7 +91,7 @@ export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
       },
       async (request) => {
         const { ctx, query } = request;
-        let rows = licenceViews(ctx.tenant);
+        let rows = licenceViews(ctx.tenant, ctx.now);
         if (query.productId !== undefined) rows = rows.where('licences.product_id', '=', query.productId);
         if (query.customerId !== undefined) rows = rows.where('licences.customer_id', '=', query.customerId);
         const found = (await rows.orderBy('licences.issued_at', 'desc').orderBy('licences.lid', 'desc').limit(MAX_LIST + 1).execute()) as LicenceView[];
@@ -139,7 +140,7 @@ export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
         config: { access: 'licenses:read' },
         schema: { summary: 'One licence with its claims and signed string', tags, params: LidParams, response: responses({ 200: Licence }) },
       },
-      async (request) => toLicence(await findLicenceView(request.ctx.tenant, request.params.lid), request.ctx.now),
+      async (request) => toLicence(await findLicenceView(request.ctx.tenant, request.params.lid, request.ctx.now), request.ctx.now),
     );
 
     app.get(
@@ -220,7 +221,7 @@ export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
       async (request) => {
         const licence = await findLicenceRow(request.ctx.tenant, request.params.lid);
         const rows = await request.ctx.tenant.selectFrom('machine_bindings').selectAll().where('licence_id', '=', licence.id).orderBy('id').execute();
-        return rows.map(toBinding);
+        return withActivations(request.ctx.tenant, rows.map((row) => toBinding(row, request.ctx.now)));
       },
     );
 

@@ -124,6 +124,9 @@ export const MachineBinding = Type.Object({
   atIssue: Type.Boolean(),
   label: Nullable(Type.String({ description: 'The name the application sent with its checks (`machineLabel`), if any.' })),
   lastSeenAt: Nullable(Type.String({ format: 'date-time', description: 'Its last valid check (stamped at most once a minute).' })),
+  airGapped: Type.Boolean({ description: 'True while an air-gapped activation (DESIGN.md 14) holds this seat.' }),
+  activationId: Nullable(Type.String({ description: 'That activation’s id (the `aid` of its response).' })),
+  until: NullableTimestamp,
 });
 
 export const VerifyResult = Type.Object({

@@ -12,6 +12,7 @@ import type { Keyring } from '../keys/keyring.js';
 import { findProductRow } from '../products/repo.js';
 import { shapeOf, type ProductShape } from '../products/shape.js';
 import { localDate } from './calendar.js';
+import { liveBinding } from './live.js';
 import { idempotently, rememberAnswer, type IdempotentRequest, type Replay } from './idempotency.js';
 import {
   searchText,
@@ -158,7 +159,7 @@ const termColumns = (term: SignedTerm) => ({
 });
 
 async function answer(t: Tenant, lid: string, now: number) {
-  return toLicence(await findLicenceView(t, lid), now);
+  return toLicence(await findLicenceView(t, lid, now), now);
 }
 
 export type LicenceAnswer = ReturnType<typeof toLicence>;
@@ -431,7 +432,7 @@ export const updateNotes = (ctx: Ctx, lid: string, notes: string | null) =>
 export async function releaseBinding(ctx: Ctx, lid: string, input: Static<typeof ReleaseBody> | undefined) {
   return inTransaction(ctx, async (t) => {
     const row = await lockLicenceRow(ctx.database.dialect, t, lid);
-    let live = t.selectFrom('machine_bindings').selectAll().where('licence_id', '=', row.id).where('released_at', 'is', null);
+    let live = t.selectFrom('machine_bindings').selectAll().where('licence_id', '=', row.id).where(liveBinding('machine_bindings', ctx.now));
     if (input?.machineId !== undefined) live = live.where('id', '=', input.machineId);
     const bindings = await live.orderBy('id').execute();
     if (input?.machineId !== undefined && bindings.length === 0) throw badRequest(`machineId: no live binding ${input.machineId} on this licence`);
@@ -448,7 +449,7 @@ export async function releaseBinding(ctx: Ctx, lid: string, input: Static<typeof
         subjectId: binding.id,
         lid,
         summary: `Released machine ${binding.id}`,
-        details: { parts: toBinding(binding).parts },
+        details: { parts: toBinding(binding, ctx.now).parts },
       });
     }
     // Counted in SQL: `row` was read before the lock, so a concurrent release may have moved it.

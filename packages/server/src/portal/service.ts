@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { graceEndsAt } from '@licensor/protocol';
+import { withActivations } from '../air-gap/service.js';
 import { recordAudit } from '../audit/audit.js';
 import { newSecret, sha256Hex } from '../auth/secrets.js';
 import type { Config } from '../config.js';
@@ -9,6 +10,7 @@ import { inTransaction, type Ctx } from '../http/context.js';
 import { badRequest, forbidden, notFound, unauthorized } from '../http/errors.js';
 import { iso } from '../http/schemas.js';
 import { findLicenceView, licenceViews, lockLicenceRow, statusOf, type LicenceView } from '../licences/repo.js';
+import { isLive, liveBinding } from '../licences/live.js';
 import { releaseSelf, selfReleasesInWindow } from '../licences/self-release.js';
 import type { Organisation } from '../orgs/repo.js';
 
@@ -136,7 +138,7 @@ function portalItem(view: LicenceView, now: number) {
 }
 
 export async function portalLicences(session: PortalSession, now: number) {
-  const views = await licenceViews(session.tenant)
+  const views = await licenceViews(session.tenant, now)
     .where('licences.customer_id', '=', session.customerId)
     .where('licences.archived', '=', 0)
     .orderBy('licences.issued_at', 'desc')
@@ -145,18 +147,18 @@ export async function portalLicences(session: PortalSession, now: number) {
 }
 
 /** This customer's licence, not archived; another customer's is a 404 like an unknown one. */
-async function ownLicence(session: PortalSession, lid: string): Promise<LicenceView> {
-  const view = await findLicenceView(session.tenant, lid).catch(() => null);
+export async function ownLicence(session: PortalSession, lid: string, now: number): Promise<LicenceView> {
+  const view = await findLicenceView(session.tenant, lid, now).catch(() => null);
   if (!view || view.customer_id !== session.customerId || view.archived === 1) throw notFound(`no licence ${lid}`);
   return view;
 }
 
 export async function portalLicence(session: PortalSession, lid: string, now: number) {
-  const view = await ownLicence(session, lid);
+  const view = await ownLicence(session, lid, now);
   const product = await session.tenant.selectFrom('products').select('self_release_limit').where('id', '=', view.product_id).executeTakeFirstOrThrow();
   const machines = await session.tenant
     .selectFrom('machine_bindings')
-    .select(['id', 'bound_at', 'released_at', 'at_issue'])
+    .select(['id', 'bound_at', 'released_at', 'at_issue', 'lease_ends_at'])
     .where('licence_id', '=', view.id)
     .orderBy('bound_at', 'desc')
     .orderBy('id', 'desc')
@@ -165,21 +167,24 @@ export async function portalLicence(session: PortalSession, lid: string, now: nu
   return {
     ...portalItem(view, now),
     releasesLeft: limit === null ? null : Math.max(0, limit - (await selfReleasesInWindow(session.tenant, view.id, now))),
-    machines: machines.map((m) => ({ id: m.id, boundAt: iso(m.bound_at), releasedAt: iso(m.released_at), live: m.released_at === null, atIssue: m.at_issue === 1 })),
+    machines: await withActivations(
+      session.tenant,
+      machines.map((m) => ({ id: m.id, boundAt: iso(m.bound_at), releasedAt: iso(m.released_at), live: isLive(m, now), atIssue: m.at_issue === 1 })),
+    ),
   };
 }
 
-export async function portalDownload(session: PortalSession, lid: string): Promise<string> {
-  return (await ownLicence(session, lid)).licence_string;
+export async function portalDownload(session: PortalSession, lid: string, now: number): Promise<string> {
+  return (await ownLicence(session, lid, now)).licence_string;
 }
 
 /** The customer frees one of their machines, within the product's limit, under the licence-row lock. */
 export async function portalRelease(database: Database, session: PortalSession, lid: string, machineId: number, now: number) {
-  const view = await ownLicence(session, lid);
+  const view = await ownLicence(session, lid, now);
   await transaction(database, async (trx) => {
     const t = tenant(trx, session.tenant.orgId);
     const row = await lockLicenceRow(database.dialect, t, lid);
-    const seat = await t.selectFrom('machine_bindings').select(['id', 'parts', 'at_issue']).where('licence_id', '=', row.id).where('id', '=', machineId).where('released_at', 'is', null).executeTakeFirst();
+    const seat = await t.selectFrom('machine_bindings').select(['id', 'parts', 'at_issue']).where('licence_id', '=', row.id).where('id', '=', machineId).where(liveBinding('machine_bindings', now)).executeTakeFirst();
     if (!seat) throw badRequest(`machineId: no machine ${machineId} holds a seat of this licence`);
     if (seat.at_issue === 1) throw badRequest('machineId: this machine is named in the licence itself and cannot be released');
     const product = await t.selectFrom('products').select('self_release_limit').where('id', '=', view.product_id).executeTakeFirstOrThrow();

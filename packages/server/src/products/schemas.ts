@@ -115,6 +115,12 @@ const editable = {
       }),
     ),
   ),
+  airGapActivation: Type.Optional(
+    Nullable(Type.Boolean({ description: 'Licences (ONLINE and HYBRID) may be activated on machines that never reach the service (DESIGN.md 14); null = the default, false.' })),
+  ),
+  airGapActivationDays: Type.Optional(
+    Nullable(Type.Integer({ minimum: 1, maximum: 3650, description: 'How long an air-gapped activation lasts (at most to the licence’s grace end); null = the default, 90.' })),
+  ),
   params: Type.Optional(Type.Array(ProductParamInput, { maxItems: 100 })),
 };
 
@@ -180,6 +186,8 @@ export const Product = Type.Object({
   defaultValidityMonths: Nullable(Type.Integer()),
   defaultGraceDays: Nullable(Type.Integer()),
   selfReleaseLimit: Nullable(Type.Integer({ description: 'Self-service releases per licence in any 30 days; 0 = off, null = no limit.' })),
+  airGapActivation: Type.Boolean({ description: 'Whether licences may be activated on air-gapped machines.' }),
+  airGapActivationDays: Type.Integer({ description: 'Days an air-gapped activation lasts, at most to the licence’s grace end.' }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
   params: Type.Array(ProductParam),

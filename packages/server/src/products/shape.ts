@@ -20,6 +20,8 @@ export interface ProductShape {
   defaultValidityMonths: number | null;
   defaultGraceDays: number;
   selfReleaseLimit: number | null;
+  airGapActivation: boolean;
+  airGapActivationDays: number;
   params: ProductParam[];
 }
 
@@ -38,6 +40,8 @@ export const SHAPE_FIELDS = [
   'defaultValidityMonths',
   'defaultGraceDays',
   'selfReleaseLimit',
+  'airGapActivation',
+  'airGapActivationDays',
   'params',
 ] as const satisfies ReadonlyArray<keyof ProductShape>;
 
@@ -54,6 +58,8 @@ const DEFAULTS = {
   defaultValidityMonths: 12,
   defaultGraceDays: 0,
   selfReleaseLimit: 3,
+  airGapActivation: false,
+  airGapActivationDays: 90,
 } as const;
 
 /** defaultValidityMonths null: asked at issue; selfReleaseLimit null: no limit. */
@@ -75,6 +81,8 @@ export function shapeOf(row: ProductRow): ProductShape {
     defaultValidityMonths: row.default_validity_months,
     defaultGraceDays: row.default_grace_days,
     selfReleaseLimit: row.self_release_limit,
+    airGapActivation: row.air_gap_activation === 1,
+    airGapActivationDays: row.air_gap_activation_days,
     params: JSON.parse(row.params) as ProductParam[],
   };
 }
@@ -96,6 +104,8 @@ export function shapeColumns(shape: ProductShape) {
     default_validity_months: shape.defaultValidityMonths,
     default_grace_days: shape.defaultGraceDays,
     self_release_limit: shape.selfReleaseLimit,
+    air_gap_activation: shape.airGapActivation ? 1 : 0,
+    air_gap_activation_days: shape.airGapActivationDays,
     params: JSON.stringify(shape.params),
   };
 }
