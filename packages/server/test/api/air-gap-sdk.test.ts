@@ -1,6 +1,7 @@
 // DESIGN.md 14 end to end: the SDK's request, the Management API, the SDK's activation with the
 // network cut, its deactivation code, the seat released; on each backend.
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -51,7 +52,7 @@ async function setUp(algorithm = 'ED25519') {
     expect(answer.statusCode, answer.body).toBe(201);
     return answer.data;
   };
-  return { product, licence, client, activate, directory: path.join(dir, h.slug, product.productKey) };
+  return { product, credential, licence, client, activate, directory: path.join(dir, h.slug, product.productKey) };
 }
 
 const code = (promise: Promise<unknown>) => promise.then(() => 'resolved', (error) => (error instanceof LicensorError ? error.code : String(error)));
@@ -125,5 +126,58 @@ describe('air-gapped activation through the SDK (DESIGN 14)', () => {
     expect(await client({ fetchImpl: fetch }).check()).toMatchObject({ state: 'INVALID', reasons: ['REVOKED'], airGapped: false });
     expect(await ship.check()).toMatchObject({ state: 'INVALID', airGapped: false });
     expect(await code(ship.deactivateAirGapped())).toBe('BAD_ACTIVATION');
+  });
+});
+
+describe('examples/air-gapped-activation.ts', () => {
+  const root = path.resolve(import.meta.dirname, '../../../..');
+
+  /** Runs the example with no network for it; `answer` turns what it printed into what is pasted. */
+  function run(env: Record<string, string>, args: string[], answer?: (printed: string) => Promise<string>) {
+    return new Promise<{ code: number | null; output: string }>((resolve) => {
+      const child = spawn(process.execPath, [path.join(root, 'node_modules/tsx/dist/cli.mjs'), 'examples/air-gapped-activation.ts', ...args], { cwd: root, env: { ...process.env, ...env } });
+      let output = '';
+      let pasted = false;
+      child.stdout.on('data', async (data: Buffer) => {
+        output += data;
+        if (answer && !pasted && output.includes('press Enter twice')) {
+          pasted = true;
+          child.stdin.write(`${await answer(output)}\n\n`);
+        }
+      });
+      child.stderr.on('data', (data: Buffer) => (output += data));
+      child.on('exit', (code) => resolve({ code, output }));
+    });
+  }
+
+  it('activates from a pasted response, stays VALID on a second run, and deactivates to a code that frees the seat', async () => {
+    const { product, credential, licence, activate } = await setUp();
+    const dir = stateDir();
+    writeFileSync(path.join(dir, 'product.pem'), product.publicKeyPem);
+    writeFileSync(path.join(dir, 'customer.lic'), licence.licenseString);
+    const env = {
+      LICENSOR_ORG: h.slug,
+      LICENSOR_CHECK_ID: credential.checkId,
+      LICENSOR_CHECK_TOKEN: credential.checkToken,
+      LICENSOR_PUBLIC_KEY_FILE: path.join(dir, 'product.pem'),
+      LICENSOR_LICENCE_FILE: path.join(dir, 'customer.lic'),
+      LICENSOR_STATE_DIR: path.join(dir, 'state'),
+    };
+    let response = '';
+    const first = await run(env, [], async (printed) => {
+      // A person types the groups of five into the portal; the response comes back as one line.
+      const groups = printed.split('\n')[printed.split('\n').findIndex((line) => line.includes('Activate an air-gapped computer')) + 1]!;
+      response = (await activate(groups)).response;
+      return response;
+    });
+    expect(first.code, first.output).toBe(0);
+    expect(first.output).toContain('VALID here (air-gapped activation, no network used)');
+    const second = await run(env, []);
+    expect(second.code, second.output).toBe(0);
+
+    const ended = await run(env, ['deactivate']);
+    expect(ended.code, ended.output).toBe(0);
+    const code = ended.output.trim().split('\n').at(-1)!;
+    expect((await h.admin('POST', `/licenses/${licence.lid}/air-gap-deactivations`, { code })).data.released).toBe(true);
   });
 });
