@@ -40,6 +40,8 @@ interface Draft {
   defaultValidityMonths: Count;
   defaultGraceDays: Count;
   selfReleaseLimit: Count;
+  airGapActivation: boolean;
+  airGapActivationDays: Count;
   params: ProductParam[];
 }
 
@@ -71,6 +73,8 @@ function draftOf(product: Product | undefined): Draft {
     defaultValidityMonths: product ? (product.defaultValidityMonths ?? '') : 12,
     defaultGraceDays: product?.defaultGraceDays ?? 0,
     selfReleaseLimit: product ? (product.selfReleaseLimit ?? '') : 3,
+    airGapActivation: product?.airGapActivation ?? false,
+    airGapActivationDays: product?.airGapActivationDays ?? 90,
     params: (product?.params as ProductParam[] | undefined) ?? [],
   };
 }
@@ -162,6 +166,8 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
       defaultValidityMonths: orNull(draft.defaultValidityMonths),
       defaultGraceDays: orNull(draft.defaultGraceDays),
       selfReleaseLimit: orNull(draft.selfReleaseLimit),
+      airGapActivation: draft.airGapActivation,
+      airGapActivationDays: orNull(draft.airGapActivationDays),
       params: draft.params.map((p) => ({ ...p, label: p.label.trim() || p.key })),
     };
     try {
@@ -328,6 +334,24 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
             checked={draft.licenceFetchEnabled}
             onChange={(e) => set({ licenceFetchEnabled: e.currentTarget.checked })}
           />
+          <SimpleGrid cols={{ base: 1, sm: 2 }}>
+            <Switch
+              label="Air-gapped activation"
+              description="Computers that never reach the service activate by copy and paste, through the console or the customer portal"
+              checked={draft.airGapActivation}
+              onChange={(e) => set({ airGapActivation: e.currentTarget.checked })}
+            />
+            <NumberInput
+              label="Air-gapped activation (days)"
+              description="How long one activation lasts, at most to the licence's grace end"
+              min={1}
+              max={3650}
+              allowDecimal={false}
+              disabled={!draft.airGapActivation}
+              value={draft.airGapActivationDays}
+              onChange={(v) => set({ airGapActivationDays: count(v) })}
+            />
+          </SimpleGrid>
 
           <Divider label="Parameters" labelPosition="left" />
           <ParamEditor params={draft.params} reserved={reserved} onChange={(params) => set({ params })} />
