@@ -109,6 +109,20 @@ describe('air-gapped activation on the Management API (DESIGN 14)', () => {
     expect((await activate(expired.lid, device().request(expired.lid, 'x'))).data.reason).toBe('EXPIRED');
   });
 
+  it('takes seats race-free: concurrent activations never exceed maxMachines, and a request sent twice at once makes one activation', async () => {
+    const licence = await product.issue({ maxMachines: 2 });
+    const answers = await Promise.all([1, 2, 3, 4, 5].map((i) => activate(licence.lid, device().request(licence.lid, `racer-${i}`))));
+    expect(answers.map((a) => a.statusCode).sort()).toEqual([201, 201, 403, 403, 403]);
+    expect((await machines(licence.lid)).filter((m: any) => m.live)).toHaveLength(2);
+
+    const other = await product.issue();
+    const request = device().request(other.lid, 'twice');
+    const twice = await Promise.all([activate(other.lid, request), activate(other.lid, request), activate(other.lid, request)]);
+    expect(twice.map((a) => a.statusCode).sort()).toEqual([200, 200, 201]);
+    expect(new Set(twice.map((a) => a.data.response)).size).toBe(1);
+    expect(await machines(other.lid)).toHaveLength(1);
+  });
+
   it('ends at the licence’s grace end when that comes first', async () => {
     const short = await product.issue({ validityMonths: 1, graceDays: 2 });
     const answer = await activate(short.lid, device().request(short.lid, 'x'));
