@@ -1,5 +1,5 @@
 import '@mantine/core/styles.css';
-import { Alert, createTheme, MantineProvider, type CSSVariablesResolver } from '@mantine/core';
+import { Alert, Badge, createTheme, DataList, MantineProvider, type CSSVariablesResolver } from '@mantine/core';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
@@ -13,7 +13,19 @@ const theme = createTheme({
   defaultRadius: 'md',
   fontFamily: 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif',
   // A yellow or orange title on its light background falls short of WCAG AA; the icon colour carries the tone.
-  components: { Alert: Alert.extend({ styles: { title: { color: 'var(--mantine-color-text)' } } }) },
+  components: {
+    Alert: Alert.extend({ styles: { title: { color: 'var(--mantine-color-text)' } } }),
+    // A badge clips its word to an ellipsis when a table squeezes it ("A…"): a badge is one short
+    // word, never narrower than that word.
+    Badge: Badge.extend({
+      styles: { root: { minWidth: 'max-content' } },
+      // Gray's own dot vanishes on the dark theme's badge; a mid gray shows on both.
+      vars: (_theme, props) => ({ root: props.variant === 'dot' && props.color === 'gray' ? { '--badge-dot-color': 'var(--mantine-color-gray-6)' } : {} }),
+    }),
+    // Labelled lines (a phone's record cards, the verdict): every value starts at the same place,
+    // a long label wraps, a long value breaks rather than widening the card.
+    DataList: DataList.extend({ styles: { itemLabel: { flex: '0 0 var(--data-list-label-width)' }, itemValue: { minWidth: 0, overflowWrap: 'anywhere' } } }),
+  },
 });
 
 // Secondary text dark enough for WCAG AA contrast on both themes.

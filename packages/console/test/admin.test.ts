@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { expectAccessible, screenshot, signIn, startConsole, type Console } from './harness.js';
+import { expectAccessible, expectLayout, signIn, startConsole, type Console } from './harness.js';
 
 let c: Console;
 let page: Page;
@@ -57,7 +57,7 @@ describe('members', () => {
     await carol.waitForURL(/\/o\/default\/sign-in/);
     await carol.context().close();
     await expectAccessible(page, 'members page');
-    await screenshot(page, 'members');
+    await expectLayout(page, 'members');
   });
 
   it('shows the last-administrator refusal as the API’s message', async () => {
@@ -94,7 +94,7 @@ describe('API tokens', () => {
     const token = (await form.getByLabel('API token', { exact: true }).textContent())!;
     expect(token).toMatch(/^svc_/);
     await form.getByText('It will not be shown again').waitFor();
-    await screenshot(page, 'token-created');
+    await expectLayout(page, 'token-created');
     await form.getByRole('button', { name: 'Done' }).click();
     await page.getByRole('row', { name: /ci-deploy/ }).getByText('licenses:write').waitFor();
     expect(await page.getByText(token).count()).toBe(0);
@@ -110,7 +110,7 @@ describe('API tokens', () => {
     await page.getByRole('row', { name: /ci-deploy/ }).getByText('revoked').waitFor();
     expect((await call('GET', '/products')).status).toBe(401);
     await expectAccessible(page, 'tokens page');
-    await screenshot(page, 'tokens');
+    await expectLayout(page, 'tokens');
   });
 });
 
@@ -128,11 +128,11 @@ describe('settings', () => {
     await page.getByText(/Changed by admin/).waitFor();
     expect((await c.api('GET', '/settings')).timezone).toBe('Pacific/Kiritimati');
     await expectAccessible(page, 'settings page');
-    await screenshot(page, 'settings');
+    await expectLayout(page, 'settings');
 
     await page.goto('/o/default/');
-    await expiry.first().waitFor();
-    expect(await expiry.first().textContent()).not.toBe(before);
+    // Until the settings arrive a date shows in UTC: wait for the zone, not the first paint.
+    await expect.poll(() => expiry.first().textContent()).not.toBe(before);
   });
 
   it('changes one’s own password, which then signs in', async () => {
@@ -171,7 +171,7 @@ describe('passkeys', () => {
     await form.getByRole('button', { name: 'Add a passkey' }).click();
     await erin.getByRole('table', { name: 'Passkeys' }).getByText('Test laptop').waitFor();
     await expectAccessible(erin, 'settings with a passkey');
-    await screenshot(erin, 'settings-passkeys');
+    await expectLayout(erin, 'settings-passkeys');
 
     await erin.getByRole('button', { name: 'Sign out' }).click();
     await erin.waitForURL(/sign-in/);
@@ -197,6 +197,6 @@ describe('activity', () => {
     await page.getByRole('heading', { level: 1, name: 'Issued by CI' }).waitFor();
     await page.goto('/o/default/activity');
     await expectAccessible(page, 'activity page');
-    await screenshot(page, 'activity');
+    await expectLayout(page, 'activity');
   });
 });

@@ -2,7 +2,7 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildFingerprint, devicePublicKeyText, parseActivationResponse, signActivationRequest, signDeactivation } from '@licensor/protocol';
-import { expectAccessible, screenshot, signIn, startConsole, type Console } from './harness.js';
+import { expectAccessible, expectLayout, signIn, startConsole, type Console } from './harness.js';
 
 let c: Console;
 let product: any;
@@ -42,7 +42,7 @@ describe('air-gapped activation in the console and the portal', () => {
     await dialog.getByRole('button', { name: 'Copy Activation response' }).click();
     expect(await page.evaluate('navigator.clipboard.readText()')).toBe(response);
     await expectAccessible(page, 'activation response');
-    await screenshot(page, 'air-gap-response');
+    await expectLayout(page, 'air-gap-response');
     await dialog.getByRole('button', { name: 'Done' }).click();
     await page.getByRole('table', { name: 'Machines' }).getByText('air-gapped until').waitFor();
 
@@ -58,7 +58,7 @@ describe('air-gapped activation in the console and the portal', () => {
     await deactivate.getByLabel('Deactivation code').fill(ship.code(parseActivationResponse(response).fields.aid));
     await deactivate.getByRole('button', { name: 'Deactivate', exact: true }).click();
     await deactivate.getByText('its seat is free').waitFor();
-    await screenshot(page, 'air-gap-deactivated');
+    await expectLayout(page, 'air-gap-deactivated');
     await deactivate.getByRole('button', { name: 'Done' }).click();
     await page.getByText('0 of 1 used').waitFor();
     await page.context().close();
@@ -81,7 +81,7 @@ describe('air-gapped activation in the console and the portal', () => {
     await dialog.getByRole('button', { name: 'Copy Activation response' }).click();
     expect(await customer.evaluate('navigator.clipboard.readText()')).toBe(response);
     await expectAccessible(customer, 'portal activation response');
-    await screenshot(customer, 'portal-air-gap-response');
+    await expectLayout(customer, 'portal-air-gap-response');
     await dialog.getByRole('button', { name: 'Done' }).click();
     await card.getByText('without internet, until').waitFor();
     await card.getByText('1 of 2').waitFor();

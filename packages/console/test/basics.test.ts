@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { expectAccessible, PASSWORD, screenshot, signIn, startConsole, type Console } from './harness.js';
+import { expectAccessible, expectLayout, PASSWORD, signIn, startConsole, type Console } from './harness.js';
 
 let c: Console;
 /** The one signed-in page that walks the navigation. */
@@ -48,7 +48,7 @@ describe('console basics', () => {
     await page.goto('/');
     await page.getByLabel('Organisation').fill('default');
     await expectAccessible(page, 'organisation chooser');
-    await screenshot(page, 'chooser');
+    await expectLayout(page, 'chooser');
     await page.getByRole('button', { name: 'Continue' }).click();
     await page.waitForURL(/\/o\/default\/sign-in/);
     await page.getByLabel('Username').fill('admin');
@@ -56,7 +56,7 @@ describe('console basics', () => {
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toContain('wrong username or password');
     await expectAccessible(page, 'sign-in');
-    await screenshot(page, 'sign-in');
+    await expectLayout(page, 'sign-in');
     await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByRole('heading', { level: 1, name: 'Dashboard' }).waitFor();
@@ -75,7 +75,7 @@ describe('console basics', () => {
       await expect.poll(() => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).count()).toBe(1);
     }
     await expectAccessible(page, 'dashboard');
-    await screenshot(page, 'dashboard');
+    await expectLayout(page, 'dashboard');
     await expiring.click();
     await page.getByRole('heading', { level: 1, name: 'Brook & Sons' }).waitFor();
     await page.context().close();
@@ -119,7 +119,7 @@ describe('console basics', () => {
     await walker.getByRole('heading', { level: 1, name }).waitFor();
     await walker.getByRole('main').getByText(/Atlas Studio|Ada Labs|admin|UTC|No API token/).first().waitFor();
     await expectAccessible(walker, name);
-    await screenshot(walker, file);
+    await expectLayout(walker, file);
   });
 
   it('says so for an organisation that does not exist', async () => {

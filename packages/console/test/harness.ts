@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -12,6 +13,8 @@ const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe
 
 export interface Console {
   url: string;
+  /** The service's data directory (its SQLite database), for a test that must move what time alone would. */
+  dataDir: string;
   browser: Browser;
   /** Calls the Management API as the seeded ORG_ADMIN (a cookie of its own). */
   api(method: string, apiPath: string, body?: unknown): Promise<any>;
@@ -24,7 +27,8 @@ export interface Console {
 
 /** One real service (SQLite, its own data directory, `env` added to its environment) and one browser per test file. */
 export async function startConsole(env: Record<string, string> = {}): Promise<Console> {
-  const service = await startService({ env });
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'licensor-console-'));
+  const service = await startService({ env, dataDir });
   const { url } = service;
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
 
@@ -32,6 +36,7 @@ export async function startConsole(env: Record<string, string> = {}): Promise<Co
 
   return {
     url,
+    dataDir,
     browser,
     async api(method, apiPath, body) {
       const response = await fetch(`${url}/o/default/api${apiPath}`, {
@@ -87,23 +92,56 @@ export async function expectAccessible(page: Page, what: string) {
 }
 
 /**
- * Screenshots at 1,280 and 390 pixels wide, light and dark, into a git-ignored folder, for a
+ * What a person at 1,280 and at 390 pixels wide would find wrong in the layout: the page or a box
+ * in it scrolling sideways (a table kept at desktop width on a phone), a badge cut short ("A…").
+ */
+async function misfits(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    // Runs in the page; the tests are typed without the DOM's types.
+    const { document, getComputedStyle } = globalThis as any;
+    const found: string[] = [];
+    const name = (el: any) => `${el.tagName.toLowerCase()}${el.getAttribute('aria-label') ? `[${el.getAttribute('aria-label')}]` : ''}.${[...el.classList].slice(0, 2).join('.')}`;
+    const root = document.scrollingElement;
+    if (root.scrollWidth > root.clientWidth) found.push(`the page scrolls sideways (${root.scrollWidth} > ${root.clientWidth})`);
+    for (const el of document.querySelectorAll('body *')) {
+      const { overflowX } = getComputedStyle(el);
+      if ((overflowX === 'auto' || overflowX === 'scroll') && el.scrollWidth > el.clientWidth + 1 && el.clientWidth > 0) found.push(`${name(el)} scrolls sideways (${el.scrollWidth} > ${el.clientWidth})`);
+    }
+    // A card clips what does not fit it (a date too wide for its column).
+    for (const card of document.querySelectorAll('.mantine-Card-root')) {
+      if (card.scrollWidth > card.clientWidth) found.push(`${name(card)} cuts its content (${card.scrollWidth} > ${card.clientWidth})`);
+    }
+    for (const badge of document.querySelectorAll('.mantine-Badge-root, .mantine-Badge-label')) {
+      if (badge.scrollWidth > badge.clientWidth) found.push(`badge “${badge.textContent}” is cut (${badge.scrollWidth} > ${badge.clientWidth})`);
+    }
+    return found;
+  });
+}
+
+/**
+ * Looks at the page at 1,280 and 390 pixels wide: nothing scrolls sideways and every badge shows
+ * its whole word. Screenshots at both widths, light and dark, go into a git-ignored folder for a
  * person to look at; CI, where nobody looks, turns them off (LICENSOR_SCREENSHOTS=off).
  */
-export async function screenshot(page: Page, name: string) {
-  if (process.env.LICENSOR_SCREENSHOTS === 'off') return;
-  fs.mkdirSync(SCREENSHOTS, { recursive: true });
+export async function expectLayout(page: Page, name: string) {
+  const shots = process.env.LICENSOR_SCREENSHOTS !== 'off';
+  if (shots) fs.mkdirSync(SCREENSHOTS, { recursive: true });
   const original = page.viewportSize()!;
   // No hover state (a tooltip) in the picture.
   await page.mouse.move(0, 0);
+  const problems: string[] = [];
   for (const width of [1280, 390]) {
     await page.setViewportSize({ width, height: 900 });
+    // The navigation slides away below 768 px (a 200 ms transition).
+    await page.waitForTimeout(300);
     for (const scheme of ['light', 'dark'] as const) {
       await page.emulateMedia({ colorScheme: scheme });
       await page.waitForTimeout(150);
-      await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-${width}-${scheme}.png`), fullPage: true });
+      if (shots) await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-${width}-${scheme}.png`), fullPage: true });
     }
+    problems.push(...(await misfits(page)).map((problem) => `${width} px: ${problem}`));
   }
   await page.emulateMedia({ colorScheme: 'light' });
   await page.setViewportSize(original);
+  expect(problems, name).toEqual([]);
 }

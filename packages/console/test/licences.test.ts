@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LicenceClient, memoryCache } from '@licensor/sdk';
-import type { Page } from 'playwright-core';
-import { expectAccessible, screenshot, signIn, startConsole, type Console } from './harness.js';
+import type { Locator, Page } from 'playwright-core';
+import { expectAccessible, expectLayout, signIn, startConsole, type Console } from './harness.js';
 
 let c: Console;
 let product: any;
@@ -18,6 +18,24 @@ const PARAMS = [
   { key: 'modules', label: 'Modules', type: 'STRING_LIST' },
   { key: 'tier', label: 'Tier', type: 'ENUM', options: ['basic', 'pro'], defaultValue: 'basic' },
 ];
+
+/** The value of a labelled line (a `dt` and its `dd`) inside a card or section. */
+function line(scope: Locator, label: string) {
+  return value(scope, label).textContent();
+}
+function value(scope: Locator, label: string) {
+  return scope.locator('dt', { hasText: new RegExp(`^${label}$`) }).locator('xpath=following-sibling::dd[1]');
+}
+
+/** Pastes a string into the Verify page: its verdict. */
+async function verify(text: string) {
+  await page.goto('/o/default/verify');
+  await page.getByLabel('Licence string').fill(text);
+  await page.getByRole('button', { name: 'Verify', exact: true }).click();
+  const verdict = page.getByLabel('Verdict');
+  await verdict.waitFor();
+  return verdict;
+}
 
 async function choose(label: string, option: string) {
   await page.getByRole('combobox', { name: label, exact: true }).click();
@@ -57,7 +75,7 @@ describe('the licence lifecycle in the console', () => {
     await dialog.getByLabel('Max machines').fill('2');
     await dialog.getByLabel('Notes').fill('Pilot for the Q1 rollout');
     await expectAccessible(page, 'issue form');
-    await screenshot(page, 'issue-form');
+    await expectLayout(page, 'issue-form');
     await dialog.getByLabel('Edition name').fill('Studio');
     await dialog.getByLabel('Seats').fill('25');
     await dialog.getByLabel('Beta features').check();
@@ -101,7 +119,29 @@ describe('the licence lifecycle in the console', () => {
     await page.getByRole('button', { name: /Licensee/ }).click();
     await page.waitForURL(/sort=licensee&asc=true/);
     await expectAccessible(page, 'licences list');
-    await screenshot(page, 'licences');
+    await expectLayout(page, 'licences');
+  });
+
+  it('shows each licence as a card on a phone: licensee, status, product, expiry and seats in view, sortable', async () => {
+    await page.setViewportSize({ width: 390, height: 900 });
+    await page.goto('/o/default/licences');
+    const card = page.getByRole('list', { name: 'Licences' }).getByRole('listitem').filter({ hasText: 'Quokka Systems' });
+    await card.waitFor();
+    expect(await page.getByRole('table').count()).toBe(0);
+    expect(await line(card, 'Product')).toBe('Atlas Studio');
+    expect(await line(card, 'Seats')).toBe('0 / 2');
+    const parts = [card.getByRole('link', { name: 'Quokka Systems' }), card.getByText('ACTIVE', { exact: true }), card.locator('dd', { has: page.locator('time') }).first()];
+    for (const part of parts) {
+      const box = (await part.boundingBox())!;
+      expect(box.x >= 0 && box.x + box.width <= 390, `${await part.textContent()} within the screen`).toBe(true);
+    }
+    await page.getByRole('combobox', { name: 'Sort by' }).click();
+    await page.getByRole('option', { name: 'Licensee', exact: true }).click();
+    await page.waitForURL(/sort=licensee&asc=true/);
+    await page.getByRole('button', { name: /reverse/ }).click();
+    await page.waitForURL((url) => url.searchParams.get('sort') === 'licensee' && !url.searchParams.has('asc'));
+    await expectAccessible(page, 'licence cards');
+    await page.setViewportSize({ width: 1280, height: 900 });
   });
 
   it('renews the licence and shows the superseded term; revokes with a reason and reinstates', async () => {
@@ -142,7 +182,7 @@ describe('the licence lifecycle in the console', () => {
     await page.reload();
     await page.getByText('Reception PC').waitFor();
     await expectAccessible(page, 'licence page');
-    await screenshot(page, 'licence');
+    await expectLayout(page, 'licence');
     await page.getByRole('button', { name: 'Release', exact: true }).click();
     const dialog = page.getByRole('dialog', { name: 'Release Reception PC' });
     await dialog.getByRole('button', { name: 'Release', exact: true }).click();
@@ -178,17 +218,64 @@ describe('the licence lifecycle in the console', () => {
     expect(lines[1]).toContain('Quokka Systems');
   });
 
-  it('verifies a pasted licence string', async () => {
-    const licence = (await c.api('GET', '/licenses/page?q=quokka')).items[0];
-    const full = await c.api('GET', `/licenses/${licence.lid}`);
-    await page.goto('/o/default/verify');
-    await page.getByLabel('Licence string').fill(full.licenseString);
-    await page.getByRole('button', { name: 'Verify', exact: true }).click();
-    const verdict = page.getByLabel('Verdict');
+  it('verifies a pasted licence string: whose it is, what it grants, until when, and whether the ledger agrees', async () => {
+    await c.api('PUT', '/settings', { timezone: 'Pacific/Auckland' });
+    const lid = (await c.api('GET', '/licenses/page?q=quokka')).items[0].lid;
+    const full = await c.api('GET', `/licenses/${lid}`);
+    const verdict = await verify(full.licenseString);
     await verdict.getByText('Valid', { exact: true }).waitFor();
-    await verdict.getByText('Atlas Studio (atlas)').waitFor();
+    const who = verdict.getByRole('region', { name: 'Who' });
+    expect(await line(who, 'Licensee')).toBe('Quokka Systems');
+    await who.getByRole('link', { name: 'Quokka Systems' }).waitFor();
+    await who.getByText('ops@quokka.example').waitFor();
+    const grants = verdict.getByRole('region', { name: 'What it grants' });
+    expect(await line(grants, 'Product')).toBe('Atlas Studio (atlas)');
+    expect(await line(grants, 'Type')).toBe('ONLINE');
+    expect(await line(grants, 'Max machines')).toBe('2');
+    expect(await line(grants, 'Bound machines')).toMatch(/^none signed in/);
+    // The product's parameters by their labels, in plain words.
+    await expect.poll(() => line(grants, 'Edition name')).toBe('Studio');
+    expect(await line(grants, 'Beta features')).toBe('yes');
+    expect(await line(grants, 'Modules')).toBe('export, api');
+    expect(await line(grants, 'Support until')).toBe('2027-06-30');
+    const until = verdict.getByRole('region', { name: 'Until when' });
+    expect(await line(until, 'Times in')).toBe('Pacific/Auckland');
+    const graceEnd = value(until, 'Grace ends').locator('time');
+    const graceEndsAt = await graceEnd.getAttribute('datetime');
+    const inZone = await page.evaluate((iso) => new Intl.DateTimeFormat(undefined, { timeZone: 'Pacific/Auckland', dateStyle: 'medium', timeStyle: 'short' }).format(new Date(iso)), graceEndsAt!);
+    expect(await graceEnd.textContent()).toBe(inZone);
+    const ledger = verdict.getByRole('region', { name: 'Ledger' });
+    await ledger.getByText('ACTIVE', { exact: true }).waitFor();
+    expect(await line(ledger, 'Revoked')).toBe('no');
+    expect(await line(ledger, 'This term')).toBe('current');
+    expect(await ledger.getByRole('link', { name: 'Open the licence' }).getAttribute('href')).toBe(`/o/default/licences/${lid}`);
     await expectAccessible(page, 'verify page');
-    await screenshot(page, 'verify');
+    await expectLayout(page, 'verify');
+
+    // The term the renewal replaced: still signed, but the ledger says what replaced it.
+    const old = await c.api('GET', `/licenses/${lid}/versions/1`);
+    const superseded = await verify(old.licenseString);
+    await superseded.getByText(/a renewal replaced this term/).waitFor();
+    await superseded.getByRole('region', { name: 'Ledger' }).getByText('superseded', { exact: true }).waitFor();
+    await superseded.getByRole('region', { name: 'Ledger' }).getByText(/the current term expires/).waitFor();
+    await c.api('PUT', '/settings', { timezone: 'UTC' });
+  });
+
+  it('says what is wrong with a string that is not a licence, or whose signature does not match', async () => {
+    const malformed = await verify('not a licence string');
+    await malformed.getByText('Not valid', { exact: true }).waitFor();
+    await malformed.getByText('MALFORMED', { exact: true }).waitFor();
+    await malformed.getByText(/it does not decode/).waitFor();
+
+    const full = await c.api('GET', `/licenses/${expiredLid}`);
+    const [payload, signature] = full.licenseString.split('.');
+    const tampered = await verify(`${payload}.${signature[0] === 'A' ? 'B' : 'A'}${signature.slice(1)}`);
+    await tampered.getByText('BAD_SIGNATURE', { exact: true }).waitFor();
+    await tampered.getByText(/matches none of the product’s keys/).waitFor();
+    // Whose it claims to be is still shown, from the ledger.
+    expect(await line(tampered.getByRole('region', { name: 'Who' }), 'Licensee')).toBe('Old Timer Ltd');
+    await expectAccessible(page, 'verify page, refused');
+    await expectLayout(page, 'verify-refused');
   });
 
   it('finds a licence from the command palette by keyboard', async () => {

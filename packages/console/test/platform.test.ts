@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { expectAccessible, screenshot, startConsole, type Console } from './harness.js';
+import { expectAccessible, expectLayout, startConsole, type Console } from './harness.js';
 
 let c: Console;
 let page: Page;
@@ -63,7 +63,7 @@ describe('the control plane console', () => {
     const refused = await fetch(`${c.url}/o/initech/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'initech admin password' }) });
     expect([refused.status, ((await refused.json()) as { error: string }).error]).toEqual([403, 'organisation suspended']);
     await expectAccessible(page, 'organisations page');
-    await screenshot(page, 'platform-organisations');
+    await expectLayout(page, 'platform-organisations');
 
     await page.getByRole('row', { name: /Initech/ }).getByRole('button', { name: 'Resume' }).click();
     await page.getByRole('dialog', { name: 'Resume Initech' }).getByRole('button', { name: 'Resume' }).click();
@@ -75,7 +75,7 @@ describe('the control plane console', () => {
     await page.getByRole('heading', { level: 1, name: 'Activity' }).waitFor();
     for (const action of ['organisation.created', 'member.created', 'organisation.suspended', 'organisation.resumed']) await page.getByText(action, { exact: true }).first().waitFor();
     await expectAccessible(page, 'platform activity');
-    await screenshot(page, 'platform-activity');
+    await expectLayout(page, 'platform-activity');
 
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Passkeys' }).click();
     await page.getByRole('form', { name: 'Add a passkey' }).waitFor();

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildFingerprint } from '@licensor/protocol';
 import type { Page } from 'playwright-core';
-import { expectAccessible, screenshot, signIn, startConsole, type Console } from './harness.js';
+import { expectAccessible, expectLayout, signIn, startConsole, type Console } from './harness.js';
 
 let c: Console;
 let operator: Page;
@@ -50,7 +50,7 @@ describe('the customer portal', () => {
     await customer.goto(url);
     await customer.getByRole('button', { name: 'Open my licences' }).waitFor();
     await expectAccessible(customer, 'portal landing');
-    await screenshot(customer, 'portal-open');
+    await expectLayout(customer, 'portal-open');
     await customer.getByRole('button', { name: 'Open my licences' }).click();
     await customer.getByRole('heading', { level: 1, name: 'Licences of Kiwi Design' }).waitFor();
     const card = customer.getByRole('region', { name: 'Studio Pro' });
@@ -60,7 +60,7 @@ describe('the customer portal', () => {
     const [file] = await Promise.all([customer.waitForEvent('download'), card.getByRole('button', { name: /Download/ }).click()]);
     expect(fs.readFileSync((await file.path())!, 'utf8')).toBe(licence.licenseString);
     await expectAccessible(customer, 'portal');
-    await screenshot(customer, 'portal');
+    await expectLayout(customer, 'portal');
 
     await card.getByRole('button', { name: 'Release' }).first().click();
     const dialog = customer.getByRole('dialog', { name: /^Release computer/ });

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LicenceClient, memoryCache, verifyLicence } from '@licensor/sdk';
 import type { Page } from 'playwright-core';
-import { expectAccessible, screenshot, signIn, startConsole, type Console } from './harness.js';
+import { expectAccessible, expectLayout, signIn, startConsole, type Console } from './harness.js';
 // The service's own test fixtures: keystores made by OpenSSL, and SoftHSM2 tokens.
 import { keystores } from '../../server/test/keystore-fixtures.js';
 import { softHsm, softHsmMissing, type SoftHsm } from '../../server/test/softhsm.js';
@@ -107,7 +107,7 @@ describe('products in the console', () => {
     expect(await form.getByRole('button', { name: 'Create product' }).isDisabled()).toBe(true);
     await seats.getByLabel('Default').fill('5');
     await expectAccessible(page, 'product form');
-    await screenshot(page, 'product-form');
+    await expectLayout(page, 'product-form');
     await form.getByRole('button', { name: 'Create product' }).click();
     await page.getByRole('heading', { level: 1, name: 'Orbit Suite' }).waitFor();
 
@@ -142,7 +142,7 @@ describe('products in the console', () => {
     await page.goto('/o/default/products');
     await page.getByRole('link', { name: 'Product ECDSA P-384' }).waitFor();
     await expectAccessible(page, 'products list');
-    await screenshot(page, 'products');
+    await expectLayout(page, 'products');
   });
 
   it('regenerates the key: the history shows both, and the older licence still verifies', async () => {
@@ -181,7 +181,7 @@ describe('products in the console', () => {
     expect(snippet).toContain(`checkId: '${product.checkId}'`);
     expect(snippet).toContain(token);
     await expectAccessible(page, 'product page');
-    await screenshot(page, 'product');
+    await expectLayout(page, 'product');
 
     // Rotating again warns that installed applications stop checking in.
     await page.reload();
@@ -226,7 +226,7 @@ describe('products in the console', () => {
     await form.getByLabel('Import a PKCS#12 keystore').check();
     await form.locator('input[type="file"]').setInputFiles(file);
     await form.getByLabel('Keystore password').fill('not the words');
-    await screenshot(page, 'product-form-pkcs12');
+    await expectLayout(page, 'product-form-pkcs12');
     await form.getByRole('button', { name: 'Create product' }).click();
     await form.getByRole('alert').waitFor();
     expect(await form.getByRole('alert').textContent()).toMatch(/keystorePassword: does not open the keystore/);
@@ -250,12 +250,12 @@ describe('products in the console', () => {
     expect(await form.getByRole('alert').textContent()).toMatch(/pkcs11\.pin: the PIN does not log in/);
     await form.getByLabel(/^PIN/).fill(TOKEN_PIN);
     await form.getByLabel('Import a PEM private key').scrollIntoViewIfNeeded();
-    await screenshot(page, 'product-form-pkcs11');
+    await expectLayout(page, 'product-form-pkcs11');
     await form.getByRole('button', { name: 'Create product' }).click();
     await page.getByRole('heading', { level: 1, name: 'Token Co' }).waitFor();
     await page.getByText('signing-2026').waitFor();
     await expectAccessible(page, 'product on a token');
-    await screenshot(page, 'product-pkcs11');
+    await expectLayout(page, 'product-pkcs11');
     const product = (await c.api('GET', '/products')).find((p: { productKey: string }) => p.productKey === 'token');
     expect(product).toMatchObject({ keyOrigin: 'pkcs11', algorithm: 'EC_P256', keyState: 'OK', pkcs11: { tokenLabel: 'vendor-hsm', keyLabel: 'signing-2026' } });
     const licence = await c.api('POST', '/licenses', { productId: product.id, licensee: 'Token Buyer' });

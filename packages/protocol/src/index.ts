@@ -14,6 +14,9 @@ export {
 export { signBytes, verifyBytes } from './signing.js';
 export {
   CLAIM_NAMES,
+  FLOATING_CLAIM_NAMES,
+  LEASE_SECONDS_RANGE,
+  BORROW_SECONDS_MAX,
   isReservedClaimName,
   orderClaims,
   licencePayload,
@@ -49,7 +52,15 @@ export {
   type FingerprintProblem,
   type RawComponents,
 } from './fingerprint.js';
-export { receiptMessage, signReceipt, verifyReceipt, receiptGrantsLicence, type ReceiptFields } from './receipt.js';
+export {
+  receiptMessage,
+  receiptTagOf,
+  signReceipt,
+  verifyReceipt,
+  receiptGrantsLicence,
+  type ReceiptFields,
+  type ReceiptTag,
+} from './receipt.js';
 export { graceEndsAt, calendarStatus, type CalendarStatus } from './status.js';
 export {
   ACTIVATION_NONCE,

@@ -9,22 +9,35 @@ export type Activation = 'ONLINE' | 'OFFLINE';
 /** A product parameter's claim value (STRING, ENUM, DATE → string; INTEGER; BOOLEAN; STRING_LIST). */
 export type ParamValue = string | number | boolean | readonly string[];
 
-/** The issuer's claims, in wire order (DESIGN.md 2). Product parameters follow them. */
+/** The issuer's claims of every licence, in wire order (DESIGN.md 2). Product parameters follow them. */
 export const CLAIM_NAMES = [
   'v', 'lid', 'prd', 'org', 'typ', 'act', 'lic', 'iat', 'nbf', 'exp',
   'grace', 'fp', 'fpn', 'mm', 'chk', 'max',
 ] as const;
 export type ClaimName = (typeof CLAIM_NAMES)[number];
 
-const RESERVED = new Set<string>(CLAIM_NAMES);
+/**
+ * The claims a floating licence (`v` 5) adds after `max` (DESIGN.md 13). They are issuer claims
+ * only in `v` 5 payloads: a node-locked product may still have a parameter of either name.
+ */
+export const FLOATING_CLAIM_NAMES = ['lse', 'brw'] as const;
 
-/** True when a product parameter may not use this key (it is an issuer claim). */
-export function isReservedClaimName(key: string): boolean {
-  return RESERVED.has(key);
+/** Bounds of `lse` (a product's leaseSeconds) and `brw` (its maxBorrowSeconds), DESIGN.md 13. */
+export const LEASE_SECONDS_RANGE = { min: 60, max: 3_600 } as const;
+export const BORROW_SECONDS_MAX = 2_592_000;
+
+const RESERVED = new Set<string>(CLAIM_NAMES);
+const RESERVED_FLOATING = new Set<string>([...CLAIM_NAMES, ...FLOATING_CLAIM_NAMES]);
+const reservedFor = (v: unknown): Set<string> => (v === 5 ? RESERVED_FLOATING : RESERVED);
+
+/** True when a product parameter may not use this key (an issuer claim; `floating` adds lse and brw). */
+export function isReservedClaimName(key: string, floating = false): boolean {
+  return (floating ? RESERVED_FLOATING : RESERVED).has(key);
 }
 
 export interface IssuerClaims {
-  v: 3 | 4;
+  /** 3; 4 when `fp` is a list; 5 for a floating licence (`lse` present). */
+  v: 3 | 4 | 5;
   lid: string;
   prd: string;
   org: string;
@@ -40,6 +53,10 @@ export interface IssuerClaims {
   mm: number;
   chk?: number;
   max?: number;
+  /** Lease length in seconds (`v` 5 only). */
+  lse?: number;
+  /** Longest borrow in seconds (`v` 5 only, omitted when borrowing is off). */
+  brw?: number;
 }
 
 /** A decoded payload: issuer claims, then product parameters (any JSON value once parsed). */
@@ -64,6 +81,10 @@ export interface ClaimsInput {
   mm: number;
   chk?: Maybe<number>;
   max?: Maybe<number>;
+  /** A floating licence's lease length: given, it makes `v` 5 (which allows no `fp`). */
+  lse?: Maybe<number>;
+  /** A floating licence's longest borrow; omitted when 0 or without `lse`. */
+  brw?: Maybe<number>;
   /** Product parameters in declared order; entries whose value is null or undefined are omitted. */
   params?: Maybe<ReadonlyArray<readonly [string, Maybe<ParamValue>]> | Readonly<Record<string, Maybe<ParamValue>>>>;
 }
@@ -85,7 +106,7 @@ type Entry = [key: string, value: unknown];
 /** Issuer claims after omission, in a fixed shape (absent = undefined), and the parameters. */
 interface Normalised {
   claims: {
-    v: 3 | 4;
+    v: 3 | 4 | 5;
     lid: string;
     prd: string;
     org: string;
@@ -101,13 +122,16 @@ interface Normalised {
     mm: number;
     chk: number | undefined;
     max: number | undefined;
+    lse: number | undefined;
+    brw: number | undefined;
   };
   params: Entry[];
 }
 
 /**
  * Applies DESIGN.md 2's omission rules (null is never written; `act` only for HYBRID, `chk` and
- * `max` not for OFFLINE, `fpn` only with `fp`), collapses `fp`, and type-checks everything.
+ * `max` not for OFFLINE, `fpn` only with `fp`, `brw` only with `lse` and above 0), collapses
+ * `fp`, and type-checks everything.
  */
 function normalise(input: ClaimsInput): Normalised {
   let fp: string | string[] | undefined;
@@ -118,8 +142,9 @@ function normalise(input: ClaimsInput): Normalised {
     else if (unique.length > 1) fp = unique;
   }
   const online = input.typ !== 'OFFLINE';
+  const lse = input.lse ?? undefined;
   const claims: Normalised['claims'] = {
-    v: Array.isArray(fp) ? 4 : 3,
+    v: lse !== undefined ? 5 : Array.isArray(fp) ? 4 : 3,
     lid: input.lid,
     prd: input.prd,
     org: input.org,
@@ -135,11 +160,14 @@ function normalise(input: ClaimsInput): Normalised {
     mm: input.mm,
     chk: online ? (input.chk ?? undefined) : undefined,
     max: online ? (input.max ?? undefined) : undefined,
+    lse,
+    brw: lse !== undefined && input.brw !== 0 ? (input.brw ?? undefined) : undefined,
   };
   const problem = claimsProblem(claims);
   if (problem !== null) throw new TypeError(problem);
 
   const params: Entry[] = [];
+  const reserved = reservedFor(claims.v);
   const given = input.params;
   if (given != null) {
     const pairs = (Array.isArray(given) ? given : Object.entries(given)) as Array<readonly [string, Maybe<ParamValue>]>;
@@ -147,7 +175,7 @@ function normalise(input: ClaimsInput): Normalised {
       const key = pairs[i]![0];
       const value = pairs[i]![1];
       if (value == null) continue;
-      if (RESERVED.has(key)) throw new TypeError(`parameter "${key}" shadows an issuer claim`);
+      if (reserved.has(key)) throw new TypeError(`parameter "${key}" shadows an issuer claim`);
       const first = key.charCodeAt(0);
       if (first >= 0x30 && first <= 0x39 && INDEX_KEY.test(key)) {
         throw new TypeError(`parameter "${key}" cannot be kept in declared order`);
@@ -172,6 +200,7 @@ export function orderClaims(input: ClaimsInput): LicenceClaims {
   const { claims, params } = normalise(input);
   const entries: Entry[] = [];
   for (const name of CLAIM_NAMES) if (claims[name] !== undefined) entries.push([name, claims[name]]);
+  for (const name of FLOATING_CLAIM_NAMES) if (claims[name] !== undefined) entries.push([name, claims[name]]);
   return Object.fromEntries([...entries, ...params]) as LicenceClaims;
 }
 
@@ -205,6 +234,8 @@ export function licencePayload(input: ClaimsInput): string {
   json += `,"mm":${c.mm}`;
   if (c.chk !== undefined) json += `,"chk":${c.chk}`;
   if (c.max !== undefined) json += `,"max":${c.max}`;
+  if (c.lse !== undefined) json += `,"lse":${c.lse}`;
+  if (c.brw !== undefined) json += `,"brw":${c.brw}`;
   for (let i = 0; i < params.length; i++) {
     const value = params[i]![1];
     // Values are checked ParamValues: a string, a safe integer, a boolean or a list of strings.
@@ -242,7 +273,7 @@ const isText = (value: unknown): value is string => typeof value === 'string' &&
 /** Describes the first claim that is missing or of the wrong type, or null when all are right. */
 function claimsProblem(c: { readonly [name: string]: unknown }): string | null {
   const fpIsList = Array.isArray(c.fp);
-  if (c.v !== 3 && c.v !== 4) return 'claim "v" must be 3 or 4';
+  if (c.v !== 3 && c.v !== 4 && c.v !== 5) return 'claim "v" must be 3, 4 or 5';
   if (!isText(c.lid)) return 'claim "lid" must be a non-empty string';
   if (!isText(c.prd)) return 'claim "prd" must be a non-empty string';
   if (!isText(c.org)) return 'claim "org" must be a non-empty string';
@@ -260,11 +291,26 @@ function claimsProblem(c: { readonly [name: string]: unknown }): string | null {
     if (!fpOk) return 'claim "fp" must be a fingerprint or a list of several fingerprints';
   }
   // A verifier that predates multi-machine binding must refuse a list, hence the version.
-  if ((c.v === 4) !== fpIsList) return 'claim "v" must be 4 exactly when "fp" is a list';
+  if (c.v !== 5 && (c.v === 4) !== fpIsList) return 'claim "v" must be 4 exactly when "fp" is a list';
   if (c.fpn !== undefined && (!isInt(c.fpn) || c.fpn < 1 || c.fpn > 5)) return 'claim "fpn" must be an integer from 1 to 5';
   if (!isInt(c.mm) || c.mm < 1) return 'claim "mm" must be an integer of at least 1';
   if (c.chk !== undefined && (!isInt(c.chk) || c.chk < 0)) return 'claim "chk" must be an integer of at least 0';
   if (c.max !== undefined && (!isInt(c.max) || c.max < 0)) return 'claim "max" must be an integer of at least 0';
+  // In v 3 and 4 payloads `lse` and `brw` are product parameters like any other name.
+  if (c.v === 5) return floatingProblem(c);
+  return null;
+}
+
+/** A floating licence (DESIGN.md 13): ONLINE, no at-issue fingerprints, a lease length, maybe a borrow limit. */
+function floatingProblem(c: { readonly [name: string]: unknown }): string | null {
+  if (!isInt(c.lse) || c.lse < LEASE_SECONDS_RANGE.min || c.lse > LEASE_SECONDS_RANGE.max) {
+    return `claim "lse" must be an integer from ${LEASE_SECONDS_RANGE.min} to ${LEASE_SECONDS_RANGE.max} when "v" is 5`;
+  }
+  if (c.brw !== undefined && (!isInt(c.brw) || c.brw < 1 || c.brw > BORROW_SECONDS_MAX)) {
+    return `claim "brw" must be an integer from 1 to ${BORROW_SECONDS_MAX}`;
+  }
+  if (c.typ !== 'ONLINE') return 'claim "typ" must be ONLINE when "v" is 5';
+  if (c.fp !== undefined) return 'claim "fp" is not allowed when "v" is 5';
   return null;
 }
 
@@ -327,6 +373,7 @@ export function readLicence(text: string, publicKeys: readonly KeyObject[]): Lic
 
 /** Product parameters of a parsed payload, in payload order. */
 export function licenceParams(claims: LicenceClaims): Record<string, unknown> {
+  const reserved = reservedFor(claims.v);
   // fromEntries defines own properties, so a "__proto__" key from JSON.parse stays data.
-  return Object.fromEntries(Object.entries(claims).filter(([key]) => !RESERVED.has(key)));
+  return Object.fromEntries(Object.entries(claims).filter(([key]) => !reserved.has(key)));
 }

@@ -10,38 +10,63 @@ export interface ReceiptFields {
   checkedAt?: string | null;
   boundAt?: string | null;
   fpDigest?: string | null;
+  /** Signed by SVCR2 only (floating licences, DESIGN.md 13). */
+  leaseEndsAt?: string | null;
 }
 
-const TAG = 'SVCR1';
+/** SVCR1 for a presented term of `v` 3 or 4; SVCR2 (which signs `leaseEndsAt`) for `v` 5. */
+export type ReceiptTag = 'SVCR1' | 'SVCR2';
+
+/**
+ * The tag a receipt is signed and verified under: the presented term's `v` alone decides
+ * (DESIGN.md 13), never the answer's fields, a cache entry or the product's seat model.
+ */
+export function receiptTagOf(claims: { readonly v: number }): ReceiptTag {
+  return claims.v === 5 ? 'SVCR2' : 'SVCR1';
+}
+
 const SEPARATOR = '\x1f';
 const ORDER = ['lid', 'status', 'nonce', 'checkedAt', 'boundAt', 'fpDigest'] as const;
 
+function fieldText(fields: ReceiptFields, name: keyof ReceiptFields): string {
+  const value = fields[name] ?? '';
+  if (typeof value !== 'string') throw new TypeError(`receipt field "${name}" must be a string`);
+  if (value.includes(SEPARATOR)) throw new TypeError(`receipt field "${name}" contains the separator 0x1F`);
+  return value;
+}
+
 /**
- * UTF-8 of `SVCR1␟lid␟status␟nonce␟checkedAt␟boundAt␟fpDigest`; an absent field is the
- * empty string. A field holding the separator would make two field sets sign alike, so it throws.
+ * UTF-8 of `SVCR1␟lid␟status␟nonce␟checkedAt␟boundAt␟fpDigest`, or for SVCR2 the same with
+ * `␟leaseEndsAt` appended; an absent field is the empty string. A field holding the separator
+ * would make two field sets sign alike, so it throws; so does a lease end under SVCR1, which
+ * cannot vouch for it.
  */
-export function receiptMessage(fields: ReceiptFields): Buffer {
-  let text = TAG;
-  for (const name of ORDER) {
-    const value = fields[name] ?? '';
-    if (typeof value !== 'string') throw new TypeError(`receipt field "${name}" must be a string`);
-    if (value.includes(SEPARATOR)) throw new TypeError(`receipt field "${name}" contains the separator 0x1F`);
-    text += SEPARATOR + value;
-  }
+export function receiptMessage(fields: ReceiptFields, tag: ReceiptTag = 'SVCR1'): Buffer {
+  let text: string = tag;
+  for (const name of ORDER) text += SEPARATOR + fieldText(fields, name);
+  const leaseEndsAt = fieldText(fields, 'leaseEndsAt');
+  if (tag === 'SVCR2') text += SEPARATOR + leaseEndsAt;
+  else if (tag !== 'SVCR1') throw new TypeError(`unknown receipt tag "${String(tag)}"`);
+  else if (leaseEndsAt !== '') throw new TypeError('an SVCR1 receipt does not sign "leaseEndsAt"');
   return Buffer.from(text, 'utf8');
 }
 
 /** Base64url signature over the receipt message, with the key that signed the presented licence. */
-export function signReceipt(fields: ReceiptFields, privateKey: KeyObject): string {
-  return signBytes(privateKey, receiptMessage(fields)).toString('base64url');
+export function signReceipt(fields: ReceiptFields, privateKey: KeyObject, tag: ReceiptTag = 'SVCR1'): string {
+  return signBytes(privateKey, receiptMessage(fields, tag)).toString('base64url');
 }
 
-/** True when one of the keys signed exactly these fields; false for anything malformed. */
-export function verifyReceipt(fields: ReceiptFields, receipt: string, publicKeys: readonly KeyObject[]): boolean {
+/** True when one of the keys signed exactly these fields under this tag; false for anything malformed. */
+export function verifyReceipt(
+  fields: ReceiptFields,
+  receipt: string,
+  publicKeys: readonly KeyObject[],
+  tag: ReceiptTag = 'SVCR1',
+): boolean {
   let message: Buffer;
   let signature: Buffer;
   try {
-    message = receiptMessage(fields);
+    message = receiptMessage(fields, tag);
     signature = b64uDecode(receipt, 'receipt');
   } catch {
     return false;
@@ -51,8 +76,14 @@ export function verifyReceipt(fields: ReceiptFields, receipt: string, publicKeys
 
 /**
  * The verdict a client derives from signed fields alone (`valid` and `reason` are unsigned):
- * licensed on this machine exactly when the status is ACTIVE or GRACE and a seat is bound.
+ * licensed on this machine exactly when the status is ACTIVE or GRACE and a seat is bound; under
+ * SVCR2 a lease end must be signed too (and the lease counts only until then, which is the
+ * caller's to judge against its clock).
  */
-export function receiptGrantsLicence(fields: Pick<ReceiptFields, 'status' | 'boundAt'>): boolean {
-  return (fields.status === 'ACTIVE' || fields.status === 'GRACE') && typeof fields.boundAt === 'string' && fields.boundAt !== '';
+export function receiptGrantsLicence(
+  fields: Pick<ReceiptFields, 'status' | 'boundAt' | 'leaseEndsAt'>,
+  tag: ReceiptTag = 'SVCR1',
+): boolean {
+  const filled = (value: string | null | undefined) => typeof value === 'string' && value !== '';
+  return (fields.status === 'ACTIVE' || fields.status === 'GRACE') && filled(fields.boundAt) && (tag === 'SVCR1' || filled(fields.leaseEndsAt));
 }

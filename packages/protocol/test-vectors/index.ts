@@ -13,10 +13,14 @@ export interface ReceiptFieldsVector {
   checkedAt: Maybe<string>;
   boundAt: Maybe<string>;
   fpDigest: Maybe<string>;
+  /** SVCR2 receipts only. */
+  leaseEndsAt?: Maybe<string>;
 }
 
 export interface ReceiptVector {
   name: string;
+  /** Absent means SVCR1 (the vectors made before floating licences). */
+  tag?: 'SVCR1' | 'SVCR2';
   fields: ReceiptFieldsVector;
   /** Hex of the exact bytes signed. */
   messageHex: string;
@@ -42,6 +46,20 @@ export interface AlgorithmVector {
   receipts: ReceiptVector[];
   /** Receipts that must not verify against their fields with this key. */
   badReceipts: Array<{ name: string; fields: ReceiptFieldsVector; receipt: string }>;
+  tampered: Array<{ name: string; licence: string; expected: Refusal }>;
+  /** A floating licence (`v` 5, DESIGN.md 13) of the same key, and its SVCR2 receipts. */
+  floating?: FloatingVector;
+}
+
+export interface FloatingVector {
+  claimsInput: Record<string, unknown>;
+  payloadJson: string;
+  claims: Record<string, unknown>;
+  licence: string;
+  /** Every one has tag SVCR2. */
+  receipts: ReceiptVector[];
+  /** Must not verify under their tag with this key. */
+  badReceipts: Array<{ name: string; tag: 'SVCR1' | 'SVCR2'; fields: ReceiptFieldsVector; receipt: string }>;
   tampered: Array<{ name: string; licence: string; expected: Refusal }>;
 }
 

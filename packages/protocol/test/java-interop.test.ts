@@ -20,7 +20,7 @@ if (!hasJava) console.warn('Java interoperability tests skipped: javac/java not 
 
 const fingerprint = buildFingerprint({ machine: 'm', host: 'h', mac: 'a', cpu: 'c', disk: 'd' });
 
-function licenceItem(algorithm: Algorithm, licence: string, publicKey: KeyObject): JavaVerifyItem {
+function licenceItem(algorithm: Algorithm, licence: string, publicKey: KeyObject): JavaVerifyItem & { message: Buffer } {
   const dot = licence.indexOf('.');
   return {
     algorithm: ALGORITHM_INFO[algorithm].signatureAlgorithm,
@@ -75,6 +75,27 @@ describe.skipIf(!hasJava)('a Java 17 verifier', () => {
     expect(await javaVerify(items)).toEqual(items.map(() => true));
   }, 60_000);
 
+  it('builds SVCR1 and SVCR2 messages from the fields and verifies them, refusing the other tag', async () => {
+    const items: JavaVerifyItem[] = [];
+    const expected: boolean[] = [];
+    for (const algorithm of ALGORITHMS) {
+      const { privateKey, publicKey } = pairs.get(algorithm)!;
+      const base = { lid: 'l', status: 'ACTIVE', nonce: 'abcdefghijklmnop', checkedAt: '2026-01-01T00:00:00.000Z', boundAt: '2025-12-31T23:50:00.000Z', fpDigest: fpDigest(fingerprint) };
+      const lease = { ...base, leaseEndsAt: '2026-01-01T00:15:00.000Z' };
+      const order = [base.lid, base.status, base.nonce, base.checkedAt, base.boundAt, base.fpDigest];
+      const svcr2 = Buffer.from(signReceipt(lease, privateKey, 'SVCR2'), 'base64url');
+      const svcr1 = Buffer.from(signReceipt(base, privateKey), 'base64url');
+      const item = (tag: string, fields: string[], signature: Buffer): JavaVerifyItem => ({
+        algorithm: ALGORITHM_INFO[algorithm].signatureAlgorithm, publicKey, message: { tag, fields }, signature,
+      });
+      items.push(item('SVCR2', [...order, lease.leaseEndsAt], svcr2), item('SVCR1', order, svcr1));
+      expected.push(true, true);
+      items.push(item('SVCR2', [...order, '2026-01-01T01:15:00.000Z'], svcr2), item('SVCR1', order, svcr2), item('SVCR2', [...order, ''], svcr1));
+      expected.push(false, false, false);
+    }
+    expect(await javaVerify(items)).toEqual(expected);
+  }, 60_000);
+
   it('accepts every golden licence and receipt', async () => {
     const items: JavaVerifyItem[] = [];
     for (const vector of loadVectors().algorithms) {
@@ -86,6 +107,17 @@ describe.skipIf(!hasJava)('a Java 17 verifier', () => {
           algorithm: vector.signatureAlgorithm,
           publicKey,
           message: Buffer.from(receipt.messageHex, 'hex'),
+          signature: Buffer.from(receipt.receipt, 'base64url'),
+        });
+      }
+      const floating = vector.floating!;
+      items.push(licenceItem(vector.algorithm, floating.licence, publicKey));
+      for (const receipt of floating.receipts) {
+        const { lid, status, nonce, checkedAt, boundAt, fpDigest: digest, leaseEndsAt } = receipt.fields;
+        items.push({
+          algorithm: vector.signatureAlgorithm,
+          publicKey,
+          message: { tag: receipt.tag!, fields: [lid, status, nonce, checkedAt, boundAt, digest, leaseEndsAt] },
           signature: Buffer.from(receipt.receipt, 'base64url'),
         });
       }

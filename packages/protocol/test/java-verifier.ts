@@ -11,7 +11,8 @@ export interface JavaVerifyItem {
   /** JDK name: Ed25519, SHA256withRSA, SHA256withECDSA, SHA384withECDSA. */
   algorithm: string;
   publicKey: KeyObject;
-  message: Uint8Array;
+  /** The signed bytes, or a receipt whose bytes Java builds itself from its tag and fields. */
+  message: Uint8Array | { tag: string; fields: ReadonlyArray<string | null | undefined> };
   signature: Uint8Array;
 }
 
@@ -54,7 +55,9 @@ export async function javaVerify(items: readonly JavaVerifyItem[]): Promise<bool
   const input = items
     .map((item) => {
       const spki = item.publicKey.export({ type: 'spki', format: 'der' });
-      return `${item.algorithm} ${b64(spki)} ${b64(item.message)} ${b64(item.signature)}\n`;
+      if (item.message instanceof Uint8Array) return `${item.algorithm} ${b64(spki)} ${b64(item.message)} ${b64(item.signature)}\n`;
+      const fields = item.message.fields.map((field) => (field ? Buffer.from(field, 'utf8').toString('base64') : '-'));
+      return `RECEIPT ${item.algorithm} ${b64(spki)} ${item.message.tag} ${fields.join(' ')} ${b64(item.signature)}\n`;
     })
     .join('');
   const output = await new Promise<string>((resolve, reject) => {

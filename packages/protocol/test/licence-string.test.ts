@@ -125,6 +125,55 @@ describe('orderClaims', () => {
   });
 });
 
+describe('floating licences (v 5)', () => {
+  const floating: ClaimsInput = { ...base, typ: 'ONLINE', mm: 5, chk: 300, max: 1_800, lse: 900 };
+
+  it('writes lse, then brw, after max with v 5', () => {
+    const claims = orderClaims({ ...floating, brw: 86_400, params: [['edition', 'pro']] });
+    expect(Object.keys(claims)).toEqual(['v', 'lid', 'prd', 'org', 'typ', 'iat', 'grace', 'mm', 'chk', 'max', 'lse', 'brw', 'edition']);
+    expect(claims.v).toBe(5);
+    expect(JSON.stringify(claims)).toBe(licencePayload({ ...floating, brw: 86_400, params: [['edition', 'pro']] }));
+  });
+
+  it('omits brw when 0 or without lse, and never makes v 5 without lse', () => {
+    expect(orderClaims({ ...floating, brw: 0 })).not.toHaveProperty('brw');
+    expect(orderClaims({ ...base, typ: 'ONLINE', brw: 600 })).toEqual(orderClaims({ ...base, typ: 'ONLINE' }));
+    expect(orderClaims({ ...base, typ: 'ONLINE' }).v).toBe(3);
+  });
+
+  it('refuses fingerprints, another type and lease lengths out of range', () => {
+    expect(() => orderClaims({ ...floating, fp: FP1 })).toThrow(/"fp"/);
+    expect(() => orderClaims({ ...floating, typ: 'HYBRID', act: 'ONLINE' })).toThrow(/typ/);
+    expect(() => orderClaims({ ...floating, typ: undefined })).toThrow(/typ/);
+    expect(() => orderClaims({ ...floating, lse: 59 })).toThrow(/lse/);
+    expect(() => orderClaims({ ...floating, lse: 3_601 })).toThrow(/lse/);
+    expect(() => orderClaims({ ...floating, brw: 2_592_001 })).toThrow(/brw/);
+  });
+
+  it('reserves lse and brw as parameter names only for floating licences', () => {
+    expect(isReservedClaimName('lse')).toBe(false);
+    expect(isReservedClaimName('brw')).toBe(false);
+    expect(isReservedClaimName('lse', true)).toBe(true);
+    expect(isReservedClaimName('max', true)).toBe(true);
+    const nodeLocked = orderClaims({ ...base, params: [['lse', 'x'], ['brw', 2]] });
+    expect(licenceParams(nodeLocked)).toEqual({ lse: 'x', brw: 2 });
+    expect(() => orderClaims({ ...floating, params: [['lse', 'x']] })).toThrow(/shadows/);
+    expect(() => orderClaims({ ...floating, params: [['brw', 1]] })).toThrow(/shadows/);
+    expect(licenceParams(orderClaims({ ...floating, brw: 60, params: [['n', 1]] }))).toEqual({ n: 1 });
+  });
+
+  it('parses a signed v 5 licence and refuses a v 3 one that claims to float', () => {
+    const { privateKey, publicKey } = keys('ED25519');
+    const parsed = parseLicence(signLicence({ ...floating, brw: 3_600 }, privateKey));
+    expect(parsed.claims).toMatchObject({ v: 5, lse: 900, brw: 3_600 });
+    expect(verifyLicence(parsed, [publicKey])).toBe(publicKey);
+    // A v 3 payload with lse is a node-locked licence whose parameter happens to be named lse.
+    const asParam = parseLicence(signRaw('{"v":3,"lid":"l","prd":"p","org":"o","typ":"ONLINE","iat":1,"grace":0,"mm":1,"lse":900}', privateKey));
+    expect(licenceParams(asParam.claims)).toEqual({ lse: 900 });
+    expect(() => parseLicence(signRaw('{"v":5,"lid":"l","prd":"p","org":"o","typ":"ONLINE","iat":1,"grace":0,"mm":1}', privateKey))).toThrow(/lse/);
+  });
+});
+
 describe('signLicence / parseLicence / verifyLicence', () => {
   const claims: ClaimsInput = {
     ...base, typ: 'ONLINE', lic: 'Zoë "Q" <ü>', exp: 1_800_000_000, grace: 7, fp: [FP1, FP2], fpn: 3, mm: 2, chk: 3_600, max: 86_400,

@@ -5,6 +5,7 @@ import {
   generateAlgorithmKeyPair,
   receiptGrantsLicence,
   receiptMessage,
+  receiptTagOf,
   signReceipt,
   verifyReceipt,
   type Algorithm,
@@ -49,6 +50,47 @@ describe('receiptMessage', () => {
 
   it('refuses a field containing the separator', () => {
     expect(() => receiptMessage({ ...fields, nonce: 'a\x1fb' })).toThrow(TypeError);
+  });
+});
+
+describe('SVCR2 (floating licences)', () => {
+  const lease = { ...fields, leaseEndsAt: '2026-11-22T07:15:00.000Z' };
+
+  it('appends leaseEndsAt after fpDigest under its own tag', () => {
+    expect(receiptMessage(lease, 'SVCR2').toString('utf8')).toBe(`${receiptMessage(fields).toString('utf8').replace('SVCR1', 'SVCR2')}\x1f2026-11-22T07:15:00.000Z`);
+    expect(receiptMessage({}, 'SVCR2').toString('hex')).toBe('5356435232' + '1f'.repeat(7));
+  });
+
+  it('is chosen by the presented term\'s v alone', () => {
+    expect(receiptTagOf({ v: 5 })).toBe('SVCR2');
+    expect(receiptTagOf({ v: 4 })).toBe('SVCR1');
+    expect(receiptTagOf({ v: 3 })).toBe('SVCR1');
+  });
+
+  it('refuses a lease end under SVCR1, which cannot sign it, and an unknown tag', () => {
+    expect(() => receiptMessage(lease, 'SVCR1')).toThrow(/leaseEndsAt/);
+    expect(() => receiptMessage(fields, 'SVCR3' as never)).toThrow(/tag/);
+    expect(() => receiptMessage({ ...lease, leaseEndsAt: 'a\x1fb' }, 'SVCR2')).toThrow(TypeError);
+  });
+
+  it.each(ALGORITHMS)('%s: signs and verifies, refuses a moved lease end or the other tag', (algorithm) => {
+    const { privateKey, publicKey } = pairs.get(algorithm)!;
+    const receipt = signReceipt(lease, privateKey, 'SVCR2');
+    expect(verifyReceipt(lease, receipt, [publicKey], 'SVCR2')).toBe(true);
+    expect(verifyReceipt({ ...lease, leaseEndsAt: '2026-11-22T08:15:00.000Z' }, receipt, [publicKey], 'SVCR2')).toBe(false);
+    expect(verifyReceipt({ ...lease, leaseEndsAt: null }, receipt, [publicKey], 'SVCR2')).toBe(false);
+    expect(verifyReceipt(lease, receipt, [publicKey], 'SVCR1')).toBe(false);
+    const noLease = { ...fields, leaseEndsAt: null };
+    expect(verifyReceipt(noLease, signReceipt(noLease, privateKey, 'SVCR1'), [publicKey], 'SVCR2')).toBe(false);
+  });
+
+  it('grants only with a signed lease end', () => {
+    expect(receiptGrantsLicence(lease, 'SVCR2')).toBe(true);
+    expect(receiptGrantsLicence({ ...lease, leaseEndsAt: '' }, 'SVCR2')).toBe(false);
+    expect(receiptGrantsLicence({ ...lease, leaseEndsAt: null }, 'SVCR2')).toBe(false);
+    expect(receiptGrantsLicence({ ...lease, status: 'EXPIRED' }, 'SVCR2')).toBe(false);
+    expect(receiptGrantsLicence({ ...lease, boundAt: '' }, 'SVCR2')).toBe(false);
+    expect(receiptGrantsLicence(fields)).toBe(true);
   });
 });
 

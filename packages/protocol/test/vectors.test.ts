@@ -1,4 +1,5 @@
 import { describe, it, expect } from 'vitest';
+import { verify as cryptoVerify } from 'node:crypto';
 import {
   ALGORITHM_INFO,
   algorithmOfKey,
@@ -16,6 +17,7 @@ import {
   readLicence,
   receiptGrantsLicence,
   receiptMessage,
+  receiptTagOf,
   signLicence,
   signReceipt,
   verifyReceipt,
@@ -73,6 +75,52 @@ describe('golden vectors', () => {
 
     it.each(vector.badReceipts)('bad receipt "$name" does not verify', ({ fields, receipt }) => {
       expect(verifyReceipt(fields, receipt, [publicKey])).toBe(false);
+    });
+
+    describe('floating licence (v 5)', () => {
+      const floating = vector.floating!;
+      const floatingInput = floating.claimsInput as unknown as ClaimsInput;
+
+      it('orders the claims with lse and brw after max, and verifies the stored licence', () => {
+        expect(licencePayload(floatingInput)).toBe(floating.payloadJson);
+        expect(floating.claims.v).toBe(5);
+        const result = readLicence(floating.licence, [publicKey]);
+        expect(result.ok).toBe(true);
+        if (result.ok) {
+          expect(result.parsed.claims).toEqual(floating.claims);
+          expect(receiptTagOf(result.parsed.claims)).toBe('SVCR2');
+        }
+        if (vector.deterministic) expect(signLicence(floatingInput, privateKey)).toBe(floating.licence);
+      });
+
+      it.each(floating.tampered)('refuses tampered "$name" as $expected', ({ licence, expected }) => {
+        expect(readLicence(licence, [publicKey])).toMatchObject({ ok: false, reason: expected });
+      });
+
+      it.each(floating.receipts)('SVCR2 receipt "$name": message bytes, signature and verdict', (receipt) => {
+        expect(receipt.tag).toBe('SVCR2');
+        expect(receiptMessage(receipt.fields, 'SVCR2').toString('hex')).toBe(receipt.messageHex);
+        expect(verifyReceipt(receipt.fields, receipt.receipt, [publicKey], 'SVCR2')).toBe(true);
+        expect(verifyReceipt(receipt.fields, receipt.receipt, [publicKey], 'SVCR1')).toBe(false);
+        expect(receiptGrantsLicence(receipt.fields, 'SVCR2')).toBe(receipt.grants);
+        const fresh = signReceipt(receipt.fields, privateKey, 'SVCR2');
+        if (vector.deterministic) expect(fresh).toBe(receipt.receipt);
+        else expect(verifyReceipt(receipt.fields, fresh, [publicKey], 'SVCR2')).toBe(true);
+      });
+
+      it('bare node:crypto verifies every SVCR2 receipt over its fields joined by 0x1F', () => {
+        const digest = vector.algorithm === 'ED25519' ? null : vector.algorithm === 'EC_P384' ? 'sha384' : 'sha256';
+        for (const { fields, receipt } of floating.receipts) {
+          const text = ['SVCR2', fields.lid, fields.status, fields.nonce, fields.checkedAt, fields.boundAt, fields.fpDigest, fields.leaseEndsAt]
+            .map((field) => field ?? '')
+            .join('\x1f');
+          expect(cryptoVerify(digest, Buffer.from(text, 'utf8'), publicKey, Buffer.from(receipt, 'base64url'))).toBe(true);
+        }
+      });
+
+      it.each(floating.badReceipts)('bad receipt "$name" does not verify as $tag', ({ fields, receipt, tag }) => {
+        expect(verifyReceipt(fields, receipt, [publicKey], tag)).toBe(false);
+      });
     });
   });
 

@@ -1,7 +1,8 @@
 import { randomBytes, type KeyObject } from 'node:crypto';
-import { fpDigest, parseLicence, receiptGrantsLicence, verifyReceipt, type LicenceClaims } from '@licensor/protocol';
+import { fpDigest, parseLicence, receiptGrantsLicence, receiptTagOf, verifyReceipt, type LicenceClaims, type ReceiptTag } from '@licensor/protocol';
 import { acceptResponse, AirGapFiles, deactivate, endActivation, keptActivation, makeRequest } from './air-gap.js';
 import { emptyState, fileCache, type CachedState, type CacheKey, type CheckCache, type CachedAnswer } from './cache.js';
+import { leaseLive, LeaseHolder, type LeaseOptions } from './lease.js';
 import { LicensorError, type LicensorErrorCode } from './errors.js';
 import { collectFingerprint } from './fingerprint.js';
 import { readPublicKeys, type PublicKeys } from './keys.js';
@@ -43,7 +44,8 @@ export interface LicenceClientOptions {
 
 /**
  * - `VALID`: the latest verified answer says licensed on this machine, and it is this call's or
- *   younger than the licence's `max` (checkMaxSeconds).
+ *   younger than the licence's `max` (checkMaxSeconds). For a floating licence (`v` 5) instead:
+ *   until the signed `leaseEndsAt`, whatever `max` says.
  * - `STALE`: the latest verified answer said licensed but is older than `max` (or its age cannot
  *   be trusted because the clock went back), or there is no verified answer yet.
  * - `INVALID`: the licence is refused offline, or the latest verified answer said not licensed
@@ -65,8 +67,11 @@ export interface NoAnswer {
   message: string;
 }
 
-/** Why release() freed nothing: this machine holds no seat, its seat is in the signature, or the licence is unknown. */
-export type ReleaseRefusal = 'NO_SEAT' | 'AT_ISSUE' | 'UNKNOWN_LICENCE';
+/**
+ * Why release() freed nothing: this machine holds no seat, its seat is in the signature, the
+ * licence is unknown, or (floating) its lease is borrowed until a later time.
+ */
+export type ReleaseRefusal = 'NO_SEAT' | 'AT_ISSUE' | 'UNKNOWN_LICENCE' | 'BORROWED';
 export type ReleaseResult = { released: true; releasedAt: string } | { released: false; reason: ReleaseRefusal };
 
 /** A check answer whose receipt verified against this licence, nonce and machine. */
@@ -75,6 +80,8 @@ export interface VerifiedAnswer extends CachedAnswer {
   grants: boolean;
   /** True when it is this call's answer, false when it came from the cache. */
   fresh: boolean;
+  /** The service's clock minus this machine's remembered with it (milliseconds), or null. */
+  offsetMs: number | null;
 }
 
 export interface CheckResult {
@@ -124,6 +131,8 @@ export class LicenceClient {
   #licence: string;
   /** The newest term seen by this client, beside the one remembered in the cache. */
   #newestIat = 0;
+  /** When a borrow() of this client ends (ms); a borrowed lease is never released by the lease helper. */
+  #borrowedUntil = 0;
 
   constructor(options: LicenceClientOptions) {
     for (const name of ['baseUrl', 'slug', 'checkId', 'checkToken', 'licence'] as const) {
@@ -158,6 +167,11 @@ export class LicenceClient {
     return this.#licence;
   }
 
+  /** The end (ms since the epoch) of the lease this client borrowed, 0 when it borrowed none. */
+  get borrowedUntil(): number {
+    return this.#borrowedUntil;
+  }
+
   /** This machine's fingerprint, collected once. */
   get fingerprint(): string {
     this.#fingerprint ??= collectFingerprint({ stableId: this.#stableId }).fingerprint;
@@ -173,6 +187,8 @@ export class LicenceClient {
   async check(): Promise<CheckResult> {
     const now = this.#clock();
     const licence = this.#verify(this.#licence, now);
+    // The presented term alone chooses the receipt's tag (DESIGN.md 13).
+    const tag = licence.signed ? receiptTagOf(licence.claims) : 'SVCR1';
     const kept = licence.signed ? await this.#load(licence.claims) : { ...emptyState(), verified: null };
     const cached = kept.verified;
     // Measured against the answer known before this call: a fresh answer proves itself by its nonce.
@@ -193,7 +209,7 @@ export class LicenceClient {
     let body: Record<string, unknown>;
     try {
       body = await this.#post('check', sent);
-      fresh = this.#verifyAnswer(body, licence.claims.lid, nonce);
+      fresh = this.#verifyAnswer(body, licence.claims.lid, nonce, now, tag);
     } catch (error) {
       if (!(error instanceof LicensorError) || !isNoAnswerCode(error.code)) throw error;
       const noAnswer: NoAnswer = { code: error.code, message: error.message };
@@ -205,17 +221,12 @@ export class LicenceClient {
     if (!fresh.grants && files) await endActivation(files, licence.claims.lid, this.fingerprint).catch(() => undefined);
 
     this.#newestIat = Math.max(newestIat, licence.claims.iat);
-    const offsetMs = Math.round(Date.parse(fresh.checkedAt) - now);
-    const cacheError = await this.#update(licence.claims, (state) => ({
-      newestIat: Math.max(state.newestIat ?? 0, this.#newestIat),
-      offsetMs,
-      answer: cachedPart(fresh),
-    }));
+    const cacheError = await this.#keep(licence.claims, fresh);
     return {
       ...result,
       serverReason: typeof body.reason === 'string' ? body.reason : null,
       cacheError,
-      ...judge(fresh, offsetMs, now, clockRollback, maxSeconds(licence)),
+      ...judge(fresh, fresh.offsetMs, now, clockRollback, maxSeconds(licence)),
     };
   }
 
@@ -345,8 +356,53 @@ export class LicenceClient {
     if (error) throw error;
   }
 
+  /**
+   * Borrows this machine's lease of a floating licence until `until` (DESIGN.md 13), to work
+   * offline meanwhile: the machine must hold a live lease (check first), and `until` be within
+   * the licence's `brw` seconds. Answers like check(), its state resting on the borrowed
+   * `leaseEndsAt`. Throws LicensorError for anything but a verified answer (`HTTP_STATUS` 403
+   * "borrowing is off", "all borrowable seats are borrowed", ...).
+   */
+  async borrow(until: Date | string | number): Promise<CheckResult> {
+    const now = this.#clock();
+    const licence = this.#verify(this.#licence, now);
+    if (!licence.signed || !licence.valid) throw new LicensorError('BAD_LICENCE', `the licence in use is refused offline: ${licence.reasons.join(', ')}`);
+    if (licence.claims.v !== 5) throw new LicensorError('NOT_CHECKABLE', 'only a floating licence can be borrowed');
+    const end = new Date(until);
+    if (Number.isNaN(end.getTime())) throw new LicensorError('INVALID_OPTIONS', 'until must be a date');
+    const nonce = randomBytes(24).toString('base64url');
+    const body = await this.#post('borrow', { license: this.#licence, fingerprint: this.fingerprint, nonce, until: end.toISOString() });
+    const fresh = this.#verifyAnswer(body, licence.claims.lid, nonce, now, 'SVCR2');
+    const kept = await this.#load(licence.claims);
+    this.#newestIat = Math.max(this.#newestIat, kept.newestIat ?? 0, licence.claims.iat);
+    const cacheError = await this.#keep(licence.claims, fresh);
+    if (fresh.grants) this.#borrowedUntil = Date.parse(fresh.leaseEndsAt);
+    return { licence, clockRollback: false, serverReason: null, cacheError, noAnswer: null, airGapped: false, ...judge(fresh, fresh.offsetMs, now, false, maxSeconds(licence)) };
+  }
+
+  /**
+   * Holds this machine's lease of a floating licence while the application runs (DESIGN.md 13):
+   * checks every max(lse / 3, 60 s) with ±10% jitter, reports a lease at risk and a lost one,
+   * fetches a renewed term, and releases the lease on stop() and on SIGINT/SIGTERM (never a
+   * borrowed one). Resolves with the first check's result once it is taken; see LeaseHolder.
+   */
+  async holdLease(options: LeaseOptions = {}): Promise<LeaseHolder> {
+    const holder = new LeaseHolder(this, this.#clock, options);
+    await holder.start();
+    return holder;
+  }
+
   #verify(licence: string, now: number): LicenceVerification {
     return verifyLicence(licence, this.#keys, { now, fingerprint: this.fingerprint, productKey: this.#productKey, organisation: this.#slug });
+  }
+
+  /** Keeps a fresh verified answer, its clock offset and the newest term seen. */
+  #keep(claims: LicenceClaims, fresh: VerifiedAnswer): Promise<Error | null> {
+    return this.#update(claims, (state) => ({
+      newestIat: Math.max(state.newestIat ?? 0, this.#newestIat),
+      offsetMs: fresh.offsetMs,
+      answer: cachedPart(fresh),
+    }));
   }
 
   /** Changes the kept state; a failure is reported, never thrown (the answer still holds). */
@@ -360,7 +416,7 @@ export class LicenceClient {
   }
 
   /** POSTs JSON and returns the 200 answer's object; everything else is a LicensorError. */
-  async #post(endpoint: 'check' | 'fetch' | 'release', body: Record<string, string>): Promise<Record<string, unknown>> {
+  async #post(endpoint: 'check' | 'fetch' | 'release' | 'borrow', body: Record<string, string>): Promise<Record<string, unknown>> {
     const controller = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
@@ -410,36 +466,37 @@ export class LicenceClient {
    * client knows itself (the licence's lid, the nonce it sent, this machine's fpDigest), so a
    * receipt for another licence, nonce or machine cannot verify.
    */
-  #verifyAnswer(body: Record<string, unknown>, lid: string, nonce: string): VerifiedAnswer {
+  #verifyAnswer(body: Record<string, unknown>, lid: string, nonce: string, now: number, tag: ReceiptTag): VerifiedAnswer {
     const { status = '', checkedAt, boundAt = '', receipt } = body;
-    if (typeof status !== 'string' || typeof boundAt !== 'string' || typeof checkedAt !== 'string' || typeof receipt !== 'string') {
+    // Read only when the tag signs it: an SVCR1 answer's lease end would vouch for nothing.
+    const leaseEndsAt = tag === 'SVCR2' ? (body.leaseEndsAt ?? '') : '';
+    if (typeof status !== 'string' || typeof boundAt !== 'string' || typeof checkedAt !== 'string' || typeof receipt !== 'string' || typeof leaseEndsAt !== 'string') {
       throw new LicensorError('BAD_RESPONSE', 'the answer lacks the receipt fields');
     }
     // The verdict comes from the signed fields alone (DESIGN.md 2): the unsigned `valid` and
     // `reason` are not read, so altering them on the way changes nothing.
     const answer: CachedAnswer = {
-      tag: 'SVCR1',
+      tag,
       lid,
       status,
       nonce,
       checkedAt,
       boundAt,
       fpDigest: fpDigest(this.fingerprint),
-      leaseEndsAt: '',
+      leaseEndsAt,
       receipt,
       renewed: body.renewed === true,
     };
-    const verified = this.#verified(answer, true);
+    const verified = this.#verified(answer, true, Math.round(Date.parse(checkedAt) - now));
     if (verified === null) throw new LicensorError('BAD_RECEIPT', 'the receipt does not verify for this licence, nonce and machine');
     return verified;
   }
 
-  /** Only SVCR1 answers: floating licences (v 5, SVCR2) are not supported by this SDK yet. */
-  #verified(answer: CachedAnswer, fresh: boolean): VerifiedAnswer | null {
-    if (answer.tag !== 'SVCR1' || answer.leaseEndsAt !== '') return null;
+  #verified(answer: CachedAnswer, fresh: boolean, offsetMs: number | null): VerifiedAnswer | null {
+    if (answer.tag === 'SVCR1' && answer.leaseEndsAt !== '') return null;
     if (Number.isNaN(Date.parse(answer.checkedAt))) return null;
-    if (!verifyReceipt(answer, answer.receipt, this.#keys)) return null;
-    return { ...answer, grants: receiptGrantsLicence(answer), fresh };
+    if (!verifyReceipt(answer, answer.receipt, this.#keys, answer.tag)) return null;
+    return { ...answer, grants: receiptGrantsLicence(answer, answer.tag), fresh, offsetMs };
   }
 
   /** The kept state, its answer only if it still verifies for this licence and machine; unreadable state is empty. */
@@ -451,8 +508,9 @@ export class LicenceClient {
       state = emptyState();
     }
     const answer = state.answer;
-    const mine = answer !== null && answer.lid === claims.lid && answer.fpDigest === fpDigest(this.fingerprint);
-    return { ...state, verified: mine ? this.#verified(answer, false) : null };
+    // Kept under the other tag, it is no answer for this term (the term alone chooses, DESIGN.md 13).
+    const mine = answer !== null && answer.lid === claims.lid && answer.fpDigest === fpDigest(this.fingerprint) && answer.tag === receiptTagOf(claims);
+    return { ...state, verified: mine ? this.#verified(answer, false, state.offsetMs) : null };
   }
 }
 
@@ -489,6 +547,8 @@ function judge(answer: VerifiedAnswer | null, offsetMs: number | null, now: numb
   const base = { answer, ageSeconds, renewed: answer?.fresh === true && answer.renewed, reasons: [] as InvalidReason[] };
   if (answer === null) return { ...base, state: 'STALE' as const };
   if (!answer.grants) return { ...base, state: 'INVALID' as const, reasons: [signedReason(answer)] };
+  // A floating licence is licensed until its signed lease end, whatever `max` says (DESIGN.md 13).
+  if (answer.tag === 'SVCR2') return { ...base, state: (answer.fresh || !clockRollback) && leaseLive(answer.leaseEndsAt, offsetMs, now) ? ('VALID' as const) : ('STALE' as const) };
   if (answer.fresh) return { ...base, state: 'VALID' as const };
   if (clockRollback || ageSeconds! > max) return { ...base, state: 'STALE' as const };
   return { ...base, state: 'VALID' as const };

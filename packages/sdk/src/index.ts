@@ -21,4 +21,5 @@ export {
   type ReleaseResult,
   type VerifiedAnswer,
 } from './client.js';
+export { LeaseHolder, type LeaseOptions } from './lease.js';
 export type { LicenceClaims, CalendarStatus, FingerprintParts, FingerprintComponent } from '@licensor/protocol';

@@ -3,6 +3,7 @@
 // A test program: it is not in the package's `files`.
 import { createInterface } from 'node:readline';
 import { collectFingerprint, fileCache, LicenceClient, LicensorError, verifyLicence, type CheckResult } from '../src/index.js';
+import { parseLicence } from '@licensor/protocol';
 
 type Request = Record<string, unknown>;
 type Answer = { ok: true; result: unknown } | { ok: false; error: { code: string; message: string; status?: number } };
@@ -78,7 +79,7 @@ function checkAnswer(result: CheckResult) {
     noAnswer: result.noAnswer && { code: result.noAnswer.code, ...(result.noAnswer.status !== undefined ? { status: result.noAnswer.status } : {}) },
     renewed: result.renewed,
     airGapped: result.airGapped,
-    leaseEndsAt: null,
+    leaseEndsAt: result.answer?.leaseEndsAt || null,
   };
 }
 
@@ -124,8 +125,10 @@ const ops: Record<string, (request: Request) => Promise<unknown> | unknown> = {
   fingerprint() {
     return { fingerprint: collectFingerprint().fingerprint };
   },
-  borrow() {
-    throw new DriverError('borrowing is not supported yet');
+  async borrow(request) {
+    const until = text(request, 'until')!;
+    if (parseLicence(configured().licence).claims.v !== 5) throw new DriverError('borrowing needs a floating licence (v 5)');
+    return checkAnswer(await currentClient().borrow(until));
   },
   activationRequest() {
     return currentClient().createAirGapRequest();

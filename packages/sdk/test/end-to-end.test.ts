@@ -29,13 +29,14 @@ async function call(method: 'POST' | 'GET', url: string, body?: unknown) {
 }
 
 /** An ONLINE product with fetch enabled, its check credential and one issued licence. */
-async function setUp() {
+async function setUp(productFields: Record<string, unknown> = {}) {
   const product = await call('POST', '/products', {
     productKey: `sdk-e2e-${Math.random().toString(36).slice(2, 10)}`,
     name: 'SDK end to end',
     licenceType: 'ONLINE',
     allowedLicenceTypes: ['ONLINE'],
     licenceFetchEnabled: true,
+    ...productFields,
   });
   const credential = await call('POST', `/products/${product.id}/check-token`);
   const licence = await call('POST', '/licenses', { productId: product.id, licensee: 'SDK Customer', validityMonths: 12 });
@@ -114,6 +115,27 @@ describe('the SDK against a real service', () => {
     expect(await cache.load(key)).toMatchObject({ answer: null, newestIat: claims!.iat });
     expect(await here.release()).toEqual({ released: false, reason: 'NO_SEAT' });
     expect(await client({ fingerprint: elsewhere }).check()).toMatchObject({ state: 'VALID', serverReason: null });
+  });
+
+  it('holds a floating lease while running, frees it on stop, and borrows one for a trip', async () => {
+    const { licence, client } = await setUp({ seatModel: 'FLOATING', leaseSeconds: 300, maxBorrowSeconds: 86_400, maxMachines: 1 });
+    const here = client();
+    const holder = await here.holdLease({ releaseOnSignals: false });
+    expect(holder.held).toBe(true);
+    expect(holder.result).toMatchObject({ state: 'VALID', answer: { tag: 'SVCR2', lid: licence.lid } });
+    expect(holder.leaseEndsAt!.getTime()).toBeGreaterThan(Date.now() + 290_000);
+
+    // The one seat is held: another machine gets a signed SEATS_FULL.
+    const there = client({ fingerprint: elsewhere });
+    expect(await there.check()).toMatchObject({ state: 'INVALID', reasons: ['NO_SEAT'], serverReason: 'SEATS_FULL' });
+    expect(await holder.stop()).toMatchObject({ released: true });
+    expect((await there.check()).state).toBe('VALID');
+
+    const until = new Date(Date.now() + 3_600_000);
+    const borrowed = await there.borrow(until);
+    expect(borrowed).toMatchObject({ state: 'VALID', answer: { leaseEndsAt: until.toISOString() } });
+    expect(await there.release()).toEqual({ released: false, reason: 'BORROWED' });
+    await expect(there.borrow(Date.now() + 2 * 86_400_000)).rejects.toMatchObject({ code: 'HTTP_STATUS', status: 400 });
   });
 
   it('fetch is refused before the licence is bound (fetch never binds)', async () => {

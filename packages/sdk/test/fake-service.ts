@@ -1,6 +1,6 @@
 // A stand-in for the check API: answers signed with test keys, and whatever forgery a test asks for.
 import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
-import { buildFingerprint, fpDigest, signLicence, signReceipt, type ClaimsInput } from '@licensor/protocol';
+import { buildFingerprint, fpDigest, parseLicence, receiptTagOf, signLicence, signReceipt, type ClaimsInput } from '@licensor/protocol';
 
 export const keys = generateKeyPairSync('ed25519');
 export const otherKeys = generateKeyPairSync('ed25519');
@@ -34,13 +34,19 @@ export interface Answer {
   body: unknown;
 }
 
-/** What the service would sign for this request; `tweak` forges it. */
+/** A floating licence (v 5) valid around T0: `lse` 900 s unless overridden, `max` one day. */
+export const floatingLicence = (overrides: Partial<ClaimsInput> = {}, privateKey?: KeyObject) =>
+  onlineLicence({ mm: 5, chk: 300, max: MAX_SECONDS, lse: 900, ...overrides }, privateKey);
+
+/** What the service would sign for this request (SVCR2 for a v 5 licence); `tweak` forges it. */
 export function genuineAnswer(
   request: SentRequest,
-  signed: { status?: string; boundAt?: string; checkedAt?: string },
-  tweak: { lid?: string; nonce?: string; fingerprint?: string; key?: KeyObject } = {},
+  signed: { status?: string; boundAt?: string; checkedAt?: string; leaseEndsAt?: string },
+  tweak: { lid?: string; nonce?: string; fingerprint?: string; key?: KeyObject; tag?: 'SVCR1' | 'SVCR2' } = {},
 ): Record<string, unknown> {
-  const lid = tweak.lid ?? JSON.parse(Buffer.from(request.body.license!.split('.')[0]!, 'base64url').toString()).lid;
+  const claims = parseLicence(request.body.license!).claims;
+  const lid = tweak.lid ?? claims.lid;
+  const tag = tweak.tag ?? receiptTagOf(claims);
   const fields = {
     lid,
     status: signed.status ?? '',
@@ -48,6 +54,7 @@ export function genuineAnswer(
     checkedAt: signed.checkedAt ?? new Date(T0).toISOString(),
     boundAt: signed.boundAt ?? '',
     fpDigest: fpDigest(tweak.fingerprint ?? request.body.fingerprint!),
+    ...(tag === 'SVCR2' ? { leaseEndsAt: signed.leaseEndsAt ?? '' } : {}),
   };
   const grants = (fields.status === 'ACTIVE' || fields.status === 'GRACE') && fields.boundAt !== '';
   const answer: Record<string, unknown> = {
@@ -56,14 +63,21 @@ export function genuineAnswer(
     checkedAt: fields.checkedAt,
     serverTime: fields.checkedAt,
     nonce: fields.nonce,
-    receipt: signReceipt(fields, tweak.key ?? keys.privateKey),
+    receipt: signReceipt(fields, tweak.key ?? keys.privateKey, tag),
   };
   if (fields.status !== '') answer.status = fields.status;
   if (fields.boundAt !== '') answer.boundAt = fields.boundAt;
+  if (signed.leaseEndsAt) answer.leaseEndsAt = signed.leaseEndsAt;
   return answer;
 }
 
 export const licensed = (checkedAt = new Date(T0).toISOString()) => ({ status: 'ACTIVE', boundAt: '2026-01-05T09:30:12.345Z', checkedAt });
+
+/** A floating licence's lease taken at `checkedAt`, ending `seconds` later. */
+export const leased = (checkedAt = T0, seconds = 900) => ({
+  ...licensed(new Date(checkedAt).toISOString()),
+  leaseEndsAt: new Date(checkedAt + seconds * 1000).toISOString(),
+});
 
 /** A fetchImpl that records requests and answers with `respond`. */
 export function fakeFetch(respond: (request: SentRequest) => Answer | Promise<Answer>) {

@@ -17,6 +17,8 @@ interface Job {
   seconds: number;
   /** Requests per second across all connections, paced evenly; absent means as fast as the service answers. */
   rate?: number;
+  /** As fast as it answers, but this many requests (each pair once, in order) rather than for `seconds`. */
+  amount?: number;
 }
 
 const job = JSON.parse(process.argv[2]!) as Job;
@@ -92,7 +94,7 @@ const result = await autocannon({
   url: job.url,
   method: 'POST',
   connections: job.connections,
-  duration: job.seconds,
+  ...(job.amount ? { amount: job.amount } : { duration: job.seconds }),
   headers,
   requests: [
     {

@@ -1,18 +1,23 @@
 /**
  * bench:check — the licence check endpoint at speed. For SQLite (and PostgreSQL when
- * DATABASE_URL is set): per algorithm (Ed25519, ECDSA P-256, RSA-2048) a product and 10,000
- * licences bound to their machines (bulk insert, real signed strings); the service with one
- * worker, then two (LICENSOR_WORKERS); autocannon from a separate process, a fresh nonce per
- * request, rate limits off. Reports sustained checks/s against the single-core crypto bound (one
- * verify + one sign with bare node:crypto, measured right before), and p50/p99 of a paced
- * 1,000 checks/s. LICENCES=n, SECONDS=n, ALGORITHMS=ED25519,..., WORKERS=1,2 and BACKENDS=sqlite,postgres override.
+ * DATABASE_URL is set): per algorithm (Ed25519, ECDSA P-256, RSA-2048) and kind, a product and
+ * 10,000 licences holding their machines (bulk insert, real signed strings): node-locked licences
+ * bound to their machines; floating licences (DESIGN.md 13, one-hour leases) whose leases were
+ * just renewed, so no check extends one (`floating`); and floating licences whose leases have less
+ * than half left, so every check commits a new end before signing (`extending`: each licence
+ * checked once per run, the leases set back before each run). The service with one worker, then
+ * two (LICENSOR_WORKERS); autocannon from a separate process, a fresh nonce per request, rate
+ * limits off. Reports sustained checks/s against the single-core crypto bound (one verify + one
+ * sign with bare node:crypto, measured right before), and p50/p99 of a paced 1,000 checks/s.
+ * LICENCES=n, SECONDS=n, ALGORITHMS=ED25519,..., KINDS=node-locked,floating,extending,
+ * WORKERS=1,2 and BACKENDS=sqlite,postgres override.
  */
 import { spawn } from 'node:child_process';
 import { generateKeyPairSync, randomBytes, randomUUID, type KeyObject } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ALGORITHM_INFO, buildFingerprint, parseFingerprint, signBytes, signLicence, verifyBytes, type Algorithm } from '@licensor/protocol';
+import { ALGORITHM_INFO, buildFingerprint, fpDigest, parseFingerprint, signBytes, signLicence, verifyBytes, type Algorithm } from '@licensor/protocol';
 import { sql } from 'kysely';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
@@ -25,6 +30,11 @@ const LICENCES = Number(process.env.LICENCES ?? 10_000);
 const SECONDS = Number(process.env.SECONDS ?? 10);
 const ALGORITHMS = (process.env.ALGORITHMS ?? 'ED25519,EC_P256,RSA_2048').split(',') as Algorithm[];
 const WORKERS = (process.env.WORKERS ?? '1,2').split(',').map(Number);
+type Kind = 'node-locked' | 'floating' | 'extending';
+const KINDS = (process.env.KINDS ?? 'node-locked,floating,extending').split(',') as Kind[];
+const KIND_LABEL: Record<Kind, string> = { 'node-locked': 'node-locked', floating: 'floating, no extension', extending: 'floating, every check extends' };
+/** The floating products' lease: an hour, so a run of minutes never extends a lease just renewed. */
+const LEASE_MS = 3_600_000;
 const KEY_PARAMS: Record<string, Parameters<typeof generateKeyPairSync>> = {
   ED25519: ['ed25519'] as never,
   EC_P256: ['ec', { namedCurve: 'P-256' }] as never,
@@ -49,6 +59,8 @@ function cryptoBound(algorithm: Algorithm): number {
 
 interface Seeded {
   algorithm: Algorithm;
+  kind: Kind;
+  productId: number;
   checkId: string;
   token: string;
   bodiesFile: string;
@@ -64,15 +76,22 @@ async function seed(env: Record<string, string>, workDir: string): Promise<Seede
   const headers = { cookie: `svc_session=${login.cookies.find((c) => c.name === 'svc_session')!.value}` };
   const org = await database.db.selectFrom('organisations').select('id').where('slug', '=', 'default').executeTakeFirstOrThrow();
   const seeded: Seeded[] = [];
-  for (const algorithm of ALGORITHMS) {
+  for (const algorithm of ALGORITHMS) for (const kind of KINDS) {
     const { privateKey } = (generateKeyPairSync as (...a: unknown[]) => { privateKey: KeyObject })(...KEY_PARAMS[algorithm]!);
-    const productKey = `bench-${algorithm.toLowerCase()}`;
+    const productKey = `bench-${algorithm.toLowerCase()}-${kind}`;
+    const floating = kind !== 'node-locked';
     const product = (
       await app.inject({
         method: 'POST',
         url: '/o/default/api/products',
         headers,
-        payload: { productKey, name: `Bench ${algorithm}`, licenceType: 'ONLINE', privateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }) },
+        payload: {
+          productKey,
+          name: `Bench ${algorithm} ${kind}`,
+          licenceType: 'ONLINE',
+          privateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }),
+          ...(floating ? { seatModel: 'FLOATING', leaseSeconds: LEASE_MS / 1000, allowedLicenceTypes: ['ONLINE'] } : {}),
+        },
       })
     ).json() as { id: number };
     const rotated = (await app.inject({ method: 'POST', url: `/o/default/api/products/${product.id}/check-token`, headers })).json() as { checkId: string; checkToken: string };
@@ -87,7 +106,10 @@ async function seed(env: Record<string, string>, workDir: string): Promise<Seede
       for (let j = i; j < Math.min(LICENCES, i + 500); j++) {
         const lid = randomUUID();
         const fingerprint = buildFingerprint({ machine: `m${j}-${algorithm}`, host: `h${j}`, mac: `a${j}`, cpu: 'cpu', disk: `d${j}` });
-        const licenceString = signLicence({ lid, prd: productKey, org: 'default', typ: 'ONLINE', lic: `Customer ${j}`, iat, exp, grace: 0, mm: 1, chk: 86_400, max: 604_800 }, privateKey);
+        const licenceString = signLicence(
+          { lid, prd: productKey, org: 'default', typ: 'ONLINE', lic: `Customer ${j}`, iat, exp, grace: 0, mm: 1, chk: 86_400, max: 604_800, lse: floating ? LEASE_MS / 1000 : null },
+          privateKey,
+        );
         pairs.push([licenceString, fingerprint]);
         licences.push({
           org_id: org.id, lid, product_id: product.id, customer_id: null, licensee: `Customer ${j}`, licensee_email: null,
@@ -96,6 +118,7 @@ async function seed(env: Record<string, string>, workDir: string): Promise<Seede
           licence_string: licenceString, key_id: key.id, term_version: 0, revoked: 0, revoked_at: null, revoked_reason: null,
           archived: 0, archived_at: null, issued_by: 'bench', last_checked_at: now, renewed_at: null, rebind_count: 0, notes: null,
           search_text: searchText({ licensee: `Customer ${j}`, email: null, lid, notes: null }),
+          seat_model: floating ? 'FLOATING' : 'NODE_LOCKED',
         });
         machines.push({ lid, fingerprint });
       }
@@ -106,18 +129,34 @@ async function seed(env: Record<string, string>, workDir: string): Promise<Seede
         .values(machines.map((m) => ({
           org_id: org.id, licence_id: idOf.get(m.lid)!, fingerprint: m.fingerprint, parts: JSON.stringify(parseFingerprint(m.fingerprint)),
           bound_at: now, released_at: null, released_by: null, at_issue: 0,
+          ...(floating ? { fp_digest: fpDigest(m.fingerprint), lease_ends_at: now + LEASE_MS } : {}),
         })))
         .execute();
     }
-    const bodiesFile = path.join(workDir, `${algorithm}.json`);
+    const bodiesFile = path.join(workDir, `${algorithm}-${kind}.json`);
     fs.writeFileSync(bodiesFile, JSON.stringify(pairs));
-    seeded.push({ algorithm, checkId: rotated.checkId, token: rotated.checkToken, bodiesFile });
+    seeded.push({ algorithm, kind, productId: product.id, checkId: rotated.checkId, token: rotated.checkToken, bodiesFile });
   }
   // Statistics now, rather than autovacuum's own pass competing with the load for the cores.
   await sql`${sql.raw(database.dialect === 'postgres' ? 'vacuum analyze' : 'analyze')}`.execute(database.db);
   await app.close();
   await database.close();
   return seeded;
+}
+
+/** Sets every lease of a floating product to end at `endsAt`, from outside the running service. */
+async function setLeases(env: Record<string, string>, productId: number, endsAt: number): Promise<void> {
+  const config = loadConfig(env);
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFileIn(config.dataDir) }, { migrate: false });
+  try {
+    await database.db
+      .updateTable('machine_bindings')
+      .set({ lease_ends_at: endsAt })
+      .where('licence_id', 'in', (eb) => eb.selectFrom('licences').select('id').where('product_id', '=', productId))
+      .execute();
+  } finally {
+    await database.close();
+  }
 }
 
 interface LoadResult { rps: number; p50: number; p99: number; non2xx: number; errors: number; firstFailure: string | null }
@@ -139,25 +178,37 @@ for (const backend of BACKENDS) {
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'licensor-bench-check-'));
   try {
     const seeded = await seed(env, workDir);
-    const oneWorker = new Map<Algorithm, number>();
+    const oneWorker = new Map<string, number>();
     for (const workers of WORKERS) {
       const service = await startService({ ...env, LICENSOR_WORKERS: String(workers), LICENSOR_CHECK_RATE_ADDRESS: '0', LICENSOR_CHECK_RATE_PRODUCT: '0' });
       // /healthz answers once the first worker listens, and a connection stays with the worker that
       // took it: give the others their start-up before any connection is made.
       if (workers > 1) await new Promise((resolve) => setTimeout(resolve, 15_000));
+      const jobOf = ({ checkId, token, bodiesFile }: Seeded) => ({ url: `${service.url}/o/default/api/public/license/${checkId}/check`, token, bodiesFile });
       try {
-        for (const { algorithm, checkId, token, bodiesFile } of seeded) {
-          const job = { url: `${service.url}/o/default/api/public/license/${checkId}/check`, token, bodiesFile };
+        // Every product once before any is measured: the first measured after start-up ran slower, whichever it was.
+        for (const product of seeded) await load({ ...jobOf(product), connections: 16, seconds: 2 });
+        for (const product of seeded) {
+          const { algorithm, kind, productId } = product;
+          const job = jobOf(product);
+          // Floating: leases just renewed (no check extends one), or with less than half left
+          // before each run of the extending kind, whose runs check each licence once.
+          const extending = kind === 'extending';
+          const resetLeases = () => (kind === 'node-locked' ? Promise.resolve() : setLeases(env, productId, Date.now() + (extending ? LEASE_MS / 2 - 60_000 : LEASE_MS)));
+          await resetLeases();
           await load({ ...job, connections: 16, seconds: 2 }); // warm-up: JIT, key cache, pools
           // Measured right before the load it divides: this VM's speed drifts from hour to hour.
           const bound = cryptoBound(algorithm);
-          const sustained = await load({ ...job, connections: 32, seconds: SECONDS });
-          const fixed = await load({ ...job, connections: 32, seconds: SECONDS, rate: 1000 });
-          if (workers === 1) oneWorker.set(algorithm, sustained.rps);
-          const scaling = workers === 1 ? '' : `${(sustained.rps / oneWorker.get(algorithm)!).toFixed(2)}×`;
+          await resetLeases();
+          const sustained = await load({ ...job, connections: 32, seconds: SECONDS, ...(extending ? { amount: LICENCES } : {}) });
+          await resetLeases();
+          const fixed = await load({ ...job, connections: 32, seconds: extending ? Math.min(SECONDS, LICENCES / 1000) : SECONDS, rate: 1000 });
+          const series = `${algorithm} ${kind}`;
+          if (workers === 1) oneWorker.set(series, sustained.rps);
+          const scaling = workers === 1 ? '' : `${(sustained.rps / oneWorker.get(series)!).toFixed(2)}×`;
           const failures = sustained.non2xx + sustained.errors + fixed.non2xx + fixed.errors;
           rows.push(
-            `| ${backend} | ${workers} | ${ALGORITHM_INFO[algorithm].label} | ${Math.round(bound)} | ${Math.round(sustained.rps)} | ${(sustained.rps / bound).toFixed(2)} | ${scaling} | ${sustained.p99} | ${Math.round(fixed.rps)} | ${fixed.p50} | ${fixed.p99} | ${failures} |`,
+            `| ${backend} | ${workers} | ${ALGORITHM_INFO[algorithm].label} | ${KIND_LABEL[kind]} | ${Math.round(bound)} | ${Math.round(sustained.rps)} | ${(sustained.rps / bound).toFixed(2)} | ${scaling} | ${sustained.p99} | ${Math.round(fixed.rps)} | ${fixed.p50} | ${fixed.p99} | ${failures} |`,
           );
           console.error(rows.at(-1), sustained.firstFailure ?? fixed.firstFailure ?? '');
         }
@@ -172,6 +223,6 @@ for (const backend of BACKENDS) {
 }
 
 console.log(`\nbench:check — ${LICENCES} bound licences per product, ${SECONDS} s per run; ${os.cpus().length} × ${os.cpus()[0]?.model}, Node ${process.version}\n`);
-console.log('| Backend | Workers | Algorithm | Crypto bound (verify+sign pairs/s, 1 core) | Sustained checks/s | of bound | vs 1 worker | p99 at max (ms) | Paced checks/s | p50 at 1,000/s (ms) | p99 at 1,000/s (ms) | non-2xx/errors |');
-console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+console.log('| Backend | Workers | Algorithm | Seats | Crypto bound (verify+sign pairs/s, 1 core) | Sustained checks/s | of bound | vs 1 worker | p99 at max (ms) | Paced checks/s | p50 at 1,000/s (ms) | p99 at 1,000/s (ms) | non-2xx/errors |');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const row of rows) console.log(row);

@@ -2,12 +2,12 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import cookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
-import type { Database } from './db/database.js';
+import { isDatabaseUnavailable, type Database } from './db/database.js';
 import { sql } from 'kysely';
 import { ApiError } from './http/errors.js';
 import { ErrorBody } from './http/schemas.js';
 import { installConsole } from './http/console.js';
-import { installMetrics } from './http/metrics.js';
+import { installMetrics, installRedisGauge } from './http/metrics.js';
 import { installOpenApi } from './http/openapi.js';
 import { installTenancy, type ApiRoute } from './http/tenancy.js';
 import { OrganisationCache } from './orgs/repo.js';
@@ -112,6 +112,11 @@ export async function buildApp({ config, database, masterKey, logger }: AppOptio
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
       return reply.code(err.statusCode).send({ error: clientMessage(err) });
     }
+    if (isDatabaseUnavailable(err)) {
+      // DESIGN.md 17: the client tries again in a second, by when the pool may have reconnected.
+      request.log.warn({ code: err.code, reason: err.message }, 'database unavailable');
+      return reply.code(503).header('retry-after', '1').send({ error: 'database unavailable' });
+    }
     request.log.error({ err }, 'unexpected fault');
     return reply.code(500).send({ error: `internal error (request ${request.id})` });
   });
@@ -130,7 +135,7 @@ export async function buildApp({ config, database, masterKey, logger }: AppOptio
       await sql`select 1`.execute(database.db);
       return { status: 'ready' };
     } catch {
-      return reply.code(503).send({ error: 'database unreachable' });
+      return reply.code(503).header('retry-after', '1').send({ error: 'database unavailable' });
     }
   });
   app.get('/metrics', hidden, async (_request, reply) =>
@@ -146,9 +151,11 @@ export async function buildApp({ config, database, masterKey, logger }: AppOptio
   });
 
   // One set of rate-limit counts for the app, shared with the other workers and instances (DESIGN.md 11).
-  const rateLimits = sharedRateLimiter(config.redisUrl ? { url: config.redisUrl, prefix: config.redisPrefix } : null, (err) =>
-    app.log.warn({ err }, 'Redis unreachable: rate limits are not enforced'),
-  );
+  const rateLimits = sharedRateLimiter(config.redisUrl ? { url: config.redisUrl, prefix: config.redisPrefix } : null, config.workers, {
+    down: (err) => app.log.warn({ reason: err.message }, 'Redis unreachable: rate limits are counted without it until it returns'),
+    up: () => app.log.info('Redis reachable again: rate limits are counted in it'),
+  });
+  if (rateLimits.redisUp) installRedisGauge(registry, rateLimits.redisUp);
   app.decorate('rateLimits', rateLimits);
   app.addHook('onClose', () => rateLimits.close());
   app.decorate('apiRoutes', [] as ApiRoute[]);
@@ -174,7 +181,7 @@ export async function buildApp({ config, database, masterKey, logger }: AppOptio
       await api.register(userRoutes);
       await api.register(tokenRoutes);
       await api.register(settingsRoutes);
-      await api.register(productRoutes(keyring));
+      await api.register(productRoutes(keyring, config.checkRateAddress));
       await api.register(customerRoutes);
       await api.register(licenceRoutes(keyring));
       await api.register(listingRoutes);

@@ -12,7 +12,7 @@ import { bootstrap, createOrganisation, operatorCtx, setPasswordByUsername } fro
 import { countUncounted } from './licences/tallies.js';
 import { CreateMemberBody, Password } from './users/schemas.js';
 import { createMember } from './users/service.js';
-import { superviseWorkers } from './workers.js';
+import { promotion, superviseWorkers } from './workers.js';
 import { PLATFORM_ROLES, type PlatformRole } from './auth/credentials.js';
 import { createPlatformAccount, updatePlatformAccount } from './platform/accounts.js';
 
@@ -59,8 +59,8 @@ async function checkedPassword(values: Record<string, unknown>): Promise<string>
   return secret;
 }
 
-function open(config: Config, migrate = true): Promise<Database> {
-  return openDatabase({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFileIn(config.dataDir) }, { migrate });
+function open(config: Config, migrate = true, serving = false): Promise<Database> {
+  return openDatabase({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFileIn(config.dataDir) }, { migrate, serving });
 }
 
 async function withDatabase<T>(config: Config, work: (database: Database) => Promise<T>, migrate = true): Promise<T> {
@@ -98,36 +98,52 @@ async function prepareDatabase(config: Config, database: Database): Promise<void
   }
 }
 
+// DESIGN.md 17: on SIGTERM, in-flight requests get this long to finish before their connections are closed.
+const DRAIN_MS = 10_000;
+
+/**
+ * `serve`: the primary prepares the database and supervises the workers (workers.ts), a single
+ * one included, so that a worker that dies is replaced; each worker serves the port.
+ */
 async function serve(config: Config): Promise<void> {
-  if (config.workers > 1 && cluster.isPrimary) {
+  if (cluster.isPrimary) {
     return superviseWorkers(config, async (log) => {
       await withDatabase(config, (database) => prepareDatabase(config, database));
       // Made here, once, so that the workers all read the same generated key.
       loadMasterKey(config, (message) => log.warn(message));
     });
   }
+  // A standby worker asks its primary at once, and listens only when promoted (workers.ts).
+  const promoted = promotion();
   // A worker finds the database prepared by its primary.
-  const database = await open(config, !cluster.isWorker);
+  const database = await open(config, false, true);
   // The warning about a generated key is logged once the app (and its logger) exists.
   const warnings: string[] = [];
   const masterKey = loadMasterKey(config, (message) => warnings.push(message));
   const app = await buildApp({ config, database, masterKey });
   for (const message of warnings) app.log.warn(message);
-  if (cluster.isPrimary) await prepareDatabase(config, database);
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
     app.log.info({ signal }, 'shutting down: finishing in-flight requests');
+    const deadline = setTimeout(() => {
+      app.log.warn('requests still in flight after 10 s: closing their connections');
+      app.server.closeAllConnections();
+    }, DRAIN_MS).unref();
+    // Closing the app stops accepting, waits for the requests in flight, then writes the gathered
+    // check stamps and counts (app.ts, CheckWrites).
     await app.close();
+    clearTimeout(deadline);
     await database.close();
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
   // A worker whose primary is gone stops too, rather than serve on unsupervised.
-  if (cluster.isWorker) process.on('disconnect', () => void shutdown('disconnect'));
-  await app.listen({ port: config.port, host: config.host });
+  process.on('disconnect', () => void shutdown('disconnect'));
+  await promoted();
+  if (!closing) await app.listen({ port: config.port, host: config.host });
 }
 
 async function run(argv: string[]): Promise<unknown> {

@@ -1,6 +1,6 @@
 // Shared by the check-*.test.ts API tests: a product with a check token, licences, and checks.
 import { createPublicKey, randomBytes } from 'node:crypto';
-import { fpDigest, verifyReceipt } from '@licensor/protocol';
+import { fpDigest, verifyReceipt, type ReceiptTag } from '@licensor/protocol';
 import type { Caller, Harness, Response } from './harness.js';
 import { createProduct, fingerprint, issueOk } from './licence-helpers.js';
 
@@ -13,6 +13,9 @@ export interface CheckedProduct {
   /** POSTs to `.../check` (or `.../fetch`) with this product's token. */
   check(body: unknown, headers?: Record<string, string>): Promise<Response>;
   fetch(body: unknown, headers?: Record<string, string>): Promise<Response>;
+  /** POSTs to `.../release` and `.../borrow`. */
+  release(body: unknown): Promise<Response>;
+  borrow(body: unknown): Promise<Response>;
   /** Issues an ONLINE licence (one seat unless said otherwise) and returns it. */
   issue(body?: Record<string, unknown>): Promise<any>;
 }
@@ -31,6 +34,8 @@ export async function checkedProduct(h: Harness, body: Record<string, unknown> =
     algorithm: product.algorithm,
     check: (b, headers) => caller('POST', `/public/license/${product.checkId}/check`, b, headers),
     fetch: (b, headers) => caller('POST', `/public/license/${product.checkId}/fetch`, b, headers),
+    release: (b) => caller('POST', `/public/license/${product.checkId}/release`, b),
+    borrow: (b) => caller('POST', `/public/license/${product.checkId}/borrow`, b),
     issue: (b = {}) => issueOk(admin, { productId: product.id, licensee: 'Check Ltd', ...b }),
   };
 }
@@ -40,8 +45,8 @@ export const nonce = () => randomBytes(18).toString('base64url');
 /** A check body for a licence and a machine label. */
 export const checkBody = (license: string, machine: string | number) => ({ license, fingerprint: fingerprint(machine), nonce: nonce() });
 
-/** True when the answer's receipt verifies over its own fields with the given public key. */
-export function receiptVerifies(answer: any, fingerprintSent: string, publicKeyPem: string): boolean {
+/** True when the answer's receipt verifies over its own fields with the given public key (SVCR2: `leaseEndsAt` too). */
+export function receiptVerifies(answer: any, fingerprintSent: string, publicKeyPem: string, tag: ReceiptTag = 'SVCR1'): boolean {
   return verifyReceipt(
     {
       lid: answer.lid,
@@ -50,8 +55,10 @@ export function receiptVerifies(answer: any, fingerprintSent: string, publicKeyP
       checkedAt: answer.checkedAt,
       boundAt: answer.boundAt ?? '',
       fpDigest: fpDigest(fingerprintSent),
+      ...(tag === 'SVCR2' ? { leaseEndsAt: answer.leaseEndsAt ?? '' } : {}),
     },
     answer.receipt,
     [createPublicKey(publicKeyPem)],
+    tag,
   );
 }

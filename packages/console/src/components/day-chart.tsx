@@ -4,7 +4,7 @@ import { Box, Group, Text } from '@mantine/core';
  * Counts per local date as bars: a small SVG rather than a charting library, so the dashboard's
  * first load stays light. Each bar tells its date and count on hover; the whole reads as one image.
  */
-export function DayChart({ title, series, colour }: { title: string; series: Array<{ date: string; count: number }>; colour: string }) {
+export function DayChart({ title, series, colour, summed = true }: { title: string; series: Array<{ date: string; count: number }>; colour: string; summed?: boolean }) {
   const peak = Math.max(0, ...series.map((p) => p.count));
   const max = Math.max(1, peak);
   const total = series.reduce((sum, p) => sum + p.count, 0);
@@ -13,7 +13,12 @@ export function DayChart({ title, series, colour }: { title: string; series: Arr
   const slot = width / Math.max(1, series.length);
   return (
     <Box>
-      <svg viewBox={`0 0 ${width} ${height + 18}`} width="100%" role="img" aria-label={`${title}: ${total} over the last ${series.length} days, at most ${peak} on one day`}>
+      <svg
+        viewBox={`0 0 ${width} ${height + 18}`}
+        width="100%"
+        role="img"
+        aria-label={summed ? `${title}: ${total} over the last ${series.length} days, at most ${peak} on one day` : `${title}: at most ${peak} over the last ${series.length} days`}
+      >
         <line x1={0} x2={width} y1={height} y2={height} stroke="var(--mantine-color-default-border)" />
         {series.map((point, i) => {
           const h = (point.count / max) * (height - 8);
@@ -33,7 +38,7 @@ export function DayChart({ title, series, colour }: { title: string; series: Arr
       </svg>
       <Group justify="space-between">
         <Text size="xs" c="dimmed">
-          {total.toLocaleString()} in {series.length} days
+          {summed ? `${total.toLocaleString()} in ${series.length} days` : `the last ${series.length} days`}
         </Text>
         <Text size="xs" c="dimmed">
           busiest day {peak.toLocaleString()}

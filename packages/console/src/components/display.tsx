@@ -40,7 +40,7 @@ export function DateTime({ value, withTime = true }: { value: string | null | un
   const override = useContext(TimeZoneOverride);
   const settings = useSettings(override === null);
   const timeZone = override ?? settings.data?.timezone ?? 'UTC';
-  if (!value) return <Text span c="dimmed">—</Text>;
+  if (!value) return <Text span c="dimmed" inherit>—</Text>;
   return (
     <Tooltip label={value} withArrow>
       <time dateTime={value} tabIndex={0} style={{ whiteSpace: 'nowrap' }}>
@@ -100,4 +100,13 @@ export function download(text: string, name: string, type = 'application/octet-s
   link.download = name;
   link.click();
   URL.revokeObjectURL(link.href);
+}
+
+/** Seconds in the words an operator thinks in. */
+export function duration(seconds: number): string {
+  const units: Array<[number, string]> = [[86_400, 'day'], [3_600, 'hour'], [60, 'minute']];
+  for (const [size, unit] of units) {
+    if (seconds >= size && seconds % size === 0) return `${seconds / size} ${unit}${seconds === size ? '' : 's'}`;
+  }
+  return `${seconds} seconds`;
 }

@@ -61,6 +61,7 @@ export function PasskeysCard({ passkeyApi }: { passkeyApi: PasskeyApi }) {
         </div>
         <RecordTable
           label="Passkeys"
+          card={{ actions: '' }}
           error={passkeys.error}
           rows={passkeys.data}
           rowKey={(p) => p.id}

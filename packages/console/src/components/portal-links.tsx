@@ -57,6 +57,7 @@ export function PortalLinks({ customerId, name }: { customerId: number; name: st
         )}
         <RecordTable
           label="Portal links"
+          card={{ actions: 'State' }}
           error={links.error}
           rows={links.data}
           rowKey={(l) => l.id}
@@ -64,12 +65,12 @@ export function PortalLinks({ customerId, name }: { customerId: number; name: st
           columns={[
             ['Created', (l) => (<><DateTime value={l.createdAt} /> <Text span size="xs" c="dimmed">by {l.createdBy}</Text></>)],
             ['Expires', (l) => <DateTime value={l.expiresAt} />],
-            ['Used', (l) => (l.usedAt ? <DateTime value={l.usedAt} /> : <Text span c="dimmed">not yet</Text>)],
+            ['Used', (l) => (l.usedAt ? <DateTime value={l.usedAt} /> : <Text span c="dimmed" inherit>not yet</Text>)],
             [
               'State',
               (l) =>
                 l.revokedAt ? (
-                  <Text span c="dimmed">revoked</Text>
+                  <Text span c="dimmed" inherit>revoked</Text>
                 ) : (
                   <ConfirmButton compact label="Revoke" color="red" title="Revoke this portal link" disabled={!write.allowed} consequence="The link stops working, and a portal opened with it ends at once." onConfirm={revoke(l.id)} />
                 ),

@@ -4,8 +4,10 @@ import { useState, type FormEvent } from 'react';
 import { useNavigate, useParams } from 'react-router';
 import { api, unwrap, type Answer } from '../api/client';
 import { key } from '../api/queries';
+import { duration } from './display';
 import { ErrorText } from './feedback';
 import { ParamEditor, paramProblems } from './param-editor';
+import { SeatFields, type SeatDraft } from './seat-fields';
 import type { ProductParam } from './param-input';
 
 export type Product = Answer<'/products/{id}', 'get'>;
@@ -13,7 +15,7 @@ type LicenceType = 'OFFLINE' | 'ONLINE' | 'HYBRID';
 type Algorithm = Product['algorithm'];
 type Count = number | '';
 
-interface Draft {
+interface Draft extends SeatDraft {
   productKey: string;
   name: string;
   description: string;
@@ -73,19 +75,15 @@ function draftOf(product: Product | undefined): Draft {
     defaultValidityMonths: product ? (product.defaultValidityMonths ?? '') : 12,
     defaultGraceDays: product?.defaultGraceDays ?? 0,
     selfReleaseLimit: product ? (product.selfReleaseLimit ?? '') : 3,
+    seatModel: product?.seatModel ?? 'NODE_LOCKED',
+    leaseSeconds: product?.leaseSeconds ?? 900,
+    maxBorrowSeconds: product?.maxBorrowSeconds ?? 0,
+    // Empty while it is every seat, so that it follows maxMachines.
+    maxBorrowedSeats: product && product.maxBorrowedSeats !== product.maxMachines ? product.maxBorrowedSeats : '',
     airGapActivation: product?.airGapActivation ?? false,
     airGapActivationDays: product?.airGapActivationDays ?? 90,
     params: (product?.params as ProductParam[] | undefined) ?? [],
   };
-}
-
-/** Seconds in the words an operator thinks in. */
-export function duration(seconds: number): string {
-  const units: Array<[number, string]> = [[86_400, 'day'], [3_600, 'hour'], [60, 'minute']];
-  for (const [size, unit] of units) {
-    if (seconds >= size && seconds % size === 0) return `${seconds / size} ${unit}${seconds === size ? '' : 's'}`;
-  }
-  return `${seconds} seconds`;
 }
 
 const count = (value: string | number): Count => (typeof value === 'number' ? value : '');
@@ -123,7 +121,7 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const set = (change: Partial<Draft>) => setDraft((d) => ({ ...d, ...change }));
-  const reserved = options.data?.reservedParamKeys ?? [];
+  const reserved = [...(options.data?.reservedParamKeys ?? []), ...(draft.seatModel === 'FLOATING' ? (options.data?.reservedFloatingParamKeys ?? []) : [])];
   // An imported key, or an existing key on a token, has its own algorithm.
   const keyDecides = draft.keySource === 'pem' || draft.keySource === 'pkcs12' || (draft.keySource === 'pkcs11' && draft.keyLabel.trim() !== '');
   const pkcs11 = options.data?.keyOrigins.find((o) => o.value === 'pkcs11');
@@ -166,6 +164,10 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
       defaultValidityMonths: orNull(draft.defaultValidityMonths),
       defaultGraceDays: orNull(draft.defaultGraceDays),
       selfReleaseLimit: orNull(draft.selfReleaseLimit),
+      seatModel: draft.seatModel,
+      leaseSeconds: orNull(draft.leaseSeconds),
+      maxBorrowSeconds: orNull(draft.maxBorrowSeconds),
+      maxBorrowedSeats: orNull(draft.maxBorrowedSeats),
       airGapActivation: draft.airGapActivation,
       airGapActivationDays: orNull(draft.airGapActivationDays),
       params: draft.params.map((p) => ({ ...p, label: p.label.trim() || p.key })),
@@ -280,7 +282,7 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
             >
               <Group mt={6}>
                 {LICENCE_TYPES.map((t) => (
-                  <Checkbox key={t} value={t} label={t} />
+                  <Checkbox key={t} value={t} label={t} disabled={draft.seatModel === 'FLOATING' && t !== 'ONLINE'} />
                 ))}
               </Group>
             </Checkbox.Group>
@@ -299,6 +301,20 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
               onChange={(v) => set({ selfReleaseLimit: count(v) })}
             />
           </SimpleGrid>
+
+          <Divider label="Seats" labelPosition="left" />
+          <SeatFields
+            draft={draft}
+            maxMachines={draft.maxMachines}
+            checkRateAddress={options.data?.checkRateAddress}
+            onChange={(change) =>
+              set({
+                ...change,
+                // Floating licences are ONLINE, and fetch their renewed terms (the API's defaults too); their seats are leases, never air-gapped.
+                ...(change.seatModel === 'FLOATING' ? { allowedLicenceTypes: ['ONLINE'], licenceType: 'ONLINE', licenceFetchEnabled: true, airGapActivation: false } : {}),
+              })
+            }
+          />
 
           <Divider label="Online checks" labelPosition="left" />
           {!online && (
@@ -337,7 +353,12 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
           <SimpleGrid cols={{ base: 1, sm: 2 }}>
             <Switch
               label="Air-gapped activation"
-              description="Computers that never reach the service activate by copy and paste, through the console or the customer portal"
+              description={
+                draft.seatModel === 'FLOATING'
+                  ? 'Node-locked products only: a floating seat is a lease that checks renew'
+                  : 'Computers that never reach the service activate by copy and paste, through the console or the customer portal'
+              }
+              disabled={draft.seatModel === 'FLOATING'}
               checked={draft.airGapActivation}
               onChange={(e) => set({ airGapActivation: e.currentTarget.checked })}
             />

@@ -1,36 +1,120 @@
-import { Group, Pagination, Table, Text } from '@mantine/core';
+import { Button, Card, Checkbox, DataList, Group, Pagination, Select, Table, Text, UnstyledButton } from '@mantine/core';
+import { useMediaQuery } from '@mantine/hooks';
 import type { ReactNode } from 'react';
 import { Empty, ErrorText, Loading } from './feedback';
 
-/**
- * Records as a table, with the states around them: the API's error, loading, a word when there
- * are none, then a header per column and a row per record (scrolling sideways on a phone).
- */
-export function RecordTable<T>(props: {
+/** A column: its header and what it shows for a record. */
+export type Column<T> = [title: string, cell: (row: T) => ReactNode];
+
+/** Rows ticked for a bulk action, by row key. */
+export interface Selection {
+  selected: ReadonlySet<string>;
+  toggle: (keys: string[], on: boolean) => void;
+}
+
+/** Columns that sort in the service, by header; `by` the column clicked again flips the direction. */
+export interface Sorting<S extends string> {
+  columns: Partial<Record<string, S>>;
+  column: S;
+  asc: boolean;
+  by: (column: S) => void;
+}
+
+interface Props<T, S extends string> {
   label: string;
   rows: T[] | undefined;
   error?: unknown;
   rowKey: (row: T) => string | number;
-  columns: Array<[string, (row: T) => ReactNode]>;
+  columns: Array<Column<T>>;
   empty: string;
+  /** Below it the table scrolls sideways (between a phone's cards and a wide screen). */
   minWidth?: number;
-}) {
+  /**
+   * How a record reads as a card on a phone: the column that heads it (the first by default), the
+   * one shown beside that heading (a state badge), and the one at its foot without a label
+   * (actions). Every other column is a labelled line.
+   */
+  card?: { heading?: string; badge?: string; actions?: string };
+  sort?: Sorting<S>;
+  /** A tick per record for bulk actions; `name` says which record a tick is for. */
+  selection?: Selection & { name: (row: T) => string; all: string };
+  /** A newer page is on its way: the rows shown are the previous ones. */
+  stale?: boolean;
+}
+
+/** Below 600 px a record is a card: a phone never scrolls a table sideways. */
+const PHONE = '(max-width: 37.49em)';
+
+/**
+ * Records as a table, with the states around them: the API's error, loading, a word when there
+ * are none, then a header per column and a row per record; on a phone, a card per record.
+ */
+export function RecordTable<T, S extends string = string>(props: Props<T, S>) {
+  const phone = useMediaQuery(PHONE, false, { getInitialValueInEffect: false });
   if (props.error) return <ErrorText error={props.error} />;
   if (!props.rows) return <Loading />;
   if (props.rows.length === 0) return <Empty>{props.empty}</Empty>;
+  return phone ? <Cards {...props} rows={props.rows} /> : <Rows {...props} rows={props.rows} />;
+}
+
+function SelectPage<T>({ rows, rowKey, selection, labelled }: Pick<Props<T, never>, 'rowKey' | 'selection'> & { rows: T[]; labelled?: boolean }) {
+  if (!selection) return null;
+  const keys = rows.map((row) => String(rowKey(row)));
+  const ticked = keys.filter((k) => selection.selected.has(k)).length;
+  return (
+    <Checkbox
+      {...(labelled ? { label: selection.all } : { 'aria-label': selection.all })}
+      checked={ticked === keys.length}
+      indeterminate={ticked > 0 && ticked < keys.length}
+      onChange={(e) => selection.toggle(keys, e.currentTarget.checked)}
+    />
+  );
+}
+
+function Tick<T>({ row, rowKey, selection }: Pick<Props<T, never>, 'rowKey' | 'selection'> & { row: T }) {
+  if (!selection) return null;
+  const k = String(rowKey(row));
+  return <Checkbox aria-label={selection.name(row)} checked={selection.selected.has(k)} onChange={(e) => selection.toggle([k], e.currentTarget.checked)} />;
+}
+
+const selectedBackground = 'var(--mantine-primary-color-light)';
+
+function Rows<T, S extends string>(props: Props<T, S> & { rows: T[] }) {
+  const { sort, selection } = props;
   return (
     <Table.ScrollContainer minWidth={props.minWidth ?? 640}>
-      <Table highlightOnHover striped aria-label={props.label}>
+      <Table highlightOnHover striped aria-label={props.label} style={{ opacity: props.stale ? 0.6 : 1 }}>
         <Table.Thead>
           <Table.Tr>
-            {props.columns.map(([title]) => (
-              <Table.Th key={title}>{title}</Table.Th>
-            ))}
+            {selection && (
+              <Table.Th w={36}>
+                <SelectPage {...props} />
+              </Table.Th>
+            )}
+            {props.columns.map(([title]) => {
+              const column = sort?.columns[title];
+              return (
+                <Table.Th key={title} aria-sort={column && sort.column === column ? (sort.asc ? 'ascending' : 'descending') : undefined}>
+                  {column ? (
+                    <UnstyledButton onClick={() => sort.by(column)} fw={600} fz="sm">
+                      {title} {sort.column === column ? (sort.asc ? '▲' : '▼') : ''}
+                    </UnstyledButton>
+                  ) : (
+                    title
+                  )}
+                </Table.Th>
+              );
+            })}
           </Table.Tr>
         </Table.Thead>
         <Table.Tbody>
           {props.rows.map((row) => (
-            <Table.Tr key={props.rowKey(row)}>
+            <Table.Tr key={props.rowKey(row)} bg={selection?.selected.has(String(props.rowKey(row))) ? selectedBackground : undefined}>
+              {selection && (
+                <Table.Td>
+                  <Tick {...props} row={row} />
+                </Table.Td>
+              )}
               {props.columns.map(([title, cell]) => (
                 <Table.Td key={title}>{cell(row)}</Table.Td>
               ))}
@@ -39,6 +123,67 @@ export function RecordTable<T>(props: {
         </Table.Tbody>
       </Table>
     </Table.ScrollContainer>
+  );
+}
+
+function Cards<T, S extends string>(props: Props<T, S> & { rows: T[] }) {
+  const { sort, selection, card = {} } = props;
+  const heading = card.heading ?? props.columns[0]![0];
+  const cellOf = (title: string | undefined) => props.columns.find(([t]) => t === title)?.[1];
+  const [headingCell, badgeCell, actionsCell] = [cellOf(heading), cellOf(card.badge), cellOf(card.actions)];
+  const lines = props.columns.filter(([title]) => title !== heading && title !== card.badge && title !== card.actions);
+  const sortable = sort ? Object.entries(sort.columns).filter((entry): entry is [string, S] => entry[1] !== undefined) : [];
+  return (
+    <div style={{ opacity: props.stale ? 0.6 : 1 }}>
+      {(selection || sort) && (
+        <Group justify="space-between" align="flex-end" mb="sm" wrap="nowrap">
+          {selection ? <SelectPage {...props} labelled /> : <span />}
+          {sort && (
+            <Group gap={4} wrap="nowrap" align="flex-end">
+              <Select
+                label="Sort by"
+                size="xs"
+                w={130}
+                allowDeselect={false}
+                data={sortable.map(([title, value]) => ({ value, label: title }))}
+                value={sort.column}
+                onChange={(value) => value && value !== sort.column && sort.by(value as S)}
+              />
+              <Button size="xs" variant="default" onClick={() => sort.by(sort.column)} aria-label={`Sorted ${sort.asc ? 'ascending' : 'descending'}; reverse`}>
+                {sort.asc ? '▲' : '▼'}
+              </Button>
+            </Group>
+          )}
+        </Group>
+      )}
+      <ul aria-label={props.label} style={{ listStyle: 'none', margin: 0, padding: 0, display: 'flex', flexDirection: 'column', gap: 'var(--mantine-spacing-sm)' }}>
+        {props.rows.map((row) => {
+          const actions = actionsCell?.(row);
+          return (
+            <Card component="li" withBorder padding="sm" key={props.rowKey(row)} bg={selection?.selected.has(String(props.rowKey(row))) ? selectedBackground : undefined}>
+              <Group justify="space-between" align="flex-start" wrap="nowrap" gap="sm">
+                <Group gap="sm" align="flex-start" wrap="nowrap" miw={0}>
+                  <Tick {...props} row={row} />
+                  <div style={{ minWidth: 0, overflowWrap: 'anywhere' }}>{headingCell?.(row)}</div>
+                </Group>
+                {badgeCell && <div>{badgeCell(row)}</div>}
+              </Group>
+              {lines.length > 0 && (
+                <DataList size="sm" gap={4} labelWidth={104} mt="xs">
+                  {lines.map(([title, cell]) => (
+                    <DataList.Item key={title}>
+                      <DataList.ItemLabel>{title}</DataList.ItemLabel>
+                      <DataList.ItemValue>{cell(row)}</DataList.ItemValue>
+                    </DataList.Item>
+                  ))}
+                </DataList>
+              )}
+              {actions ? <Group mt="sm">{actions}</Group> : null}
+            </Card>
+          );
+        })}
+      </ul>
+    </div>
   );
 }
 

@@ -69,6 +69,7 @@ export default function Activity() {
       </Group>
       <RecordTable
         label="Activity"
+        card={{ heading: 'What' }}
         error={activity.error}
         rows={activity.data?.items}
         rowKey={(e) => e.id}

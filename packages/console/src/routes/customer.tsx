@@ -77,7 +77,7 @@ export default function CustomerPage() {
           <Field label="Created">
             <DateTime value={c.createdAt} /> {c.createdBy && <Text span size="xs" c="dimmed">by {c.createdBy}</Text>}
           </Field>
-          <Field label="Notes">{c.notes ? <Text style={{ whiteSpace: 'pre-wrap' }}>{c.notes}</Text> : <Text span c="dimmed">—</Text>}</Field>
+          <Field label="Notes">{c.notes ? <Text style={{ whiteSpace: 'pre-wrap' }}>{c.notes}</Text> : <Text span c="dimmed" inherit>—</Text>}</Field>
         </SimpleGrid>
       </Card>
       <section aria-labelledby="licences-heading">

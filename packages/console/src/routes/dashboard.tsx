@@ -46,7 +46,7 @@ export default function Dashboard() {
             <Figure label="In grace" value={n(d.totals.byStatus.GRACE)} />
             <Figure label="Expired" value={n(d.totals.byStatus.EXPIRED)} />
             <Figure label="Revoked" value={n(d.totals.byStatus.REVOKED)} />
-            <Figure label="Seats used" value={n(d.seatsUsed)} />
+            <Figure label="Seats in use now" value={n(d.seatsUsed)} hint="bound machines and live leases" />
           </SimpleGrid>
 
           <SimpleGrid cols={{ base: 1, md: 3 }}>
@@ -132,6 +132,7 @@ export default function Dashboard() {
             </Title>
             <RecordTable
               label="Next to expire"
+              card={{ badge: 'Status' }}
               rows={d.expiringSoon}
               rowKey={(licence) => licence.lid}
               empty="No licence expires soon."

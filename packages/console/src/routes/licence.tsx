@@ -6,6 +6,8 @@ import { api, unwrap } from '../api/client';
 import { key, useCanWrite } from '../api/queries';
 import { ConfirmButton, ErrorText, Guarded, Loading } from '../components/feedback';
 import { CopyBox, DateTime, download, Field, HealthBadge, StatusBadge } from '../components/display';
+import { splitClaims } from '../components/claims';
+import { Leases } from '../components/leases';
 import { RecordTable } from '../components/record-table';
 import { AirGapActions } from '../components/air-gap';
 import { defaultOf, ParamInput, type ParamValue, type ProductParam } from '../components/param-input';
@@ -101,7 +103,7 @@ export default function LicencePage() {
           <Field label="Starts">{l.startsAt ? <DateTime value={l.startsAt} /> : 'at once'}</Field>
           <Field label="Expires">{l.expiresAt ? <DateTime value={l.expiresAt} /> : 'never (perpetual)'}</Field>
           <Field label="Grace">{l.graceDays} days</Field>
-          <Field label="Seats">
+          <Field label={l.seatModel === 'FLOATING' ? 'Floating seats in use' : 'Seats'}>
             {l.seatsUsed} of {l.maxMachines} used {l.rebindCount > 0 && <Text span size="xs" c="dimmed">({l.rebindCount} released)</Text>}
           </Field>
           <Field label="Last check">
@@ -153,94 +155,99 @@ export default function LicencePage() {
         </Card>
       </SimpleGrid>
 
-      <Card withBorder>
-        <Group justify="space-between" mb="sm" wrap="wrap">
-          <Title order={2} size="h4">
-            Machines
-          </Title>
-          {l.licenceType !== 'OFFLINE' && !l.archived && (
-            <Guarded allowed={write.allowed} reason={write.reason}>
-              {(disabled) => (
-                <AirGapActions
-                  subject={lid}
-                  disabled={disabled}
-                  activate={(request) => unwrap(api().POST('/licenses/{lid}/air-gap-activations', { params: { path: { lid } }, body: { request } }))}
-                  deactivate={(code) => unwrap(api().POST('/licenses/{lid}/air-gap-deactivations', { params: { path: { lid } }, body: { code } }))}
-                  onDone={() => Promise.all([refresh(), queryClient.invalidateQueries({ queryKey: key('licence', lid, 'machines') })])}
-                />
-              )}
-            </Guarded>
-          )}
-        </Group>
-        <RecordTable
-          label="Machines"
-          error={machines.error}
-          rows={machines.data}
-          rowKey={(m) => m.id}
-          empty="No machine is bound yet: the first valid check binds one."
-          minWidth={760}
-          columns={[
-            [
-              'Machine',
-              (m) => (
-                <>
-                  <Text fw={500}>{m.label ?? `Machine ${m.id}`}</Text>
-                  {m.atIssue && <Badge size="xs" variant="outline">bound at issue</Badge>}
-                  {m.airGapped && m.until && (
-                    <Text size="xs" c="dimmed">
-                      air-gapped until <DateTime value={m.until} withTime={false} />
-                    </Text>
-                  )}
-                </>
-              ),
-            ],
-            [
-              'Components',
-              (m) => (
-                <Text size="xs" ff="monospace">
-                  {Object.entries(m.parts)
-                    .map(([part, hash]) => `${part} ${hash.slice(0, 6)}`)
-                    .join(' · ')}
-                </Text>
-              ),
-            ],
-            ['Bound', (m) => <DateTime value={m.boundAt} />],
-            ['Last seen', (m) => <DateTime value={m.lastSeenAt} />],
-            [
-              'Released',
-              (m) =>
-                m.releasedAt ? (
+      {l.seatModel === 'FLOATING' ? (
+        <Leases lid={lid} maxMachines={l.maxMachines} machines={machines.data} error={machines.error} write={write} onReleased={refresh} />
+      ) : (
+        <Card withBorder>
+          <Group justify="space-between" mb="sm" wrap="wrap">
+            <Title order={2} size="h4">
+              Machines
+            </Title>
+            {l.licenceType !== 'OFFLINE' && !l.archived && (
+              <Guarded allowed={write.allowed} reason={write.reason}>
+                {(disabled) => (
+                  <AirGapActions
+                    subject={lid}
+                    disabled={disabled}
+                    activate={(request) => unwrap(api().POST('/licenses/{lid}/air-gap-activations', { params: { path: { lid } }, body: { request } }))}
+                    deactivate={(code) => unwrap(api().POST('/licenses/{lid}/air-gap-deactivations', { params: { path: { lid } }, body: { code } }))}
+                    onDone={() => Promise.all([refresh(), queryClient.invalidateQueries({ queryKey: key('licence', lid, 'machines') })])}
+                  />
+                )}
+              </Guarded>
+            )}
+          </Group>
+          <RecordTable
+            label="Machines"
+            card={{ actions: 'Action' }}
+            error={machines.error}
+            rows={machines.data}
+            rowKey={(m) => m.id}
+            empty="No machine is bound yet: the first valid check binds one."
+            minWidth={760}
+            columns={[
+              [
+                'Machine',
+                (m) => (
                   <>
-                    <DateTime value={m.releasedAt} /> <Text span size="xs" c="dimmed">by {m.releasedBy}</Text>
-                  </>
-                ) : (
-                  <Text span c="dimmed">live</Text>
-                ),
-            ],
-            [
-              'Action',
-              (m) =>
-                m.live &&
-                !m.atIssue && (
-                  <Guarded allowed={write.allowed} reason={write.reason}>
-                    {(disabled) => (
-                      <ConfirmButton
-                        label="Release"
-                        title={`Release ${m.label ?? `machine ${m.id}`}`}
-                        disabled={disabled}
-                        consequence="The seat is freed: that machine's next check binds again only if a seat is free."
-                        onConfirm={async () => {
-                          await unwrap(api().POST('/licenses/{lid}/release-binding', { params: { path: { lid } }, body: { machineId: m.id } }));
-                          await Promise.all([refresh(), queryClient.invalidateQueries({ queryKey: key('licence', lid, 'machines') })]);
-                        }}
-                      />
+                    <Text fw={500}>{m.label ?? `Machine ${m.id}`}</Text>
+                    {m.atIssue && <Badge size="xs" variant="outline">bound at issue</Badge>}
+                    {m.airGapped && m.until && (
+                      <Text size="xs" c="dimmed">
+                        air-gapped until <DateTime value={m.until} withTime={false} />
+                      </Text>
                     )}
-                  </Guarded>
+                  </>
                 ),
-            ],
-          ]}
-        />
-      </Card>
+              ],
+              [
+                'Components',
+                (m) => (
+                  <Text size="xs" ff="monospace">
+                    {Object.entries(m.parts)
+                      .map(([part, hash]) => `${part} ${hash.slice(0, 6)}`)
+                      .join(' · ')}
+                  </Text>
+                ),
+              ],
+              ['Bound', (m) => <DateTime value={m.boundAt} />],
+              ['Last seen', (m) => <DateTime value={m.lastSeenAt} />],
+              [
+                'Released',
+                (m) =>
+                  m.releasedAt ? (
+                    <>
+                      <DateTime value={m.releasedAt} /> <Text span size="xs" c="dimmed">by {m.releasedBy}</Text>
+                    </>
+                  ) : (
+                    <Text span c="dimmed" inherit>live</Text>
+                  ),
+              ],
+              [
+                'Action',
+                (m) =>
+                  m.live &&
+                  !m.atIssue && (
+                    <Guarded allowed={write.allowed} reason={write.reason}>
+                      {(disabled) => (
+                        <ConfirmButton
+                          label="Release"
+                          title={`Release ${m.label ?? `machine ${m.id}`}`}
+                          disabled={disabled}
+                          consequence="The seat is freed: that machine's next check binds again only if a seat is free."
+                          onConfirm={async () => {
+                            await unwrap(api().POST('/licenses/{lid}/release-binding', { params: { path: { lid } }, body: { machineId: m.id } }));
+                            await Promise.all([refresh(), queryClient.invalidateQueries({ queryKey: key('licence', lid, 'machines') })]);
+                          }}
+                        />
+                      )}
+                    </Guarded>
+                  ),
+              ],
+            ]}
+          />
+        </Card>
+      )}
 
       <Card withBorder>
         <Title order={2} size="h4" mb="sm">
@@ -248,6 +255,7 @@ export default function LicencePage() {
         </Title>
         <RecordTable
           label="Superseded terms"
+          card={{ actions: 'Download' }}
           error={versions.error}
           rows={versions.data}
           rowKey={(v) => v.versionNo}
@@ -284,11 +292,12 @@ export default function LicencePage() {
         <ErrorText error={activity.error} />
         <Stack gap={6}>
           {(activity.data?.items ?? []).map((entry) => (
-            <Group key={entry.id} gap="sm" wrap="nowrap" align="flex-start">
+            <Group key={entry.id} gap="sm" align="flex-start" style={{ rowGap: 0 }}>
               <Text size="sm" c="dimmed" w={150} style={{ flexShrink: 0 }}>
                 <DateTime value={entry.at} />
               </Text>
-              <Text size="sm">
+              {/* Beside the time where there is room, under it on a phone. */}
+              <Text size="sm" style={{ flex: '1 1 240px' }}>
                 <b>{entry.actor}</b> · {entry.summary}
               </Text>
             </Group>
@@ -300,15 +309,6 @@ export default function LicencePage() {
       <Renew lid={lid} productId={l.productId} params={declaredParams} opened={renewing} onClose={() => setRenewing(false)} onRenewed={refresh} />
     </Stack>
   );
-}
-
-const ISSUER_CLAIMS = new Set(['v', 'lid', 'prd', 'org', 'typ', 'act', 'lic', 'iat', 'nbf', 'exp', 'grace', 'fp', 'fpn', 'mm', 'chk', 'max']);
-
-function splitClaims(claims: Record<string, unknown>) {
-  const issuer: Record<string, unknown> = {};
-  const params: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(claims)) (ISSUER_CLAIMS.has(name) ? issuer : params)[name] = value;
-  return { ...issuer, params };
 }
 
 function Notes(props: { lid: string; notes: string | null; allowed: boolean; reason: string; onSaved: () => Promise<unknown> }) {

@@ -46,6 +46,7 @@ export default function Members() {
       <RecordTable
         error={members.error}
         label="Members"
+        card={{ badge: 'Active', actions: 'Actions' }}
         rows={members.data}
         rowKey={(m) => m.id}
         empty="No member."
@@ -77,7 +78,7 @@ export default function Members() {
             'Actions',
             (m) =>
               admin.allowed && (
-                <Group gap={6} wrap="nowrap">
+                <Group gap={6}>
                   <Button size="compact-sm" variant="light" onClick={() => setEditing(m)} aria-label={`Edit ${m.username}`}>
                     Edit
                   </Button>

@@ -20,6 +20,7 @@ export default function PlatformActivity() {
       <Title order={1}>Activity</Title>
       <RecordTable
         label="Activity"
+        card={{ heading: 'Action' }}
         error={activity.error}
         rows={activity.data?.items}
         rowKey={(e) => e.id}

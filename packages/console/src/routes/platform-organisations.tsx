@@ -32,6 +32,21 @@ function PlanUsage({ org }: { org: Organisation }) {
   );
 }
 
+const plural = (n: number, word: string) => `${n.toLocaleString()} ${word}${n === 1 ? '' : 's'}`;
+
+/** What an organisation holds, one count a line: a column each would push its actions off a 1,280 px screen. */
+function Counts({ counts }: { counts: Organisation['counts'] }) {
+  return (
+    <Text size="sm" style={{ whiteSpace: 'nowrap' }}>
+      {plural(counts.licences, 'licence')}
+      <br />
+      {plural(counts.products, 'product')}
+      <br />
+      {plural(counts.members, 'member')}
+    </Text>
+  );
+}
+
 export default function PlatformOrganisations() {
   const admin = useIsPlatformAdmin();
   const queryClient = useQueryClient();
@@ -59,6 +74,7 @@ export default function PlatformOrganisations() {
       {!admin.allowed && <Text size="sm" c="dimmed">{admin.reason}</Text>}
       <RecordTable
         label="Organisations"
+        card={{ badge: 'State', actions: 'Actions' }}
         error={orgs.error}
         rows={orgs.data}
         rowKey={(o) => o.slug}
@@ -82,16 +98,14 @@ export default function PlatformOrganisations() {
             ),
           ],
           ['Plan', (o) => <PlanUsage org={o} />],
-          ['Licences', (o) => o.counts.licences.toLocaleString()],
-          ['Products', (o) => o.counts.products.toLocaleString()],
-          ['Members', (o) => o.counts.members.toLocaleString()],
-          ['State', (o) => <Badge variant="dot" color={o.suspended ? 'red' : 'green'} miw="fit-content">{o.suspended ? 'suspended' : 'active'}</Badge>],
+          ['Holds', (o) => <Counts counts={o.counts} />],
+          ['State', (o) => <Badge variant="dot" color={o.suspended ? 'red' : 'green'}>{o.suspended ? 'suspended' : 'active'}</Badge>],
           ['Created', (o) => <DateTime value={o.createdAt} withTime={false} />],
           [
             'Actions',
             (o) =>
               admin.allowed && (
-                <Group gap={6} wrap="nowrap">
+                <Group gap={6}>
                   <Button size="compact-sm" variant="light" onClick={() => setPlanOf(o)} aria-label={`Change plan of ${o.name}`}>
                     Change plan
                   </Button>

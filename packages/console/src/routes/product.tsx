@@ -4,9 +4,9 @@ import { useState, type ReactNode } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { key, useCanWrite } from '../api/queries';
-import { CopyBox, DateTime, download, Field, SecretOnce } from '../components/display';
+import { CopyBox, DateTime, download, duration, Field, SecretOnce } from '../components/display';
 import { ConfirmButton, ErrorText, Guarded, Loading } from '../components/feedback';
-import { duration, ProductForm, type Product } from '../components/product-form';
+import { ProductForm, type Product } from '../components/product-form';
 import { RecordTable } from '../components/record-table';
 
 export default function ProductPage() {
@@ -110,7 +110,7 @@ export default function ProductPage() {
       </Group>
 
       <Card withBorder>
-        <SimpleGrid cols={{ base: 2, md: 4 }} spacing="lg" verticalSpacing="md">
+        <SimpleGrid cols={{ base: 1, xs: 2, md: 4 }} spacing="lg" verticalSpacing="md">
           <Field label="Licences">
             <Anchor component={Link} to={`/o/${slug}/licences?productId=${p.id}`}>
               {p.licenseCount.toLocaleString()} {p.licenseCount === 1 ? 'licence' : 'licences'}
@@ -132,7 +132,16 @@ export default function ProductPage() {
           </Field>
           <Field label="Default validity">{p.defaultValidityMonths === null ? 'asked at issue' : p.defaultValidityMonths === 0 ? 'perpetual' : `${p.defaultValidityMonths} months`}</Field>
           <Field label="Grace">{p.defaultGraceDays ?? 0} days</Field>
-          <Field label="Machines per licence">{p.maxMachines}</Field>
+          <Field label="Seats">
+            {p.seatModel === 'FLOATING' ? `Floating: ${duration(p.leaseSeconds)} leases` : 'Node-locked'}
+            {p.seatModel === 'FLOATING' && (
+              <Text span size="xs" c="dimmed">
+                {' '}
+                ({p.maxBorrowSeconds === 0 ? 'no borrowing' : `borrowing up to ${duration(p.maxBorrowSeconds)}, ${p.maxBorrowedSeats} at once`})
+              </Text>
+            )}
+          </Field>
+          <Field label={p.seatModel === 'FLOATING' ? 'Machines at a time' : 'Machines per licence'}>{p.maxMachines}</Field>
           <Field label="Fingerprint match">{p.fingerprintNeed ?? 3} of 5 components</Field>
           <Field label="Check interval">{duration(p.checkIntervalSeconds ?? 86_400)}</Field>
           <Field label="Offline window">{duration(p.maxOfflineSeconds ?? 604_800)}</Field>
@@ -186,6 +195,7 @@ export default function ProductPage() {
         )}
         <RecordTable
           label="Key history"
+          card={{ actions: 'Public key' }}
           error={keys.error}
           rows={keys.data}
           rowKey={(k) => k.keyFingerprint}
@@ -195,7 +205,7 @@ export default function ProductPage() {
             ['Fingerprint', (k) => (<Group gap={6} wrap="nowrap"><Code>{k.keyFingerprint.slice(0, 16)}…</Code>{k.current && <Badge size="sm">current</Badge>}</Group>)],
             ['Algorithm', (k) => k.algorithm],
             ['Created', (k) => <DateTime value={k.createdAt} />],
-            ['Retired', (k) => (k.retiredAt ? <DateTime value={k.retiredAt} /> : <Text span c="dimmed">in use</Text>)],
+            ['Retired', (k) => (k.retiredAt ? <DateTime value={k.retiredAt} /> : <Text span c="dimmed" inherit>in use</Text>)],
             [
               'Public key',
               (k) => (
@@ -222,7 +232,7 @@ export default function ProductPage() {
             ['Label', (param) => param.label],
             ['Type', (param) => param.type + (param.type === 'ENUM' ? ` (${param.options.join(', ')})` : '')],
             ['Required', (param) => (param.required ? 'yes' : 'no')],
-            ['Default', (param) => param.defaultValue ?? <Text span c="dimmed">—</Text>],
+            ['Default', (param) => param.defaultValue ?? <Text span c="dimmed" inherit>—</Text>],
           ]}
         />
       </section>

@@ -48,6 +48,7 @@ export default function Tokens() {
           <RecordTable
             error={tokens.error}
             label="API tokens"
+            card={{ badge: 'State', actions: 'Actions' }}
             rows={tokens.data}
             rowKey={(t) => t.id}
             empty="No API token yet."
@@ -61,7 +62,7 @@ export default function Tokens() {
               [
                 'Actions',
                 (t) => (
-                  <Group gap={6} wrap="nowrap">
+                  <Group gap={6}>
                     {!t.revokedAt && (
                       <ConfirmButton compact label="Revoke" title={`Revoke ${t.name}`} color="red" consequence="Every request carrying this token is refused from now on. The record stays, so its past use remains visible." onConfirm={revoke(t)} />
                     )}

@@ -18,7 +18,7 @@ import { iso } from '../http/schemas.js';
 import type { Keyring } from '../keys/keyring.js';
 import { liveBinding } from '../licences/live.js';
 import { findLicenceRow, lockLicenceRow, statusOf, type BindingRow, type LicenceRow } from '../licences/repo.js';
-import { selfReleasesInWindow } from '../licences/self-release.js';
+import { releasedColumns, selfReleasesInWindow } from '../licences/self-release.js';
 
 /** Who activates or deactivates: an operator (Management API) or a customer (portal). */
 export interface AirGapCaller {
@@ -78,6 +78,8 @@ export async function activateAirGapped(caller: AirGapCaller, keyring: Keyring, 
     .executeTakeFirstOrThrow();
   if (product.air_gap_activation !== 1) throw badRequest("air-gapped activation is off for this licence's product");
   if (licence.licence_type === 'OFFLINE') throw badRequest('an OFFLINE licence needs no activation: it works on its own');
+  // A licence keeps the seat model it was issued with, whatever its product became (DESIGN.md 13).
+  if (licence.seat_model === 'FLOATING') throw badRequest('a floating licence cannot be activated air-gapped: its seats are leases its checks renew');
   if (Math.abs(now - fields.iat * 1000) > REQUEST_LIFETIME_MS) {
     throw badRequest('request: it was made more than 7 days ago (or its computer’s clock is far off): make a new one');
   }
@@ -220,7 +222,8 @@ export async function deactivateAirGapped(caller: AirGapCaller, lid: string, cod
       .where('ended_at', 'is', null)
       .where('until', '>', now)
       .executeTakeFirst();
-    const release = seat !== undefined && seat.lease_ends_at !== null && sharing === undefined;
+    // Only a node-locked seat's end is an activation's (a floating licence's is its lease).
+    const release = seat !== undefined && row.seat_model === 'NODE_LOCKED' && seat.lease_ends_at !== null && sharing === undefined;
     const counted = release && !force;
     if (counted) {
       const product = await t.selectFrom('products').select('self_release_limit').where('id', '=', row.product_id).executeTakeFirstOrThrow();
@@ -231,7 +234,7 @@ export async function deactivateAirGapped(caller: AirGapCaller, lid: string, cod
     await t.updateTable('air_gap_activations').set(ended).where('id', '=', activation.id).execute();
     const details = { airGapped: true, activationId: String(activation.id), released: release, ...(force ? { force: true } : {}) };
     if (release) {
-      await t.updateTable('machine_bindings').set({ released_at: now, released_by: caller.actor }).where('id', '=', seat.id).execute();
+      await t.updateTable('machine_bindings').set(releasedColumns(seat, caller.actor, now)).where('id', '=', seat.id).execute();
       await t
         .updateTable('licences')
         .set((eb) => ({ rebind_count: eb('rebind_count', '+', 1) }))

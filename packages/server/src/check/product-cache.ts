@@ -12,6 +12,8 @@ export interface CheckProduct {
   fingerprintNeed: number;
   /** DESIGN.md 12: self-service releases per licence in any 30 days; null = no limit. */
   selfReleaseLimit: number | null;
+  /** DESIGN.md 13: how many leases of one floating licence may be borrowed at once. */
+  maxBorrowedSeats: number;
   tokenHash: string | null;
   /** Every key the product has had, current first: a licence may be signed by any of them. */
   keys: OpenedKey[];
@@ -33,6 +35,7 @@ const readProduct = preparedQuery((t, checkId: string, slug: string) =>
       'products.licence_fetch_enabled',
       'products.fingerprint_need',
       'products.self_release_limit',
+      'products.max_borrowed_seats',
       'products.check_token_hash',
     ])
     .where('products.check_id', '=', checkId)
@@ -73,6 +76,7 @@ export class CheckProductCache {
       fetchEnabled: row.licence_fetch_enabled === 1,
       fingerprintNeed: row.fingerprint_need,
       selfReleaseLimit: row.self_release_limit,
+      maxBorrowedSeats: row.max_borrowed_seats,
       tokenHash: row.check_token_hash,
       keys: await this.keysOf(t, row.id, row.version),
     };

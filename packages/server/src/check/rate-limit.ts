@@ -11,6 +11,8 @@ export interface RateDecision {
 export interface RateLimiter {
   /** Counts one request against `key`; `limit` 0 means no limit. */
   hit(key: string, limit: number, now?: number): Promise<RateDecision>;
+  /** With Redis configured: whether its counts are the ones in use now. */
+  redisUp?(): boolean;
   close(): Promise<void>;
 }
 
@@ -42,34 +44,79 @@ export function memoryRateLimiter(): RateLimiter {
   };
 }
 
+// While Redis is down, a reconnection is tried this often, so its return is noticed within a second.
+const RECONNECT_MS = 500;
+
+/** What a Redis-backed limiter reports: an outage (once) and the end of one. */
+export interface RedisEvents {
+  down(err: Error): void;
+  up(): void;
+}
+
 /**
- * Counts shared by every instance: INCR on a key per window, expiring with it. When Redis
- * cannot answer, the request is allowed (DESIGN.md 1: checks are never refused for Redis).
+ * Counts shared by every instance: INCR on a key per window, expiring with it. While Redis cannot
+ * answer, `fallback` counts instead (DESIGN.md 17): at once while the connection is known down (no
+ * offline queue, so no command waits for a reconnection), and after a second when Redis stops
+ * answering on an open connection (which is then made afresh). Its return is used at once. The
+ * timeouts are not shorter because a busy machine's Redis (or this process's event loop, while
+ * it starts) can be slow without Redis being gone, and a needless fallback splits the minute's
+ * counts in two.
  */
-export function redisRateLimiter(url: string, prefix: string, onError: (err: Error) => void): RateLimiter {
-  // Commands wait for a connection being made, but never long: an unreachable Redis fails a hit
-  // within the command timeout (and at once while the connection is down), so checks go on.
-  const redis = new Redis(url, { maxRetriesPerRequest: 0, commandTimeout: 250 });
-  let lastError = 0;
-  redis.on('error', (err: Error) => {
-    // A down Redis reports on every reconnect attempt; say so at most once a minute.
-    if (Date.now() - lastError >= WINDOW_MS) onError(err);
-    lastError = Date.now();
+export function redisRateLimiter(url: string, prefix: string, fallback: RateLimiter, events: RedisEvents): RateLimiter {
+  const redis = new Redis(url, {
+    maxRetriesPerRequest: 0,
+    commandTimeout: 1_000,
+    connectTimeout: 5_000,
+    enableOfflineQueue: false,
+    retryStrategy: () => RECONNECT_MS,
   });
+  let up = false;
+  // The first hits wait for the first connection, made or failed, so that a service just started
+  // does not count its first requests without Redis and the rest in it.
+  let first: Promise<unknown> | null = new Promise((settle) => {
+    redis.once('ready', settle);
+    redis.once('error', settle);
+  }).then(() => (first = null));
+  let outage = false;
+  let closing = false;
+  const down = (err: Error) => {
+    up = false;
+    if (outage || closing) return;
+    outage = true;
+    events.down(err);
+  };
+  redis.on('ready', () => {
+    up = true;
+    if (!outage) return;
+    outage = false;
+    events.up();
+  });
+  // A down Redis reports on every reconnection attempt: one warning per outage.
+  redis.on('error', down);
+  redis.on('close', () => down(new Error('connection to Redis closed')));
   return {
     async hit(key, limit, now = Date.now()) {
       if (limit === 0) return ALLOWED;
+      if (first) await first;
+      if (!up) return fallback.hit(key, limit, now);
       const start = now - (now % WINDOW_MS);
       const name = `${prefix}${key}:${start}`;
       try {
         const results = await redis.multi().incr(name).pexpire(name, WINDOW_MS * 2).exec();
         return decide(Number(results?.[0]?.[1] ?? 0), limit, start, now);
-      } catch {
-        return ALLOWED;
+      } catch (err) {
+        if (up) {
+          down(err as Error);
+          redis.disconnect(true);
+        }
+        return fallback.hit(key, limit, now);
       }
     },
+    redisUp: () => up,
     async close() {
+      closing = true;
       redis.disconnect();
+      await fallback.close();
     },
   };
 }
@@ -140,8 +187,11 @@ export function answerRateHits(worker: Worker, counts: RateLimiter): void {
   });
 }
 
-/** The counts this process uses: Redis when configured, else the primary's when a worker, else its own. */
-export function sharedRateLimiter(redis: { url: string; prefix: string } | null, onRedisError: (err: Error) => void): RateLimiter {
-  if (redis) return redisRateLimiter(redis.url, redis.prefix, onRedisError);
-  return cluster.isWorker ? primaryRateLimiter() : memoryRateLimiter();
+/**
+ * The counts this process uses: Redis when configured, else (and while Redis is down) the
+ * primary's when it is one of several workers, else its own (a single worker's are all there are).
+ */
+export function sharedRateLimiter(redis: { url: string; prefix: string } | null, workers: number, events: RedisEvents): RateLimiter {
+  const local = cluster.isWorker && workers > 1 ? primaryRateLimiter() : memoryRateLimiter();
+  return redis ? redisRateLimiter(redis.url, redis.prefix, local, events) : local;
 }

@@ -12,7 +12,8 @@ import type { OrganisationCache } from '../orgs/repo.js';
 import type { CheckWrites } from './counters.js';
 import { CheckProductCache, StaleProduct, type CheckProduct } from './product-cache.js';
 import type { RateLimiter } from './rate-limit.js';
-import { checkLicence, fetchLicence, releaseOwnSeat, type CheckScope } from './service.js';
+import { borrowLease, fetchLicence, releaseOwnSeat } from './own-seat.js';
+import { checkLicence, type CheckScope } from './service.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -58,8 +59,15 @@ const CheckAnswer = Type.Object({
   checkedAt: Type.String({ format: 'date-time', description: 'Signed; equals serverTime.' }),
   serverTime: Timestamp,
   nonce: Type.String({ description: 'The nonce sent (signed).' }),
+  leaseEndsAt: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      description: 'Signed (SVCR2). A floating licence: when this machine\'s lease ends unless renewed; omitted when it holds none or the status is not ACTIVE or GRACE.',
+    }),
+  ),
   receipt: Type.String({
-    description: 'Base64url signature, with the key that signed the presented licence, over `SVCR1␟lid␟status␟nonce␟checkedAt␟boundAt␟fpDigest` (␟ = 0x1F; absent fields empty).',
+    description:
+      'Base64url signature, with the key that signed the presented licence, over `SVCR1␟lid␟status␟nonce␟checkedAt␟boundAt␟fpDigest` (␟ = 0x1F; absent fields empty) for a presented term of `v` 3 or 4, or over `SVCR2␟lid␟status␟nonce␟checkedAt␟boundAt␟fpDigest␟leaseEndsAt` for `v` 5 (a floating licence).',
   }),
   expiresAt: Type.Optional(Timestamp),
   graceEndsAt: Type.Optional(Timestamp),
@@ -68,6 +76,7 @@ const CheckAnswer = Type.Object({
   renewed: Type.Optional(Type.Boolean({ description: 'The presented term was renewed: fetch the current one.' })),
   checkEverySeconds: Type.Optional(Type.Integer()),
   checkMaxSeconds: Type.Optional(Type.Integer()),
+  retryAfterSeconds: Type.Optional(Type.Integer({ description: 'SEATS_FULL on a floating licence: whole seconds until the earliest lease ends.' })),
   reason: Type.Optional(
     Type.Enum(['UNKNOWN_LICENCE', 'REVOKED', 'SUPERSEDED', 'NOT_YET_VALID', 'EXPIRED', 'FINGERPRINT_MISMATCH', 'SEATS_FULL'], {
       description: 'Why valid is false: the first that applies, in this order.',
@@ -81,10 +90,15 @@ const ReleaseAnswer = Type.Object({
   releasedAt: Type.Optional(Timestamp),
   nonce: Type.String({ description: 'The nonce sent.' }),
   reason: Type.Optional(
-    Type.Enum(['NO_SEAT', 'AT_ISSUE', 'UNKNOWN_LICENCE'], {
-      description: 'Why nothing was released: this machine holds no seat (an exact fingerprint match is needed), its seat is in the signature, or the licence is unknown. These never count towards the limit.',
+    Type.Enum(['NO_SEAT', 'AT_ISSUE', 'UNKNOWN_LICENCE', 'BORROWED'], {
+      description:
+        'Why nothing was released: this machine holds no seat (an exact fingerprint match is needed), its seat is in the signature, the licence is unknown, or (floating) its lease is borrowed until a later time, which only an operator ends sooner. These never count towards the limit.',
     }),
   ),
+});
+const BorrowBody = Type.Object({
+  ...ReleaseBody.properties,
+  until: Type.String({ maxLength: 64, description: 'ISO 8601 time: keep the lease until then (at most maxBorrowSeconds ahead).' }),
 });
 const FetchAnswer = Type.Object({ license: Type.String({ description: 'The current signed licence string.' }) });
 
@@ -99,7 +113,7 @@ interface Gate {
   writes: CheckWrites;
 }
 
-type Route = 'check' | 'fetch' | 'release';
+type Route = 'check' | 'fetch' | 'release' | 'borrow';
 
 /**
  * The refusals of DESIGN.md 5 that come before the body, in their order. They run in
@@ -189,6 +203,7 @@ export function checkRoutes(keyring: Keyring, database: Database, config: Config
     const checks = gate(deps, 'check');
     const fetches = gate(deps, 'fetch');
     const releases = gate(deps, 'release');
+    const borrows = gate(deps, 'borrow');
     const security = 'Authorization: Bearer `svcc_<checkId>_<secret>` (the product’s check token) and Content-Type: application/json.';
 
     app.post(
@@ -236,7 +251,7 @@ export function checkRoutes(keyring: Keyring, database: Database, config: Config
         onRequest: releases.onRequest,
         schema: {
           summary: 'Release this machine’s own seat',
-          description: `${security} DESIGN.md 12: frees the live seat whose recorded fingerprint equals this one exactly, so the licence can be used on another machine. Refusals come in the order of a check; past the product's \`selfReleaseLimit\` in 30 days, 403 "self-service release limit reached".`,
+          description: `${security} DESIGN.md 12: frees the live seat whose recorded fingerprint equals this one exactly, so the licence can be used on another machine. Refusals come in the order of a check; past the product's \`selfReleaseLimit\` in 30 days, 403 "self-service release limit reached". On a floating licence it ends this machine's lease at once and never counts towards the limit, except a borrowed lease (\`BORROWED\`).`,
           tags,
           params: CheckParams,
           body: ReleaseBody,
@@ -244,6 +259,23 @@ export function checkRoutes(keyring: Keyring, database: Database, config: Config
         },
       },
       async (request) => releases.judged(request, (scope) => releaseOwnSeat(scope, request.body)),
+    );
+
+    app.post(
+      '/public/license/:checkId/borrow',
+      {
+        config: { access: 'check' },
+        onRequest: borrows.onRequest,
+        schema: {
+          summary: 'Borrow this machine’s lease',
+          description: `${security} DESIGN.md 13: a machine holding a live lease of a floating licence keeps it until \`until\` (at most the licence's \`brw\` seconds ahead: 400 beyond; 403 "borrowing is off" when 0), to work offline. 403 "no live lease on this machine: check first" without one; 403 "all borrowable seats are borrowed" past the product's \`maxBorrowedSeats\`. Answers like a check, with \`leaseEndsAt\` the borrowed end.`,
+          tags,
+          params: CheckParams,
+          body: BorrowBody,
+          response: responses({ 200: CheckAnswer }, [415, 429]),
+        },
+      },
+      async (request) => borrows.judged(request, (scope) => borrowLease(scope, request.body)),
     );
   };
 }

@@ -7,23 +7,24 @@ import {
   parseFingerprint,
   parseLicence,
   receiptMessage,
+  receiptTagOf,
   verifyLicence,
   type FingerprintParts,
   type LicenceClaims,
   type ParsedLicence,
 } from '@licensor/protocol';
 import { recordAudit } from '../audit/audit.js';
-import { liveBinding } from '../licences/live.js';
-import { releaseSelf } from '../licences/self-release.js';
 import { lockRow, type Database } from '../db/database.js';
 import { preparedQuery, type Tenant } from '../db/tenant.js';
 import { inTransaction } from '../http/context.js';
-import { badRequest, forbidden, notFound } from '../http/errors.js';
+import { badRequest } from '../http/errors.js';
 import { iso } from '../http/schemas.js';
 import { keyUnavailable, type OpenedKey } from '../keys/keyring.js';
 import type { Organisation } from '../orgs/repo.js';
 import { StaleProduct, type CheckProduct } from './product-cache.js';
 import { STAMP_INTERVAL_MS, type CheckWrites } from './counters.js';
+import { decideLease, writeLease, type BindingRow } from './leases.js';
+import { isLive, liveBinding } from '../licences/live.js';
 
 export type CheckReason = 'UNKNOWN_LICENCE' | 'REVOKED' | 'SUPERSEDED' | 'NOT_YET_VALID' | 'EXPIRED' | 'FINGERPRINT_MISMATCH' | 'SEATS_FULL';
 
@@ -42,11 +43,13 @@ export interface CheckScope {
 
 
 /** A presented licence whose signature verified with one of the product's keys, and the fingerprint sent. */
-interface Presented {
+export interface Presented {
   parsed: ParsedLicence;
   claims: LicenceClaims;
   key: OpenedKey;
   fingerprint: string;
+  /** fpDigest of the fingerprint: signed in the receipt, and how a floating licence finds this machine's row. */
+  digest: string;
   parts: FingerprintParts;
   /** What the application calls this machine, when it sent a name (check only). */
   machineLabel?: string | undefined;
@@ -57,7 +60,7 @@ interface Presented {
  * product's keys (before any lookup, so licence ids cannot be probed), then the claims that
  * tie the licence to this organisation and product, then its type.
  */
-function readPresented(scope: CheckScope, body: { license: string; fingerprint: string; machineLabel?: string | undefined }): Presented {
+export function readPresented(scope: CheckScope, body: { license: string; fingerprint: string; machineLabel?: string | undefined }): Presented {
   let parts: FingerprintParts;
   let parsed: ParsedLicence;
   try {
@@ -81,19 +84,22 @@ function readPresented(scope: CheckScope, body: { license: string; fingerprint: 
   if (claims.prd !== scope.product.productKey) throw refuse('license: issued for another product');
   if (claims.typ === 'OFFLINE') throw badRequest('license: an OFFLINE licence has no online check');
   const key = scope.product.keys.find((k) => k.publicKey === publicKey)!;
-  return { parsed, claims, key, fingerprint: body.fingerprint, parts, machineLabel: body.machineLabel };
+  return { parsed, claims, key, fingerprint: body.fingerprint, digest: fpDigest(body.fingerprint), parts, machineLabel: body.machineLabel };
 }
 
 /**
  * A licence as the check path reads it, with its live seats, oldest first, and its product's
  * version (to confirm the cached product): one round trip. One row at least while the product
- * exists, with a null licence when the organisation has none by this lid.
+ * exists, with a null licence when the organisation has none by this lid. A floating licence's
+ * row of this machine (found by its fingerprint's digest) comes too, live or not (DESIGN.md 13).
  */
-const readLicenceRows = preparedQuery((t, productId: number, lid: string, now: number) =>
+const readLicenceRows = preparedQuery((t, productId: number, lid: string, now: number, digest: string) =>
   t
     .selectFrom('products')
     .leftJoin('licences as l', (join) => join.onRef('l.org_id', '=', 'products.org_id').on('l.lid', '=', lid))
-    .leftJoin('machine_bindings as b', (join) => join.onRef('b.licence_id', '=', 'l.id').on(liveBinding('b', now)))
+    .leftJoin('machine_bindings as b', (join) =>
+      join.onRef('b.licence_id', '=', 'l.id').on((eb) => eb.or([liveBinding('b', now), eb('b.fp_digest', '=', digest)])),
+    )
     .select([
       'products.version as product_version',
       'l.id',
@@ -103,20 +109,24 @@ const readLicenceRows = preparedQuery((t, productId: number, lid: string, now: n
       'l.revoked_reason',
       'l.max_machines',
       'l.last_checked_at',
+      'l.seat_model',
       'b.id as seat_id',
       'b.parts',
       'b.bound_at',
       'b.label',
       'b.last_seen_at',
+      'b.released_at',
       'b.lease_ends_at',
+      'b.borrowed_until',
+      'b.fp_digest',
     ])
     .where('products.id', '=', productId)
     .orderBy('b.bound_at')
     .orderBy('b.id'),
 );
 
-async function readLicence(scope: CheckScope, t: Tenant, lid: string) {
-  const rows = await readLicenceRows(t, scope.product.id, lid, scope.now);
+async function readLicence(scope: CheckScope, t: Tenant, lid: string, digest: string) {
+  const rows = await readLicenceRows(t, scope.product.id, lid, scope.now, digest);
   const first = rows[0];
   if (!scope.confirmed && first?.product_version !== scope.product.version) throw new StaleProduct();
   if (first?.id == null) return undefined;
@@ -129,11 +139,27 @@ async function readLicence(scope: CheckScope, t: Tenant, lid: string) {
     revoked_reason: first.revoked_reason,
     max_machines: first.max_machines!,
     last_checked_at: first.last_checked_at,
+    floating: first.seat_model === 'FLOATING',
   };
-  const bindings = rows.flatMap((r) =>
-    r.seat_id === null ? [] : [{ id: r.seat_id, parts: r.parts!, bound_at: r.bound_at!, label: r.label, last_seen_at: r.last_seen_at, lease_ends_at: r.lease_ends_at }],
+  const rowsRead: BindingRow[] = rows.flatMap((r) =>
+    r.seat_id === null
+      ? []
+      : [{
+          id: r.seat_id,
+          parts: r.parts!,
+          bound_at: r.bound_at!,
+          label: r.label,
+          last_seen_at: r.last_seen_at,
+          released_at: r.released_at,
+          lease_ends_at: r.lease_ends_at,
+          borrowed_until: r.borrowed_until,
+          fp_digest: r.fp_digest,
+        }],
   );
-  return { licence, bindings };
+  const bindings = rowsRead.filter((row) => isLive(row, scope.now));
+  // Set only on a floating licence's rows: this machine's lease row, live or lapsed.
+  const mine = rowsRead.find((row) => row.fp_digest === digest);
+  return { licence, bindings, mine };
 }
 
 type LicenceState = NonNullable<Awaited<ReturnType<typeof readLicence>>>['licence'];
@@ -142,27 +168,25 @@ type LicenceState = NonNullable<Awaited<ReturnType<typeof readLicence>>>['licenc
 const payloadPartOf = (licenceString: string) => licenceString.slice(0, licenceString.indexOf('.'));
 
 /** The licence the presented term belongs to with its live seats, and whether that term is superseded; null when neither known. */
-async function findTerm(scope: CheckScope, presented: Presented) {
-  const read = await readLicence(scope, scope.tenant, presented.claims.lid);
+export async function findTerm(scope: CheckScope, presented: Presented) {
+  const read = await readLicence(scope, scope.tenant, presented.claims.lid, presented.digest);
   if (!read) return null;
-  const { licence, bindings } = read;
-  if (payloadPartOf(licence.licence_string) === presented.parsed.payloadPart) return { licence, bindings, superseded: false };
+  if (payloadPartOf(read.licence.licence_string) === presented.parsed.payloadPart) return { ...read, superseded: false };
+  const { licence } = read;
   const versions = await scope.tenant
     .selectFrom('licence_versions')
     .select('licence_string')
     .where('licence_id', '=', licence.id)
     .execute();
   const known = versions.some((v) => payloadPartOf(v.licence_string) === presented.parsed.payloadPart);
-  return known ? { licence, bindings, superseded: true } : null;
+  return known ? { ...read, superseded: true } : null;
 }
 
-type Term = NonNullable<Awaited<ReturnType<typeof findTerm>>>;
-
-type Binding = Term['bindings'][number];
+export type Term = NonNullable<Awaited<ReturnType<typeof findTerm>>>;
 
 /** The seat this machine holds: the most equal components, then the oldest (DESIGN.md 5). */
-function seatOf(bindings: Binding[], presented: Presented, need: number): Binding | undefined {
-  let best: Binding | undefined;
+export function seatOf(bindings: BindingRow[], presented: Presented, need: number): BindingRow | undefined {
+  let best: BindingRow | undefined;
   let bestScore = need - 1;
   for (const binding of bindings) {
     const score = matchScore(presented.parts, JSON.parse(binding.parts) as FingerprintParts);
@@ -171,21 +195,26 @@ function seatOf(bindings: Binding[], presented: Presented, need: number): Bindin
   return best;
 }
 
-interface Verdict {
+export interface Verdict {
   /** Signed status: empty for an unknown licence. */
   status: string;
   reason: CheckReason | null;
-  /** When this machine's seat was bound; null when it holds none. */
+  /** When this machine's seat was bound (its current lease began); null when it holds none. */
   boundAt: number | null;
-  /** True when the check is valid only once this machine takes a free seat. */
+  /** True when the check is valid only once this machine takes a free seat, or its lease end is committed. */
   bind: boolean;
   /** The seat this machine holds, when it holds one. */
-  seat?: Binding | undefined;
+  seat?: BindingRow | undefined;
+  /** A floating licence: the lease end to sign, when this machine holds (or takes) a lease and the status is ACTIVE or GRACE. */
+  leaseEndsAt?: number | null;
+  /** SEATS_FULL on a floating licence: whole seconds until the earliest lease ends. */
+  retryAfterSeconds?: number;
 }
 
-/** The verdict of DESIGN.md 5 for a known term, from the licence and its live seats as read. */
+/** The verdict of DESIGN.md 5 (DESIGN.md 13 for a floating licence) for a known term, from the licence and its seats as read. */
 function judge(term: Term, presented: Presented, need: number, now: number): Verdict {
   const { licence, bindings, superseded } = term;
+  if (licence.floating) return judgeFloating(term, presented, now);
   const seat = seatOf(bindings, presented, need);
   const boundAt = seat?.bound_at ?? null;
   // Revocation is the licence's; the calendar is the presented term's own (for the current term they agree).
@@ -201,10 +230,30 @@ function judge(term: Term, presented: Presented, need: number, now: number): Ver
 }
 
 /**
+ * A floating licence's verdict: a lease belongs to the exact fingerprint, and a valid check, or a
+ * SUPERSEDED one whose own term has not passed its grace end, takes or renews it (DESIGN.md 13).
+ */
+function judgeFloating(term: Term, presented: Presented, now: number): Verdict {
+  const { licence, bindings, mine, superseded } = term;
+  const held = mine !== undefined && bindings.includes(mine) ? mine : undefined;
+  const status = licence.revoked === 1 ? 'REVOKED' : calendarStatus(presented.claims, Math.floor(now / 1000));
+  const refuse = (reason: CheckReason): Verdict => ({ status, reason, boundAt: held?.bound_at ?? null, bind: false, leaseEndsAt: null });
+  if (licence.revoked === 1) return refuse('REVOKED');
+  const usable = status === 'ACTIVE' || status === 'GRACE';
+  if (superseded && !usable) return refuse('SUPERSEDED');
+  if (status === 'PENDING') return refuse('NOT_YET_VALID');
+  if (status === 'EXPIRED') return refuse('EXPIRED');
+  const lease = decideLease(bindings, mine, licence.max_machines, presented.claims.lse!, now);
+  const reason = superseded ? 'SUPERSEDED' : null;
+  if (lease.end === null) return superseded ? refuse('SUPERSEDED') : { ...refuse('SEATS_FULL'), retryAfterSeconds: lease.retryAfterSeconds! };
+  return { status, reason, boundAt: held?.bound_at ?? now, bind: lease.write, seat: held, leaseEndsAt: lease.end };
+}
+
+/**
  * A valid check from a seat records when it was last seen (at most once a minute) and the label
  * the application sent, when that changed: a write only when there is something new.
  */
-function noteSeat(scope: CheckScope, seat: Binding, label: string | undefined) {
+function noteSeat(scope: CheckScope, seat: BindingRow, label: string | undefined) {
   const seenDue = seat.last_seen_at === null || scope.now - seat.last_seen_at >= STAMP_INTERVAL_MS;
   const relabel = label !== undefined && label !== seat.label;
   if (seenDue || relabel) scope.writes.stampSeat(scope.org.id, seat.id, { ...(seenDue ? { seenAt: scope.now } : {}), ...(relabel ? { label } : {}) });
@@ -214,18 +263,41 @@ const stampDue = (licence: LicenceState, verdict: Verdict, now: number) =>
   (verdict.reason === null || verdict.reason === 'SUPERSEDED') &&
   (licence.last_checked_at === null || now - licence.last_checked_at >= STAMP_INTERVAL_MS);
 
+/** The term as it is under the licence-row lock (the caller holds it): read again, to be judged again. */
+export async function lockedTerm(scope: CheckScope, t: Tenant, term: Term, presented: Presented): Promise<Term> {
+  await lockRow(scope.database, t.db, 'licences', term.licence.id);
+  const read = (await readLicence(scope, t, term.licence.lid, presented.digest))!;
+  return { ...read, superseded: term.superseded || payloadPartOf(read.licence.licence_string) !== presented.parsed.payloadPart };
+}
+
+/** A floating licence's lease write, from a term read under the lock. */
+export const leaseWrite = (scope: CheckScope, fresh: Term, presented: Presented) => ({
+  dialect: scope.database.dialect,
+  licence: fresh.licence,
+  live: fresh.bindings,
+  mine: fresh.mine,
+  fingerprint: presented.fingerprint,
+  digest: presented.digest,
+  parts: presented.parts,
+  label: presented.machineLabel,
+  now: scope.now,
+});
+
 /**
- * Takes a free seat for this machine under the licence-row lock: the licence and its seats are
- * read again there and judged again, so concurrent checks on any instance never bind more
- * seats than `maxMachines`, nor two seats for one machine.
+ * Takes a free seat for this machine, or commits its lease end, under the licence-row lock: the
+ * licence and its seats are read again there and judged again, so concurrent checks on any
+ * instance never bind more seats (or hold more live leases) than `maxMachines`, nor two for one
+ * machine. A lease end is committed here, before the receipt that signs it.
  */
 function bindUnderLock(scope: CheckScope, term: Term, presented: Presented, need: number): Promise<Verdict> {
   const { now } = scope;
   return inTransaction(scope, async (t) => {
-    await lockRow(scope.database, t.db, 'licences', term.licence.id);
-    const { licence, bindings } = (await readLicence(scope, t, term.licence.lid))!;
-    const fresh = { licence, bindings, superseded: term.superseded || payloadPartOf(licence.licence_string) !== presented.parsed.payloadPart };
+    const fresh = await lockedTerm(scope, t, term, presented);
+    const { licence } = fresh;
     const verdict = judge(fresh, presented, need, now);
+    if (verdict.bind && licence.floating) {
+      return { ...verdict, boundAt: await writeLease(t, leaseWrite(scope, fresh, presented), verdict.leaseEndsAt!), bind: false };
+    }
     if (verdict.bind) {
       const binding = await t
         .insertInto('machine_bindings', {
@@ -254,14 +326,19 @@ function bindUnderLock(scope: CheckScope, term: Term, presented: Presented, need
   });
 }
 
-/** The check answer of DESIGN.md 5, its receipt signed (outside any transaction) with the key that signed the licence. */
-async function answer(scope: CheckScope, presented: Presented, nonce: string, verdict: Verdict, term: Term | null) {
+/**
+ * The check answer of DESIGN.md 5, its receipt signed (outside any transaction) with the key that
+ * signed the licence, under the tag the presented term's `v` chooses (SVCR2 signs `leaseEndsAt`).
+ */
+export async function answer(scope: CheckScope, presented: Presented, nonce: string, verdict: Verdict, term: Term | null) {
   const { claims, key } = presented;
   if (!key.signer) throw keyUnavailable(key.error!);
+  const tag = receiptTagOf(claims);
   const checkedAt = iso(scope.now);
   const boundAt = verdict.boundAt === null ? '' : iso(verdict.boundAt);
-  const fields = { lid: claims.lid, status: verdict.status, nonce, checkedAt, boundAt, fpDigest: fpDigest(presented.fingerprint) };
-  const receipt = (await key.signer.sign(receiptMessage(fields))).toString('base64url');
+  const leaseEndsAt = tag === 'SVCR2' && verdict.leaseEndsAt != null ? iso(verdict.leaseEndsAt) : '';
+  const fields = { lid: claims.lid, status: verdict.status, nonce, checkedAt, boundAt, fpDigest: presented.digest, leaseEndsAt };
+  const receipt = (await key.signer.sign(receiptMessage(fields, tag))).toString('base64url');
   const graceEnd = graceEndsAt(claims.exp, claims.grace);
   const licence = term?.licence;
   return {
@@ -269,6 +346,7 @@ async function answer(scope: CheckScope, presented: Presented, nonce: string, ve
     valid: verdict.reason === null,
     lid: claims.lid,
     ...(boundAt === '' ? {} : { boundAt }),
+    ...(leaseEndsAt === '' ? {} : { leaseEndsAt }),
     checkedAt,
     serverTime: checkedAt,
     nonce,
@@ -280,6 +358,7 @@ async function answer(scope: CheckScope, presented: Presented, nonce: string, ve
     ...(term && claims.chk !== undefined ? { checkEverySeconds: claims.chk } : {}),
     ...(term && claims.max !== undefined ? { checkMaxSeconds: claims.max } : {}),
     ...(verdict.reason === null ? {} : { reason: verdict.reason }),
+    ...(verdict.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: verdict.retryAfterSeconds }),
   };
 }
 
@@ -306,57 +385,8 @@ export async function checkLicence(
   // Gathered with other checks' stamps (CheckWrites), once the seat, if any, is committed.
   if (stampDue(term.licence, verdict, scope.now)) scope.writes.stampLicence(scope.org.id, term.licence.id, scope.now);
   if (verdict.reason === null && verdict.seat) noteSeat(scope, verdict.seat, presented.machineLabel);
-  if (verdict.reason === null && verdict.seat?.lease_ends_at != null) await keepAirGappedSeat(scope, verdict.seat.id);
+  // A floating licence's lease end is its lease, never an activation's.
+  if (verdict.reason === null && !term.licence.floating && verdict.seat?.lease_ends_at != null) await keepAirGappedSeat(scope, verdict.seat.id);
   return answer(scope, presented, body.nonce, verdict, term);
 }
 
-/**
- * The current term for an installation that holds a live seat (SPEC 4.4): no trust on first
- * use, and never a binding. The presented term may be current or superseded.
- */
-export async function fetchLicence(scope: CheckScope, body: { license: string; fingerprint: string }): Promise<{ license: string }> {
-  const presented = readPresented(scope, body);
-  const term = await findTerm(scope, presented);
-  if (!term) throw notFound(`no licence ${presented.claims.lid} holds this term`);
-  if (term.licence.revoked === 1) throw forbidden('the licence is revoked');
-  const graceEnd = graceEndsAt(presented.claims.exp, presented.claims.grace);
-  if (graceEnd !== null && Math.floor(scope.now / 1000) >= graceEnd) throw forbidden('the presented licence is past its grace end');
-  if (term.bindings.length === 0) throw forbidden('the licence is not bound to any machine yet: check first');
-  if (!seatOf(term.bindings, presented, presented.claims.fpn ?? scope.product.fingerprintNeed)) {
-    throw forbidden('this fingerprint matches no machine bound to the licence');
-  }
-  return { license: term.licence.licence_string };
-}
-
-export type ReleaseAnswer =
-  | { lid: string; released: true; releasedAt: string; nonce: string }
-  | { lid: string; released: false; nonce: string; reason: 'NO_SEAT' | 'AT_ISSUE' | 'UNKNOWN_LICENCE' };
-
-/**
- * The application frees its own seat (DESIGN.md 12): the live seat whose recorded fingerprint
- * equals this one in all five components (a near match, which a check accepts, does not
- * release), under the licence-row lock and within the product's limit.
- */
-export async function releaseOwnSeat(scope: CheckScope, body: { license: string; fingerprint: string; nonce: string }): Promise<ReleaseAnswer> {
-  const presented = readPresented(scope, body);
-  const { lid } = presented.claims;
-  const refused = (reason: 'NO_SEAT' | 'AT_ISSUE' | 'UNKNOWN_LICENCE') => ({ lid, released: false as const, nonce: body.nonce, reason });
-  const term = await findTerm(scope, presented);
-  if (!term) return refused('UNKNOWN_LICENCE');
-  const parts = JSON.stringify(presented.parts);
-  return inTransaction(scope, async (t) => {
-    await lockRow(scope.database, t.db, 'licences', term.licence.id);
-    const seats = await t
-      .selectFrom('machine_bindings')
-      .select(['id', 'parts', 'at_issue'])
-      .where('licence_id', '=', term.licence.id)
-      .where(liveBinding('machine_bindings', scope.now))
-      .orderBy('id')
-      .execute();
-    const seat = seats.find((s) => s.parts === parts);
-    if (!seat) return refused('NO_SEAT');
-    if (seat.at_issue === 1) return refused('AT_ISSUE');
-    await releaseSelf(t, { licenceId: term.licence.id, lid, bindingId: seat.id, parts: seat.parts }, scope.product.selfReleaseLimit, 'self', scope.now);
-    return { lid, released: true as const, releasedAt: iso(scope.now), nonce: body.nonce };
-  });
-}

@@ -110,12 +110,24 @@ export function nameStatement(sql: string): void {
   if (!statementNames.has(sql)) statementNames.set(sql, `licensor_${statementNames.size + 1}`);
 }
 
-function openPostgres(connectionString: string): Database {
-  const pool = new pg.Pool({ connectionString, max: 10, types: pgTypes });
-  // An idle client losing its connection must not crash the process; the next query reconnects.
+/**
+ * The bounds of DESIGN.md 17 on a pool that serves requests, so an unreachable server is a 503
+ * within 10 s rather than a hang: 5 s to connect (or to wait for a free client), 5 s for a
+ * statement on the server, and 6 s for its answer to arrive (a server gone without closing the
+ * connection). The CLI and migrations run without them.
+ */
+const SERVING_LIMITS = { connectionTimeoutMillis: 5_000, statement_timeout: 5_000, query_timeout: 6_000 };
+
+function openPostgres(connectionString: string, serving: boolean): Database {
+  const pool = new pg.Pool({ connectionString, max: 10, types: pgTypes, ...(serving ? SERVING_LIMITS : {}) });
+  // A client losing its connection (a server restart) must not end the process, idle or checked
+  // out: node-postgres emits 'error' on both, and an unhandled one is thrown. The query in flight
+  // fails on its own; the pool drops the broken client and the next one connects afresh (and so
+  // prepares its named statements again).
   pool.on('error', () => {});
-  // Kysely sends text and values; a named statement's text goes as pg's named query instead.
   pool.on('connect', (client) => {
+    client.on('error', () => {});
+    // Kysely sends text and values; a named statement's text goes as pg's named query instead.
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
     client.query = ((text: unknown, ...rest: unknown[]) => {
       const name = typeof text === 'string' ? statementNames.get(text) : undefined;
@@ -126,12 +138,15 @@ function openPostgres(connectionString: string): Database {
   return { db, dialect: 'postgres', close: () => db.destroy() };
 }
 
-/** Opens the configured database and brings its schema up to date. */
+/**
+ * Opens the configured database and brings its schema up to date. `serving`: the pool answers
+ * requests, and so gets the timeouts of DESIGN.md 17.
+ */
 export async function openDatabase(
   options: { databaseUrl: string | null; sqliteFile: string },
-  { migrate = true } = {},
+  { migrate = true, serving = false } = {},
 ): Promise<Database> {
-  const database = options.databaseUrl ? openPostgres(options.databaseUrl) : openSqlite(options.sqliteFile);
+  const database = options.databaseUrl ? openPostgres(options.databaseUrl, serving) : openSqlite(options.sqliteFile);
   if (migrate) {
     try {
       await migrateWhenFree(database);
@@ -190,6 +205,24 @@ export async function lockName(database: Pick<Database, 'dialect'>, trx: Db, nam
   if (database.dialect !== 'postgres') return;
   const lock = sql.raw(mode === 'shared' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock');
   await sql`select ${lock}(hashtextextended(${name}, 0))`.execute(trx);
+}
+
+const CONNECTION_FAULTS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+// PostgreSQL: shutting down, crashed, starting up, cancelled (the statement timeout), too many connections.
+const SERVER_FAULTS = new Set(['57P01', '57P02', '57P03', '57014', '53300']);
+// node-postgres's own errors for a connection lost, never made, or timed out.
+const CLIENT_FAULTS = /^(?:Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Client was closed)/;
+
+/**
+ * True when the error says the database could not be reached or did not answer in time, rather
+ * than that the request was wrong: PostgreSQL down or restarting, or SQLite's write lock still
+ * held after the busy timeout. Such a request is answered 503 (DESIGN.md 17).
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  const code = typeof e?.code === 'string' ? e.code : '';
+  if (CONNECTION_FAULTS.has(code) || SERVER_FAULTS.has(code) || code.startsWith('08') || code.startsWith('SQLITE_BUSY')) return true;
+  return typeof e?.message === 'string' && CLIENT_FAULTS.test(e.message);
 }
 
 /** True when the error is a unique-constraint violation on either dialect. */

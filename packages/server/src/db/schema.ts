@@ -140,6 +140,11 @@ export interface ProductsTable {
   default_grace_days: number;
   /** DESIGN.md 12: seats one licence may release by itself in any 30 days; null = no limit. */
   self_release_limit: number | null;
+  /** DESIGN.md 13: NODE_LOCKED or FLOATING; the lease length and borrowing limits of FLOATING licences. */
+  seat_model: string;
+  lease_seconds: number;
+  max_borrow_seconds: number;
+  max_borrowed_seats: number;
   /** DESIGN.md 14: whether licences of the product may be activated on air-gapped machines, and for how many days. */
   air_gap_activation: number;
   air_gap_activation_days: number;
@@ -219,6 +224,8 @@ export interface LicencesTable {
   search_text: string;
   /** The status (as its rank in STATUSES) at the tally clock's instant: licences/tallies.ts. */
   status_rank: number | null;
+  /** The product's seat model when the licence was issued, kept for good (DESIGN.md 13); NODE_LOCKED by default. */
+  seat_model: Generated<string>;
 }
 
 export interface CheckCountsTable {
@@ -273,8 +280,20 @@ export interface MachineBindingsTable {
   label: string | null;
   /** The last valid check from this seat, stamped at most once a minute. */
   last_seen_at: number | null;
-  /** When the seat lapses by itself (an air-gapped activation's `until`); null: live until released. */
+  /** fpDigest of `fingerprint`: how a floating licence's check finds this machine's lease row. */
+  fp_digest: string | null;
+  /** A floating licence's lease, or an air-gapped activation's `until`: live until then (null: live until released). */
   lease_ends_at: number | null;
+  /** The end of a borrow (DESIGN.md 13): until then only an operator may release it. */
+  borrowed_until: number | null;
+}
+
+/** A floating licence's highest number of live leases seen on one UTC day. */
+export interface LicenceLeasePeaksTable {
+  org_id: number;
+  licence_id: number;
+  day: string;
+  peak: number;
 }
 
 /** DESIGN.md 14: one air-gapped activation; its id is the response's `aid`. */
@@ -384,6 +403,7 @@ export interface Schema {
   licences: LicencesTable;
   licence_versions: LicenceVersionsTable;
   machine_bindings: MachineBindingsTable;
+  licence_lease_peaks: LicenceLeasePeaksTable;
   air_gap_activations: AirGapActivationsTable;
   idempotency_keys: IdempotencyKeysTable;
   check_counts: CheckCountsTable;

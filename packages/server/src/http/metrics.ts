@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** Request counts and latency by route, on a registry of this app's own. */
 export function installMetrics(app: FastifyInstance): Registry {
@@ -25,4 +25,16 @@ export function installMetrics(app: FastifyInstance): Registry {
     latency.observe(labels, reply.elapsedTime / 1000);
   });
   return registry;
+}
+
+/** `licensor_redis_up`: 1 while Redis holds the rate-limit counts, 0 while this process counts without it. */
+export function installRedisGauge(registry: Registry, up: () => boolean): void {
+  new Gauge({
+    name: 'licensor_redis_up',
+    help: 'Whether Redis holds the rate-limit counts (1) or they are counted without it (0)',
+    registers: [registry],
+    collect() {
+      this.set(up() ? 1 : 0);
+    },
+  });
 }

@@ -12,7 +12,7 @@ export type LicenceRow = Selectable<LicencesTable>;
 export type VersionRow = Selectable<LicenceVersionsTable>;
 export type BindingRow = Selectable<MachineBindingsTable>;
 
-/** A licence row with what its answers show beside it at `now`: product names and live seats. */
+/** A licence row with what its answers show beside it at `now`: product names and live seats (a floating licence's live leases). */
 export function licenceViews(t: Tenant, now: number) {
   return t
     .selectFrom('licences')
@@ -110,6 +110,7 @@ export function toLicenceListItem(view: LicenceView, now: number) {
     graceDays: view.grace_days,
     licenceType: view.licence_type as LicenceType,
     activation: view.activation as 'ONLINE' | 'OFFLINE' | null,
+    seatModel: view.seat_model as 'NODE_LOCKED' | 'FLOATING',
     activated: seatsUsed > 0,
     boundAt: iso(view.bound_at === null ? null : Number(view.bound_at)),
     rebindCount: view.rebind_count,
@@ -166,5 +167,7 @@ export function toBinding(row: BindingRow, now: number) {
     atIssue: row.at_issue === 1,
     label: row.label,
     lastSeenAt: iso(row.last_seen_at),
+    leaseEndsAt: iso(row.lease_ends_at),
+    borrowedUntil: iso(row.borrowed_until),
   };
 }

@@ -12,6 +12,7 @@ import { idempotentRequest, Replay } from './idempotency.js';
 import { claimsOf, findLicenceRow, findLicenceView, licenceViews, toBinding, toLicence, toLicenceListItem, toVersionListItem, type LicenceView } from './repo.js';
 import {
   IssueBody,
+  LeasePeak,
   Licence,
   LicenceListItem,
   LicenceVersion,
@@ -38,6 +39,7 @@ import {
   type LicenceAnswer,
 } from './service.js';
 import { verifyLicenceString } from './verify.js';
+import { leasePeaks, PEAK_DAYS } from './lease-peaks.js';
 
 const tags = ['Licences'];
 const MAX_LIST = 25_000;
@@ -222,6 +224,24 @@ export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
         const licence = await findLicenceRow(request.ctx.tenant, request.params.lid);
         const rows = await request.ctx.tenant.selectFrom('machine_bindings').selectAll().where('licence_id', '=', licence.id).orderBy('id').execute();
         return withActivations(request.ctx.tenant, rows.map((row) => toBinding(row, request.ctx.now)));
+      },
+    );
+
+    app.get(
+      '/licenses/:lid/lease-peaks',
+      {
+        config: { access: 'licenses:read' },
+        schema: {
+          summary: 'Daily peak of live leases',
+          description: `A FLOATING licence's highest number of live leases on each of the last ${PEAK_DAYS} UTC days, oldest first (0 for a day without any); all 0 for a node-locked licence.`,
+          tags,
+          params: LidParams,
+          response: responses({ 200: Type.Array(LeasePeak) }),
+        },
+      },
+      async (request) => {
+        const licence = await findLicenceRow(request.ctx.tenant, request.params.lid);
+        return leasePeaks(request.ctx.tenant, licence.id, request.ctx.now);
       },
     );
 

@@ -70,11 +70,12 @@ const listFields = {
   graceDays: Type.Integer(),
   licenceType: LicenceTypeSchema,
   activation: Nullable(ActivationSchema),
+  seatModel: Type.Enum(['NODE_LOCKED', 'FLOATING'], { description: "The product's seat model when the licence was issued; the licence keeps it (DESIGN.md 13)." }),
   activated: Type.Boolean(),
   boundAt: NullableTimestamp,
   rebindCount: Type.Integer(),
   maxMachines: Type.Integer(),
-  seatsUsed: Type.Integer(),
+  seatsUsed: Type.Integer({ description: 'Live seats: for a FLOATING licence, live leases.' }),
   status: Type.Enum(['PENDING', 'ACTIVE', 'GRACE', 'EXPIRED', 'REVOKED']),
   checkHealth: Type.Enum(['NOT_APPLICABLE', 'NEVER', 'OK', 'DUE', 'OVERDUE']),
   checkMaxSeconds: Nullable(Type.Integer()),
@@ -127,6 +128,15 @@ export const MachineBinding = Type.Object({
   airGapped: Type.Boolean({ description: 'True while an air-gapped activation (DESIGN.md 14) holds this seat.' }),
   activationId: Nullable(Type.String({ description: 'That activation’s id (the `aid` of its response).' })),
   until: NullableTimestamp,
+  leaseEndsAt: Nullable(Type.String({ format: 'date-time', description: 'FLOATING: when this lease ends (or ended) unless renewed. A node-locked seat: an air-gapped activation\'s seat ends by itself then (as `until`), otherwise null.' })),
+  borrowedUntil: Nullable(
+    Type.String({ format: 'date-time', description: 'FLOATING: the end of a borrow. Until then the application works offline, even after an operator frees the seat.' }),
+  ),
+});
+
+export const LeasePeak = Type.Object({
+  date: Type.String({ description: 'A UTC day, YYYY-MM-DD.' }),
+  peak: Type.Integer({ description: 'The most live leases seen at once that day.' }),
 });
 
 export const VerifyResult = Type.Object({

@@ -5,6 +5,13 @@ import { forbidden } from '../http/errors.js';
 /** DESIGN.md 12: the window the self-service limit counts in. */
 export const SELF_RELEASE_WINDOW_MS = 30 * 24 * 60 * 60 * 1000;
 
+/** A released row: a lease (DESIGN.md 13) also ends at once, so its listed end is when it was freed. */
+export const releasedColumns = (row: { lease_ends_at: number | null }, actor: string, now: number) => ({
+  released_at: now,
+  released_by: actor,
+  lease_ends_at: row.lease_ends_at === null ? null : Math.min(row.lease_ends_at, now),
+});
+
 /** Who released a seat without the operator: the application (`self`) or the customer (`customer/<id>`). */
 const isSelf = (releasedBy: string | null) => releasedBy === 'self' || (releasedBy?.startsWith('customer/') ?? false);
 
@@ -34,13 +41,13 @@ export async function selfReleasesInWindow(t: Tenant, licenceId: number, now: nu
  */
 export async function releaseSelf(
   t: Tenant,
-  seat: { licenceId: number; lid: string; bindingId: number; parts: string },
+  seat: { licenceId: number; lid: string; bindingId: number; parts: string; lease_ends_at: number | null },
   limit: number | null,
   actor: string,
   now: number,
 ): Promise<void> {
   if (limit !== null && (await selfReleasesInWindow(t, seat.licenceId, now)) >= limit) throw forbidden('self-service release limit reached');
-  await t.updateTable('machine_bindings').set({ released_at: now, released_by: actor }).where('id', '=', seat.bindingId).execute();
+  await t.updateTable('machine_bindings').set(releasedColumns(seat, actor, now)).where('id', '=', seat.bindingId).execute();
   await t
     .updateTable('licences')
     .set((eb) => ({ rebind_count: eb('rebind_count', '+', 1) }))

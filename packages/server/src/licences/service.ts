@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Static } from 'typebox';
-import { parseFingerprint, signLicenceWith, type LicenceType } from '@licensor/protocol';
+import { isReservedClaimName, parseFingerprint, signLicenceWith, type LicenceType } from '@licensor/protocol';
 import { recordAudit } from '../audit/audit.js';
 import { findCustomerByEmail, findCustomerByNameWithoutEmail, findCustomerRow } from '../customers/repo.js';
 import { findOrCreateCustomer } from '../customers/service.js';
@@ -10,6 +10,7 @@ import { inTransaction, type Ctx } from '../http/context.js';
 import { badRequest, forbidden, notFound } from '../http/errors.js';
 import type { Keyring } from '../keys/keyring.js';
 import { findProductRow } from '../products/repo.js';
+import type { SeatModel } from '../products/schemas.js';
 import { shapeOf, type ProductShape } from '../products/shape.js';
 import { localDate } from './calendar.js';
 import { liveBinding } from './live.js';
@@ -20,11 +21,11 @@ import {
   findLicenceView,
   lockLicenceRow,
   statusOf,
-  toBinding,
   toLicence,
   type LicenceRow,
 } from './repo.js';
 import type { IssueBody, ReleaseBody, RenewBody } from './schemas.js';
+import { releasedColumns } from './self-release.js';
 import { countingLicences, holdClock, tallyChange, talliesWithin } from './tallies.js';
 import { countsAgainstPlan, graceEnd, licenceStatus, type LicenceStatus } from './status.js';
 import { extendedTerm, mergeFingerprints, resolveParams, termDate, termFrom, validityMonths, type TermDates } from './terms.js';
@@ -96,6 +97,7 @@ async function signTerm(
     licensee: string;
     fingerprints: string[];
     maxMachines: number;
+    seatModel: SeatModel;
     params: Record<string, unknown>;
   },
   dates: TermDates,
@@ -108,6 +110,10 @@ async function signTerm(
     throw badRequest('graceDays: the grace period would end after the year 9999');
   }
   const params = resolveParams(shape.params, licence.params);
+  const floating = licence.seatModel === 'FLOATING';
+  // A floating licence kept its model while its product changed: a parameter may now clash with its claims.
+  const clash = floating ? params.find(([key]) => isReservedClaimName(key, true)) : undefined;
+  if (clash) throw badRequest(`params.${clash[0]}: a floating licence signs "${clash[0]}" as a claim; rename the product's parameter`);
   const issuedAt = Math.floor(ctx.now / 1000) * 1000;
   const { keyId, signer } = await keyring.signingKeyFor(ctx.tenant, product);
   const licenceString = await signLicenceWith(
@@ -127,6 +133,8 @@ async function signTerm(
       mm: licence.maxMachines,
       chk: online ? shape.checkIntervalSeconds : null,
       max: online ? shape.maxOfflineSeconds : null,
+      lse: floating ? shape.leaseSeconds : null,
+      brw: floating ? shape.maxBorrowSeconds : null,
       params,
     },
     signer.sign,
@@ -179,6 +187,11 @@ export async function issueLicence(ctx: Ctx, keyring: Keyring, input: IssueInput
     if (activation === 'OFFLINE' && fingerprints.length === 0) {
       throw badRequest('fingerprint: a HYBRID licence activated offline binds at issue and needs a fingerprint');
     }
+    const { seatModel } = shape;
+    // Its product allows ONLINE licences only (products/shape.ts); its seats are leases that checks take.
+    if (seatModel === 'FLOATING' && fingerprints.length > 0) {
+      throw badRequest('fingerprint: a FLOATING licence has no at-issue fingerprints (its seats are leases taken by checks)');
+    }
     const maxMachines = input.maxMachines ?? Math.max(shape.maxMachines, fingerprints.length);
     if (maxMachines < fingerprints.length) {
       throw badRequest(`maxMachines: ${maxMachines} is fewer than the ${fingerprints.length} fingerprints signed in`);
@@ -190,7 +203,7 @@ export async function issueLicence(ctx: Ctx, keyring: Keyring, input: IssueInput
     for (;;) {
       const customer = await intendedCustomer(ctx.tenant, input);
       const lid = randomUUID();
-      const licence = { lid, licenceType, activation, licensee: customer.name, fingerprints, maxMachines, params: input.params ?? {} };
+      const licence = { lid, licenceType, activation, licensee: customer.name, fingerprints, maxMachines, seatModel, params: input.params ?? {} };
       const term = await signTerm(ctx, keyring, product, licence, dates, input.graceDays ?? shape.defaultGraceDays);
       const status = licenceStatus({ revoked: false, ...dates, graceDays: term.graceDays }, ctx.now);
 
@@ -218,6 +231,7 @@ export async function issueLicence(ctx: Ctx, keyring: Keyring, input: IssueInput
                 activation,
                 ...termColumns(term),
                 max_machines: maxMachines,
+                seat_model: seatModel,
                 term_version: 0,
                 revoked: 0,
                 revoked_at: null,
@@ -301,6 +315,7 @@ export async function renewLicence(ctx: Ctx, keyring: Keyring, lid: string, inpu
         licensee: current.licensee,
         fingerprints: atIssue.map((b) => b.fingerprint),
         maxMachines: current.max_machines,
+        seatModel: current.seat_model as SeatModel,
         params: { ...carriedParams(current, product.shape), ...(input.params ?? {}) },
       };
       const term = await signTerm(ctx, keyring, product, licence, dates, input.graceDays ?? product.shape.defaultGraceDays);
@@ -442,14 +457,14 @@ export async function releaseBinding(ctx: Ctx, lid: string, input: Static<typeof
     const releasable = bindings.filter((b) => b.at_issue === 0);
     if (releasable.length === 0) throw badRequest('there is no live binding to release');
     for (const binding of releasable) {
-      await t.updateTable('machine_bindings').set({ released_at: ctx.now, released_by: ctx.actor.name }).where('id', '=', binding.id).execute();
+      await t.updateTable('machine_bindings').set(releasedColumns(binding, ctx.actor.name, ctx.now)).where('id', '=', binding.id).execute();
       await recordAudit(t, ctx.actor.name, ctx.now, {
         action: 'machine.released',
         subjectType: 'machine',
         subjectId: binding.id,
         lid,
         summary: `Released machine ${binding.id}`,
-        details: { parts: toBinding(binding, ctx.now).parts },
+        details: { parts: JSON.parse(binding.parts) as Record<string, string> },
       });
     }
     // Counted in SQL: `row` was read before the lock, so a concurrent release may have moved it.

@@ -9,8 +9,8 @@ import { tenant, type Tenant } from '../db/tenant.js';
 import { inTransaction, type Ctx } from '../http/context.js';
 import { badRequest, forbidden, notFound, unauthorized } from '../http/errors.js';
 import { iso } from '../http/schemas.js';
-import { findLicenceView, licenceViews, lockLicenceRow, statusOf, type LicenceView } from '../licences/repo.js';
 import { isLive, liveBinding } from '../licences/live.js';
+import { findLicenceView, licenceViews, lockLicenceRow, statusOf, type LicenceView } from '../licences/repo.js';
 import { releaseSelf, selfReleasesInWindow } from '../licences/self-release.js';
 import type { Organisation } from '../orgs/repo.js';
 
@@ -184,11 +184,22 @@ export async function portalRelease(database: Database, session: PortalSession, 
   await transaction(database, async (trx) => {
     const t = tenant(trx, session.tenant.orgId);
     const row = await lockLicenceRow(database.dialect, t, lid);
-    const seat = await t.selectFrom('machine_bindings').select(['id', 'parts', 'at_issue']).where('licence_id', '=', row.id).where('id', '=', machineId).where(liveBinding('machine_bindings', now)).executeTakeFirst();
+    const seat = await t
+      .selectFrom('machine_bindings')
+      .select(['id', 'parts', 'at_issue', 'lease_ends_at', 'borrowed_until'])
+      .where('licence_id', '=', row.id)
+      .where('id', '=', machineId)
+      .where(liveBinding('machine_bindings', now))
+      .executeTakeFirst();
     if (!seat) throw badRequest(`machineId: no machine ${machineId} holds a seat of this licence`);
     if (seat.at_issue === 1) throw badRequest('machineId: this machine is named in the licence itself and cannot be released');
+    if (seat.borrowed_until !== null && seat.borrowed_until > now) {
+      throw badRequest(`machineId: this machine has borrowed its seat until ${iso(seat.borrowed_until)}; only the vendor can free it sooner`);
+    }
     const product = await t.selectFrom('products').select('self_release_limit').where('id', '=', view.product_id).executeTakeFirstOrThrow();
-    await releaseSelf(t, { licenceId: row.id, lid, bindingId: seat.id, parts: seat.parts }, product.self_release_limit, session.actor, now);
+    // A lease frees itself within leaseSeconds anyway, so releasing one is never limited (DESIGN.md 13).
+    const limit = row.seat_model === 'FLOATING' ? null : product.self_release_limit;
+    await releaseSelf(t, { licenceId: row.id, lid, bindingId: seat.id, parts: seat.parts, lease_ends_at: seat.lease_ends_at }, limit, session.actor, now);
   });
   return portalLicence(session, lid, now);
 }

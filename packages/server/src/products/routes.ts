@@ -32,7 +32,7 @@ const Pem = { content: { [PEM_TYPE]: { schema: Type.String({ description: 'PEM t
 
 const sendPem = (reply: FastifyReply, pem: string) => reply.type(PEM_TYPE).send(pem);
 
-export function productRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
+export function productRoutes(keyring: Keyring, checkRateAddress: number): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get(
       '/products',
@@ -53,7 +53,7 @@ export function productRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
           response: responses({ 200: ProductOptions }),
         },
       },
-      async (request) => productOptions(keyring.hsm, request.ctx.org.slug),
+      async (request) => productOptions(keyring.hsm, request.ctx.org.slug, checkRateAddress),
     );
 
     app.get(

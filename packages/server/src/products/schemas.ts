@@ -6,10 +6,15 @@ export const LICENCE_TYPES = ['OFFLINE', 'ONLINE', 'HYBRID'] as const;
 export const CERTIFICATE_TYPES = ['SELF_SIGNED', 'NONE', 'IMPORTED'] as const;
 export const KEY_ORIGINS = ['managed', 'imported', 'pkcs11'] as const;
 export const PARAM_TYPES = ['STRING', 'INTEGER', 'BOOLEAN', 'DATE', 'STRING_LIST', 'ENUM'] as const;
+export const SEAT_MODELS = ['NODE_LOCKED', 'FLOATING'] as const;
 
 export type LicenceType = (typeof LICENCE_TYPES)[number];
 export type CertificateType = (typeof CERTIFICATE_TYPES)[number];
 export type KeyOrigin = (typeof KEY_ORIGINS)[number];
+export type SeatModel = (typeof SEAT_MODELS)[number];
+export const SeatModelSchema = Type.Enum([...SEAT_MODELS], {
+  description: 'NODE_LOCKED: a seat is a machine, bound until released. FLOATING: a seat is a lease that lapses when the application stops checking in (DESIGN.md 13).',
+});
 
 const LicenceTypeSchema = Type.Enum([...LICENCE_TYPES]);
 const DAY = 86_400;
@@ -32,7 +37,7 @@ const ProductParamInput = Type.Object(
       maxLength: 64,
       pattern: '^[A-Za-z][A-Za-z0-9_.-]{0,63}$',
       description:
-        'The claim name: 1 to 64 of letters, digits, `_`, `.` and `-`, starting with a letter; not one of the issuer claims (v lid prd org typ act lic iat nbf exp grace fp fpn mm chk max).',
+        'The claim name: 1 to 64 of letters, digits, `_`, `.` and `-`, starting with a letter; not one of the issuer claims (v lid prd org typ act lic iat nbf exp grace fp fpn mm chk max; for a FLOATING product also lse brw).',
     }),
     label: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Defaults to the key.' })),
     type: Type.Enum([...PARAM_TYPES]),
@@ -115,6 +120,16 @@ const editable = {
       }),
     ),
   ),
+  seatModel: Type.Optional(Nullable(SeatModelSchema)),
+  leaseSeconds: Type.Optional(
+    Nullable(Type.Integer({ minimum: 60, maximum: 3_600, description: 'FLOATING: how long a lease lasts without a check, signed as `lse`; the longest outage of the service a floating site survives. null = the default, 900.' })),
+  ),
+  maxBorrowSeconds: Type.Optional(
+    Nullable(Type.Integer({ minimum: 0, maximum: 2_592_000, description: 'FLOATING: the longest a machine may borrow its lease ahead, signed as `brw`; 0 = no borrowing (the default).' })),
+  ),
+  maxBorrowedSeats: Type.Optional(
+    Nullable(Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'FLOATING: how many leases of one licence may be borrowed at once, at most maxMachines; null = the default, maxMachines.' })),
+  ),
   airGapActivation: Type.Optional(
     Nullable(Type.Boolean({ description: 'Licences (ONLINE and HYBRID) may be activated on machines that never reach the service (DESIGN.md 14); null = the default, false.' })),
   ),
@@ -186,6 +201,10 @@ export const Product = Type.Object({
   defaultValidityMonths: Nullable(Type.Integer()),
   defaultGraceDays: Nullable(Type.Integer()),
   selfReleaseLimit: Nullable(Type.Integer({ description: 'Self-service releases per licence in any 30 days; 0 = off, null = no limit.' })),
+  seatModel: SeatModelSchema,
+  leaseSeconds: Type.Integer(),
+  maxBorrowSeconds: Type.Integer(),
+  maxBorrowedSeats: Type.Integer(),
   airGapActivation: Type.Boolean({ description: 'Whether licences may be activated on air-gapped machines.' }),
   airGapActivationDays: Type.Integer({ description: 'Days an air-gapped activation lasts, at most to the licence’s grace end.' }),
   createdAt: Timestamp,
@@ -238,6 +257,9 @@ export const ProductOptions = Type.Object({
   licenceTypes: Type.Array(Choice),
   paramTypes: Type.Array(Choice),
   reservedParamKeys: Type.Array(Type.String(), { description: 'The issuer claims: parameter keys a product may not use.' }),
+  reservedFloatingParamKeys: Type.Array(Type.String(), { description: 'Further parameter keys a FLOATING product may not use.' }),
+  seatModels: Type.Array(Choice),
+  checkRateAddress: Type.Integer({ description: 'Checks allowed per minute from one address (LICENSOR_CHECK_RATE_ADDRESS; 0 = no limit): a floating site behind one address needs maxMachines × 180 / leaseSeconds.' }),
 });
 
 export const ProductForm = Type.Object({

@@ -1,4 +1,4 @@
-import { ALGORITHMS, ALGORITHM_INFO, CLAIM_NAMES } from '@licensor/protocol';
+import { ALGORITHMS, ALGORITHM_INFO, CLAIM_NAMES, FLOATING_CLAIM_NAMES } from '@licensor/protocol';
 import { recordAudit } from '../audit/audit.js';
 import { newPublicId, newSecret, sha256Hex } from '../auth/secrets.js';
 import { isUniqueViolation } from '../db/database.js';
@@ -270,7 +270,7 @@ export async function productForm(ctx: Ctx, id: number) {
 const choice = (value: string, label: string) => ({ value, label, available: true });
 
 /** What this deployment offers when a product is created or edited, for this organisation. */
-export function productOptions(hsm: Hsm | null, slug: string) {
+export function productOptions(hsm: Hsm | null, slug: string, checkRateAddress: number) {
   const tokens = hsm?.tokensOf(slug) ?? [];
   const pkcs11Problem =
     hsm === null
@@ -314,5 +314,12 @@ export function productOptions(hsm: Hsm | null, slug: string) {
     ],
     // So a form can refuse these parameter keys before sending, as the API would.
     reservedParamKeys: [...CLAIM_NAMES],
+    reservedFloatingParamKeys: [...FLOATING_CLAIM_NAMES],
+    seatModels: [
+      choice('NODE_LOCKED', 'Node-locked: a seat is a machine, bound until released'),
+      choice('FLOATING', 'Floating: a seat is a lease, free again when the application stops checking in'),
+    ],
+    // The product form warns when a floating site behind one address would need more (DESIGN.md 13).
+    checkRateAddress,
   };
 }

@@ -2,7 +2,7 @@ import { isReservedClaimName, type ParamValue } from '@licensor/protocol';
 import { badRequest } from '../http/errors.js';
 import { isDate } from '../licences/calendar.js';
 import type { ProductRow } from './repo.js';
-import type { CreateProductInput, LicenceType, ProductParam, UpdateProductInput } from './schemas.js';
+import type { CreateProductInput, LicenceType, ProductParam, SeatModel, UpdateProductInput } from './schemas.js';
 
 /** A product's editable fields other than its key: what licences of it look like. */
 export interface ProductShape {
@@ -20,6 +20,10 @@ export interface ProductShape {
   defaultValidityMonths: number | null;
   defaultGraceDays: number;
   selfReleaseLimit: number | null;
+  seatModel: SeatModel;
+  leaseSeconds: number;
+  maxBorrowSeconds: number;
+  maxBorrowedSeats: number;
   airGapActivation: boolean;
   airGapActivationDays: number;
   params: ProductParam[];
@@ -40,6 +44,10 @@ export const SHAPE_FIELDS = [
   'defaultValidityMonths',
   'defaultGraceDays',
   'selfReleaseLimit',
+  'seatModel',
+  'leaseSeconds',
+  'maxBorrowSeconds',
+  'maxBorrowedSeats',
   'airGapActivation',
   'airGapActivationDays',
   'params',
@@ -58,6 +66,9 @@ const DEFAULTS = {
   defaultValidityMonths: 12,
   defaultGraceDays: 0,
   selfReleaseLimit: 3,
+  seatModel: 'NODE_LOCKED',
+  leaseSeconds: 900,
+  maxBorrowSeconds: 0,
   airGapActivation: false,
   airGapActivationDays: 90,
 } as const;
@@ -81,6 +92,10 @@ export function shapeOf(row: ProductRow): ProductShape {
     defaultValidityMonths: row.default_validity_months,
     defaultGraceDays: row.default_grace_days,
     selfReleaseLimit: row.self_release_limit,
+    seatModel: row.seat_model as SeatModel,
+    leaseSeconds: row.lease_seconds,
+    maxBorrowSeconds: row.max_borrow_seconds,
+    maxBorrowedSeats: row.max_borrowed_seats,
     airGapActivation: row.air_gap_activation === 1,
     airGapActivationDays: row.air_gap_activation_days,
     params: JSON.parse(row.params) as ProductParam[],
@@ -104,6 +119,10 @@ export function shapeColumns(shape: ProductShape) {
     default_validity_months: shape.defaultValidityMonths,
     default_grace_days: shape.defaultGraceDays,
     self_release_limit: shape.selfReleaseLimit,
+    seat_model: shape.seatModel,
+    lease_seconds: shape.leaseSeconds,
+    max_borrow_seconds: shape.maxBorrowSeconds,
+    max_borrowed_seats: shape.maxBorrowedSeats,
     air_gap_activation: shape.airGapActivation ? 1 : 0,
     air_gap_activation_days: shape.airGapActivationDays,
     params: JSON.stringify(shape.params),
@@ -134,10 +153,23 @@ export function nextShape(input: UpdateProductInput, current: ProductShape | nul
     carried.map((field) => [field, input[field] === null && !NULL_MEANS_SOMETHING.has(field) ? DEFAULTS[field as keyof typeof DEFAULTS] : input[field]]),
   ) as Partial<ProductShape>;
   if (input.params) given.params = input.params.map(completeParam);
-  const base = current ?? { ...DEFAULTS, allowedLicenceTypes: [input.licenceType ?? DEFAULTS.licenceType], params: [] };
+  const base = current ?? newProductBase(input);
   const shape = { ...base, ...given } as ProductShape;
+  // maxBorrowedSeats defaults to maxMachines, and keeps following it while it is "every seat".
+  const following = current === null || current.maxBorrowedSeats === current.maxMachines;
+  if (input.maxBorrowedSeats === null || (input.maxBorrowedSeats === undefined && following)) {
+    shape.maxBorrowedSeats = shape.maxMachines;
+  }
+  // A product that becomes FLOATING without saying otherwise gets licence fetch (renewed terms reach running sites).
+  if (shape.seatModel === 'FLOATING' && base.seatModel !== 'FLOATING' && input.licenceFetchEnabled == null) shape.licenceFetchEnabled = true;
   checkShape(shape);
   return shape;
+}
+
+/** A new product's starting shape: a FLOATING one issues ONLINE licences unless told otherwise. */
+function newProductBase(input: UpdateProductInput): Omit<ProductShape, 'productKey' | 'name'> {
+  const licenceType: LicenceType = input.licenceType ?? (input.seatModel === 'FLOATING' ? 'ONLINE' : DEFAULTS.licenceType);
+  return { ...DEFAULTS, licenceType, allowedLicenceTypes: [licenceType], maxBorrowedSeats: DEFAULTS.maxMachines, params: [] };
 }
 
 function checkShape(shape: ProductShape): void {
@@ -148,9 +180,20 @@ function checkShape(shape: ProductShape): void {
   if (shape.maxOfflineSeconds < shape.checkIntervalSeconds) {
     throw badRequest(`maxOfflineSeconds: must be at least checkIntervalSeconds (${shape.checkIntervalSeconds})`);
   }
+  if (shape.maxBorrowedSeats > shape.maxMachines) throw badRequest(`maxBorrowedSeats: must be at most maxMachines (${shape.maxMachines})`);
+  const floating = shape.seatModel === 'FLOATING';
+  if (floating && shape.allowedLicenceTypes.some((type) => type !== 'ONLINE')) {
+    throw badRequest('allowedLicenceTypes: a FLOATING product issues ONLINE licences only');
+  }
+  if (floating && shape.airGapActivation) {
+    throw badRequest('airGapActivation: a FLOATING product cannot activate air-gapped machines (its seats are leases renewed by checks)');
+  }
   const seen = new Set<string>();
   shape.params.forEach((param, i) => {
     const at = `params[${i}]`;
+    if (floating && isReservedClaimName(param.key, true) && !isReservedClaimName(param.key)) {
+      throw badRequest(`${at}.key: "${param.key}" is a claim of floating licences: a product with it cannot be FLOATING`);
+    }
     if (isReservedClaimName(param.key)) throw badRequest(`${at}.key: "${param.key}" is reserved (an issuer claim)`);
     if (seen.has(param.key)) throw badRequest(`${at}.key: "${param.key}" is declared twice`);
     seen.add(param.key);

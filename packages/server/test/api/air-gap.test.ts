@@ -31,6 +31,26 @@ describe('air-gapped activation on the Management API (DESIGN 14)', () => {
     expect((await h.admin('PUT', `/products/${plain.id}`, { airGapActivationDays: 30, airGapActivation: true })).data).toMatchObject({ airGapActivation: true, airGapActivationDays: 30 });
   });
 
+  it('is for node-locked products only: on with FLOATING is a 400 at save, and a licence issued floating cannot be activated', async () => {
+    const both = await h.admin('POST', '/products', { productKey: 'air-floating', name: 'Air floating', seatModel: 'FLOATING', airGapActivation: true });
+    expect(both.statusCode).toBe(400);
+    expect(both.data.error).toMatch(/^airGapActivation: /);
+    expect((await h.admin('GET', '/products')).data.some((p: { productKey: string }) => p.productKey === 'air-floating')).toBe(false);
+    const nodeLocked = await airGapProduct({ allowedLicenceTypes: ['ONLINE'] });
+    const change = await h.admin('PUT', `/products/${nodeLocked.id}`, { seatModel: 'FLOATING' });
+    expect(change.statusCode).toBe(400);
+    expect((await h.admin('GET', `/products/${nodeLocked.id}`)).data).toMatchObject({ seatModel: 'NODE_LOCKED', airGapActivation: true });
+
+    // A licence keeps the seat model it was issued with, whatever its product becomes.
+    const floating = await checkedProduct(h, { seatModel: 'FLOATING', allowedLicenceTypes: ['ONLINE'] });
+    const licence = await floating.issue();
+    expect((await h.admin('PUT', `/products/${floating.id}`, { seatModel: 'NODE_LOCKED', airGapActivation: true })).statusCode).toBe(200);
+    const refused = await activate(licence.lid, device().request(licence.lid, 'floating-ship'));
+    expect(refused.statusCode).toBe(400);
+    expect(refused.data.error).toMatch(/floating/);
+    expect(await machines(licence.lid)).toEqual([]);
+  });
+
   it('activates: 201 with a response the product key signed for this device and machine, the seat listed as air-gapped until its end', async () => {
     const licence = await product.issue();
     const laptop = device();

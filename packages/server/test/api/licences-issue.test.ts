@@ -86,6 +86,7 @@ describe('issue: the full licence', () => {
       graceDays: 7,
       licenceType: 'HYBRID',
       activation: 'OFFLINE',
+      seatModel: 'NODE_LOCKED',
       activated: true,
       boundAt: expect.stringMatching(ISO_MS),
       rebindCount: 0,
@@ -436,6 +437,8 @@ describe('issue: fingerprints and machines', () => {
         atIssue: true,
         label: null,
         lastSeenAt: null,
+        leaseEndsAt: null,
+        borrowedUntil: null,
       })),
     );
     expect(machines.data[0].parts).toEqual({

@@ -33,7 +33,7 @@ describe('upgrading a deployment', () => {
         org_id: org.id, product_key: 'old', name: 'Old Product', description: null, active: 1, algorithm: 'ED25519', key_origin: 'managed',
         certificate_type: 'NONE', licence_type: 'OFFLINE', allowed_licence_types: 'OFFLINE', check_id: 'oldcheckid0000000', check_token_hash: null,
         check_rotated_at: null, licence_fetch_enabled: 0, check_interval_seconds: 86_400, max_offline_seconds: 604_800, fingerprint_need: 3,
-        max_machines: 1, default_validity_months: 12, default_grace_days: 0, params: '[]', created_at: now, created_by: 'cli', updated_at: now, version: 1,
+        max_machines: 7, default_validity_months: 12, default_grace_days: 0, params: '[]', created_at: now, created_by: 'cli', updated_at: now, version: 1,
       } as never)
       .execute();
 
@@ -82,5 +82,13 @@ describe('upgrading a deployment', () => {
     expect(tallies.map((t) => [t.archived, t.status, Number(t.n)]).sort()).toEqual(
       [[0, 'ACTIVE', 1], [0, 'EXPIRED', 1], [0, 'GRACE', 1], [0, 'REVOKED', 1], [1, 'ACTIVE', 1]].sort(),
     );
+  });
+
+  it('keeps products and licences that existed before floating licences node-locked (DESIGN.md 13)', async () => {
+    const product = await database.db.selectFrom('products').selectAll().where('product_key', '=', 'old').executeTakeFirstOrThrow();
+    expect(product).toMatchObject({ seat_model: 'NODE_LOCKED', lease_seconds: 900, max_borrow_seconds: 0, max_borrowed_seats: 7 });
+    const models = await database.db.selectFrom('licences').select('seat_model').where('product_id', '=', product.id).execute();
+    expect(models.length).toBeGreaterThan(0);
+    expect(new Set(models.map((m) => m.seat_model))).toEqual(new Set(['NODE_LOCKED']));
   });
 });

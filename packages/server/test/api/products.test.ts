@@ -191,7 +191,10 @@ describe('reading products', () => {
     expect(data.pkcs11Tokens).toEqual([]);
     expect(data.licenceTypes.map((c: { value: string }) => c.value)).toEqual(['OFFLINE', 'ONLINE', 'HYBRID']);
     expect(data.paramTypes.map((c: { value: string }) => c.value)).toEqual(['STRING', 'INTEGER', 'BOOLEAN', 'DATE', 'STRING_LIST', 'ENUM']);
-    const { reservedParamKeys, pkcs11Tokens, ...choices } = data;
+    expect(data.seatModels.map((c: { value: string }) => c.value)).toEqual(['NODE_LOCKED', 'FLOATING']);
+    expect(data.reservedFloatingParamKeys).toEqual(['lse', 'brw']);
+    expect(data.checkRateAddress).toBe(h.config.checkRateAddress);
+    const { reservedParamKeys, reservedFloatingParamKeys, pkcs11Tokens, checkRateAddress, ...choices } = data;
     for (const group of Object.values<Array<Record<string, unknown>>>(choices)) {
       for (const entry of group) expect(entry).toMatchObject({ value: expect.any(String), label: expect.any(String), available: expect.any(Boolean) });
     }

@@ -63,7 +63,7 @@ async function serveWorkers(env: Record<string, string>): Promise<Service> {
   const slug = 'acme';
   return {
     ...s,
-    workers: () => [...s.output().matchAll(/"worker":(\d+),"msg":"worker started"/g)].map((m) => Number(m[1])),
+    workers: () => [...s.output().matchAll(/"worker":(\d+),"msg":"(?:worker started|standby worker now serving)"/g)].map((m) => Number(m[1])),
     check: (product, body, token = product.token, hold) =>
       send(`${s.url}/o/${slug}/api/public/license/${product.checkId}/check`, 'POST', body, { authorization: `Bearer ${token}` }, hold),
     api: (method, path, token, body) => send(`${s.url}/o/${slug}/api${path}`, method, body, { authorization: `Bearer ${token}` }),

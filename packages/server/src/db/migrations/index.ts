@@ -11,6 +11,7 @@ import { tokenKeys } from './0008_token_keys.js';
 import { licenceTallies } from './0009_licence_tallies.js';
 import { licenceSearch } from './0010_licence_search.js';
 import { licenceSorts } from './0011_licence_sorts.js';
+import { floatingLicences } from './0012_floating_licences.js';
 import { airGapActivation } from './0013_air_gap_activation.js';
 
 /** Migrations are written once for both dialects; each receives the dialect for the few DDL differences. */
@@ -26,6 +27,7 @@ const migrations: Record<string, (dialect: DialectName) => Migration> = {
   '0009_licence_tallies': licenceTallies,
   '0010_licence_search': licenceSearch,
   '0011_licence_sorts': licenceSorts,
+  '0012_floating_licences': floatingLicences,
   '0013_air_gap_activation': airGapActivation,
 };
 
