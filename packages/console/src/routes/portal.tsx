@@ -119,8 +119,10 @@ function LicenceCard({ lid }: { lid: string }) {
             <Table.Tbody>
               {live.map((m) => (
                 <Table.Tr key={m.id}>
-                  <Table.Td style={{ whiteSpace: 'nowrap' }}>
-                    Computer {m.id}
+                  <Table.Td>
+                    <Text span inherit style={{ whiteSpace: 'nowrap' }}>
+                      Computer {m.id}
+                    </Text>
                     {m.airGapped && m.until && (
                       <Text size="xs" c="dimmed">
                         without internet, until <DateTime value={m.until} withTime={false} />
