@@ -1,10 +1,11 @@
 // Writes test-vectors/vectors.json (npx tsx packages/protocol/scripts/make-vectors.ts). The file is
 // committed and other SDKs' tests read it, so a rerun is additive: it keeps the file's keys, and a
 // licence or receipt already in the file is kept while it still signs the same bytes (ECDSA
-// signatures differ on every run). Only new or changed entries are signed afresh; delete the file
-// to replace every key.
+// signatures differ on every run). Only new or changed entries are signed afresh; the air-gap
+// section (made with random device keys) is kept whole once made. Delete the file to replace every key.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createHash, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
+import { airGapVectors } from './air-gap-vectors.js';
 import {
   ALGORITHMS,
   ALGORITHM_INFO,
@@ -463,6 +464,8 @@ async function main(): Promise<void> {
     badFingerprints,
     matches,
     statuses,
+    // The keys are the previous file's, so its air-gap responses still verify.
+    airGap: previous?.airGap ?? airGapVectors(algorithms, FP_A, FP_B),
   };
   writeFileSync(target, `${JSON.stringify(vectors, null, 2)}\n`);
   console.log(`wrote ${target.pathname}`);

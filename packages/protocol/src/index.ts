@@ -62,3 +62,26 @@ export {
   type ReceiptTag,
 } from './receipt.js';
 export { graceEndsAt, calendarStatus, type CalendarStatus } from './status.js';
+export {
+  ACTIVATION_NONCE,
+  compactText,
+  groupsOfFive,
+  devicePublicKeyText,
+  devicePublicKey,
+  devicePrivateKey,
+  devicePrivateKeySeed,
+  signActivationRequest,
+  signActivationResponse,
+  signActivationResponseWith,
+  signDeactivation,
+  parseActivationRequest,
+  parseActivationResponse,
+  parseDeactivation,
+  verifyActivationRequest,
+  verifyActivationResponse,
+  verifyDeactivation,
+  type ActivationRequestFields,
+  type ActivationResponseFields,
+  type DeactivationFields,
+  type Signed,
+} from './air-gap.js';

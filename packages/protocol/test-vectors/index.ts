@@ -71,6 +71,26 @@ export interface FingerprintVector {
   fpDigest: string;
 }
 
+/** A text a parser must refuse, and how. */
+export interface BadText {
+  name: string;
+  text: string;
+  expected: Refusal;
+}
+
+/** DESIGN.md 14: air-gapped activation texts. Device keys are B64U Ed25519 seeds. */
+export interface AirGapVectors {
+  description: string;
+  deviceKey: { seed: string; dpk: string };
+  otherDeviceKey: { seed: string; dpk: string };
+  request: { fields: object; text: string; groups: string };
+  badRequests: BadText[];
+  deactivation: { fields: object; text: string };
+  badDeactivations: BadText[];
+  responses: Array<{ algorithm: AlgorithmVector['algorithm']; fields: object; text: string }>;
+  badResponses: BadText[];
+}
+
 export interface Vectors {
   description: string;
   algorithms: AlgorithmVector[];
@@ -79,6 +99,8 @@ export interface Vectors {
   badFingerprints: Array<{ name: string; fingerprint: string; problem: string }>;
   matches: Array<{ a: string; b: string; need: number; score: number; match: boolean }>;
   statuses: Array<{ claims: { nbf?: number; exp?: number; grace: number }; now: number; status: string; graceEndsAt: number | null }>;
+  /** Added after the first release (make-vectors.ts adds missing sections only). */
+  airGap?: AirGapVectors;
 }
 
 let cached: Vectors | undefined;

@@ -102,7 +102,7 @@ const PATH_PART = /^[A-Za-z0-9._-]{1,128}$/;
  * holding the lock file `<lid>.lock`, created exclusively; the load that precedes it happens
  * under the same lock. A file that cannot be read counts as empty; readable fields are kept.
  */
-export function fileCache(root: string = defaultCacheDir()): CheckCache & { file(key: CacheKey): string } {
+export function fileCache(root: string = defaultCacheDir()): CheckCache & { file(key: CacheKey): string; productDirectory(slug: string, productKey: string): string } {
   function file(key: CacheKey): string {
     for (const part of [key.slug, key.productKey, key.lid]) {
       if (!PATH_PART.test(part) || /^\.+$/.test(part)) throw new Error(`"${part}" cannot name a state file`);
@@ -118,25 +118,12 @@ export function fileCache(root: string = defaultCacheDir()): CheckCache & { file
     }
   }
 
-  async function write(target: string, lid: string, state: CachedState): Promise<void> {
-    const temporary = `${target}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-    try {
-      const handle = await open(temporary, 'wx', 0o600);
-      try {
-        await handle.writeFile(serialiseState(lid, state));
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await rename(temporary, target);
-    } catch (error) {
-      await rm(temporary, { force: true });
-      throw error;
-    }
-  }
-
   return {
     file,
+    /** The product's directory, where air-gapped activation keeps its device key and requests (DESIGN.md 14). */
+    productDirectory(slug: string, productKey: string): string {
+      return path.dirname(file({ slug, productKey, lid: 'x' }));
+    },
     async load(key) {
       return read(file(key));
     },
@@ -146,7 +133,7 @@ export function fileCache(root: string = defaultCacheDir()): CheckCache & { file
       const release = await lock(target.replace(/\.json$/, '.lock'));
       try {
         const next = change(await read(target));
-        await write(target, key.lid, next);
+        await writeFileAtomically(target, serialiseState(key.lid, next));
         return next;
       } finally {
         await release();
@@ -155,8 +142,26 @@ export function fileCache(root: string = defaultCacheDir()): CheckCache & { file
   };
 }
 
+/** Writes a temporary file (mode 0600) in the same directory and renames it over `target`: a reader never sees half a file. */
+export async function writeFileAtomically(target: string, text: string): Promise<void> {
+  const temporary = `${target}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  try {
+    const handle = await open(temporary, 'wx', 0o600);
+    try {
+      await handle.writeFile(text);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temporary, target);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
+  }
+}
+
 /** Takes the lock file (O_CREAT|O_EXCL), removing one older than STALE_LOCK_MS; answers its release. */
-async function lock(lockFile: string): Promise<() => Promise<void>> {
+export async function lock(lockFile: string): Promise<() => Promise<void>> {
   const deadline = Date.now() + LOCK_WAIT_MS;
   for (;;) {
     try {

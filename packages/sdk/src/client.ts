@@ -1,5 +1,6 @@
 import { randomBytes, type KeyObject } from 'node:crypto';
 import { fpDigest, parseLicence, receiptGrantsLicence, receiptTagOf, verifyReceipt, type LicenceClaims, type ReceiptTag } from '@licensor/protocol';
+import { acceptResponse, AirGapFiles, deactivate, endActivation, keptActivation, makeRequest } from './air-gap.js';
 import { emptyState, fileCache, type CachedState, type CacheKey, type CheckCache, type CachedAnswer } from './cache.js';
 import { leaseLive, LeaseHolder, type LeaseOptions } from './lease.js';
 import { LicensorError, type LicensorErrorCode } from './errors.js';
@@ -99,6 +100,8 @@ export interface CheckResult {
   clockRollback: boolean;
   /** This call's answer says a newer term exists (an unsigned hint): call fetch() to get and verify it. */
   renewed: boolean;
+  /** VALID rests on an air-gapped activation of this machine (DESIGN.md 14), not on a check answer. */
+  airGapped: boolean;
   /** The service's unsigned `reason`, for display only. */
   serverReason: string | null;
   /** Set when the state could not be saved (the result still holds). */
@@ -116,7 +119,7 @@ export class LicenceClient {
   readonly #keys: KeyObject[];
   readonly #url: string;
   readonly #checkToken: string;
-  readonly #cache: CheckCache;
+  readonly #cache: CheckCache & { productDirectory?(slug: string, productKey: string): string };
   readonly #fetch: typeof fetch;
   readonly #clock: () => number;
   readonly #timeoutMs: number;
@@ -190,7 +193,7 @@ export class LicenceClient {
     const cached = kept.verified;
     // Measured against the answer known before this call: a fresh answer proves itself by its nonce.
     const clockRollback = cached !== null && serviceNow(kept.offsetMs, now) < Date.parse(cached.checkedAt) - ROLLBACK_TOLERANCE_MS;
-    const result = { licence, clockRollback, serverReason: null, cacheError: null, noAnswer: null };
+    const result = { licence, clockRollback, serverReason: null, cacheError: null, noAnswer: null, airGapped: false };
     const newestIat = Math.max(this.#newestIat, kept.newestIat ?? 0);
     const olderTerm = licence.signed && licence.claims.iat < newestIat;
 
@@ -211,8 +214,11 @@ export class LicenceClient {
       if (!(error instanceof LicensorError) || !isNoAnswerCode(error.code)) throw error;
       const noAnswer: NoAnswer = { code: error.code, message: error.message };
       if (error.status !== undefined) noAnswer.status = error.status;
-      return { ...result, noAnswer, ...judge(cached, kept.offsetMs, now, clockRollback, maxSeconds(licence)) };
+      return this.#orAirGapped({ ...result, noAnswer, ...judge(cached, kept.offsetMs, now, clockRollback, maxSeconds(licence)) }, licence.claims, now);
     }
+    const files = this.#airGapFiles(licence.claims);
+    // A later verified answer that says not licensed ends an air-gapped activation here (DESIGN.md 14).
+    if (!fresh.grants && files) await endActivation(files, licence.claims.lid, this.fingerprint).catch(() => undefined);
 
     this.#newestIat = Math.max(newestIat, licence.claims.iat);
     const cacheError = await this.#keep(licence.claims, fresh);
@@ -272,6 +278,73 @@ export class LicenceClient {
   }
 
   /**
+   * Starts an air-gapped activation (DESIGN.md 14) on a machine that never reaches the service:
+   * a request signed by this installation's device key (made once per product and machine, kept
+   * with the licences' state), replacing any pending one. Show `groups` for typing, or `request`
+   * as a QR code; the vendor's portal or console answers it with a response for
+   * activateAirGapped(). Needs the file cache: with a memory-only one it throws INVALID_OPTIONS.
+   */
+  async createAirGapRequest(): Promise<{ request: string; groups: string }> {
+    const { claims, files } = this.#airGap();
+    return makeRequest(files, claims.lid, this.fingerprint, this.#clock());
+  }
+
+  /**
+   * Accepts the response to the pending request (pasted or typed; whitespace is ignored). From
+   * then until `until` check() is VALID on this machine with no network (`airGapped: true`).
+   * Throws BAD_ACTIVATION for a response not for this installation, machine, pending request or
+   * product, for an activation deactivated here, or one that does not verify.
+   */
+  async activateAirGapped(response: string): Promise<{ until: string; activationId: string }> {
+    const { claims, files } = this.#airGap();
+    if (typeof response !== 'string') throw new LicensorError('BAD_ACTIVATION', 'the response must be a string');
+    const fields = await acceptResponse(files, response, claims.lid, this.fingerprint, this.#keys);
+    return { until: new Date(fields.until * 1000).toISOString(), activationId: fields.aid };
+  }
+
+  /**
+   * Ends this machine's air-gapped activation: forgets it here first (it is never accepted
+   * again), then answers the code this installation's key signs, for the vendor's portal or
+   * console to free the seat. Throws BAD_ACTIVATION when there is no activation to end.
+   */
+  async deactivateAirGapped(): Promise<{ code: string; groups: string }> {
+    const { claims, files } = this.#airGap();
+    return deactivate(files, claims.lid, this.fingerprint, this.#clock());
+  }
+
+  #airGapFiles(claims: LicenceClaims): AirGapFiles | null {
+    const directory = this.#cache.productDirectory?.(claims.org, claims.prd);
+    return directory === undefined ? null : new AirGapFiles(directory);
+  }
+
+  /** The licence's claims and its product's air-gap files; the device key needs a state directory. */
+  #airGap(): { claims: LicenceClaims; files: AirGapFiles } {
+    const licence = this.#verify(this.#licence, this.#clock());
+    if (!licence.signed) throw new LicensorError('BAD_LICENCE', `the licence in use does not verify: ${licence.message}`);
+    const files = this.#airGapFiles(licence.claims);
+    if (files === null) throw new LicensorError('INVALID_OPTIONS', 'air-gapped activation keeps a device key on disk: it needs the file cache, not a memory-only one');
+    return { claims: licence.claims, files };
+  }
+
+  /**
+   * Without a verified answer that says licensed, a kept air-gapped activation of this machine
+   * makes the state VALID until its `until`, unless a verified answer signed after it said not
+   * licensed; a local clock earlier than its `iat` is a rollback (STALE).
+   */
+  async #orAirGapped(result: CheckResult, claims: LicenceClaims, now: number): Promise<CheckResult> {
+    const files = this.#airGapFiles(claims);
+    if (result.state === 'VALID' || files === null) return result;
+    const activation = await keptActivation(files, claims.lid, this.fingerprint, this.#keys).catch(() => null);
+    if (activation === null || !activation.usable) return result;
+    const { iat, until } = activation.fields;
+    const answer = result.answer;
+    if (answer !== null && !answer.grants && Date.parse(answer.checkedAt) >= iat * 1000) return result;
+    if (now < iat * 1000 - ROLLBACK_TOLERANCE_MS) return { ...result, state: 'STALE', reasons: [], clockRollback: true };
+    if (now >= until * 1000) return result;
+    return { ...result, state: 'VALID', reasons: [], airGapped: true };
+  }
+
+  /**
    * Forgets the kept answer for this licence, so the next check() rests on its own answer
    * alone. The newest term seen and the clock offset stay (DESIGN.md 12): forgetting them would
    * let an older term back in, or a wound-back clock pass. A licence that does not verify has no state.
@@ -304,7 +377,7 @@ export class LicenceClient {
     this.#newestIat = Math.max(this.#newestIat, kept.newestIat ?? 0, licence.claims.iat);
     const cacheError = await this.#keep(licence.claims, fresh);
     if (fresh.grants) this.#borrowedUntil = Date.parse(fresh.leaseEndsAt);
-    return { licence, clockRollback: false, serverReason: null, cacheError, noAnswer: null, ...judge(fresh, fresh.offsetMs, now, false, maxSeconds(licence)) };
+    return { licence, clockRollback: false, serverReason: null, cacheError, noAnswer: null, airGapped: false, ...judge(fresh, fresh.offsetMs, now, false, maxSeconds(licence)) };
   }
 
   /**

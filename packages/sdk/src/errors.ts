@@ -10,6 +10,9 @@
  * - `BAD_LICENCE`: a fetched licence does not verify with the product's key(s).
  * - `LID_MISMATCH`: a fetched licence verifies but is another licence than the one presented.
  * - `OLDER_TERM`: a fetched term is older (`iat`) than one this machine has already seen.
+ * - `BAD_ACTIVATION`: an air-gapped activation response that is not for this installation,
+ *   machine, pending request or product, is for an activation deactivated here, or does not verify;
+ *   or a deactivation with no activation to end.
  */
 export type LicensorErrorCode =
   | 'INVALID_KEY'
@@ -22,7 +25,8 @@ export type LicensorErrorCode =
   | 'BAD_RECEIPT'
   | 'BAD_LICENCE'
   | 'LID_MISMATCH'
-  | 'OLDER_TERM';
+  | 'OLDER_TERM'
+  | 'BAD_ACTIVATION';
 
 /** The SDK's one error type. `check()` never throws it for the service's answers: they are data. */
 export class LicensorError extends Error {

@@ -78,7 +78,7 @@ function checkAnswer(result: CheckResult) {
     ageSeconds: result.ageSeconds,
     noAnswer: result.noAnswer && { code: result.noAnswer.code, ...(result.noAnswer.status !== undefined ? { status: result.noAnswer.status } : {}) },
     renewed: result.renewed,
-    airGapped: false,
+    airGapped: result.airGapped,
     leaseEndsAt: result.answer?.leaseEndsAt || null,
   };
 }
@@ -130,14 +130,18 @@ const ops: Record<string, (request: Request) => Promise<unknown> | unknown> = {
     if (parseLicence(configured().licence).claims.v !== 5) throw new DriverError('borrowing needs a floating licence (v 5)');
     return checkAnswer(await currentClient().borrow(until));
   },
-  activationRequest: airGap,
-  activateAirGap: airGap,
-  deactivateAirGap: airGap,
+  activationRequest() {
+    return currentClient().createAirGapRequest();
+  },
+  async activateAirGap(request) {
+    const { until } = await currentClient().activateAirGapped(text(request, 'response')!);
+    return { until };
+  },
+  async deactivateAirGap() {
+    const { code } = await currentClient().deactivateAirGapped();
+    return { code };
+  },
 };
-
-function airGap(): never {
-  throw new DriverError('air-gapped activation is not supported yet');
-}
 
 async function answer(line: string): Promise<Answer> {
   try {

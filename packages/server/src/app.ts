@@ -20,6 +20,7 @@ import { customerRoutes } from './customers/routes.js';
 import { dashboardRoutes } from './dashboard/routes.js';
 import { Keyring } from './keys/keyring.js';
 import { Hsm } from './keys/pkcs11.js';
+import { airGapRoutes } from './air-gap/routes.js';
 import { licenceRoutes } from './licences/routes.js';
 import { listingRoutes } from './licences/listing-routes.js';
 import { productRoutes } from './products/routes.js';
@@ -105,7 +106,7 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
   });
 
   app.setErrorHandler((err: Error & { statusCode?: number; code?: string; validation?: unknown; validationContext?: string }, request, reply) => {
-    if (err instanceof ApiError) return reply.code(err.status).headers(err.headers).send({ error: err.message });
+    if (err instanceof ApiError) return reply.code(err.status).headers(err.headers).send({ error: err.message, ...err.extra });
     if (err.validation) {
       // A path id out of range names a record that cannot exist; a malformed one is still a 400.
       const keyword = (err.validation as Array<{ keyword: string }>)[0]?.keyword ?? '';
@@ -199,6 +200,7 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
       await api.register(checkRoutes(keyring, database, config, organisations, checkWrites));
       await api.register(portalRoutes(database, config));
       await api.register(webhookRoutes(database, config, masterKey));
+      await api.register(airGapRoutes(keyring, database));
     },
     { prefix: '/o/:slug/api' },
   );

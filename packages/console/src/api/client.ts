@@ -15,6 +15,8 @@ export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** A refusal's machine-readable reason, where the API gives one (`{ error, reason }`). */
+    readonly reason?: string,
   ) {
     super(message);
   }
@@ -50,8 +52,8 @@ export function api(slug = currentSlug()) {
 export async function unwrap<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
   const { data, error, response } = await call;
   if (error !== undefined || !response.ok) {
-    const message = (error as { error?: string } | undefined)?.error ?? `the service answered ${response.status}`;
-    throw new ApiError(response.status, message);
+    const body = error as { error?: string; reason?: string } | undefined;
+    throw new ApiError(response.status, body?.error ?? `the service answered ${response.status}`, body?.reason);
   }
   return data as T;
 }

@@ -42,6 +42,8 @@ interface Draft extends SeatDraft {
   defaultValidityMonths: Count;
   defaultGraceDays: Count;
   selfReleaseLimit: Count;
+  airGapActivation: boolean;
+  airGapActivationDays: Count;
   params: ProductParam[];
 }
 
@@ -78,6 +80,8 @@ function draftOf(product: Product | undefined): Draft {
     maxBorrowSeconds: product?.maxBorrowSeconds ?? 0,
     // Empty while it is every seat, so that it follows maxMachines.
     maxBorrowedSeats: product && product.maxBorrowedSeats !== product.maxMachines ? product.maxBorrowedSeats : '',
+    airGapActivation: product?.airGapActivation ?? false,
+    airGapActivationDays: product?.airGapActivationDays ?? 90,
     params: (product?.params as ProductParam[] | undefined) ?? [],
   };
 }
@@ -164,6 +168,8 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
       leaseSeconds: orNull(draft.leaseSeconds),
       maxBorrowSeconds: orNull(draft.maxBorrowSeconds),
       maxBorrowedSeats: orNull(draft.maxBorrowedSeats),
+      airGapActivation: draft.airGapActivation,
+      airGapActivationDays: orNull(draft.airGapActivationDays),
       params: draft.params.map((p) => ({ ...p, label: p.label.trim() || p.key })),
     };
     try {
@@ -304,8 +310,8 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
             onChange={(change) =>
               set({
                 ...change,
-                // Floating licences are ONLINE, and fetch their renewed terms (the API's defaults too).
-                ...(change.seatModel === 'FLOATING' ? { allowedLicenceTypes: ['ONLINE'], licenceType: 'ONLINE', licenceFetchEnabled: true } : {}),
+                // Floating licences are ONLINE, and fetch their renewed terms (the API's defaults too); their seats are leases, never air-gapped.
+                ...(change.seatModel === 'FLOATING' ? { allowedLicenceTypes: ['ONLINE'], licenceType: 'ONLINE', licenceFetchEnabled: true, airGapActivation: false } : {}),
               })
             }
           />
@@ -344,6 +350,29 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
             checked={draft.licenceFetchEnabled}
             onChange={(e) => set({ licenceFetchEnabled: e.currentTarget.checked })}
           />
+          <SimpleGrid cols={{ base: 1, sm: 2 }}>
+            <Switch
+              label="Air-gapped activation"
+              description={
+                draft.seatModel === 'FLOATING'
+                  ? 'Node-locked products only: a floating seat is a lease that checks renew'
+                  : 'Computers that never reach the service activate by copy and paste, through the console or the customer portal'
+              }
+              disabled={draft.seatModel === 'FLOATING'}
+              checked={draft.airGapActivation}
+              onChange={(e) => set({ airGapActivation: e.currentTarget.checked })}
+            />
+            <NumberInput
+              label="Air-gapped activation (days)"
+              description="How long one activation lasts, at most to the licence's grace end"
+              min={1}
+              max={3650}
+              allowDecimal={false}
+              disabled={!draft.airGapActivation}
+              value={draft.airGapActivationDays}
+              onChange={(v) => set({ airGapActivationDays: count(v) })}
+            />
+          </SimpleGrid>
 
           <Divider label="Parameters" labelPosition="left" />
           <ParamEditor params={draft.params} reserved={reserved} onChange={(params) => set({ params })} />

@@ -9,6 +9,7 @@ import { CopyBox, DateTime, download, Field, HealthBadge, StatusBadge } from '..
 import { splitClaims } from '../components/claims';
 import { Leases } from '../components/leases';
 import { RecordTable } from '../components/record-table';
+import { AirGapActions } from '../components/air-gap';
 import { defaultOf, ParamInput, type ParamValue, type ProductParam } from '../components/param-input';
 
 export default function LicencePage() {
@@ -158,9 +159,24 @@ export default function LicencePage() {
         <Leases lid={lid} maxMachines={l.maxMachines} machines={machines.data} error={machines.error} write={write} onReleased={refresh} />
       ) : (
         <Card withBorder>
-          <Title order={2} size="h4" mb="sm">
-            Machines
-          </Title>
+          <Group justify="space-between" mb="sm" wrap="wrap">
+            <Title order={2} size="h4">
+              Machines
+            </Title>
+            {l.licenceType !== 'OFFLINE' && !l.archived && (
+              <Guarded allowed={write.allowed} reason={write.reason}>
+                {(disabled) => (
+                  <AirGapActions
+                    subject={lid}
+                    disabled={disabled}
+                    activate={(request) => unwrap(api().POST('/licenses/{lid}/air-gap-activations', { params: { path: { lid } }, body: { request } }))}
+                    deactivate={(code) => unwrap(api().POST('/licenses/{lid}/air-gap-deactivations', { params: { path: { lid } }, body: { code } }))}
+                    onDone={() => Promise.all([refresh(), queryClient.invalidateQueries({ queryKey: key('licence', lid, 'machines') })])}
+                  />
+                )}
+              </Guarded>
+            )}
+          </Group>
           <RecordTable
             label="Machines"
             card={{ actions: 'Action' }}
@@ -176,6 +192,11 @@ export default function LicencePage() {
                   <>
                     <Text fw={500}>{m.label ?? `Machine ${m.id}`}</Text>
                     {m.atIssue && <Badge size="xs" variant="outline">bound at issue</Badge>}
+                    {m.airGapped && m.until && (
+                      <Text size="xs" c="dimmed">
+                        air-gapped until <DateTime value={m.until} withTime={false} />
+                      </Text>
+                    )}
                   </>
                 ),
               ],

@@ -4,6 +4,7 @@ import { useParams } from 'react-router';
 import { api, ApiError, unwrap } from '../api/client';
 import { DateTime, download, Field, StatusBadge, TimeZoneOverride } from '../components/display';
 import { ConfirmButton, Empty, ErrorText, Loading } from '../components/feedback';
+import { AirGapActions } from '../components/air-gap';
 
 /** The customer's own view (DESIGN.md 12): their licences, downloads, and their machines to free. */
 export default function Portal() {
@@ -118,7 +119,16 @@ function LicenceCard({ lid }: { lid: string }) {
             <Table.Tbody>
               {live.map((m) => (
                 <Table.Tr key={m.id}>
-                  <Table.Td style={{ whiteSpace: 'nowrap' }}>Computer {m.id}</Table.Td>
+                  <Table.Td>
+                    <Text span inherit style={{ whiteSpace: 'nowrap' }}>
+                      Computer {m.id}
+                    </Text>
+                    {m.airGapped && m.until && (
+                      <Text size="xs" c="dimmed">
+                        without internet, until <DateTime value={m.until} withTime={false} />
+                      </Text>
+                    )}
+                  </Table.Td>
                   <Table.Td>
                     <DateTime value={m.boundAt} withTime={false} />
                   </Table.Td>
@@ -142,6 +152,14 @@ function LicenceCard({ lid }: { lid: string }) {
               ))}
             </Table.Tbody>
           </Table>
+        )}
+        {l.licenceType !== 'OFFLINE' && (
+          <AirGapActions
+            subject={lid}
+            activate={(request) => unwrap(api().POST('/portal/licenses/{lid}/air-gap-activations', { params: { path: { lid } }, body: { request } }))}
+            deactivate={(code) => unwrap(api().POST('/portal/licenses/{lid}/air-gap-deactivations', { params: { path: { lid } }, body: { code } }))}
+            onDone={() => Promise.all([queryClient.invalidateQueries({ queryKey: key }), queryClient.invalidateQueries({ queryKey: [slug, 'portal', 'licences'] })])}
+          />
         )}
         {l.releasesLeft === 0 && (
           <Text size="sm" c="dimmed">

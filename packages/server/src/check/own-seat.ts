@@ -62,7 +62,7 @@ export async function releaseOwnSeat(scope: CheckScope, body: { license: string;
     await lockRow(scope.database, t.db, 'licences', term.licence.id);
     const seats = await t
       .selectFrom('machine_bindings')
-      .select(['id', 'parts', 'at_issue'])
+      .select(['id', 'parts', 'at_issue', 'lease_ends_at'])
       .where('licence_id', '=', term.licence.id)
       .where(liveBinding('machine_bindings', scope.now))
       .orderBy('id')
@@ -70,7 +70,7 @@ export async function releaseOwnSeat(scope: CheckScope, body: { license: string;
     const seat = seats.find((s) => s.parts === parts);
     if (!seat) return refused('NO_SEAT');
     if (seat.at_issue === 1) return refused('AT_ISSUE');
-    await releaseSelf(t, { licenceId: term.licence.id, lid, bindingId: seat.id, parts: seat.parts, lease_ends_at: null }, scope.product.selfReleaseLimit, 'self', scope.now);
+    await releaseSelf(t, { licenceId: term.licence.id, lid, bindingId: seat.id, parts: seat.parts, lease_ends_at: seat.lease_ends_at }, scope.product.selfReleaseLimit, 'self', scope.now);
     return released;
   });
 }

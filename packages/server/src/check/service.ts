@@ -364,6 +364,14 @@ export async function answer(scope: CheckScope, presented: Presented, nonce: str
 
 export type CheckAnswer = Awaited<ReturnType<typeof answer>>;
 
+/**
+ * DESIGN.md 14: a valid check from the machine an air-gapped activation's seat belongs to makes
+ * it an ordinary binding (no end), so it no longer lapses, and its deactivation keeps the seat.
+ */
+async function keepAirGappedSeat(scope: CheckScope, seatId: number): Promise<void> {
+  await scope.tenant.updateTable('machine_bindings').set({ lease_ends_at: null }).where('id', '=', seatId).where('released_at', 'is', null).execute();
+}
+
 export async function checkLicence(
   scope: CheckScope,
   body: { license: string; fingerprint: string; nonce: string; machineLabel?: string | undefined },
@@ -377,6 +385,8 @@ export async function checkLicence(
   // Gathered with other checks' stamps (CheckWrites), once the seat, if any, is committed.
   if (stampDue(term.licence, verdict, scope.now)) scope.writes.stampLicence(scope.org.id, term.licence.id, scope.now);
   if (verdict.reason === null && verdict.seat) noteSeat(scope, verdict.seat, presented.machineLabel);
+  // A floating licence's lease end is its lease, never an activation's.
+  if (verdict.reason === null && !term.licence.floating && verdict.seat?.lease_ends_at != null) await keepAirGappedSeat(scope, verdict.seat.id);
   return answer(scope, presented, body.nonce, verdict, term);
 }
 

@@ -145,6 +145,9 @@ export interface ProductsTable {
   lease_seconds: number;
   max_borrow_seconds: number;
   max_borrowed_seats: number;
+  /** DESIGN.md 14: whether licences of the product may be activated on air-gapped machines, and for how many days. */
+  air_gap_activation: number;
+  air_gap_activation_days: number;
   params: string;
   created_at: number;
   created_by: string | null;
@@ -279,7 +282,7 @@ export interface MachineBindingsTable {
   last_seen_at: number | null;
   /** fpDigest of `fingerprint`: how a floating licence's check finds this machine's lease row. */
   fp_digest: string | null;
-  /** A floating licence's lease: live until then (null: a node-locked seat, live until released). */
+  /** A floating licence's lease, or an air-gapped activation's `until`: live until then (null: live until released). */
   lease_ends_at: number | null;
   /** The end of a borrow (DESIGN.md 13): until then only an operator may release it. */
   borrowed_until: number | null;
@@ -291,6 +294,33 @@ export interface LicenceLeasePeaksTable {
   licence_id: number;
   day: string;
   peak: number;
+}
+
+/** DESIGN.md 14: one air-gapped activation; its id is the response's `aid`. */
+export interface AirGapActivationsTable {
+  id: Generated<number>;
+  org_id: number;
+  licence_id: number;
+  binding_id: number;
+  /** The request text as received (whitespace removed). */
+  request: string;
+  nonce: string;
+  dpk: string;
+  fingerprint: string;
+  /** The response's signed fields: status, the service's iat (ms), boundAt (ms), until (ms). */
+  status: string;
+  issued_at: number;
+  bound_at: number;
+  until: number;
+  /** The signed response, stored after the commit that made the activation. */
+  response: string | null;
+  created_by: string;
+  /** Set when a deactivation (or a newer activation from the same device key on the seat) ended it. */
+  ended_at: number | null;
+  ended_by: string | null;
+  /** For a deactivation: whether it released the seat, and whether that counted towards selfReleaseLimit. */
+  released: number | null;
+  counted: number;
 }
 
 export interface IdempotencyKeysTable {
@@ -374,6 +404,7 @@ export interface Schema {
   licence_versions: LicenceVersionsTable;
   machine_bindings: MachineBindingsTable;
   licence_lease_peaks: LicenceLeasePeaksTable;
+  air_gap_activations: AirGapActivationsTable;
   idempotency_keys: IdempotencyKeysTable;
   check_counts: CheckCountsTable;
   licence_tallies: LicenceTalliesTable;

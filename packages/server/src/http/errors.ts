@@ -4,6 +4,8 @@ export class ApiError extends Error {
     readonly status: number,
     message: string,
     readonly headers: Record<string, string> = {},
+    /** Fields the answer carries beside `error` (a refusal's machine-readable `reason`). */
+    readonly extra: Record<string, string> = {},
   ) {
     super(message);
   }
@@ -12,6 +14,8 @@ export class ApiError extends Error {
 export const badRequest = (message: string) => new ApiError(400, message);
 export const unauthorized = (message = 'authentication required') => new ApiError(401, message);
 export const forbidden = (message: string) => new ApiError(403, message);
+/** A 403 `{ error, reason }`: a refusal an application tells apart by its reason. */
+export const refused = (message: string, reason: string) => new ApiError(403, message, {}, { reason });
 export const notFound = (message: string) => new ApiError(404, message);
 export const conflict = (message: string) => new ApiError(409, message);
 export const tooManyRequests = (message: string, retryAfterSeconds: number) =>

@@ -1,6 +1,9 @@
 import { Type, type TSchema } from 'typebox';
 
-export const ErrorBody = Type.Object({ error: Type.String() }, { $id: 'Error', description: 'Every failure has this shape.' });
+export const ErrorBody = Type.Object(
+  { error: Type.String(), reason: Type.Optional(Type.String({ description: 'Where a route names one: why it refused, for a program to tell apart.' })) },
+  { $id: 'Error', description: 'Every failure has this shape.' },
+);
 
 const ERROR_MEANINGS: Record<number, string> = {
   400: 'The request is wrong: the message names the field.',

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { withActivations } from '../air-gap/service.js';
 import { listAudit } from '../audit/audit.js';
 import { ActivityQuery, AuditEntry } from '../audit/routes.js';
 import type { Tenant } from '../db/tenant.js';
@@ -222,7 +223,7 @@ export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
       async (request) => {
         const licence = await findLicenceRow(request.ctx.tenant, request.params.lid);
         const rows = await request.ctx.tenant.selectFrom('machine_bindings').selectAll().where('licence_id', '=', licence.id).orderBy('id').execute();
-        return rows.map((row) => toBinding(row, request.ctx.now));
+        return withActivations(request.ctx.tenant, rows.map((row) => toBinding(row, request.ctx.now)));
       },
     );
 

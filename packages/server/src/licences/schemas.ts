@@ -125,7 +125,10 @@ export const MachineBinding = Type.Object({
   atIssue: Type.Boolean(),
   label: Nullable(Type.String({ description: 'The name the application sent with its checks (`machineLabel`), if any.' })),
   lastSeenAt: Nullable(Type.String({ format: 'date-time', description: 'Its last valid check (stamped at most once a minute).' })),
-  leaseEndsAt: Nullable(Type.String({ format: 'date-time', description: 'FLOATING: when this lease ends (or ended) unless renewed; null for a node-locked seat.' })),
+  airGapped: Type.Boolean({ description: 'True while an air-gapped activation (DESIGN.md 14) holds this seat.' }),
+  activationId: Nullable(Type.String({ description: 'That activation’s id (the `aid` of its response).' })),
+  until: NullableTimestamp,
+  leaseEndsAt: Nullable(Type.String({ format: 'date-time', description: 'FLOATING: when this lease ends (or ended) unless renewed. A node-locked seat: an air-gapped activation\'s seat ends by itself then (as `until`), otherwise null.' })),
   borrowedUntil: Nullable(
     Type.String({ format: 'date-time', description: 'FLOATING: the end of a borrow. Until then the application works offline, even after an operator frees the seat.' }),
   ),

@@ -23,7 +23,15 @@ export async function selfReleasesInWindow(t: Tenant, licenceId: number, now: nu
     .where('licence_id', '=', licenceId)
     .where('released_at', '>', now - SELF_RELEASE_WINDOW_MS)
     .execute();
-  return rows.filter((r) => isSelf(r.released_by)).length;
+  // Air-gapped deactivations sent through the Management API count too (DESIGN.md 14); the portal's are among the rows above.
+  const airGapped = await t
+    .selectFrom('air_gap_activations')
+    .select('ended_by')
+    .where('licence_id', '=', licenceId)
+    .where('counted', '=', 1)
+    .where('ended_at', '>', now - SELF_RELEASE_WINDOW_MS)
+    .execute();
+  return rows.filter((r) => isSelf(r.released_by)).length + airGapped.filter((r) => !isSelf(r.ended_by)).length;
 }
 
 /**

@@ -13,6 +13,7 @@ import { findProductRow } from '../products/repo.js';
 import type { SeatModel } from '../products/schemas.js';
 import { shapeOf, type ProductShape } from '../products/shape.js';
 import { localDate } from './calendar.js';
+import { liveBinding } from './live.js';
 import { idempotently, rememberAnswer, type IdempotentRequest, type Replay } from './idempotency.js';
 import {
   searchText,
@@ -24,7 +25,6 @@ import {
   type LicenceRow,
 } from './repo.js';
 import type { IssueBody, ReleaseBody, RenewBody } from './schemas.js';
-import { liveBinding } from './live.js';
 import { releasedColumns } from './self-release.js';
 import { countingLicences, holdClock, tallyChange, talliesWithin } from './tallies.js';
 import { countsAgainstPlan, graceEnd, licenceStatus, type LicenceStatus } from './status.js';

@@ -39,7 +39,9 @@ const PortalLicenceItem = Type.Object({
 const PortalLicence = Type.Object({
   ...PortalLicenceItem.properties,
   releasesLeft: Type.Union([Type.Integer(), Type.Null()], { description: 'Self-service releases this licence has left in the current 30 days; null = no limit.' }),
-  machines: Type.Array(Type.Object({ id: Type.Integer(), boundAt: Timestamp, releasedAt: NullableTimestamp, live: Type.Boolean(), atIssue: Type.Boolean() })),
+  machines: Type.Array(
+    Type.Object({ id: Type.Integer(), boundAt: Timestamp, releasedAt: NullableTimestamp, live: Type.Boolean(), atIssue: Type.Boolean(), airGapped: Type.Boolean(), until: NullableTimestamp }),
+  ),
 });
 const PortalIdentity = Type.Object({ customer: Type.Object({ name: Type.String() }), organisation: Type.Object({ name: Type.String() }) });
 

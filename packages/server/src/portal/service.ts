@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { graceEndsAt } from '@licensor/protocol';
+import { withActivations } from '../air-gap/service.js';
 import { recordAudit } from '../audit/audit.js';
 import { newSecret, sha256Hex } from '../auth/secrets.js';
 import type { Config } from '../config.js';
@@ -146,7 +147,7 @@ export async function portalLicences(session: PortalSession, now: number) {
 }
 
 /** This customer's licence, not archived; another customer's is a 404 like an unknown one. */
-async function ownLicence(session: PortalSession, lid: string, now: number): Promise<LicenceView> {
+export async function ownLicence(session: PortalSession, lid: string, now: number): Promise<LicenceView> {
   const view = await findLicenceView(session.tenant, lid, now).catch(() => null);
   if (!view || view.customer_id !== session.customerId || view.archived === 1) throw notFound(`no licence ${lid}`);
   return view;
@@ -166,7 +167,10 @@ export async function portalLicence(session: PortalSession, lid: string, now: nu
   return {
     ...portalItem(view, now),
     releasesLeft: limit === null ? null : Math.max(0, limit - (await selfReleasesInWindow(session.tenant, view.id, now))),
-    machines: machines.map((m) => ({ id: m.id, boundAt: iso(m.bound_at), releasedAt: iso(m.released_at), live: isLive(m, now), atIssue: m.at_issue === 1 })),
+    machines: await withActivations(
+      session.tenant,
+      machines.map((m) => ({ id: m.id, boundAt: iso(m.bound_at), releasedAt: iso(m.released_at), live: isLive(m, now), atIssue: m.at_issue === 1 })),
+    ),
   };
 }
 

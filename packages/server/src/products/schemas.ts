@@ -130,6 +130,12 @@ const editable = {
   maxBorrowedSeats: Type.Optional(
     Nullable(Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'FLOATING: how many leases of one licence may be borrowed at once, at most maxMachines; null = the default, maxMachines.' })),
   ),
+  airGapActivation: Type.Optional(
+    Nullable(Type.Boolean({ description: 'Licences (ONLINE and HYBRID) may be activated on machines that never reach the service (DESIGN.md 14); null = the default, false.' })),
+  ),
+  airGapActivationDays: Type.Optional(
+    Nullable(Type.Integer({ minimum: 1, maximum: 3650, description: 'How long an air-gapped activation lasts (at most to the licence’s grace end); null = the default, 90.' })),
+  ),
   params: Type.Optional(Type.Array(ProductParamInput, { maxItems: 100 })),
 };
 
@@ -199,6 +205,8 @@ export const Product = Type.Object({
   leaseSeconds: Type.Integer(),
   maxBorrowSeconds: Type.Integer(),
   maxBorrowedSeats: Type.Integer(),
+  airGapActivation: Type.Boolean({ description: 'Whether licences may be activated on air-gapped machines.' }),
+  airGapActivationDays: Type.Integer({ description: 'Days an air-gapped activation lasts, at most to the licence’s grace end.' }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
   params: Type.Array(ProductParam),

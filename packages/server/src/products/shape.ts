@@ -24,6 +24,8 @@ export interface ProductShape {
   leaseSeconds: number;
   maxBorrowSeconds: number;
   maxBorrowedSeats: number;
+  airGapActivation: boolean;
+  airGapActivationDays: number;
   params: ProductParam[];
 }
 
@@ -46,6 +48,8 @@ export const SHAPE_FIELDS = [
   'leaseSeconds',
   'maxBorrowSeconds',
   'maxBorrowedSeats',
+  'airGapActivation',
+  'airGapActivationDays',
   'params',
 ] as const satisfies ReadonlyArray<keyof ProductShape>;
 
@@ -65,6 +69,8 @@ const DEFAULTS = {
   seatModel: 'NODE_LOCKED',
   leaseSeconds: 900,
   maxBorrowSeconds: 0,
+  airGapActivation: false,
+  airGapActivationDays: 90,
 } as const;
 
 /** defaultValidityMonths null: asked at issue; selfReleaseLimit null: no limit. */
@@ -90,6 +96,8 @@ export function shapeOf(row: ProductRow): ProductShape {
     leaseSeconds: row.lease_seconds,
     maxBorrowSeconds: row.max_borrow_seconds,
     maxBorrowedSeats: row.max_borrowed_seats,
+    airGapActivation: row.air_gap_activation === 1,
+    airGapActivationDays: row.air_gap_activation_days,
     params: JSON.parse(row.params) as ProductParam[],
   };
 }
@@ -115,6 +123,8 @@ export function shapeColumns(shape: ProductShape) {
     lease_seconds: shape.leaseSeconds,
     max_borrow_seconds: shape.maxBorrowSeconds,
     max_borrowed_seats: shape.maxBorrowedSeats,
+    air_gap_activation: shape.airGapActivation ? 1 : 0,
+    air_gap_activation_days: shape.airGapActivationDays,
     params: JSON.stringify(shape.params),
   };
 }
@@ -174,6 +184,9 @@ function checkShape(shape: ProductShape): void {
   const floating = shape.seatModel === 'FLOATING';
   if (floating && shape.allowedLicenceTypes.some((type) => type !== 'ONLINE')) {
     throw badRequest('allowedLicenceTypes: a FLOATING product issues ONLINE licences only');
+  }
+  if (floating && shape.airGapActivation) {
+    throw badRequest('airGapActivation: a FLOATING product cannot activate air-gapped machines (its seats are leases renewed by checks)');
   }
   const seen = new Set<string>();
   shape.params.forEach((param, i) => {

@@ -22,7 +22,7 @@ import { dump, emptyTarget, indexesOf, linesOf, openEnv, rowsOf, serviceOn, with
  * added here or to EXCLUDED (src/backup/tables.ts): someone decides whether a restore needs it.
  */
 const BACKED_UP = [
-  'api_tokens', 'audit_entries', 'check_counts', 'customers', 'idempotency_keys', 'licence_lease_peaks', 'licence_versions', 'licences', 'machine_bindings',
+  'air_gap_activations', 'api_tokens', 'audit_entries', 'check_counts', 'customers', 'idempotency_keys', 'licence_lease_peaks', 'licence_versions', 'licences', 'machine_bindings',
   'organisations', 'passkeys', 'platform_accounts', 'platform_audit', 'platform_passkeys', 'portal_links', 'product_keys', 'products', 'users',
   'webhook_attempts', 'webhook_deliveries', 'webhook_endpoints', 'webhook_events', 'webhook_state', 'webhook_term_marks',
 ];

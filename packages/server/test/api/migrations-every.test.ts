@@ -22,7 +22,7 @@ const ids: Record<string, number> = {};
 
 async function insert(table: string, row: Record<string, unknown>, name?: string): Promise<void> {
   const db = database.db as unknown as import('kysely').Kysely<any>;
-  const hasId = !['sessions', 'api_tokens', 'check_counts', 'platform_sessions', 'portal_sessions', 'webauthn_challenges'].includes(table);
+  const hasId = !['sessions', 'api_tokens', 'check_counts', 'platform_sessions', 'portal_sessions', 'webauthn_challenges', 'licence_lease_peaks'].includes(table);
   const query = db.insertInto(table).values(row);
   const id = hasId ? Number((await query.returning('id').executeTakeFirstOrThrow()).id) : (await query.execute(), undefined);
   if (name && id !== undefined) ids[name] = id;
@@ -137,6 +137,17 @@ const STEPS: Record<string, { rows?: () => Promise<void>; check?: () => Promise<
       expect(new Set([...(await seatModels('products')), ...(await seatModels('licences'))])).toEqual(new Set(['NODE_LOCKED']));
       const binding = await database.db.selectFrom('machine_bindings').select(['lease_ends_at', 'borrowed_until']).executeTakeFirstOrThrow();
       expect(binding).toEqual({ lease_ends_at: null, borrowed_until: null });
+    },
+  },
+  '0013_air_gap_activation': {
+    async rows() {
+      // A floating product's day of lease peaks (a table of 0012), kept through what follows.
+      await insert('licence_lease_peaks', { org_id: ids.org, licence_id: ids.licence0, day: '2026-11-01', peak: 2 });
+    },
+    async check() {
+      // Air-gapped activation stays off for products made before it (DESIGN.md 14).
+      const product = await database.db.selectFrom('products').select(['air_gap_activation', 'air_gap_activation_days']).executeTakeFirstOrThrow();
+      expect([Number(product.air_gap_activation), product.air_gap_activation_days]).toEqual([0, 90]);
     },
   },
   '0014_webhooks': {

@@ -12,6 +12,7 @@ import { licenceTallies } from './0009_licence_tallies.js';
 import { licenceSearch } from './0010_licence_search.js';
 import { licenceSorts } from './0011_licence_sorts.js';
 import { floatingLicences } from './0012_floating_licences.js';
+import { airGapActivation } from './0013_air_gap_activation.js';
 import { webhooks } from './0014_webhooks.js';
 
 /** Migrations are written once for both dialects; each receives the dialect for the few DDL differences. */
@@ -28,6 +29,7 @@ const migrations: Record<string, (dialect: DialectName) => Migration> = {
   '0010_licence_search': licenceSearch,
   '0011_licence_sorts': licenceSorts,
   '0012_floating_licences': floatingLicences,
+  '0013_air_gap_activation': airGapActivation,
   '0014_webhooks': webhooks,
 };
 
