@@ -120,6 +120,8 @@ describe('bulk actions on the licence list', () => {
     await result.getByText('2 licences archived; 50 refused').waitFor();
     expect(await result.getByRole('listitem').count()).toBe(50);
     expect(await result.getByRole('listitem').first().textContent()).toMatch(/only a REVOKED or EXPIRED|REVOKED or EXPIRED/i);
+    // Judged once the closing dialog has gone.
+    await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
     await expectAccessible(page, 'bulk result');
     const archived = (await c.api('GET', '/licenses/page?q=bulk%20buyer&window=archived')).total;
     expect(archived).toBe(2);

@@ -439,6 +439,9 @@ describe('issue: fingerprints and machines', () => {
         lastSeenAt: null,
         leaseEndsAt: null,
         borrowedUntil: null,
+        airGapped: false,
+        activationId: null,
+        until: null,
       })),
     );
     expect(machines.data[0].parts).toEqual({
