@@ -73,6 +73,9 @@ type CheckResult struct {
 	// the answer counts as licensed only until then, judged with the remembered clock offset
 	// clamped to ±60 s, whatever the licence's max says.
 	LeaseEndsAt time.Time
+	// AirGapped: Valid rests on an air-gapped activation of this machine (DESIGN.md 14), not on a
+	// check answer.
+	AirGapped bool
 }
 
 // Fresh reports whether the state rests on this call's answer.
@@ -138,7 +141,12 @@ func (c *Client) ask(ctx context.Context, endpoint, until string) *CheckResult {
 		errors.As(err, &e)
 		result.NoAnswer = &NoAnswer{Code: e.Code, Status: e.Status, Message: e.Message}
 		result.judge(stored, record.OffsetMs, now, maxAge)
+		c.orAirGapped(result, v.Claims, now)
 		return result
+	}
+	// A later verified answer that says not licensed ends an air-gapped activation here (DESIGN.md 14).
+	if !fresh.Grants {
+		c.endAirGapped(v.Claims)
 	}
 
 	offset := checkedAtMs(fresh) - now.UnixMilli()

@@ -33,6 +33,9 @@ const (
 	CodeLidMismatch ErrorCode = "LID_MISMATCH"
 	// CodeOlderTerm: a fetched term is older (iat) than one this machine has already seen.
 	CodeOlderTerm ErrorCode = "OLDER_TERM"
+	// CodeBadActivation: an air-gapped activation response is not for this installation, machine,
+	// pending request or product, or there is no activation to deactivate (DESIGN.md 14).
+	CodeBadActivation ErrorCode = "BAD_ACTIVATION"
 )
 
 // Sentinel errors, one per code, for errors.Is. Every error the package returns is an *Error
@@ -49,6 +52,7 @@ var (
 	ErrBadLicence     = errors.New("licensor: bad licence")
 	ErrLidMismatch    = errors.New("licensor: lid mismatch")
 	ErrOlderTerm      = errors.New("licensor: older term")
+	ErrBadActivation  = errors.New("licensor: bad activation")
 )
 
 var sentinels = map[ErrorCode]error{
@@ -63,6 +67,7 @@ var sentinels = map[ErrorCode]error{
 	CodeBadLicence:     ErrBadLicence,
 	CodeLidMismatch:    ErrLidMismatch,
 	CodeOlderTerm:      ErrOlderTerm,
+	CodeBadActivation:  ErrBadActivation,
 }
 
 // Error is the SDK's one error type: a code, a message, and the HTTP status for CodeHTTPStatus.

@@ -137,13 +137,31 @@ type answerFile struct {
 }
 
 func (s *fileStore) paths(key StateKey) (dir, file string, err error) {
-	for _, part := range []string{key.Slug, key.ProductKey, key.Lid} {
-		if !pathPart.MatchString(part) || strings.Trim(part, ".") == "" {
-			return "", "", fmt.Errorf("licensor: %q cannot name a state file", part)
+	if dir, err = s.productDirectory(key.Slug, key.ProductKey); err != nil {
+		return "", "", err
+	}
+	if err = checkPathPart(key.Lid); err != nil {
+		return "", "", err
+	}
+	return dir, filepath.Join(dir, key.Lid+".json"), nil
+}
+
+// productDirectory is `<root>/<slug>/<productKey>`, where the licences' files and the product's
+// air-gap files live.
+func (s *fileStore) productDirectory(slug, productKey string) (string, error) {
+	for _, part := range []string{slug, productKey} {
+		if err := checkPathPart(part); err != nil {
+			return "", err
 		}
 	}
-	dir = filepath.Join(s.root, key.Slug, key.ProductKey)
-	return dir, filepath.Join(dir, key.Lid+".json"), nil
+	return filepath.Join(s.root, slug, productKey), nil
+}
+
+func checkPathPart(part string) error {
+	if !pathPart.MatchString(part) || strings.Trim(part, ".") == "" {
+		return fmt.Errorf("licensor: %q cannot name a state file", part)
+	}
+	return nil
 }
 
 func (s *fileStore) Load(key StateKey) (Record, error) {

@@ -31,6 +31,7 @@ type request struct {
 	TimeoutMs   *int64   `json:"timeoutMs"`
 	OffsetMs    *int64   `json:"offsetMs"`
 	Fingerprint string   `json:"fingerprint"`
+	Response    *string  `json:"response"`
 }
 
 type failure struct {
@@ -121,14 +122,12 @@ func (d *driver) handle(line []byte) answer {
 		return ok(map[string]any{"fingerprint": licensor.CollectFingerprint("").Fingerprint})
 	case "verify":
 		return d.verify(r)
-	case "activationRequest", "activateAirGap", "deactivateAirGap":
-		return invalid("air-gapped activation is not supported yet")
 	case "borrow":
 		// The SDK borrows (Client.Borrow), but the reference driver does not yet, and the
 		// shared driver test holds every driver to its answer (docs/protocol.md, section 10).
 		return invalid("borrowing is not supported yet")
 	}
-	if d.client == nil && (r.Op == "check" || r.Op == "release" || r.Op == "fetch" || r.Op == "clearCache") {
+	if d.client == nil && needsClient[r.Op] {
 		if d.configErr != nil {
 			return fail(d.configErr)
 		}
@@ -162,8 +161,35 @@ func (d *driver) handle(line []byte) answer {
 			return fail(err)
 		}
 		return ok(map[string]any{})
+	case "activationRequest":
+		request, err := d.client.CreateAirGapRequest()
+		if err != nil {
+			return fail(err)
+		}
+		return ok(map[string]any{"request": request.Request, "groups": request.Groups})
+	case "activateAirGap":
+		if r.Response == nil || *r.Response == "" {
+			return invalid("response must be a non-empty string")
+		}
+		activation, err := d.client.ActivateAirGapped(*r.Response)
+		if err != nil {
+			return fail(err)
+		}
+		return ok(map[string]any{"until": activation.Until.Format("2006-01-02T15:04:05.000Z")})
+	case "deactivateAirGap":
+		deactivation, err := d.client.DeactivateAirGapped()
+		if err != nil {
+			return fail(err)
+		}
+		return ok(map[string]any{"code": deactivation.Code})
 	}
 	return invalid(fmt.Sprintf("unknown op %q", r.Op))
+}
+
+// needsClient: the ops that answer "configure first" before a configure.
+var needsClient = map[string]bool{
+	"check": true, "release": true, "fetch": true, "clearCache": true,
+	"activationRequest": true, "activateAirGap": true, "deactivateAirGap": true,
 }
 
 func (d *driver) configure(r request) answer {
@@ -238,7 +264,7 @@ func (d *driver) verify(r request) answer {
 func checkResult(r *licensor.CheckResult) map[string]any {
 	result := map[string]any{
 		"state": r.State, "reasons": r.Reasons, "fresh": nil, "clockRollback": r.ClockRollback,
-		"ageSeconds": nil, "noAnswer": nil, "renewed": r.Renewed, "airGapped": false, "leaseEndsAt": nil,
+		"ageSeconds": nil, "noAnswer": nil, "renewed": r.Renewed, "airGapped": r.AirGapped, "leaseEndsAt": nil,
 	}
 	if r.Answer != nil {
 		result["fresh"] = r.Answer.Fresh

@@ -48,7 +48,7 @@ func TestDriverRefusesWhatItDoesNotKnow(t *testing.T) {
 			t.Errorf("%s: %v", line, answer)
 		}
 	}
-	if e := answerOf(t, &driver{}, `{"op":"deactivateAirGap"}`)["error"].(map[string]any); e["message"] != "air-gapped activation is not supported yet" {
+	if e := answerOf(t, &driver{}, `{"op":"deactivateAirGap"}`)["error"].(map[string]any); e["message"] != "configure first" {
 		t.Errorf("air gap: %v", e)
 	}
 }
