@@ -83,7 +83,7 @@ def test_a_session_checks_releases_and_survives_a_restart(session: Session, serv
 def test_errors_are_answered_with_the_sdks_codes(session: Session, service: FakeService, tmp_path: Path) -> None:
     assert session.send("not json")["error"]["code"] == "INVALID_OPTIONS"
     assert session.send({"op": "launch"})["error"]["code"] == "INVALID_OPTIONS"
-    assert session.send({"op": "activationRequest"})["error"] == {"code": "INVALID_OPTIONS", "message": "air-gapped activation is not supported yet"}
+    assert session.send({"op": "activationRequest"})["error"] == {"code": "INVALID_OPTIONS", "message": "send configure first"}
     configure(session, service, online_licence(), tmp_path)
     assert session.send({"op": "borrow", "until": "2026-12-01T00:00:00.000Z"})["error"]["code"] == "INVALID_OPTIONS"
     service.respond = lambda endpoint, body: (404, {"error": "fetch is off"})

@@ -138,10 +138,15 @@ class Driver:
     def op_borrow(self, request: dict[str, Any]) -> Any:
         return check_answer(self.current().borrow(text(request, "until")))
 
-    def air_gap(self, request: dict[str, Any]) -> Any:
-        raise bad_request("air-gapped activation is not supported yet")
+    def op_activationRequest(self, request: dict[str, Any]) -> Any:  # noqa: N802
+        made = self.current().create_air_gap_request()
+        return {"request": made.request, "groups": made.groups}
 
-    op_activationRequest = op_activateAirGap = op_deactivateAirGap = air_gap  # noqa: N815
+    def op_activateAirGap(self, request: dict[str, Any]) -> Any:  # noqa: N802
+        return {"until": self.current().activate_air_gapped(text(request, "response")).until}
+
+    def op_deactivateAirGap(self, request: dict[str, Any]) -> Any:  # noqa: N802
+        return {"code": self.current().deactivate_air_gapped().code}
 
 
 def check_answer(result: CheckResult) -> dict[str, Any]:
@@ -158,7 +163,7 @@ def check_answer(result: CheckResult) -> dict[str, Any]:
         "ageSeconds": result.age_seconds,
         "noAnswer": no_answer,
         "renewed": result.renewed,
-        "airGapped": False,
+        "airGapped": result.air_gapped,
         "leaseEndsAt": result.lease_ends_at,
     }
 

@@ -6,6 +6,9 @@ Nothing here touches the network on import or inside ``verify_licence``; only
 
 from ._wire import CalendarStatus
 from .client import (
+    AirGapActivation,
+    AirGapDeactivation,
+    AirGapRequest,
     CheckResult,
     CheckState,
     InvalidReason,
@@ -24,6 +27,9 @@ from .licence import LicenceRefusal, LicenceVerification, verify_licence
 from .state import FileState, MemoryState, Record, StateKey, StateStore, default_state_dir, file_state, memory_state
 
 __all__ = [
+    "AirGapActivation",
+    "AirGapDeactivation",
+    "AirGapRequest",
     "CalendarStatus",
     "CheckResult",
     "CheckState",

@@ -10,12 +10,13 @@ from typing import Any, Callable, Literal, Mapping, cast
 from urllib.parse import quote
 
 from ._http import post_json
+from .air_gap import AirGapFiles, accept_response, deactivate, end_activation, groups_of_five, make_request, usable_activation
 from ._wire import MalformedError, b64u_encode, fp_digest, receipt_grants, receipt_tag, verify_receipt
 from .errors import LicensorError
 from .fingerprint import collect_fingerprint
 from .keys import PublicKeys, read_public_keys
 from .licence import LicenceRefusal, LicenceVerification, parse_licence, verify_licence
-from .state import EMPTY, Record, StateKey, StateStore, file_state
+from .state import EMPTY, FileState, Record, StateKey, StateStore, file_state
 
 #: ``VALID``: the latest verified answer says licensed here and is this call's or younger than the
 #: licence's ``max``. ``STALE``: it said licensed but is older (or its age cannot be trusted: the
@@ -103,6 +104,8 @@ class CheckResult:
     cache_error: Exception | None
     #: A floating licence's signed lease end (ISO time) of the answer the state rests on, else None.
     lease_ends_at: str | None = None
+    #: VALID rests on an air-gapped activation of this machine (DESIGN 14), not on a check answer.
+    air_gapped: bool = False
 
     @property
     def fresh(self) -> bool | None:
@@ -118,6 +121,28 @@ class ReleaseResult:
     #: Why not released: NO_SEAT, AT_ISSUE, UNKNOWN_LICENCE, or BORROWED (a floating lease
     #: borrowed until a time still ahead: only an operator frees it early).
     reason: ReleaseRefusal | None = None
+
+
+@dataclass(frozen=True)
+class AirGapRequest:
+    #: The SVCA1 text, e.g. for a QR code.
+    request: str
+    #: The same text in groups of five characters, for typing.
+    groups: str
+
+
+@dataclass(frozen=True)
+class AirGapActivation:
+    #: When the activation ends (ISO time).
+    until: str
+    activation_id: str
+
+
+@dataclass(frozen=True)
+class AirGapDeactivation:
+    #: The SVCD1 text the vendor's portal or console takes to free the seat.
+    code: str
+    groups: str
 
 
 class LicenceClient:
@@ -200,7 +225,7 @@ class LicenceClient:
         if isinstance(until, datetime):
             if until.tzinfo is None:
                 raise LicensorError("INVALID_OPTIONS", "until must be a timezone-aware datetime")
-            until = until.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+            until = _iso(until)
         if not isinstance(until, str) or _parse_time(until) is None:
             raise LicensorError("INVALID_OPTIONS", "until must be an ISO 8601 time with its offset")
         try:
@@ -265,6 +290,35 @@ class LicenceClient:
         if licence.claims is not None:
             self._forget(licence)
 
+    def create_air_gap_request(self) -> AirGapRequest:
+        """Starts an air-gapped activation (DESIGN 14) on a machine that never reaches the service:
+        a request signed by this installation's device key (made once per product and machine,
+        kept with the state), replacing any pending one. Show ``groups`` for typing or ``request``
+        as a QR code; the vendor's portal or console answers it with a response for
+        activate_air_gapped(). Needs file state: with memory_state() it raises INVALID_OPTIONS."""
+        lid, files = self._air_gap()
+        request = make_request(files, lid, self.fingerprint, self.now_ms() // 1000)
+        return AirGapRequest(request, groups_of_five(request))
+
+    def activate_air_gapped(self, response: str) -> AirGapActivation:
+        """Accepts the response to the pending request (pasted or typed: whitespace is ignored).
+        From then until ``until`` check() is VALID on this machine with no network
+        (``air_gapped``). Raises BAD_ACTIVATION for a response not for this installation, machine,
+        pending request or product, for an activation deactivated here, or one that does not verify."""
+        lid, files = self._air_gap()
+        if not isinstance(response, str):
+            raise LicensorError("BAD_ACTIVATION", "the response must be a string")
+        fields = accept_response(files, response, lid, self.fingerprint, self._keys)
+        return AirGapActivation(_iso(datetime.fromtimestamp(fields["until"], timezone.utc)), fields["aid"])
+
+    def deactivate_air_gapped(self) -> AirGapDeactivation:
+        """Ends this machine's air-gapped activation: forgets it here first (it is never accepted
+        again), then answers the code this installation's key signs, for the vendor's portal or
+        console to free the seat. Raises BAD_ACTIVATION when there is no activation to end."""
+        lid, files = self._air_gap()
+        code = deactivate(files, lid, self.fingerprint, self.now_ms() // 1000)
+        return AirGapDeactivation(code, groups_of_five(code))
+
     # --- internals ------------------------------------------------------------------------------
 
     def _ask(self, endpoint: str, extra: Mapping[str, str]) -> CheckResult:
@@ -298,7 +352,16 @@ class LicenceClient:
             if error.code not in _NO_ANSWER_CODES:
                 raise
             no_answer = NoAnswer(cast(NoAnswerCode, error.code), error.message, error.status)
-            return _result(licence, _judge(cached, offset, now, clock_rollback, _max_seconds(licence)), clock_rollback, no_answer=no_answer)
+            kept = _result(licence, _judge(cached, offset, now, clock_rollback, _max_seconds(licence)), clock_rollback, no_answer=no_answer)
+            return self._or_air_gapped(kept, now)
+
+        files = self._air_gap_files(licence)
+        if not fresh.grants and files is not None:
+            # A later verified answer that says not licensed ends an air-gapped activation here (DESIGN 14).
+            try:
+                end_activation(files, licence.claims["lid"], self.fingerprint)
+            except Exception:  # noqa: S110 - the answer still holds, and it outranks the activation anyway
+                pass
 
         self._newest_iat = max(newest_iat, licence.claims["iat"])
         newest = self._newest_iat
@@ -342,6 +405,47 @@ class LicenceClient:
 
     def _forget(self, licence: LicenceVerification) -> None:
         self._state.update(self._key(licence), lambda old: replace(old, answer=None))
+
+    def _air_gap_files(self, licence: LicenceVerification) -> AirGapFiles | None:
+        """The air-gap files of the licence's product folder; None with a memory-only store."""
+        if licence.claims is None or not isinstance(self._state, FileState):
+            return None
+        try:
+            return AirGapFiles(self._state.folder(self._key(licence)))
+        except ValueError:  # names that never become a path
+            return None
+
+    def _air_gap(self) -> tuple[str, AirGapFiles]:
+        """The licence's lid and its product's air-gap files; the device key needs a state folder."""
+        licence = self._verify(self._licence, self.now_ms())
+        if licence.claims is None:
+            raise LicensorError("BAD_LICENCE", f"the licence in use does not verify: {', '.join(licence.reasons)}")
+        files = self._air_gap_files(licence)
+        if files is None:
+            raise LicensorError("INVALID_OPTIONS", "air-gapped activation keeps a device key on disk: it needs file_state(), not memory_state()")
+        return licence.claims["lid"], files
+
+    def _or_air_gapped(self, result: CheckResult, now: int) -> CheckResult:
+        """Without a verified answer that says licensed, a kept air-gapped activation of this
+        machine makes the state VALID until its ``until``, unless a verified answer signed after it
+        said not licensed; a local clock earlier than its ``iat`` is a rollback (STALE)."""
+        files = self._air_gap_files(result.licence)
+        if result.state == "VALID" or files is None:
+            return result
+        try:
+            activation = usable_activation(files, self._key(result.licence).lid, self.fingerprint, self._keys)
+        except Exception:  # unreadable files hold no activation
+            activation = None
+        if activation is None:
+            return result
+        answer = result.answer
+        if answer is not None and not answer.grants and _time(answer.checked_at) >= activation["iat"] * 1000:
+            return result
+        if now < activation["iat"] * 1000 - ROLLBACK_TOLERANCE_MS:
+            return replace(result, state="STALE", reasons=[], clock_rollback=True)
+        if now >= activation["until"] * 1000:
+            return result
+        return replace(result, state="VALID", reasons=[], air_gapped=True)
 
     def _post(self, endpoint: str, body: Mapping[str, str]) -> dict[str, Any]:
         return post_json(f"{self._url}/{endpoint}", self._check_token, body, self._timeout)
@@ -415,6 +519,11 @@ def _max_seconds(licence: LicenceVerification) -> int:
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def _iso(moment: datetime) -> str:
+    """As JavaScript's toISOString(): UTC, milliseconds, Z."""
+    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _parse_time(text: str) -> int | None:

@@ -16,6 +16,7 @@ ErrorCode = Literal[
     "BAD_LICENCE",
     "LID_MISMATCH",
     "OLDER_TERM",
+    "BAD_ACTIVATION",
 ]
 
 
@@ -32,6 +33,9 @@ class LicensorError(Exception):
     - ``BAD_LICENCE``: a fetched licence (or the one in use) does not verify with the product's key(s).
     - ``LID_MISMATCH``: a fetched licence verifies but is another licence than the one presented.
     - ``OLDER_TERM``: a fetched term is older (``iat``) than one this machine has already seen.
+    - ``BAD_ACTIVATION``: an air-gapped activation response not for this installation, machine,
+      pending request or product, a deactivated one, or one that does not verify; or a
+      deactivation with no activation to end.
 
     ``LicenceClient.check()`` never raises it for what the service does: those answers are data.
     """

@@ -111,8 +111,8 @@ class FileState:
 
     def update(self, key: StateKey, change: Callable[[Record], Record]) -> None:
         folder = self.folder(key)
-        _make_folders(folder)
-        with _Lock(folder / f"{key.lid}.lock"):
+        make_folders(folder)
+        with FileLock(folder / f"{key.lid}.lock"):
             record = change(self.load(key))
             document = {
                 "format": 1,
@@ -121,20 +121,26 @@ class FileState:
                 "offsetMs": record.offset_ms,
                 "answer": record.answer,
             }
-            temporary = folder / f"{key.lid}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp"
-            try:
-                descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-                    file.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
-                    file.flush()
-                    os.fsync(file.fileno())  # on disk before it replaces the old file
-                os.replace(temporary, folder / f"{key.lid}.json")
-            except BaseException:
-                temporary.unlink(missing_ok=True)
-                raise
+            write_atomically(folder / f"{key.lid}.json", json.dumps(document, indent=2, ensure_ascii=False) + "\n")
 
 
-def _make_folders(folder: Path) -> None:
+def write_atomically(path: Path, text: str) -> None:
+    """Writes a temporary file (mode 0600) beside ``path`` and renames it over, so a reader never
+    sees half a file. The caller holds the file's lock."""
+    temporary = path.with_name(f"{path.stem}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
+    try:
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())  # on disk before it replaces the old file
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def make_folders(folder: Path) -> None:
     """Creates the folder and every missing parent with mode 0700 (``mkdir(parents=True)`` would
     give the parents the default mode)."""
     missing = []
@@ -165,8 +171,8 @@ def _record_from_text(text: str) -> Record:
     return replace(record, answer={name: answer[name] for name in (*ANSWER_TEXT_FIELDS, "renewed")})
 
 
-class _Lock:
-    """``<lid>.lock`` made with O_CREAT|O_EXCL; one older than 10 s was left by a crash and is taken over."""
+class FileLock:
+    """A lock file (``<lid>.lock``, ``air-gap.lock``) made with O_CREAT|O_EXCL; one older than 10 s was left by a crash and is taken over."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
