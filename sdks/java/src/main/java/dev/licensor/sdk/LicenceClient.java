@@ -5,6 +5,7 @@ import java.io.UncheckedIOException;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
@@ -238,8 +239,10 @@ public final class LicenceClient {
             fresh = verifyAnswer(body, claims, nonce, now);
         } catch (LicensorException noAnswer) {
             NoAnswer why = new NoAnswer(noAnswer.reason(), Optional.ofNullable(noAnswer.status()), noAnswer.getMessage());
-            return judge(cached, now, clockRollback, maxSeconds(claims), verified, null, why, null, null);
+            return orAirGapped(judge(cached, now, clockRollback, maxSeconds(claims), verified, null, why, null, null), claims, now);
         }
+        // A later verified answer that says not licensed ends an air-gapped activation here (DESIGN.md 14).
+        if (!fresh.stored.fields().grants()) endActivation(claims);
 
         newestIat = Math.max(newest, claims.issuedAt());
         IOException cacheError = null;
@@ -324,6 +327,189 @@ public final class LicenceClient {
             return new ReleaseResult(true, Optional.of(String.valueOf(body.get("releasedAt"))), Optional.empty());
         }
         return new ReleaseResult(false, Optional.empty(), Optional.of(String.valueOf(body.get("reason"))));
+    }
+
+    /**
+     * Starts an air-gapped activation (DESIGN.md 14) on a machine that never reaches the service:
+     * a request signed by this installation's device key (made once per product and machine, kept
+     * beside the licences' state), replacing any pending one. The vendor's portal or console
+     * answers it with a response for {@link #activateAirGapped(String)}.
+     *
+     * @throws LicensorException {@code BAD_LICENCE} when the licence in use does not verify;
+     *     {@code INVALID_OPTIONS} with a memory-only store (the device key lives on disk) or when the state cannot be written
+     */
+    public synchronized AirGapText createAirGapRequest() throws LicensorException {
+        LicenceClaims claims = airGapClaims();
+        AirGapFiles files = airGapFiles(claims);
+        String request = airGapUpdate(files, state -> {
+            AirGap.DeviceKey device = files.deviceKeyMadeIfNeeded(fingerprint());
+            Map<String, Object> fields = new LinkedHashMap<>();
+            fields.put("lid", claims.lid());
+            fields.put("fp", fingerprint());
+            fields.put("dpk", device.dpk());
+            fields.put("nonce", nonce());
+            fields.put("iat", Math.floorDiv(clock.millis(), 1000));
+            state.pending = AirGap.sign(AirGap.REQUEST, fields, device.key());
+            return state.pending;
+        });
+        return new AirGapText(request, AirGap.groupsOfFive(request));
+    }
+
+    /**
+     * Accepts the response to the pending request (pasted or typed: whitespace is ignored). From
+     * then until {@link AirGapActivation#until()}, {@link #check()} is VALID on this machine with
+     * no network ({@link CheckResult#airGapped()}).
+     *
+     * @throws LicensorException {@code BAD_ACTIVATION} for a response that does not verify with the
+     *     product's keys, or is not for the pending request, this installation, machine and licence,
+     *     or is for an activation deactivated here (nothing changes then)
+     */
+    public synchronized AirGapActivation activateAirGapped(String response) throws LicensorException {
+        LicenceClaims claims = airGapClaims();
+        AirGapFiles files = airGapFiles(claims);
+        AirGap.Signed parsed;
+        try {
+            parsed = AirGap.parse(AirGap.RESPONSE, response == null ? null : AirGap.compact(response));
+        } catch (AirGap.Malformed malformed) {
+            throw badActivation("not an activation response: " + malformed.getMessage());
+        }
+        if (!AirGap.verifiedByProduct(parsed, keys)) throw badActivation("the response does not verify with this product's keys");
+        String lid = parsed.string("lid");
+        String nonce = parsed.string("nonce");
+        airGapUpdate(files, state -> {
+            if (state.pending == null) throw badActivation("no activation request is pending on this installation");
+            AirGap.Signed pending;
+            try {
+                pending = AirGap.parse(AirGap.REQUEST, state.pending);
+            } catch (AirGap.Malformed unreadable) {
+                throw badActivation("the pending request cannot be read: make a new one");
+            }
+            AirGap.DeviceKey device = files.deviceKey(fingerprint());
+            if (!lid.equals(claims.lid()) || !pending.string("lid").equals(claims.lid())) throw badActivation("the response is for another licence");
+            if (!parsed.string("dpk").equals(pending.string("dpk")) || device == null || !device.dpk().equals(parsed.string("dpk"))) {
+                throw badActivation("the response is for another installation");
+            }
+            if (!nonce.equals(pending.string("nonce"))) throw badActivation("the response answers another request");
+            if (!parsed.string("fp").equals(pending.string("fp")) || !AirGap.sameMachine(parsed.string("fp"), fingerprint())) throw badActivation("the response is for another machine");
+            if (state.deactivated.stream().anyMatch(d -> d.get("aid").equals(parsed.string("aid")) || d.get("nonce").equals(nonce))) {
+                throw badActivation("the response is for an activation deactivated here");
+            }
+            state.pending = null;
+            state.activations.put(lid, parsed.text());
+            return null;
+        });
+        return new AirGapActivation(Instant.ofEpochSecond(parsed.seconds("until")), parsed.string("aid"));
+    }
+
+    /**
+     * Ends this machine's air-gapped activation: forgets it here first (it is never accepted again),
+     * then answers the code this installation's device key signs, for the vendor's portal or
+     * console to free the seat.
+     *
+     * @throws LicensorException {@code BAD_ACTIVATION} when this installation holds no activation of the licence
+     */
+    public synchronized AirGapText deactivateAirGapped() throws LicensorException {
+        LicenceClaims claims = airGapClaims();
+        AirGapFiles files = airGapFiles(claims);
+        String code = airGapUpdate(files, state -> {
+            String text = state.activations.remove(claims.lid());
+            if (text == null) throw badActivation("this installation holds no air-gapped activation of this licence");
+            String aid;
+            String nonce;
+            try {
+                AirGap.Signed kept = AirGap.parse(AirGap.RESPONSE, text);
+                aid = kept.string("aid");
+                nonce = kept.string("nonce");
+            } catch (AirGap.Malformed unreadable) {
+                throw badActivation("the kept activation cannot be read");
+            }
+            state.deactivated.add(Map.of("aid", aid, "nonce", nonce));
+            Map<String, Object> fields = new LinkedHashMap<>();
+            fields.put("lid", claims.lid());
+            fields.put("aid", aid);
+            fields.put("iat", Math.floorDiv(clock.millis(), 1000));
+            return AirGap.sign(AirGap.DEACTIVATION, fields, files.deviceKeyMadeIfNeeded(fingerprint()).key());
+        });
+        return new AirGapText(code, AirGap.groupsOfFive(code));
+    }
+
+    private static LicensorException badActivation(String message) {
+        return new LicensorException(LicensorException.Reason.BAD_ACTIVATION, message);
+    }
+
+    /** The licence in use's claims; air-gapped activation needs a licence that verifies. */
+    private LicenceClaims airGapClaims() throws LicensorException {
+        Verification verified = verify(licence, clock.millis());
+        return verified.claims().orElseThrow(() -> new LicensorException(LicensorException.Reason.BAD_LICENCE,
+            "the licence in use does not verify: " + verified.message().orElse("")));
+    }
+
+    /** The product's air-gap files; the device key needs a state directory. */
+    private AirGapFiles airGapFiles(LicenceClaims claims) throws LicensorException {
+        Path directory = null;
+        try {
+            directory = store.productDirectory(claims.organisation(), claims.product());
+        } catch (IOException unnamable) {
+            // a product that cannot name a directory keeps nothing
+        }
+        if (directory == null) throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS,
+            "air-gapped activation keeps a device key on disk: it needs a file state store, not a memory-only one");
+        return new AirGapFiles(directory);
+    }
+
+    private static <T> T airGapUpdate(AirGapFiles files, AirGapFiles.Change<T> change) throws LicensorException {
+        try {
+            return files.update(change);
+        } catch (IOException failed) {
+            throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "the air-gap state cannot be written: " + failed.getMessage());
+        }
+    }
+
+    /** The product's air-gap files, or null (memory-only store, or no directory for it). */
+    private AirGapFiles airGapFilesOrNull(LicenceClaims claims) {
+        try {
+            return airGapFiles(claims);
+        } catch (LicensorException none) {
+            return null;
+        }
+    }
+
+    /**
+     * Without a verified answer that says licensed, a kept air-gapped activation of this machine
+     * makes the state VALID until its {@code until}, unless a verified answer signed after it said
+     * not licensed; a local clock more than 60 s before its {@code iat} is a rollback (STALE).
+     */
+    private CheckResult orAirGapped(CheckResult result, LicenceClaims claims, long now) {
+        AirGapFiles files = airGapFilesOrNull(claims);
+        if (result.state() == CheckState.VALID || files == null) return result;
+        AirGap.Signed activation;
+        try {
+            activation = AirGap.parse(AirGap.RESPONSE, files.load().activations.get(claims.lid()));
+        } catch (AirGap.Malformed none) {
+            return result;
+        }
+        AirGap.DeviceKey device = files.deviceKey(fingerprint());
+        boolean usable = AirGap.verifiedByProduct(activation, keys) && activation.string("lid").equals(claims.lid())
+            && device != null && device.dpk().equals(activation.string("dpk")) && AirGap.sameMachine(activation.string("fp"), fingerprint());
+        if (!usable) return result;
+        long iatMs = activation.seconds("iat") * 1000;
+        Optional<VerifiedAnswer> answer = result.answer();
+        if (answer.isPresent() && !answer.get().grants() && answer.get().checkedAt().toEpochMilli() >= iatMs) return result;
+        boolean rollback = now < iatMs - ROLLBACK_TOLERANCE_MS;
+        if (!rollback && now >= activation.seconds("until") * 1000) return result;
+        return new CheckResult(rollback ? CheckState.STALE : CheckState.VALID, List.of(), result.licence(), result.answer(), result.noAnswer(),
+            result.ageSeconds(), rollback || result.clockRollback(), result.renewed(), result.serverReason(), result.cacheError(), result.leaseEndsAt(), !rollback);
+    }
+
+    /** Removes this licence's activation here; a failure leaves it, to be judged against the kept answer. */
+    private void endActivation(LicenceClaims claims) {
+        AirGapFiles files = airGapFilesOrNull(claims);
+        if (files == null || !files.load().activations.containsKey(claims.lid())) return;
+        try {
+            files.update(state -> state.activations.remove(claims.lid()));
+        } catch (IOException | LicensorException | RuntimeException notEnded) {
+            // The kept answer that says not licensed, signed after the activation, still outweighs it.
+        }
     }
 
     /**
@@ -483,7 +669,7 @@ public final class LicenceClient {
         return new CheckResult(state, reasons, licence, Optional.ofNullable(answer).map(Answer::view), Optional.ofNullable(noAnswer),
             ageSeconds == null ? OptionalDouble.empty() : OptionalDouble.of(ageSeconds), clockRollback,
             answer != null && answer.fresh && answer.stored.renewed(), Optional.ofNullable(serverReason), Optional.ofNullable(cacheError),
-            answer == null ? Optional.empty() : instant(answer.stored.fields().leaseEndsAt()));
+            answer == null ? Optional.empty() : instant(answer.stored.fields().leaseEndsAt()), false);
     }
 
     /** The signed lease end has passed, judged with the remembered offset clamped to ±60 s (DESIGN.md 13). */
