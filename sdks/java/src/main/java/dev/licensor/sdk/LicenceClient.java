@@ -242,7 +242,8 @@ public final class LicenceClient {
             return orAirGapped(judge(cached, now, clockRollback, maxSeconds(claims), verified, null, why, null, null), claims, now);
         }
         // A later verified answer that says not licensed ends an air-gapped activation here (DESIGN.md 14).
-        if (!fresh.stored.fields().grants()) endActivation(claims);
+        AirGapFiles airGap = fresh.stored.fields().grants() ? null : airGapFilesOrNull(claims);
+        if (airGap != null) airGap.end(claims.lid());
 
         newestIat = Math.max(newest, claims.issuedAt());
         IOException cacheError = null;
@@ -340,18 +341,7 @@ public final class LicenceClient {
      */
     public synchronized AirGapText createAirGapRequest() throws LicensorException {
         LicenceClaims claims = airGapClaims();
-        AirGapFiles files = airGapFiles(claims);
-        String request = airGapUpdate(files, state -> {
-            AirGap.DeviceKey device = files.deviceKeyMadeIfNeeded(fingerprint());
-            Map<String, Object> fields = new LinkedHashMap<>();
-            fields.put("lid", claims.lid());
-            fields.put("fp", fingerprint());
-            fields.put("dpk", device.dpk());
-            fields.put("nonce", nonce());
-            fields.put("iat", Math.floorDiv(clock.millis(), 1000));
-            state.pending = AirGap.sign(AirGap.REQUEST, fields, device.key());
-            return state.pending;
-        });
+        String request = airGapFiles(claims).request(claims.lid(), fingerprint(), nonce(), Math.floorDiv(clock.millis(), 1000));
         return new AirGapText(request, AirGap.groupsOfFive(request));
     }
 
@@ -366,39 +356,8 @@ public final class LicenceClient {
      */
     public synchronized AirGapActivation activateAirGapped(String response) throws LicensorException {
         LicenceClaims claims = airGapClaims();
-        AirGapFiles files = airGapFiles(claims);
-        AirGap.Signed parsed;
-        try {
-            parsed = AirGap.parse(AirGap.RESPONSE, response == null ? null : AirGap.compact(response));
-        } catch (AirGap.Malformed malformed) {
-            throw badActivation("not an activation response: " + malformed.getMessage());
-        }
-        if (!AirGap.verifiedByProduct(parsed, keys)) throw badActivation("the response does not verify with this product's keys");
-        String lid = parsed.string("lid");
-        String nonce = parsed.string("nonce");
-        airGapUpdate(files, state -> {
-            if (state.pending == null) throw badActivation("no activation request is pending on this installation");
-            AirGap.Signed pending;
-            try {
-                pending = AirGap.parse(AirGap.REQUEST, state.pending);
-            } catch (AirGap.Malformed unreadable) {
-                throw badActivation("the pending request cannot be read: make a new one");
-            }
-            AirGap.DeviceKey device = files.deviceKey(fingerprint());
-            if (!lid.equals(claims.lid()) || !pending.string("lid").equals(claims.lid())) throw badActivation("the response is for another licence");
-            if (!parsed.string("dpk").equals(pending.string("dpk")) || device == null || !device.dpk().equals(parsed.string("dpk"))) {
-                throw badActivation("the response is for another installation");
-            }
-            if (!nonce.equals(pending.string("nonce"))) throw badActivation("the response answers another request");
-            if (!parsed.string("fp").equals(pending.string("fp")) || !AirGap.sameMachine(parsed.string("fp"), fingerprint())) throw badActivation("the response is for another machine");
-            if (state.deactivated.stream().anyMatch(d -> d.get("aid").equals(parsed.string("aid")) || d.get("nonce").equals(nonce))) {
-                throw badActivation("the response is for an activation deactivated here");
-            }
-            state.pending = null;
-            state.activations.put(lid, parsed.text());
-            return null;
-        });
-        return new AirGapActivation(Instant.ofEpochSecond(parsed.seconds("until")), parsed.string("aid"));
+        AirGap.Signed accepted = airGapFiles(claims).accept(response, claims.lid(), fingerprint(), keys);
+        return new AirGapActivation(Instant.ofEpochSecond(accepted.seconds("until")), accepted.string("aid"));
     }
 
     /**
@@ -410,31 +369,8 @@ public final class LicenceClient {
      */
     public synchronized AirGapText deactivateAirGapped() throws LicensorException {
         LicenceClaims claims = airGapClaims();
-        AirGapFiles files = airGapFiles(claims);
-        String code = airGapUpdate(files, state -> {
-            String text = state.activations.remove(claims.lid());
-            if (text == null) throw badActivation("this installation holds no air-gapped activation of this licence");
-            String aid;
-            String nonce;
-            try {
-                AirGap.Signed kept = AirGap.parse(AirGap.RESPONSE, text);
-                aid = kept.string("aid");
-                nonce = kept.string("nonce");
-            } catch (AirGap.Malformed unreadable) {
-                throw badActivation("the kept activation cannot be read");
-            }
-            state.deactivated.add(Map.of("aid", aid, "nonce", nonce));
-            Map<String, Object> fields = new LinkedHashMap<>();
-            fields.put("lid", claims.lid());
-            fields.put("aid", aid);
-            fields.put("iat", Math.floorDiv(clock.millis(), 1000));
-            return AirGap.sign(AirGap.DEACTIVATION, fields, files.deviceKeyMadeIfNeeded(fingerprint()).key());
-        });
+        String code = airGapFiles(claims).deactivate(claims.lid(), fingerprint(), Math.floorDiv(clock.millis(), 1000));
         return new AirGapText(code, AirGap.groupsOfFive(code));
-    }
-
-    private static LicensorException badActivation(String message) {
-        return new LicensorException(LicensorException.Reason.BAD_ACTIVATION, message);
     }
 
     /** The licence in use's claims; air-gapped activation needs a licence that verifies. */
@@ -446,30 +382,18 @@ public final class LicenceClient {
 
     /** The product's air-gap files; the device key needs a state directory. */
     private AirGapFiles airGapFiles(LicenceClaims claims) throws LicensorException {
-        Path directory = null;
-        try {
-            directory = store.productDirectory(claims.organisation(), claims.product());
-        } catch (IOException unnamable) {
-            // a product that cannot name a directory keeps nothing
-        }
-        if (directory == null) throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS,
+        AirGapFiles files = airGapFilesOrNull(claims);
+        if (files == null) throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS,
             "air-gapped activation keeps a device key on disk: it needs a file state store, not a memory-only one");
-        return new AirGapFiles(directory);
+        return files;
     }
 
-    private static <T> T airGapUpdate(AirGapFiles files, AirGapFiles.Change<T> change) throws LicensorException {
-        try {
-            return files.update(change);
-        } catch (IOException failed) {
-            throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "the air-gap state cannot be written: " + failed.getMessage());
-        }
-    }
-
-    /** The product's air-gap files, or null (memory-only store, or no directory for it). */
+    /** The product's air-gap files, or null (memory-only store, or a product that cannot name a directory). */
     private AirGapFiles airGapFilesOrNull(LicenceClaims claims) {
         try {
-            return airGapFiles(claims);
-        } catch (LicensorException none) {
+            Path directory = store.productDirectory(claims.organisation(), claims.product());
+            return directory == null ? null : new AirGapFiles(directory);
+        } catch (IOException unnamable) {
             return null;
         }
     }
@@ -482,16 +406,8 @@ public final class LicenceClient {
     private CheckResult orAirGapped(CheckResult result, LicenceClaims claims, long now) {
         AirGapFiles files = airGapFilesOrNull(claims);
         if (result.state() == CheckState.VALID || files == null) return result;
-        AirGap.Signed activation;
-        try {
-            activation = AirGap.parse(AirGap.RESPONSE, files.load().activations.get(claims.lid()));
-        } catch (AirGap.Malformed none) {
-            return result;
-        }
-        AirGap.DeviceKey device = files.deviceKey(fingerprint());
-        boolean usable = AirGap.verifiedByProduct(activation, keys) && activation.string("lid").equals(claims.lid())
-            && device != null && device.dpk().equals(activation.string("dpk")) && AirGap.sameMachine(activation.string("fp"), fingerprint());
-        if (!usable) return result;
+        AirGap.Signed activation = files.usableActivation(claims.lid(), fingerprint(), keys);
+        if (activation == null) return result;
         long iatMs = activation.seconds("iat") * 1000;
         Optional<VerifiedAnswer> answer = result.answer();
         if (answer.isPresent() && !answer.get().grants() && answer.get().checkedAt().toEpochMilli() >= iatMs) return result;
@@ -499,17 +415,6 @@ public final class LicenceClient {
         if (!rollback && now >= activation.seconds("until") * 1000) return result;
         return new CheckResult(rollback ? CheckState.STALE : CheckState.VALID, List.of(), result.licence(), result.answer(), result.noAnswer(),
             result.ageSeconds(), rollback || result.clockRollback(), result.renewed(), result.serverReason(), result.cacheError(), result.leaseEndsAt(), !rollback);
-    }
-
-    /** Removes this licence's activation here; a failure leaves it, to be judged against the kept answer. */
-    private void endActivation(LicenceClaims claims) {
-        AirGapFiles files = airGapFilesOrNull(claims);
-        if (files == null || !files.load().activations.containsKey(claims.lid())) return;
-        try {
-            files.update(state -> state.activations.remove(claims.lid()));
-        } catch (IOException | LicensorException | RuntimeException notEnded) {
-            // The kept answer that says not licensed, signed after the activation, still outweighs it.
-        }
     }
 
     /**
