@@ -1,5 +1,6 @@
 package dev.licensor.driver;
 
+import dev.licensor.sdk.AirGapText;
 import dev.licensor.sdk.CheckResult;
 import dev.licensor.sdk.Fingerprint;
 import dev.licensor.sdk.Json;
@@ -142,10 +143,14 @@ public final class Driver {
             case "clearCache":
                 client().clearCache();
                 return Map.of();
-            case "activationRequest":
+            case "activationRequest": {
+                AirGapText made = client().createAirGapRequest();
+                return Map.of("request", made.text(), "groups", made.groups());
+            }
             case "activateAirGap":
+                return Map.of("until", ISO.format(client().activateAirGapped(text(request, "response", true)).until()));
             case "deactivateAirGap":
-                throw new BadRequest("air-gapped activation is not supported yet");
+                return Map.of("code", client().deactivateAirGapped().text());
             case "borrow":
                 return check(client().borrow(instant(request, "until")));
             default:
@@ -219,7 +224,7 @@ public final class Driver {
             return (Object) noAnswer;
         }).orElse(null));
         result.put("renewed", check.renewed());
-        result.put("airGapped", false);
+        result.put("airGapped", check.airGapped());
         result.put("leaseEndsAt", check.leaseEndsAt().map(ISO::format).orElse(null));
         return result;
     }

@@ -20,10 +20,12 @@ import java.util.OptionalDouble;
  * @param serverReason the service's unsigned {@code reason}, for display only
  * @param cacheError the verified answer could not be kept (the result still holds)
  * @param leaseEndsAt a floating licence's signed lease end the state rests on
+ * @param airGapped VALID rests on an air-gapped activation of this machine (DESIGN.md 14), not on a check answer
  */
 public record CheckResult(CheckState state, List<Reason> reasons, Verification licence, Optional<VerifiedAnswer> answer,
                           Optional<NoAnswer> noAnswer, OptionalDouble ageSeconds, boolean clockRollback, boolean renewed,
-                          Optional<String> serverReason, Optional<IOException> cacheError, Optional<Instant> leaseEndsAt) {
+                          Optional<String> serverReason, Optional<IOException> cacheError, Optional<Instant> leaseEndsAt,
+                          boolean airGapped) {
     /** Why a check is INVALID: an offline refusal, or what the signed status and boundAt say. */
     public enum Reason {
         MALFORMED, BAD_SIGNATURE, WRONG_PRODUCT, NOT_YET_VALID, EXPIRED, FINGERPRINT_MISMATCH,

@@ -5,6 +5,7 @@ import java.io.UncheckedIOException;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
@@ -238,8 +239,11 @@ public final class LicenceClient {
             fresh = verifyAnswer(body, claims, nonce, now);
         } catch (LicensorException noAnswer) {
             NoAnswer why = new NoAnswer(noAnswer.reason(), Optional.ofNullable(noAnswer.status()), noAnswer.getMessage());
-            return judge(cached, now, clockRollback, maxSeconds(claims), verified, null, why, null, null);
+            return orAirGapped(judge(cached, now, clockRollback, maxSeconds(claims), verified, null, why, null, null), claims, now);
         }
+        // A later verified answer that says not licensed ends an air-gapped activation here (DESIGN.md 14).
+        AirGapFiles airGap = fresh.stored.fields().grants() ? null : airGapFilesOrNull(claims);
+        if (airGap != null) airGap.end(claims.lid());
 
         newestIat = Math.max(newest, claims.issuedAt());
         IOException cacheError = null;
@@ -324,6 +328,93 @@ public final class LicenceClient {
             return new ReleaseResult(true, Optional.of(String.valueOf(body.get("releasedAt"))), Optional.empty());
         }
         return new ReleaseResult(false, Optional.empty(), Optional.of(String.valueOf(body.get("reason"))));
+    }
+
+    /**
+     * Starts an air-gapped activation (DESIGN.md 14) on a machine that never reaches the service:
+     * a request signed by this installation's device key (made once per product and machine, kept
+     * beside the licences' state), replacing any pending one. The vendor's portal or console
+     * answers it with a response for {@link #activateAirGapped(String)}.
+     *
+     * @throws LicensorException {@code BAD_LICENCE} when the licence in use does not verify;
+     *     {@code INVALID_OPTIONS} with a memory-only store (the device key lives on disk) or when the state cannot be written
+     */
+    public synchronized AirGapText createAirGapRequest() throws LicensorException {
+        LicenceClaims claims = airGapClaims();
+        String request = airGapFiles(claims).request(claims.lid(), fingerprint(), nonce(), Math.floorDiv(clock.millis(), 1000));
+        return new AirGapText(request, AirGap.groupsOfFive(request));
+    }
+
+    /**
+     * Accepts the response to the pending request (pasted or typed: whitespace is ignored). From
+     * then until {@link AirGapActivation#until()}, {@link #check()} is VALID on this machine with
+     * no network ({@link CheckResult#airGapped()}).
+     *
+     * @throws LicensorException {@code BAD_ACTIVATION} for a response that does not verify with the
+     *     product's keys, or is not for the pending request, this installation, machine and licence,
+     *     or is for an activation deactivated here (nothing changes then)
+     */
+    public synchronized AirGapActivation activateAirGapped(String response) throws LicensorException {
+        LicenceClaims claims = airGapClaims();
+        AirGap.Signed accepted = airGapFiles(claims).accept(response, claims.lid(), fingerprint(), keys);
+        return new AirGapActivation(Instant.ofEpochSecond(accepted.seconds("until")), accepted.string("aid"));
+    }
+
+    /**
+     * Ends this machine's air-gapped activation: forgets it here first (it is never accepted again),
+     * then answers the code this installation's device key signs, for the vendor's portal or
+     * console to free the seat.
+     *
+     * @throws LicensorException {@code BAD_ACTIVATION} when this installation holds no activation of the licence
+     */
+    public synchronized AirGapText deactivateAirGapped() throws LicensorException {
+        LicenceClaims claims = airGapClaims();
+        String code = airGapFiles(claims).deactivate(claims.lid(), fingerprint(), Math.floorDiv(clock.millis(), 1000));
+        return new AirGapText(code, AirGap.groupsOfFive(code));
+    }
+
+    /** The licence in use's claims; air-gapped activation needs a licence that verifies. */
+    private LicenceClaims airGapClaims() throws LicensorException {
+        Verification verified = verify(licence, clock.millis());
+        return verified.claims().orElseThrow(() -> new LicensorException(LicensorException.Reason.BAD_LICENCE,
+            "the licence in use does not verify: " + verified.message().orElse("")));
+    }
+
+    /** The product's air-gap files; the device key needs a state directory. */
+    private AirGapFiles airGapFiles(LicenceClaims claims) throws LicensorException {
+        AirGapFiles files = airGapFilesOrNull(claims);
+        if (files == null) throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS,
+            "air-gapped activation keeps a device key on disk: it needs a file state store, not a memory-only one");
+        return files;
+    }
+
+    /** The product's air-gap files, or null (memory-only store, or a product that cannot name a directory). */
+    private AirGapFiles airGapFilesOrNull(LicenceClaims claims) {
+        try {
+            Path directory = store.productDirectory(claims.organisation(), claims.product());
+            return directory == null ? null : new AirGapFiles(directory);
+        } catch (IOException unnamable) {
+            return null;
+        }
+    }
+
+    /**
+     * Without a verified answer that says licensed, a kept air-gapped activation of this machine
+     * makes the state VALID until its {@code until}, unless a verified answer signed after it said
+     * not licensed; a local clock more than 60 s before its {@code iat} is a rollback (STALE).
+     */
+    private CheckResult orAirGapped(CheckResult result, LicenceClaims claims, long now) {
+        AirGapFiles files = airGapFilesOrNull(claims);
+        if (result.state() == CheckState.VALID || files == null) return result;
+        AirGap.Signed activation = files.usableActivation(claims.lid(), fingerprint(), keys);
+        if (activation == null) return result;
+        long iatMs = activation.seconds("iat") * 1000;
+        Optional<VerifiedAnswer> answer = result.answer();
+        if (answer.isPresent() && !answer.get().grants() && answer.get().checkedAt().toEpochMilli() >= iatMs) return result;
+        boolean rollback = now < iatMs - ROLLBACK_TOLERANCE_MS;
+        if (!rollback && now >= activation.seconds("until") * 1000) return result;
+        return new CheckResult(rollback ? CheckState.STALE : CheckState.VALID, List.of(), result.licence(), result.answer(), result.noAnswer(),
+            result.ageSeconds(), rollback || result.clockRollback(), result.renewed(), result.serverReason(), result.cacheError(), result.leaseEndsAt(), !rollback);
     }
 
     /**
@@ -483,7 +574,7 @@ public final class LicenceClient {
         return new CheckResult(state, reasons, licence, Optional.ofNullable(answer).map(Answer::view), Optional.ofNullable(noAnswer),
             ageSeconds == null ? OptionalDouble.empty() : OptionalDouble.of(ageSeconds), clockRollback,
             answer != null && answer.fresh && answer.stored.renewed(), Optional.ofNullable(serverReason), Optional.ofNullable(cacheError),
-            answer == null ? Optional.empty() : instant(answer.stored.fields().leaseEndsAt()));
+            answer == null ? Optional.empty() : instant(answer.stored.fields().leaseEndsAt()), false);
     }
 
     /** The signed lease end has passed, judged with the remembered offset clamped to ±60 s (DESIGN.md 13). */

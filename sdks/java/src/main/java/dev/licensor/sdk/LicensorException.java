@@ -31,7 +31,9 @@ public final class LicensorException extends Exception {
         /** A fetched licence verifies but is another licence than the one presented. */
         LID_MISMATCH,
         /** A fetched term is older ({@code iat}) than one this machine has already seen. */
-        OLDER_TERM
+        OLDER_TERM,
+        /** An air-gapped activation response (or deactivation) that this installation cannot accept (DESIGN.md 14). */
+        BAD_ACTIVATION
     }
 
     private final Reason reason;

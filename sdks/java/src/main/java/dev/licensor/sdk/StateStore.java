@@ -39,6 +39,50 @@ public abstract class StateStore {
     /** Loads, changes and saves one licence's state so that no concurrent writer's fields are lost. */
     abstract void update(String slug, String productKey, String lid, UnaryOperator<State> change) throws IOException;
 
+    /** The product's directory, where the air-gap files live (DESIGN.md 14); null for a memory-only store. */
+    abstract Path productDirectory(String slug, String productKey) throws IOException;
+
+    /** Work done holding a lock file. */
+    interface Locked<T> {
+        T run() throws IOException, LicensorException;
+    }
+
+    /** Runs {@code body} holding the lock file {@code lockName} of {@code directory} (made private if missing), taken like a licence's. */
+    static <T> T locked(Path directory, String lockName, Locked<T> body) throws IOException, LicensorException {
+        Files_.createPrivateDirectories(directory);
+        Path lock = directory.resolve(lockName);
+        Files_.acquire(lock);
+        try {
+            return body.run();
+        } finally {
+            Files.deleteIfExists(lock);
+        }
+    }
+
+    /** A file's text, or null when it cannot be read. */
+    static String read(Path file) {
+        try {
+            return Files.readString(file, StandardCharsets.UTF_8);
+        } catch (IOException | RuntimeException unreadable) {
+            return null;
+        }
+    }
+
+    /** Writes a private temporary file beside {@code file} and renames it over it, so a reader never sees half a file. */
+    static void replace(Path file, String text) throws IOException {
+        Path temporary = file.resolveSibling(file.getFileName() + "." + ProcessHandle.current().pid() + "." + Long.toHexString(Files_.RANDOM.nextLong()) + ".tmp");
+        try {
+            Files_.write(temporary, text);
+            try {
+                Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            } catch (AtomicMoveNotSupportedException notAtomic) {
+                Files.move(temporary, file, StandardCopyOption.REPLACE_EXISTING);
+            }
+        } finally {
+            Files.deleteIfExists(temporary);
+        }
+    }
+
     /** Keeps state in memory for the life of the process. */
     public static StateStore memory() {
         return new Memory();
@@ -82,6 +126,11 @@ public abstract class StateStore {
         @Override
         synchronized void update(String slug, String productKey, String lid, UnaryOperator<State> change) {
             states.put(slug + '\n' + productKey + '\n' + lid, change.apply(load(slug, productKey, lid)));
+        }
+
+        @Override
+        Path productDirectory(String slug, String productKey) {
+            return null;
         }
     }
 
@@ -177,25 +226,19 @@ public abstract class StateStore {
         @Override
         void update(String slug, String productKey, String lid, UnaryOperator<State> change) throws IOException {
             Path directory = directory(slug, productKey, lid);
-            createPrivateDirectories(directory);
-            Path lock = directory.resolve(lid + ".lock");
-            acquire(lock);
             try {
-                State next = change.apply(load(slug, productKey, lid));
-                Path temporary = directory.resolve(lid + ".json." + ProcessHandle.current().pid() + "." + Long.toHexString(RANDOM.nextLong()) + ".tmp");
-                try {
-                    write(temporary, encode(lid, next));
-                    try {
-                        Files.move(temporary, directory.resolve(lid + ".json"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-                    } catch (AtomicMoveNotSupportedException notAtomic) {
-                        Files.move(temporary, directory.resolve(lid + ".json"), StandardCopyOption.REPLACE_EXISTING);
-                    }
-                } finally {
-                    Files.deleteIfExists(temporary);
-                }
-            } finally {
-                Files.deleteIfExists(lock);
+                locked(directory, lid + ".lock", () -> {
+                    replace(directory.resolve(lid + ".json"), encode(lid, change.apply(load(slug, productKey, lid))));
+                    return null;
+                });
+            } catch (LicensorException impossible) {
+                throw new IllegalStateException(impossible);
             }
+        }
+
+        @Override
+        Path productDirectory(String slug, String productKey) throws IOException {
+            return directory(slug, productKey, "air-gap");
         }
 
         /** A new file, private from the start where the file system has POSIX permissions, flushed to disk. */
