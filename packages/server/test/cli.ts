@@ -45,3 +45,16 @@ export function startServe(env: Record<string, string>): Promise<{ child: ChildP
     });
   });
 }
+
+/** SIGTERM to a `serve` and its exit awaited (SIGKILL after 20 s), so nothing of it still holds the database. */
+export function stopServe(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}

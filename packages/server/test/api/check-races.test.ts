@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backend, startHarness, type Harness } from '../harness.js';
-import { startServe } from '../cli.js';
+import { startServe, stopServe } from '../cli.js';
 import { licenceRow } from '../licence-helpers.js';
 import { checkBody, checkedProduct, nonce, type CheckedProduct } from '../check-helpers.js';
 
@@ -48,7 +48,7 @@ describe('binding under concurrency', () => {
   // Several processes on one database is how PostgreSQL deployments scale; SQLite serves one process.
   if (backend === 'postgres') describe('through two service processes sharing one PostgreSQL', () => {
     const children: ChildProcess[] = [];
-    afterAll(() => children.forEach((child) => child.kill('SIGTERM')));
+    afterAll(() => Promise.all(children.map(stopServe)));
 
     it('binds exactly the free seats, and one seat per machine', async () => {
       const urls: string[] = [];

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, startServe } from '../cli.js';
+import { runCli, startServe, stopServe } from '../cli.js';
 import { sql } from 'kysely';
 import { freshDatabaseEnv, startHarness, type Harness } from '../harness.js';
 import { loadConfig } from '../../src/config.js';
@@ -186,7 +186,7 @@ describe('first start', () => {
       });
       expect(login.status).toBe(200);
     } finally {
-      s.child.kill('SIGTERM');
+      await stopServe(s.child);
       await dispose();
     }
   });

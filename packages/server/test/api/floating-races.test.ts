@@ -3,7 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { liveBinding } from '../../src/licences/live.js';
 import { startHarness, type Harness } from '../harness.js';
-import { startServe } from '../cli.js';
+import { startServe, stopServe } from '../cli.js';
 import { checkBody, checkedProduct, type CheckedProduct } from '../check-helpers.js';
 import { licenceRow } from '../licence-helpers.js';
 
@@ -23,7 +23,7 @@ beforeAll(async () => {
   }
 }, 60_000);
 afterAll(async () => {
-  children.forEach((child) => child.kill('SIGTERM'));
+  await Promise.all(children.map(stopServe));
   await h?.close();
 });
 

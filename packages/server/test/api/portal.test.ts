@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkBody, checkedProduct, type CheckedProduct } from '../check-helpers.js';
 import { freshDatabaseEnv, startHarness, type Harness } from '../harness.js';
 import { fingerprint } from '../licence-helpers.js';
-import { startServe } from '../cli.js';
+import { startServe, stopServe } from '../cli.js';
 
 let h: Harness;
 /** The organisation's API, with the cookies and headers given. */
@@ -133,7 +133,7 @@ describe('the customer portal', () => {
       expect(served.output()).toContain('/o/default/portal/<code>');
       expect(served.output()).not.toContain(code);
     } finally {
-      served.child.kill('SIGTERM');
+      await stopServe(served.child);
       await dispose();
     }
   });
