@@ -81,23 +81,29 @@ export function AirGapActions(props: {
   );
 }
 
-function Activate(props: { subject: string; activate: (request: string) => Promise<AirGapActivation>; onDone: () => Promise<unknown>; onClose: () => void }) {
-  const [request, setRequest] = useState('');
-  const [answer, setAnswer] = useState<AirGapActivation | null>(null);
+/** A pasted text sent once (trimmed), its answer kept, or the refusal in a customer's words. */
+function usePasted<T>(send: (text: string) => Promise<T>, problemOf: (error: unknown) => string, onDone: () => Promise<unknown>) {
+  const [text, setText] = useState('');
+  const [answer, setAnswer] = useState<T | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const submit = async () => {
     setBusy(true);
     setProblem(null);
     try {
-      setAnswer(await props.activate(request.trim()));
-      await props.onDone();
+      setAnswer(await send(text.trim()));
+      await onDone();
     } catch (error) {
-      setProblem(activationProblem(error));
+      setProblem(problemOf(error));
     } finally {
       setBusy(false);
     }
   };
+  return { text, setText, answer, problem, busy, submit };
+}
+
+function Activate(props: { subject: string; activate: (request: string) => Promise<AirGapActivation>; onDone: () => Promise<unknown>; onClose: () => void }) {
+  const { text: request, setText: setRequest, answer, problem, busy, submit } = usePasted(props.activate, activationProblem, props.onDone);
   if (answer) {
     return (
       <Stack>
@@ -138,22 +144,7 @@ function Activate(props: { subject: string; activate: (request: string) => Promi
 }
 
 function Deactivate(props: { deactivate: (code: string) => Promise<AirGapDeactivation>; onDone: () => Promise<unknown>; onClose: () => void }) {
-  const [code, setCode] = useState('');
-  const [answer, setAnswer] = useState<AirGapDeactivation | null>(null);
-  const [problem, setProblem] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async () => {
-    setBusy(true);
-    setProblem(null);
-    try {
-      setAnswer(await props.deactivate(code.trim()));
-      await props.onDone();
-    } catch (error) {
-      setProblem(deactivationProblem(error));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { text: code, setText: setCode, answer, problem, busy, submit } = usePasted(props.deactivate, deactivationProblem, props.onDone);
   if (answer) {
     return (
       <Stack>
