@@ -76,6 +76,12 @@ export async function expectAccessible(page: Page, what: string) {
   for (const scheme of ['light', 'dark'] as const) {
     await page.emulateMedia({ colorScheme: scheme });
     await page.waitForTimeout(100);
+    // Colours are judged once they have finished changing: a slow machine can still be mid-transition.
+    await page.evaluate(() => {
+      const { document } = globalThis as any;
+      const finite = document.getAnimations().filter((a: any) => a.effect?.getComputedTiming().endTime !== Infinity);
+      return Promise.all(finite.map((a: any) => a.finished.catch(() => undefined)));
+    });
     // Evaluated through the DevTools protocol, which the page's CSP does not govern.
     await page.evaluate(AXE);
     const violations = await page.evaluate(async () => {

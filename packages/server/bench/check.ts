@@ -9,6 +9,8 @@
  * two (LICENSOR_WORKERS); autocannon from a separate process, a fresh nonce per request, rate
  * limits off. Reports sustained checks/s against the single-core crypto bound (one verify + one
  * sign with bare node:crypto, measured right before), and p50/p99 of a paced 1,000 checks/s.
+ * With both node-locked and floating kinds it then alternates short sustained runs of the two
+ * (ROUNDS, PAIRED_SECONDS) and reports the median of each round's floating ÷ node-locked ratio.
  * LICENCES=n, SECONDS=n, ALGORITHMS=ED25519,..., KINDS=node-locked,floating,extending,
  * WORKERS=1,2 and BACKENDS=sqlite,postgres override.
  */
@@ -18,10 +20,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ALGORITHM_INFO, buildFingerprint, fpDigest, parseFingerprint, signBytes, signLicence, verifyBytes, type Algorithm } from '@licensor/protocol';
-import { sql } from 'kysely';
+import { sql, type SelectQueryBuilder } from 'kysely';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
-import { openDatabase, sqliteFileIn } from '../src/db/database.js';
+import { openDatabase, sqliteFileIn, type Db } from '../src/db/database.js';
+import type { Schema } from '../src/db/schema.js';
+import { STAMP_INTERVAL_MS } from '../src/check/counters.js';
 import { searchText } from '../src/licences/repo.js';
 import { bootstrap } from '../src/orgs/service.js';
 import { benchEnv, startService } from './support.js';
@@ -32,6 +36,9 @@ const ALGORITHMS = (process.env.ALGORITHMS ?? 'ED25519,EC_P256,RSA_2048').split(
 const WORKERS = (process.env.WORKERS ?? '1,2').split(',').map(Number);
 type Kind = 'node-locked' | 'floating' | 'extending';
 const KINDS = (process.env.KINDS ?? 'node-locked,floating,extending').split(',') as Kind[];
+/** Rounds of alternating node-locked and floating sustained runs, and each run's length. */
+const ROUNDS = Number(process.env.ROUNDS ?? 8);
+const PAIRED_SECONDS = Number(process.env.PAIRED_SECONDS ?? 3);
 const KIND_LABEL: Record<Kind, string> = { 'node-locked': 'node-locked', floating: 'floating, no extension', extending: 'floating, every check extends' };
 /** The floating products' lease: an hour, so a run of minutes never extends a lease just renewed. */
 const LEASE_MS = 3_600_000;
@@ -144,24 +151,43 @@ async function seed(env: Record<string, string>, workDir: string): Promise<Seede
   return seeded;
 }
 
-/** Sets every lease of a floating product to end at `endsAt`, from outside the running service. */
-async function setLeases(env: Record<string, string>, productId: number, endsAt: number): Promise<void> {
+/**
+ * Changes rows of one product from outside the running service. The service's gathered seat
+ * stamps of the run just ended may be writing the same rows in another order: on PostgreSQL a
+ * deadlock ends one of the two, and this one tries again.
+ */
+async function alter(env: Record<string, string>, productId: number, change: (db: Db, licenceIds: SelectQueryBuilder<Schema, 'licences', { id: number }>) => Promise<unknown>): Promise<void> {
   const config = loadConfig(env);
   const database = await openDatabase({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFileIn(config.dataDir) }, { migrate: false });
   try {
-    await database.db
-      .updateTable('machine_bindings')
-      .set({ lease_ends_at: endsAt })
-      .where('licence_id', 'in', (eb) => eb.selectFrom('licences').select('id').where('product_id', '=', productId))
-      .execute();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await change(database.db, database.db.selectFrom('licences').select('id').where('product_id', '=', productId));
+        return;
+      } catch (err) {
+        if ((err as { code?: string }).code !== '40P01' || attempt === 5) throw err;
+      }
+    }
   } finally {
     await database.close();
   }
 }
 
+/** Sets every lease of a floating product to end at `endsAt`. */
+const setLeases = (env: Record<string, string>, productId: number, endsAt: number) =>
+  alter(env, productId, (db, ids) => db.updateTable('machine_bindings').set({ lease_ends_at: endsAt }).where('licence_id', 'in', ids).execute());
+
+/** Makes every licence's and seat's once-a-minute stamp due, so that each check of the next run writes both. */
+const stampsDue = (env: Record<string, string>, productId: number) =>
+  alter(env, productId, async (db, ids) => {
+    const longAgo = Date.now() - 2 * STAMP_INTERVAL_MS;
+    await db.updateTable('licences').set({ last_checked_at: longAgo }).where('id', 'in', ids).execute();
+    await db.updateTable('machine_bindings').set({ last_seen_at: longAgo }).where('licence_id', 'in', ids).execute();
+  });
+
 interface LoadResult { rps: number; p50: number; p99: number; non2xx: number; errors: number; firstFailure: string | null }
 
-function load(job: { url: string; token: string; bodiesFile: string; connections: number; seconds: number; rate?: number }): Promise<LoadResult> {
+function load(job: { url: string; token: string; bodiesFile: string; connections: number; seconds: number; rate?: number; amount?: number }): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'check-load.ts'), JSON.stringify(job)], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
@@ -172,6 +198,7 @@ function load(job: { url: string; token: string; bodiesFile: string; connections
 }
 
 const rows: string[] = [];
+const paired: string[] = [];
 const BACKENDS = (process.env.BACKENDS?.split(',') ?? ['sqlite', ...(process.env.DATABASE_URL ? ['postgres'] : [])]) as Array<'sqlite' | 'postgres'>;
 for (const backend of BACKENDS) {
   const { env, dispose } = await benchEnv(backend);
@@ -186,8 +213,10 @@ for (const backend of BACKENDS) {
       if (workers > 1) await new Promise((resolve) => setTimeout(resolve, 15_000));
       const jobOf = ({ checkId, token, bodiesFile }: Seeded) => ({ url: `${service.url}/o/default/api/public/license/${checkId}/check`, token, bodiesFile });
       try {
-        // Every product once before any is measured: the first measured after start-up ran slower, whichever it was.
-        for (const product of seeded) await load({ ...jobOf(product), connections: 16, seconds: 2 });
+        // Every licence of every product checked once before any is measured, as a running service
+        // has seen its installed base: the first measured after start-up ran slower, whichever it
+        // was, and a licence string's first check verifies its signature (later ones remember it).
+        for (const product of seeded) await load({ ...jobOf(product), connections: 16, seconds: SECONDS, amount: LICENCES });
         for (const product of seeded) {
           const { algorithm, kind, productId } = product;
           const job = jobOf(product);
@@ -202,6 +231,8 @@ for (const backend of BACKENDS) {
           await resetLeases();
           const sustained = await load({ ...job, connections: 32, seconds: SECONDS, ...(extending ? { amount: LICENCES } : {}) });
           await resetLeases();
+          // The worst case for the paced run's latency: every check stamps its licence and seat.
+          await stampsDue(env, productId);
           const fixed = await load({ ...job, connections: 32, seconds: extending ? Math.min(SECONDS, LICENCES / 1000) : SECONDS, rate: 1000 });
           const series = `${algorithm} ${kind}`;
           if (workers === 1) oneWorker.set(series, sustained.rps);
@@ -211,6 +242,23 @@ for (const backend of BACKENDS) {
             `| ${backend} | ${workers} | ${ALGORITHM_INFO[algorithm].label} | ${KIND_LABEL[kind]} | ${Math.round(bound)} | ${Math.round(sustained.rps)} | ${(sustained.rps / bound).toFixed(2)} | ${scaling} | ${sustained.p99} | ${Math.round(fixed.rps)} | ${fixed.p50} | ${fixed.p99} | ${failures} |`,
           );
           console.error(rows.at(-1), sustained.firstFailure ?? fixed.firstFailure ?? '');
+        }
+        // The VM's speed drifts between runs by more than the difference sought between floating
+        // and node-locked checks: alternate short sustained runs and compare within each pair.
+        for (const algorithm of ALGORITHMS) {
+          const pair = (['node-locked', 'floating'] as const).map((kind) => seeded.find((s) => s.algorithm === algorithm && s.kind === kind));
+          if (!pair[0] || !pair[1]) continue;
+          const ratios: number[] = [];
+          for (let round = 0; round < ROUNDS; round++) {
+            await setLeases(env, pair[1].productId, Date.now() + LEASE_MS);
+            const rps = new Map<Kind, number>();
+            for (const product of round % 2 === 0 ? pair : [...pair].reverse()) rps.set(product!.kind, (await load({ ...jobOf(product!), connections: 32, seconds: PAIRED_SECONDS })).rps);
+            ratios.push(rps.get('floating')! / rps.get('node-locked')!);
+          }
+          const sorted = [...ratios].sort((a, b) => a - b);
+          const median = (sorted[Math.floor((ROUNDS - 1) / 2)]! + sorted[Math.ceil((ROUNDS - 1) / 2)]!) / 2;
+          paired.push(`| ${backend} | ${workers} | ${ALGORITHM_INFO[algorithm].label} | ${median.toFixed(3)} | ${sorted[0]!.toFixed(3)} to ${sorted.at(-1)!.toFixed(3)} | ${ratios.map((r) => r.toFixed(3)).join(', ')} |`);
+          console.error(paired.at(-1));
         }
       } finally {
         await service.stop();
@@ -226,3 +274,9 @@ console.log(`\nbench:check — ${LICENCES} bound licences per product, ${SECONDS
 console.log('| Backend | Workers | Algorithm | Seats | Crypto bound (verify+sign pairs/s, 1 core) | Sustained checks/s | of bound | vs 1 worker | p99 at max (ms) | Paced checks/s | p50 at 1,000/s (ms) | p99 at 1,000/s (ms) | non-2xx/errors |');
 console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const row of rows) console.log(row);
+if (paired.length) {
+  console.log(`\nFloating checks with no extension ÷ node-locked checks, ${ROUNDS} rounds of alternating ${PAIRED_SECONDS} s sustained runs (32 connections), order swapped every round\n`);
+  console.log('| Backend | Workers | Algorithm | Median ratio | Range | Every round |');
+  console.log('|---|---|---|---|---|---|');
+  for (const row of paired) console.log(row);
+}

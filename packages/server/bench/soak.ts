@@ -135,6 +135,8 @@ interface Tracked {
   /** Machines a check answered valid for, and machines the operator released (by id). */
   bound: Set<string>;
   released: Set<number>;
+  /** Releases sent that got no answer or a 503: committed or not, which a fault leaves unknown. */
+  unsure: Set<number>;
 }
 const tracked: Tracked[] = [];
 const counters = { staleVerdicts: 0, badReceipts: 0, receiptsVerified: 0, dropped: 0 };
@@ -154,6 +156,7 @@ async function issue(maxMachines: number): Promise<Tracked | null> {
     busy: false,
     bound: new Set(),
     released: new Set(),
+    unsure: new Set(),
   };
   tracked.push(licence);
   return licence;
@@ -231,7 +234,9 @@ const OPERATIONS: Array<[number, () => Promise<unknown>]> = [
     const seat = ok('read', machines) ? (machines.data as Array<{ id: number; live: boolean; boundAt: string }>).find((m) => m.live && m.boundAt === bound.data.boundAt) : undefined;
     if (!seat) return;
     const released = await call('release', `${api}/licenses/${l.lid}/release-binding`, 'POST', { machineId: seat.id });
+    const status = released?.status;
     if (ok('release', released)) l.released.add(seat.id);
+    else if (status === undefined || status === 503) l.unsure.add(seat.id);
   })],
   // New machines activating on one licence at once: never more seats than it has.
   [1, async () => {
@@ -408,8 +413,9 @@ await Promise.all(
       const live = machines.filter((m) => m.live).length;
       if (live > l.maxMachines) seatsBeyond += live - l.maxMachines;
       for (const id of l.released) if (!machines.find((m) => m.id === id)?.releasedAt) lost(`machine ${id} of ${l.lid} released`);
-      // Seats a check bound and nobody released are still held.
-      if (live < l.bound.size - l.released.size) lost(`${l.bound.size - l.released.size - live} seat(s) of ${l.lid} bound`);
+      // Seats a check bound and nobody released are still held (a release a fault left unanswered may have been made).
+      const held = l.bound.size - l.released.size - [...l.unsure].filter((id) => machines.find((m) => m.id === id)?.releasedAt).length;
+      if (live < held) lost(`${held - live} seat(s) of ${l.lid} bound`);
     }
   }),
 );

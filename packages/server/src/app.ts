@@ -1,8 +1,11 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import cookie from '@fastify/cookie';
+import type { Logger } from 'pino';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
-import { isDatabaseUnavailable, type Database } from './db/database.js';
+import type { Database } from './db/database.js';
+import { failureOf } from './http/failures.js';
 import { sql } from 'kysely';
 import { ApiError } from './http/errors.js';
 import { ErrorBody } from './http/schemas.js';
@@ -15,6 +18,8 @@ import { CheckWrites } from './check/counters.js';
 import { schemaErrorMessage, textProblem, validatorCompiler } from './http/validation.js';
 import { auditRoutes } from './audit/routes.js';
 import { checkRoutes } from './check/routes.js';
+import { checkGates } from './check/gate.js';
+import { leanCheckHandler } from './check/lean.js';
 import { authRoutes } from './auth/routes.js';
 import { customerRoutes } from './customers/routes.js';
 import { dashboardRoutes } from './dashboard/routes.js';
@@ -29,7 +34,8 @@ import { tokenRoutes } from './tokens/routes.js';
 import { userRoutes } from './users/routes.js';
 import { PLATFORM_PREFIX, platformRoutes, type PlatformRoute } from './platform/routes.js';
 import { portalRoutes } from './portal/routes.js';
-import { Outbox } from './webhooks/outbox.js';
+import { Outbox, webhookMetrics } from './webhooks/outbox.js';
+import { DeliveryThread } from './webhooks/thread.js';
 import { webhookRoutes } from './webhooks/routes.js';
 import { memberPasskeyRoutes } from './passkeys/routes.js';
 import { VERSION } from './version.js';
@@ -39,8 +45,10 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Counts for every rate limit (checks, passkey sign-in). */
     rateLimits: RateLimiter;
-    /** This process's webhook delivery loop (webhooks/outbox.ts). */
-    webhooks: Outbox;
+    /** The webhook delivery loop on this thread (webhooks/outbox.ts); null when it runs in a thread of its own. */
+    webhooks: Outbox | null;
+    /** The check API's lean handler (check/lean.ts): true when it took the request, false to leave it to Fastify. */
+    checkApiLean: (req: IncomingMessage, res: ServerResponse) => boolean;
   }
 }
 
@@ -50,28 +58,29 @@ export interface AppOptions {
   /** Seals and opens product private keys (keys/master-key.ts). */
   masterKey: Buffer;
   logger?: FastifyServerOptions['logger'];
-  /** False keeps the webhook delivery loop from turning by itself (the OpenAPI document's builder). */
-  deliverWebhooks?: boolean;
-}
-
-function clientMessage(err: { code?: string; message: string; statusCode?: number }): string {
-  switch (err.code) {
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return 'unsupported content type: send application/json';
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return 'request body is too large';
-    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return 'request body does not match its Content-Length';
-    default:
-      return err.message;
-  }
+  /**
+   * Where the webhook delivery loop runs: on this thread (true, the default: tests move its time
+   * and drain it), in a thread of its own (`'thread'`, as `serve` runs it, so deliveries take no
+   * CPU from the requests' thread), or here without turning by itself (false: the OpenAPI document's builder).
+   */
+  deliverWebhooks?: boolean | 'thread';
 }
 
 const PORTAL_CODE_IN_URL = /\/portal\/[0-9a-f]{64}/g;
 
-const OUT_OF_RANGE = new Set(['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum']);
+const BODY_LIMIT = 1024 * 1024;
+
+/** Fastify's request ids (`req-<base 36 count>`), shared with the check API's lean handler so that ids stay unique. */
+function requestIds(): () => string {
+  let next = 0;
+  return () => {
+    next = (next + 1) & 0x7fffffff;
+    return `req-${next.toString(36)}`;
+  };
+}
 
 export async function buildApp({ config, database, masterKey, logger, deliverWebhooks = true }: AppOptions): Promise<FastifyInstance> {
+  const genReqId = requestIds();
   const app = Fastify({
     logger: logger ?? {
       level: config.logLevel,
@@ -87,7 +96,8 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
       },
     },
     trustProxy: config.trustProxy,
-    bodyLimit: 1024 * 1024,
+    bodyLimit: BODY_LIMIT,
+    genReqId,
     return503OnClosing: true,
     schemaErrorFormatter: (errors, dataVar) => schemaErrorMessage(errors as never, dataVar),
     ajv: { customOptions: {} },
@@ -98,40 +108,34 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
 
   // A JSON content type with an empty body counts as no body (clients send bodiless POSTs so).
   const parseJson = app.getDefaultJsonParser('error', 'error');
+  const parseJsonBody = (text: string): unknown => {
+    if (text === '') return undefined;
+    // The default parser answers at once, before it returns.
+    let parsed: { value: unknown } | undefined;
+    parseJson(null as never, text, (err, value) => void (err || (parsed = { value })));
+    if (!parsed) throw new ApiError(400, 'malformed JSON body');
+    return parsed.value;
+  };
   // Only JSON is accepted: everything else, text included, is a 415.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '') return done(null, undefined);
-    parseJson(request, body as string, (err, value) => (err ? done(new ApiError(400, 'malformed JSON body')) : done(null, value)));
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    try {
+      done(null, parseJsonBody(body as string));
+    } catch (err) {
+      done(err as Error, undefined);
+    }
   });
 
-  app.setErrorHandler((err: Error & { statusCode?: number; code?: string; validation?: unknown; validationContext?: string }, request, reply) => {
-    if (err instanceof ApiError) return reply.code(err.status).headers(err.headers).send({ error: err.message, ...err.extra });
-    if (err.validation) {
-      // A path id out of range names a record that cannot exist; a malformed one is still a 400.
-      const keyword = (err.validation as Array<{ keyword: string }>)[0]?.keyword ?? '';
-      if (err.validationContext === 'params' && OUT_OF_RANGE.has(keyword)) {
-        return reply.code(404).send({ error: `no such record: ${request.url.split('?')[0]}` });
-      }
-      return reply.code(400).send({ error: err.message });
-    }
-    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
-      return reply.code(err.statusCode).send({ error: clientMessage(err) });
-    }
-    if (isDatabaseUnavailable(err)) {
-      // DESIGN.md 17: the client tries again in a second, by when the pool may have reconnected.
-      request.log.warn({ code: err.code, reason: err.message }, 'database unavailable');
-      return reply.code(503).header('retry-after', '1').send({ error: 'database unavailable' });
-    }
-    request.log.error({ err }, 'unexpected fault');
-    return reply.code(500).send({ error: `internal error (request ${request.id})` });
+  app.setErrorHandler((err: Error, request, reply) => {
+    const failure = failureOf(err, request, () => request.log);
+    return reply.code(failure.status).headers(failure.headers).send(failure.body);
   });
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({ error: `no such endpoint: ${request.method} ${request.url.split('?')[0]}` }),
   );
 
   await app.register(cookie);
-  const registry = installMetrics(app);
+  const { registry, observe } = installMetrics(app);
   await installOpenApi(app, VERSION, config.publicUrl);
 
   const hidden = { schema: { hide: true } };
@@ -170,11 +174,13 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
   const organisations = new OrganisationCache();
   const checkWrites = new CheckWrites(database, (err) => app.log.error({ err }, 'check stamps and counts could not be written'));
   app.addHook('onClose', () => checkWrites.close());
-  const outbox = new Outbox(database, masterKey, config.webhookAllowNetworks, app.log, registry);
-  app.decorate('webhooks', outbox);
-  if (deliverWebhooks) app.addHook('onReady', async () => outbox.start());
-  app.addHook('onClose', () => outbox.stop());
+  const counted = webhookMetrics(registry, database);
+  const delivery = deliverWebhooks === 'thread' ? new DeliveryThread(database, masterKey, app.log, counted) : new Outbox(database, masterKey, config.webhookAllowNetworks, app.log, counted);
+  app.decorate('webhooks', delivery instanceof Outbox ? delivery : null);
+  if (deliverWebhooks) app.addHook('onReady', async () => delivery.start());
+  app.addHook('onClose', () => delivery.stop());
   const keyring = new Keyring(masterKey, config.pkcs11 && new Hsm(config.pkcs11.module, config.pkcs11.tokens));
+  const checkApi = checkGates({ database, keyring, config, limiter: rateLimits, organisations, writes: checkWrites });
   await app.register(
     async (api) => {
       // DESIGN.md 7: API answers are never cached and never sniffed.
@@ -197,7 +203,7 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
       await api.register(listingRoutes);
       await api.register(dashboardRoutes);
       await api.register(auditRoutes);
-      await api.register(checkRoutes(keyring, database, config, organisations, checkWrites));
+      await api.register(checkRoutes(checkApi));
       await api.register(portalRoutes(database, config));
       await api.register(webhookRoutes(database, config, masterKey));
       await api.register(airGapRoutes(keyring, database));
@@ -207,5 +213,24 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
   // The control plane (DESIGN.md 8): outside every organisation, never reached by a token.
   await app.register(platformRoutes(database, config, VERSION, app.platformApiRoutes), { prefix: PLATFORM_PREFIX });
 
+  app.decorate('checkApiLean', leanCheckHandler({ gates: checkApi, database, organisations, trustProxy: config.trustProxy, bodyLimit: BODY_LIMIT, parseJsonBody, genReqId, log: app.log as Logger, observe }));
+  serveCheckApiFirst(app);
   return app;
+}
+
+/**
+ * The check API's lean handler takes its requests before Fastify (check/lean.ts); every other
+ * request, and every request once the app is closing (Fastify then answers 503), goes to Fastify.
+ * Tests reach this dispatch through the server's `request` event (test/harness.ts).
+ */
+function serveCheckApiFirst(app: FastifyInstance): void {
+  const [fastify] = app.server.listeners('request') as Array<(req: IncomingMessage, res: ServerResponse) => void>;
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.server.removeAllListeners('request');
+  app.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (closing || !app.checkApiLean(req, res)) fastify!(req, res);
+  });
 }

@@ -138,7 +138,7 @@ async function serve(config: Config): Promise<void> {
   const warnings: string[] = [];
   const masterKey = loadMasterKey(config, (message) => warnings.push(message));
   const { buildApp } = await loadApp();
-  const app = await buildApp({ config, database, masterKey });
+  const app = await buildApp({ config, database, masterKey, deliverWebhooks: 'thread' });
   for (const message of warnings) app.log.warn(message);
   guardSchema(app, database);
   let closing = false;

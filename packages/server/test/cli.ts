@@ -28,7 +28,11 @@ export function startServe(env: Record<string, string>): Promise<{ child: ChildP
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, 'serve'], { env: { PATH: process.env.PATH ?? '', PORT: '0', ...env } });
     let output = '';
-    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${output}`)), 20_000);
+    const timer = setTimeout(() => {
+      // Not left running (and holding the database) after the test gives up on it.
+      child.kill('SIGKILL');
+      reject(new Error(`serve did not start:\n${output}`));
+    }, 20_000);
     const onData = (d: Buffer) => {
       output += d;
       const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { inject } from 'light-my-request';
 import pg from 'pg';
 import { buildApp } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
@@ -54,6 +55,16 @@ export async function freshDatabaseEnv(): Promise<{ env: Record<string, string>;
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * app.inject, but through the server's `request` listener as a connection is served: the check
+ * API's lean handler takes its requests there before Fastify (app.ts), so tests exercise it.
+ */
+export async function injectServed(app: FastifyInstance, options: InjectOptions): Promise<LightMyRequestResponse> {
+  // As app.inject does: an app not yet started is started first.
+  await app.ready();
+  return inject((req, res) => void app.server.emit('request', req, res), options);
 }
 
 export interface Response extends LightMyRequestResponse {
@@ -110,7 +121,7 @@ export async function startHarness(envOverrides: Record<string, string> = {}): P
     if (cookies.length) headers.cookie = cookies.join('; ');
     const { body } = options;
     if (body !== undefined && !headers['content-type']) headers['content-type'] = 'application/json';
-    const response = await (options.app ?? app).inject({
+    const response = await injectServed(options.app ?? app, {
       method: method as InjectOptions['method'],
       url,
       headers,

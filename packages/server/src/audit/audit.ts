@@ -1,12 +1,9 @@
 import type { Tenant } from '../db/tenant.js';
 import { iso } from '../http/schemas.js';
-import { recordEvent } from '../webhooks/events.js';
+import { recordEvent, type EventSubject } from '../webhooks/events.js';
 
-export interface AuditInput {
+export interface AuditInput extends EventSubject {
   action: string;
-  subjectType: string;
-  subjectId?: string | number | null;
-  lid?: string | null;
   summary: string;
   details?: Record<string, unknown> | null;
 }

@@ -1,6 +1,8 @@
 import type { FastifyRequest } from 'fastify';
+import type { Selectable } from 'kysely';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
+import type { ApiTokensTable } from '../db/schema.js';
 import { forbidden, unauthorized } from '../http/errors.js';
 import type { Actor } from '../http/context.js';
 import type { Organisation } from '../orgs/repo.js';
@@ -32,19 +34,47 @@ export interface PlatformAccount {
  * Credentials are looked up by their own unique id, before any tenant is trusted; the
  * organisation they belong to is then compared with the one the URL selected.
  */
-async function tokenActor(database: Database, header: string, org: Organisation, now: number): Promise<Actor> {
+async function tokenActor(database: Database, header: string, org: Organisation, now: number, tokens?: TokenCache): Promise<Actor> {
   const match = TOKEN_HEADER.exec(header);
   if (!match) throw unauthorized('malformed API token');
   const [, id, secret] = match as unknown as [string, string, string];
-  const row = await database.db.selectFrom('api_tokens').selectAll().where('id', '=', id).executeTakeFirst();
+  const row = tokens?.get(id) ?? (await database.db.selectFrom('api_tokens').selectAll().where('id', '=', id).executeTakeFirst());
   if (!row || !digestsEqual(row.secret_hash, sha256Hex(secret))) throw unauthorized('unknown API token');
   if (row.revoked_at !== null) throw unauthorized('this API token has been revoked');
   if (row.expires_at !== null && row.expires_at <= now) throw unauthorized('this API token has expired');
   if (row.org_id !== org.id) throw forbidden('this credential belongs to another organisation');
   if (row.last_used_at === null || now - row.last_used_at >= STAMP_INTERVAL_MS) {
     await database.db.updateTable('api_tokens').set({ last_used_at: now }).where('id', '=', id).execute();
+    row.last_used_at = now;
   }
+  tokens?.remember(row);
   return { kind: 'token', name: `token/${row.name}`, tokenId: row.id, tokenName: row.name, scopes: JSON.parse(row.scopes) };
+}
+
+export type TokenRow = Selectable<ApiTokensTable>;
+
+/** The id an Authorization header names, when it is an API token's. */
+export const tokenIdOf = (header: string | undefined) => (header === undefined ? undefined : TOKEN_HEADER.exec(header)?.[1]);
+
+/**
+ * API tokens by id, for the routes whose transaction confirms them (licences/opening.ts): only a
+ * token that was accepted is kept. `last_used_at` is what this process last stamped or read.
+ */
+export class TokenCache {
+  private readonly byId = new Map<string, TokenRow>();
+
+  get(id: string): TokenRow | undefined {
+    return this.byId.get(id);
+  }
+
+  remember(row: TokenRow): void {
+    if (!this.byId.has(row.id) && this.byId.size >= 10_000) this.byId.delete(this.byId.keys().next().value!);
+    this.byId.set(row.id, row);
+  }
+
+  forget(id: string): void {
+    this.byId.delete(id);
+  }
 }
 
 async function sessionActor(database: Database, value: string, org: Organisation, now: number): Promise<Actor> {
@@ -131,9 +161,10 @@ export async function authenticate(
   config: Pick<Config, 'ownOrigins'>,
   org: Organisation,
   now: number,
+  tokens?: TokenCache,
 ): Promise<Actor> {
   const header = request.headers.authorization;
-  if (header !== undefined) return tokenActor(database, header, org, now);
+  if (header !== undefined) return tokenActor(database, header, org, now, tokens);
   const cookie = request.cookies[SESSION_COOKIE];
   const platformCookie = request.cookies[PLATFORM_COOKIE];
   if (!cookie && !platformCookie) throw unauthorized('authentication required: send a session cookie or an API token');

@@ -1,11 +1,29 @@
 import { sql } from 'kysely';
-import { transaction, type Database } from '../db/database.js';
-import { tenant } from '../db/tenant.js';
+import { transaction, type Database, type Trx } from '../db/database.js';
+import { preparedQuery, tenant } from '../db/tenant.js';
 import { BUCKET_MS } from '../dashboard/service.js';
 
 const FLUSH_MS = 1_000;
+const FLUSH_CHUNK = 100;
 // lastCheckedAt and a seat's lastSeenAt move at most once a minute (DESIGN.md 5).
 export const STAMP_INTERVAL_MS = 60_000;
+
+// Built once: a flush writes hundreds of stamps while checks wait for the connection.
+// Conditional, so instances checking the same licence at once stamp it once.
+const stampLicence = preparedQuery((t, id: number, at: number, due: number) =>
+  t
+    .updateTable('licences')
+    .set({ last_checked_at: at })
+    .where('id', '=', id)
+    .where((eb) => eb.or([eb('last_checked_at', 'is', null), eb('last_checked_at', '<=', due)])),
+);
+// A null leaves the column as it is: a stamp carries a sighting, a new label, or both.
+const stampSeat = preparedQuery((t, id: number, seenAt: number | null, label: string | null) =>
+  t
+    .updateTable('machine_bindings')
+    .set({ last_seen_at: sql<number>`coalesce(${seenAt}, last_seen_at)`, label: sql<string>`coalesce(${label}, label)` })
+    .where('id', '=', id),
+);
 
 interface SeatStamp {
   orgId: number;
@@ -14,8 +32,8 @@ interface SeatStamp {
 }
 
 /**
- * What answered checks write, gathered in memory and written together every second in one
- * transaction: the dashboard's counts per (organisation, 15-minute bucket), `lastCheckedAt`
+ * What answered checks write, gathered in memory and written together every second, in
+ * transactions of at most FLUSH_CHUNK rows: the dashboard's counts per (organisation, 15-minute bucket), `lastCheckedAt`
  * stamps and seats' `lastSeenAt` and label. A check then costs no write of its own. A Management
  * API request first waits for what this process has gathered (`settle`), so it reads every check
  * this process answered; another worker's or instance's stamps are at most a second behind.
@@ -77,36 +95,41 @@ export class CheckWrites {
     // Rows in one order everywhere (counts, then licences and seats by id), so that two workers'
     // writes wait for each other rather than deadlock.
     const byId = <T>(map: Map<number, T>) => [...map].sort(([a], [b]) => a - b);
-    try {
-      await transaction(this.database, async (trx) => {
-        for (const { orgId, bucket, count } of [...counts.values()].sort((a, b) => a.orgId - b.orgId || a.bucket - b.bucket)) {
-          await tenant(trx, orgId)
-            .insertInto('check_counts', { bucket, count })
-            .onConflict((oc) => oc.columns(['org_id', 'bucket']).doUpdateSet({ count: sql`check_counts.count + excluded.count` }))
-            .execute();
-        }
-        // Conditional, so instances checking the same licence at once stamp it once.
-        for (const [id, { orgId, at }] of byId(licences)) {
-          await tenant(trx, orgId)
-            .updateTable('licences')
-            .set({ last_checked_at: at })
-            .where('id', '=', id)
-            .where((eb) => eb.or([eb('last_checked_at', 'is', null), eb('last_checked_at', '<=', at - STAMP_INTERVAL_MS)]))
-            .execute();
-        }
-        for (const [id, { orgId, seenAt, label }] of byId(seats)) {
-          await tenant(trx, orgId)
-            .updateTable('machine_bindings')
-            .set({ ...(seenAt === undefined ? {} : { last_seen_at: seenAt }), ...(label === undefined ? {} : { label }) })
-            .where('id', '=', id)
-            .execute();
-        }
-      });
-    } catch (err) {
-      this.onError(err);
-      for (const { orgId, bucket, count } of counts.values()) this.addCount(orgId, bucket, count);
-      for (const [id, stamp] of licences) if (!this.licences.has(id)) this.licences.set(id, stamp);
-      for (const [id, stamp] of seats) this.seats.set(id, { ...stamp, ...this.seats.get(id) });
+    const writes: Array<{ run: (trx: Trx) => Promise<unknown>; keep: () => void }> = [
+      ...[...counts.values()]
+        .sort((a, b) => a.orgId - b.orgId || a.bucket - b.bucket)
+        .map(({ orgId, bucket, count }) => ({
+          run: (trx: Trx) =>
+            tenant(trx, orgId)
+              .insertInto('check_counts', { bucket, count })
+              .onConflict((oc) => oc.columns(['org_id', 'bucket']).doUpdateSet({ count: sql`check_counts.count + excluded.count` }))
+              .execute(),
+          keep: () => this.addCount(orgId, bucket, count),
+        })),
+      ...byId(licences).map(([id, stamp]) => ({
+        run: (trx: Trx) => stampLicence(tenant(trx, stamp.orgId), id, stamp.at, stamp.at - STAMP_INTERVAL_MS),
+        keep: () => {
+          if (!this.licences.has(id)) this.licences.set(id, stamp);
+        },
+      })),
+      ...byId(seats).map(([id, stamp]) => ({
+        run: (trx: Trx) => stampSeat(tenant(trx, stamp.orgId), id, stamp.seenAt ?? null, stamp.label ?? null),
+        keep: () => this.seats.set(id, { ...stamp, ...this.seats.get(id) }),
+      })),
+    ];
+    // In transactions of a bounded size, with the event loop let go between them: better-sqlite3
+    // never yields, so a second's stamps in one go held every check back until all were written.
+    for (let from = 0; from < writes.length; from += FLUSH_CHUNK) {
+      if (from > 0) await new Promise(setImmediate);
+      try {
+        await transaction(this.database, async (trx) => {
+          for (const write of writes.slice(from, from + FLUSH_CHUNK)) await write.run(trx);
+        });
+      } catch (err) {
+        this.onError(err);
+        for (const write of writes.slice(from)) write.keep();
+        return;
+      }
     }
   }
 

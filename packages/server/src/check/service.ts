@@ -5,16 +5,15 @@ import {
   matchScore,
   MalformedError,
   parseFingerprint,
-  parseLicence,
   receiptMessage,
   receiptTagOf,
-  verifyLicence,
   type FingerprintParts,
   type LicenceClaims,
   type ParsedLicence,
 } from '@licensor/protocol';
+import { sql } from 'kysely';
 import { recordAudit } from '../audit/audit.js';
-import { lockRow, type Database } from '../db/database.js';
+import { dialectOf, lockRow, type Database } from '../db/database.js';
 import { preparedQuery, type Tenant } from '../db/tenant.js';
 import { inTransaction } from '../http/context.js';
 import { badRequest } from '../http/errors.js';
@@ -25,6 +24,7 @@ import { StaleProduct, type CheckProduct } from './product-cache.js';
 import { STAMP_INTERVAL_MS, type CheckWrites } from './counters.js';
 import { decideLease, writeLease, type BindingRow } from './leases.js';
 import { isLive, liveBinding } from '../licences/live.js';
+import type { VerifiedLicences } from './remembered.js';
 
 export type CheckReason = 'UNKNOWN_LICENCE' | 'REVOKED' | 'SUPERSEDED' | 'NOT_YET_VALID' | 'EXPIRED' | 'FINGERPRINT_MISMATCH' | 'SEATS_FULL';
 
@@ -39,6 +39,8 @@ export interface CheckScope {
   now: number;
   /** Where stamps and counts wait to be written together. */
   writes: CheckWrites;
+  /** The licence strings this process has verified, by key set. */
+  verified: VerifiedLicences;
 }
 
 
@@ -62,7 +64,7 @@ export interface Presented {
  */
 export function readPresented(scope: CheckScope, body: { license: string; fingerprint: string; machineLabel?: string | undefined }): Presented {
   let parts: FingerprintParts;
-  let parsed: ParsedLicence;
+  let read: ReturnType<VerifiedLicences['read']>;
   try {
     parts = parseFingerprint(body.fingerprint);
   } catch (err) {
@@ -70,92 +72,66 @@ export function readPresented(scope: CheckScope, body: { license: string; finger
     throw err;
   }
   try {
-    parsed = parseLicence(body.license);
+    read = scope.verified.read(body.license, scope.product.keys);
   } catch (err) {
     if (err instanceof MalformedError) throw badRequest(`license: ${err.message}`);
     throw err;
   }
-  const publicKey = verifyLicence(parsed, scope.product.keys.map((k) => k.publicKey));
   // Refusals that depend on the product are given on the product as it is, not as cached.
   const refuse = (message: string) => (scope.confirmed ? badRequest(message) : new StaleProduct());
-  if (publicKey === null) throw refuse("license: the signature does not verify with this product's keys");
+  if (read === null) throw refuse("license: the signature does not verify with this product's keys");
+  const { parsed, key } = read;
   const { claims } = parsed;
   if (claims.org !== scope.org.slug) throw badRequest('license: issued by another organisation');
   if (claims.prd !== scope.product.productKey) throw refuse('license: issued for another product');
   if (claims.typ === 'OFFLINE') throw badRequest('license: an OFFLINE licence has no online check');
-  const key = scope.product.keys.find((k) => k.publicKey === publicKey)!;
   return { parsed, claims, key, fingerprint: body.fingerprint, digest: fpDigest(body.fingerprint), parts, machineLabel: body.machineLabel };
 }
 
+const LICENCE_COLUMNS = ['id', 'licence_string', 'revoked', 'revoked_at', 'revoked_reason', 'max_machines', 'last_checked_at', 'seat_model'] as const;
+const SEAT_COLUMNS = ['id', 'parts', 'bound_at', 'label', 'last_seen_at', 'released_at', 'lease_ends_at', 'borrowed_until', 'fp_digest'] as const;
+
 /**
  * A licence as the check path reads it, with its live seats, oldest first, and its product's
- * version (to confirm the cached product): one round trip. One row at least while the product
- * exists, with a null licence when the organisation has none by this lid. A floating licence's
- * row of this machine (found by its fingerprint's digest) comes too, live or not (DESIGN.md 13).
+ * version (to confirm the cached product): one round trip. One row while the product exists, its
+ * licence null when the organisation has none by this lid. A floating licence's row of this
+ * machine (found by its fingerprint's digest) comes too, live or not (DESIGN.md 13). The licence
+ * and its seats are correlated subqueries answering JSON arrays: on SQLite a join of the three
+ * tables cost five times as much for the same rows (docs/benchmarks.md).
  */
-const readLicenceRows = preparedQuery((t, productId: number, lid: string, now: number, digest: string) =>
-  t
+const readLicenceRows = preparedQuery((t, productId: number, lid: string, now: number, digest: string) => {
+  const postgres = dialectOf(t.db) === 'postgres';
+  const array = (columns: readonly string[], table: string) =>
+    sql`${sql.raw(postgres ? 'json_build_array' : 'json_array')}(${sql.join(columns.map((c) => sql.ref(`${table}.${c}`)))})`;
+  const seats = postgres
+    ? sql`coalesce(json_agg(${array(SEAT_COLUMNS, 'b')} order by b.bound_at, b.id), '[]')`
+    : sql`json_group_array(${array(SEAT_COLUMNS, 'b')} order by b.bound_at, b.id)`;
+  const licence = sql`(select l.id from licences l where l.org_id = products.org_id and l.lid = ${lid})`;
+  return t
     .selectFrom('products')
-    .leftJoin('licences as l', (join) => join.onRef('l.org_id', '=', 'products.org_id').on('l.lid', '=', lid))
-    .leftJoin('machine_bindings as b', (join) =>
-      join.onRef('b.licence_id', '=', 'l.id').on((eb) => eb.or([liveBinding('b', now), eb('b.fp_digest', '=', digest)])),
-    )
     .select([
       'products.version as product_version',
-      'l.id',
-      'l.licence_string',
-      'l.revoked',
-      'l.revoked_at',
-      'l.revoked_reason',
-      'l.max_machines',
-      'l.last_checked_at',
-      'l.seat_model',
-      'b.id as seat_id',
-      'b.parts',
-      'b.bound_at',
-      'b.label',
-      'b.last_seen_at',
-      'b.released_at',
-      'b.lease_ends_at',
-      'b.borrowed_until',
-      'b.fp_digest',
+      sql<string | unknown[] | null>`(select ${array(LICENCE_COLUMNS, 'l')} from licences l where l.org_id = products.org_id and l.lid = ${lid})`.as('licence'),
+      sql<string | unknown[][]>`(select ${seats} from machine_bindings b where b.org_id = products.org_id and b.licence_id = ${licence} and (${liveBinding('b', now)} or b.fp_digest = ${digest}))`.as('seats'),
     ])
-    .where('products.id', '=', productId)
-    .orderBy('b.bound_at')
-    .orderBy('b.id'),
-);
+    .where('products.id', '=', productId);
+});
+
+/** A JSON column as SQLite (text) or PostgreSQL (parsed by the driver) answers it. */
+const fromJson = <T>(value: string | T): T => (typeof value === 'string' ? (JSON.parse(value) as T) : value);
+/** The row whose `columns` a JSON array holds the values of, in order. */
+const rowOf = <T>(columns: readonly string[], values: unknown[]): T => Object.fromEntries(columns.map((column, i) => [column, values[i]])) as T;
 
 async function readLicence(scope: CheckScope, t: Tenant, lid: string, digest: string) {
-  const rows = await readLicenceRows(t, scope.product.id, lid, scope.now, digest);
-  const first = rows[0];
-  if (!scope.confirmed && first?.product_version !== scope.product.version) throw new StaleProduct();
-  if (first?.id == null) return undefined;
-  const licence = {
-    id: first.id,
-    lid,
-    licence_string: first.licence_string!,
-    revoked: first.revoked!,
-    revoked_at: first.revoked_at,
-    revoked_reason: first.revoked_reason,
-    max_machines: first.max_machines!,
-    last_checked_at: first.last_checked_at,
-    floating: first.seat_model === 'FLOATING',
-  };
-  const rowsRead: BindingRow[] = rows.flatMap((r) =>
-    r.seat_id === null
-      ? []
-      : [{
-          id: r.seat_id,
-          parts: r.parts!,
-          bound_at: r.bound_at!,
-          label: r.label,
-          last_seen_at: r.last_seen_at,
-          released_at: r.released_at,
-          lease_ends_at: r.lease_ends_at,
-          borrowed_until: r.borrowed_until,
-          fp_digest: r.fp_digest,
-        }],
+  const [row] = await readLicenceRows(t, scope.product.id, lid, scope.now, digest);
+  if (!scope.confirmed && row?.product_version !== scope.product.version) throw new StaleProduct();
+  if (!row?.licence) return undefined;
+  const { seat_model, ...columns } = rowOf<{ id: number; licence_string: string; revoked: number; revoked_at: number | null; revoked_reason: string | null; max_machines: number; last_checked_at: number | null; seat_model: string }>(
+    LICENCE_COLUMNS,
+    fromJson(row.licence),
   );
+  const licence = { ...columns, lid, floating: seat_model === 'FLOATING' };
+  const rowsRead = fromJson(row.seats).map((seat) => rowOf<BindingRow>(SEAT_COLUMNS, seat));
   const bindings = rowsRead.filter((row) => isLive(row, scope.now));
   // Set only on a floating licence's rows: this machine's lease row, live or lapsed.
   const mine = rowsRead.find((row) => row.fp_digest === digest);

@@ -1,6 +1,7 @@
 import { recordAudit } from '../audit/audit.js';
-import { isUniqueViolation } from '../db/database.js';
-import type { Tenant } from '../db/tenant.js';
+import { sql } from 'kysely';
+import { isUniqueViolation, type DialectName } from '../db/database.js';
+import { preparedQuery, type Tenant } from '../db/tenant.js';
 import { inTransaction, type Ctx } from '../http/context.js';
 import { badRequest, conflict, notFound } from '../http/errors.js';
 import {
@@ -36,28 +37,65 @@ async function insertCustomer(t: Tenant, actor: string, now: number, input: Cust
     .insertInto('customers', { ...columns(input), created_at: now, created_by: actor })
     .returningAll()
     .executeTakeFirstOrThrow();
-  await recordAudit(t, actor, now, {
+  await auditCreated(t, actor, now, row);
+  return row;
+}
+
+const auditCreated = (t: Tenant, actor: string, now: number, row: CustomerRow) =>
+  recordAudit(t, actor, now, {
     action: 'customer.created',
     subjectType: 'customer',
     subjectId: row.id,
     summary: `Created customer ${row.name}`,
     details: { name: row.name, email: row.email },
   });
-  return row;
+
+/**
+ * The customer with this email, created if there is none, in one round trip (PostgreSQL): an
+ * insert that yields to the email's unique index, beside a read of the row already there. Built
+ * once (preparedQuery): every issue to a customer named by email makes it.
+ */
+const findOrInsertRow = preparedQuery((t, name: string, email: string, emailLower: string, now: number, actor: string) =>
+  t.db
+    .with('created', () =>
+      t
+        .insertInto('customers', { name, email, email_lower: emailLower, notes: null, created_at: now, created_by: actor })
+        .onConflict((oc) => oc.columns(['org_id', 'email_lower']).doNothing())
+        .returningAll(),
+    )
+    .selectFrom('created')
+    .selectAll()
+    .select(sql<number>`1`.as('created'))
+    .unionAll(t.selectFrom('customers').selectAll().select(sql<number>`0`.as('created')).where('email_lower', '=', emailLower)),
+);
+
+/** findOrInsertRow's customer; undefined in the one case it sees none: another transaction committed it in between. */
+async function findOrInsertByEmail(t: Tenant, actor: string, now: number, who: { name: string; email: string }) {
+  const { name, email, email_lower } = columns(who);
+  const [row] = await findOrInsertRow(t, name, email!, email_lower!, now, actor);
+  if (!row) return undefined;
+  const { created, ...customer } = row;
+  if (created === 1) await auditCreated(t, actor, now, customer);
+  return customer;
 }
 
 /**
  * The customer a licence is issued to (DESIGN.md 3): an existing email finds its customer (the
  * name is left as it is); no email finds the customer of exactly that name without an email;
- * otherwise a new customer is created. Call it inside the issuing transaction, with the
- * organisation locked, so two issues at once do not create the same customer twice.
+ * otherwise a new customer is created. Call it inside the issuing transaction, holding the
+ * customer's lock, so two issues at once do not create the same customer twice.
  */
 export async function findOrCreateCustomer(
   t: Tenant,
+  dialect: DialectName,
   actor: string,
   now: number,
   who: { name: string; email: string | null },
 ): Promise<CustomerRow> {
+  if (who.email !== null && dialect === 'postgres') {
+    const found = await findOrInsertByEmail(t, actor, now, { name: who.name, email: who.email });
+    if (found) return found;
+  }
   const found = who.email === null ? await findCustomerByNameWithoutEmail(t, who.name) : await findCustomerByEmail(t, who.email);
   return found ?? insertCustomer(t, actor, now, who);
 }

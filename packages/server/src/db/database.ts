@@ -5,12 +5,14 @@ import {
   CompiledQuery,
   sql,
   Kysely,
+  PostgresAdapter,
   PostgresDialect,
   SqliteAdapter,
   SqliteDialect,
   SqliteDriver,
   type DatabaseConnection,
   type DialectAdapter,
+  type RawBuilder,
   type Driver,
   type Transaction,
 } from 'kysely';
@@ -19,6 +21,9 @@ import type { Schema } from './schema.js';
 import { migrateToLatest } from './migrations/index.js';
 
 export type DialectName = 'sqlite' | 'postgres';
+
+/** Which database a query builder talks to, for the few statements whose SQL differs. */
+export const dialectOf = (db: Db): DialectName => (db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite');
 export type Db = Kysely<Schema>;
 export type Trx = Transaction<Schema>;
 
@@ -160,9 +165,10 @@ export async function openDatabase(
 
 /**
  * Migrates, trying again while another process holds SQLite's write lock for its own migration,
- * or (PostgreSQL, 3F000) when a schema was dropped while Kysely's migrator read the whole
- * database's catalog: it lists every schema's tables, so another schema sharing the database
- * being dropped at that moment fails the read (seen with the tests' per-file schemas).
+ * or (PostgreSQL, 3F000 or 42P01) when a schema was dropped while Kysely's migrator read the
+ * whole database's catalog: it lists every schema's tables, so another schema sharing the
+ * database being dropped at that moment fails the read, as a missing schema or a missing table
+ * (seen with the tests' per-file schemas).
  */
 async function migrateWhenFree(database: Database): Promise<void> {
   for (let attempt = 1; ; attempt++) {
@@ -171,7 +177,7 @@ async function migrateWhenFree(database: Database): Promise<void> {
       return;
     } catch (err) {
       const code = (err as { code?: string }).code;
-      if ((code !== 'SQLITE_BUSY' && code !== '3F000') || attempt >= 30) throw err;
+      if ((code !== 'SQLITE_BUSY' && code !== '3F000' && code !== '42P01') || attempt >= 30) throw err;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
@@ -202,9 +208,15 @@ export async function lockRow(
  * write lock.
  */
 export async function lockName(database: Pick<Database, 'dialect'>, trx: Db, name: string, mode: 'exclusive' | 'shared' = 'exclusive'): Promise<void> {
-  if (database.dialect !== 'postgres') return;
+  const lock = lockExpression(database, name, mode);
+  if (lock) await sql`select ${lock}`.execute(trx);
+}
+
+/** lockName's lock as an expression, for a statement made anyway to take it (null on SQLite). */
+export function lockExpression(database: Pick<Database, 'dialect'>, name: string, mode: 'exclusive' | 'shared' = 'exclusive'): RawBuilder<unknown> | null {
+  if (database.dialect !== 'postgres') return null;
   const lock = sql.raw(mode === 'shared' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock');
-  await sql`select ${lock}(hashtextextended(${name}, 0))`.execute(trx);
+  return sql`${lock}(hashtextextended(${name}, 0))`;
 }
 
 const CONNECTION_FAULTS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);

@@ -2,6 +2,7 @@ import { lockRow, transaction, type Database } from '../db/database.js';
 import { tenant, type Tenant } from '../db/tenant.js';
 import type { Organisation } from '../orgs/repo.js';
 import { roleAllows, scopesAllow, type Role, type Scope } from '../auth/access.js';
+import type { TokenRow } from '../auth/credentials.js';
 
 export type Actor =
   | { kind: 'user'; name: string; userId: number; displayName: string; role: Role; sessionId: string }
@@ -19,7 +20,19 @@ export interface Ctx {
   actor: Actor;
   now: number;
   can(scope: Scope): boolean;
+  /** Set when the organisation and API token came from this process's caches, for the request's transaction to confirm. */
+  cached?: CachedCaller;
 }
+
+export interface CachedCaller {
+  /** The token's row as cached; `org` is the organisation as cached. */
+  token: TokenRow;
+  /** Forgets the cached organisation and token, so the next admission reads them. */
+  forget(): void;
+}
+
+/** Thrown in a transaction that finds something its request took from a cache changed: the request is judged again (http/tenancy.ts confirmed). */
+export class StaleCache extends Error {}
 
 export function makeCtx(database: Database, org: Organisation, actor: Actor, now = Date.now()): Ctx {
   return {

@@ -1,8 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
-/** Request counts and latency by route, on a registry of this app's own. */
-export function installMetrics(app: FastifyInstance): Registry {
+/** What answering one request adds to the metrics: its method, route pattern, status and latency. */
+export type ObserveRequest = (method: string, route: string, statusCode: number, seconds: number) => void;
+
+/**
+ * Request counts and latency by route, on a registry of this app's own; `observe` counts a
+ * request answered outside Fastify's routes (the check API's lean handler, check/lean.ts).
+ */
+export function installMetrics(app: FastifyInstance): { registry: Registry; observe: ObserveRequest } {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const labelNames = ['method', 'route', 'status_code'] as const;
@@ -14,17 +20,16 @@ export function installMetrics(app: FastifyInstance): Registry {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
   });
-  app.addHook('onResponse', async (request, reply) => {
-    const labels = {
-      method: request.method,
-      // The route pattern, never the raw URL, so label cardinality stays bounded.
-      route: request.routeOptions.url ?? 'unmatched',
-      status_code: String(reply.statusCode),
-    };
+  const observe: ObserveRequest = (method, route, statusCode, seconds) => {
+    const labels = { method, route, status_code: String(statusCode) };
     requests.inc(labels);
-    latency.observe(labels, reply.elapsedTime / 1000);
+    latency.observe(labels, seconds);
+  };
+  app.addHook('onResponse', async (request, reply) => {
+    // The route pattern, never the raw URL, so label cardinality stays bounded.
+    observe(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
   });
-  return registry;
+  return { registry, observe };
 }
 
 /** `licensor_redis_up`: 1 while Redis holds the rate-limit counts, 0 while this process counts without it. */

@@ -2,12 +2,12 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
-import { authenticate } from '../auth/credentials.js';
+import { authenticate, tokenIdOf, TokenCache } from '../auth/credentials.js';
 import { roleAllows, scopesAllow, type Access } from '../auth/access.js';
 import { findOrganisationBySlug, type Organisation, type OrganisationCache } from '../orgs/repo.js';
-import { makeCtx, type Actor, type Ctx } from './context.js';
+import { makeCtx, StaleCache, type Actor, type Ctx } from './context.js';
 import { authenticatePortal, type PortalSession } from '../portal/service.js';
-import { forbidden, notFound } from './errors.js';
+import { ApiError, forbidden, notFound } from './errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -17,9 +17,13 @@ declare module 'fastify' {
     ctx: Ctx;
     /** Set for the customer portal's routes. */
     portal: PortalSession;
+    /** On a `cachedCaller` route: admits the request again, reading what its caches no longer hold. */
+    readmit: () => Promise<void>;
   }
   interface FastifyContextConfig {
     access?: Access;
+    /** The route's transaction confirms the organisation and API token (see `confirmed`): they may come from caches. */
+    cachedCaller?: boolean;
   }
   interface FastifyInstance {
     /** Every route under `/o/:slug/api` with the access it declares (for the OpenAPI and access checks). */
@@ -65,10 +69,17 @@ export function installTenancy(app: FastifyInstance, database: Database, config:
   app.decorateRequest('org', null as unknown as Organisation);
   app.decorateRequest('ctx', null as unknown as Ctx);
   app.decorateRequest('portal', null as unknown as PortalSession);
-  app.addHook('onRequest', async (request: FastifyRequest) => {
+  app.decorateRequest('readmit', null as unknown as () => Promise<void>);
+  const tokens = new TokenCache();
+
+  /**
+   * The organisation, the caller and its access. `cached`: the organisation and API token may come
+   * from this process's caches (a route whose transaction confirms them, licences/opening.ts).
+   */
+  const admit = async (request: FastifyRequest, cached: boolean) => {
     const { slug } = request.params as { slug: string };
     const access = request.routeOptions.config.access!;
-    const org = access === 'check' ? await organisations.find(database.db, slug) : await findOrganisationBySlug(database.db, slug);
+    const org = access === 'check' || cached ? await organisations.find(database.db, slug) : await findOrganisationBySlug(database.db, slug);
     if (!org) throw notFound(`no organisation "${slug}"`);
     request.org = org;
     // A check token is judged by the check routes' own onRequest hook, which runs right after this one.
@@ -79,10 +90,50 @@ export function installTenancy(app: FastifyInstance, database: Database, config:
       request.portal = await authenticatePortal(request, database, config, org, now);
       return;
     }
-    const actor = await authenticate(request, database, config, org, now);
+    const actor = await authenticate(request, database, config, org, now, cached ? tokens : undefined);
     // The platform still reaches a suspended organisation (DESIGN.md 8); its own people do not.
     if (org.suspended && actor.kind !== 'platform') throw forbidden('organisation suspended');
     authorize(actor, access);
     request.ctx = makeCtx(database, org, actor, now);
+    if (cached && actor.kind === 'token') {
+      request.ctx.cached = {
+        token: tokens.get(actor.tokenId)!,
+        forget: () => {
+          organisations.forget(slug);
+          tokens.forget(actor.tokenId);
+        },
+      };
+    }
+  };
+
+  app.addHook('onRequest', async (request: FastifyRequest) => {
+    const header = request.headers.authorization;
+    const cached = request.routeOptions.config.cachedCaller === true && header !== undefined;
+    try {
+      await admit(request, cached);
+    } catch (err) {
+      if (!cached || !(err instanceof ApiError)) throw err;
+      // A refusal judged on cached rows is judged again on the rows as they are.
+      organisations.forget((request.params as { slug: string }).slug);
+      const id = tokenIdOf(header);
+      if (id !== undefined) tokens.forget(id);
+      await admit(request, true);
+    }
+    if (cached) request.readmit = () => admit(request, true);
   });
+}
+
+/**
+ * Runs a route's work, and again whenever its transaction finds that something the request took
+ * from a cache has changed (StaleCache): on the caller admitted again, the changed rows read afresh.
+ */
+export async function confirmed<T>(request: FastifyRequest, work: (ctx: Ctx) => Promise<T>): Promise<T> {
+  for (;;) {
+    try {
+      return await work(request.ctx);
+    } catch (err) {
+      if (!(err instanceof StaleCache)) throw err;
+      if (request.ctx.cached) await request.readmit();
+    }
+  }
 }

@@ -46,6 +46,19 @@ const MINUTE = 60_000;
  * change on whole minutes, so a binary search over minutes around UTC midnight finds it.
  */
 export function startOfDate(date: string, timeZone: string): number {
+  // Every issue asks for the same few dates (today, a term's end): the search runs once for each.
+  const key = `${timeZone} ${date}`;
+  let start = starts.get(key);
+  if (start === undefined) {
+    start = searchStart(date, timeZone);
+    if (starts.size >= 1_000) starts.delete(starts.keys().next().value!);
+    starts.set(key, start);
+  }
+  return start;
+}
+const starts = new Map<string, number>();
+
+function searchStart(date: string, timeZone: string): number {
   const [y, m, d] = date.split('-').map(Number) as [number, number, number];
   const utcMidnight = utc(y, m - 1, d).getTime();
   let lo = (utcMidnight - 15 * 60 * MINUTE) / MINUTE;

@@ -2,7 +2,7 @@ import type { Selectable } from 'kysely';
 import { parseLicence, type LicenceType } from '@licensor/protocol';
 import type { LicenceVersionsTable, LicencesTable, MachineBindingsTable } from '../db/schema.js';
 import type { DialectName } from '../db/database.js';
-import type { Tenant } from '../db/tenant.js';
+import { preparedQuery, type Tenant } from '../db/tenant.js';
 import { notFound } from '../http/errors.js';
 import { iso } from '../http/schemas.js';
 import { isLive, liveBinding } from './live.js';
@@ -40,8 +40,11 @@ export function licenceViews(t: Tenant, now: number) {
 
 export type LicenceView = LicenceRow & { product_name: string; product_key: string; seats_used: number | null; bound_at: number | null };
 
+// Every write to a licence answers with it: built and compiled once (preparedQuery).
+const readView = preparedQuery((t, lid: string, now: number) => licenceViews(t, now).where('licences.lid', '=', lid));
+
 export async function findLicenceView(t: Tenant, lid: string, now: number): Promise<LicenceView> {
-  const view = await licenceViews(t, now).where('licences.lid', '=', lid).executeTakeFirst();
+  const [view] = await readView(t, lid, now);
   if (!view) throw notFound(`no licence ${lid}`);
   return view as LicenceView;
 }

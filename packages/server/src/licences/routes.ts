@@ -8,7 +8,9 @@ import type { Tenant } from '../db/tenant.js';
 import { badRequest, notFound } from '../http/errors.js';
 import { Id, Paged, responses } from '../http/schemas.js';
 import type { Keyring } from '../keys/keyring.js';
+import { confirmed } from '../http/tenancy.js';
 import { idempotentRequest, Replay } from './idempotency.js';
+import { ProductCache } from './opening.js';
 import { claimsOf, findLicenceRow, findLicenceView, licenceViews, toBinding, toLicence, toLicenceListItem, toVersionListItem, type LicenceView } from './repo.js';
 import {
   IssueBody,
@@ -29,6 +31,7 @@ import {
 } from './schemas.js';
 import {
   archiveLicence,
+  CustomerNames,
   issueLicence,
   reinstateLicence,
   releaseBinding,
@@ -76,6 +79,7 @@ async function versionRow(tenant: Tenant, { lid, versionNo }: { lid: string; ver
 
 export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
   return async (app) => {
+    const caches = { products: new ProductCache(), customers: new CustomerNames() };
     app.get(
       '/licenses',
       {
@@ -105,7 +109,7 @@ export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
     app.post(
       '/licenses',
       {
-        config: { access: 'licenses:write' },
+        config: { access: 'licenses:write', cachedCaller: true },
         schema: {
           summary: 'Issue a licence',
           description: 'Returns the full licence, signed string included. Refused with 403 at the plan’s active-licence limit.',
@@ -117,7 +121,7 @@ export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
       },
       async (request, reply) => {
         const idem = idempotentRequest(request.headers['idempotency-key'], 'issue', request.body);
-        return sendAnswer(reply, 201, await issueLicence(request.ctx, keyring, request.body, idem));
+        return sendAnswer(reply, 201, await confirmed(request, (ctx) => issueLicence(ctx, keyring, caches, request.body, idem)));
       },
     );
 
@@ -160,7 +164,7 @@ export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
     app.post(
       '/licenses/:lid/renew',
       {
-        config: { access: 'licenses:write' },
+        config: { access: 'licenses:write', cachedCaller: true },
         preValidation: bodyOrEmpty,
         schema: {
           summary: 'Renew: same lid, a new signed term',
@@ -174,7 +178,7 @@ export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
       },
       async (request, reply) => {
         const idem = idempotentRequest(request.headers['idempotency-key'], `renew ${request.params.lid}`, request.body);
-        return sendAnswer(reply, 200, await renewLicence(request.ctx, keyring, request.params.lid, request.body, idem));
+        return sendAnswer(reply, 200, await confirmed(request, (ctx) => renewLicence(ctx, keyring, caches, request.params.lid, request.body, idem)));
       },
     );
 

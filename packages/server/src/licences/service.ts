@@ -1,17 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { Static } from 'typebox';
 import { isReservedClaimName, parseFingerprint, signLicenceWith, type LicenceType } from '@licensor/protocol';
-import { recordAudit } from '../audit/audit.js';
-import { findCustomerByEmail, findCustomerByNameWithoutEmail, findCustomerRow } from '../customers/repo.js';
+import { recordAudit, type AuditInput } from '../audit/audit.js';
+import { findCustomerRow } from '../customers/repo.js';
 import { findOrCreateCustomer } from '../customers/service.js';
-import { lockName } from '../db/database.js';
 import type { Tenant } from '../db/tenant.js';
 import { inTransaction, type Ctx } from '../http/context.js';
 import { badRequest, forbidden, notFound } from '../http/errors.js';
 import type { Keyring } from '../keys/keyring.js';
-import { findProductRow } from '../products/repo.js';
 import type { SeatModel } from '../products/schemas.js';
-import { shapeOf, type ProductShape } from '../products/shape.js';
+import type { ProductShape } from '../products/shape.js';
+import { openWrite, type IssueProduct, type ProductCache } from './opening.js';
 import { localDate } from './calendar.js';
 import { liveBinding } from './live.js';
 import { idempotently, rememberAnswer, type IdempotentRequest, type Replay } from './idempotency.js';
@@ -35,12 +34,6 @@ type RenewInput = Static<typeof RenewBody>;
 
 const seconds = (ms: number | null) => (ms === null ? null : Math.floor(ms / 1000));
 
-async function productFor(t: Tenant, productId: number): Promise<{ id: number; version: number; shape: ProductShape }> {
-  const row = await findProductRow(t, productId);
-  if (!row) throw notFound(`no product ${productId}`);
-  return { id: row.id, version: row.version, shape: shapeOf(row) };
-}
-
 /**
  * The organisation row is locked only when it has a plan limit: then every change that may
  * add to the count must run one at a time. Without a limit there is no count to protect, and
@@ -60,19 +53,47 @@ async function enforcePlan(ctx: Ctx, t: Tenant, before: LicenceStatus | null, af
   }
 }
 
-/** Who the licence is for, resolved without writing: the name to sign as `lic`. */
-async function intendedCustomer(t: Tenant, input: IssueInput): Promise<{ id: number | null; name: string; email: string | null }> {
+/**
+ * Who the licence is for, resolved without writing: the name to sign as `lic`. A customer named
+ * by email or by name is not read here: the issuing transaction finds (or creates) it anyway, and
+ * a stored name other than the one signed sends the issue round again (CustomerMoved), signing the
+ * name found, which `names` keeps for the next issue to that customer.
+ */
+async function intendedCustomer(t: Tenant, input: IssueInput, names: CustomerNames): Promise<{ signed: string; who: { name: string; email: string | null } }> {
   if (input.customerId != null && input.customer !== undefined) throw badRequest('customerId and customer cannot both be given');
   if (input.customerId != null) {
     const row = await findCustomerRow(t, input.customerId);
     if (!row) throw notFound(`no customer ${input.customerId}`);
-    return { id: row.id, name: row.name, email: row.email };
+    return { signed: row.name, who: { name: row.name, email: row.email } };
   }
   const given = input.customer ?? (input.licensee === undefined ? undefined : { name: input.licensee, email: input.licenseeEmail ?? null });
   if (!given) throw badRequest('customerId, customer or licensee is required');
   if (!given.name.trim()) throw badRequest('customer.name must not be blank');
-  const found = given.email === null ? await findCustomerByNameWithoutEmail(t, given.name) : await findCustomerByEmail(t, given.email);
-  return { id: found?.id ?? null, name: found?.name ?? given.name, email: found?.email ?? given.email };
+  // A customer created now takes the name given, whatever was signed for one found before.
+  return { signed: names.get(customerKey(t, given)) ?? given.name, who: { name: given.name, email: given.email } };
+}
+
+/** A customer's identity within its organisation: its email, or its name when it has none. */
+const customerKey = (t: Tenant, who: { name: string; email: string | null }) => `customer ${t.orgId} ${who.email?.toLowerCase() ?? `named ${who.name}`}`;
+
+/** The stored names of customers that differed from the name an issue gave, by customerKey. */
+export class CustomerNames {
+  private readonly byKey = new Map<string, string>();
+
+  get(key: string): string | undefined {
+    return this.byKey.get(key);
+  }
+
+  set(key: string, name: string): void {
+    if (!this.byKey.has(key) && this.byKey.size >= 10_000) this.byKey.delete(this.byKey.keys().next().value!);
+    this.byKey.set(key, name);
+  }
+}
+
+/** What issue and renew keep between requests (licences/opening.ts). */
+export interface IssueCaches {
+  products: ProductCache;
+  customers: CustomerNames;
 }
 
 interface SignedTerm extends TermDates {
@@ -89,7 +110,7 @@ interface SignedTerm extends TermDates {
 async function signTerm(
   ctx: Ctx,
   keyring: Keyring,
-  product: { id: number; version: number; shape: ProductShape },
+  product: IssueProduct,
   licence: {
     lid: string;
     licenceType: LicenceType;
@@ -170,201 +191,220 @@ async function answer(t: Tenant, lid: string, now: number) {
   return toLicence(await findLicenceView(t, lid, now), now);
 }
 
-export type LicenceAnswer = ReturnType<typeof toLicence>;
-
-export async function issueLicence(ctx: Ctx, keyring: Keyring, input: IssueInput, idem: IdempotentRequest | null): Promise<LicenceAnswer | Replay> {
-  return idempotently(ctx.tenant, idem, ctx.now, async () => {
-    const product = await productFor(ctx.tenant, input.productId);
-    const { shape } = product;
-    if (!shape.active) throw badRequest('productId: the product is inactive');
-    const licenceType = input.licenceType ?? shape.licenceType;
-    if (!shape.allowedLicenceTypes.includes(licenceType)) {
-      throw badRequest(`licenceType: ${licenceType} is not allowed for this product (allowed: ${shape.allowedLicenceTypes.join(', ')})`);
-    }
-    if (licenceType !== 'HYBRID' && input.activation !== undefined) throw badRequest('activation applies to HYBRID licences only');
-    const activation = licenceType === 'HYBRID' ? (input.activation ?? 'ONLINE') : null;
-    const fingerprints = mergeFingerprints(input.fingerprint, input.fingerprints);
-    if (activation === 'OFFLINE' && fingerprints.length === 0) {
-      throw badRequest('fingerprint: a HYBRID licence activated offline binds at issue and needs a fingerprint');
-    }
-    const { seatModel } = shape;
-    // Its product allows ONLINE licences only (products/shape.ts); its seats are leases that checks take.
-    if (seatModel === 'FLOATING' && fingerprints.length > 0) {
-      throw badRequest('fingerprint: a FLOATING licence has no at-issue fingerprints (its seats are leases taken by checks)');
-    }
-    const maxMachines = input.maxMachines ?? Math.max(shape.maxMachines, fingerprints.length);
-    if (maxMachines < fingerprints.length) {
-      throw badRequest(`maxMachines: ${maxMachines} is fewer than the ${fingerprints.length} fingerprints signed in`);
-    }
-    const timeZone = ctx.org.timezone;
-    const date = termDate(input) ?? localDate(ctx.now, timeZone);
-    const dates = termFrom(date, validityMonths(input.validityMonths, shape.defaultValidityMonths), timeZone, ctx.now);
-    // Sign outside the transaction; if the customer changed meanwhile, resolve and sign again.
-    for (;;) {
-      const customer = await intendedCustomer(ctx.tenant, input);
-      const lid = randomUUID();
-      const licence = { lid, licenceType, activation, licensee: customer.name, fingerprints, maxMachines, seatModel, params: input.params ?? {} };
-      const term = await signTerm(ctx, keyring, product, licence, dates, input.graceDays ?? shape.defaultGraceDays);
-      const status = licenceStatus({ revoked: false, ...dates, graceDays: term.graceDays }, ctx.now);
-
-      try {
-        return await inTransaction(
-          ctx,
-          async (t) => {
-            await enforcePlan(ctx, t, null, status);
-            // Issues that would create the same customer wait for each other here, and only they.
-            await lockName(ctx.database, t.db, `customer ${ctx.org.id} ${customer.email?.toLowerCase() ?? `named ${customer.name}`}`);
-            const owner = await findOrCreateCustomer(t, ctx.actor.name, ctx.now, { name: customer.name, email: customer.email });
-            // The name was signed before the transaction: a concurrent issue created this customer
-            // under another name, which the next round finds and signs.
-            if (owner.name !== customer.name) throw new CustomerMoved();
-            const asOf = await holdClock(ctx.database, t, ctx.now);
-            const tally = tallyChange(asOf, t, null, { archived: 0, product_id: product.id, licence_type: licenceType, revoked: 0, ...termColumns(term) });
-            const row = await t
-              .insertInto('licences', {
-                lid,
-                product_id: product.id,
-                customer_id: owner.id,
-                licensee: owner.name,
-                licensee_email: owner.email,
-                licence_type: licenceType,
-                activation,
-                ...termColumns(term),
-                max_machines: maxMachines,
-                seat_model: seatModel,
-                term_version: 0,
-                revoked: 0,
-                revoked_at: null,
-                revoked_reason: null,
-                archived: 0,
-                archived_at: null,
-                issued_by: ctx.actor.name,
-                last_checked_at: null,
-                renewed_at: null,
-                rebind_count: 0,
-                notes: input.notes ?? null,
-                search_text: searchText({ licensee: owner.name, email: owner.email, lid, notes: input.notes ?? null }),
-                ...tally.columns,
-              })
-              .returning('id')
-              .executeTakeFirstOrThrow();
-            for (const fingerprint of fingerprints) {
-              await t
-                .insertInto('machine_bindings', {
-                  licence_id: row.id,
-                  fingerprint,
-                  parts: JSON.stringify(parseFingerprint(fingerprint)),
-                  bound_at: ctx.now,
-                  released_at: null,
-                  released_by: null,
-                  at_issue: 1,
-                  label: null,
-                  last_seen_at: null,
-                })
-                .execute();
-            }
-            await recordAudit(t, ctx.actor.name, ctx.now, {
-              action: 'licence.issued',
-              subjectType: 'licence',
-              subjectId: lid,
-              lid,
-              summary: `Issued ${licenceType} licence of ${shape.name} to ${owner.name}`,
-              details: { productId: product.id, customerId: owner.id, expiresAt: term.expiresAt && new Date(term.expiresAt).toISOString(), machines: fingerprints.length },
-            });
-            const body = await answer(t, lid, ctx.now);
-            await rememberAnswer(t, idem, ctx.now, 201, body);
-            await tally.record();
-            return body;
-          },
-          planLock(ctx),
-        );
-      } catch (err) {
-        if (!(err instanceof CustomerMoved)) throw err;
-      }
-    }
-  });
+/** Records a licence's audit entry (and its webhook event, from the same read) and answers with the licence as changed. */
+async function auditedAnswer(t: Tenant, ctx: Ctx, entry: AuditInput & { lid: string }) {
+  const view = await findLicenceView(t, entry.lid, ctx.now);
+  await recordAudit(t, ctx.actor.name, ctx.now, { ...entry, view });
+  return toLicence(view, ctx.now);
 }
 
-class CustomerMoved extends Error {}
+export type LicenceAnswer = ReturnType<typeof toLicence>;
+
+export async function issueLicence(ctx: Ctx, keyring: Keyring, caches: IssueCaches, input: IssueInput, idem: IdempotentRequest | null): Promise<LicenceAnswer | Replay> {
+  return idempotently(ctx.tenant, idem, ctx.now, () =>
+    caches.products.with(ctx.tenant, input.productId, async (product) => {
+      const { shape } = product;
+      if (!shape.active) throw badRequest('productId: the product is inactive');
+      const licenceType = input.licenceType ?? shape.licenceType;
+      if (!shape.allowedLicenceTypes.includes(licenceType)) {
+        throw badRequest(`licenceType: ${licenceType} is not allowed for this product (allowed: ${shape.allowedLicenceTypes.join(', ')})`);
+      }
+      if (licenceType !== 'HYBRID' && input.activation !== undefined) throw badRequest('activation applies to HYBRID licences only');
+      const activation = licenceType === 'HYBRID' ? (input.activation ?? 'ONLINE') : null;
+      const fingerprints = mergeFingerprints(input.fingerprint, input.fingerprints);
+      if (activation === 'OFFLINE' && fingerprints.length === 0) {
+        throw badRequest('fingerprint: a HYBRID licence activated offline binds at issue and needs a fingerprint');
+      }
+      const { seatModel } = shape;
+      // Its product allows ONLINE licences only (products/shape.ts); its seats are leases that checks take.
+      if (seatModel === 'FLOATING' && fingerprints.length > 0) {
+        throw badRequest('fingerprint: a FLOATING licence has no at-issue fingerprints (its seats are leases taken by checks)');
+      }
+      const maxMachines = input.maxMachines ?? Math.max(shape.maxMachines, fingerprints.length);
+      if (maxMachines < fingerprints.length) {
+        throw badRequest(`maxMachines: ${maxMachines} is fewer than the ${fingerprints.length} fingerprints signed in`);
+      }
+      const timeZone = ctx.org.timezone;
+      const date = termDate(input) ?? localDate(ctx.now, timeZone);
+      const dates = termFrom(date, validityMonths(input.validityMonths, shape.defaultValidityMonths), timeZone, ctx.now);
+      // Sign outside the transaction; if the customer changed meanwhile, resolve and sign again.
+      for (;;) {
+        const customer = await intendedCustomer(ctx.tenant, input, caches.customers);
+        const lid = randomUUID();
+        const licence = { lid, licenceType, activation, licensee: customer.signed, fingerprints, maxMachines, seatModel, params: input.params ?? {} };
+        const term = await signTerm(ctx, keyring, product, licence, dates, input.graceDays ?? shape.defaultGraceDays);
+        const status = licenceStatus({ revoked: false, ...dates, graceDays: term.graceDays }, ctx.now);
+
+        try {
+          return await inTransaction(
+            ctx,
+            async (t) => {
+              // Issues that would create the same customer wait for each other here, and only they.
+              const key = customerKey(t, customer.who);
+              const clock = await openWrite(ctx, t, caches.products, product, key);
+              await enforcePlan(ctx, t, null, status);
+              const owner = await findOrCreateCustomer(t, ctx.database.dialect, ctx.actor.name, ctx.now, customer.who);
+              // The name was signed before the transaction: the customer has another, which the next round signs.
+              if (owner.name !== customer.signed) throw new CustomerMoved(key, owner.name);
+              const tally = tallyChange(clock, t, null, { lid, archived: 0, product_id: product.id, licence_type: licenceType, revoked: 0, ...termColumns(term) });
+              const row = await t
+                .insertInto('licences', {
+                  lid,
+                  product_id: product.id,
+                  customer_id: owner.id,
+                  licensee: owner.name,
+                  licensee_email: owner.email,
+                  licence_type: licenceType,
+                  activation,
+                  ...termColumns(term),
+                  max_machines: maxMachines,
+                  seat_model: seatModel,
+                  term_version: 0,
+                  revoked: 0,
+                  revoked_at: null,
+                  revoked_reason: null,
+                  archived: 0,
+                  archived_at: null,
+                  issued_by: ctx.actor.name,
+                  last_checked_at: null,
+                  renewed_at: null,
+                  rebind_count: 0,
+                  notes: input.notes ?? null,
+                  search_text: searchText({ licensee: owner.name, email: owner.email, lid, notes: input.notes ?? null }),
+                  ...tally.columns,
+                })
+                .returningAll()
+                .executeTakeFirstOrThrow();
+              for (const fingerprint of fingerprints) {
+                await t
+                  .insertInto('machine_bindings', {
+                    licence_id: row.id,
+                    fingerprint,
+                    parts: JSON.stringify(parseFingerprint(fingerprint)),
+                    bound_at: ctx.now,
+                    released_at: null,
+                    released_by: null,
+                    at_issue: 1,
+                    label: null,
+                    last_seen_at: null,
+                  })
+                  .execute();
+              }
+              // The answer (and the event's licence) is the row just written, beside what is known of it
+              // without reading it again: the product (confirmed in this transaction) and the at-issue seats, bound now.
+              const view = { ...row, product_name: shape.name, product_key: shape.productKey, seats_used: fingerprints.length, bound_at: fingerprints.length > 0 ? ctx.now : null };
+              await recordAudit(t, ctx.actor.name, ctx.now, {
+                action: 'licence.issued',
+                subjectType: 'licence',
+                subjectId: lid,
+                lid,
+                summary: `Issued ${licenceType} licence of ${shape.name} to ${owner.name}`,
+                details: { productId: product.id, customerId: owner.id, expiresAt: term.expiresAt && new Date(term.expiresAt).toISOString(), machines: fingerprints.length },
+                view,
+              });
+              const body = toLicence(view, ctx.now);
+              await rememberAnswer(t, idem, ctx.now, 201, body);
+              await tally.record();
+              return body;
+            },
+            planLock(ctx),
+          );
+        } catch (err) {
+          if (!(err instanceof CustomerMoved)) throw err;
+          caches.customers.set(err.key, err.stored);
+        }
+      }
+    }),
+  );
+}
+
+class CustomerMoved extends Error {
+  constructor(
+    readonly key: string,
+    readonly stored: string,
+  ) {
+    super('customer moved');
+  }
+}
 class TermMoved extends Error {}
 
-export async function renewLicence(ctx: Ctx, keyring: Keyring, lid: string, input: RenewInput, idem: IdempotentRequest | null): Promise<LicenceAnswer | Replay> {
+export async function renewLicence(ctx: Ctx, keyring: Keyring, caches: IssueCaches, lid: string, input: RenewInput, idem: IdempotentRequest | null): Promise<LicenceAnswer | Replay> {
   return idempotently(ctx.tenant, idem, ctx.now, async () => {
     // Sign outside the transaction, then commit only if the renewed term is still current.
     for (;;) {
       const current = await findLicenceRow(ctx.tenant, lid);
       if (current.archived === 1) throw badRequest('an archived licence cannot be renewed: restore it first');
-      const product = await productFor(ctx.tenant, current.product_id);
-      const months = validityMonths(input.validityMonths, product.shape.defaultValidityMonths);
-      const date = termDate(input);
-      const timeZone = ctx.org.timezone;
-      const dates = date === undefined
-        ? extendedTerm({ startsAt: current.starts_at, expiresAt: current.expires_at }, months, timeZone, ctx.now)
-        : termFrom(date, months, timeZone, ctx.now);
-      const atIssue = await ctx.tenant
-        .selectFrom('machine_bindings')
-        .select('fingerprint')
-        .where('licence_id', '=', current.id)
-        .where('at_issue', '=', 1)
-        .orderBy('id')
-        .execute();
-      const licence = {
-        lid,
-        licenceType: current.licence_type as LicenceType,
-        activation: current.activation as 'ONLINE' | 'OFFLINE' | null,
-        licensee: current.licensee,
-        fingerprints: atIssue.map((b) => b.fingerprint),
-        maxMachines: current.max_machines,
-        seatModel: current.seat_model as SeatModel,
-        params: { ...carriedParams(current, product.shape), ...(input.params ?? {}) },
-      };
-      const term = await signTerm(ctx, keyring, product, licence, dates, input.graceDays ?? product.shape.defaultGraceDays);
       try {
-        return await inTransaction(
-          ctx,
-          async (t) => {
-            const asOf = await holdClock(ctx.database, t, ctx.now);
-            const fresh = await lockLicenceRow(ctx.database.dialect, t, lid);
-            if (fresh.term_version !== current.term_version) throw new TermMoved();
-            if (fresh.archived === 1) throw badRequest('an archived licence cannot be renewed: restore it first');
-            const before = statusOf(fresh, ctx.now);
-            await enforcePlan(ctx, t, before, licenceStatus({ revoked: fresh.revoked === 1, ...dates, graceDays: term.graceDays }, ctx.now));
-            await t
-              .insertInto('licence_versions', {
-                licence_id: fresh.id,
-                version_no: fresh.term_version + 1,
-                issued_at: fresh.issued_at,
-                starts_at: fresh.starts_at,
-                expires_at: fresh.expires_at,
-                grace_days: fresh.grace_days,
-                issued_by: fresh.issued_by,
-                revoked_reason: fresh.revoked_reason,
-                licence_string: fresh.licence_string,
-                key_id: fresh.key_id,
-                superseded_at: ctx.now,
-              })
-              .execute();
-            const tally = tallyChange(asOf, t, fresh, { ...fresh, ...termColumns(term) });
-            await t
-              .updateTable('licences')
-              .set({ ...termColumns(term), term_version: fresh.term_version + 1, issued_by: ctx.actor.name, renewed_at: ctx.now, ...tally.columns })
-              .where('id', '=', fresh.id)
-              .execute();
-            await recordAudit(t, ctx.actor.name, ctx.now, {
-              action: 'licence.renewed',
-              subjectType: 'licence',
-              subjectId: lid,
-              lid,
-              summary: `Renewed until ${term.expiresAt === null ? 'perpetual' : new Date(term.expiresAt).toISOString()}`,
-              details: { versionNo: fresh.term_version + 1, previousExpiresAt: fresh.expires_at && new Date(fresh.expires_at).toISOString() },
-            });
-            const body = await answer(t, lid, ctx.now);
-            await rememberAnswer(t, idem, ctx.now, 200, body);
-            await tally.record();
-            return body;
-          },
-          planLock(ctx),
-        );
+        return await caches.products.with(ctx.tenant, current.product_id, async (product) => {
+          const months = validityMonths(input.validityMonths, product.shape.defaultValidityMonths);
+          const date = termDate(input);
+          const timeZone = ctx.org.timezone;
+          const dates = date === undefined
+            ? extendedTerm({ startsAt: current.starts_at, expiresAt: current.expires_at }, months, timeZone, ctx.now)
+            : termFrom(date, months, timeZone, ctx.now);
+          const atIssue = await ctx.tenant
+            .selectFrom('machine_bindings')
+            .select('fingerprint')
+            .where('licence_id', '=', current.id)
+            .where('at_issue', '=', 1)
+            .orderBy('id')
+            .execute();
+          const licence = {
+            lid,
+            licenceType: current.licence_type as LicenceType,
+            activation: current.activation as 'ONLINE' | 'OFFLINE' | null,
+            licensee: current.licensee,
+            fingerprints: atIssue.map((b) => b.fingerprint),
+            maxMachines: current.max_machines,
+            seatModel: current.seat_model as SeatModel,
+            params: { ...carriedParams(current, product.shape), ...(input.params ?? {}) },
+          };
+          const term = await signTerm(ctx, keyring, product, licence, dates, input.graceDays ?? product.shape.defaultGraceDays);
+          return inTransaction(
+            ctx,
+            async (t) => {
+              const clock = await openWrite(ctx, t, caches.products, product);
+              const fresh = await lockLicenceRow(ctx.database.dialect, t, lid);
+              if (fresh.term_version !== current.term_version) throw new TermMoved();
+              if (fresh.archived === 1) throw badRequest('an archived licence cannot be renewed: restore it first');
+              const before = statusOf(fresh, ctx.now);
+              await enforcePlan(ctx, t, before, licenceStatus({ revoked: fresh.revoked === 1, ...dates, graceDays: term.graceDays }, ctx.now));
+              await t
+                .insertInto('licence_versions', {
+                  licence_id: fresh.id,
+                  version_no: fresh.term_version + 1,
+                  issued_at: fresh.issued_at,
+                  starts_at: fresh.starts_at,
+                  expires_at: fresh.expires_at,
+                  grace_days: fresh.grace_days,
+                  issued_by: fresh.issued_by,
+                  revoked_reason: fresh.revoked_reason,
+                  licence_string: fresh.licence_string,
+                  key_id: fresh.key_id,
+                  superseded_at: ctx.now,
+                })
+                .execute();
+              const tally = tallyChange(clock, t, fresh, { ...fresh, ...termColumns(term) });
+              await t
+                .updateTable('licences')
+                .set({ ...termColumns(term), term_version: fresh.term_version + 1, issued_by: ctx.actor.name, renewed_at: ctx.now, ...tally.columns })
+                .where('id', '=', fresh.id)
+                .execute();
+              const body = await auditedAnswer(t, ctx, {
+                action: 'licence.renewed',
+                subjectType: 'licence',
+                subjectId: lid,
+                lid,
+                summary: `Renewed until ${term.expiresAt === null ? 'perpetual' : new Date(term.expiresAt).toISOString()}`,
+                details: { versionNo: fresh.term_version + 1, previousExpiresAt: fresh.expires_at && new Date(fresh.expires_at).toISOString() },
+              });
+              await rememberAnswer(t, idem, ctx.now, 200, body);
+              await tally.record();
+              return body;
+            },
+            planLock(ctx),
+          );
+        });
       } catch (err) {
         if (!(err instanceof TermMoved)) throw err;
       }
@@ -387,15 +427,14 @@ async function changeLicence(
   return inTransaction(
     ctx,
     async (t) => {
-      const asOf = await holdClock(ctx.database, t, ctx.now);
+      const clock = await holdClock(ctx.database, t, ctx.now);
       const row = await lockLicenceRow(ctx.database.dialect, t, lid);
       const { set, action, summary, details, plan } = change(row);
       const updated = { ...row, ...set };
       if (plan) await enforcePlan(ctx, t, statusOf(row, ctx.now), statusOf(updated, ctx.now));
-      const tally = tallyChange(asOf, t, row, updated);
+      const tally = tallyChange(clock, t, row, updated);
       await t.updateTable('licences').set({ ...set, ...tally.columns }).where('id', '=', row.id).execute();
-      await recordAudit(t, ctx.actor.name, ctx.now, { action, subjectType: 'licence', subjectId: lid, lid, summary, details: details ?? null });
-      const body = await answer(t, lid, ctx.now);
+      const body = await auditedAnswer(t, ctx, { action, subjectType: 'licence', subjectId: lid, lid, summary, details: details ?? null });
       await tally.record();
       return body;
     },

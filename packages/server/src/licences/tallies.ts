@@ -1,6 +1,7 @@
-import { sql } from 'kysely';
+import { sql, type OnConflictBuilder } from 'kysely';
 import { lockName, transaction, type Database } from '../db/database.js';
-import { tenant, type Tenant } from '../db/tenant.js';
+import type { Schema } from '../db/schema.js';
+import { preparedQuery, tenant, type Tenant } from '../db/tenant.js';
 import type { Ctx } from '../http/context.js';
 import { countMatching, statusRank, STATUSES, windowIs, WINDOWS, type ListingFilter, type Window } from './listing.js';
 import { statusOf, type LicenceRow } from './repo.js';
@@ -142,16 +143,62 @@ async function read(t: Tenant, now: number): Promise<Reading | null> {
   return { counts, crossed: moved.size };
 }
 
-/** Adds `changes` to the tallies, in key order so concurrent writers never wait on each other in a cycle. */
-async function apply(t: Tenant, changes: Counts) {
+/**
+ * Adds `changes` to the tallies, in key order so concurrent writers never wait on each other in a
+ * cycle. With `guard`, only if the clock still reads `guard` when the first change is written:
+ * false (and nothing written) when it has moved on.
+ */
+async function apply(t: Tenant, changes: Counts, guard?: number): Promise<boolean> {
   const rows = [...changes.byId.entries()].filter(([, c]) => c.n !== 0).sort(([a], [b]) => (a < b ? -1 : 1));
+  // Nothing moves at `guard`; at a clock moved on, something may.
+  if (rows.length === 0 && guard !== undefined) return (await clockNow(t)) === guard;
   for (const [, { key, n }] of rows) {
-    await t
-      .insertInto('licence_tallies', { archived: key.archived, product_id: key.productId, licence_type: key.licenceType, perpetual: key.perpetual, status: key.status, n })
-      .onConflict((oc) => oc.columns(['org_id', 'archived', 'product_id', 'licence_type', 'perpetual', 'status']).doUpdateSet({ n: sql`licence_tallies.n + excluded.n` }))
-      .execute();
+    const args = [key.archived, key.productId, key.licenceType, key.perpetual, key.status, n] as const;
+    if (guard === undefined) {
+      await addTally(t, ...args);
+    } else {
+      if ((await addTallyAt(t, ...args, guard)).length === 0) return false;
+      guard = undefined;
+    }
   }
+  return true;
 }
+
+const clockNow = async (t: Tenant) => Number((await t.selectFrom('licence_tally_clocks').select('as_of').executeTakeFirstOrThrow()).as_of);
+
+type TallyArgs = [archived: number, productId: number, licenceType: string, perpetual: number, status: string, n: number];
+const KEY_COLUMNS = ['org_id', 'archived', 'product_id', 'licence_type', 'perpetual', 'status'] as const;
+const adding = (oc: OnConflictBuilder<Schema, 'licence_tallies'>) => oc.columns([...KEY_COLUMNS]).doUpdateSet({ n: sql`licence_tallies.n + excluded.n` });
+
+// Every licence write makes these: built and compiled once (preparedQuery).
+/** Adds `n` to one tally row. */
+const addTally = preparedQuery((t, ...[archived, productId, licenceType, perpetual, status, n]: TallyArgs) =>
+  t.insertInto('licence_tallies', { archived, product_id: productId, licence_type: licenceType, perpetual, status, n }).onConflict(adding),
+);
+
+/** The same, only while the organisation's clock reads `asOf`: no row when it does not. */
+const addTallyAt = preparedQuery((t, ...[archived, productId, licenceType, perpetual, status, n, asOf]: [...TallyArgs, asOf: number]) =>
+  t.db
+    .insertInto('licence_tallies')
+    .columns([...KEY_COLUMNS, 'n'])
+    .expression(
+      t
+        .selectFrom('licence_tally_clocks')
+        // Typed: PostgreSQL takes a bare parameter in a select list as text.
+        .select([
+          'licence_tally_clocks.org_id',
+          sql<number>`cast(${archived} as integer)`.as('archived'),
+          sql<number>`cast(${productId} as bigint)`.as('product_id'),
+          sql<string>`cast(${licenceType} as text)`.as('licence_type'),
+          sql<number>`cast(${perpetual} as integer)`.as('perpetual'),
+          sql<string>`cast(${status} as text)`.as('status'),
+          sql<number>`cast(${n} as bigint)`.as('n'),
+        ])
+        .where('licence_tally_clocks.as_of', '=', asOf),
+    )
+    .onConflict(adding)
+    .returning('n'),
+);
 
 /** Judges every licence of the organisation at `now`, into its stored rank and fresh tallies. */
 async function recount(t: Tenant, now: number) {
@@ -182,26 +229,37 @@ async function recount(t: Tenant, now: number) {
 }
 
 /** The clock's lock (PostgreSQL advisory: a row lock held shared by many writers is costly). */
-const clockLock = (orgId: number) => `licence tally clock ${orgId}`;
+export const clockLock = (orgId: number) => `licence tally clock ${orgId}`;
+
+/**
+ * The clock as a writing transaction holds it. `confirmed`: read after its lock was granted.
+ * Otherwise read in the statement that took the lock (licences/opening.ts), whose snapshot may
+ * predate the grant: an advance that committed while that statement waited is not seen, and
+ * the first tally written (record) finds it.
+ */
+export interface HeldClock {
+  asOf: number;
+  confirmed: boolean;
+}
 
 /**
  * Inside a writing transaction: the clock, held shared until the transaction ends. An
  * organisation without one is counted now. A transaction that writes a licence takes it before
  * the licence's row: moving the clock on takes the clock, then rows.
  */
-export async function holdClock(database: Pick<Database, 'dialect'>, t: Tenant, now: number): Promise<number> {
+export async function holdClock(database: Pick<Database, 'dialect'>, t: Tenant, now: number): Promise<HeldClock> {
   await lockName(database, t.db, clockLock(t.orgId), 'shared');
   const held = async () => (await t.selectFrom('licence_tally_clocks').select('as_of').executeTakeFirst())?.as_of;
   const asOf = await held();
-  if (asOf !== undefined) return Number(asOf);
+  if (asOf !== undefined) return { asOf: Number(asOf), confirmed: true };
   const created = await t
     .insertInto('licence_tally_clocks', { as_of: now })
     .onConflict((oc) => oc.column('org_id').doNothing())
     .returning('as_of')
     .executeTakeFirst();
-  if (!created) return Number(await held());
+  if (!created) return { asOf: Number(await held()), confirmed: true };
   await recount(t, now);
-  return now;
+  return { asOf: now, confirmed: true };
 }
 
 const TALLIED_COLUMNS = ['archived', 'product_id', 'licence_type', 'revoked', 'starts_at', 'expires_at', 'grace_days'] as const;
@@ -217,16 +275,30 @@ export interface TallyChange {
 }
 
 /**
- * Inside the transaction that writes a licence, before the write, with the clock it holds
- * (holdClock): how the licence's old row (null for a new licence) and its new one change the tallies.
+ * Inside the transaction that writes a licence, before the write, with the clock it holds:
+ * how the licence's old row (null for a new licence) and its new one change the tallies.
  */
-export function tallyChange(asOf: number, t: Tenant, before: Source | null, after: Source): TallyChange {
+export function tallyChange(clock: HeldClock, t: Tenant, before: Source | null, after: Source & { lid: string }): TallyChange {
   if (before && TALLIED_COLUMNS.every((c) => before[c] === after[c])) return { columns: {}, record: async () => {} };
-  const changes = new Counts();
-  if (before) changes.add(keyAt(before, asOf), -1);
-  const key = keyAt(after, asOf);
-  changes.add(key, 1);
-  return { columns: { status_rank: STATUSES.indexOf(key.status) }, record: () => apply(t, changes) };
+  const judged = (asOf: number) => {
+    const changes = new Counts();
+    if (before) changes.add(keyAt(before, asOf), -1);
+    const key = keyAt(after, asOf);
+    changes.add(key, 1);
+    return { changes, rank: STATUSES.indexOf(key.status) };
+  };
+  const first = judged(clock.asOf);
+  return {
+    columns: { status_rank: first.rank },
+    record: async () => {
+      if (await apply(t, first.changes, clock.confirmed ? undefined : clock.asOf)) return;
+      // The clock moved on before this transaction held its lock: it holds it now, so the clock
+      // read now stays until the commit. Judged again at it, as if read under the lock.
+      const again = judged(await clockNow(t));
+      if (again.rank !== first.rank) await t.updateTable('licences').set({ status_rank: again.rank }).where('licences.lid', '=', after.lid).execute();
+      await apply(t, again.changes);
+    },
+  };
 }
 
 /** Moves the clock to `now`, folding in what the calendar changed since. */

@@ -16,7 +16,7 @@ export interface Organisation {
 // Organisations are the tenants themselves, so these are the queries that need no tenant.
 const columns = ['id', 'slug', 'name', 'plan_limit', 'timezone', 'settings_updated_at', 'settings_updated_by', 'suspended', 'created_at'] as const;
 
-function toOrganisation(row: {
+export function toOrganisation(row: {
   id: number;
   slug: string;
   name: string;

@@ -4,7 +4,7 @@ import { inTransaction, type Ctx } from '../http/context.js';
 import { badRequest, notFound } from '../http/errors.js';
 import { iso } from '../http/schemas.js';
 import { newEventId } from './events.js';
-import { recordOutcome } from './outbox.js';
+import { recordOutcomes } from './outbox.js';
 import { attempt } from './send.js';
 import { findEndpoint, signingKeys } from './service.js';
 
@@ -99,6 +99,6 @@ export async function sendTest(ctx: Ctx, database: Database, masterKey: Buffer, 
     return delivery.id;
   });
   const outcome = await attempt(endpoint.url, allowed, { id: eventId, body, secrets: signingKeys(masterKey, endpoint, ctx.now) }, ctx.now);
-  const status = await recordOutcome(database, { id: deliveryId, orgId: ctx.org.id, endpointId, lease, attempts: 0 }, 'webhook.test', outcome);
+  const [status] = await transaction(database, (trx) => recordOutcomes(trx, [{ delivery: { id: deliveryId, orgId: ctx.org.id, endpointId, lease, attempts: 0 }, type: 'webhook.test', outcome }]));
   return { eventId, status, attempt: { at: iso(outcome.at), httpStatus: outcome.httpStatus, durationMs: outcome.durationMs, response: outcome.response, error: outcome.error } };
 }

@@ -43,6 +43,8 @@ export interface EventSubject {
   subjectType: string;
   subjectId?: string | number | null | undefined;
   lid?: string | null | undefined;
+  /** A licence subject as the change left it, when the caller has read it already: not read again. */
+  view?: LicenceView | undefined;
 }
 
 /**
@@ -53,7 +55,7 @@ async function dataOf(t: Tenant, now: number, subject: EventSubject): Promise<Re
   const id = Number(subject.subjectId);
   switch (subject.subjectType) {
     case 'licence':
-      return { licence: toLicence(await findLicenceView(t, String(subject.subjectId), now), now) };
+      return { licence: toLicence(subject.view ?? (await findLicenceView(t, String(subject.subjectId), now)), now) };
     case 'machine': {
       const row = await t.selectFrom('machine_bindings').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
       const { parts: _parts, ...machine } = toBinding(row, now);
@@ -73,13 +75,29 @@ async function dataOf(t: Tenant, now: number, subject: EventSubject): Promise<Re
   }
 }
 
+// Per transaction (its Kysely handle): an issue records two entries, the customer's and the
+// licence's, and asks once. A transaction sees its own endpoint writes; no other path writes
+// endpoints in a transaction that also records events, so the answer cannot go stale within one.
+const subscribed = new WeakMap<object, Promise<(type: string) => boolean>>();
+
 /**
  * Whether one of the organisation's endpoints, enabled or not, takes each event type: only then
  * is an event written (an endpoint is sent only events raised while it took them).
  */
-export async function subscriptions(t: Tenant): Promise<(type: string) => boolean> {
-  const taken = new Set((await t.selectFrom('webhook_endpoints').select('events').execute()).flatMap((e) => JSON.parse(e.events) as string[]));
-  return (type) => taken.has('*') || taken.has(type);
+export function subscriptions(t: Tenant): Promise<(type: string) => boolean> {
+  let takes = t.db.isTransaction ? subscribed.get(t.db) : undefined;
+  if (!takes) {
+    takes = t
+      .selectFrom('webhook_endpoints')
+      .select('events')
+      .execute()
+      .then((rows) => {
+        const taken = new Set(rows.flatMap((e) => JSON.parse(e.events) as string[]));
+        return (type: string) => taken.has('*') || taken.has(type);
+      });
+    if (t.db.isTransaction) subscribed.set(t.db, takes);
+  }
+  return takes;
 }
 
 /** True while the organisation has an endpoint, enabled or not. */
@@ -101,7 +119,7 @@ export async function recordEvent(t: Tenant, now: number, type: string, subject:
     return;
   }
   if (!takes(type) && !takes('licence.expiring')) return;
-  const view = await findLicenceView(t, String(subject.subjectId), now);
+  const view = subject.view ?? (await findLicenceView(t, String(subject.subjectId), now));
   if (takes(type)) await insertEvent(t, now, type, { licence: toLicence(view, now) });
   // A term issued within the window is found at once (the loop's scan finds the others).
   if (takes('licence.expiring') && view.revoked === 0 && view.expires_at !== null && view.expires_at > now && view.expires_at <= now + EXPIRING_WINDOW_MS) {

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type net from 'node:net';
-import type { FastifyBaseLogger } from 'fastify';
+import type { BaseLogger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { recordAudit } from '../audit/audit.js';
-import { lockName, transaction, type Database } from '../db/database.js';
+import { lockName, transaction, type Database, type Trx } from '../db/database.js';
 import { tenant } from '../db/tenant.js';
+import { sql } from 'kysely';
 import { iso } from '../http/schemas.js';
 import { attempt, type Outcome } from './send.js';
 import { signingKeys } from './service.js';
@@ -15,15 +16,30 @@ export const RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000
 const RETRY_AFTER_CAP_MS = 3_600_000;
 const DISABLE_AFTER_MS = 5 * 86_400_000;
 const KEEP_MS = 30 * 86_400_000;
-/** Longer than an attempt can take: a claim older than this belongs to a process that died. */
-const LEASE_MS = 60_000;
+/** Attempts open at once, per endpoint and in all. */
+export const CONCURRENCY = { total: 32, perEndpoint: 8 };
+/**
+ * Deliveries a process holds (leased by one claim, waiting their turn to be sent) per endpoint
+ * and in all: a claim, a write transaction, then serves many attempts rather than a few.
+ */
+export const HOLD = { total: 256, perEndpoint: 64 };
+/**
+ * Longer than a held delivery can wait and be attempted (HOLD.perEndpoint / CONCURRENCY.perEndpoint
+ * attempts of at most 15 s, one after another): a lease older than this belongs to a process that died.
+ */
+export const LEASE_MS = 180_000;
 const POLL_MS = 500;
+/**
+ * While attempts finish, the next turn (one transaction: their outcomes, newly committed events,
+ * new claims) follows this long after the first of them, gathering the others: on SQLite every
+ * transaction holds the one write lock the API's writes wait for.
+ */
+const TURN_GAP_MS = 100;
 const TERM_SCAN_MS = 60_000;
 const PRUNE_MS = 3_600_000;
 const SEQUENCE_BATCH = 500;
-export const CONCURRENCY = { total: 32, perEndpoint: 8 };
-/** Database work of attempts (reading one, recording its outcome) at once: the API keeps the rest of the pool. */
-const DATABASE_SLOTS = 2;
+/** Written into the SQL, not bound: only then can SQLite use the partial index of pending deliveries. */
+const PENDING = sql.lit('pending' as const);
 
 interface Claimed {
   id: number;
@@ -33,58 +49,71 @@ interface Claimed {
   attempts: number;
 }
 
+/** What an attempt sends and to whom, read with its claim. */
+interface Message {
+  eventId: string;
+  type: string;
+  body: string | null;
+  url: string;
+  secret: string;
+  previousSecret: string | null;
+  previousUntil: number | null;
+}
+
+/** A delivery leased by this process, with what its attempt sends. */
+interface Held {
+  delivery: Claimed;
+  message: Message;
+}
+
+/** An attempt made, waiting for its outcome to be written with others in the next turn. */
+interface Made {
+  delivery: Claimed;
+  type: string;
+  outcome: Outcome;
+}
+
+/** An endpoint's held deliveries: those waiting their turn, and how many are being attempted. */
+interface Queue {
+  waiting: Held[];
+  sending: number;
+}
+const holding = (queue: Queue) => queue.waiting.length + queue.sending;
+
 /**
- * The delivery loop every service process runs (DESIGN.md 15). Each turn it numbers the events
- * committed since the last turn and fans them out to their endpoints, claims due deliveries (a
- * lease written in a transaction: `FOR UPDATE SKIP LOCKED` on PostgreSQL, the write lock on
- * SQLite) and makes their attempts without waiting for them, within a bound per endpoint and in
- * all. A process that dies mid-attempt leaves a lease that runs out, and the attempt is made again.
- * Time is `Date.now()`, so tests move it with fake timers and call `drain()`.
+ * The delivery loop every service process runs (DESIGN.md 15), on a thread of its own under
+ * `serve` (thread.ts). Each turn is one transaction, written only when there is something to
+ * write: the outcomes of attempts made since the last turn, the numbering of events committed
+ * since (fanned out to their endpoints), and a claim of due deliveries this process has room for
+ * (a lease: `FOR UPDATE SKIP LOCKED` on PostgreSQL, the write lock on SQLite). Held deliveries are
+ * attempted within a bound per endpoint and in all, without waiting for the turn. A process that
+ * dies leaves leases that run out, and their attempts are made again; one that stops finishes its
+ * attempts and hands back what it had not sent. Time is `Date.now()`, so tests move it with fake
+ * timers and call `drain()`.
  */
 export class Outbox {
   private timer: NodeJS.Timeout | null = null;
+  private soonTimer: NodeJS.Timeout | null = null;
   private turn: Promise<void> | null = null;
-  private readonly inFlight = new Map<number, Promise<void>>();
-  private readonly perEndpoint = new Map<number, number>();
+  private readonly queues = new Map<number, Queue>();
+  private held = 0;
+  private readonly sends = new Set<Promise<void>>();
+  private made: Made[] = [];
+  /** Held deliveries given back unattempted (on stop, after a 410): due again at once, for any process. */
+  private released: Held[] = [];
   private lastScan = 0;
   private lastPrune = 0;
   private stopped = false;
   private again = false;
-  private readonly outcomes: Counter<'outcome'>;
-  private slotsFree = DATABASE_SLOTS;
-  private readonly slotWaiters: Array<() => void> = [];
 
   constructor(
     private readonly database: Database,
     private readonly masterKey: Buffer,
     private readonly allowed: net.BlockList,
-    private readonly log: FastifyBaseLogger,
-    registry: Registry,
-  ) {
-    this.outcomes = new Counter({ name: 'webhook_attempts_total', help: 'Webhook attempts by outcome (delivered, retrying, failed)', labelNames: ['outcome'], registers: [registry] });
-    const db = database.db;
-    new Gauge({
-      name: 'webhook_queue_depth',
-      help: 'Webhook deliveries waiting for an attempt, and events not yet fanned out',
-      registers: [registry],
-      async collect() {
-        const [pending, unsequenced] = await Promise.all([
-          db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'pending').executeTakeFirstOrThrow(),
-          db.selectFrom('webhook_events').select((eb) => eb.fn.countAll<number>().as('n')).where('body', 'is', null).executeTakeFirstOrThrow(),
-        ]);
-        this.set(Number(pending.n) + Number(unsequenced.n));
-      },
-    });
-    new Gauge({
-      name: 'webhook_oldest_pending_seconds',
-      help: 'Age of the oldest webhook delivery not yet delivered or failed',
-      registers: [registry],
-      async collect() {
-        const row = await db.selectFrom('webhook_deliveries').select((eb) => eb.fn.min<number>('created_at').as('at')).where('status', '=', 'pending').executeTakeFirst();
-        this.set(row?.at == null ? 0 : Math.max(0, (Date.now() - Number(row.at)) / 1000));
-      },
-    });
-  }
+    private readonly log: Pick<BaseLogger, 'error'>,
+    /** Told each attempt's outcome once written, for `/metrics` (`webhookMetrics`), wherever the loop runs. */
+    private readonly counted: (outcome: Status) => void,
+  ) {}
 
   start(): void {
     const loop = () => {
@@ -96,12 +125,15 @@ export class Outbox {
     loop();
   }
 
-  /** Stops claiming; attempts already made finish (their leases would otherwise make them again later). */
+  /** Stops claiming, finishes the attempts under way, and writes their outcomes and hands back the rest in a last turn. */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    await this.turn;
-    await Promise.all(this.inFlight.values());
+    if (this.soonTimer) clearTimeout(this.soonTimer);
+    await this.turn?.catch(() => {});
+    for (const queue of this.queues.values()) this.release(queue.waiting.splice(0));
+    await Promise.all(this.sends);
+    await this.tick();
   }
 
   /** One turn, never two at once in this process; asked for during one, another follows it. */
@@ -114,43 +146,78 @@ export class Outbox {
       do {
         this.again = false;
         await this.work();
-      } while (this.again && !this.stopped);
+      } while (this.again);
     })().finally(() => (this.turn = null));
     return this.turn;
   }
 
-  /** Turns until nothing is due and nothing is in flight (tests, the benchmark). */
+  /** Turns until nothing is due, held or unwritten (tests, the benchmark). */
   async drain(): Promise<void> {
     this.lastScan = 0;
     for (;;) {
       await this.tick();
-      if (this.inFlight.size === 0 && !(await this.due())) return;
-      await Promise.race([...this.inFlight.values(), new Promise((resolve) => setTimeout(resolve, 10))]);
+      if (this.held === 0 && !this.made.length && !this.released.length && !(await this.due())) return;
+      await Promise.race([...this.sends, new Promise((resolve) => setTimeout(resolve, 10))]);
     }
   }
 
   private async work(): Promise<void> {
-    if (this.stopped) return;
     const now = Date.now();
-    if (now - this.lastScan >= TERM_SCAN_MS) {
+    if (!this.stopped && now - this.lastScan >= TERM_SCAN_MS) {
       this.lastScan = now;
       await scanTerms(this.database, now);
     }
-    while ((await this.sequence(now)) === SEQUENCE_BATCH);
-    await this.claim(now);
-    if (now - this.lastPrune >= PRUNE_MS) {
+    const made = this.made.splice(0);
+    const released = this.released.splice(0);
+    const room = this.stopped ? null : this.room();
+    const db = this.database.db;
+    const unsequenced = !this.stopped && (await this.unsequenced());
+    const due = room !== null && (unsequenced || (await this.dueQuery(db, room.full, now).limit(1).executeTakeFirst()) !== undefined);
+    if (!made.length && !released.length && !unsequenced && !due) return;
+    let written;
+    try {
+      written = await transaction(this.database, async (trx) => {
+        const statuses = made.length ? await recordOutcomes(trx, made) : [];
+        await releaseHeld(trx, released, now);
+        const sequenced = unsequenced ? await this.sequence(trx, now) : 0;
+        return { statuses, sequenced, claimed: due ? await this.claim(trx, room!, now) : [] };
+      });
+    } catch (err) {
+      // Written with the next turn; a lease that runs out meanwhile lets the delivery be attempted again.
+      this.made.unshift(...made);
+      this.released.unshift(...released);
+      throw err;
+    }
+    written.statuses.forEach((status) => this.counted(status));
+    if (written.sequenced === SEQUENCE_BATCH) this.again = true;
+    this.hold(written.claimed);
+    if (!this.stopped && now - this.lastPrune >= PRUNE_MS) {
       this.lastPrune = now;
-      await this.database.db.deleteFrom('webhook_events').where('created_at', '<', now - KEEP_MS).execute();
+      await db.deleteFrom('webhook_events').where('created_at', '<', now - KEEP_MS).execute();
     }
   }
 
+  private dueQuery(db: Database['db'] | Trx, full: number[], now: number) {
+    let query = db.selectFrom('webhook_deliveries').where('status', '=', PENDING).where('next_at', '<=', now);
+    if (full.length) query = query.where('endpoint_id', 'not in', full);
+    return query.select(['id', 'org_id', 'endpoint_id', 'attempts']);
+  }
+
+  /** Whether an event is committed and not yet numbered. */
+  private async unsequenced(): Promise<boolean> {
+    return (await this.database.db.selectFrom('webhook_events').select('id').where('body', 'is', null).limit(1).executeTakeFirst()) !== undefined;
+  }
+
   private async due(): Promise<boolean> {
-    const db = this.database.db;
-    const [event, delivery] = await Promise.all([
-      db.selectFrom('webhook_events').select('id').where('body', 'is', null).limit(1).executeTakeFirst(),
-      db.selectFrom('webhook_deliveries').select('id').where('status', '=', 'pending').where('next_at', '<=', Date.now()).limit(1).executeTakeFirst(),
-    ]);
-    return event !== undefined || delivery !== undefined;
+    const [event, delivery] = await Promise.all([this.unsequenced(), this.dueQuery(this.database.db, [], Date.now()).limit(1).executeTakeFirst()]);
+    return event || delivery !== undefined;
+  }
+
+  /** What a claim may take: how many in all, and which endpoints already hold all they may. */
+  private room(): { total: number; full: number[] } | null {
+    const total = HOLD.total - this.held;
+    if (total <= 0) return null;
+    return { total, full: [...this.queues].filter(([, q]) => holding(q) >= HOLD.perEndpoint).map(([id]) => id) };
   }
 
   /**
@@ -158,112 +225,184 @@ export class Outbox {
    * bytes for every attempt) and writes a delivery per subscribed endpoint: pending, or failed
    * with no attempt for a disabled endpoint, so `recover` can send it later.
    */
-  private async sequence(now: number): Promise<number> {
-    const db = this.database.db;
-    if (!(await db.selectFrom('webhook_events').select('id').where('body', 'is', null).limit(1).executeTakeFirst())) return 0;
-    return transaction(this.database, async (trx) => {
-      await lockName(this.database, trx, 'webhook-sequence');
-      const events = await trx.selectFrom('webhook_events').select(['id', 'org_id', 'type', 'data', 'created_at']).where('body', 'is', null).orderBy('id').limit(SEQUENCE_BATCH).execute();
-      const byOrg = new Map<number, typeof events>();
-      for (const event of events) byOrg.set(event.org_id, [...(byOrg.get(event.org_id) ?? []), event]);
-      for (const [orgId, orgEvents] of byOrg) {
-        const t = tenant(trx, orgId);
-        const state = await t.selectFrom('webhook_state').select('last_sequence').executeTakeFirst();
-        let sequence = state?.last_sequence ?? 0;
-        const endpoints = (await t.selectFrom('webhook_endpoints').select(['id', 'events', 'enabled', 'created_at']).execute()).map((e) => ({ ...e, events: new Set(JSON.parse(e.events) as string[]) }));
-        const deliveries = [];
-        for (const event of orgEvents) {
-          sequence += 1;
-          const body = `{"type":${JSON.stringify(event.type)},"timestamp":${JSON.stringify(iso(event.created_at))},"sequence":${sequence},"data":${event.data}}`;
-          await trx.updateTable('webhook_events').set({ sequence, body }).where('id', '=', event.id).execute();
-          for (const endpoint of endpoints) {
-            if (endpoint.created_at > event.created_at || !(endpoint.events.has('*') || endpoint.events.has(event.type))) continue;
-            const enabled = endpoint.enabled === 1;
-            deliveries.push({ org_id: orgId, endpoint_id: endpoint.id, event_id: event.id, status: enabled ? ('pending' as const) : ('failed' as const), attempts: 0, next_at: enabled ? now : null, lease: null, created_at: now, updated_at: now });
-          }
+  private async sequence(trx: Trx, now: number): Promise<number> {
+    await lockName(this.database, trx, 'webhook-sequence');
+    const events = await trx.selectFrom('webhook_events').select(['id', 'org_id', 'type', 'data', 'created_at']).where('body', 'is', null).orderBy('id').limit(SEQUENCE_BATCH).execute();
+    const byOrg = new Map<number, typeof events>();
+    for (const event of events) byOrg.set(event.org_id, [...(byOrg.get(event.org_id) ?? []), event]);
+    for (const [orgId, orgEvents] of byOrg) {
+      const t = tenant(trx, orgId);
+      const state = await t.selectFrom('webhook_state').select('last_sequence').executeTakeFirst();
+      let sequence = state?.last_sequence ?? 0;
+      const endpoints = (await t.selectFrom('webhook_endpoints').select(['id', 'events', 'enabled', 'created_at']).execute()).map((e) => ({ ...e, events: new Set(JSON.parse(e.events) as string[]) }));
+      const deliveries = [];
+      const numbered: Array<{ id: number; sequence: number; body: string }> = [];
+      for (const event of orgEvents) {
+        sequence += 1;
+        const body = `{"type":${JSON.stringify(event.type)},"timestamp":${JSON.stringify(iso(event.created_at))},"sequence":${sequence},"data":${event.data}}`;
+        numbered.push({ id: event.id, sequence, body });
+        for (const endpoint of endpoints) {
+          if (endpoint.created_at > event.created_at || !(endpoint.events.has('*') || endpoint.events.has(event.type))) continue;
+          const enabled = endpoint.enabled === 1;
+          deliveries.push({ org_id: orgId, endpoint_id: endpoint.id, event_id: event.id, status: enabled ? ('pending' as const) : ('failed' as const), attempts: 0, next_at: enabled ? now : null, lease: null, created_at: now, updated_at: now });
         }
-        for (let i = 0; i < deliveries.length; i += 200) await trx.insertInto('webhook_deliveries').values(deliveries.slice(i, i + 200)).execute();
-        if (state) await t.updateTable('webhook_state').set({ last_sequence: sequence }).execute();
-        else await t.insertInto('webhook_state', { last_sequence: sequence, since: now }).execute();
       }
-      return events.length;
-    });
+      // A statement per hundred events, not per event: on PostgreSQL each is a round trip.
+      for (let i = 0; i < numbered.length; i += 100) {
+        const chunk = numbered.slice(i, i + 100);
+        const byId = (value: (e: (typeof chunk)[number]) => unknown, type: 'bigint' | 'text') =>
+          sql<never>`case id ${sql.join(chunk.map((e) => sql`when ${e.id} then cast(${value(e)} as ${sql.raw(type)})`), sql` `)} end`;
+        await trx
+          .updateTable('webhook_events')
+          .set({ sequence: byId((e) => e.sequence, 'bigint'), body: byId((e) => e.body, 'text') })
+          .where('id', 'in', chunk.map((e) => e.id))
+          .execute();
+      }
+      for (let i = 0; i < deliveries.length; i += 200) await trx.insertInto('webhook_deliveries').values(deliveries.slice(i, i + 200)).execute();
+      if (state) await t.updateTable('webhook_state').set({ last_sequence: sequence }).execute();
+      else await t.insertInto('webhook_state', { last_sequence: sequence, since: now }).execute();
+    }
+    return events.length;
   }
 
-  /** Leases due deliveries this process has room for, and starts their attempts. */
-  private async claim(now: number): Promise<void> {
-    const room = CONCURRENCY.total - this.inFlight.size;
-    if (room <= 0) return;
-    const full = [...this.perEndpoint].filter(([, n]) => n >= CONCURRENCY.perEndpoint).map(([id]) => id);
-    const db = this.database.db;
-    let query = db.selectFrom('webhook_deliveries').select('id').where('status', '=', 'pending').where('next_at', '<=', now);
-    if (full.length) query = query.where('endpoint_id', 'not in', full);
-    if (!(await query.limit(1).executeTakeFirst())) return;
+  /**
+   * Leases the due deliveries this process has room for and reads what their attempts send.
+   * Those of a disabled endpoint fail here, unattempted, as if the endpoint had been disabled
+   * before they were raised (`recover` sends them later).
+   */
+  private async claim(trx: Trx, room: { total: number; full: number[] }, now: number): Promise<Held[]> {
+    const due = this.dueQuery(trx, room.full, now).orderBy('next_at').limit(room.total);
+    const rows = await (this.database.dialect === 'postgres' ? due.forUpdate().skipLocked() : due).execute();
     const lease = randomBytes(12).toString('hex');
-    const claimed = await transaction(this.database, async (trx) => {
-      let due = trx.selectFrom('webhook_deliveries').select(['id', 'org_id', 'endpoint_id', 'attempts']).where('status', '=', 'pending').where('next_at', '<=', now);
-      if (full.length) due = due.where('endpoint_id', 'not in', full);
-      due = due.orderBy('next_at').limit(room * 4);
-      const rows = await (this.database.dialect === 'postgres' ? due.forUpdate().skipLocked() : due).execute();
-      const taken: Claimed[] = [];
-      const counts = new Map(this.perEndpoint);
-      for (const row of rows) {
-        if (taken.length >= room || (counts.get(row.endpoint_id) ?? 0) >= CONCURRENCY.perEndpoint) continue;
-        counts.set(row.endpoint_id, (counts.get(row.endpoint_id) ?? 0) + 1);
-        taken.push({ id: row.id, orgId: row.org_id, endpointId: row.endpoint_id, lease, attempts: row.attempts });
-      }
-      if (taken.length) await trx.updateTable('webhook_deliveries').set({ lease, next_at: now + LEASE_MS }).where('id', 'in', taken.map((c) => c.id)).execute();
-      return taken;
+    const taken: Claimed[] = [];
+    const counts = new Map([...this.queues].map(([id, q]) => [id, holding(q)]));
+    for (const row of rows) {
+      if ((counts.get(row.endpoint_id) ?? 0) >= HOLD.perEndpoint) continue;
+      counts.set(row.endpoint_id, (counts.get(row.endpoint_id) ?? 0) + 1);
+      taken.push({ id: row.id, orgId: row.org_id, endpointId: row.endpoint_id, lease, attempts: row.attempts });
+    }
+    if (!taken.length) return [];
+    const ids = taken.map((c) => c.id);
+    const messages = new Map(
+      (
+        await trx
+          .selectFrom('webhook_deliveries')
+          .innerJoin('webhook_events', 'webhook_events.id', 'webhook_deliveries.event_id')
+          .innerJoin('webhook_endpoints', 'webhook_endpoints.id', 'webhook_deliveries.endpoint_id')
+          .select([
+            'webhook_deliveries.id',
+            'webhook_events.event_id as eventId',
+            'webhook_events.type',
+            'webhook_events.body',
+            'webhook_endpoints.url',
+            'webhook_endpoints.enabled',
+            'webhook_endpoints.secret',
+            'webhook_endpoints.previous_secret as previousSecret',
+            'webhook_endpoints.previous_until as previousUntil',
+          ])
+          .where('webhook_deliveries.id', 'in', ids)
+          .execute()
+      ).map(({ id, ...message }) => [id, message]),
+    );
+    const held = taken.filter((d) => messages.get(d.id)!.enabled === 1);
+    const disabled = taken.filter((d) => messages.get(d.id)!.enabled !== 1).map((d) => d.id);
+    if (held.length) await trx.updateTable('webhook_deliveries').set({ lease, next_at: now + LEASE_MS }).where('id', 'in', held.map((d) => d.id)).execute();
+    if (disabled.length) await trx.updateTable('webhook_deliveries').set({ status: 'failed', next_at: null, lease: null, updated_at: now }).where('id', 'in', disabled).execute();
+    return held.map((delivery) => {
+      const { enabled: _, ...message } = messages.get(delivery.id)!;
+      return { delivery, message };
     });
-    for (const delivery of claimed) {
-      this.perEndpoint.set(delivery.endpointId, (this.perEndpoint.get(delivery.endpointId) ?? 0) + 1);
-      const running = this.deliver(delivery)
-        .catch((err: unknown) => this.log.error({ err, delivery: delivery.id }, 'webhook attempt failed to record'))
-        .finally(() => {
-          this.inFlight.delete(delivery.id);
-          const left = (this.perEndpoint.get(delivery.endpointId) ?? 1) - 1;
-          if (left > 0) this.perEndpoint.set(delivery.endpointId, left);
-          else this.perEndpoint.delete(delivery.endpointId);
-          // Its room goes to the next due delivery now, not at the next poll.
-          if (!this.stopped) this.tick().catch((err: unknown) => this.log.error({ err }, 'webhook delivery turn failed'));
-        });
-      this.inFlight.set(delivery.id, running);
+  }
+
+  private hold(claimed: Held[]): void {
+    for (const held of claimed) {
+      let queue = this.queues.get(held.delivery.endpointId);
+      if (!queue) this.queues.set(held.delivery.endpointId, (queue = { waiting: [], sending: 0 }));
+      queue.waiting.push(held);
+      this.held++;
+    }
+    this.pump();
+  }
+
+  private release(held: Held[]): void {
+    this.held -= held.length;
+    this.released.push(...held);
+  }
+
+  /** Starts the attempts of waiting deliveries while there is room, per endpoint and in all. */
+  private pump(): void {
+    for (const queue of this.queues.values()) {
+      while (queue.sending < CONCURRENCY.perEndpoint && this.sends.size < CONCURRENCY.total && queue.waiting.length) {
+        const held = queue.waiting.shift()!;
+        queue.sending++;
+        const sending = this.send(queue, held).finally(() => this.sends.delete(sending));
+        this.sends.add(sending);
+      }
     }
   }
 
-  /** Runs `work` when one of the loop's database slots is free. */
-  private async withSlot<T>(work: () => Promise<T>): Promise<T> {
-    if (this.slotsFree === 0) await new Promise<void>((resolve) => this.slotWaiters.push(resolve));
-    else this.slotsFree--;
-    try {
-      return await work();
-    } finally {
-      const next = this.slotWaiters.shift();
-      if (next) next();
-      else this.slotsFree++;
-    }
-  }
-
-  private async deliver(delivery: Claimed): Promise<void> {
-    const t = tenant(this.database.db, delivery.orgId);
-    const row = await this.withSlot(() => t
-      .selectFrom('webhook_deliveries')
-      .innerJoin('webhook_events', 'webhook_events.id', 'webhook_deliveries.event_id')
-      .innerJoin('webhook_endpoints', 'webhook_endpoints.id', 'webhook_deliveries.endpoint_id')
-      .select(['webhook_events.event_id as eventId', 'webhook_events.type', 'webhook_events.body', 'webhook_endpoints.url', 'webhook_endpoints.enabled', 'webhook_endpoints.secret', 'webhook_endpoints.previous_secret', 'webhook_endpoints.previous_until', 'webhook_endpoints.id as endpointId'])
-      .where('webhook_deliveries.id', '=', delivery.id)
-      .where('webhook_deliveries.lease', '=', delivery.lease)
-      .executeTakeFirst());
-    if (!row) return;
-    if (row.enabled !== 1) {
-      await t.updateTable('webhook_deliveries').set({ status: 'failed', next_at: null, lease: null, updated_at: Date.now() }).where('id', '=', delivery.id).where('lease', '=', delivery.lease).execute();
-      return;
-    }
+  private async send(queue: Queue, { delivery, message }: Held): Promise<void> {
     const now = Date.now();
-    const secrets = signingKeys(this.masterKey, { id: row.endpointId, org_id: delivery.orgId, secret: row.secret, previous_secret: row.previous_secret, previous_until: row.previous_until }, now);
-    const outcome = await attempt(row.url, this.allowed, { id: row.eventId, body: row.body!, secrets }, now);
-    this.outcomes.inc({ outcome: await this.withSlot(() => recordOutcome(this.database, delivery, row.type, outcome)) });
+    const endpoint = { id: delivery.endpointId, org_id: delivery.orgId, secret: message.secret, previous_secret: message.previousSecret, previous_until: message.previousUntil };
+    try {
+      const outcome = await attempt(message.url, this.allowed, { id: message.eventId, body: message.body!, secrets: signingKeys(this.masterKey, endpoint, now) }, now);
+      this.made.push({ delivery, type: message.type, outcome });
+      // A 410 disables the endpoint (recordOutcomes): what waits for it is handed back, to fail unattempted.
+      if (outcome.httpStatus === 410) this.release(queue.waiting.splice(0));
+    } catch (err) {
+      // Left leased: attempted again when the lease runs out.
+      this.log.error({ err, delivery: delivery.id }, 'webhook attempt failed');
+    } finally {
+      queue.sending--;
+      this.held--;
+      if (!queue.sending && !queue.waiting.length) this.queues.delete(delivery.endpointId);
+    }
+    this.pump();
+    if (!this.stopped && !this.soonTimer) {
+      this.soonTimer = setTimeout(() => {
+        this.soonTimer = null;
+        this.tick().catch((err: unknown) => this.log.error({ err }, 'webhook delivery turn failed'));
+      }, TURN_GAP_MS);
+    }
   }
+}
+
+/** Makes held deliveries due again at once, unattempted, where their lease still holds them. */
+async function releaseHeld(trx: Trx, held: Held[], now: number): Promise<void> {
+  const byLease = new Map<string, number[]>();
+  for (const { delivery } of held) byLease.set(delivery.lease, [...(byLease.get(delivery.lease) ?? []), delivery.id]);
+  for (const [lease, ids] of byLease) await trx.updateTable('webhook_deliveries').set({ lease: null, next_at: now }).where('id', 'in', ids).where('lease', '=', lease).execute();
+}
+
+/**
+ * The webhook series of `/metrics`: attempts by outcome (counted by `Outbox` through the function
+ * returned), and the queue's depth and oldest pending age, read from the database when scraped.
+ */
+export function webhookMetrics(registry: Registry, database: Database): (outcome: Status) => void {
+  const outcomes = new Counter({ name: 'webhook_attempts_total', help: 'Webhook attempts by outcome (delivered, retrying, failed)', labelNames: ['outcome'], registers: [registry] });
+  const db = database.db;
+  new Gauge({
+    name: 'webhook_queue_depth',
+    help: 'Webhook deliveries waiting for an attempt, and events not yet fanned out',
+    registers: [registry],
+    async collect() {
+      const [pending, unsequenced] = await Promise.all([
+        db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', PENDING).executeTakeFirstOrThrow(),
+        db.selectFrom('webhook_events').select((eb) => eb.fn.countAll<number>().as('n')).where('body', 'is', null).executeTakeFirstOrThrow(),
+      ]);
+      this.set(Number(pending.n) + Number(unsequenced.n));
+    },
+  });
+  new Gauge({
+    name: 'webhook_oldest_pending_seconds',
+    help: 'Age of the oldest webhook delivery not yet delivered or failed',
+    registers: [registry],
+    async collect() {
+      const row = await db.selectFrom('webhook_deliveries').select((eb) => eb.fn.min<number>('created_at').as('at')).where('status', '=', PENDING).executeTakeFirst();
+      this.set(row?.at == null ? 0 : Math.max(0, (Date.now() - Number(row.at)) / 1000));
+    },
+  });
+  return (outcome) => outcomes.inc({ outcome });
 }
 
 const delivered = (outcome: Outcome) => outcome.httpStatus !== null && outcome.httpStatus >= 200 && outcome.httpStatus < 300;
@@ -276,51 +415,70 @@ export function nextAttemptAt(attempts: number, outcome: Outcome, type: string):
   return outcome.at + Math.max(scheduled, asked);
 }
 
+export type Status = 'delivered' | 'retrying' | 'failed';
+
 /**
- * Writes an attempt and what follows from it, in one transaction: the delivery's status, the
- * endpoint's last status, and disabling the endpoint on a 410 or after five days of failures.
- * The delivery changes only while this attempt's lease still holds it.
+ * Writes attempts and what follows from them, in the caller's transaction: each delivery's status, each
+ * endpoint's last status, and disabling an endpoint on a 410 or after five days of failures,
+ * judged in the order the attempts were made. A delivery changes only while the lease its
+ * attempt was made under still holds it. Answers each attempt's status, in order.
  */
-export async function recordOutcome(
-  database: Database,
-  delivery: Pick<Claimed, 'id' | 'orgId' | 'endpointId' | 'lease' | 'attempts'>,
-  type: string,
-  outcome: Outcome,
-): Promise<'delivered' | 'retrying' | 'failed'> {
-  const now = outcome.at;
-  const ok = delivered(outcome);
-  const attempts = delivery.attempts + 1;
-  const next = ok ? null : nextAttemptAt(attempts, outcome, type);
-  const status = ok ? 'delivered' : next === null ? 'failed' : 'pending';
-  await transaction(database, async (trx) => {
-    const t = tenant(trx, delivery.orgId);
-    await t.insertInto('webhook_attempts', { delivery_id: delivery.id, at: now, http_status: outcome.httpStatus, duration_ms: outcome.durationMs, response: outcome.response, error: outcome.error }).execute();
-    await t
+export async function recordOutcomes(trx: Trx, made: Made[]): Promise<Status[]> {
+  const judged = made.map(({ delivery, type, outcome }) => {
+    const ok = delivered(outcome);
+    const attempts = delivery.attempts + 1;
+    const next = ok ? null : nextAttemptAt(attempts, outcome, type);
+    return { delivery, outcome, ok, attempts, next, status: ok ? ('delivered' as const) : next === null ? ('failed' as const) : ('pending' as const) };
+  });
+  const rows = judged.map(({ delivery, outcome: o }) => ({ org_id: delivery.orgId, delivery_id: delivery.id, at: o.at, http_status: o.httpStatus, duration_ms: o.durationMs, response: o.response, error: o.error }));
+  for (let i = 0; i < rows.length; i += 200) await trx.insertInto('webhook_attempts').values(rows.slice(i, i + 200)).execute();
+  // Delivered ones, the common case, in a statement per claim (its lease) rather than one each.
+  const deliveredByLease = new Map<string, typeof judged>();
+  for (const j of judged) if (j.ok) deliveredByLease.set(j.delivery.lease, [...(deliveredByLease.get(j.delivery.lease) ?? []), j]);
+  for (const [lease, group] of deliveredByLease) {
+    await trx
       .updateTable('webhook_deliveries')
-      .set({ status, attempts, next_at: next, lease: null, updated_at: now })
-      .where('id', '=', delivery.id)
-      .where('lease', '=', delivery.lease)
+      .set((eb) => ({ status: 'delivered', attempts: eb('attempts', '+', 1), next_at: null, lease: null, updated_at: Math.max(...group.map((j) => j.outcome.at)) }))
+      .where('id', 'in', group.map((j) => j.delivery.id))
+      .where('lease', '=', lease)
       .execute();
-    if (ok) {
-      await t.updateTable('webhook_endpoints').set({ last_delivery_at: now, last_status: outcome.httpStatus, failing_since: null }).where('id', '=', delivery.endpointId).execute();
-      return;
+  }
+  for (const j of judged) {
+    if (j.ok) continue;
+    await trx
+      .updateTable('webhook_deliveries')
+      .set({ status: j.status, attempts: j.attempts, next_at: j.next, lease: null, updated_at: j.outcome.at })
+      .where('id', '=', j.delivery.id)
+      .where('lease', '=', j.delivery.lease)
+      .execute();
+  }
+  const byEndpoint = new Map<number, typeof judged>();
+  for (const j of [...judged].sort((a, b) => a.outcome.at - b.outcome.at)) byEndpoint.set(j.delivery.endpointId, [...(byEndpoint.get(j.delivery.endpointId) ?? []), j]);
+  for (const [endpointId, attempts] of byEndpoint) {
+    const t = tenant(trx, attempts[0]!.delivery.orgId);
+    const last = attempts.at(-1)!;
+    if (attempts.every((j) => j.ok)) {
+      await t.updateTable('webhook_endpoints').set({ last_delivery_at: last.outcome.at, last_status: last.outcome.httpStatus, failing_since: null }).where('id', '=', endpointId).execute();
+      continue;
     }
-    const endpoint = await t.selectFrom('webhook_endpoints').select(['url', 'enabled', 'failing_since']).where('id', '=', delivery.endpointId).executeTakeFirst();
-    if (!endpoint) return;
-    const failingSince = endpoint.failing_since ?? now;
-    const reason =
-      endpoint.enabled !== 1 ? null
-      : outcome.httpStatus === 410 ? 'the endpoint answered 410 Gone'
-      : now - failingSince >= DISABLE_AFTER_MS ? 'every attempt failed for 5 days'
-      : null;
+    const endpoint = await t.selectFrom('webhook_endpoints').select(['url', 'enabled', 'failing_since']).where('id', '=', endpointId).executeTakeFirst();
+    if (!endpoint) continue;
+    let failingSince = endpoint.failing_since;
+    let reason: string | null = null;
+    for (const { ok, outcome } of attempts) {
+      failingSince = ok ? null : (failingSince ?? outcome.at);
+      if (ok || reason || endpoint.enabled !== 1) continue;
+      if (outcome.httpStatus === 410) reason = 'the endpoint answered 410 Gone';
+      else if (outcome.at - failingSince! >= DISABLE_AFTER_MS) reason = 'every attempt failed for 5 days';
+    }
     await t
       .updateTable('webhook_endpoints')
-      .set({ last_delivery_at: now, last_status: outcome.httpStatus, failing_since: failingSince, ...(reason ? { enabled: 0, disabled_reason: reason } : {}) })
-      .where('id', '=', delivery.endpointId)
+      .set({ last_delivery_at: last.outcome.at, last_status: last.outcome.httpStatus, failing_since: failingSince, ...(reason ? { enabled: 0, disabled_reason: reason } : {}) })
+      .where('id', '=', endpointId)
       .execute();
     if (reason) {
-      await recordAudit(t, 'webhooks', now, { action: 'webhook.disabled', subjectType: 'webhook', subjectId: delivery.endpointId, summary: `Disabled webhook endpoint ${endpoint.url}: ${reason}`, details: { reason } });
+      await recordAudit(t, 'webhooks', last.outcome.at, { action: 'webhook.disabled', subjectType: 'webhook', subjectId: endpointId, summary: `Disabled webhook endpoint ${endpoint.url}: ${reason}`, details: { reason } });
     }
-  });
-  return status === 'pending' ? 'retrying' : status;
+  }
+  return judged.map((j) => (j.status === 'pending' ? 'retrying' : j.status));
 }

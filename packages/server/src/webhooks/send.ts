@@ -6,6 +6,31 @@ import { AddressRefused, checkTarget } from './address.js';
 
 export const TIMEOUT_MS = 15_000;
 const ANSWER_BYTES = 2048;
+/** Idle kept-alive connections close sooner than a receiver's own idle timeout would (Node's is 5 s). */
+const IDLE_MS = 4_000;
+const AGENTS_KEPT = 256;
+
+/**
+ * Kept-alive connections, an agent per URL origin and the address checked for it: an attempt
+ * reuses only a connection made to the address it checked itself, so no rebinding can slip in
+ * through a pooled connection. At most AGENTS_KEPT agents; the oldest is closed past it.
+ */
+const agents = new Map<string, http.Agent>();
+
+function agentFor(url: URL, address: string): http.Agent {
+  const key = `${url.origin} ${address}`;
+  let agent = agents.get(key);
+  if (!agent) {
+    if (agents.size >= AGENTS_KEPT) {
+      const [oldest, old] = agents.entries().next().value!;
+      agents.delete(oldest);
+      old.destroy();
+    }
+    agent = new (url.protocol === 'https:' ? https.Agent : http.Agent)({ keepAlive: true, timeout: IDLE_MS });
+    agents.set(key, agent);
+  }
+  return agent;
+}
 
 /** `v1,<base64 HMAC-SHA256>` over `id.timestamp.body` per secret (Standard Webhooks 1.0), space-separated. */
 export function signatures(secrets: Buffer[], id: string, timestamp: number, body: string): string {
@@ -32,8 +57,11 @@ function retryAfterSeconds(value: string | undefined, now: number): number | nul
 
 /**
  * One attempt: the address is checked, then connected to as checked (the `lookup` hands the
- * socket that address only). No redirect is followed (node:http never follows one), the whole
- * attempt ends at 15 s, and only the answer's first 2 KB are read.
+ * socket that address only), or a kept-alive connection to that address is reused. A reused
+ * connection the receiver closed just as it was taken (a reset before any answer) is tried once
+ * more on a new one: the receiver saw nothing, and an attempt may arrive twice anyway. No
+ * redirect is followed (node:http never follows one), the whole attempt ends at 15 s, and only
+ * the answer's first 2 KB are read.
  */
 export async function attempt(
   rawUrl: string,
@@ -70,8 +98,9 @@ export async function attempt(
   const lookup = ((_host: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) =>
     options.all ? callback(null, [{ address, family }]) : callback(null, address, family)) as unknown as net.LookupFunction;
   const client = target.url.protocol === 'https:' ? https : http;
-  return new Promise<Outcome>((resolve) => {
-    const request = client.request(target.url, { method: 'POST', headers, lookup, agent: false, timeout: TIMEOUT_MS }, (res) => {
+  const agent = agentFor(target.url, address);
+  const send = (reuse: boolean) => new Promise<Outcome>((resolve) => {
+    const request = client.request(target.url, { method: 'POST', headers, lookup, agent: reuse ? agent : false, timeout: TIMEOUT_MS }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
       const finish = () => {
@@ -97,8 +126,10 @@ export async function attempt(
     request.on('timeout', () => request.destroy(new Error(`no answer within ${TIMEOUT_MS / 1000} s`)));
     request.on('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      resolve(done({ error: err.code ? `${err.code}: ${err.message}` : err.message }));
+      if (reuse && request.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) resolve(send(false));
+      else resolve(done({ error: err.code ? `${err.code}: ${err.message}` : err.message }));
     });
     request.end(message.body);
   });
+  return send(true);
 }

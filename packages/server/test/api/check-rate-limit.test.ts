@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { startHarness, type Harness } from '../harness.js';
+import { injectServed, startHarness, type Harness } from '../harness.js';
 import { checkBody, checkedProduct } from '../check-helpers.js';
 
 /*
@@ -28,15 +28,13 @@ async function setup(h: Harness) {
   const licence = await product.issue({ maxMachines: 100 });
   const wrong = product.token.replace(/_[0-9a-f]{64}$/, `_${'0'.repeat(64)}`);
   return (address: string, { wrongToken = false } = {}) =>
-    h.app
-      .inject({
-        method: 'POST',
-        url: `/o/${h.slug}/api/public/license/${product.checkId}/check`,
-        remoteAddress: address,
-        headers: { authorization: `Bearer ${wrongToken ? wrong : product.token}`, 'content-type': 'application/json' },
-        payload: JSON.stringify(checkBody(licence.licenseString, address)),
-      })
-      .then((r) => ({ status: r.statusCode, retryAfter: r.headers['retry-after'], data: JSON.parse(r.body) }));
+    injectServed(h.app, {
+      method: 'POST',
+      url: `/o/${h.slug}/api/public/license/${product.checkId}/check`,
+      remoteAddress: address,
+      headers: { authorization: `Bearer ${wrongToken ? wrong : product.token}`, 'content-type': 'application/json' },
+      payload: JSON.stringify(checkBody(licence.licenseString, address)),
+    }).then((r) => ({ status: r.statusCode, retryAfter: r.headers['retry-after'], data: JSON.parse(r.body) }));
 }
 
 function limitTests(env: () => Record<string, string>) {

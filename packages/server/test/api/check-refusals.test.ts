@@ -1,7 +1,7 @@
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildFingerprint, signLicence } from '@licensor/protocol';
-import { startHarness, type Harness } from '../harness.js';
+import { injectServed, startHarness, type Harness } from '../harness.js';
 import { addMonths, fingerprint, insertCheckBinding, todayUtc } from '../licence-helpers.js';
 import { checkBody, checkedProduct, nonce, type CheckedProduct } from '../check-helpers.js';
 
@@ -18,7 +18,7 @@ afterAll(() => h?.close());
 
 const url = (checkId: string, slug = h.slug, action = 'check') => `//o/${slug}/api/public/license/${checkId}/${action}`;
 const send = (path: string, headers: Record<string, string>, payload: string) =>
-  h.app.inject({ method: 'POST', url: path.slice(1), headers, payload }).then((r) => ({ status: r.statusCode, data: JSON.parse(r.body) }));
+  injectServed(h.app, { method: 'POST', url: path.slice(1), headers, payload }).then((r) => ({ status: r.statusCode, data: JSON.parse(r.body) }));
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const json = { 'content-type': 'application/json' };
 const text = { 'content-type': 'text/plain' };

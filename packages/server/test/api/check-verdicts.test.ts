@@ -93,6 +93,18 @@ describe('a valid check', () => {
     expect((await licenceRow(h, licence.lid)).last_checked_at).toBe(Date.parse(later.checkedAt));
   });
 
+  it('writes every stamp gathered in a second, however many transactions they take', async () => {
+    const licences: any[] = [];
+    for (let i = 0; i < 130; i++) licences.push(await p.issue());
+    const answers: any[] = [];
+    for (const [i, licence] of licences.entries()) answers.push((await p.check(checkBody(licence.licenseString, `many ${i}`))).data);
+    // One Management API read waits for all of them.
+    await h.admin('GET', `/licenses/${licences[0].lid}`);
+    const stored = await h.database.db.selectFrom('licences').select(['lid', 'last_checked_at']).where('lid', 'in', licences.map((l) => l.lid)).execute();
+    const stamped = new Map(stored.map((row) => [row.lid, row.last_checked_at]));
+    expect(licences.map((l, i) => stamped.get(l.lid) === Date.parse(answers[i].checkedAt))).not.toContain(false);
+  });
+
   it("stores the machine's label and when its seat was last seen, both shown with the machines", async () => {
     const licence = await p.issue({ maxMachines: 2 });
     const body = checkBody(licence.licenseString, 'labelled');

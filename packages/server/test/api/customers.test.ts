@@ -90,10 +90,14 @@ describe('customers', () => {
   it('finds or creates the customer a licence is issued to', async () => {
     const ctx = await operatorCtx(h.database, 'acme');
     const resolve = (who: { name: string; email: string | null }) =>
-      inTransaction(ctx, (t) => findOrCreateCustomer(t, 'tester', Date.now(), who));
+      inTransaction(ctx, (t) => findOrCreateCustomer(t, h.database.dialect, 'tester', Date.now(), who));
+    const created = () => h.database.db.selectFrom('audit_entries').select('id').where('action', '=', 'customer.created').execute();
+    const before = (await created()).length;
     const byEmail = await resolve({ name: 'Dee', email: 'dee@dee.example' });
     expect(byEmail).toMatchObject({ name: 'Dee', email: 'dee@dee.example', created_by: 'tester' });
     expect((await resolve({ name: 'Renamed Dee', email: 'DEE@dee.example' })).id).toBe(byEmail.id);
+    // Found, not created: no second entry.
+    expect((await created()).length).toBe(before + 1);
     const byName = await resolve({ name: 'Eve', email: null });
     expect((await resolve({ name: 'Eve', email: null })).id).toBe(byName.id);
     expect((await resolve({ name: 'eve', email: null })).id).not.toBe(byName.id);

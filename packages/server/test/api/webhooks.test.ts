@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { inTransaction } from '../../src/http/context.js';
 import { operatorCtx } from '../../src/orgs/service.js';
@@ -190,7 +192,7 @@ describe('events', () => {
     const ctx = await operatorCtx(h.database, h.slug);
     await expect(
       inTransaction(ctx, async (t) => {
-        await findOrCreateCustomer(t, 'admin', Date.now(), { name: 'Rolled Back Ltd', email: null });
+        await findOrCreateCustomer(t, h.database.dialect, 'admin', Date.now(), { name: 'Rolled Back Ltd', email: null });
         throw new Error('rolled back');
       }),
     ).rejects.toThrow('rolled back');
@@ -326,6 +328,38 @@ describe('delivery', () => {
     expect((await deliveries(id))[0]).toMatchObject({ status: 'pending', attempts: [{ httpStatus: 302 }] });
   });
 
+  it('reuses a kept-alive connection, and sends again on a new one when the receiver drops a reused one unanswered', async () => {
+    // A receiver that keeps connections open, answers a connection's first request, and closes it
+    // without answering its second (as a receiver's idle timeout can, just as the connection is reused).
+    const seen: Array<{ socket: number; body: string }> = [];
+    const sockets = new Map<object, number>();
+    const server = http.createServer((req, res) => {
+      const socket = sockets.get(req.socket) ?? sockets.set(req.socket, sockets.size + 1).get(req.socket)!;
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c));
+      req.on('end', () => {
+        const again = seen.some((s) => s.socket === socket);
+        seen.push({ socket, body });
+        if (again) req.socket.destroy();
+        else res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { id } = await addEndpoint(api, `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, ['customer.created']);
+      await api('POST', '/customers', { name: 'First Kept Ltd' });
+      await drain(h);
+      await api('POST', '/customers', { name: 'Second Kept Ltd' });
+      await drain(h);
+      // The second event went over the first connection (dropped there), then over a new one, and was delivered in one attempt.
+      expect(seen.map((s) => [s.socket, JSON.parse(s.body).data.customer.name])).toEqual([[1, 'First Kept Ltd'], [1, 'Second Kept Ltd'], [2, 'Second Kept Ltd']]);
+      expect((await deliveries(id)).map((d: any) => [d.status, d.attempts.length])).toEqual([['delivered', 1], ['delivered', 1]]);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it('keeps a slow receiver off the API', async () => {
     const { id } = await addEndpoint(api, receiver.url, ['customer.created']);
     let release = () => {};
@@ -336,7 +370,7 @@ describe('delivery', () => {
     };
     await api('POST', '/customers', { name: 'Slow Ltd' });
     // One turn claims the delivery and starts its attempt, which the receiver holds open.
-    await h.app.webhooks.tick();
+    await h.app.webhooks!.tick();
     await vi.waitFor(() => expect(receiver.received).toHaveLength(1));
     expect((await api('POST', '/customers', { name: 'Meanwhile Ltd' })).statusCode).toBe(201);
     expect((await deliveries(id)).map((d: any) => d.status)).toEqual(['pending']);

@@ -1,0 +1,80 @@
+import { Type } from 'typebox';
+import { Slug, Timestamp } from '../http/schemas.js';
+
+/** The licence check API's path, bodies and answers: its Fastify routes and its lean handler (lean.ts) share them. */
+export const CheckParams = Type.Object({ slug: Slug, checkId: Type.String({ maxLength: 64 }) });
+const licenceText = (description: string) => Type.String({ minLength: 1, maxLength: 100_000, description });
+const Fingerprint = Type.String({ maxLength: 512, description: "The machine's fingerprint, `SVC1.<hashed parts>.<checksum>`." });
+// Fields beyond these are ignored, so clients may send more without breaking older services.
+export const CheckBody = Type.Object({
+  license: licenceText('The complete signed licence string.'),
+  fingerprint: Fingerprint,
+  nonce: Type.String({ maxLength: 128, pattern: '^[A-Za-z0-9_-]{16,128}$', description: 'Fresh per request: 16 to 128 URL-safe characters.' }),
+  machineLabel: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 64,
+      pattern: '^\\P{C}+$',
+      description: 'Optional: a name for this machine that its user agreed to share (1 to 64 printable characters); shown to the operator beside the seat.',
+    }),
+  ),
+});
+export const FetchBody = Type.Object({
+  license: licenceText('A licence string of this licence: the current term or a superseded one.'),
+  fingerprint: Fingerprint,
+});
+
+export const CheckAnswer = Type.Object({
+  status: Type.Optional(
+    Type.Enum(['PENDING', 'ACTIVE', 'GRACE', 'EXPIRED', 'REVOKED'], {
+      description: 'Signed. Omitted for UNKNOWN_LICENCE; for SUPERSEDED, the presented term’s own calendar status.',
+    }),
+  ),
+  valid: Type.Boolean({ description: 'Not signed: true exactly when the signed status is ACTIVE or GRACE and boundAt is present (except SUPERSEDED, always false).' }),
+  lid: Type.String(),
+  boundAt: Type.Optional(Type.String({ format: 'date-time', description: "Signed. When this machine's seat was bound; omitted when it holds none." })),
+  checkedAt: Type.String({ format: 'date-time', description: 'Signed; equals serverTime.' }),
+  serverTime: Timestamp,
+  nonce: Type.String({ description: 'The nonce sent (signed).' }),
+  leaseEndsAt: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      description: 'Signed (SVCR2). A floating licence: when this machine\'s lease ends unless renewed; omitted when it holds none or the status is not ACTIVE or GRACE.',
+    }),
+  ),
+  receipt: Type.String({
+    description:
+      'Base64url signature, with the key that signed the presented licence, over `SVCR1␟lid␟status␟nonce␟checkedAt␟boundAt␟fpDigest` (␟ = 0x1F; absent fields empty) for a presented term of `v` 3 or 4, or over `SVCR2␟lid␟status␟nonce␟checkedAt␟boundAt␟fpDigest␟leaseEndsAt` for `v` 5 (a floating licence).',
+  }),
+  expiresAt: Type.Optional(Timestamp),
+  graceEndsAt: Type.Optional(Timestamp),
+  revokedAt: Type.Optional(Timestamp),
+  revokedReason: Type.Optional(Type.String()),
+  renewed: Type.Optional(Type.Boolean({ description: 'The presented term was renewed: fetch the current one.' })),
+  checkEverySeconds: Type.Optional(Type.Integer()),
+  checkMaxSeconds: Type.Optional(Type.Integer()),
+  retryAfterSeconds: Type.Optional(Type.Integer({ description: 'SEATS_FULL on a floating licence: whole seconds until the earliest lease ends.' })),
+  reason: Type.Optional(
+    Type.Enum(['UNKNOWN_LICENCE', 'REVOKED', 'SUPERSEDED', 'NOT_YET_VALID', 'EXPIRED', 'FINGERPRINT_MISMATCH', 'SEATS_FULL'], {
+      description: 'Why valid is false: the first that applies, in this order.',
+    }),
+  ),
+});
+export const ReleaseBody = Type.Object({ license: CheckBody.properties.license, fingerprint: Fingerprint, nonce: CheckBody.properties.nonce });
+export const ReleaseAnswer = Type.Object({
+  lid: Type.String(),
+  released: Type.Boolean(),
+  releasedAt: Type.Optional(Timestamp),
+  nonce: Type.String({ description: 'The nonce sent.' }),
+  reason: Type.Optional(
+    Type.Enum(['NO_SEAT', 'AT_ISSUE', 'UNKNOWN_LICENCE', 'BORROWED'], {
+      description:
+        'Why nothing was released: this machine holds no seat (an exact fingerprint match is needed), its seat is in the signature, the licence is unknown, or (floating) its lease is borrowed until a later time, which only an operator ends sooner. These never count towards the limit.',
+    }),
+  ),
+});
+export const BorrowBody = Type.Object({
+  ...ReleaseBody.properties,
+  until: Type.String({ maxLength: 64, description: 'ISO 8601 time: keep the lease until then (at most maxBorrowSeconds ahead).' }),
+});
+export const FetchAnswer = Type.Object({ license: Type.String({ description: 'The current signed licence string.' }) });
