@@ -59,18 +59,22 @@ async function run(backend: 'sqlite' | 'postgres', receiver: Receiver | null) {
     const auth = { authorization: `Bearer ${token.token}`, 'content-type': 'application/json' };
     let next = 0;
     let failed = 0;
+    let firstFailure: string | null = null;
     const worker = async () => {
       while (next < LICENCES) {
         const i = next++;
         const response = await fetch(`${api}/licenses`, { method: 'POST', headers: auth, body: JSON.stringify({ productId: product.id, customer: { name: `Customer ${i}`, email: `c${i}@example.com` } }) });
-        await response.text();
-        if (response.status !== 201) failed++;
+        const text = await response.text();
+        if (response.status !== 201) {
+          failed++;
+          firstFailure ??= `${response.status} ${text}`;
+        }
       }
     };
     const started = performance.now();
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
     const issuing = (performance.now() - started) / 1000;
-    const row = { backend, endpoint: receiver !== null, rate: (LICENCES - failed) / issuing, failed, allDeliveredAfter: null as number | null, lagP50: null as number | null, lagP99: null as number | null, duplicates: 0 };
+    const row = { backend, endpoint: receiver !== null, rate: (LICENCES - failed) / issuing, failed, firstFailure, allDeliveredAfter: null as number | null, lagP50: null as number | null, lagP99: null as number | null, duplicates: 0 };
     if (receiver) {
       while (receiver.lags.size < LICENCES - failed) await new Promise((resolve) => setTimeout(resolve, 50));
       row.allDeliveredAfter = (performance.now() - started) / 1000;
@@ -97,6 +101,7 @@ for (const backend of backends.filter((b) => !process.env.BACKENDS || process.en
       const r = await run(backend, receiver);
       const f = (n: number | null, digits = 0) => (n === null ? '–' : n.toFixed(digits));
       console.log(`| ${backend} | ${r.endpoint ? 'licence.issued' : 'none'} | ${r.rate.toFixed(0)} | ${f(r.allDeliveredAfter, 1)} | ${f(r.lagP50)} | ${f(r.lagP99)} | ${r.endpoint ? r.duplicates : '–'} | ${r.failed} |`);
+      if (r.firstFailure) console.log(`first failure: ${r.firstFailure}`);
     } finally {
       await receiver?.close();
     }

@@ -1,10 +1,11 @@
 /** The delivery thread's entry (thread.ts): the outbox's loop over a database connection of its own. */
 import fs from 'node:fs';
 import os from 'node:os';
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { pino } from 'pino';
 import { loadConfig } from '../config.js';
 import { openDatabase, sqliteFileIn } from '../db/database.js';
+import { forwardedDatabase } from '../db/forwarded.js';
 import { Outbox } from './outbox.js';
 
 // Deliveries are background work: on a busy machine the kernel gives the API's threads (and the
@@ -17,8 +18,11 @@ try {
 const port = parentPort!;
 const config = loadConfig();
 const log = pino({ level: config.logLevel }).child({ role: 'webhooks' });
-const database = await openDatabase({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFileIn(config.dataDir) }, { migrate: false, serving: true });
-const masterKey = Buffer.from((workerData as { masterKey: Uint8Array }).masterKey);
+const data = workerData as { masterKey: Uint8Array; statements?: MessagePort };
+const database = data.statements
+  ? forwardedDatabase(data.statements)
+  : await openDatabase({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFileIn(config.dataDir) }, { migrate: false, serving: true });
+const masterKey = Buffer.from(data.masterKey);
 const outbox = new Outbox(database, masterKey, config.webhookAllowNetworks, log, (outcome) => port.postMessage({ outcome }));
 port.on('message', (message) => {
   if (message !== 'stop') return;

@@ -1,6 +1,7 @@
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, Worker } from 'node:worker_threads';
 import type { BaseLogger } from 'pino';
 import type { Database } from '../db/database.js';
+import { answerStatements } from '../db/forwarded.js';
 import type { Status } from './outbox.js';
 
 const RESTART_PAUSE_MS = 1_000;
@@ -46,7 +47,14 @@ export class DeliveryThread {
 
   private spawn(): void {
     // The thread reads the configuration from the environment it shares with this process.
-    const worker = new Worker(new URL('./thread-main.js', import.meta.url), { workerData: { masterKey: new Uint8Array(this.masterKey) }, execArgv: [] });
+    // On SQLite the thread's statements run on this thread's connection (db/forwarded.ts).
+    const channel = this.database.dialect === 'sqlite' ? new MessageChannel() : null;
+    const ended = channel ? answerStatements(this.database, channel.port1) : async () => {};
+    const worker = new Worker(new URL('./thread-main.js', import.meta.url), {
+      workerData: { masterKey: new Uint8Array(this.masterKey), statements: channel?.port2 },
+      transferList: channel ? [channel.port2] : [],
+      execArgv: [],
+    });
     this.worker = worker;
     worker.on('message', (message: { outcome?: Status }) => {
       if (message.outcome) this.counted(message.outcome);
@@ -54,6 +62,7 @@ export class DeliveryThread {
     worker.on('error', (err) => this.log.error({ err }, 'webhook delivery thread failed'));
     worker.on('exit', (code) => {
       this.worker = null;
+      void ended();
       if (this.stopping) return;
       this.log.error({ code }, 'webhook delivery thread ended: starting it again');
       this.timer = setTimeout(() => this.spawn(), RESTART_PAUSE_MS).unref();
