@@ -18,6 +18,7 @@ import {
 } from 'kysely';
 import pg from 'pg';
 import type { Schema } from './schema.js';
+import { checkpointInBackground } from './checkpoints.js';
 import { migrateToLatest } from './migrations/index.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -91,7 +92,10 @@ function withStatementCache(sqlite: BetterSqlite3.Database): BetterSqlite3.Datab
   });
 }
 
-function openSqlite(file: string): Database {
+/** The automatic checkpoint's threshold, in pages, of a serving connection: a backstop to checkpoints.ts (SQLite's default is 1,000). */
+const BACKSTOP_CHECKPOINT_PAGES = 8_000;
+
+function openSqlite(file: string, serving: boolean): Database {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
   const sqlite = new BetterSqlite3(file);
   sqlite.pragma('journal_mode = WAL');
@@ -99,8 +103,19 @@ function openSqlite(file: string): Database {
   // better-sqlite3 is synchronous: a long busy wait would block the event loop.
   sqlite.pragma('busy_timeout = 1000');
   sqlite.pragma('foreign_keys = ON');
+  // A log that grew under a burst of writes is cut back when it next starts again.
+  sqlite.pragma('journal_size_limit = 67108864');
+  const stopCheckpoints = serving && file !== ':memory:' ? checkpointInBackground(file) : null;
+  if (stopCheckpoints) sqlite.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
   const db = new Kysely<Schema>({ dialect: new ImmediateSqliteDialect(withStatementCache(sqlite)) });
-  return { db, dialect: 'sqlite', close: () => db.destroy() };
+  return {
+    db,
+    dialect: 'sqlite',
+    close: async () => {
+      await stopCheckpoints?.();
+      await db.destroy();
+    },
+  };
 }
 
 // int8 (ids, epoch-millisecond times, counts) as numbers: every value we store fits in 2^53.
@@ -144,14 +159,15 @@ function openPostgres(connectionString: string, serving: boolean): Database {
 }
 
 /**
- * Opens the configured database and brings its schema up to date. `serving`: the pool answers
- * requests, and so gets the timeouts of DESIGN.md 17.
+ * Opens the configured database and brings its schema up to date. `serving`: the database answers
+ * requests, so a PostgreSQL pool gets the timeouts of DESIGN.md 17 and a SQLite database its
+ * checkpoints on a thread of their own (checkpoints.ts).
  */
 export async function openDatabase(
   options: { databaseUrl: string | null; sqliteFile: string },
   { migrate = true, serving = false } = {},
 ): Promise<Database> {
-  const database = options.databaseUrl ? openPostgres(options.databaseUrl, serving) : openSqlite(options.sqliteFile);
+  const database = options.databaseUrl ? openPostgres(options.databaseUrl, serving) : openSqlite(options.sqliteFile, serving);
   if (migrate) {
     try {
       await migrateWhenFree(database);
