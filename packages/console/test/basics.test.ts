@@ -84,10 +84,14 @@ describe('console basics', () => {
   it('sends a page whose session ended elsewhere to sign-in, and back after signing in', async () => {
     const page = await c.page();
     await signIn(page);
+    // Every request of the page answered first (the layout's own, /auth/me, comes before the page
+    // mounts), so the next one is the click's. Waiting for network idleness raced: Playwright may
+    // have seen half a second of quiet while a loaded machine was still parsing the page's code.
+    const answered = (path: string) => page.waitForResponse((response) => new URL(response.url()).pathname === `/o/default/api${path}`);
+    const pageAnswers = Promise.all([answered('/licenses/page'), answered('/licenses/windows')]);
     await page.goto('/o/default/licences?status=ACTIVE');
     await page.getByRole('heading', { level: 1, name: 'Licences' }).waitFor();
-    // Every request of the page answered first, so the next one is the click's.
-    await page.waitForLoadState('networkidle');
+    await pageAnswers;
     // The session ends elsewhere: the same cookie signs out through the API.
     const cookie = (await page.context().cookies()).find((k) => k.name === 'svc_session')!;
     await fetch(`${c.url}/o/default/api/auth/logout`, { method: 'POST', headers: { cookie: `svc_session=${cookie.value}` } });
