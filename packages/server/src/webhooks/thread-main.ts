@@ -1,4 +1,4 @@
-/** The delivery thread's entry (thread.ts): the outbox's loop over a database connection of its own. */
+/** The delivery thread's entry (thread.ts): the outbox's loop over a connection of its own (PostgreSQL) or the API's (SQLite, db/forwarded.ts). */
 import fs from 'node:fs';
 import os from 'node:os';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
