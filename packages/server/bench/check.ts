@@ -247,7 +247,7 @@ for (const backend of BACKENDS) {
         // and node-locked checks: alternate short sustained runs and compare within each pair.
         for (const algorithm of ALGORITHMS) {
           const pair = (['node-locked', 'floating'] as const).map((kind) => seeded.find((s) => s.algorithm === algorithm && s.kind === kind));
-          if (!pair[0] || !pair[1]) continue;
+          if (!pair[0] || !pair[1] || ROUNDS === 0) continue;
           const ratios: number[] = [];
           for (let round = 0; round < ROUNDS; round++) {
             await setLeases(env, pair[1].productId, Date.now() + LEASE_MS);

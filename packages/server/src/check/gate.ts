@@ -8,7 +8,7 @@ import type { CheckWrites } from './counters.js';
 import { borrowLease, fetchLicence, releaseOwnSeat } from './own-seat.js';
 import { CheckProductCache, StaleProduct, type CheckProduct } from './product-cache.js';
 import type { RateLimiter } from './rate-limit.js';
-import { TokenDigests, VerifiedLicences } from './remembered.js';
+import { ReadFingerprints, TokenDigests, VerifiedLicences } from './remembered.js';
 import { checkLicence, type CheckScope } from './service.js';
 
 const CHECK_TOKEN = /^Bearer svcc_([a-z0-9]{12,32})_([0-9a-f]{64})$/;
@@ -47,13 +47,15 @@ export interface CheckGate {
 
 /**
  * The check API's gates, one per route, sharing one product cache and one memory of verified
- * tokens and licences. The product comes from the cache; when the route's work finds the product
- * changed, the request is judged again on the product read afresh and the work runs once more.
+ * tokens and licences and of read fingerprints. The product comes from the cache; when the
+ * route's work finds the product changed, the request is judged again on the product read afresh
+ * and the work runs once more.
  */
 export function checkGates({ database, keyring, config, limiter, organisations, writes }: GateDeps): Record<CheckRoute, CheckGate> {
   const products = new CheckProductCache(keyring);
   const tokens = new TokenDigests();
   const verified = new VerifiedLicences();
+  const fingerprints = new ReadFingerprints();
 
   /** The product, on the organisation as it is now: a cached one whose slug leads elsewhere is read again (404 if gone). */
   const productOf = async (asked: Asked, fresh: boolean) => {
@@ -101,7 +103,7 @@ export function checkGates({ database, keyring, config, limiter, organisations, 
         if (!perProduct.allowed) throw tooManyRequests('too many checks for this product', perProduct.retryAfterSeconds);
       }
       if (refusal) throw refusal;
-      return { database, org, tenant: t, product: product!, confirmed: fresh, now, writes, verified };
+      return { database, org, tenant: t, product: product!, confirmed: fresh, now, writes, verified, fingerprints };
     };
 
     return {

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
-import { parseLicence, verifyLicence, type ParsedLicence } from '@licensor/protocol';
+import { hash } from 'node:crypto';
+import { fpDigest, parseFingerprint, parseLicence, verifyLicence, type FingerprintParts, type ParsedLicence } from '@licensor/protocol';
 import { digestsEqual, sha256Hex } from '../auth/secrets.js';
 import type { OpenedKey } from '../keys/keyring.js';
 
@@ -62,7 +62,7 @@ export class VerifiedLicences {
    * of `keys`. A malformed string throws parseLicence's MalformedError, as without this memory.
    */
   read(text: string, keys: readonly OpenedKey[]): VerifiedLicence | null {
-    const digest = createHash('sha256').update(text).digest('base64');
+    const digest = hash('sha256', text, 'base64');
     const remembered = this.verified.get(digest);
     if (remembered?.keys === keys) return remembered;
     const parsed = parseLicence(text);
@@ -70,6 +70,30 @@ export class VerifiedLicences {
     if (publicKey === null) return null;
     const found = { parsed, key: keys.find((k) => k.publicKey === publicKey)!, keys };
     this.verified.set(digest, found);
+    return found;
+  }
+}
+
+/** A fingerprint's components and its digest (fpDigest); the components are shared, never changed. */
+export interface ReadFingerprint {
+  parts: Readonly<FingerprintParts>;
+  digest: string;
+}
+
+/**
+ * Fingerprints read before: a machine sends the same one on every check, and parsing it (with its
+ * checksum) and digesting it are two SHA-256s of a pure function. Only well-formed fingerprints are
+ * remembered; a malformed one throws parseFingerprint's MalformedError every time.
+ */
+export class ReadFingerprints {
+  private readonly read = new BoundedMap<string, ReadFingerprint>(50_000);
+
+  of(fingerprint: string): ReadFingerprint {
+    let found = this.read.get(fingerprint);
+    if (found === undefined) {
+      found = { parts: Object.freeze(parseFingerprint(fingerprint)), digest: fpDigest(fingerprint) };
+      this.read.set(fingerprint, found);
+    }
     return found;
   }
 }

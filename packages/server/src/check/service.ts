@@ -1,17 +1,15 @@
 import {
   calendarStatus,
-  fpDigest,
   graceEndsAt,
   matchScore,
   MalformedError,
-  parseFingerprint,
   receiptMessage,
   receiptTagOf,
   type FingerprintParts,
   type LicenceClaims,
   type ParsedLicence,
 } from '@licensor/protocol';
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import { recordAudit } from '../audit/audit.js';
 import { dialectOf, lockRow, type Database } from '../db/database.js';
 import { preparedQuery, type Tenant } from '../db/tenant.js';
@@ -24,7 +22,7 @@ import { StaleProduct, type CheckProduct } from './product-cache.js';
 import { STAMP_INTERVAL_MS, type CheckWrites } from './counters.js';
 import { decideLease, writeLease, type BindingRow } from './leases.js';
 import { isLive, liveBinding } from '../licences/live.js';
-import type { VerifiedLicences } from './remembered.js';
+import type { ReadFingerprints, VerifiedLicences } from './remembered.js';
 
 export type CheckReason = 'UNKNOWN_LICENCE' | 'REVOKED' | 'SUPERSEDED' | 'NOT_YET_VALID' | 'EXPIRED' | 'FINGERPRINT_MISMATCH' | 'SEATS_FULL';
 
@@ -41,6 +39,8 @@ export interface CheckScope {
   writes: CheckWrites;
   /** The licence strings this process has verified, by key set. */
   verified: VerifiedLicences;
+  /** The fingerprints this process has read. */
+  fingerprints: ReadFingerprints;
 }
 
 
@@ -52,7 +52,7 @@ export interface Presented {
   fingerprint: string;
   /** fpDigest of the fingerprint: signed in the receipt, and how a floating licence finds this machine's row. */
   digest: string;
-  parts: FingerprintParts;
+  parts: Readonly<FingerprintParts>;
   /** What the application calls this machine, when it sent a name (check only). */
   machineLabel?: string | undefined;
 }
@@ -63,10 +63,10 @@ export interface Presented {
  * tie the licence to this organisation and product, then its type.
  */
 export function readPresented(scope: CheckScope, body: { license: string; fingerprint: string; machineLabel?: string | undefined }): Presented {
-  let parts: FingerprintParts;
+  let fingerprint: ReturnType<ReadFingerprints['of']>;
   let read: ReturnType<VerifiedLicences['read']>;
   try {
-    parts = parseFingerprint(body.fingerprint);
+    fingerprint = scope.fingerprints.of(body.fingerprint);
   } catch (err) {
     if (err instanceof MalformedError) throw badRequest(`fingerprint: ${err.message}`);
     throw err;
@@ -85,7 +85,7 @@ export function readPresented(scope: CheckScope, body: { license: string; finger
   if (claims.org !== scope.org.slug) throw badRequest('license: issued by another organisation');
   if (claims.prd !== scope.product.productKey) throw refuse('license: issued for another product');
   if (claims.typ === 'OFFLINE') throw badRequest('license: an OFFLINE licence has no online check');
-  return { parsed, claims, key, fingerprint: body.fingerprint, digest: fpDigest(body.fingerprint), parts, machineLabel: body.machineLabel };
+  return { parsed, claims, key, fingerprint: body.fingerprint, digest: fingerprint.digest, parts: fingerprint.parts, machineLabel: body.machineLabel };
 }
 
 const LICENCE_COLUMNS = ['id', 'licence_string', 'revoked', 'revoked_at', 'revoked_reason', 'max_machines', 'last_checked_at', 'seat_model'] as const;
@@ -96,23 +96,22 @@ const SEAT_COLUMNS = ['id', 'parts', 'bound_at', 'label', 'last_seen_at', 'relea
  * version (to confirm the cached product): one round trip. One row while the product exists, its
  * licence null when the organisation has none by this lid. A floating licence's row of this
  * machine (found by its fingerprint's digest) comes too, live or not (DESIGN.md 13). The licence
- * and its seats are correlated subqueries answering JSON arrays: on SQLite a join of the three
- * tables cost five times as much for the same rows (docs/benchmarks.md).
+ * is a correlated subquery answering one JSON array, its seats, as an array of arrays, the last
+ * element: on SQLite a join of the three tables cost five times as much for the same rows
+ * (docs/benchmarks.md).
  */
 const readLicenceRows = preparedQuery((t, productId: number, lid: string, now: number, digest: string) => {
   const postgres = dialectOf(t.db) === 'postgres';
-  const array = (columns: readonly string[], table: string) =>
-    sql`${sql.raw(postgres ? 'json_build_array' : 'json_array')}(${sql.join(columns.map((c) => sql.ref(`${table}.${c}`)))})`;
-  const seats = postgres
-    ? sql`coalesce(json_agg(${array(SEAT_COLUMNS, 'b')} order by b.bound_at, b.id), '[]')`
-    : sql`json_group_array(${array(SEAT_COLUMNS, 'b')} order by b.bound_at, b.id)`;
-  const licence = sql`(select l.id from licences l where l.org_id = products.org_id and l.lid = ${lid})`;
+  const array = (columns: readonly RawBuilder<unknown>[]) => sql`${sql.raw(postgres ? 'json_build_array' : 'json_array')}(${sql.join(columns)})`;
+  const refs = (columns: readonly string[], table: string) => columns.map((c) => sql.ref(`${table}.${c}`));
+  const seat = array(refs(SEAT_COLUMNS, 'b'));
+  const seats = postgres ? sql`coalesce(json_agg(${seat} order by b.bound_at, b.id), '[]')` : sql`json_group_array(${seat} order by b.bound_at, b.id)`;
+  const live = sql`(select ${seats} from machine_bindings b where b.org_id = l.org_id and b.licence_id = l.id and (${liveBinding('b', now)} or b.fp_digest = ${digest}))`;
   return t
     .selectFrom('products')
     .select([
       'products.version as product_version',
-      sql<string | unknown[] | null>`(select ${array(LICENCE_COLUMNS, 'l')} from licences l where l.org_id = products.org_id and l.lid = ${lid})`.as('licence'),
-      sql<string | unknown[][]>`(select ${seats} from machine_bindings b where b.org_id = products.org_id and b.licence_id = ${licence} and (${liveBinding('b', now)} or b.fp_digest = ${digest}))`.as('seats'),
+      sql<string | unknown[] | null>`(select ${array([...refs(LICENCE_COLUMNS, 'l'), live])} from licences l where l.org_id = products.org_id and l.lid = ${lid})`.as('licence'),
     ])
     .where('products.id', '=', productId);
 });
@@ -126,12 +125,13 @@ async function readLicence(scope: CheckScope, t: Tenant, lid: string, digest: st
   const [row] = await readLicenceRows(t, scope.product.id, lid, scope.now, digest);
   if (!scope.confirmed && row?.product_version !== scope.product.version) throw new StaleProduct();
   if (!row?.licence) return undefined;
+  const values = fromJson(row.licence);
   const { seat_model, ...columns } = rowOf<{ id: number; licence_string: string; revoked: number; revoked_at: number | null; revoked_reason: string | null; max_machines: number; last_checked_at: number | null; seat_model: string }>(
     LICENCE_COLUMNS,
-    fromJson(row.licence),
+    values,
   );
   const licence = { ...columns, lid, floating: seat_model === 'FLOATING' };
-  const rowsRead = fromJson(row.seats).map((seat) => rowOf<BindingRow>(SEAT_COLUMNS, seat));
+  const rowsRead = fromJson(values[LICENCE_COLUMNS.length] as string | unknown[][]).map((seat) => rowOf<BindingRow>(SEAT_COLUMNS, seat));
   const bindings = rowsRead.filter((row) => isLive(row, scope.now));
   // Set only on a floating licence's rows: this machine's lease row, live or lapsed.
   const mine = rowsRead.find((row) => row.fp_digest === digest);
@@ -302,39 +302,49 @@ function bindUnderLock(scope: CheckScope, term: Term, presented: Presented, need
   });
 }
 
+/** The last instant formatted: checks answered in the same millisecond share it. */
+let lastInstant = { ms: -1, text: '' };
+function instant(ms: number): string {
+  if (lastInstant.ms !== ms) lastInstant = { ms, text: iso(ms) };
+  return lastInstant.text;
+}
+
 /**
  * The check answer of DESIGN.md 5, its receipt signed (outside any transaction) with the key that
  * signed the licence, under the tag the presented term's `v` chooses (SVCR2 signs `leaseEndsAt`).
+ * An absent field is undefined, which the route's serializer leaves out.
  */
 export async function answer(scope: CheckScope, presented: Presented, nonce: string, verdict: Verdict, term: Term | null) {
   const { claims, key } = presented;
   if (!key.signer) throw keyUnavailable(key.error!);
   const tag = receiptTagOf(claims);
-  const checkedAt = iso(scope.now);
+  const checkedAt = instant(scope.now);
   const boundAt = verdict.boundAt === null ? '' : iso(verdict.boundAt);
   const leaseEndsAt = tag === 'SVCR2' && verdict.leaseEndsAt != null ? iso(verdict.leaseEndsAt) : '';
   const fields = { lid: claims.lid, status: verdict.status, nonce, checkedAt, boundAt, fpDigest: presented.digest, leaseEndsAt };
   const receipt = (await key.signer.sign(receiptMessage(fields, tag))).toString('base64url');
-  const graceEnd = graceEndsAt(claims.exp, claims.grace);
   const licence = term?.licence;
+  const ends = term && claims.exp !== undefined;
+  const revoked = licence?.revoked === 1;
   return {
-    ...(verdict.status === '' ? {} : { status: verdict.status }),
+    status: verdict.status === '' ? undefined : verdict.status,
     valid: verdict.reason === null,
     lid: claims.lid,
-    ...(boundAt === '' ? {} : { boundAt }),
-    ...(leaseEndsAt === '' ? {} : { leaseEndsAt }),
+    boundAt: boundAt === '' ? undefined : boundAt,
+    leaseEndsAt: leaseEndsAt === '' ? undefined : leaseEndsAt,
     checkedAt,
     serverTime: checkedAt,
     nonce,
     receipt,
-    ...(term && claims.exp !== undefined ? { expiresAt: iso(claims.exp * 1000), graceEndsAt: iso(graceEnd! * 1000) } : {}),
-    ...(licence?.revoked === 1 ? { revokedAt: iso(licence.revoked_at!) } : {}),
-    ...(licence?.revoked === 1 && licence.revoked_reason !== null ? { revokedReason: licence.revoked_reason } : {}),
-    ...(term?.superseded ? { renewed: true } : {}),
-    ...(term && claims.chk !== undefined ? { checkEverySeconds: claims.chk } : {}),
-    ...(term && claims.max !== undefined ? { checkMaxSeconds: claims.max } : {}),
-    ...(verdict.reason === null ? {} : { reason: verdict.reason }),
-    ...(verdict.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: verdict.retryAfterSeconds }),
+    expiresAt: ends ? iso(claims.exp! * 1000) : undefined,
+    graceEndsAt: ends ? iso(graceEndsAt(claims.exp, claims.grace)! * 1000) : undefined,
+    revokedAt: revoked ? iso(licence.revoked_at!) : undefined,
+    revokedReason: revoked ? (licence.revoked_reason ?? undefined) : undefined,
+    renewed: term?.superseded ? true : undefined,
+    checkEverySeconds: term ? claims.chk : undefined,
+    checkMaxSeconds: term ? claims.max : undefined,
+    reason: verdict.reason ?? undefined,
+    retryAfterSeconds: verdict.retryAfterSeconds,
   };
 }
 

@@ -1,9 +1,9 @@
 // The check path's memories (check/remembered.ts): what they may serve, and their bound.
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { signLicence, MalformedError } from '@licensor/protocol';
+import { buildFingerprint, fpDigest, parseFingerprint, signLicence, MalformedError } from '@licensor/protocol';
 import { sha256Hex } from '../../src/auth/secrets.js';
-import { BoundedMap, TokenDigests, VerifiedLicences } from '../../src/check/remembered.js';
+import { BoundedMap, ReadFingerprints, TokenDigests, VerifiedLicences } from '../../src/check/remembered.js';
 import type { OpenedKey } from '../../src/keys/keyring.js';
 
 const keyOf = (keyId: number) => {
@@ -51,6 +51,25 @@ describe('TokenDigests', () => {
     // The token rotated: the remembered digest no longer matches the product's hash.
     expect(tokens.matches(sha256Hex('b'.repeat(64)), secret)).toBe(false);
     expect(tokens.matches(sha256Hex(secret), 'c'.repeat(64))).toBe(false);
+  });
+});
+
+describe('ReadFingerprints', () => {
+  it('answers what parsing and digesting answer, the same frozen parts every time', () => {
+    const fingerprints = new ReadFingerprints();
+    const fingerprint = buildFingerprint({ machine: 'm-1', host: 'h', mac: null, cpu: 'c', disk: 'd' });
+    const read = fingerprints.of(fingerprint);
+    expect(read).toEqual({ parts: parseFingerprint(fingerprint), digest: fpDigest(fingerprint) });
+    expect(fingerprints.of(fingerprint).parts).toBe(read.parts);
+    expect(Object.isFrozen(read.parts)).toBe(true);
+  });
+
+  it('refuses a malformed fingerprint as parsing does, every time', () => {
+    const fingerprints = new ReadFingerprints();
+    const good = buildFingerprint({ machine: 'm-1' });
+    const broken = `${good.slice(0, -1)}${good.endsWith('0') ? '1' : '0'}`;
+    expect(() => fingerprints.of(broken)).toThrow(MalformedError);
+    expect(() => fingerprints.of(broken)).toThrow(MalformedError);
   });
 });
 
