@@ -84,14 +84,24 @@ describe('console basics', () => {
   it('sends a page whose session ended elsewhere to sign-in, and back after signing in', async () => {
     const page = await c.page();
     await signIn(page);
-    // Every request of the page answered first (the layout's own, /auth/me, comes before the page
-    // mounts), so the next one is the click's. Waiting for network idleness raced: Playwright may
-    // have seen half a second of quiet while a loaded machine was still parsing the page's code.
+    // Every request of the page answered first, and none for half a second after, so the next one
+    // is the click's: a request still in flight at the sign-out would answer 401 and send the page
+    // to sign-in before the click (a query mounted once the page's data came, on a loaded machine).
+    // Playwright's network idleness raced the other way: quiet while the page's code still parsed.
+    const inFlight = new Set<unknown>();
+    const isApi = (request: { url(): string }) => new URL(request.url()).pathname.startsWith('/o/default/api/');
+    page.on('request', (request) => isApi(request) && inFlight.add(request));
+    page.on('requestfinished', (request) => inFlight.delete(request));
+    page.on('requestfailed', (request) => inFlight.delete(request));
     const answered = (path: string) => page.waitForResponse((response) => new URL(response.url()).pathname === `/o/default/api${path}`);
     const pageAnswers = Promise.all([answered('/licenses/page'), answered('/licenses/windows')]);
     await page.goto('/o/default/licences?status=ACTIVE');
     await page.getByRole('heading', { level: 1, name: 'Licences' }).waitFor();
     await pageAnswers;
+    for (let quietSince = Date.now(); Date.now() - quietSince < 500; ) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      if (inFlight.size > 0) quietSince = Date.now();
+    }
     // The session ends elsewhere: the same cookie signs out through the API.
     const cookie = (await page.context().cookies()).find((k) => k.name === 'svc_session')!;
     await fetch(`${c.url}/o/default/api/auth/logout`, { method: 'POST', headers: { cookie: `svc_session=${cookie.value}` } });

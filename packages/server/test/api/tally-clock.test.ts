@@ -29,13 +29,19 @@ async function organisation() {
   return { orgId, slug: org.slug, call, productId };
 }
 
-/** Backends waiting for a lock `client` holds, or for one held by such a backend. */
-const blocked = async (client: pg.Client) =>
-  (
+/**
+ * Backends waiting for a lock `client` holds, or for one held by such a backend. `client` is inside
+ * its transaction, where PostgreSQL keeps the first pg_stat_activity it read until the end: cleared
+ * first, so a backend connected since (a pool's new connection) is seen.
+ */
+const blocked = async (client: pg.Client) => {
+  await client.query('select pg_stat_clear_snapshot()');
+  return (
     await client.query(`
       with direct as (select pid from pg_stat_activity where pg_backend_pid() = any(pg_blocking_pids(pid)))
       select pid from direct union select pid from pg_stat_activity where pg_blocking_pids(pid) && array(select pid from direct)`)
   ).rowCount;
+};
 
 /** The organisation's tallies of a product that hold any licence. */
 const talliesOf = async (orgId: number, productId: number) =>
@@ -57,10 +63,7 @@ describe.runIf(backend === 'postgres')('the tally clock an issue reads before it
       await mover.query('update licence_tally_clocks set as_of = $1 where org_id = $2', [movedTo, orgId]);
       const issuing = call('POST', '/licenses', { productId, licensee: 'Starts tomorrow', startsOn: tomorrow });
       // The issue's first statement has begun (its snapshot taken) and waits for the lock.
-      await vi.waitFor(async () => {
-        const waiting = await mover.query('select 1 from pg_stat_activity where pg_backend_pid() = any(pg_blocking_pids(pid))');
-        expect(waiting.rowCount).toBe(1);
-      }, { timeout: 10_000 });
+      await vi.waitFor(async () => expect(await blocked(mover)).toBe(1), { timeout: 10_000 });
       await mover.query('commit');
       const issued = await issuing;
       expect(issued.statusCode, issued.body).toBe(201);
