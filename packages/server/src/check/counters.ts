@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
-import { transaction, type Database, type Trx } from '../db/database.js';
-import { preparedQuery, tenant } from '../db/tenant.js';
+import { dialectOf, transaction, type Database, type Trx } from '../db/database.js';
+import { preparedQuery, tenant, type Tenant } from '../db/tenant.js';
 import { BUCKET_MS } from '../dashboard/service.js';
 
 const FLUSH_MS = 1_000;
@@ -8,21 +8,35 @@ const FLUSH_CHUNK = 100;
 // lastCheckedAt and a seat's lastSeenAt move at most once a minute (DESIGN.md 5).
 export const STAMP_INTERVAL_MS = 60_000;
 
-// Built once: a flush writes hundreds of stamps while checks wait for the connection.
-// Conditional, so instances checking the same licence at once stamp it once.
-const stampLicence = preparedQuery((t, id: number, at: number, due: number) =>
+/**
+ * A chunk's stamps as rows `s` of a JSON array of arrays, one statement for the chunk: on
+ * PostgreSQL a statement per stamp was a round trip each, two per check when stamps fall due.
+ */
+const stampRows = (t: Tenant, json: string, columns: string) => {
+  const postgres = dialectOf(t.db) === 'postgres';
+  const rows = postgres ? sql`json_array_elements(${json}::json) e` : sql`json_each(${json}) e`;
+  const element = postgres ? 'e' : 'e.value';
+  const types = postgres ? ['::bigint', '::bigint', ''] : ['', '', ''];
+  const select = columns.split(',').map((name, i) => `(${element} ->> ${i})${types[i]} as ${name}`);
+  return sql`(select ${sql.raw(select.join(', '))} from ${rows})`;
+};
+
+// Built once per dialect; conditional, so instances checking the same licence at once stamp it once.
+const stampLicences = preparedQuery((t, json: string) =>
   t
     .updateTable('licences')
-    .set({ last_checked_at: at })
-    .where('id', '=', id)
-    .where((eb) => eb.or([eb('last_checked_at', 'is', null), eb('last_checked_at', '<=', due)])),
+    .from(stampRows(t, json, 'id,at').as('s'))
+    .set({ last_checked_at: sql`s.at` })
+    .whereRef('licences.id', '=', sql.ref('s.id'))
+    .where(sql<boolean>`(licences.last_checked_at is null or licences.last_checked_at <= s.at - ${STAMP_INTERVAL_MS})`),
 );
 // A null leaves the column as it is: a stamp carries a sighting, a new label, or both.
-const stampSeat = preparedQuery((t, id: number, seenAt: number | null, label: string | null) =>
+const stampSeats = preparedQuery((t, json: string) =>
   t
     .updateTable('machine_bindings')
-    .set({ last_seen_at: sql<number>`coalesce(${seenAt}, last_seen_at)`, label: sql<string>`coalesce(${label}, label)` })
-    .where('id', '=', id),
+    .from(stampRows(t, json, 'id,seen,label').as('s'))
+    .set({ last_seen_at: sql`coalesce(s.seen, machine_bindings.last_seen_at)`, label: sql`coalesce(s.label, machine_bindings.label)` })
+    .whereRef('machine_bindings.id', '=', sql.ref('s.id')),
 );
 
 interface SeatStamp {
@@ -33,7 +47,7 @@ interface SeatStamp {
 
 /**
  * What answered checks write, gathered in memory and written together every second, in
- * transactions of at most FLUSH_CHUNK rows: the dashboard's counts per (organisation, 15-minute bucket), `lastCheckedAt`
+ * statements of at most FLUSH_CHUNK rows: the dashboard's counts per (organisation, 15-minute bucket), `lastCheckedAt`
  * stamps and seats' `lastSeenAt` and label. A check then costs no write of its own. A Management
  * API request first waits for what this process has gathered (`settle`), so it reads every check
  * this process answered; another worker's or instance's stamps are at most a second behind.
@@ -92,9 +106,18 @@ export class CheckWrites {
     this.counts = new Map();
     this.licences = new Map();
     this.seats = new Map();
-    // Rows in one order everywhere (counts, then licences and seats by id), so that two workers'
-    // writes wait for each other rather than deadlock.
-    const byId = <T>(map: Map<number, T>) => [...map].sort(([a], [b]) => a - b);
+    // Rows in one order everywhere (counts, then licences and seats by organisation and id), so
+    // that two workers' writes wait for each other rather than deadlock.
+    const chunks = <T extends { orgId: number }>(map: Map<number, T>) => {
+      const sorted = [...map].sort(([a, x], [b, y]) => x.orgId - y.orgId || a - b);
+      const out: Array<Array<[number, T]>> = [];
+      for (const entry of sorted) {
+        const last = out.at(-1);
+        if (last && last.length < FLUSH_CHUNK && last[0]![1].orgId === entry[1].orgId) last.push(entry);
+        else out.push([entry]);
+      }
+      return out;
+    };
     const writes: Array<{ run: (trx: Trx) => Promise<unknown>; keep: () => void }> = [
       ...[...counts.values()]
         .sort((a, b) => a.orgId - b.orgId || a.bucket - b.bucket)
@@ -106,28 +129,28 @@ export class CheckWrites {
               .execute(),
           keep: () => this.addCount(orgId, bucket, count),
         })),
-      ...byId(licences).map(([id, stamp]) => ({
-        run: (trx: Trx) => stampLicence(tenant(trx, stamp.orgId), id, stamp.at, stamp.at - STAMP_INTERVAL_MS),
+      ...chunks(licences).map((chunk) => ({
+        run: (trx: Trx) => stampLicences(tenant(trx, chunk[0]![1].orgId), JSON.stringify(chunk.map(([id, stamp]) => [id, stamp.at]))),
         keep: () => {
-          if (!this.licences.has(id)) this.licences.set(id, stamp);
+          for (const [id, stamp] of chunk) if (!this.licences.has(id)) this.licences.set(id, stamp);
         },
       })),
-      ...byId(seats).map(([id, stamp]) => ({
-        run: (trx: Trx) => stampSeat(tenant(trx, stamp.orgId), id, stamp.seenAt ?? null, stamp.label ?? null),
-        keep: () => this.seats.set(id, { ...stamp, ...this.seats.get(id) }),
+      ...chunks(seats).map((chunk) => ({
+        run: (trx: Trx) => stampSeats(tenant(trx, chunk[0]![1].orgId), JSON.stringify(chunk.map(([id, stamp]) => [id, stamp.seenAt ?? null, stamp.label ?? null]))),
+        keep: () => {
+          for (const [id, stamp] of chunk) this.seats.set(id, { ...stamp, ...this.seats.get(id) });
+        },
       })),
     ];
-    // In transactions of a bounded size, with the event loop let go between them: better-sqlite3
-    // never yields, so a second's stamps in one go held every check back until all were written.
-    for (let from = 0; from < writes.length; from += FLUSH_CHUNK) {
-      if (from > 0) await new Promise(setImmediate);
+    // One statement a transaction, with the event loop let go between them: better-sqlite3 never
+    // yields, so a second's stamps in one go held every check back until all were written.
+    for (let i = 0; i < writes.length; i++) {
+      if (i > 0) await new Promise(setImmediate);
       try {
-        await transaction(this.database, async (trx) => {
-          for (const write of writes.slice(from, from + FLUSH_CHUNK)) await write.run(trx);
-        });
+        await transaction(this.database, (trx) => writes[i]!.run(trx));
       } catch (err) {
         this.onError(err);
-        for (const write of writes.slice(from)) write.keep();
+        for (const write of writes.slice(i)) write.keep();
         return;
       }
     }
