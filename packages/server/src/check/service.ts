@@ -22,7 +22,7 @@ import { StaleProduct, type CheckProduct } from './product-cache.js';
 import { STAMP_INTERVAL_MS, type CheckWrites } from './counters.js';
 import { decideLease, writeLease, type BindingRow } from './leases.js';
 import { isLive, liveBinding } from '../licences/live.js';
-import type { ReadFingerprints, VerifiedLicences } from './remembered.js';
+import type { ReadFingerprint, ReadFingerprints, VerifiedLicences } from './remembered.js';
 
 export type CheckReason = 'UNKNOWN_LICENCE' | 'REVOKED' | 'SUPERSEDED' | 'NOT_YET_VALID' | 'EXPIRED' | 'FINGERPRINT_MISMATCH' | 'SEATS_FULL';
 
@@ -63,7 +63,7 @@ export interface Presented {
  * tie the licence to this organisation and product, then its type.
  */
 export function readPresented(scope: CheckScope, body: { license: string; fingerprint: string; machineLabel?: string | undefined }): Presented {
-  let fingerprint: ReturnType<ReadFingerprints['of']>;
+  let fingerprint: ReadFingerprint;
   let read: ReturnType<VerifiedLicences['read']>;
   try {
     fingerprint = scope.fingerprints.of(body.fingerprint);
@@ -324,7 +324,7 @@ export async function answer(scope: CheckScope, presented: Presented, nonce: str
   const fields = { lid: claims.lid, status: verdict.status, nonce, checkedAt, boundAt, fpDigest: presented.digest, leaseEndsAt };
   const receipt = (await key.signer.sign(receiptMessage(fields, tag))).toString('base64url');
   const licence = term?.licence;
-  const ends = term && claims.exp !== undefined;
+  const termEnds = term !== null && claims.exp !== undefined;
   const revoked = licence?.revoked === 1;
   return {
     status: verdict.status === '' ? undefined : verdict.status,
@@ -336,8 +336,8 @@ export async function answer(scope: CheckScope, presented: Presented, nonce: str
     serverTime: checkedAt,
     nonce,
     receipt,
-    expiresAt: ends ? iso(claims.exp! * 1000) : undefined,
-    graceEndsAt: ends ? iso(graceEndsAt(claims.exp, claims.grace)! * 1000) : undefined,
+    expiresAt: termEnds ? iso(claims.exp! * 1000) : undefined,
+    graceEndsAt: termEnds ? iso(graceEndsAt(claims.exp, claims.grace)! * 1000) : undefined,
     revokedAt: revoked ? iso(licence.revoked_at!) : undefined,
     revokedReason: revoked ? (licence.revoked_reason ?? undefined) : undefined,
     renewed: term?.superseded ? true : undefined,
