@@ -12,12 +12,11 @@ export const STAMP_INTERVAL_MS = 60_000;
  * A chunk's stamps as rows `s` of a JSON array of arrays, one statement for the chunk: on
  * PostgreSQL a statement per stamp was a round trip each, two per check when stamps fall due.
  */
-const stampRows = (t: Tenant, json: string, columns: string) => {
+const stampRows = (t: Tenant, json: string, columns: Array<[name: string, type: 'bigint' | 'text']>) => {
   const postgres = dialectOf(t.db) === 'postgres';
   const rows = postgres ? sql`json_array_elements(${json}::json) e` : sql`json_each(${json}) e`;
-  const element = postgres ? 'e' : 'e.value';
-  const types = postgres ? ['::bigint', '::bigint', ''] : ['', '', ''];
-  const select = columns.split(',').map((name, i) => `(${element} ->> ${i})${types[i]} as ${name}`);
+  // PostgreSQL's ->> answers text; SQLite's answers the JSON value's own type.
+  const select = columns.map(([name, type], i) => (postgres ? `(e ->> ${i})::${type} as ${name}` : `e.value ->> ${i} as ${name}`));
   return sql`(select ${sql.raw(select.join(', '))} from ${rows})`;
 };
 
@@ -25,7 +24,7 @@ const stampRows = (t: Tenant, json: string, columns: string) => {
 const stampLicences = preparedQuery((t, json: string) =>
   t
     .updateTable('licences')
-    .from(stampRows(t, json, 'id,at').as('s'))
+    .from(stampRows(t, json, [['id', 'bigint'], ['at', 'bigint']]).as('s'))
     .set({ last_checked_at: sql`s.at` })
     .whereRef('licences.id', '=', sql.ref('s.id'))
     .where(sql<boolean>`(licences.last_checked_at is null or licences.last_checked_at <= s.at - ${STAMP_INTERVAL_MS})`),
@@ -34,7 +33,7 @@ const stampLicences = preparedQuery((t, json: string) =>
 const stampSeats = preparedQuery((t, json: string) =>
   t
     .updateTable('machine_bindings')
-    .from(stampRows(t, json, 'id,seen,label').as('s'))
+    .from(stampRows(t, json, [['id', 'bigint'], ['seen', 'bigint'], ['label', 'text']]).as('s'))
     .set({ last_seen_at: sql`coalesce(s.seen, machine_bindings.last_seen_at)`, label: sql`coalesce(s.label, machine_bindings.label)` })
     .whereRef('machine_bindings.id', '=', sql.ref('s.id')),
 );
