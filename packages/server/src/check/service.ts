@@ -22,7 +22,7 @@ import { StaleProduct, type CheckProduct } from './product-cache.js';
 import { STAMP_INTERVAL_MS, type CheckWrites } from './counters.js';
 import { decideLease, writeLease, type BindingRow } from './leases.js';
 import { isLive, liveBinding } from '../licences/live.js';
-import type { ReadFingerprint, ReadFingerprints, VerifiedLicences } from './remembered.js';
+import { BoundedMap, type ReadFingerprint, type ReadFingerprints, type VerifiedLicences } from './remembered.js';
 
 export type CheckReason = 'UNKNOWN_LICENCE' | 'REVOKED' | 'SUPERSEDED' | 'NOT_YET_VALID' | 'EXPIRED' | 'FINGERPRINT_MISMATCH' | 'SEATS_FULL';
 
@@ -119,18 +119,23 @@ const readLicenceRows = preparedQuery((t, productId: number, lid: string, now: n
 /** A JSON column as SQLite (text) or PostgreSQL (parsed by the driver) answers it. */
 const fromJson = <T>(value: string | T): T => (typeof value === 'string' ? (JSON.parse(value) as T) : value);
 /** The row whose `columns` a JSON array holds the values of, in order. */
-const rowOf = <T>(columns: readonly string[], values: unknown[]): T => Object.fromEntries(columns.map((column, i) => [column, values[i]])) as T;
+function rowOf<T>(columns: readonly string[], values: unknown[]): T {
+  const row: Record<string, unknown> = {};
+  for (let i = 0; i < columns.length; i++) row[columns[i]!] = values[i];
+  return row as T;
+}
 
 async function readLicence(scope: CheckScope, t: Tenant, lid: string, digest: string) {
   const [row] = await readLicenceRows(t, scope.product.id, lid, scope.now, digest);
   if (!scope.confirmed && row?.product_version !== scope.product.version) throw new StaleProduct();
   if (!row?.licence) return undefined;
   const values = fromJson(row.licence);
-  const { seat_model, ...columns } = rowOf<{ id: number; licence_string: string; revoked: number; revoked_at: number | null; revoked_reason: string | null; max_machines: number; last_checked_at: number | null; seat_model: string }>(
+  const licence = rowOf<{ id: number; licence_string: string; revoked: number; revoked_at: number | null; revoked_reason: string | null; max_machines: number; last_checked_at: number | null; seat_model: string; lid: string; floating: boolean }>(
     LICENCE_COLUMNS,
     values,
   );
-  const licence = { ...columns, lid, floating: seat_model === 'FLOATING' };
+  licence.lid = lid;
+  licence.floating = licence.seat_model === 'FLOATING';
   const rowsRead = fromJson(values[LICENCE_COLUMNS.length] as string | unknown[][]).map((seat) => rowOf<BindingRow>(SEAT_COLUMNS, seat));
   const bindings = rowsRead.filter((row) => isLive(row, scope.now));
   // Set only on a floating licence's rows: this machine's lease row, live or lapsed.
@@ -310,6 +315,17 @@ function instant(ms: number): string {
 }
 
 /**
+ * Stored instants formatted (a seat's bound time, a term's end): a machine's check answers the
+ * same ones every time, and formatting a date costs more than the rest of the answer's fields.
+ */
+const storedInstants = new BoundedMap<number, string>(50_000);
+function storedInstant(ms: number): string {
+  let text = storedInstants.get(ms);
+  if (text === undefined) storedInstants.set(ms, (text = iso(ms)));
+  return text;
+}
+
+/**
  * The check answer of DESIGN.md 5, its receipt signed (outside any transaction) with the key that
  * signed the licence, under the tag the presented term's `v` chooses (SVCR2 signs `leaseEndsAt`).
  * An absent field is undefined, which the route's serializer leaves out.
@@ -319,8 +335,8 @@ export async function answer(scope: CheckScope, presented: Presented, nonce: str
   if (!key.signer) throw keyUnavailable(key.error!);
   const tag = receiptTagOf(claims);
   const checkedAt = instant(scope.now);
-  const boundAt = verdict.boundAt === null ? '' : iso(verdict.boundAt);
-  const leaseEndsAt = tag === 'SVCR2' && verdict.leaseEndsAt != null ? iso(verdict.leaseEndsAt) : '';
+  const boundAt = verdict.boundAt === null ? '' : storedInstant(verdict.boundAt);
+  const leaseEndsAt = tag === 'SVCR2' && verdict.leaseEndsAt != null ? storedInstant(verdict.leaseEndsAt) : '';
   const fields = { lid: claims.lid, status: verdict.status, nonce, checkedAt, boundAt, fpDigest: presented.digest, leaseEndsAt };
   const receipt = (await key.signer.sign(receiptMessage(fields, tag))).toString('base64url');
   const licence = term?.licence;
@@ -336,9 +352,9 @@ export async function answer(scope: CheckScope, presented: Presented, nonce: str
     serverTime: checkedAt,
     nonce,
     receipt,
-    expiresAt: termEnds ? iso(claims.exp! * 1000) : undefined,
-    graceEndsAt: termEnds ? iso(graceEndsAt(claims.exp, claims.grace)! * 1000) : undefined,
-    revokedAt: revoked ? iso(licence.revoked_at!) : undefined,
+    expiresAt: termEnds ? storedInstant(claims.exp! * 1000) : undefined,
+    graceEndsAt: termEnds ? storedInstant(graceEndsAt(claims.exp, claims.grace)! * 1000) : undefined,
+    revokedAt: revoked ? storedInstant(licence.revoked_at!) : undefined,
     revokedReason: revoked ? (licence.revoked_reason ?? undefined) : undefined,
     renewed: term?.superseded ? true : undefined,
     checkEverySeconds: term ? claims.chk : undefined,
