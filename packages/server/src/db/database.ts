@@ -7,6 +7,7 @@ import {
   Kysely,
   PostgresAdapter,
   PostgresDialect,
+  PostgresIntrospector,
   SqliteAdapter,
   SqliteDialect,
   SqliteDriver,
@@ -14,6 +15,7 @@ import {
   type DialectAdapter,
   type RawBuilder,
   type Driver,
+  type TableMetadata,
   type Transaction,
 } from 'kysely';
 import pg from 'pg';
@@ -138,6 +140,33 @@ export function nameStatement(sql: string): void {
  */
 const SERVING_LIMITS = { connectionTimeoutMillis: 5_000, statement_timeout: 5_000, query_timeout: 6_000 };
 
+/**
+ * Kysely's PostgreSQL introspector reads the columns of every schema of the database and asks
+ * has_schema_privilege by name, which fails when another schema is dropped meanwhile (other
+ * deployments or test schemas on one database). Its Migrator only asks which tables exist, so
+ * answer that for the schema we connect to (search_path), from the catalogue alone.
+ */
+class OwnSchemaIntrospector extends PostgresIntrospector {
+  readonly #db: Kysely<any>;
+  constructor(db: Kysely<any>) {
+    super(db);
+    this.#db = db;
+  }
+  override async getTables(): Promise<TableMetadata[]> {
+    const { rows } = await sql<{ schema: string; name: string; kind: string }>`
+      select n.nspname as schema, c.relname as name, c.relkind as kind
+      from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+      where n.nspname = current_schema() and c.relkind in ('r', 'v', 'p')`.execute(this.#db);
+    return rows.map(({ schema, name, kind }) => ({ schema, name, isView: kind === 'v', columns: [] }));
+  }
+}
+
+class OwnSchemaPostgresDialect extends PostgresDialect {
+  override createIntrospector(db: Kysely<any>): PostgresIntrospector {
+    return new OwnSchemaIntrospector(db);
+  }
+}
+
 function openPostgres(connectionString: string, serving: boolean): Database {
   const pool = new pg.Pool({ connectionString, max: 10, types: pgTypes, ...(serving ? SERVING_LIMITS : {}) });
   // A client losing its connection (a server restart) must not end the process, idle or checked
@@ -154,7 +183,7 @@ function openPostgres(connectionString: string, serving: boolean): Database {
       return name ? query({ name, text, values: rest[0] }) : query(text, ...rest);
     }) as typeof client.query;
   });
-  const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Schema>({ dialect: new OwnSchemaPostgresDialect({ pool }) });
   return { db, dialect: 'postgres', close: () => db.destroy() };
 }
 

@@ -1,11 +1,12 @@
 // Upgrades: what a migration does to rows that exist when it runs.
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { openDatabase, sqliteFileIn, type Database } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrations/index.js';
 import { countUncounted } from '../../src/licences/tallies.js';
 import { createOrganisation } from '../../src/orgs/service.js';
-import { freshDatabaseEnv } from '../harness.js';
+import { backend, freshDatabaseEnv } from '../harness.js';
 
 const DAY = 86_400_000;
 let database: Database;
@@ -90,5 +91,30 @@ describe('upgrading a deployment', () => {
     const models = await database.db.selectFrom('licences').select('seat_model').where('product_id', '=', product.id).execute();
     expect(models.length).toBeGreaterThan(0);
     expect(new Set(models.map((m) => m.seat_model))).toEqual(new Set(['NODE_LOCKED']));
+  });
+
+  // Several deployments (or test runs) share one PostgreSQL database in schemas of their own:
+  // migrating one must not trip over another's schema being dropped at that moment.
+  it.runIf(backend === 'postgres')('migrates while other schemas of the database are dropped', async () => {
+    const others = Array.from({ length: 30 }, (_, i) => `gone_${process.pid}_${i}`);
+    const admin = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await admin.connect();
+    try {
+      for (const name of others) await admin.query(`create schema ${name}; create table ${name}.t (a int primary key)`);
+      let dropped = false;
+      const dropping = (async () => {
+        for (const name of others) await admin.query(`drop schema ${name} cascade`);
+        dropped = true;
+      })();
+      let rounds = 0;
+      while (!dropped || rounds < 5) {
+        expect(await migrateToLatest(database)).toEqual([]);
+        rounds++;
+      }
+      await dropping;
+    } finally {
+      await admin.query(`drop schema if exists ${others.join(', ')} cascade`);
+      await admin.end();
+    }
   });
 });

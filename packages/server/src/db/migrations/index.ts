@@ -61,17 +61,7 @@ export async function migrateToLatest(database: Database, upTo?: string): Promis
     getMigrations: async () =>
       Object.fromEntries(Object.entries(migrations).map(([name, make]) => [name, make(database.dialect)])),
   };
-  // Kysely looks for its bookkeeping tables in every schema; keep it to the one we connect to
-  // (search_path), so several schemas on one PostgreSQL database do not confuse it.
-  const schema =
-    database.dialect === 'postgres'
-      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)).rows[0]?.schema
-      : undefined;
-  const migrator = new Migrator({
-    db: database.db as Kysely<unknown>,
-    provider,
-    ...(schema ? { migrationTableSchema: schema } : {}),
-  });
+  const migrator = new Migrator({ db: database.db as Kysely<unknown>, provider });
   const { error, results } = await (upTo === undefined ? migrator.migrateToLatest() : migrator.migrateTo(upTo));
   if (error) throw error;
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
