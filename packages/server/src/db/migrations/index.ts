@@ -14,6 +14,7 @@ import { licenceSorts } from './0011_licence_sorts.js';
 import { floatingLicences } from './0012_floating_licences.js';
 import { airGapActivation } from './0013_air_gap_activation.js';
 import { webhooks } from './0014_webhooks.js';
+import { licenceTrigrams } from './0015_licence_trigrams.js';
 
 /** Migrations are written once for both dialects; each receives the dialect for the few DDL differences. */
 const migrations: Record<string, (dialect: DialectName) => Migration> = {
@@ -31,6 +32,7 @@ const migrations: Record<string, (dialect: DialectName) => Migration> = {
   '0012_floating_licences': floatingLicences,
   '0013_air_gap_activation': airGapActivation,
   '0014_webhooks': webhooks,
+  '0015_licence_trigrams': licenceTrigrams,
 };
 
 export const MIGRATION_NAMES: readonly string[] = Object.keys(migrations);
