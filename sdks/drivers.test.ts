@@ -386,6 +386,39 @@ describe('air-gapped activation through the drivers', () => {
   });
 });
 
+/** DESIGN.md 13 and 16: a floating lease checked, borrowed, and a borrow refused, alike in every SDK. */
+describe('floating licences through the drivers', () => {
+  it('check holds a lease, borrow keeps it until `until`, and a refused borrow is no answer with its status', async () => {
+    const floating = await call('POST', '/products', {
+      productKey: 'drivers-floating', name: 'drivers-floating', algorithm: 'ED25519', licenceType: 'ONLINE', allowedLicenceTypes: ['ONLINE'],
+      seatModel: 'FLOATING', leaseSeconds: 300, maxBorrowSeconds: 86_400,
+    });
+    const token = await call('POST', `/products/${floating.id}/check-token`);
+    const issued = new Map<Lane, { lid: string; licenseString: string }>();
+    for (const lane of lanes) issued.set(lane, await call('POST', '/licenses', { productId: floating.id, licensee: 'Floating Customer', validityMonths: 12 }));
+    const configureFloating = (lane: Lane) => ({
+      ...configure(lane, issued.get(lane)!.licenseString),
+      productKey: floating.productKey, checkId: token.checkId, checkToken: token.checkToken, publicKeys: [floating.publicKeyPem],
+    });
+    const lease = { leaseEndsAt: expect.any(String) };
+    agree(await everyone(configureFloating), ok({}));
+    agree(await everyone(() => ({ op: 'check' })), checked(lease));
+
+    const until = new Date(Math.floor((Date.now() + HOUR) / 1000) * 1000);
+    const borrowed = await everyone(() => ({ op: 'borrow', until: until.toISOString() }));
+    agree(borrowed, checked(lease));
+    for (const [i, answer] of borrowed.entries()) expect(answer.ok && Date.parse(answer.result.leaseEndsAt), lanes[i]!.lang).toBe(until.getTime());
+    agree(await everyone(() => ({ op: 'release' })), ok({ released: false, reason: 'BORROWED' }));
+    // Beyond the licence's brw (a day): 400, and the state rests on the borrowed lease kept.
+    const refused = await everyone(() => ({ op: 'borrow', until: new Date(Date.now() + 2 * 86_400_000).toISOString() }));
+    agree(refused, checked({ ...lease, fresh: false, noAnswer: { code: 'HTTP_STATUS', status: 400 } }));
+    for (const [i, answer] of refused.entries()) expect(answer.ok && Date.parse(answer.result.leaseEndsAt), lanes[i]!.lang).toBe(until.getTime());
+
+    for (const lane of lanes) expect((await call('GET', `/licenses/${issued.get(lane)!.lid}`)).seatsUsed, lane.lang).toBe(1);
+    agree(await everyone((lane) => configure(lane, lane.t2 || lane.t1)), ok({}));
+  });
+});
+
 // TypeScript's example (examples/check-licence.ts) issues its own licence: packages/sdk's end-to-end test runs it.
 for (const { lang, example } of found.filter((f) => f.lang !== 'typescript')) {
   if (example === null && !REQUIRE) it.skip(`${lang}: examples/${lang}/run does not exist`, () => {});

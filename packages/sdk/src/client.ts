@@ -184,7 +184,12 @@ export class LicenceClient {
    * body or a receipt that does not verify is "no answer", and the state rests on the last
    * verified answer kept.
    */
-  async check(): Promise<CheckResult> {
+  check(): Promise<CheckResult> {
+    return this.#ask('check', {});
+  }
+
+  /** check() and borrow(): the same request (borrow adds `until`) and the same judgement. */
+  async #ask(endpoint: 'check' | 'borrow', extra: Record<string, string>): Promise<CheckResult> {
     const now = this.#clock();
     const licence = this.#verify(this.#licence, now);
     // The presented term alone chooses the receipt's tag (DESIGN.md 13).
@@ -204,11 +209,11 @@ export class LicenceClient {
     }
 
     const nonce = randomBytes(24).toString('base64url');
-    const sent = { license: this.#licence, fingerprint: this.fingerprint, nonce, ...(this.#machineLabel ? { machineLabel: this.#machineLabel } : {}) };
+    const sent = { license: this.#licence, fingerprint: this.fingerprint, nonce, ...extra, ...(this.#machineLabel ? { machineLabel: this.#machineLabel } : {}) };
     let fresh: VerifiedAnswer;
     let body: Record<string, unknown>;
     try {
-      body = await this.#post('check', sent);
+      body = await this.#post(endpoint, sent);
       fresh = this.#verifyAnswer(body, licence.claims.lid, nonce, now, tag);
     } catch (error) {
       if (!(error instanceof LicensorError) || !isNoAnswerCode(error.code)) throw error;
@@ -360,24 +365,19 @@ export class LicenceClient {
    * Borrows this machine's lease of a floating licence until `until` (DESIGN.md 13), to work
    * offline meanwhile: the machine must hold a live lease (check first), and `until` be within
    * the licence's `brw` seconds. Answers like check(), its state resting on the borrowed
-   * `leaseEndsAt`. Throws LicensorError for anything but a verified answer (`HTTP_STATUS` 403
-   * "borrowing is off", "all borrowable seats are borrowed", ...).
+   * `leaseEndsAt`; a refusal (403 "borrowing is off", "all borrowable seats are borrowed", no live
+   * lease; 400 beyond `brw`) is no answer, with its status, as an unreachable service is. Throws
+   * INVALID_OPTIONS for a licence that is not floating or a time that is not one.
    */
   async borrow(until: Date | string | number): Promise<CheckResult> {
-    const now = this.#clock();
-    const licence = this.#verify(this.#licence, now);
-    if (!licence.signed || !licence.valid) throw new LicensorError('BAD_LICENCE', `the licence in use is refused offline: ${licence.reasons.join(', ')}`);
-    if (licence.claims.v !== 5) throw new LicensorError('NOT_CHECKABLE', 'only a floating licence can be borrowed');
     const end = new Date(until);
     if (Number.isNaN(end.getTime())) throw new LicensorError('INVALID_OPTIONS', 'until must be a date');
-    const nonce = randomBytes(24).toString('base64url');
-    const body = await this.#post('borrow', { license: this.#licence, fingerprint: this.fingerprint, nonce, until: end.toISOString() });
-    const fresh = this.#verifyAnswer(body, licence.claims.lid, nonce, now, 'SVCR2');
-    const kept = await this.#load(licence.claims);
-    this.#newestIat = Math.max(this.#newestIat, kept.newestIat ?? 0, licence.claims.iat);
-    const cacheError = await this.#keep(licence.claims, fresh);
-    if (fresh.grants) this.#borrowedUntil = Date.parse(fresh.leaseEndsAt);
-    return { licence, clockRollback: false, serverReason: null, cacheError, noAnswer: null, airGapped: false, ...judge(fresh, fresh.offsetMs, now, false, maxSeconds(licence)) };
+    // A licence that fails offline is refused by #ask without being sent.
+    const licence = this.#verify(this.#licence, this.#clock());
+    if (licence.signed && licence.claims.v !== 5) throw new LicensorError('INVALID_OPTIONS', 'borrowing needs a floating licence (v 5)');
+    const result = await this.#ask('borrow', { until: end.toISOString() });
+    if (result.answer?.fresh && result.answer.grants && result.answer.leaseEndsAt) this.#borrowedUntil = Date.parse(result.answer.leaseEndsAt);
+    return result;
   }
 
   /**

@@ -135,7 +135,13 @@ describe('the SDK against a real service', () => {
     const borrowed = await there.borrow(until);
     expect(borrowed).toMatchObject({ state: 'VALID', answer: { leaseEndsAt: until.toISOString() } });
     expect(await there.release()).toEqual({ released: false, reason: 'BORROWED' });
-    await expect(there.borrow(Date.now() + 2 * 86_400_000)).rejects.toMatchObject({ code: 'HTTP_STATUS', status: 400 });
+    // Beyond the licence's brw: refused, and the lease borrowed before still holds.
+    expect(await there.borrow(Date.now() + 2 * 86_400_000)).toMatchObject({
+      state: 'VALID',
+      noAnswer: { code: 'HTTP_STATUS', status: 400 },
+      answer: { leaseEndsAt: until.toISOString() },
+    });
+    expect(there.borrowedUntil).toBe(until.getTime());
   });
 
   it('fetch is refused before the licence is bound (fetch never binds)', async () => {

@@ -2,7 +2,7 @@
 import { createPublicKey } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { buildFingerprint, parseLicence } from '@licensor/protocol';
-import { LicenceClient, LicensorError, memoryCache, type LeaseOptions, type LicenceClientOptions } from '@licensor/sdk';
+import { LicenceClient, memoryCache, type LeaseOptions, type LicenceClientOptions } from '@licensor/sdk';
 import { loadVectors } from '../../protocol/test-vectors/index.js';
 import {
   checkToken,
@@ -153,11 +153,13 @@ describe('borrow()', () => {
     expect((await c.check()).state).toBe('STALE');
   });
 
-  it('throws the service\'s refusal, and refuses a node-locked licence before sending', async () => {
+  it('answers the service\'s refusal as no answer with its status, and refuses a node-locked licence before sending', async () => {
     const { client: c } = client(() => ({ status: 403, body: { error: 'borrowing is off' } }));
-    await expect(c.borrow(T0 + 60_000)).rejects.toMatchObject({ code: 'HTTP_STATUS', status: 403 });
+    expect(await c.borrow(T0 + 60_000)).toMatchObject({ state: 'STALE', answer: null, noAnswer: { code: 'HTTP_STATUS', status: 403 } });
+    expect(c.borrowedUntil).toBe(0);
     const { client: node, requests } = client(() => down(), { licence: floatingLicence({ lse: undefined }) });
-    await expect(node.borrow(T0 + 60_000)).rejects.toBeInstanceOf(LicensorError);
+    await expect(node.borrow(T0 + 60_000)).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
+    await expect(c.borrow('next week')).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
     expect(requests).toHaveLength(0);
   });
 });
@@ -283,11 +285,9 @@ describe('holdLease()', () => {
     const service = floatingService();
     const { c, holder } = await holding(service);
     const until = Date.now() + 86_400_000;
-    const borrow = vi.fn();
     // The borrow answer: the lease kept until then.
     service.state.end = until;
-    await c.borrow(until).catch(borrow);
-    expect(borrow).not.toHaveBeenCalled();
+    expect((await c.borrow(until)).noAnswer).toBeNull();
     expect(await holder.stop()).toBeNull();
     expect(service.state.released).toBe(0);
   });

@@ -32,6 +32,7 @@ type request struct {
 	OffsetMs    *int64   `json:"offsetMs"`
 	Fingerprint string   `json:"fingerprint"`
 	Response    *string  `json:"response"`
+	Until       *string  `json:"until"`
 }
 
 type failure struct {
@@ -122,10 +123,6 @@ func (d *driver) handle(line []byte) answer {
 		return ok(map[string]any{"fingerprint": licensor.CollectFingerprint("").Fingerprint})
 	case "verify":
 		return d.verify(r)
-	case "borrow":
-		// The SDK borrows (Client.Borrow), but the reference driver does not yet, and the
-		// shared driver test holds every driver to its answer (docs/protocol.md, section 10).
-		return invalid("borrowing is not supported yet")
 	}
 	if d.client == nil && needsClient[r.Op] {
 		if d.configErr != nil {
@@ -136,6 +133,8 @@ func (d *driver) handle(line []byte) answer {
 	switch r.Op {
 	case "check":
 		return ok(checkResult(d.client.Check(ctx)))
+	case "borrow":
+		return d.borrow(ctx, r)
 	case "release":
 		result, err := d.client.Release(ctx)
 		var e *licensor.Error
@@ -188,7 +187,7 @@ func (d *driver) handle(line []byte) answer {
 
 // needsClient: the ops that answer "configure first" before a configure.
 var needsClient = map[string]bool{
-	"check": true, "release": true, "fetch": true, "clearCache": true,
+	"check": true, "borrow": true, "release": true, "fetch": true, "clearCache": true,
 	"activationRequest": true, "activateAirGap": true, "deactivateAirGap": true,
 }
 
@@ -259,6 +258,26 @@ func (d *driver) verify(r request) answer {
 		Now: d.now(), Fingerprint: d.fingerprint, ProductKey: d.config.ProductKey, Organisation: d.config.Slug,
 	})
 	return ok(map[string]any{"valid": v.Valid, "reasons": v.Reasons, "claims": v.Claims})
+}
+
+// borrow answers a check result, as the other SDKs' borrow does; Client.Borrow sends whatever
+// licence it holds, so a licence that verifies and is not floating is refused here, unsent.
+func (d *driver) borrow(ctx context.Context, r request) answer {
+	if r.Until == nil {
+		return invalid("until must be an ISO 8601 time with its offset")
+	}
+	until, err := time.Parse(time.RFC3339Nano, *r.Until)
+	if err != nil {
+		return invalid("until must be an ISO 8601 time with its offset")
+	}
+	keys, err := licensor.ParsePublicKeys(d.config.PublicKeys...)
+	if err != nil {
+		return fail(err)
+	}
+	if v := licensor.VerifyLicence(d.client.Licence(), keys, licensor.VerifyOptions{Now: d.now()}); v.Signed && v.Claims.V != 5 {
+		return invalid("borrowing needs a floating licence (v 5)")
+	}
+	return ok(checkResult(d.client.Borrow(ctx, until)))
 }
 
 func checkResult(r *licensor.CheckResult) map[string]any {
