@@ -125,9 +125,10 @@ async function misfits(page: Page): Promise<string[]> {
 }
 
 /**
- * Looks at the page at 1,280 and 390 pixels wide: nothing scrolls sideways and every badge shows
- * its whole word. Screenshots at both widths, light and dark, go into a git-ignored folder for a
- * person to look at; CI, where nobody looks, turns them off (LICENSOR_SCREENSHOTS=off).
+ * Looks at the page at 1,280, 820 (a tablet, the navigation beside the page) and 390 pixels
+ * wide: nothing scrolls sideways and every badge shows its whole word. Screenshots at each width,
+ * light and dark, go into a git-ignored folder for a person to look at; CI, where nobody looks,
+ * turns them off (LICENSOR_SCREENSHOTS=off).
  */
 export async function expectLayout(page: Page, name: string) {
   const shots = process.env.LICENSOR_SCREENSHOTS !== 'off';
@@ -136,7 +137,7 @@ export async function expectLayout(page: Page, name: string) {
   // No hover state (a tooltip) in the picture.
   await page.mouse.move(0, 0);
   const problems: string[] = [];
-  for (const width of [1280, 390]) {
+  for (const width of [1280, 820, 390]) {
     await page.setViewportSize({ width, height: 900 });
     // The navigation slides away below 768 px (a 200 ms transition).
     await page.waitForTimeout(300);

@@ -1,5 +1,5 @@
 import { Button, Card, Checkbox, DataList, Group, Pagination, Select, Table, Text, UnstyledButton } from '@mantine/core';
-import { useMediaQuery } from '@mantine/hooks';
+import { useElementSize, useMediaQuery } from '@mantine/hooks';
 import type { ReactNode } from 'react';
 import { Empty, ErrorText, Loading } from './feedback';
 
@@ -27,7 +27,7 @@ interface Props<T, S extends string> {
   rowKey: (row: T) => string | number;
   columns: Array<Column<T>>;
   empty: string;
-  /** Below it the table scrolls sideways (between a phone's cards and a wide screen). */
+  /** The table's narrowest (640 px by default): in a narrower place the records show as cards. */
   minWidth?: number;
   /**
    * How a record reads as a card on a phone: the column that heads it (the first by default), the
@@ -47,14 +47,20 @@ const PHONE = '(max-width: 37.49em)';
 
 /**
  * Records as a table, with the states around them: the API's error, loading, a word when there
- * are none, then a header per column and a row per record; on a phone, a card per record.
+ * are none, then a header per column and a row per record; a card per record wherever the table
+ * would not fit (a phone, or a tablet with the navigation beside the page), so nothing scrolls
+ * sideways. Until its width is measured, the screen's width decides.
  */
 export function RecordTable<T, S extends string = string>(props: Props<T, S>) {
   const phone = useMediaQuery(PHONE, false, { getInitialValueInEffect: false });
-  if (props.error) return <ErrorText error={props.error} />;
-  if (!props.rows) return <Loading />;
-  if (props.rows.length === 0) return <Empty>{props.empty}</Empty>;
-  return phone ? <Cards {...props} rows={props.rows} /> : <Rows {...props} rows={props.rows} />;
+  const { ref, width } = useElementSize();
+  const cards = width > 0 ? width < (props.minWidth ?? 640) : phone;
+  let shown: ReactNode;
+  if (props.error) shown = <ErrorText error={props.error} />;
+  else if (!props.rows) shown = <Loading />;
+  else if (props.rows.length === 0) shown = <Empty>{props.empty}</Empty>;
+  else shown = cards ? <Cards {...props} rows={props.rows} /> : <Rows {...props} rows={props.rows} />;
+  return <div ref={ref}>{shown}</div>;
 }
 
 function SelectPage<T>({ rows, rowKey, selection, labelled }: Pick<Props<T, never>, 'rowKey' | 'selection'> & { rows: T[]; labelled?: boolean }) {
@@ -156,7 +162,10 @@ function Cards<T, S extends string>(props: Props<T, S> & { rows: T[] }) {
           )}
         </Group>
       )}
-      <ul aria-label={props.label} style={{ listStyle: 'none', margin: 0, padding: 0, display: 'flex', flexDirection: 'column', gap: 'var(--mantine-spacing-sm)' }}>
+      <ul
+        aria-label={props.label}
+        style={{ listStyle: 'none', margin: 0, padding: 0, display: 'grid', gridTemplateColumns: 'repeat(auto-fill, minmax(min(100%, 340px), 1fr))', gap: 'var(--mantine-spacing-sm)' }}
+      >
         {props.rows.map((row) => {
           const actions = actionsCell?.(row);
           return (

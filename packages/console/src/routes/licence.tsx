@@ -260,7 +260,7 @@ export default function LicencePage() {
           rows={versions.data}
           rowKey={(v) => v.versionNo}
           empty="Never renewed."
-          minWidth={520}
+          minWidth={560}
           columns={[
             ['Term', (v) => `#${v.versionNo}`],
             ['Issued', (v) => <DateTime value={v.issuedAt} />],
@@ -293,7 +293,7 @@ export default function LicencePage() {
         <Stack gap={6}>
           {(activity.data?.items ?? []).map((entry) => (
             <Group key={entry.id} gap="sm" align="flex-start" style={{ rowGap: 0 }}>
-              <Text size="sm" c="dimmed" w={150} style={{ flexShrink: 0 }}>
+              <Text size="sm" c="dimmed" w={180} style={{ flexShrink: 0 }}>
                 <DateTime value={entry.at} />
               </Text>
               {/* Beside the time where there is room, under it on a phone. */}
