@@ -123,7 +123,7 @@ async function seed(env: Record<string, string>, workDir: string): Promise<Seede
           licence_type: 'ONLINE', activation: null, issued_at: iat * 1000, starts_at: null, expires_at: exp * 1000, grace_days: 0,
           grace_ends_at: exp * 1000, max_machines: 1, check_every_seconds: 86_400, check_max_seconds: 604_800, params: '{}',
           licence_string: licenceString, key_id: key.id, term_version: 0, revoked: 0, revoked_at: null, revoked_reason: null,
-          archived: 0, archived_at: null, issued_by: 'bench', last_checked_at: now, renewed_at: null, rebind_count: 0, notes: null,
+          archived: 0, archived_at: null, issued_by: 'bench', renewed_at: null, rebind_count: 0, notes: null,
           search_text: searchText({ licensee: `Customer ${j}`, email: null, lid, notes: null }),
           seat_model: floating ? 'FLOATING' : 'NODE_LOCKED',
         });
@@ -131,6 +131,7 @@ async function seed(env: Record<string, string>, workDir: string): Promise<Seede
       }
       const ids = await database.db.insertInto('licences').values(licences).returning(['id', 'lid']).execute();
       const idOf = new Map(ids.map((r) => [r.lid, r.id]));
+      await database.db.insertInto('licence_stamps').values(ids.map((r) => ({ licence_id: r.id, org_id: org.id, archived: 0, lid: r.lid, last_checked_at: now }))).execute();
       await database.db
         .insertInto('machine_bindings')
         .values(machines.map((m) => ({
@@ -166,7 +167,7 @@ async function alter(env: Record<string, string>, productId: number, change: (db
     for (let attempt = 1; ; attempt++) {
       try {
         await change(database.db, database.db.selectFrom('licences').select('id').where('product_id', '=', productId));
-        if (database.dialect === 'postgres') await sql`vacuum licences, machine_bindings`.execute(database.db);
+        if (database.dialect === 'postgres') await sql`vacuum licences, licence_stamps, machine_bindings`.execute(database.db);
         return;
       } catch (err) {
         if ((err as { code?: string }).code !== '40P01' || attempt === 5) throw err;
@@ -185,7 +186,7 @@ const setLeases = (env: Record<string, string>, productId: number, endsAt: numbe
 const stampsDue = (env: Record<string, string>, productId: number) =>
   alter(env, productId, async (db, ids) => {
     const longAgo = Date.now() - 2 * STAMP_INTERVAL_MS;
-    await db.updateTable('licences').set({ last_checked_at: longAgo }).where('id', 'in', ids).execute();
+    await db.updateTable('licence_stamps').set({ last_checked_at: longAgo }).where('licence_id', 'in', ids).execute();
     await db.updateTable('machine_bindings').set({ last_seen_at: longAgo }).where('licence_id', 'in', ids).execute();
   });
 

@@ -31,6 +31,7 @@ export async function seedLicences(env: Record<string, string>, total: number) {
   const batch = database.dialect === 'postgres' ? 2000 : 1000;
   for (let i = 0; i < total; i += batch) {
     const rows = [];
+    const checkedAt = new Map<string, number | null>();
     for (let j = i; j < Math.min(total, i + batch); j++) {
       const product = products[j % 3]!;
       const issuedAt = now - Math.floor(((j * 7919) % total) / total * 3 * YEAR);
@@ -41,6 +42,7 @@ export async function seedLicences(env: Record<string, string>, total: number) {
       const licensee = `Customer ${j % 50_000}`;
       const email = `customer${j % 50_000}@example.com`;
       const notes = j % 10 === 0 ? `renewal call ${j}` : null;
+      checkedAt.set(lid, j % 3 !== 0 && j % 5 !== 0 ? now - (j % 1000) * 60_000 : null);
       rows.push({
         org_id: org.id,
         lid,
@@ -68,14 +70,19 @@ export async function seedLicences(env: Record<string, string>, total: number) {
         archived: j % 50 === 0 && j % 33 === 0 ? 1 : 0,
         archived_at: null,
         issued_by: 'bench',
-        last_checked_at: j % 3 !== 0 && j % 5 !== 0 ? now - (j % 1000) * 60_000 : null,
         renewed_at: null,
         rebind_count: 0,
         notes,
         search_text: searchText({ licensee, email, lid, notes }),
       });
     }
-    await database.db.insertInto('licences').values(rows.map((row) => ({ ...row, status_rank: STATUSES.indexOf(statusOf(row, now)) }))).execute();
+    const ids = await database.db
+      .insertInto('licences')
+      .values(rows.map((row) => ({ ...row, status_rank: STATUSES.indexOf(statusOf(row, now)) })))
+      .returning(['id', 'lid', 'archived'])
+      .execute();
+    const stamps = ids.map(({ id, lid, archived }) => ({ licence_id: id, org_id: org.id, archived, lid, last_checked_at: checkedAt.get(lid)! }));
+    await database.db.insertInto('licence_stamps').values(stamps).execute();
   }
   // The first listing counts the organisation once and judges each licence's status (as upgrading
   // a deployment does); a running deployment has done so long before.

@@ -147,7 +147,7 @@ describe.skipIf(skip)('PostgreSQL restarts and worker deaths', () => {
       expect(answers.map((a) => [a.status, a.data.valid])).toEqual(Array(100).fill([200, true]));
       expect(await exited).toBe(0);
       expect(await total()).toBe(before + 100);
-      const stamped = await db.query('select last_checked_at from licences where lid = $1', [licence.lid]);
+      const stamped = await db.query('select last_checked_at from licence_stamps where lid = $1', [licence.lid]);
       expect(stamped.rows[0].last_checked_at).not.toBeNull();
     } finally {
       await db.end();

@@ -23,11 +23,11 @@ const stampRows = (t: Tenant, json: string, columns: Array<[name: string, type: 
 // Built once per dialect; conditional, so instances checking the same licence at once stamp it once.
 const stampLicences = preparedQuery((t, json: string) =>
   t
-    .updateTable('licences')
+    .updateTable('licence_stamps')
     .from(stampRows(t, json, [['id', 'bigint'], ['at', 'bigint']]).as('s'))
     .set({ last_checked_at: sql`s.at` })
-    .whereRef('licences.id', '=', sql.ref('s.id'))
-    .where(sql<boolean>`(licences.last_checked_at is null or licences.last_checked_at <= s.at - ${STAMP_INTERVAL_MS})`),
+    .whereRef('licence_stamps.licence_id', '=', sql.ref('s.id'))
+    .where(sql<boolean>`(licence_stamps.last_checked_at is null or licence_stamps.last_checked_at <= s.at - ${STAMP_INTERVAL_MS})`),
 );
 // A null leaves the column as it is: a stamp carries a sighting, a new label, or both.
 const stampSeats = preparedQuery((t, json: string) =>

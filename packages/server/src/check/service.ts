@@ -88,7 +88,9 @@ export function readPresented(scope: CheckScope, body: { license: string; finger
   return { parsed, claims, key, fingerprint: body.fingerprint, digest: fingerprint.digest, parts: fingerprint.parts, machineLabel: body.machineLabel };
 }
 
-const LICENCE_COLUMNS = ['id', 'licence_string', 'revoked', 'revoked_at', 'revoked_reason', 'max_machines', 'last_checked_at', 'seat_model'] as const;
+const LICENCE_COLUMNS = ['id', 'licence_string', 'revoked', 'revoked_at', 'revoked_reason', 'max_machines', 'seat_model'] as const;
+// What the licence's JSON array holds before its seats: its columns, then its stamp (licence_stamps).
+const READ_COLUMNS = [...LICENCE_COLUMNS, 'last_checked_at'] as const;
 const SEAT_COLUMNS = ['id', 'parts', 'bound_at', 'label', 'last_seen_at', 'released_at', 'lease_ends_at', 'borrowed_until', 'fp_digest'] as const;
 
 /**
@@ -106,12 +108,13 @@ const readLicenceRows = preparedQuery((t, productId: number, lid: string, now: n
   const refs = (columns: readonly string[], table: string) => columns.map((c) => sql.ref(`${table}.${c}`));
   const seat = array(refs(SEAT_COLUMNS, 'b'));
   const seats = postgres ? sql`coalesce(json_agg(${seat} order by b.bound_at, b.id), '[]')` : sql`json_group_array(${seat} order by b.bound_at, b.id)`;
+  const stamp = sql`(select s.last_checked_at from licence_stamps s where s.org_id = l.org_id and s.licence_id = l.id)`;
   const live = sql`(select ${seats} from machine_bindings b where b.org_id = l.org_id and b.licence_id = l.id and (${liveBinding('b', now)} or b.fp_digest = ${digest}))`;
   return t
     .selectFrom('products')
     .select([
       'products.version as product_version',
-      sql<string | unknown[] | null>`(select ${array([...refs(LICENCE_COLUMNS, 'l'), live])} from licences l where l.org_id = products.org_id and l.lid = ${lid})`.as('licence'),
+      sql<string | unknown[] | null>`(select ${array([...refs(LICENCE_COLUMNS, 'l'), stamp, live])} from licences l where l.org_id = products.org_id and l.lid = ${lid})`.as('licence'),
     ])
     .where('products.id', '=', productId);
 });
@@ -131,12 +134,12 @@ async function readLicence(scope: CheckScope, t: Tenant, lid: string, digest: st
   if (!row?.licence) return undefined;
   const values = fromJson(row.licence);
   const licence = rowOf<{ id: number; licence_string: string; revoked: number; revoked_at: number | null; revoked_reason: string | null; max_machines: number; last_checked_at: number | null; seat_model: string; lid: string; floating: boolean }>(
-    LICENCE_COLUMNS,
+    READ_COLUMNS,
     values,
   );
   licence.lid = lid;
   licence.floating = licence.seat_model === 'FLOATING';
-  const rowsRead = fromJson(values[LICENCE_COLUMNS.length] as string | unknown[][]).map((seat) => rowOf<BindingRow>(SEAT_COLUMNS, seat));
+  const rowsRead = fromJson(values[READ_COLUMNS.length] as string | unknown[][]).map((seat) => rowOf<BindingRow>(SEAT_COLUMNS, seat));
   const bindings = rowsRead.filter((row) => isLive(row, scope.now));
   // Set only on a floating licence's rows: this machine's lease row, live or lapsed.
   const mine = rowsRead.find((row) => row.fp_digest === digest);

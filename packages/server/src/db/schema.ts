@@ -217,7 +217,6 @@ export interface LicencesTable {
   archived: number;
   archived_at: number | null;
   issued_by: string;
-  last_checked_at: number | null;
   renewed_at: number | null;
   rebind_count: number;
   notes: string | null;
@@ -226,6 +225,15 @@ export interface LicencesTable {
   status_rank: number | null;
   /** The product's seat model when the licence was issued, kept for good (DESIGN.md 13); NODE_LOCKED by default. */
   seat_model: Generated<string>;
+}
+
+/** A licence's lastCheckedAt, apart from the licence row so that a stamp is a small write (0016). */
+export interface LicenceStampsTable {
+  licence_id: number;
+  org_id: number;
+  archived: number;
+  lid: string;
+  last_checked_at: number | null;
 }
 
 export interface CheckCountsTable {
@@ -408,6 +416,7 @@ export interface Schema {
   idempotency_keys: IdempotencyKeysTable;
   check_counts: CheckCountsTable;
   licence_tallies: LicenceTalliesTable;
+  licence_stamps: LicenceStampsTable;
   licence_tally_clocks: LicenceTallyClocksTable;
   platform_accounts: PlatformAccountsTable;
   platform_sessions: PlatformSessionsTable;

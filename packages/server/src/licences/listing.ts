@@ -106,7 +106,8 @@ export function sortExpression(sort: SortKey): RawBuilder<unknown> {
     case 'product':
       return sql`products.name`;
     case 'lastCheckedAt':
-      return sql`licences.last_checked_at`;
+      // Kept apart from the licence row (licence_stamps), with its own copy of lid to walk in order.
+      return sql`licence_stamps.last_checked_at`;
   }
 }
 
@@ -179,7 +180,8 @@ export function orderedLids(t: Tenant, filter: ListingFilter, now: number, plan:
   const direction = sql.raw(filter.asc ? 'asc' : 'desc');
   const nulls = sql.raw(NULLABLE_SORTS.has(filter.sort) ? ' nulls last' : '');
   const key = sortExpression(filter.sort);
-  const lid = sql`licences.lid`;
+  const stamped = filter.sort === 'lastCheckedAt';
+  const lid = stamped ? sql`licence_stamps.lid` : sql`licences.lid`;
   // Numbers are hidden with a unary plus, text by appending '' (PostgreSQL has no unary plus for text).
   const ordered = (expr: RawBuilder<unknown>, text: boolean) =>
     plan === 'walk-sort-index' ? expr : text ? sql`(${expr} || '')` : sql`+${expr}`;
@@ -187,9 +189,18 @@ export function orderedLids(t: Tenant, filter: ListingFilter, now: number, plan:
     .selectFrom('licences')
     // Only the product sort needs the product's name: a join, not a lookup per row.
     .$if(filter.sort === 'product', (q) => q.innerJoin('products', 'products.id', 'licences.product_id'))
+    // Joined on archived too, so a window's archived test narrows the stamps' index as well.
+    .$if(stamped, (q) =>
+      q.innerJoin('licence_stamps', (join) =>
+        join
+          .onRef('licence_stamps.licence_id', '=', 'licences.id')
+          .onRef('licence_stamps.org_id', '=', 'licences.org_id')
+          .onRef('licence_stamps.archived', '=', 'licences.archived'),
+      ),
+    )
     .select(['licences.lid', key.as('sort_key')])
     .where(matches(filter, now, plan === 'filter-first' ? visibleColumns : hiddenColumns))
-    .$if(after !== undefined, (q) => q.where(sql<SqlBool>`${afterPosition(key, filter, after!)}`))
+    .$if(after !== undefined, (q) => q.where(sql<SqlBool>`${afterPosition(key, lid, filter, after!)}`))
     .orderBy(sql`${ordered(key, TEXT_SORTS.has(filter.sort))} ${direction}${nulls}`)
     .orderBy(sql`${ordered(lid, true)} ${direction}`);
 }
@@ -226,11 +237,11 @@ export interface Position {
  * The rows after `after` in the listing's order (nulls last either way, ties by lid in the
  * sort's direction), as a row-value comparison an index on (key, lid) serves.
  */
-function afterPosition(key: RawBuilder<unknown>, filter: ListingFilter, after: Position): RawBuilder<unknown> {
+function afterPosition(key: RawBuilder<unknown>, lid: RawBuilder<unknown>, filter: ListingFilter, after: Position): RawBuilder<unknown> {
   const beyond = sql.raw(filter.asc ? '>' : '<');
-  if (after.key === null) return sql`(${key} is null and licences.lid ${beyond} ${after.lid})`;
+  if (after.key === null) return sql`(${key} is null and ${lid} ${beyond} ${after.lid})`;
   const nullsFollow = NULLABLE_SORTS.has(filter.sort) ? sql` or ${key} is null` : sql``;
-  return sql`((${key}, licences.lid) ${beyond} (${after.key}, ${after.lid})${nullsFollow})`;
+  return sql`((${key}, ${lid}) ${beyond} (${after.key}, ${after.lid})${nullsFollow})`;
 }
 
 /** The views of the given licences, in the order of `lids`. */

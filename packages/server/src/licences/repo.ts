@@ -19,10 +19,14 @@ export function licenceViews(t: Tenant, now: number) {
     .innerJoin('products', (join) =>
       join.onRef('products.id', '=', 'licences.product_id').onRef('products.org_id', '=', 'licences.org_id'),
     )
+    .leftJoin('licence_stamps', (join) =>
+      join.onRef('licence_stamps.licence_id', '=', 'licences.id').onRef('licence_stamps.org_id', '=', 'licences.org_id'),
+    )
     .selectAll('licences')
     .select((eb) => [
       'products.name as product_name',
       'products.product_key as product_key',
+      'licence_stamps.last_checked_at',
       eb
         .selectFrom('machine_bindings')
         .select((b) => b.fn.countAll<number>().as('n'))
@@ -38,7 +42,7 @@ export function licenceViews(t: Tenant, now: number) {
     ]);
 }
 
-export type LicenceView = LicenceRow & { product_name: string; product_key: string; seats_used: number | null; bound_at: number | null };
+export type LicenceView = LicenceRow & { product_name: string; product_key: string; last_checked_at: number | null; seats_used: number | null; bound_at: number | null };
 
 // Every write to a licence answers with it: built and compiled once (preparedQuery).
 const readView = preparedQuery((t, lid: string, now: number) => licenceViews(t, now).where('licences.lid', '=', lid));

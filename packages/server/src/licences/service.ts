@@ -266,7 +266,6 @@ export async function issueLicence(ctx: Ctx, keyring: Keyring, caches: IssueCach
                   archived: 0,
                   archived_at: null,
                   issued_by: ctx.actor.name,
-                  last_checked_at: null,
                   renewed_at: null,
                   rebind_count: 0,
                   notes: input.notes ?? null,
@@ -275,6 +274,7 @@ export async function issueLicence(ctx: Ctx, keyring: Keyring, caches: IssueCach
                 })
                 .returningAll()
                 .executeTakeFirstOrThrow();
+              await t.insertInto('licence_stamps', { licence_id: row.id, archived: 0, lid, last_checked_at: null }).execute();
               for (const fingerprint of fingerprints) {
                 await t
                   .insertInto('machine_bindings', {
@@ -292,7 +292,7 @@ export async function issueLicence(ctx: Ctx, keyring: Keyring, caches: IssueCach
               }
               // The answer (and the event's licence) is the row just written, beside what is known of it
               // without reading it again: the product (confirmed in this transaction) and the at-issue seats, bound now.
-              const view = { ...row, product_name: shape.name, product_key: shape.productKey, seats_used: fingerprints.length, bound_at: fingerprints.length > 0 ? ctx.now : null };
+              const view = { ...row, product_name: shape.name, product_key: shape.productKey, last_checked_at: null, seats_used: fingerprints.length, bound_at: fingerprints.length > 0 ? ctx.now : null };
               await recordAudit(t, ctx.actor.name, ctx.now, {
                 action: 'licence.issued',
                 subjectType: 'licence',
@@ -434,6 +434,7 @@ async function changeLicence(
       if (plan) await enforcePlan(ctx, t, statusOf(row, ctx.now), statusOf(updated, ctx.now));
       const tally = tallyChange(clock, t, row, updated);
       await t.updateTable('licences').set({ ...set, ...tally.columns }).where('id', '=', row.id).execute();
+      if (set.archived !== undefined) await t.updateTable('licence_stamps').set({ archived: set.archived }).where('licence_id', '=', row.id).execute();
       const body = await auditedAnswer(t, ctx, { action, subjectType: 'licence', subjectId: lid, lid, summary, details: details ?? null });
       await tally.record();
       return body;

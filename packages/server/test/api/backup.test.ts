@@ -22,7 +22,7 @@ import { dump, emptyTarget, indexesOf, linesOf, openEnv, rowsOf, serviceOn, with
  * added here or to EXCLUDED (src/backup/tables.ts): someone decides whether a restore needs it.
  */
 const BACKED_UP = [
-  'air_gap_activations', 'api_tokens', 'audit_entries', 'check_counts', 'customers', 'idempotency_keys', 'licence_lease_peaks', 'licence_versions', 'licences', 'machine_bindings',
+  'air_gap_activations', 'api_tokens', 'audit_entries', 'check_counts', 'customers', 'idempotency_keys', 'licence_lease_peaks', 'licence_stamps', 'licence_versions', 'licences', 'machine_bindings',
   'organisations', 'passkeys', 'platform_accounts', 'platform_audit', 'platform_passkeys', 'portal_links', 'product_keys', 'products', 'users',
   'webhook_attempts', 'webhook_deliveries', 'webhook_endpoints', 'webhook_events', 'webhook_state', 'webhook_term_marks',
 ];
@@ -107,6 +107,7 @@ describe('licensor backup', () => {
     expect(tables.indexOf('products')).toBeLessThan(tables.indexOf('product_keys'));
     expect(tables.indexOf('product_keys')).toBeLessThan(tables.indexOf('licences'));
     expect(tables.indexOf('licences')).toBeLessThan(tables.indexOf('machine_bindings'));
+    expect(tables.indexOf('licences')).toBeLessThan(tables.indexOf('licence_stamps'));
 
     // Every table of the latest schema is either backed up or deliberately left out (the search index by kind).
     const schema = await allTables(h.database.dialect, async (text) => (await sql.raw<Record<string, unknown>>(text).execute(h.database.db)).rows);

@@ -84,13 +84,13 @@ describe('a valid check', () => {
     await p.check({ ...body, nonce: nonce() });
     expect(await lastCheckedAt()).toBe(first.checkedAt);
     const longAgo = Date.now() - 61_000;
-    await h.database.db.updateTable('licences').set({ last_checked_at: longAgo }).where('lid', '=', licence.lid).execute();
+    await h.database.db.updateTable('licence_stamps').set({ last_checked_at: longAgo }).where('lid', '=', licence.lid).execute();
     await p.check(checkBody(licence.licenseString, 'someone else'));
     expect(await lastCheckedAt()).toBe(new Date(longAgo).toISOString());
     // Gathered with other checks' stamps and written together, before the next Management API read.
     const later = (await p.check({ ...body, nonce: nonce() })).data;
     expect(await lastCheckedAt()).toBe(later.checkedAt);
-    expect((await licenceRow(h, licence.lid)).last_checked_at).toBe(Date.parse(later.checkedAt));
+    expect((await h.database.db.selectFrom('licence_stamps').select('last_checked_at').where('lid', '=', licence.lid).executeTakeFirstOrThrow()).last_checked_at).toBe(Date.parse(later.checkedAt));
   });
 
   it('writes every stamp gathered in a second, however many transactions they take', async () => {
@@ -100,7 +100,7 @@ describe('a valid check', () => {
     for (const [i, licence] of licences.entries()) answers.push((await p.check(checkBody(licence.licenseString, `many ${i}`))).data);
     // One Management API read waits for all of them.
     await h.admin('GET', `/licenses/${licences[0].lid}`);
-    const stored = await h.database.db.selectFrom('licences').select(['lid', 'last_checked_at']).where('lid', 'in', licences.map((l) => l.lid)).execute();
+    const stored = await h.database.db.selectFrom('licence_stamps').select(['lid', 'last_checked_at']).where('lid', 'in', licences.map((l) => l.lid)).execute();
     const stamped = new Map(stored.map((row) => [row.lid, row.last_checked_at]));
     expect(licences.map((l, i) => stamped.get(l.lid) === Date.parse(answers[i].checkedAt))).not.toContain(false);
   });

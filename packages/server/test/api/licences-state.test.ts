@@ -357,7 +357,7 @@ describe('checkHealth', () => {
     expect(licence).toMatchObject({ checkHealth: 'NEVER', lastCheckedAt: null, checkEverySeconds: 3600, checkMaxSeconds: 86_400 });
     const checkedAgo = async (lid: string, seconds: number) => {
       const at = Date.now() - seconds * 1000;
-      await h.database.db.updateTable('licences').set({ last_checked_at: at }).where('lid', '=', lid).execute();
+      await h.database.db.updateTable('licence_stamps').set({ last_checked_at: at }).where('lid', '=', lid).execute();
       const read = (await h.admin('GET', `/licenses/${lid}`)).data;
       expect(read.lastCheckedAt).toBe(new Date(at).toISOString());
       return read.checkHealth;

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../harness.js';
 
@@ -14,9 +15,15 @@ async function licence(name: string, set: Record<string, unknown> = {}, extra: R
   const response = await h.admin('POST', '/licenses', { productId, licensee: name, licenseeEmail: `${name.toLowerCase()}@example.com`, ...extra });
   expect(response.statusCode).toBe(201);
   lids[name] = response.data.lid;
-  if (Object.keys(set).length > 0) {
-    await h.database.db.updateTable('licences').set(set).where('lid', '=', response.data.lid).execute();
+  const { last_checked_at, ...columns } = set;
+  if (Object.keys(columns).length > 0) {
+    await h.database.db.updateTable('licences').set(columns).where('lid', '=', response.data.lid).execute();
     await recount();
+  }
+  // A licence's stamp, and the copy of `archived` its sort walks, live in licence_stamps.
+  const stamp = { last_checked_at, archived: columns.archived };
+  if (Object.values(stamp).some((v) => v !== undefined)) {
+    await h.database.db.updateTable('licence_stamps').set(stamp as never).where('lid', '=', response.data.lid).execute();
   }
   return response.data.lid as string;
 }
@@ -268,6 +275,8 @@ describe('CSV export', () => {
     const rows = Array.from({ length: 25_000 }, () => ({ ...columns, lid: randomUUID(), archived: 1 }));
     // 500 rows a statement stays within SQLite's limit of 32,766 bound values.
     for (let i = 0; i < rows.length; i += 500) await h.database.db.insertInto('licences').values(rows.slice(i, i + 500)).execute();
+    // Every licence has its row of licence_stamps, as issuing writes it.
+    await sql`insert into licence_stamps (licence_id, org_id, archived, lid) select id, org_id, archived, lid from licences where id not in (select licence_id from licence_stamps)`.execute(h.database.db);
     await recount();
     const refused = await h.admin('GET', '/licenses/export.csv?window=archived');
     expect(refused.statusCode).toBe(400);

@@ -171,7 +171,22 @@ const STEPS: Record<string, { rows?: () => Promise<void>; check?: () => Promise<
       for (const row of rows) expect(row.now, row.lid).toEqual(row.before);
     },
   },
+  '0016_licence_stamps': {
+    async rows() {
+      // lastCheckedAt leaves the licence row for licence_stamps, with copies of what its sort walks.
+      const licences = written.get('licences')!;
+      stampsBefore = licences.map((row) => ({ licence_id: row.id, org_id: row.org_id, archived: row.archived, lid: row.lid, last_checked_at: row.last_checked_at }));
+      for (const row of licences) delete row.last_checked_at;
+    },
+    async check() {
+      const db = database.db as unknown as import('kysely').Kysely<any>;
+      const stamps = await db.selectFrom('licence_stamps').selectAll().orderBy('licence_id').execute();
+      expect(stamps.map((row) => ({ ...row, licence_id: Number(row.licence_id), org_id: Number(row.org_id), last_checked_at: row.last_checked_at === null ? null : Number(row.last_checked_at) }))).toEqual(stampsBefore);
+      expect(stamps.some((row) => row.archived === 1)).toBe(true);
+    },
+  },
 };
+let stampsBefore: Array<Record<string, unknown>> = [];
 
 beforeAll(async () => {
   const fresh = await freshDatabaseEnv();

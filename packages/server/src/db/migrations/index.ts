@@ -15,6 +15,7 @@ import { floatingLicences } from './0012_floating_licences.js';
 import { airGapActivation } from './0013_air_gap_activation.js';
 import { webhooks } from './0014_webhooks.js';
 import { licenceTrigrams } from './0015_licence_trigrams.js';
+import { licenceStamps } from './0016_licence_stamps.js';
 
 /** Migrations are written once for both dialects; each receives the dialect for the few DDL differences. */
 const migrations: Record<string, (dialect: DialectName) => Migration> = {
@@ -33,6 +34,7 @@ const migrations: Record<string, (dialect: DialectName) => Migration> = {
   '0013_air_gap_activation': airGapActivation,
   '0014_webhooks': webhooks,
   '0015_licence_trigrams': licenceTrigrams,
+  '0016_licence_stamps': licenceStamps,
 };
 
 export const MIGRATION_NAMES: readonly string[] = Object.keys(migrations);
