@@ -188,10 +188,14 @@ export class LicenceClient {
     return this.#ask('check', {});
   }
 
-  /** check() and borrow(): the same request (borrow adds `until`) and the same judgement. */
-  async #ask(endpoint: 'check' | 'borrow', extra: Record<string, string>): Promise<CheckResult> {
+  /**
+   * check() and borrow(): the same request (borrow adds `until`) and the same judgement. `vet`
+   * sees the licence verified offline before anything else and may throw (borrow's floating test).
+   */
+  async #ask(endpoint: 'check' | 'borrow', extra: Record<string, string>, vet?: (licence: LicenceVerification) => void): Promise<CheckResult> {
     const now = this.#clock();
     const licence = this.#verify(this.#licence, now);
+    vet?.(licence);
     // The presented term alone chooses the receipt's tag (DESIGN.md 13).
     const tag = licence.signed ? receiptTagOf(licence.claims) : 'SVCR1';
     const kept = licence.signed ? await this.#load(licence.claims) : { ...emptyState(), verified: null };
@@ -373,9 +377,9 @@ export class LicenceClient {
     const end = new Date(until);
     if (Number.isNaN(end.getTime())) throw new LicensorError('INVALID_OPTIONS', 'until must be a date');
     // A licence that fails offline is refused by #ask without being sent.
-    const licence = this.#verify(this.#licence, this.#clock());
-    if (licence.signed && licence.claims.v !== 5) throw new LicensorError('INVALID_OPTIONS', 'borrowing needs a floating licence (v 5)');
-    const result = await this.#ask('borrow', { until: end.toISOString() });
+    const result = await this.#ask('borrow', { until: end.toISOString() }, (licence) => {
+      if (licence.signed && licence.claims.v !== 5) throw new LicensorError('INVALID_OPTIONS', 'borrowing needs a floating licence (v 5)');
+    });
     if (result.answer?.fresh && result.answer.grants && result.answer.leaseEndsAt) this.#borrowedUntil = Date.parse(result.answer.leaseEndsAt);
     return result;
   }

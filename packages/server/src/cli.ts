@@ -74,9 +74,9 @@ async function checkedPassword(values: Record<string, unknown>): Promise<string>
 const upgradeLog = (config: Config) => pino({ level: config.logLevel }, pino.destination(2));
 
 /** Opens the database; before migrating a SQLite database that holds data, backs it up (DESIGN.md 17). */
-async function open(config: Config, migrate = true, serving = false): Promise<Database> {
+async function open(config: Config, migrate = true, serving = false, warn?: (message: string) => void): Promise<Database> {
   if (migrate) await backupBeforeMigrating(config, upgradeLog(config));
-  return openDatabase({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFileIn(config.dataDir) }, { migrate, serving });
+  return openDatabase({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFileIn(config.dataDir) }, { migrate, serving, ...(warn ? { warn } : {}) });
 }
 
 async function withDatabase<T>(config: Config, work: (database: Database) => Promise<T>, migrate = true): Promise<T> {
@@ -132,14 +132,16 @@ async function serve(config: Config): Promise<void> {
   }
   // A standby worker asks its primary at once, and listens only when promoted (workers.ts).
   const promoted = promotion();
-  // A worker finds the database prepared by its primary.
-  const database = await open(config, false, true);
-  // The warning about a generated key is logged once the app (and its logger) exists.
+  // Warnings before the app (and its logger) exists are logged once it does.
   const warnings: string[] = [];
-  const masterKey = loadMasterKey(config, (message) => warnings.push(message));
+  let warn: (message: string) => void = (message) => warnings.push(message);
+  // A worker finds the database prepared by its primary.
+  const database = await open(config, false, true, (message) => warn(message));
+  const masterKey = loadMasterKey(config, warn);
   const { buildApp } = await loadApp();
   const app = await buildApp({ config, database, masterKey, deliverWebhooks: 'thread' });
-  for (const message of warnings) app.log.warn(message);
+  warn = (message) => app.log.warn(message);
+  for (const message of warnings) warn(message);
   guardSchema(app, database);
   let closing = false;
   const shutdown = async (signal: string) => {

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterEach, expect, it } from 'vitest';
+import { checkpointInBackground } from '../src/db/checkpoints.js';
 import { openDatabase } from '../src/db/database.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'licensor-checkpoints-'));
@@ -25,4 +26,15 @@ it('copies the write-ahead log of a serving SQLite database into its file in the
   } finally {
     await database.close();
   }
+});
+
+// Without the thread the API connection's own automatic checkpoint does the work, at a cost to
+// every write that crosses it: the operator hears why, once.
+it('warns when its checkpoint thread fails', async () => {
+  const warnings: string[] = [];
+  const stop = checkpointInBackground(path.join(dir, 'no-such-directory', 'licensor.sqlite'), (message) => warnings.push(message));
+  await expect.poll(() => warnings.length, { timeout: 5_000 }).toBe(1);
+  expect(warnings[0]).toMatch(/^the SQLite checkpoint thread stopped \(.+\): commits checkpoint the write-ahead log themselves/);
+  await stop();
+  expect(warnings).toHaveLength(1);
 });

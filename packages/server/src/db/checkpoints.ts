@@ -24,13 +24,16 @@ const timer = setInterval(() => {
 parentPort.on('message', () => { clearInterval(timer); sqlite.close(); parentPort.close(); });
 `;
 
-/** Starts the checkpoints of the SQLite database in `file`; the function returned stops them. */
-export function checkpointInBackground(file: string): () => Promise<void> {
+/**
+ * Starts the checkpoints of the SQLite database in `file`; the function returned stops them.
+ * `warn` hears once if the thread fails: the backstop then does the work, slower, never wrong,
+ * and an operator who sees write latency rise knows why.
+ */
+export function checkpointInBackground(file: string, warn: (message: string) => void): () => Promise<void> {
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
   const worker = new Worker(THREAD, { eval: true, workerData: { driver, file, intervalMs: INTERVAL_MS }, execArgv: [] });
   worker.unref();
-  // A failed checkpoint thread leaves the backstop doing the work: slower, never wrong.
-  worker.on('error', () => {});
+  worker.on('error', (err) => warn(`the SQLite checkpoint thread stopped (${err.message}): commits checkpoint the write-ahead log themselves from now on, which slows writes`));
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   return async () => {
     worker.postMessage('stop');

@@ -97,7 +97,7 @@ function withStatementCache(sqlite: BetterSqlite3.Database): BetterSqlite3.Datab
 /** The automatic checkpoint's threshold, in pages, of a serving connection: a backstop to checkpoints.ts (SQLite's default is 1,000). */
 const BACKSTOP_CHECKPOINT_PAGES = 8_000;
 
-function openSqlite(file: string, serving: boolean): Database {
+function openSqlite(file: string, serving: boolean, warn: (message: string) => void): Database {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
   const sqlite = new BetterSqlite3(file);
   sqlite.pragma('journal_mode = WAL');
@@ -107,7 +107,7 @@ function openSqlite(file: string, serving: boolean): Database {
   sqlite.pragma('foreign_keys = ON');
   // A log that grew under a burst of writes is cut back when it next starts again.
   sqlite.pragma('journal_size_limit = 67108864');
-  const stopCheckpoints = serving && file !== ':memory:' ? checkpointInBackground(file) : null;
+  const stopCheckpoints = serving && file !== ':memory:' ? checkpointInBackground(file, warn) : null;
   if (stopCheckpoints) sqlite.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
   const db = new Kysely<Schema>({ dialect: new ImmediateSqliteDialect(withStatementCache(sqlite)) });
   return {
@@ -194,9 +194,9 @@ function openPostgres(connectionString: string, serving: boolean): Database {
  */
 export async function openDatabase(
   options: { databaseUrl: string | null; sqliteFile: string },
-  { migrate = true, serving = false } = {},
+  { migrate = true, serving = false, warn = (message: string) => process.emitWarning(message) } = {},
 ): Promise<Database> {
-  const database = options.databaseUrl ? openPostgres(options.databaseUrl, serving) : openSqlite(options.sqliteFile, serving);
+  const database = options.databaseUrl ? openPostgres(options.databaseUrl, serving) : openSqlite(options.sqliteFile, serving, warn);
   if (migrate) {
     try {
       await migrateWhenFree(database);
