@@ -8,14 +8,17 @@
  * checked once per run, the leases set back before each run). The service with one worker, then
  * two (LICENSOR_WORKERS); autocannon from a separate process, a fresh nonce per request, rate
  * limits off. Reports sustained checks/s against the single-core crypto bound (one verify + one
- * sign with bare node:crypto, measured right before), and p50/p99 of a paced 1,000 checks/s.
+ * sign with bare node:crypto, measured right before), and p50/p99 of a paced 1,000 checks/s,
+ * beside the p99 of the same paced run against a control right before it (a bare server doing
+ * a remembered licence's check's one sign, and on PostgreSQL one round trip:
+ * bench/check-floor.ts): what this machine allowed at that minute.
  * With both node-locked and floating kinds it then alternates short sustained runs of the two
  * (ROUNDS, PAIRED_SECONDS) and reports the median of each round's floating ÷ node-locked ratio.
  * LICENCES=n, SECONDS=n, ALGORITHMS=ED25519,..., KINDS=node-locked,floating,extending,
  * WORKERS=1,2 and BACKENDS=sqlite,postgres override.
  */
 import { spawn } from 'node:child_process';
-import { generateKeyPairSync, randomBytes, randomUUID, type KeyObject } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -28,7 +31,7 @@ import type { Schema } from '../src/db/schema.js';
 import { STAMP_INTERVAL_MS } from '../src/check/counters.js';
 import { searchText } from '../src/licences/repo.js';
 import { bootstrap } from '../src/orgs/service.js';
-import { benchEnv, startService } from './support.js';
+import { benchEnv, benchKeyPair, startService } from './support.js';
 
 const LICENCES = Number(process.env.LICENCES ?? 10_000);
 const SECONDS = Number(process.env.SECONDS ?? 10);
@@ -42,15 +45,10 @@ const PAIRED_SECONDS = Number(process.env.PAIRED_SECONDS ?? 3);
 const KIND_LABEL: Record<Kind, string> = { 'node-locked': 'node-locked', floating: 'floating, no extension', extending: 'floating, every check extends' };
 /** The floating products' lease: an hour, so a run of minutes never extends a lease just renewed. */
 const LEASE_MS = 3_600_000;
-const KEY_PARAMS: Record<string, Parameters<typeof generateKeyPairSync>> = {
-  ED25519: ['ed25519'] as never,
-  EC_P256: ['ec', { namedCurve: 'P-256' }] as never,
-  RSA_2048: ['rsa', { modulusLength: 2048 }] as never,
-};
 
 /** One verify (of a licence-sized payload) plus one sign (of a receipt-sized message) per second, on this core. */
 function cryptoBound(algorithm: Algorithm): number {
-  const { privateKey, publicKey } = (generateKeyPairSync as (...a: unknown[]) => { privateKey: KeyObject; publicKey: KeyObject })(...KEY_PARAMS[algorithm]!);
+  const { privateKey, publicKey } = benchKeyPair(algorithm);
   const licence = Buffer.from(randomBytes(300).toString('base64url'));
   const receipt = Buffer.from(`SVCR1\x1f${randomUUID()}\x1fACTIVE\x1f${randomBytes(18).toString('base64url')}\x1f2026-01-01T00:00:00.000Z\x1f2026-01-01T00:00:00.000Z\x1f${'a'.repeat(32)}`);
   const signature = signBytes(privateKey, licence);
@@ -84,7 +82,7 @@ async function seed(env: Record<string, string>, workDir: string): Promise<Seede
   const org = await database.db.selectFrom('organisations').select('id').where('slug', '=', 'default').executeTakeFirstOrThrow();
   const seeded: Seeded[] = [];
   for (const algorithm of ALGORITHMS) for (const kind of KINDS) {
-    const { privateKey } = (generateKeyPairSync as (...a: unknown[]) => { privateKey: KeyObject })(...KEY_PARAMS[algorithm]!);
+    const { privateKey } = benchKeyPair(algorithm);
     const productKey = `bench-${algorithm.toLowerCase()}-${kind}`;
     const floating = kind !== 'node-locked';
     const product = (
@@ -203,6 +201,23 @@ function load(job: { url: string; token: string; bodiesFile: string; connections
 }
 
 /**
+ * The paced run against bench/check-floor.ts, this machine's control at that minute: a bare
+ * server doing a check's one sign (and one PostgreSQL round trip when given a URL).
+ */
+async function control(job: { bodiesFile: string; seconds: number }, algorithm: Algorithm, databaseUrl: string | undefined): Promise<LoadResult> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'check-floor.ts'), JSON.stringify({ algorithm, databaseUrl })], { stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    const port = await new Promise<string>((resolve, reject) => {
+      child.stdout.once('data', (d: Buffer) => resolve(d.toString().trim()));
+      child.once('exit', (code) => reject(new Error(`the control server exited ${code}`)));
+    });
+    return await load({ url: `http://127.0.0.1:${port}/check`, token: 'control', bodiesFile: job.bodiesFile, connections: 32, seconds: job.seconds, rate: 1000 });
+  } finally {
+    child.kill();
+  }
+}
+
+/**
  * The checks the service answered 200, all and within 10 ms, from its own latency histogram: the
  * paced run's p99 counts this process's and the kernel's delays too, this only the service's.
  */
@@ -248,8 +263,10 @@ for (const backend of BACKENDS) {
           await resetLeases();
           // The worst case for the paced run's latency: every check stamps its licence and seat.
           await stampsDue(env, productId);
+          const pacedSeconds = extending ? Math.min(SECONDS, LICENCES / 1000) : SECONDS;
+          const floor = await control({ bodiesFile: job.bodiesFile, seconds: pacedSeconds }, algorithm, env.DATABASE_URL);
           const answeredBefore = await answered(service.url);
-          const fixed = await load({ ...job, connections: 32, seconds: extending ? Math.min(SECONDS, LICENCES / 1000) : SECONDS, rate: 1000 });
+          const fixed = await load({ ...job, connections: 32, seconds: pacedSeconds, rate: 1000 });
           const answeredAfter = await answered(service.url);
           // /metrics is one worker's: with more than one, the share is of whichever answered.
           const serviceWithin10ms = workers === 1 ? `${((100 * (answeredAfter.within10ms - answeredBefore.within10ms)) / (answeredAfter.all - answeredBefore.all)).toFixed(1)}%` : '';
@@ -258,9 +275,9 @@ for (const backend of BACKENDS) {
           const scaling = workers === 1 ? '' : `${(sustained.rps / oneWorker.get(series)!).toFixed(2)}×`;
           const failures = sustained.non2xx + sustained.errors + fixed.non2xx + fixed.errors;
           rows.push(
-            `| ${backend} | ${workers} | ${ALGORITHM_INFO[algorithm].label} | ${KIND_LABEL[kind]} | ${Math.round(bound)} | ${Math.round(sustained.rps)} | ${(sustained.rps / bound).toFixed(2)} | ${scaling} | ${sustained.p99} | ${Math.round(fixed.rps)} | ${fixed.p50} | ${fixed.p99} | ${serviceWithin10ms} | ${failures} |`,
+            `| ${backend} | ${workers} | ${ALGORITHM_INFO[algorithm].label} | ${KIND_LABEL[kind]} | ${Math.round(bound)} | ${Math.round(sustained.rps)} | ${(sustained.rps / bound).toFixed(2)} | ${scaling} | ${sustained.p99} | ${Math.round(fixed.rps)} | ${fixed.p50} | ${fixed.p99} | ${serviceWithin10ms} | ${floor.p99} | ${failures} |`,
           );
-          console.error(rows.at(-1), sustained.firstFailure ?? fixed.firstFailure ?? '');
+          console.error(rows.at(-1), sustained.firstFailure ?? fixed.firstFailure ?? (floor.non2xx + floor.errors ? `control: ${floor.firstFailure}` : ''));
         }
         // The VM's speed drifts between runs by more than the difference sought between floating
         // and node-locked checks: alternate short sustained runs and compare within each pair.
@@ -290,8 +307,8 @@ for (const backend of BACKENDS) {
 }
 
 console.log(`\nbench:check — ${LICENCES} bound licences per product, ${SECONDS} s per run; ${os.cpus().length} × ${os.cpus()[0]?.model}, Node ${process.version}\n`);
-console.log('| Backend | Workers | Algorithm | Seats | Crypto bound (verify+sign pairs/s, 1 core) | Sustained checks/s | of bound | vs 1 worker | p99 at max (ms) | Paced checks/s | p50 at 1,000/s (ms) | p99 at 1,000/s (ms) | paced, answered by the service within 10 ms | non-2xx/errors |');
-console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+console.log(`| Backend | Workers | Algorithm | Seats | Crypto bound (verify+sign pairs/s, 1 core) | Sustained checks/s | of bound | vs 1 worker | p99 at max (ms) | Paced checks/s | p50 at 1,000/s (ms) | p99 at 1,000/s (ms) | paced, answered by the service within 10 ms | control: p99 at 1,000/s of a bare server doing one sign${BACKENDS.includes('postgres') ? ' (and on PostgreSQL one round trip)' : ''} (ms) | non-2xx/errors |`);
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const row of rows) console.log(row);
 if (paired.length) {
   console.log(`\nFloating checks with no extension ÷ node-locked checks, ${ROUNDS} rounds of alternating ${PAIRED_SECONDS} s sustained runs (32 connections), order swapped every round\n`);

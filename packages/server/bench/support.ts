@@ -2,9 +2,16 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
 import net from 'node:net';
 import pg from 'pg';
+import { ALGORITHM_INFO, type Algorithm } from '@licensor/protocol';
+
+/** A fresh key pair of a signing algorithm, for benchmarks that sign as a product does. */
+export function benchKeyPair(algorithm: Algorithm): { privateKey: KeyObject; publicKey: KeyObject } {
+  const { type, options } = ALGORITHM_INFO[algorithm].keyGeneration;
+  return (generateKeyPairSync as (type: string, options: object) => { privateKey: KeyObject; publicKey: KeyObject })(type, options);
+}
 
 export const CLI = path.resolve(import.meta.dirname, '../../../bin/licensor.js');
 
