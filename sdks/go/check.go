@@ -86,26 +86,43 @@ func (r *CheckResult) Fresh() bool { return r.Answer != nil && r.Answer.Fresh }
 // unparseable body or a receipt that does not verify is no answer, and the state rests on the
 // stored answer. A licence refused offline, or older than a term already seen, is never sent.
 func (c *Client) Check(ctx context.Context) *CheckResult {
-	return c.ask(ctx, "check", "")
+	result, _ := c.ask(ctx, "check", "", nil) // with no vet, ask has no error to give
+	return result
 }
 
 // Borrow asks the service to extend this machine's lease of a floating licence until the given
 // time (at most the licence's brw ahead), for a laptop going offline (DESIGN.md 13). The machine
 // must hold a live lease: Check first. It answers like Check, the lease then ending at until; a
 // refusal (403 when borrowing is off or every borrowable seat is borrowed, 400 beyond brw) is no
-// answer with its HTTP status.
-func (c *Client) Borrow(ctx context.Context, until time.Time) *CheckResult {
-	return c.ask(ctx, "borrow", until.UTC().Format(timestampLayout))
+// answer with its HTTP status. A zero until, or a licence that verifies and is not a floating
+// one (v 5), is CodeInvalidOptions, nothing sent.
+func (c *Client) Borrow(ctx context.Context, until time.Time) (*CheckResult, error) {
+	if until.IsZero() {
+		return nil, newError(CodeInvalidOptions, "until must be a time")
+	}
+	return c.ask(ctx, "borrow", until.UTC().Format(timestampLayout), func(v *Verification) error {
+		if v.Signed && v.Claims.V != 5 {
+			return newError(CodeInvalidOptions, "borrowing needs a floating licence (v 5)")
+		}
+		return nil
+	})
 }
 
 // timestampLayout is the service's: ISO 8601 UTC with milliseconds.
 const timestampLayout = "2006-01-02T15:04:05.000Z"
 
-// ask is Check and Borrow: the same request (borrow adds until) and the same judgement.
-func (c *Client) ask(ctx context.Context, endpoint, until string) *CheckResult {
+// ask is Check and Borrow: the same request (borrow adds until) and the same judgement. vet, when
+// given, sees the licence verified offline before anything else and may refuse it (Borrow's
+// floating test), so that the licence is verified once.
+func (c *Client) ask(ctx context.Context, endpoint, until string, vet func(*Verification) error) (*CheckResult, error) {
 	now := c.clock()
 	licence := c.Licence()
 	v := c.verify(licence, now)
+	if vet != nil {
+		if err := vet(v); err != nil {
+			return nil, err
+		}
+	}
 	result := &CheckResult{Licence: v, Reasons: []Reason{}}
 	var record Record
 	var stored *Answer
@@ -123,7 +140,7 @@ func (c *Client) ask(ctx context.Context, endpoint, until string) *CheckResult {
 		if olderTerm {
 			result.Reasons = append(result.Reasons, OlderTerm)
 		}
-		return result
+		return result, nil
 	}
 
 	maxAge := int64(0)
@@ -142,7 +159,7 @@ func (c *Client) ask(ctx context.Context, endpoint, until string) *CheckResult {
 		result.NoAnswer = &NoAnswer{Code: e.Code, Status: e.Status, Message: e.Message}
 		result.judge(stored, record.OffsetMs, now, maxAge)
 		c.orAirGapped(result, v.Claims, now)
-		return result
+		return result, nil
 	}
 	// A later verified answer that says not licensed ends an air-gapped activation here (DESIGN.md 14).
 	if !fresh.Grants {
@@ -159,7 +176,7 @@ func (c *Client) ask(ctx context.Context, endpoint, until string) *CheckResult {
 	})
 	result.ServerReason, _ = fieldOf[string](body, "reason")
 	result.judge(fresh, &offset, now, maxAge)
-	return result
+	return result, nil
 }
 
 // judge sets the state from the latest verified answer (the licence already verified offline).

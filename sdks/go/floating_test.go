@@ -77,7 +77,10 @@ func TestBorrowKeepsTheLeaseOffline(t *testing.T) {
 	client := newTestClient(t, testConfig(t, f, floatingLicence(t), MemoryStore(), clock))
 	expectState(t, client.Check(ctx), Valid)
 	until := time.Now().Add(48 * time.Hour).Truncate(time.Millisecond)
-	r := client.Borrow(ctx, until)
+	r, err := client.Borrow(ctx, until)
+	if err != nil {
+		t.Fatal(err)
+	}
 	expectState(t, r, Valid)
 	if f.lastBody["until"] != until.UTC().Format(timestampLayout) || !r.LeaseEndsAt.Equal(until) || f.count("borrow") != 1 {
 		t.Fatalf("borrow sent %v, lease ends %v", f.lastBody, r.LeaseEndsAt)
@@ -90,8 +93,20 @@ func TestBorrowKeepsTheLeaseOffline(t *testing.T) {
 
 	f.set(func(f *fakeService) { f.httpStatus = 403 }) // borrowing is off
 	clock.move(0)
-	refused := client.Borrow(ctx, until)
-	if refused.NoAnswer == nil || refused.NoAnswer.Status != 403 || refused.State != Valid || refused.Fresh() {
-		t.Fatalf("refused borrow: %s %+v", refused.State, refused.NoAnswer)
+	refused, err := client.Borrow(ctx, until)
+	if err != nil || refused.NoAnswer == nil || refused.NoAnswer.Status != 403 || refused.State != Valid || refused.Fresh() {
+		t.Fatalf("refused borrow: %v %s %+v", err, refused.State, refused.NoAnswer)
+	}
+}
+
+func TestBorrowRefusesANodeLockedLicenceUnsent(t *testing.T) {
+	f := newFakeService(t)
+	client := newTestClient(t, testConfig(t, f, testLicence(t, dayAgo(), ""), MemoryStore(), &testClock{}))
+	_, err := client.Borrow(ctx, time.Now().Add(time.Hour))
+	expectCode(t, err, CodeInvalidOptions)
+	_, err = client.Borrow(ctx, time.Time{})
+	expectCode(t, err, CodeInvalidOptions)
+	if f.count("borrow") != 0 {
+		t.Fatal("a refused borrow was sent")
 	}
 }

@@ -110,7 +110,11 @@ func TestKeepLeaseNeverReleasesABorrowedLease(t *testing.T) {
 	f := newFakeService(t)
 	client := newTestClient(t, testConfig(t, f, floatingLicence(t), MemoryStore(), &testClock{}))
 	expectState(t, client.Check(ctx), Valid)
-	expectState(t, client.Borrow(ctx, time.Now().Add(24*time.Hour)), Valid)
+	borrowed, err := client.Borrow(ctx, time.Now().Add(24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	expectState(t, borrowed, Valid)
 	f.set(func(f *fakeService) { f.httpStatus = 503 }) // the laptop is offline
 	run := startLease(t, client)
 	run.waitFor(t, LeaseAtRisk)
