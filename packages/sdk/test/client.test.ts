@@ -4,7 +4,6 @@ import { fpDigest } from '@licensor/protocol';
 import { LicenceClient, LicensorError, memoryCache, type CacheKey, type CheckCache, type LicenceClientOptions, type LicenceClaims } from '@licensor/sdk';
 import {
   checkToken,
-  fakeFetch,
   genuineAnswer,
   licensed,
   MAX_SECONDS,
@@ -14,30 +13,12 @@ import {
   otherKeys,
   publicKeyPem,
   T0,
+  testClient,
   type Answer,
   type SentRequest,
 } from './fake-service.js';
 
-function client(respond: (request: SentRequest) => Answer | Promise<Answer>, options: Partial<LicenceClientOptions> = {}) {
-  const { fetchImpl, requests } = fakeFetch(respond);
-  const clock = { now: T0 };
-  const cache = options.cache ?? memoryCache();
-  const instance = new LicenceClient({
-    baseUrl: 'https://licensing.example.com/',
-    slug: 'acme',
-    checkId: 'abc123def456',
-    checkToken,
-    publicKeyPem,
-    licence: onlineLicence(),
-    fingerprint: myFingerprint,
-    fetchImpl,
-    cache,
-    clock: () => clock.now,
-    timeoutMs: 200,
-    ...options,
-  });
-  return { client: instance, requests, clock, cache };
-}
+const client = testClient;
 
 /** Where a licence's state is kept: under its signed organisation and product. */
 const keyOf = (claims: LicenceClaims | null): CacheKey => ({ slug: claims!.org, productKey: claims!.prd, lid: claims!.lid });

@@ -1,6 +1,7 @@
 // A stand-in for the check API: answers signed with test keys, and whatever forgery a test asks for.
 import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
 import { buildFingerprint, fpDigest, parseLicence, receiptTagOf, signLicence, signReceipt, type ClaimsInput } from '@licensor/protocol';
+import { LicenceClient, memoryCache, type LicenceClientOptions } from '@licensor/sdk';
 
 export const keys = generateKeyPairSync('ed25519');
 export const otherKeys = generateKeyPairSync('ed25519');
@@ -94,4 +95,29 @@ export function fakeFetch(respond: (request: SentRequest) => Answer | Promise<An
     return new Response(typeof body === 'string' ? body : JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
   }) as typeof fetch;
   return { fetchImpl, requests };
+}
+
+/**
+ * A client of this machine (an ONLINE licence unless options say otherwise) against the fake
+ * service, on a clock the test moves, its cache in memory unless given one.
+ */
+export function testClient(respond: (request: SentRequest) => Answer | Promise<Answer>, options: Partial<LicenceClientOptions> = {}) {
+  const { fetchImpl, requests } = fakeFetch(respond);
+  const clock = { now: T0 };
+  const cache = options.cache ?? memoryCache();
+  const client = new LicenceClient({
+    baseUrl: 'https://licensing.example.com/',
+    slug: 'acme',
+    checkId: 'abc123def456',
+    checkToken,
+    publicKeyPem,
+    licence: onlineLicence(),
+    fingerprint: myFingerprint,
+    fetchImpl,
+    cache,
+    clock: () => clock.now,
+    timeoutMs: 200,
+    ...options,
+  });
+  return { client, requests, clock, cache };
 }

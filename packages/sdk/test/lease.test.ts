@@ -6,7 +6,6 @@ import { LicenceClient, memoryCache, type LeaseOptions, type LicenceClientOption
 import { loadVectors } from '../../protocol/test-vectors/index.js';
 import {
   checkToken,
-  fakeFetch,
   floatingLicence,
   genuineAnswer,
   leased,
@@ -14,32 +13,14 @@ import {
   myFingerprint,
   publicKeyPem,
   T0,
+  testClient,
   type Answer,
   type SentRequest,
 } from './fake-service.js';
 
 const LEASE = 900;
 
-function client(respond: (request: SentRequest) => Answer | Promise<Answer>, options: Partial<LicenceClientOptions> = {}) {
-  const { fetchImpl, requests } = fakeFetch(respond);
-  const clock = { now: T0 };
-  const cache = options.cache ?? memoryCache();
-  const instance = new LicenceClient({
-    baseUrl: 'https://licensing.example.com',
-    slug: 'acme',
-    checkId: 'abc123def456',
-    checkToken,
-    publicKeyPem,
-    licence: floatingLicence(),
-    fingerprint: myFingerprint,
-    fetchImpl,
-    cache,
-    clock: () => clock.now,
-    timeoutMs: 200,
-    ...options,
-  });
-  return { client: instance, requests, clock, cache };
-}
+const client = (respond: (request: SentRequest) => Answer | Promise<Answer>, options: Partial<LicenceClientOptions> = {}) => testClient(respond, { licence: floatingLicence(), ...options });
 
 const down = (): Answer => ({ status: 503, body: { error: 'down' } });
 

@@ -18,6 +18,8 @@ ROOT = Path(__file__).resolve().parents[3]
 VECTORS_FILE = Path(os.environ.get("LICENSOR_VECTORS") or ROOT / "packages/protocol/test-vectors/vectors.json")
 VECTORS: dict[str, Any] = json.loads(VECTORS_FILE.read_text(encoding="utf-8"))
 ALGORITHMS: list[dict[str, Any]] = VECTORS["algorithms"]
+# Loaded after this module, whose helpers its fixtures use.
+pytest_plugins = ["client_fixtures"]
 
 
 def b64u(data: bytes) -> str:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from client_fixtures import MY_FP, Clock
 from conftest import ALGORITHMS, VECTORS, b64u, sign
-from fake_service import CHECK_ID, CHECK_TOKEN, KEY, PUBLIC_KEY, T0, FakeService, genuine, lid_of, online_licence
+from fake_service import KEY, T0, FakeService, genuine, lid_of, online_licence
 from licensor import LicenceClient, LicensorError, memory_state
 from licensor._wire import MalformedError, b64u_decode
 from licensor.air_gap import DEACTIVATION, REQUEST, RESPONSE, compact_text, device_key, dpk_of, groups_of_five, parse_text, sign_text
@@ -18,7 +19,6 @@ from licensor.keys import read_public_keys
 
 AIR_GAP = VECTORS["airGap"]
 DEVICE = AIR_GAP["deviceKey"]
-MY_FP = VECTORS["fingerprints"][0]["fingerprint"]
 OTHER_FP = VECTORS["fingerprints"][1]["fingerprint"]
 ED25519 = next(a for a in ALGORITHMS if a["algorithm"] == "ED25519")
 
@@ -72,39 +72,17 @@ def test_bad_texts_are_refused_as_the_vectors_say(form: Any, case: dict[str, Any
 # --- one machine, end to end -------------------------------------------------------------------
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> float:
-        return self.now
+@pytest.fixture
+def service(service: FakeService) -> FakeService:
+    service.respond = lambda endpoint, body: (503, {"error": "down"})  # the machine never reaches it
+    return service
 
 
 @pytest.fixture
-def service() -> Iterator[FakeService]:
-    fake = FakeService()
-    fake.respond = lambda endpoint, body: (503, {"error": "down"})  # the machine never reaches it
-    yield fake
-    fake.close()
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def client(service: FakeService, tmp_path: Path, clock: Clock) -> Callable[..., LicenceClient]:
+def client(make: Callable[..., LicenceClient]) -> Callable[..., LicenceClient]:
+    """Clients of one licence, on this machine or another."""
     licence = online_licence()
-
-    def make(fingerprint: str = MY_FP, **options: Any) -> LicenceClient:
-        options.setdefault("state_dir", str(tmp_path))
-        return LicenceClient(
-            base_url=service.url, slug="acme", check_id=CHECK_ID, check_token=CHECK_TOKEN, public_keys=PUBLIC_KEY,
-            licence=licence, clock=clock, fingerprint=fingerprint, timeout=2, **options,
-        )
-
-    return make
+    return lambda fingerprint=MY_FP, **options: make(licence, fingerprint=fingerprint, **options)
 
 
 def answer(request: str, aid: str = "7", days: int = 90, private_pem: str = KEY["privateKeyPem"], **changes: Any) -> str:
@@ -123,7 +101,7 @@ def test_an_activation_makes_the_machine_valid_offline_until_it_ends(client: Cal
     assert compact_text(made.groups) == made.request and all(len(g) <= 5 for g in made.groups.split(" "))
     request = parse_text(REQUEST, made.request)
     assert request.fields["fp"] == MY_FP and judged(REQUEST, made.request, device_public(request.fields["dpk"])) == "OK"
-    folder = tmp_path / "acme" / "cad"
+    folder = tmp_path / "state" / "acme" / "cad"
     assert (folder / "device.json").stat().st_mode & 0o777 == 0o600
 
     assert app.check().state == "STALE"
@@ -186,7 +164,7 @@ def test_responses_not_for_this_installation_machine_request_or_product_are_refu
     app.deactivate_air_gapped()
     third = app.create_air_gap_request().request
     assert refused(app, answer(third, aid="7")) == "BAD_ACTIVATION: the response is for an activation deactivated here"
-    state = json.loads((tmp_path / "acme" / "cad" / "air-gap.json").read_text())
+    state = json.loads((tmp_path / "state" / "acme" / "cad" / "air-gap.json").read_text())
     assert state["deactivated"] == [{"aid": "7", "nonce": parse_text(REQUEST, second).fields["nonce"]}]
     assert state["pending"] == third and state["activations"] == {}
 

@@ -5,58 +5,17 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
+from client_fixtures import MY_FP, Clock
 from conftest import VECTORS
-from fake_service import BOUND_AT, CHECK_ID, CHECK_TOKEN, KEY, MAX_SECONDS, OTHER_KEY, PUBLIC_KEY, T0, FakeService, genuine, iso, lid_of, online_licence
-from licensor import LicenceClient, LicensorError, memory_state
+from fake_service import BOUND_AT, CHECK_ID, CHECK_TOKEN, MAX_SECONDS, OTHER_KEY, PUBLIC_KEY, T0, FakeService, genuine, iso, lid_of, online_licence
+from licensor import LicensorError, memory_state
 from licensor._wire import fp_digest
 
-MY_FP = VECTORS["fingerprints"][0]["fingerprint"]
 OTHER_FP = VECTORS["fingerprints"][3]["fingerprint"]
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def service() -> Iterator[FakeService]:
-    fake = FakeService()
-    yield fake
-    fake.close()
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def make(service: FakeService, clock: Clock, tmp_path: Path) -> Any:
-    def make(licence: str, **options: Any) -> LicenceClient:
-        settings: dict[str, Any] = {
-            "base_url": service.url,
-            "slug": "acme",
-            "check_id": CHECK_ID,
-            "check_token": CHECK_TOKEN,
-            "public_keys": [PUBLIC_KEY],
-            "licence": licence,
-            "state_dir": str(tmp_path / "state"),
-            "clock": clock,
-            "fingerprint": MY_FP,
-            "timeout": 2,
-        }
-        settings.update(options)
-        return LicenceClient(**settings)
-
-    return make
 
 
 def state_file(tmp_path: Path, licence: str) -> Path:

@@ -7,47 +7,13 @@ import os
 import signal
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
-from conftest import VECTORS
-from fake_service import CHECK_ID, CHECK_TOKEN, PUBLIC_KEY, T0, FakeService, floating_licence, genuine, iso, lid_of, online_licence
-from licensor import LeaseKeeper, LicenceClient, LicensorError
-
-MY_FP = VECTORS["fingerprints"][0]["fingerprint"]
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def service() -> Iterator[FakeService]:
-    fake = FakeService()
-    yield fake
-    fake.close()
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def make(service: FakeService, clock: Clock, tmp_path: Path) -> Any:
-    def make(licence: str) -> LicenceClient:
-        return LicenceClient(
-            base_url=service.url, slug="acme", check_id=CHECK_ID, check_token=CHECK_TOKEN, public_keys=PUBLIC_KEY,
-            licence=licence, state_dir=str(tmp_path), clock=clock, fingerprint=MY_FP, timeout=2,
-        )
-
-    return make
-
+from client_fixtures import Clock
+from fake_service import T0, FakeService, floating_licence, genuine, iso, lid_of, online_licence
+from licensor import LeaseKeeper, LicensorError
 
 def down(endpoint: str, body: Any) -> Any:
     return 503, {"error": "down"}
@@ -57,7 +23,7 @@ def test_a_lease_is_verified_under_svcr2_and_kept_with_its_end(make: Any, tmp_pa
     licence = floating_licence()
     result = make(licence).check()
     assert (result.state, result.fresh, result.lease_ends_at) == ("VALID", True, iso(T0 + 900))
-    saved = json.loads((tmp_path / "acme" / "cad" / f"{lid_of(licence)}.json").read_text())["answer"]
+    saved = json.loads((tmp_path / "state" / "acme" / "cad" / f"{lid_of(licence)}.json").read_text())["answer"]
     assert (saved["tag"], saved["leaseEndsAt"]) == ("SVCR2", iso(T0 + 900))
 
 

@@ -8,25 +8,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Clock;
-import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** Air-gapped activation (DESIGN.md 14): the shared vectors' texts, and the client's request, activation, check and deactivation. */
-class AirGapTest {
+class AirGapTest extends ServiceTest {
     private static final Map<String, Object> VECTORS = Vectors.map(Vectors.ALL.get("airGap"));
-    private static final Map<String, Object> ED25519 = Vectors.algorithm("ED25519");
-    private static final String MACHINE = (String) Vectors.list("fingerprints").get(0).get("fingerprint");
-    private static final long NOW = 1_790_000_000_000L;
 
     private static Map<String, Object> section(String name) {
         return Vectors.map(VECTORS.get(name));
@@ -87,33 +77,10 @@ class AirGapTest {
         assertThrows(AirGap.Malformed.class, () -> AirGap.parse(AirGap.RESPONSE, "SVCX1." + "A".repeat(4100) + ".AA"));
     }
 
-    @TempDir
-    Path stateDir;
-    private FakeService service;
-    private final String lid = UUID.randomUUID().toString();
-    private Instant now = Instant.ofEpochMilli(NOW);
-
-    @BeforeEach
-    void start() throws Exception {
-        service = new FakeService(ED25519);
-    }
-
-    @AfterEach
-    void stop() {
-        service.close();
-    }
-
     private LicenceClient client(StateStore store) throws Exception {
         String licence = Vectors.licence(ED25519, "{\"v\":3,\"lid\":\"" + lid + "\",\"prd\":\"acme-cad\",\"org\":\"acme\",\"typ\":\"ONLINE\",\"iat\":" + (NOW / 1000 - 86_400)
             + ",\"exp\":" + (NOW / 1000 + 365 * 86_400) + ",\"grace\":7,\"mm\":1,\"chk\":60,\"max\":3600}");
-        Clock clock = new Clock() {
-            @Override public ZoneOffset getZone() { return ZoneOffset.UTC; }
-            @Override public Clock withZone(java.time.ZoneId zone) { return this; }
-            @Override public Instant instant() { return now; }
-        };
-        return LicenceClient.builder().baseUrl(service.baseUrl()).slug(FakeService.SLUG).checkId(FakeService.CHECK_ID).checkToken(FakeService.TOKEN)
-            .publicKeys((String) ED25519.get("publicKeyPem")).licence(licence).productKey("acme-cad").fingerprint(MACHINE).clock(clock)
-            .stateStore(store).timeout(Duration.ofSeconds(2)).build();
+        return builder(licence).stateStore(store).build();
     }
 
     /** The vendor's answer to a request: an SVCX1 signed with the product key, its fields taken from the request unless overridden. */

@@ -11,44 +11,16 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.UUID;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** The check client against a stand-in service whose answers are signed with a vector key. */
-class ClientTest {
-    private static final Map<String, Object> ED25519 = Vectors.algorithm("ED25519");
-    private static final String PEM = (String) ED25519.get("publicKeyPem");
-    private static final String MACHINE = (String) Vectors.list("fingerprints").get(0).get("fingerprint");
+class ClientTest extends ServiceTest {
     private static final String BOUND_AT = "2026-01-05T09:30:12.345Z";
-    private static final long NOW = 1_790_000_000_000L;
-
-    @TempDir
-    Path stateDir;
-    private FakeService service;
-    private final String lid = UUID.randomUUID().toString();
-    private Instant now = Instant.ofEpochMilli(NOW);
-    /** The service's clock minus ours. */
-    private long serviceAhead;
-
-    @BeforeEach
-    void start() throws Exception {
-        service = new FakeService(ED25519);
-    }
-
-    @AfterEach
-    void stop() {
-        service.close();
-    }
 
     private String licence(long iat, String typ) throws Exception {
         return Vectors.licence(ED25519, "{\"v\":3,\"lid\":\"" + lid + "\",\"prd\":\"acme-cad\",\"org\":\"acme\",\"typ\":\"" + typ + "\",\"iat\":" + iat
@@ -57,17 +29,6 @@ class ClientTest {
 
     private String licence() throws Exception {
         return licence(NOW / 1000 - 86_400, "ONLINE");
-    }
-
-    private LicenceClient.Builder builder(String licence) {
-        Clock clock = new Clock() {
-            @Override public ZoneOffset getZone() { return ZoneOffset.UTC; }
-            @Override public Clock withZone(java.time.ZoneId zone) { return this; }
-            @Override public Instant instant() { return now; }
-        };
-        return LicenceClient.builder().baseUrl(service.baseUrl() + "/").slug(FakeService.SLUG).checkId(FakeService.CHECK_ID).checkToken(FakeService.TOKEN)
-            .publicKeys(PEM).licence(licence).productKey("acme-cad").fingerprint(MACHINE).clock(clock)
-            .stateStore(StateStore.files(stateDir)).timeout(Duration.ofSeconds(2));
     }
 
     private LicenceClient client() throws Exception {

@@ -7,59 +7,24 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.file.Files;
-import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.UUID;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** Floating licences (DESIGN.md 13): v 5 claims, SVCR2 receipts, licensed until the signed lease end, borrowing. */
-class FloatingTest {
-    private static final Map<String, Object> ED25519 = Vectors.algorithm("ED25519");
-    private static final String PEM = (String) ED25519.get("publicKeyPem");
-    private static final String MACHINE = (String) Vectors.list("fingerprints").get(0).get("fingerprint");
-    private static final long NOW = 1_790_000_000_000L;
-
-    @TempDir
-    Path stateDir;
-    private FakeService service;
-    private final String lid = UUID.randomUUID().toString();
-    private Instant now = Instant.ofEpochMilli(NOW);
-    private long serviceAhead;
-
-    @BeforeEach
-    void start() throws Exception {
-        service = new FakeService(ED25519);
-    }
-
-    @AfterEach
-    void stop() {
-        service.close();
-    }
-
+class FloatingTest extends ServiceTest {
     private String licence() throws Exception {
         return Vectors.licence(ED25519, "{\"v\":5,\"lid\":\"" + lid + "\",\"prd\":\"acme-cad\",\"org\":\"acme\",\"typ\":\"ONLINE\",\"iat\":" + (NOW / 1000 - 86_400)
             + ",\"exp\":" + (NOW / 1000 + 365 * 86_400) + ",\"grace\":7,\"mm\":5,\"chk\":300,\"max\":1800,\"lse\":900,\"brw\":604800,\"lse2\":1}");
     }
 
     private LicenceClient client() throws Exception {
-        Clock clock = new Clock() {
-            @Override public ZoneOffset getZone() { return ZoneOffset.UTC; }
-            @Override public Clock withZone(java.time.ZoneId zone) { return this; }
-            @Override public Instant instant() { return now; }
-        };
-        return LicenceClient.builder().baseUrl(service.baseUrl()).slug(FakeService.SLUG).checkId(FakeService.CHECK_ID).checkToken(FakeService.TOKEN)
-            .publicKeys(PEM).licence(licence()).fingerprint(MACHINE).clock(clock).stateStore(StateStore.files(stateDir)).timeout(Duration.ofSeconds(2)).build();
+        return builder(licence()).build();
     }
 
     /** Every check takes or renews a lease ending lse after the service's checkedAt; a borrow ends at its until. */
