@@ -40,13 +40,6 @@ def session() -> Iterator[Session]:
     driver.close()
 
 
-@pytest.fixture
-def service() -> Iterator[FakeService]:
-    fake = FakeService()
-    yield fake
-    fake.close()
-
-
 def configure(session: Session, service: FakeService, licence: str, state_dir: Path) -> Any:
     return session.send(
         {"op": "configure", "baseUrl": service.url, "slug": "acme", "productKey": "cad", "checkId": CHECK_ID, "checkToken": CHECK_TOKEN,
