@@ -1,7 +1,7 @@
 import os from 'node:os';
 import type net from 'node:net';
 import path from 'node:path';
-import { allowList } from './webhooks/address.js';
+import { allowList } from './core/networks.js';
 
 export interface Config {
   port: number;

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Database } from '../db/database.js';
-import { NullableTimestamp, responses, Timestamp } from '../http/schemas.js';
+import { NullableTimestamp, responses, Timestamp } from '../core/schemas.js';
 import type { Keyring } from '../keys/keyring.js';
 import { LidParams } from '../licences/schemas.js';
 import { ownLicence } from '../portal/service.js';

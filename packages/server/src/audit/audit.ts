@@ -1,5 +1,5 @@
 import type { Tenant } from '../db/tenant.js';
-import { iso } from '../http/schemas.js';
+import { iso } from '../core/schemas.js';
 import { recordEvent, type EventSubject } from '../webhooks/events.js';
 
 export interface AuditInput extends EventSubject {

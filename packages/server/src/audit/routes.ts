@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { Nullable, PageQuery, Paged, responses, Timestamp } from '../http/schemas.js';
+import { Nullable, PageQuery, Paged, responses, Timestamp } from '../core/schemas.js';
 import { listAudit } from './audit.js';
 
 export const AuditEntry = Type.Object(

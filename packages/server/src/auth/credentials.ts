@@ -1,13 +1,10 @@
 import type { FastifyRequest } from 'fastify';
-import type { Selectable } from 'kysely';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
-import type { ApiTokensTable } from '../db/schema.js';
-import { forbidden, unauthorized } from '../http/errors.js';
-import type { Actor } from '../http/context.js';
-import type { Organisation } from '../orgs/repo.js';
-import { isRole } from './access.js';
-import { digestsEqual, sha256Hex } from './secrets.js';
+import { forbidden, unauthorized } from '../core/errors.js';
+import type { Actor, Organisation, TokenRow } from '../core/context.js';
+import { isRole } from '../core/access.js';
+import { digestsEqual, sha256Hex } from '../core/secrets.js';
 
 export const SESSION_COOKIE = 'svc_session';
 export const SESSION_LIFETIME_MS = 12 * 60 * 60 * 1000;
@@ -50,8 +47,6 @@ async function tokenActor(database: Database, header: string, org: Organisation,
   tokens?.remember(row);
   return { kind: 'token', name: `token/${row.name}`, tokenId: row.id, tokenName: row.name, scopes: JSON.parse(row.scopes) };
 }
-
-export type TokenRow = Selectable<ApiTokensTable>;
 
 /** The id an Authorization header names, when it is an API token's. */
 export const tokenIdOf = (header: string | undefined) => (header === undefined ? undefined : TOKEN_HEADER.exec(header)?.[1]);

@@ -1,11 +1,12 @@
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { tenant } from '../db/tenant.js';
-import { forbidden, tooManyRequests, unauthorized } from '../http/errors.js';
-import type { Organisation } from '../orgs/repo.js';
+import { forbidden, tooManyRequests, unauthorized } from '../core/errors.js';
+import type { Organisation } from '../core/context.js';
 import { findUserByUsername, type UserRow } from '../users/repo.js';
 import { SESSION_LIFETIME_MS } from './credentials.js';
-import { newSecret, sha256Hex, verifyPassword } from './secrets.js';
+import { newSecret, sha256Hex } from '../core/secrets.js';
+import { verifyPassword } from '../core/passwords.js';
 
 export const WINDOW_MS = 15 * 60 * 1000;
 // The per-address limit is ten times the per-(username, address) one (DESIGN.md 4).

@@ -3,16 +3,16 @@ import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
-import { badRequest, forbidden } from '../http/errors.js';
-import { inTransaction } from '../http/context.js';
-import type { Organisation } from '../orgs/repo.js';
-import { NoContent, responses } from '../http/schemas.js';
+import { badRequest, forbidden } from '../core/errors.js';
+import { inTransaction } from '../core/transaction.js';
+import type { Organisation } from '../core/context.js';
+import { NoContent, responses } from '../core/schemas.js';
 import { endSessions, findUser } from '../users/repo.js';
 import { Password } from '../users/schemas.js';
 import { recordAudit } from '../audit/audit.js';
 import { SESSION_COOKIE, SESSION_LIFETIME_MS } from './credentials.js';
 import { login } from './login.js';
-import { hashPassword, verifyPassword } from './secrets.js';
+import { hashPassword, verifyPassword } from '../core/passwords.js';
 
 const tags = ['Auth'];
 

@@ -1,9 +1,10 @@
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { tenant } from '../db/tenant.js';
-import { ApiError, forbidden, notFound, tooManyRequests, unauthorized } from '../http/errors.js';
+import { ApiError, forbidden, notFound, tooManyRequests, unauthorized } from '../core/errors.js';
 import type { Keyring } from '../keys/keyring.js';
-import type { Organisation, OrganisationCache } from '../orgs/repo.js';
+import type { OrganisationCache } from '../orgs/repo.js';
+import type { Organisation } from '../core/context.js';
 import type { CheckWrites } from './counters.js';
 import { borrowLease, fetchLicence, releaseOwnSeat } from './own-seat.js';
 import { CheckProductCache, StaleProduct, type CheckProduct } from './product-cache.js';

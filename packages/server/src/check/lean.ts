@@ -3,7 +3,7 @@ import proxyAddr from '@fastify/proxy-addr';
 import fastJsonStringify from 'fast-json-stringify';
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.js';
-import { ApiError, notFound } from '../http/errors.js';
+import { ApiError, notFound } from '../core/errors.js';
 import { failureOf } from '../http/failures.js';
 import type { ObserveRequest } from '../http/metrics.js';
 import { schemaErrorMessage, validatorCompiler } from '../http/validation.js';

@@ -1,9 +1,9 @@
 import { calendarStatus, graceEndsAt } from '@licensor/protocol';
 import { recordAudit } from '../audit/audit.js';
 import { lockRow } from '../db/database.js';
-import { inTransaction } from '../http/context.js';
-import { badRequest, forbidden, notFound } from '../http/errors.js';
-import { iso } from '../http/schemas.js';
+import { inTransaction } from '../core/transaction.js';
+import { badRequest, forbidden, notFound } from '../core/errors.js';
+import { iso } from '../core/schemas.js';
 import { liveBinding } from '../licences/live.js';
 import { releasedColumns, releaseSelf } from '../licences/self-release.js';
 import { writeLease } from './leases.js';

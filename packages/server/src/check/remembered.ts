@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import { fpDigest, parseFingerprint, parseLicence, verifyLicence, type FingerprintParts, type ParsedLicence } from '@licensor/protocol';
-import { digestsEqual, sha256Hex } from '../auth/secrets.js';
+import { digestsEqual, sha256Hex } from '../core/secrets.js';
 import type { OpenedKey } from '../keys/keyring.js';
 
 /** A map that holds at most `limit` entries: setting a new key past it forgets the oldest. */

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Static } from 'typebox';
-import { responses } from '../http/schemas.js';
+import { responses } from '../core/schemas.js';
 import type { Asked, CheckGate, CheckRoute } from './gate.js';
 import { BorrowBody, CheckAnswer, CheckBody, CheckParams, FetchAnswer, FetchBody, ReleaseAnswer, ReleaseBody } from './schemas.js';
 import type { CheckScope } from './service.js';

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Slug, Timestamp } from '../http/schemas.js';
+import { Slug, Timestamp } from '../core/schemas.js';
 
 /** The licence check API's path, bodies and answers: its Fastify routes and its lean handler (lean.ts) share them. */
 export const CheckParams = Type.Object({ slug: Slug, checkId: Type.String({ maxLength: 64 }) });

@@ -3,7 +3,7 @@ import { substringPattern } from '../db/database.js';
 import type { CustomersTable } from '../db/schema.js';
 import type { Tenant } from '../db/tenant.js';
 import { countLicencesBy } from '../licences/repo.js';
-import { iso } from '../http/schemas.js';
+import { iso } from '../core/schemas.js';
 
 export type CustomerRow = Selectable<CustomersTable>;
 

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Nullable, outputOnly, Timestamp } from '../http/schemas.js';
+import { Nullable, outputOnly, Timestamp } from '../core/schemas.js';
 import { Email } from '../users/schemas.js';
 
 export const Customer = Type.Object({

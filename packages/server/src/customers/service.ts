@@ -2,8 +2,9 @@ import { recordAudit } from '../audit/audit.js';
 import { sql } from 'kysely';
 import { isUniqueViolation, type DialectName } from '../db/database.js';
 import { preparedQuery, type Tenant } from '../db/tenant.js';
-import { inTransaction, type Ctx } from '../http/context.js';
-import { badRequest, conflict, notFound } from '../http/errors.js';
+import { type Ctx } from '../core/context.js';
+import { inTransaction } from '../core/transaction.js';
+import { badRequest, conflict, notFound } from '../core/errors.js';
 import {
   countLicences,
   findCustomerByEmail,

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { Nullable, responses } from '../http/schemas.js';
+import { Nullable, responses } from '../core/schemas.js';
 import { LicenceListItem } from '../licences/schemas.js';
 import { dashboard, dashboardMetrics } from './service.js';
 

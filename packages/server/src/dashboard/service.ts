@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
-import type { Ctx } from '../http/context.js';
-import { localDate, startOfDate } from '../licences/calendar.js';
+import type { Ctx } from '../core/context.js';
+import { localDate, startOfDate } from '../core/calendar.js';
 import { STATUSES } from '../licences/listing.js';
 import { liveBinding } from '../licences/live.js';
 import { licenceViews, toLicenceListItem, type LicenceView } from '../licences/repo.js';

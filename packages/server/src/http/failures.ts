@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { isDatabaseUnavailable } from '../db/database.js';
-import { ApiError } from './errors.js';
+import { ApiError } from '../core/errors.js';
 
 function clientMessage(err: { code?: string; message: string }): string {
   switch (err.code) {

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import type { Access } from '../auth/access.js';
+import type { Access } from '../core/access.js';
 
 const API_PREFIX = '/o/:slug/api';
 const PLATFORM_PREFIX = '/platform/api';

@@ -3,11 +3,11 @@ import { Type } from 'typebox';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { authenticate, tokenIdOf, TokenCache } from '../auth/credentials.js';
-import { roleAllows, scopesAllow, type Access } from '../auth/access.js';
-import { findOrganisationBySlug, type Organisation, type OrganisationCache } from '../orgs/repo.js';
-import { makeCtx, StaleCache, type Actor, type Ctx } from './context.js';
+import { roleAllows, scopesAllow, type Access } from '../core/access.js';
+import { findOrganisationBySlug, type OrganisationCache } from '../orgs/repo.js';
+import { type Organisation, makeCtx, StaleCache, type Actor, type Ctx } from '../core/context.js';
 import { authenticatePortal, type PortalSession } from '../portal/service.js';
-import { ApiError, forbidden, notFound } from './errors.js';
+import { ApiError, forbidden, notFound } from '../core/errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

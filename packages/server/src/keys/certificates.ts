@@ -3,7 +3,7 @@ import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 import { webcrypto, type KeyObject } from 'node:crypto';
 import { ALGORITHM_INFO, type Algorithm } from '@licensor/protocol';
-import { badRequest } from '../http/errors.js';
+import { badRequest } from '../core/errors.js';
 import { derToRaw } from './ecdsa.js';
 import type { Signer } from './keyring.js';
 

@@ -3,7 +3,7 @@ import type { Selectable } from 'kysely';
 import { ALGORITHM_INFO, algorithmOfKey, generateAlgorithmKeyPair, signBytes, type Algorithm } from '@licensor/protocol';
 import type { ProductKeysTable } from '../db/schema.js';
 import type { Tenant } from '../db/tenant.js';
-import { ApiError, badRequest, notFound } from '../http/errors.js';
+import { ApiError, badRequest, notFound } from '../core/errors.js';
 import { TokenUnavailable, type Hsm, type TokenKey, type TokenKeyRef } from './pkcs11.js';
 import { seal, unseal, UnsealError } from './sealing.js';
 

@@ -1,6 +1,6 @@
 import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import forge from 'node-forge';
-import { badRequest } from '../http/errors.js';
+import { badRequest } from '../core/errors.js';
 
 export interface OpenedKeystore {
   privateKey: KeyObject;

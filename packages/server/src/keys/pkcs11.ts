@@ -1,7 +1,7 @@
 import { createHash, createPublicKey, randomBytes, type KeyObject } from 'node:crypto';
 import pkcs11js from 'pkcs11js';
 import { ALGORITHM_INFO, algorithmOfKey, verifyBytes, type Algorithm } from '@licensor/protocol';
-import { badRequest, forbidden } from '../http/errors.js';
+import { badRequest, forbidden } from '../core/errors.js';
 import { rawToDer } from './ecdsa.js';
 
 type Handle = Buffer;

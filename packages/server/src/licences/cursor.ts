@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { badRequest } from '../http/errors.js';
+import { badRequest } from '../core/errors.js';
 import type { ListingFilter, Position } from './listing.js';
 
 /*

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { isUniqueViolation } from '../db/database.js';
 import type { Tenant } from '../db/tenant.js';
-import { badRequest, conflict } from '../http/errors.js';
+import { badRequest, conflict } from '../core/errors.js';
 
 /** A request made under an `Idempotency-Key`: the key and a digest of what was asked. */
 export interface IdempotentRequest {

@@ -1,11 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { sql } from 'kysely';
 import { Type, type Static } from 'typebox';
-import type { Ctx } from '../http/context.js';
-import { badRequest } from '../http/errors.js';
-import { Id, MAX_ID, Nullable, responses } from '../http/schemas.js';
+import type { Ctx } from '../core/context.js';
+import { badRequest } from '../core/errors.js';
+import { Id, MAX_ID, Nullable, responses } from '../core/schemas.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import { localDate } from './calendar.js';
+import { localDate } from '../core/calendar.js';
 import { exportLicences } from './export.js';
 import { readGroups } from './groups.js';
 import { countListing, countWindows, talliedFilter, tallies } from './tallies.js';

@@ -3,7 +3,7 @@ import { substringPattern, type DialectName } from '../db/database.js';
 import type { Search } from './search.js';
 import type { Schema } from '../db/schema.js';
 import type { Tenant } from '../db/tenant.js';
-import { badRequest } from '../http/errors.js';
+import { badRequest } from '../core/errors.js';
 import { DAY_MS, type LicenceStatus } from './status.js';
 import { licenceViews, type LicenceView } from './repo.js';
 

@@ -1,7 +1,7 @@
 import { lockExpression, type DialectName } from '../db/database.js';
 import { preparedQuery, type Tenant } from '../db/tenant.js';
-import { StaleCache, type Ctx } from '../http/context.js';
-import { ApiError, notFound } from '../http/errors.js';
+import { StaleCache, type Ctx } from '../core/context.js';
+import { ApiError, notFound } from '../core/errors.js';
 import { findProductRow } from '../products/repo.js';
 import { shapeOf, type ProductShape } from '../products/shape.js';
 import { toOrganisation } from '../orgs/repo.js';

@@ -3,8 +3,8 @@ import { parseLicence, type LicenceType } from '@licensor/protocol';
 import type { LicenceVersionsTable, LicencesTable, MachineBindingsTable } from '../db/schema.js';
 import type { DialectName } from '../db/database.js';
 import { preparedQuery, type Tenant } from '../db/tenant.js';
-import { notFound } from '../http/errors.js';
-import { iso } from '../http/schemas.js';
+import { notFound } from '../core/errors.js';
+import { iso } from '../core/schemas.js';
 import { isLive, liveBinding } from './live.js';
 import { checkHealth, licenceStatus, type LicenceStatus } from './status.js';
 

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Id, Nullable, NullableTimestamp, Slug, Timestamp } from '../http/schemas.js';
+import { Id, Nullable, NullableTimestamp, Slug, Timestamp } from '../core/schemas.js';
 
 const LicenceTypeSchema = Type.Enum(['OFFLINE', 'ONLINE', 'HYBRID']);
 const ActivationSchema = Type.Enum(['ONLINE', 'OFFLINE']);

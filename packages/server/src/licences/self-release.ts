@@ -1,6 +1,6 @@
 import { recordAudit } from '../audit/audit.js';
 import type { Tenant } from '../db/tenant.js';
-import { forbidden } from '../http/errors.js';
+import { forbidden } from '../core/errors.js';
 
 /** DESIGN.md 12: the window the self-service limit counts in. */
 export const SELF_RELEASE_WINDOW_MS = 30 * 24 * 60 * 60 * 1000;

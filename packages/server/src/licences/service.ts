@@ -5,13 +5,14 @@ import { recordAudit, type AuditInput } from '../audit/audit.js';
 import { findCustomerRow } from '../customers/repo.js';
 import { findOrCreateCustomer } from '../customers/service.js';
 import type { Tenant } from '../db/tenant.js';
-import { inTransaction, type Ctx } from '../http/context.js';
-import { badRequest, forbidden, notFound } from '../http/errors.js';
+import { type Ctx } from '../core/context.js';
+import { inTransaction } from '../core/transaction.js';
+import { badRequest, forbidden, notFound } from '../core/errors.js';
 import type { Keyring } from '../keys/keyring.js';
 import type { SeatModel } from '../products/schemas.js';
 import type { ProductShape } from '../products/shape.js';
 import { openWrite, type IssueProduct, type ProductCache } from './opening.js';
-import { localDate } from './calendar.js';
+import { localDate } from '../core/calendar.js';
 import { liveBinding } from './live.js';
 import { idempotently, rememberAnswer, type IdempotentRequest, type Replay } from './idempotency.js';
 import {

@@ -2,7 +2,7 @@ import { sql, type OnConflictBuilder } from 'kysely';
 import { lockName, transaction, type Database } from '../db/database.js';
 import type { Schema } from '../db/schema.js';
 import { preparedQuery, tenant, type Tenant } from '../db/tenant.js';
-import type { Ctx } from '../http/context.js';
+import type { Ctx } from '../core/context.js';
 import { countMatching, statusRank, STATUSES, windowIs, WINDOWS, type ListingFilter, type Window } from './listing.js';
 import { statusOf, type LicenceRow } from './repo.js';
 import type { LicenceStatus } from './status.js';

@@ -1,8 +1,8 @@
 import { parseFingerprint, FingerprintError, type ParamValue } from '@licensor/protocol';
-import { badRequest } from '../http/errors.js';
+import { badRequest } from '../core/errors.js';
 import type { ProductParam } from '../products/schemas.js';
 import { paramDefault } from '../products/shape.js';
-import { addMonths, isDate, localDate, startOfDate } from './calendar.js';
+import { addMonths, isDate, localDate, startOfDate } from '../core/calendar.js';
 
 function checkValue(param: ProductParam, value: unknown): ParamValue {
   const field = `params.${param.key}`;

@@ -1,6 +1,6 @@
 import { ALGORITHM_INFO, MalformedError, calendarStatus, graceEndsAt, parseLicence, verifyLicence, type Algorithm, type ParsedLicence } from '@licensor/protocol';
-import type { Ctx } from '../http/context.js';
-import { iso } from '../http/schemas.js';
+import type { Ctx } from '../core/context.js';
+import { iso } from '../core/schemas.js';
 import type { Keyring } from '../keys/keyring.js';
 import { statusOf } from './repo.js';
 

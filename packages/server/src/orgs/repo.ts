@@ -1,32 +1,12 @@
+import type { Selectable } from 'kysely';
+import type { Organisation } from '../core/context.js';
 import type { Db } from '../db/database.js';
-
-export interface Organisation {
-  id: number;
-  slug: string;
-  name: string;
-  planLimit: number | null;
-  timezone: string;
-  settingsUpdatedAt: number | null;
-  settingsUpdatedBy: string | null;
-  /** DESIGN.md 8: its members and tokens are refused; checks go on. */
-  suspended: boolean;
-  createdAt: number;
-}
+import type { OrganisationsTable } from '../db/schema.js';
 
 // Organisations are the tenants themselves, so these are the queries that need no tenant.
 const columns = ['id', 'slug', 'name', 'plan_limit', 'timezone', 'settings_updated_at', 'settings_updated_by', 'suspended', 'created_at'] as const;
 
-export function toOrganisation(row: {
-  id: number;
-  slug: string;
-  name: string;
-  plan_limit: number | null;
-  timezone: string;
-  settings_updated_at: number | null;
-  settings_updated_by: string | null;
-  suspended: number;
-  created_at: number;
-}): Organisation {
+export function toOrganisation(row: Pick<Selectable<OrganisationsTable>, (typeof columns)[number]>): Organisation {
   return {
     id: row.id,
     slug: row.slug,

@@ -3,12 +3,12 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { transaction, type Database } from '../db/database.js';
 import { tenant } from '../db/tenant.js';
-import { hashPassword } from '../auth/secrets.js';
-import { makeCtx, type Ctx } from '../http/context.js';
-import { badRequest, conflict, notFound } from '../http/errors.js';
+import { hashPassword } from '../core/passwords.js';
+import { makeCtx, type Ctx, type Organisation } from '../core/context.js';
+import { badRequest, conflict, notFound } from '../core/errors.js';
 import { insertMember, updateMember } from '../users/service.js';
 import { findUserByUsername } from '../users/repo.js';
-import { anyOrganisationExists, findOrganisationBySlug, insertOrganisation, type Organisation } from './repo.js';
+import { anyOrganisationExists, findOrganisationBySlug, insertOrganisation } from './repo.js';
 
 const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
 

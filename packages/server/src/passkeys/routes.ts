@@ -5,12 +5,12 @@ import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simp
 import { recordAudit } from '../audit/audit.js';
 import { NO_USERNAME, openSession, signInGate } from '../auth/login.js';
 import { identity, Identity, setSessionCookie } from '../auth/routes.js';
-import { verifyPassword } from '../auth/secrets.js';
+import { verifyPassword } from '../core/passwords.js';
 import type { Config } from '../config.js';
 import { transaction, type Database } from '../db/database.js';
 import { tenant } from '../db/tenant.js';
-import { badRequest, forbidden, notFound, tooManyRequests } from '../http/errors.js';
-import { Id, iso, NoContent, NullableTimestamp, responses, Slug, Timestamp } from '../http/schemas.js';
+import { badRequest, forbidden, notFound, tooManyRequests } from '../core/errors.js';
+import { Id, iso, NoContent, NullableTimestamp, responses, Slug, Timestamp } from '../core/schemas.js';
 import { openPlatformSession, platformIdentity, PlatformIdentity, platformSignInGate, recordPlatformAudit } from '../platform/accounts.js';
 import { PLATFORM_COOKIE, SESSION_LIFETIME_MS } from '../auth/credentials.js';
 import { authenticationOptions, passkeyRefused, registrationOptions, verifyAuthentication, verifyRegistration, type Realm } from './webauthn.js';

@@ -10,7 +10,7 @@ import {
 import { isoBase64URL } from '@simplewebauthn/server/helpers';
 import type { Config } from '../config.js';
 import type { Database, Db } from '../db/database.js';
-import { unauthorized } from '../http/errors.js';
+import { unauthorized } from '../core/errors.js';
 
 /** DESIGN.md 9: a challenge lives five minutes and is used once. */
 const CHALLENGE_MS = 5 * 60 * 1000;

@@ -3,8 +3,9 @@ import type { Config } from '../config.js';
 import { transaction, type Database, type Db } from '../db/database.js';
 import { ADDRESS_FACTOR, throttle, WINDOW_MS } from '../auth/login.js';
 import { SESSION_LIFETIME_MS, type PlatformAccount, type PlatformRole } from '../auth/credentials.js';
-import { hashPassword, newSecret, sha256Hex, verifyPassword } from '../auth/secrets.js';
-import { conflict, notFound, unauthorized } from '../http/errors.js';
+import { newSecret, sha256Hex } from '../core/secrets.js';
+import { hashPassword, verifyPassword } from '../core/passwords.js';
+import { conflict, notFound, unauthorized } from '../core/errors.js';
 
 /** What a platform sign-in answers (SPEC 2.10's identity, outside every organisation). */
 export const PlatformIdentity = Type.Object({

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
-import { Id, NoContent, NullableTimestamp, responses, Slug, Timestamp } from '../http/schemas.js';
+import { Id, NoContent, NullableTimestamp, responses, Slug, Timestamp } from '../core/schemas.js';
 import { LicFile, sendLic } from '../licences/routes.js';
 import {
   createPortalLink,

@@ -1,11 +1,11 @@
 import { createPublicKey } from 'node:crypto';
 import type { Algorithm } from '@licensor/protocol';
-import { badRequest } from '../http/errors.js';
+import { badRequest } from '../core/errors.js';
 import { importedCertificate, selfSignedCertificate, type Certificate } from '../keys/certificates.js';
 import { generateKeyPair, importedPair, importPrivateKey, tokenRefOf, type Keyring, type NewKey, type ProductKeyRow } from '../keys/keyring.js';
 import { openKeystore } from '../keys/keystore.js';
 import type { ProductRow } from './repo.js';
-import { withoutOutputOnly } from '../http/schemas.js';
+import { withoutOutputOnly } from '../core/schemas.js';
 import { PRODUCT_OUTPUT_ONLY, type CertificateType, type KeyOrigin, type UpdateProductInput } from './schemas.js';
 
 export interface KeyChange {

@@ -3,7 +3,7 @@ import { ALGORITHM_INFO, type Algorithm } from '@licensor/protocol';
 import type { ProductsTable } from '../db/schema.js';
 import type { Tenant } from '../db/tenant.js';
 import { countLicencesBy } from '../licences/repo.js';
-import { iso } from '../http/schemas.js';
+import { iso } from '../core/schemas.js';
 import type { ProductKeyRow } from '../keys/keyring.js';
 import { shapeOf } from './shape.js';
 

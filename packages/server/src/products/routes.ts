@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
-import { IdParams, NoContent, responses } from '../http/schemas.js';
+import { IdParams, NoContent, responses } from '../core/schemas.js';
 import type { Keyring } from '../keys/keyring.js';
 import {
   CheckCredential,

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { ALGORITHMS } from '@licensor/protocol';
-import { Nullable, NullableTimestamp, outputOnly, Timestamp } from '../http/schemas.js';
+import { Nullable, NullableTimestamp, outputOnly, Timestamp } from '../core/schemas.js';
 
 export const LICENCE_TYPES = ['OFFLINE', 'ONLINE', 'HYBRID'] as const;
 export const CERTIFICATE_TYPES = ['SELF_SIGNED', 'NONE', 'IMPORTED'] as const;

@@ -1,11 +1,12 @@
 import { ALGORITHMS, ALGORITHM_INFO, CLAIM_NAMES, FLOATING_CLAIM_NAMES } from '@licensor/protocol';
 import { recordAudit } from '../audit/audit.js';
-import { newPublicId, newSecret, sha256Hex } from '../auth/secrets.js';
+import { newPublicId, newSecret, sha256Hex } from '../core/secrets.js';
 import { isUniqueViolation } from '../db/database.js';
 import type { Tenant } from '../db/tenant.js';
-import { inTransaction, type Ctx } from '../http/context.js';
-import { conflict, notFound } from '../http/errors.js';
-import { iso } from '../http/schemas.js';
+import { type Ctx } from '../core/context.js';
+import { inTransaction } from '../core/transaction.js';
+import { conflict, notFound } from '../core/errors.js';
+import { iso } from '../core/schemas.js';
 import type { Keyring, ProductKeyRow } from '../keys/keyring.js';
 import type { Hsm } from '../keys/pkcs11.js';
 import { prepareKeyChange, withoutEchoes, type KeyChange } from './key-change.js';

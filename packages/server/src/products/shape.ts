@@ -1,6 +1,6 @@
 import { isReservedClaimName, type ParamValue } from '@licensor/protocol';
-import { badRequest } from '../http/errors.js';
-import { isDate } from '../licences/calendar.js';
+import { badRequest } from '../core/errors.js';
+import { isDate } from '../core/calendar.js';
 import type { ProductRow } from './repo.js';
 import type { CreateProductInput, LicenceType, ProductParam, SeatModel, UpdateProductInput } from './schemas.js';
 

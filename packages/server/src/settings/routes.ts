@@ -1,10 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { recordAudit } from '../audit/audit.js';
-import { updateOrganisationTimezone, type Organisation } from '../orgs/repo.js';
-import { inTransaction } from '../http/context.js';
-import { badRequest } from '../http/errors.js';
-import { Nullable, NullableTimestamp, iso, responses } from '../http/schemas.js';
+import { updateOrganisationTimezone } from '../orgs/repo.js';
+import { type Organisation } from '../core/context.js';
+import { inTransaction } from '../core/transaction.js';
+import { isZoneName } from '../core/calendar.js';
+import { badRequest } from '../core/errors.js';
+import { Nullable, NullableTimestamp, iso, responses } from '../core/schemas.js';
 
 const tags = ['Settings'];
 
@@ -19,17 +21,6 @@ const toSettings = (org: Organisation) => ({
   updatedAt: iso(org.settingsUpdatedAt),
   updatedBy: org.settingsUpdatedBy,
 });
-
-/** A zone name the runtime knows (`UTC` included), never an offset such as `+02:00`. */
-export function isZoneName(zone: string): boolean {
-  if (/^(?:UTC|GMT)?\s*[+-−]\s*\d/i.test(zone)) return false;
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 export const settingsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(

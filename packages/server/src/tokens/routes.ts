@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { SCOPES } from '../auth/access.js';
-import { forbidden } from '../http/errors.js';
-import { NoContent, Nullable, NullableTimestamp, responses, Slug, Timestamp } from '../http/schemas.js';
+import { SCOPES } from '../core/access.js';
+import { forbidden } from '../core/errors.js';
+import { NoContent, Nullable, NullableTimestamp, responses, Slug, Timestamp } from '../core/schemas.js';
 import { createToken, deleteToken, listTokens, revokeToken } from './service.js';
 
 const tags = ['API tokens'];

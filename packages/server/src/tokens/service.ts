@@ -1,12 +1,13 @@
 import type { Selectable } from 'kysely';
 import { recordAudit } from '../audit/audit.js';
-import { isScope } from '../auth/access.js';
-import { newPublicId, newSecret, sha256Hex } from '../auth/secrets.js';
+import { isScope } from '../core/access.js';
+import { newPublicId, newSecret, sha256Hex } from '../core/secrets.js';
 import { isUniqueViolation } from '../db/database.js';
 import type { ApiTokensTable } from '../db/schema.js';
-import { inTransaction, type Ctx } from '../http/context.js';
-import { badRequest, conflict, notFound } from '../http/errors.js';
-import { iso } from '../http/schemas.js';
+import { type Ctx } from '../core/context.js';
+import { inTransaction } from '../core/transaction.js';
+import { badRequest, conflict, notFound } from '../core/errors.js';
+import { iso } from '../core/schemas.js';
 
 function toTokenRecord(row: Selectable<ApiTokensTable>) {
   return {

@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { Tenant } from '../db/tenant.js';
 import type { UsersTable } from '../db/schema.js';
-import { iso } from '../http/schemas.js';
+import { iso } from '../core/schemas.js';
 
 export type UserRow = Selectable<UsersTable>;
 

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { IdParams, NoContent, responses } from '../http/schemas.js';
+import { IdParams, NoContent, responses } from '../core/schemas.js';
 import { CreateMemberBody, Member, UpdateMemberBody } from './schemas.js';
 import { createMember, deleteMember, listMembers, updateMember } from './service.js';
 

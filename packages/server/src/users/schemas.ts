@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Nullable, NullableTimestamp, Timestamp } from '../http/schemas.js';
+import { Nullable, NullableTimestamp, Timestamp } from '../core/schemas.js';
 
 export const Username = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._@-]+$' });
 export const Password = Type.String({ minLength: 12, maxLength: 1024, description: 'At least 12 characters.' });

@@ -1,10 +1,11 @@
 import type { Static } from 'typebox';
 import { recordAudit } from '../audit/audit.js';
-import { hashPassword } from '../auth/secrets.js';
+import { hashPassword } from '../core/passwords.js';
 import { isUniqueViolation } from '../db/database.js';
-import { inTransaction, type Ctx } from '../http/context.js';
+import { type Ctx } from '../core/context.js';
+import { inTransaction } from '../core/transaction.js';
 import type { Tenant } from '../db/tenant.js';
-import { conflict, forbidden, notFound } from '../http/errors.js';
+import { conflict, forbidden, notFound } from '../core/errors.js';
 import { countActiveAdmins, endSessions, findUser, listUsers, toMember } from './repo.js';
 import type { CreateMemberBody, UpdateMemberBody } from './schemas.js';
 

@@ -1,5 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import net from 'node:net';
+import { addCidr } from '../core/networks.js';
 
 /** DESIGN.md 15: ranges a webhook may never reach unless `LICENSOR_WEBHOOK_ALLOW_NETWORKS` allows them. */
 const REFUSED_V4 = ['0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.0.0.0/24', '192.168.0.0/16', '198.18.0.0/15', '224.0.0.0/3'];
@@ -8,21 +9,6 @@ const REFUSED_V6 = ['::/128', '::1/128', 'fc00::/7', 'fe80::/10', '64:ff9b::/96'
 const refused = new net.BlockList();
 for (const cidr of REFUSED_V4) addCidr(refused, cidr);
 for (const cidr of REFUSED_V6) addCidr(refused, cidr);
-
-function addCidr(list: net.BlockList, cidr: string): boolean {
-  const [address, prefix, extra] = cidr.trim().split('/');
-  const family = net.isIP(address ?? '');
-  if (!family || extra !== undefined || !/^\d{1,3}$/.test(prefix ?? '') || Number(prefix) > (family === 4 ? 32 : 128)) return false;
-  list.addSubnet(address!, Number(prefix), family === 4 ? 'ipv4' : 'ipv6');
-  return true;
-}
-
-/** Parses `LICENSOR_WEBHOOK_ALLOW_NETWORKS`; null names the first entry that is not a CIDR range. */
-export function allowList(raw: string): { list: net.BlockList; bad: string | null } {
-  const list = new net.BlockList();
-  for (const cidr of raw.split(',').filter((c) => c.trim() !== '')) if (!addCidr(list, cidr)) return { list, bad: cidr.trim() };
-  return { list, bad: null };
-}
 
 /** An IPv4-mapped IPv6 address (`::ffff:a.b.c.d`, in either spelling) is judged as the IPv4 address it carries. */
 function unmapped(address: string): { address: string; family: 'ipv4' | 'ipv6' } {

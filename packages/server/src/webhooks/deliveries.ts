@@ -1,8 +1,9 @@
 import type net from 'node:net';
 import { transaction, type Database } from '../db/database.js';
-import { inTransaction, type Ctx } from '../http/context.js';
-import { badRequest, notFound } from '../http/errors.js';
-import { iso } from '../http/schemas.js';
+import { type Ctx } from '../core/context.js';
+import { inTransaction } from '../core/transaction.js';
+import { badRequest, notFound } from '../core/errors.js';
+import { iso } from '../core/schemas.js';
 import { newEventId } from './events.js';
 import { recordOutcomes } from './outbox.js';
 import { attempt } from './send.js';

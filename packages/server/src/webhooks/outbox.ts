@@ -6,7 +6,7 @@ import { recordAudit } from '../audit/audit.js';
 import { lockName, transaction, type Database, type Trx } from '../db/database.js';
 import { tenant } from '../db/tenant.js';
 import { sql } from 'kysely';
-import { iso } from '../http/schemas.js';
+import { iso } from '../core/schemas.js';
 import { attempt, type Outcome } from './send.js';
 import { signingKeys } from './service.js';
 import { scanTerms } from './terms.js';

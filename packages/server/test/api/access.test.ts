@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SCOPES } from '../../src/auth/access.js';
+import { SCOPES } from '../../src/core/access.js';
 import type { ApiRoute } from '../../src/http/tenancy.js';
 import { startHarness, type Harness } from '../harness.js';
 

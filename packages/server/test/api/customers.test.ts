@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inTransaction } from '../../src/http/context.js';
+import { inTransaction } from '../../src/core/transaction.js';
 import { operatorCtx } from '../../src/orgs/service.js';
 import { findOrCreateCustomer } from '../../src/customers/service.js';
 import { startHarness, type Harness } from '../harness.js';

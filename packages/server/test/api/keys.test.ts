@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyBytes } from '@licensor/protocol';
 import { buildApp } from '../../src/app.js';
 import { tenant } from '../../src/db/tenant.js';
-import { ApiError } from '../../src/http/errors.js';
+import { ApiError } from '../../src/core/errors.js';
 import { Keyring } from '../../src/keys/keyring.js';
 import type { FastifyInstance } from 'fastify';
 import { startHarness, type Harness } from '../harness.js';

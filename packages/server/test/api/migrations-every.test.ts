@@ -1,7 +1,7 @@
 // DESIGN.md 17: every migration run from the schema before it, over representative rows of every table that schema has.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { hashPassword } from '../../src/auth/secrets.js';
+import { hashPassword } from '../../src/core/passwords.js';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import type { Database } from '../../src/db/database.js';

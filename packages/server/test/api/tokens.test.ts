@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sha256Hex } from '../../src/auth/secrets.js';
+import { sha256Hex } from '../../src/core/secrets.js';
 import { startHarness, type Harness } from '../harness.js';
 
 let h: Harness;

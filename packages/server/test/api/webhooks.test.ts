@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { inTransaction } from '../../src/http/context.js';
+import { inTransaction } from '../../src/core/transaction.js';
 import { operatorCtx } from '../../src/orgs/service.js';
 import { findOrCreateCustomer } from '../../src/customers/service.js';
 import { createPlatformAccount } from '../../src/platform/accounts.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addMonths, isDate, localDate, startOfDate } from '../../src/licences/calendar.js';
+import { addMonths, isDate, localDate, startOfDate } from '../../src/core/calendar.js';
 
 describe('calendar', () => {
   it.each([

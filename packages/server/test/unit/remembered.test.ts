@@ -2,7 +2,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { buildFingerprint, fpDigest, parseFingerprint, signLicence, MalformedError } from '@licensor/protocol';
-import { sha256Hex } from '../../src/auth/secrets.js';
+import { sha256Hex } from '../../src/core/secrets.js';
 import { BoundedMap, ReadFingerprints, TokenDigests, VerifiedLicences } from '../../src/check/remembered.js';
 import type { OpenedKey } from '../../src/keys/keyring.js';
 

@@ -84,3 +84,14 @@ export function addMonths(date: string, months: number): string | null {
   const lastDay = utc(year, month + 1, 0).getUTCDate();
   return formatDate(year, month + 1, Math.min(d, lastDay));
 }
+
+/** A zone name the runtime knows (`UTC` included), never an offset such as `+02:00`. */
+export function isZoneName(zone: string): boolean {
+  if (/^(?:UTC|GMT)?\s*[+-−]\s*\d/i.test(zone)) return false;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}

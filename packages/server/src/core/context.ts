@@ -1,8 +1,24 @@
-import { lockRow, transaction, type Database } from '../db/database.js';
+import type { Selectable } from 'kysely';
+import type { Database } from '../db/database.js';
+import type { ApiTokensTable } from '../db/schema.js';
 import { tenant, type Tenant } from '../db/tenant.js';
-import type { Organisation } from '../orgs/repo.js';
-import { roleAllows, scopesAllow, type Role, type Scope } from '../auth/access.js';
-import type { TokenRow } from '../auth/credentials.js';
+import { roleAllows, scopesAllow, type Role, type Scope } from './access.js';
+
+/** An organisation (a tenant) as every request carries it (orgs/repo.ts reads it). */
+export interface Organisation {
+  id: number;
+  slug: string;
+  name: string;
+  planLimit: number | null;
+  timezone: string;
+  settingsUpdatedAt: number | null;
+  settingsUpdatedBy: string | null;
+  /** DESIGN.md 8: its members and tokens are refused; checks go on. */
+  suspended: boolean;
+  createdAt: number;
+}
+
+export type TokenRow = Selectable<ApiTokensTable>;
 
 export type Actor =
   | { kind: 'user'; name: string; userId: number; displayName: string; role: Role; sessionId: string }
@@ -44,19 +60,4 @@ export function makeCtx(database: Database, org: Organisation, actor: Actor, now
     can: (scope) =>
       actor.kind === 'system' || (actor.kind === 'token' ? scopesAllow(actor.scopes, scope) : roleAllows(actor.role, scope)),
   };
-}
-
-/**
- * Runs `work` in one transaction with a tenant handle bound to it. `lockOrganisation`
- * serialises writers that check an organisation-wide count (plan capacity, last administrator).
- */
-export function inTransaction<T>(
-  ctx: Pick<Ctx, 'database' | 'org'>,
-  work: (t: Tenant) => Promise<T>,
-  { lockOrganisation = false } = {},
-): Promise<T> {
-  return transaction(ctx.database, async (trx) => {
-    if (lockOrganisation) await lockRow(ctx.database, trx, 'organisations', ctx.org.id);
-    return work(tenant(trx, ctx.org.id));
-  });
 }
