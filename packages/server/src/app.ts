@@ -21,6 +21,8 @@ import { checkRoutes } from './check/routes.js';
 import { checkGates } from './check/gate.js';
 import { leanCheckHandler } from './check/lean.js';
 import { authRoutes } from './auth/routes.js';
+import { memberCallers } from './auth/credentials.js';
+import { authenticatePortal } from './portal/service.js';
 import { customerRoutes } from './customers/routes.js';
 import { dashboardRoutes } from './dashboard/routes.js';
 import { Keyring } from './keys/keyring.js';
@@ -39,12 +41,10 @@ import { DeliveryThread } from './webhooks/thread.js';
 import { webhookRoutes } from './webhooks/routes.js';
 import { memberPasskeyRoutes } from './passkeys/routes.js';
 import { VERSION } from './version.js';
-import { sharedRateLimiter, type RateLimiter } from './check/rate-limit.js';
+import { sharedRateLimiter } from './http/rate-limit.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Counts for every rate limit (checks, passkey sign-in). */
-    rateLimits: RateLimiter;
     /** The webhook delivery loop on this thread (webhooks/outbox.ts); null when it runs in a thread of its own. */
     webhooks: Outbox | null;
     /** The check API's lean handler (check/lean.ts): true when it took the request, false to leave it to Fastify. */
@@ -187,7 +187,7 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
       api.addHook('onSend', async (_request, reply) => {
         reply.header('x-content-type-options', 'nosniff').header('cache-control', 'no-store');
       });
-      installTenancy(api, database, config, app.apiRoutes, organisations);
+      installTenancy(api, database, app.apiRoutes, { ...memberCallers(database, config, organisations), customer: (request, org, now) => authenticatePortal(request, database, config, org, now) });
       // Whatever reads an organisation's data sees every check this process has answered.
       api.addHook('onRequest', async (request) => {
         if (request.routeOptions.config.access !== 'check') await checkWrites.settle();

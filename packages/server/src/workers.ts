@@ -1,7 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
-import { answerRateHits, memoryRateLimiter } from './check/rate-limit.js';
+import { answerRateHits, memoryRateLimiter } from './http/rate-limit.js';
 import { SCHEMA_CHANGED_EXIT } from './db/schema-watch.js';
 
 // A worker that dies this soon after starting is replaced after a pause, not in a tight loop.

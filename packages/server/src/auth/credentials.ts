@@ -4,6 +4,8 @@ import type { Database } from '../db/database.js';
 import { forbidden, unauthorized } from '../core/errors.js';
 import type { Actor, Organisation, TokenRow } from '../core/context.js';
 import { isRole } from '../core/access.js';
+import type { Callers } from '../http/tenancy.js';
+import { findOrganisationBySlug, type OrganisationCache } from '../orgs/repo.js';
 import { digestsEqual, sha256Hex } from '../core/secrets.js';
 
 export const SESSION_COOKIE = 'svc_session';
@@ -49,13 +51,13 @@ async function tokenActor(database: Database, header: string, org: Organisation,
 }
 
 /** The id an Authorization header names, when it is an API token's. */
-export const tokenIdOf = (header: string | undefined) => (header === undefined ? undefined : TOKEN_HEADER.exec(header)?.[1]);
+const tokenIdOf = (header: string | undefined) => (header === undefined ? undefined : TOKEN_HEADER.exec(header)?.[1]);
 
 /**
  * API tokens by id, for the routes whose transaction confirms them (licences/opening.ts): only a
  * token that was accepted is kept. `last_used_at` is what this process last stamped or read.
  */
-export class TokenCache {
+class TokenCache {
   private readonly byId = new Map<string, TokenRow>();
 
   get(id: string): TokenRow | undefined {
@@ -150,7 +152,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * Who is asking. An Authorization header is judged alone (a bad token is 401 even beside a
  * good cookie); otherwise the session cookie, whose unsafe requests must come from our origin.
  */
-export async function authenticate(
+async function authenticate(
   request: FastifyRequest,
   database: Database,
   config: Pick<Config, 'ownOrigins'>,
@@ -169,4 +171,22 @@ export async function authenticate(
     throw forbidden(`requests from origin ${origin} are not accepted`);
   }
   return actor;
+}
+
+/**
+ * An organisation's callers for the tenancy hook (http/tenancy.ts): its organisation by slug and
+ * who a credential is, the organisation and API tokens from this process's caches where asked.
+ */
+export function memberCallers(database: Database, config: Pick<Config, 'ownOrigins'>, organisations: OrganisationCache): Omit<Callers, 'customer'> {
+  const tokens = new TokenCache();
+  return {
+    organisation: (slug, cached) => (cached ? organisations.find(database.db, slug) : findOrganisationBySlug(database.db, slug)),
+    member: (request, org, now, cached) => authenticate(request, database, config, org, now, cached ? tokens : undefined),
+    cachedToken: (id) => tokens.get(id),
+    forget: (slug, authorization) => {
+      organisations.forget(slug);
+      const id = tokenIdOf(authorization);
+      if (id !== undefined) tokens.forget(id);
+    },
+  };
 }

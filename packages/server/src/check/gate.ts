@@ -8,7 +8,7 @@ import type { Organisation } from '../core/context.js';
 import type { CheckWrites } from './counters.js';
 import { borrowLease, fetchLicence, releaseOwnSeat } from './own-seat.js';
 import { CheckProductCache, StaleProduct, type CheckProduct } from './product-cache.js';
-import type { RateLimiter } from './rate-limit.js';
+import type { RateLimiter } from '../http/rate-limit.js';
 import { ReadFingerprints, TokenDigests, VerifiedLicences } from './remembered.js';
 import { checkLicence, type CheckScope } from './service.js';
 

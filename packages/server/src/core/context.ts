@@ -47,6 +47,15 @@ export interface CachedCaller {
   forget(): void;
 }
 
+/** Who the portal cookie signs in: one customer of one organisation. */
+export interface PortalSession {
+  customerId: number;
+  sessionId: string;
+  tenant: Tenant;
+  /** The audit actor, `customer/<id>`. */
+  actor: string;
+}
+
 /** Thrown in a transaction that finds something its request took from a cache changed: the request is judged again (http/tenancy.ts confirmed). */
 export class StaleCache extends Error {}
 

@@ -1,12 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
-import { authenticate, tokenIdOf, TokenCache } from '../auth/credentials.js';
 import { roleAllows, scopesAllow, type Access } from '../core/access.js';
-import { findOrganisationBySlug, type OrganisationCache } from '../orgs/repo.js';
-import { type Organisation, makeCtx, StaleCache, type Actor, type Ctx } from '../core/context.js';
-import { authenticatePortal, type PortalSession } from '../portal/service.js';
+import { makeCtx, StaleCache, type Actor, type Ctx, type Organisation, type PortalSession, type TokenRow } from '../core/context.js';
 import { ApiError, forbidden, notFound } from '../core/errors.js';
 
 declare module 'fastify' {
@@ -37,6 +33,23 @@ export interface ApiRoute {
   access: Access;
 }
 
+/**
+ * Who calls an organisation's API, as the features that keep organisations and credentials know
+ * them (app.ts wires them in): this plugin judges access, they read the rows.
+ */
+export interface Callers {
+  /** The organisation a slug names; from this process's cache when `cached` (orgs/repo.ts). */
+  organisation(slug: string, cached: boolean): Promise<Organisation | undefined>;
+  /** A member, an API token or a platform session (auth/credentials.ts); the token from this process's cache when `cached`. */
+  member(request: FastifyRequest, org: Organisation, now: number, cached: boolean): Promise<Actor>;
+  /** The customer portal's own session (portal/service.ts). */
+  customer(request: FastifyRequest, org: Organisation, now: number): Promise<PortalSession>;
+  /** The cached row of an API token a request was admitted on, for its transaction to confirm. */
+  cachedToken(tokenId: string): TokenRow | undefined;
+  /** Forgets what the caches hold for the slug and the Authorization header, so both are read again. */
+  forget(slug: string, authorization: string | undefined): void;
+}
+
 const NO_QUERY = Type.Object({}, { additionalProperties: false });
 
 function authorize(actor: Actor, access: Exclude<Access, 'public' | 'check' | 'portal'>): void {
@@ -58,7 +71,7 @@ function authorize(actor: Actor, access: Exclude<Access, 'public' | 'check' | 'p
  * (unknown slug: 404 before anything else), the caller authenticated and its access judged.
  * Every route must declare its access; a route without one fails at start-up.
  */
-export function installTenancy(app: FastifyInstance, database: Database, config: Config, routes: ApiRoute[], organisations: OrganisationCache): void {
+export function installTenancy(app: FastifyInstance, database: Database, routes: ApiRoute[], callers: Callers): void {
   app.addHook('onRoute', (route) => {
     const access = route.config?.access;
     if (!access) throw new Error(`route ${route.method} ${route.url} declares no access`);
@@ -70,7 +83,6 @@ export function installTenancy(app: FastifyInstance, database: Database, config:
   app.decorateRequest('ctx', null as unknown as Ctx);
   app.decorateRequest('portal', null as unknown as PortalSession);
   app.decorateRequest('readmit', null as unknown as () => Promise<void>);
-  const tokens = new TokenCache();
 
   /**
    * The organisation, the caller and its access. `cached`: the organisation and API token may come
@@ -79,7 +91,7 @@ export function installTenancy(app: FastifyInstance, database: Database, config:
   const admit = async (request: FastifyRequest, cached: boolean) => {
     const { slug } = request.params as { slug: string };
     const access = request.routeOptions.config.access!;
-    const org = access === 'check' || cached ? await organisations.find(database.db, slug) : await findOrganisationBySlug(database.db, slug);
+    const org = await callers.organisation(slug, access === 'check' || cached);
     if (!org) throw notFound(`no organisation "${slug}"`);
     request.org = org;
     // A check token is judged by the check routes' own onRequest hook, which runs right after this one.
@@ -87,22 +99,16 @@ export function installTenancy(app: FastifyInstance, database: Database, config:
     const now = Date.now();
     // The customer portal has its own credential and nothing else (DESIGN.md 12).
     if (access === 'portal') {
-      request.portal = await authenticatePortal(request, database, config, org, now);
+      request.portal = await callers.customer(request, org, now);
       return;
     }
-    const actor = await authenticate(request, database, config, org, now, cached ? tokens : undefined);
+    const actor = await callers.member(request, org, now, cached);
     // The platform still reaches a suspended organisation (DESIGN.md 8); its own people do not.
     if (org.suspended && actor.kind !== 'platform') throw forbidden('organisation suspended');
     authorize(actor, access);
     request.ctx = makeCtx(database, org, actor, now);
     if (cached && actor.kind === 'token') {
-      request.ctx.cached = {
-        token: tokens.get(actor.tokenId)!,
-        forget: () => {
-          organisations.forget(slug);
-          tokens.forget(actor.tokenId);
-        },
-      };
+      request.ctx.cached = { token: callers.cachedToken(actor.tokenId)!, forget: () => callers.forget(slug, request.headers.authorization) };
     }
   };
 
@@ -114,9 +120,7 @@ export function installTenancy(app: FastifyInstance, database: Database, config:
     } catch (err) {
       if (!cached || !(err instanceof ApiError)) throw err;
       // A refusal judged on cached rows is judged again on the rows as they are.
-      organisations.forget((request.params as { slug: string }).slug);
-      const id = tokenIdOf(header);
-      if (id !== undefined) tokens.forget(id);
+      callers.forget((request.params as { slug: string }).slug, header);
       await admit(request, true);
     }
     if (cached) request.readmit = () => admit(request, true);

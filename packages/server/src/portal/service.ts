@@ -6,7 +6,7 @@ import { newSecret, sha256Hex } from '../core/secrets.js';
 import type { Config } from '../config.js';
 import { transaction, type Database } from '../db/database.js';
 import { tenant, type Tenant } from '../db/tenant.js';
-import { type Ctx, type Organisation } from '../core/context.js';
+import type { Ctx, Organisation, PortalSession } from '../core/context.js';
 import { inTransaction } from '../core/transaction.js';
 import { badRequest, forbidden, notFound, unauthorized } from '../core/errors.js';
 import { iso } from '../core/schemas.js';
@@ -19,15 +19,6 @@ const LINK_LIFETIME_MS = 24 * 60 * 60 * 1000;
 export const PORTAL_SESSION_MS = 8 * 60 * 60 * 1000;
 const SECRET = /^[0-9a-f]{64}$/;
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-
-/** Who the portal cookie signs in: one customer of one organisation. */
-export interface PortalSession {
-  customerId: number;
-  sessionId: string;
-  tenant: Tenant;
-  /** The audit actor, `customer/<id>`. */
-  actor: string;
-}
 
 async function customerOr404(t: Tenant, customerId: number) {
   const customer = await t.selectFrom('customers').select(['id', 'name']).where('id', '=', customerId).executeTakeFirst();

@@ -1,6 +1,13 @@
 import cluster, { type Worker } from 'node:cluster';
 import { Redis } from 'ioredis';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Counts for every rate limit (checks, passkey sign-in, webhook tests), decorated by app.ts. */
+    rateLimits: RateLimiter;
+  }
+}
+
 /** The answer for one request: allowed, or refused until the current window ends. */
 export interface RateDecision {
   allowed: boolean;
