@@ -38,7 +38,7 @@ export function airGapRoutes(keyring: Keyring, database: Database): FastifyPlugi
       },
       async (request, reply) => {
         const { ctx } = request;
-        const caller: AirGapCaller = { database: ctx.database, tenant: ctx.tenant, actor: ctx.actor.name, now: ctx.now };
+        const caller: AirGapCaller = { database: ctx.database, tenant: ctx.tenant, actor: ctx.actor, now: ctx.now };
         const { created, answer } = await activateAirGapped(caller, keyring, request.params.lid, request.body.request);
         return reply.code(created ? 201 : 200).send(answer);
       },
@@ -59,7 +59,7 @@ export function airGapRoutes(keyring: Keyring, database: Database): FastifyPlugi
       },
       async (request) => {
         const { ctx } = request;
-        const caller: AirGapCaller = { database: ctx.database, tenant: ctx.tenant, actor: ctx.actor.name, now: ctx.now };
+        const caller: AirGapCaller = { database: ctx.database, tenant: ctx.tenant, actor: ctx.actor, now: ctx.now };
         return deactivateAirGapped(caller, request.params.lid, request.body.code, request.body.force === true);
       },
     );
@@ -73,7 +73,7 @@ export function airGapRoutes(keyring: Keyring, database: Database): FastifyPlugi
       async (request, reply) => {
         const now = Date.now();
         await ownLicence(request.portal, request.params.lid, now);
-        const caller: AirGapCaller = { database, tenant: request.portal.tenant, actor: request.portal.actor, now };
+        const caller: AirGapCaller = { database, tenant: request.portal.tenant, actor: { name: request.portal.actor }, now };
         const { created, answer } = await activateAirGapped(caller, keyring, request.params.lid, request.body.request);
         return reply.code(created ? 201 : 200).send(answer);
       },
@@ -95,7 +95,7 @@ export function airGapRoutes(keyring: Keyring, database: Database): FastifyPlugi
       async (request) => {
         const now = Date.now();
         await ownLicence(request.portal, request.params.lid, now);
-        return deactivateAirGapped({ database, tenant: request.portal.tenant, actor: request.portal.actor, now }, request.params.lid, request.body.code, false);
+        return deactivateAirGapped({ database, tenant: request.portal.tenant, actor: { name: request.portal.actor }, now }, request.params.lid, request.body.code, false);
       },
     );
   };

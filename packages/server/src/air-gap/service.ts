@@ -17,7 +17,7 @@ import { badRequest, conflict, forbidden, refused } from '../core/errors.js';
 import { iso } from '../core/schemas.js';
 import type { Keyring } from '../keys/keyring.js';
 import { liveBinding } from '../licences/live.js';
-import { findLicenceRow, lockLicenceRow, statusOf, type BindingRow, type LicenceRow } from '../licences/repo.js';
+import { findLicenceRow, lockLicenceRow, machineData, statusOf, type BindingRow, type LicenceRow } from '../licences/repo.js';
 import { releasedColumns, selfReleasesInWindow } from '../licences/self-release.js';
 
 /** Who activates or deactivates: an operator (Management API) or a customer (portal). */
@@ -25,7 +25,7 @@ export interface AirGapCaller {
   database: Database;
   tenant: Tenant;
   /** The audit actor: a member, a token or `customer/<id>`. */
-  actor: string;
+  actor: { name: string };
   now: number;
 }
 
@@ -103,7 +103,7 @@ export async function activateAirGapped(caller: AirGapCaller, keyring: Keyring, 
       // A seat a check made ordinary, or one named at issue, stays so; an activation's seat lasts to the latest end.
       if (held.lease_ends_at !== null && held.lease_ends_at < until) await t.updateTable('machine_bindings').set({ lease_ends_at: until }).where('id', '=', seat.id).execute();
       // The same installation's earlier activation of this seat is replaced by this one.
-      await t.updateTable('air_gap_activations').set({ ended_at: now, ended_by: caller.actor }).where('binding_id', '=', seat.id).where('dpk', '=', fields.dpk).where('ended_at', 'is', null).execute();
+      await t.updateTable('air_gap_activations').set({ ended_at: now, ended_by: caller.actor.name }).where('binding_id', '=', seat.id).where('dpk', '=', fields.dpk).where('ended_at', 'is', null).execute();
     } else {
       if (live.length >= row.max_machines) throw refused(`all ${row.max_machines} seats of this licence are taken: release a machine first`, 'SEATS_FULL');
       seat = await t
@@ -124,7 +124,7 @@ export async function activateAirGapped(caller: AirGapCaller, keyring: Keyring, 
         bound_at: seat.bound_at,
         until,
         response: null,
-        created_by: caller.actor,
+        created_by: caller.actor.name,
         ended_at: null,
         ended_by: null,
         released: null,
@@ -132,11 +132,12 @@ export async function activateAirGapped(caller: AirGapCaller, keyring: Keyring, 
       })
       .returningAll()
       .executeTakeFirstOrThrow();
-    await recordAudit(t, caller.actor, now, {
+    await recordAudit(t, caller, {
       action: 'machine.bound',
       subjectType: 'machine',
       subjectId: seat.id,
       lid,
+      event: () => machineData(t, seat.id, lid, now),
       summary: `Activated machine ${seat.id} air-gapped until ${iso(until)}`,
       details: { airGapped: true, activationId: String(activation.id), until: iso(until), parts: JSON.parse(parts) as Record<string, string> },
     });
@@ -230,22 +231,23 @@ export async function deactivateAirGapped(caller: AirGapCaller, lid: string, cod
       const limit = product.self_release_limit;
       if (limit !== null && (await selfReleasesInWindow(t, row.id, now)) >= limit) throw forbidden('self-service release limit reached');
     }
-    const ended = { ended_at: now, ended_by: caller.actor, released: release ? 1 : 0, counted: counted ? 1 : 0 };
+    const ended = { ended_at: now, ended_by: caller.actor.name, released: release ? 1 : 0, counted: counted ? 1 : 0 };
     await t.updateTable('air_gap_activations').set(ended).where('id', '=', activation.id).execute();
     const details = { airGapped: true, activationId: String(activation.id), released: release, ...(force ? { force: true } : {}) };
     if (release) {
-      await t.updateTable('machine_bindings').set(releasedColumns(seat, caller.actor, now)).where('id', '=', seat.id).execute();
+      await t.updateTable('machine_bindings').set(releasedColumns(seat, caller.actor.name, now)).where('id', '=', seat.id).execute();
       await t
         .updateTable('licences')
         .set((eb) => ({ rebind_count: eb('rebind_count', '+', 1) }))
         .where('id', '=', row.id)
         .execute();
     }
-    await recordAudit(t, caller.actor, now, {
+    await recordAudit(t, caller, {
       action: release ? 'machine.released' : 'machine.air_gap_deactivated',
       subjectType: 'machine',
       subjectId: activation.binding_id,
       lid,
+      event: () => machineData(t, activation.binding_id, lid, now),
       summary: release
         ? `Released machine ${activation.binding_id} on its air-gapped deactivation${force ? ' (forced: not counted)' : ''}`
         : `Ended air-gapped activation ${activation.id}; machine ${activation.binding_id} keeps its seat`,

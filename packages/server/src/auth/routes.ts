@@ -132,7 +132,7 @@ export function authRoutes(database: Database, config: Config, version: string):
         await inTransaction(ctx, async (t) => {
           await t.updateTable('users').set({ password_hash: hash }).where('id', '=', userId).execute();
           await endSessions(t, userId, sessionId);
-          await recordAudit(t, ctx.actor.name, ctx.now, {
+          await recordAudit(t, ctx, {
             action: 'user.password_changed',
             subjectType: 'user',
             subjectId: userId,

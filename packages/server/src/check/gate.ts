@@ -10,7 +10,7 @@ import { borrowLease, fetchLicence, releaseOwnSeat } from './own-seat.js';
 import { CheckProductCache, StaleProduct, type CheckProduct } from './product-cache.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import { ReadFingerprints, TokenDigests, VerifiedLicences } from './remembered.js';
-import { checkLicence, type CheckScope } from './service.js';
+import { CHECKS, checkLicence, type CheckScope } from './service.js';
 
 const CHECK_TOKEN = /^Bearer svcc_([a-z0-9]{12,32})_([0-9a-f]{64})$/;
 
@@ -104,7 +104,7 @@ export function checkGates({ database, keyring, config, limiter, organisations, 
         if (!perProduct.allowed) throw tooManyRequests('too many checks for this product', perProduct.retryAfterSeconds);
       }
       if (refusal) throw refusal;
-      return { database, org, tenant: t, product: product!, confirmed: fresh, now, writes, verified, fingerprints };
+      return { database, org, tenant: t, product: product!, confirmed: fresh, actor: CHECKS, now, writes, verified, fingerprints };
     };
 
     return {

@@ -5,6 +5,7 @@ import type { DialectName } from '../db/database.js';
 import type { Tenant } from '../db/tenant.js';
 import { notePeak } from '../licences/lease-peaks.js';
 import { liveBinding } from '../licences/live.js';
+import { machineData } from '../licences/repo.js';
 
 /** A binding row as the check path reads it; for a floating licence, a lease. */
 export interface BindingRow {
@@ -62,6 +63,8 @@ export interface LeaseWrite {
   digest: string;
   parts: FingerprintParts;
   label: string | undefined;
+  /** Who the audit trail says made a new lease's seat. */
+  actor: { name: string };
   now: number;
 }
 
@@ -102,11 +105,12 @@ export async function writeLease(t: Tenant, w: LeaseWrite, end: number, borrowUn
       })
       .returning('id')
       .executeTakeFirstOrThrow();
-    await recordAudit(t, 'check', w.now, {
+    await recordAudit(t, w, {
       action: 'machine.bound',
       subjectType: 'machine',
       subjectId: row.id,
       lid: w.licence.lid,
+      event: () => machineData(t, row.id, w.licence.lid, w.now),
       summary: `Machine ${row.id} took a lease on its first check`,
       details: { parts: w.parts },
     });

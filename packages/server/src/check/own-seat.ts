@@ -5,9 +5,10 @@ import { inTransaction } from '../core/transaction.js';
 import { badRequest, forbidden, notFound } from '../core/errors.js';
 import { iso } from '../core/schemas.js';
 import { liveBinding } from '../licences/live.js';
+import { machineData } from '../licences/repo.js';
 import { releasedColumns, releaseSelf } from '../licences/self-release.js';
 import { writeLease } from './leases.js';
-import { answer, findTerm, leaseWrite, lockedTerm, readPresented, seatOf, type CheckAnswer, type CheckScope, type Presented, type Term, type Verdict } from './service.js';
+import { answer, findTerm, SELF, leaseWrite, lockedTerm, readPresented, seatOf, type CheckAnswer, type CheckScope, type Presented, type Term, type Verdict } from './service.js';
 
 /** This machine's live lease on a floating licence: its exact fingerprint's row (DESIGN.md 13). */
 const heldLease = (term: Term) => (term.mine !== undefined && term.bindings.includes(term.mine) ? term.mine : undefined);
@@ -70,7 +71,7 @@ export async function releaseOwnSeat(scope: CheckScope, body: { license: string;
     const seat = seats.find((s) => s.parts === parts);
     if (!seat) return refused('NO_SEAT');
     if (seat.at_issue === 1) return refused('AT_ISSUE');
-    await releaseSelf(t, { licenceId: term.licence.id, lid, bindingId: seat.id, parts: seat.parts, lease_ends_at: seat.lease_ends_at }, scope.product.selfReleaseLimit, 'self', scope.now);
+    await releaseSelf(t, { licenceId: term.licence.id, lid, bindingId: seat.id, parts: seat.parts, lease_ends_at: seat.lease_ends_at }, scope.product.selfReleaseLimit, { actor: SELF, now: scope.now });
     return released;
   });
 }
@@ -113,11 +114,12 @@ export async function borrowLease(scope: CheckScope, body: { license: string; fi
     const end = Math.max(held.lease_ends_at!, until);
     const borrowUntil = Math.max(held.borrowed_until ?? 0, until);
     const boundAt = await writeLease(t, leaseWrite(scope, fresh, presented), end, borrowUntil);
-    await recordAudit(t, 'check', scope.now, {
+    await recordAudit(t, scope, {
       action: 'machine.borrowed',
       subjectType: 'machine',
       subjectId: held.id,
       lid: fresh.licence.lid,
+      event: () => machineData(t, held.id, fresh.licence.lid, scope.now),
       summary: `Machine ${held.id} borrowed its lease until ${iso(borrowUntil)}`,
       details: { until: iso(borrowUntil) },
     });

@@ -22,11 +22,16 @@ import { StaleProduct, type CheckProduct } from './product-cache.js';
 import { STAMP_INTERVAL_MS, type CheckWrites } from './counters.js';
 import { decideLease, writeLease, type BindingRow } from './leases.js';
 import { isLive, liveBinding } from '../licences/live.js';
+import { machineData } from '../licences/repo.js';
 import { BoundedMap, type ReadFingerprint, type ReadFingerprints, type VerifiedLicences } from './remembered.js';
 
 export type CheckReason = 'UNKNOWN_LICENCE' | 'REVOKED' | 'SUPERSEDED' | 'NOT_YET_VALID' | 'EXPIRED' | 'FINGERPRINT_MISMATCH' | 'SEATS_FULL';
 
 /** Who asks and about what: the organisation and product the URL and check token resolved. */
+/** The audit actors of the check API: its checks, and an application releasing its own seat. */
+export const CHECKS = { name: 'check' };
+export const SELF = { name: 'self' };
+
 export interface CheckScope {
   database: Database;
   org: Organisation;
@@ -34,6 +39,8 @@ export interface CheckScope {
   product: CheckProduct;
   /** True when the product was read in this request; false when it came from the cache, unconfirmed yet. */
   confirmed: boolean;
+  /** CHECKS: who the audit trail says made the seats this request writes. */
+  actor: typeof CHECKS;
   now: number;
   /** Where stamps and counts wait to be written together. */
   writes: CheckWrites;
@@ -264,6 +271,7 @@ export const leaseWrite = (scope: CheckScope, fresh: Term, presented: Presented)
   digest: presented.digest,
   parts: presented.parts,
   label: presented.machineLabel,
+  actor: scope.actor,
   now: scope.now,
 });
 
@@ -297,11 +305,12 @@ function bindUnderLock(scope: CheckScope, term: Term, presented: Presented, need
         })
         .returning('id')
         .executeTakeFirstOrThrow();
-      await recordAudit(t, 'check', now, {
+      await recordAudit(t, scope, {
         action: 'machine.bound',
         subjectType: 'machine',
         subjectId: binding.id,
         lid: licence.lid,
+        event: () => machineData(t, binding.id, licence.lid, now),
         summary: `Bound machine ${binding.id} on its first check`,
         details: { parts: presented.parts },
       });

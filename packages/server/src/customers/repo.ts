@@ -33,6 +33,12 @@ export const findCustomerByNameWithoutEmail = (t: Tenant, name: string) =>
  */
 export const countLicences = (t: Tenant, ids: readonly number[]) => countLicencesBy(t, 'customer_id', ids);
 
+/** A customer event's data (DESIGN.md 15), read in the change's transaction, as the API returns the customer. */
+export async function customerData(t: Tenant, id: number) {
+  const row = (await findCustomerRow(t, id))!;
+  return { customer: toCustomer(row, (await countLicences(t, [id])).get(id) ?? 0) };
+}
+
 export function toCustomer(row: CustomerRow, licenseCount: number) {
   return {
     id: row.id,

@@ -1,4 +1,4 @@
-import { recordAudit } from '../audit/audit.js';
+import { recordAudit, type Author } from '../audit/audit.js';
 import { sql } from 'kysely';
 import { isUniqueViolation, type DialectName } from '../db/database.js';
 import { preparedQuery, type Tenant } from '../db/tenant.js';
@@ -7,6 +7,7 @@ import { inTransaction } from '../core/transaction.js';
 import { badRequest, conflict, notFound } from '../core/errors.js';
 import {
   countLicences,
+  customerData,
   findCustomerByEmail,
   findCustomerByNameWithoutEmail,
   findCustomerRow,
@@ -33,20 +34,21 @@ async function withUniqueEmail<T>(email: string | null | undefined, work: () => 
   }
 }
 
-async function insertCustomer(t: Tenant, actor: string, now: number, input: CustomerInput): Promise<CustomerRow> {
+async function insertCustomer(t: Tenant, by: Author, input: CustomerInput): Promise<CustomerRow> {
   const row = await t
-    .insertInto('customers', { ...columns(input), created_at: now, created_by: actor })
+    .insertInto('customers', { ...columns(input), created_at: by.now, created_by: by.actor.name })
     .returningAll()
     .executeTakeFirstOrThrow();
-  await auditCreated(t, actor, now, row);
+  await auditCreated(t, by, row);
   return row;
 }
 
-const auditCreated = (t: Tenant, actor: string, now: number, row: CustomerRow) =>
-  recordAudit(t, actor, now, {
+const auditCreated = (t: Tenant, by: Author, row: CustomerRow) =>
+  recordAudit(t, by, {
     action: 'customer.created',
     subjectType: 'customer',
     subjectId: row.id,
+    event: () => customerData(t, row.id),
     summary: `Created customer ${row.name}`,
     details: { name: row.name, email: row.email },
   });
@@ -71,12 +73,12 @@ const findOrInsertRow = preparedQuery((t, name: string, email: string, emailLowe
 );
 
 /** findOrInsertRow's customer; undefined in the one case it sees none: another transaction committed it in between. */
-async function findOrInsertByEmail(t: Tenant, actor: string, now: number, who: { name: string; email: string }) {
+async function findOrInsertByEmail(t: Tenant, by: Author, who: { name: string; email: string }) {
   const { name, email, email_lower } = columns(who);
-  const [row] = await findOrInsertRow(t, name, email!, email_lower!, now, actor);
+  const [row] = await findOrInsertRow(t, name, email!, email_lower!, by.now, by.actor.name);
   if (!row) return undefined;
   const { created, ...customer } = row;
-  if (created === 1) await auditCreated(t, actor, now, customer);
+  if (created === 1) await auditCreated(t, by, customer);
   return customer;
 }
 
@@ -93,12 +95,13 @@ export async function findOrCreateCustomer(
   now: number,
   who: { name: string; email: string | null },
 ): Promise<CustomerRow> {
+  const by = { actor: { name: actor }, now };
   if (who.email !== null && dialect === 'postgres') {
-    const found = await findOrInsertByEmail(t, actor, now, { name: who.name, email: who.email });
+    const found = await findOrInsertByEmail(t, by, { name: who.name, email: who.email });
     if (found) return found;
   }
   const found = who.email === null ? await findCustomerByNameWithoutEmail(t, who.name) : await findCustomerByEmail(t, who.email);
-  return found ?? insertCustomer(t, actor, now, who);
+  return found ?? insertCustomer(t, by, who);
 }
 
 export async function listCustomers(ctx: Ctx, q?: string) {
@@ -115,7 +118,7 @@ export async function getCustomer(ctx: Ctx, id: number) {
 
 export async function createCustomer(ctx: Ctx, input: CustomerInput) {
   return withUniqueEmail(input.email, () =>
-    inTransaction(ctx, async (t) => toCustomer(await insertCustomer(t, ctx.actor.name, ctx.now, input), 0)),
+    inTransaction(ctx, async (t) => toCustomer(await insertCustomer(t, ctx, input), 0)),
   );
 }
 
@@ -125,10 +128,11 @@ export async function updateCustomer(ctx: Ctx, id: number, input: CustomerInput)
     inTransaction(ctx, async (t) => {
       const row = await t.updateTable('customers').set(values).where('id', '=', id).returningAll().executeTakeFirst();
       if (!row) throw notFound(`no customer ${id}`);
-      await recordAudit(t, ctx.actor.name, ctx.now, {
+      await recordAudit(t, ctx, {
         action: 'customer.updated',
         subjectType: 'customer',
         subjectId: id,
+        event: () => customerData(t, id),
         summary: `Updated customer ${row.name}`,
         details: { name: row.name, email: row.email },
       });
@@ -143,10 +147,11 @@ export async function deleteCustomer(ctx: Ctx, id: number): Promise<void> {
     if (!row) throw notFound(`no customer ${id}`);
     if ((await licenceCount(t, id)) > 0) throw conflict('the customer holds licences: it cannot be deleted');
     // Before the row goes: its webhook event carries the customer.
-    await recordAudit(t, ctx.actor.name, ctx.now, {
+    await recordAudit(t, ctx, {
       action: 'customer.deleted',
       subjectType: 'customer',
       subjectId: id,
+      event: () => customerData(t, id),
       summary: `Deleted customer ${row.name}`,
       details: { name: row.name, email: row.email },
     });

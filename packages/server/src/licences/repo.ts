@@ -178,3 +178,10 @@ export function toBinding(row: BindingRow, now: number) {
     borrowedUntil: iso(row.borrowed_until),
   };
 }
+
+/** A machine event's data (DESIGN.md 15): the seat as the API lists it, without its parts, with its licence's lid. */
+export async function machineData(t: Tenant, bindingId: number, lid: string | null, now: number) {
+  const row = await t.selectFrom('machine_bindings').selectAll().where('id', '=', bindingId).executeTakeFirstOrThrow();
+  const { parts: _parts, ...machine } = toBinding(row, now);
+  return { machine: { ...machine, lid } };
+}

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { withActivations } from '../air-gap/service.js';
-import { listAudit } from '../audit/audit.js';
+import { listAudit } from '../audit/repo.js';
 import { ActivityQuery, AuditEntry } from '../audit/routes.js';
 import type { Tenant } from '../db/tenant.js';
 import { badRequest, notFound } from '../core/errors.js';

@@ -1,6 +1,7 @@
-import { recordAudit } from '../audit/audit.js';
+import { recordAudit, type Author } from '../audit/audit.js';
 import type { Tenant } from '../db/tenant.js';
 import { forbidden } from '../core/errors.js';
+import { machineData } from './repo.js';
 
 /** DESIGN.md 12: the window the self-service limit counts in. */
 export const SELF_RELEASE_WINDOW_MS = 30 * 24 * 60 * 60 * 1000;
@@ -43,9 +44,10 @@ export async function releaseSelf(
   t: Tenant,
   seat: { licenceId: number; lid: string; bindingId: number; parts: string; lease_ends_at: number | null },
   limit: number | null,
-  actor: string,
-  now: number,
+  by: Author,
 ): Promise<void> {
+  const { now } = by;
+  const actor = by.actor.name;
   if (limit !== null && (await selfReleasesInWindow(t, seat.licenceId, now)) >= limit) throw forbidden('self-service release limit reached');
   await t.updateTable('machine_bindings').set(releasedColumns(seat, actor, now)).where('id', '=', seat.bindingId).execute();
   await t
@@ -53,11 +55,12 @@ export async function releaseSelf(
     .set((eb) => ({ rebind_count: eb('rebind_count', '+', 1) }))
     .where('id', '=', seat.licenceId)
     .execute();
-  await recordAudit(t, actor, now, {
+  await recordAudit(t, by, {
     action: 'machine.released',
     subjectType: 'machine',
     subjectId: seat.bindingId,
     lid: seat.lid,
+    event: () => machineData(t, seat.bindingId, seat.lid, now),
     summary: `Released machine ${seat.bindingId} (${actor === 'self' ? 'by the application' : 'by the customer'})`,
     details: { parts: JSON.parse(seat.parts) as Record<string, string> },
   });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Static } from 'typebox';
 import { isReservedClaimName, parseFingerprint, signLicenceWith, type LicenceType } from '@licensor/protocol';
 import { recordAudit, type AuditInput } from '../audit/audit.js';
+import { EXPIRING_WINDOW_MS, recordTermEvent, subscriptions } from '../audit/events.js';
 import { findCustomerRow } from '../customers/repo.js';
 import { findOrCreateCustomer } from '../customers/service.js';
 import type { Tenant } from '../db/tenant.js';
@@ -20,9 +21,11 @@ import {
   findLicenceRow,
   findLicenceView,
   lockLicenceRow,
+  machineData,
   statusOf,
   toLicence,
   type LicenceRow,
+  type LicenceView,
 } from './repo.js';
 import type { IssueBody, ReleaseBody, RenewBody } from './schemas.js';
 import { releasedColumns } from './self-release.js';
@@ -194,9 +197,23 @@ async function answer(t: Tenant, lid: string, now: number) {
 
 /** Records a licence's audit entry (and its webhook event, from the same read) and answers with the licence as changed. */
 async function auditedAnswer(t: Tenant, ctx: Ctx, entry: AuditInput & { lid: string }) {
-  const view = await findLicenceView(t, entry.lid, ctx.now);
-  await recordAudit(t, ctx.actor.name, ctx.now, { ...entry, view });
-  return toLicence(view, ctx.now);
+  return recordLicenceAudit(t, ctx, await findLicenceView(t, entry.lid, ctx.now), entry);
+}
+
+/**
+ * Records a licence's audit entry with its webhook event, the licence as it answers now. A term
+ * issued or renewed within the expiring window raises `licence.expiring` at once (the delivery
+ * loop's scan finds the others).
+ */
+async function recordLicenceAudit(t: Tenant, ctx: Ctx, view: LicenceView, entry: AuditInput): Promise<LicenceAnswer> {
+  const body = toLicence(view, ctx.now);
+  await recordAudit(t, ctx, { ...entry, event: () => ({ licence: body }) });
+  const termBegan = entry.action === 'licence.issued' || entry.action === 'licence.renewed';
+  const expiring = view.revoked === 0 && view.expires_at !== null && view.expires_at > ctx.now && view.expires_at <= ctx.now + EXPIRING_WINDOW_MS;
+  if (termBegan && expiring && (await subscriptions(t))('licence.expiring')) {
+    await recordTermEvent(t, ctx.now, 'expiring', { licenceId: view.id, termVersion: view.term_version }, () => ({ licence: body }));
+  }
+  return body;
 }
 
 export type LicenceAnswer = ReturnType<typeof toLicence>;
@@ -294,16 +311,14 @@ export async function issueLicence(ctx: Ctx, keyring: Keyring, caches: IssueCach
               // The answer (and the event's licence) is the row just written, beside what is known of it
               // without reading it again: the product (confirmed in this transaction) and the at-issue seats, bound now.
               const view = { ...row, product_name: shape.name, product_key: shape.productKey, last_checked_at: null, seats_used: fingerprints.length, bound_at: fingerprints.length > 0 ? ctx.now : null };
-              await recordAudit(t, ctx.actor.name, ctx.now, {
+              const body = await recordLicenceAudit(t, ctx, view, {
                 action: 'licence.issued',
                 subjectType: 'licence',
                 subjectId: lid,
                 lid,
                 summary: `Issued ${licenceType} licence of ${shape.name} to ${owner.name}`,
                 details: { productId: product.id, customerId: owner.id, expiresAt: term.expiresAt && new Date(term.expiresAt).toISOString(), machines: fingerprints.length },
-                view,
               });
-              const body = toLicence(view, ctx.now);
               await rememberAnswer(t, idem, ctx.now, 201, body);
               await tally.record();
               return body;
@@ -499,11 +514,12 @@ export async function releaseBinding(ctx: Ctx, lid: string, input: Static<typeof
     if (releasable.length === 0) throw badRequest('there is no live binding to release');
     for (const binding of releasable) {
       await t.updateTable('machine_bindings').set(releasedColumns(binding, ctx.actor.name, ctx.now)).where('id', '=', binding.id).execute();
-      await recordAudit(t, ctx.actor.name, ctx.now, {
+      await recordAudit(t, ctx, {
         action: 'machine.released',
         subjectType: 'machine',
         subjectId: binding.id,
         lid,
+        event: () => machineData(t, binding.id, lid, ctx.now),
         summary: `Released machine ${binding.id}`,
         details: { parts: JSON.parse(binding.parts) as Record<string, string> },
       });

@@ -97,7 +97,7 @@ export function memberPasskeyRoutes(database: Database, config: Config, version:
             .insertInto('passkeys', { user_id: actor.userId, credential_id: credential.credentialId, public_key: credential.publicKey, counter: credential.counter, transports: credential.transports, name: request.body.name, created_at: ctx.now, last_used_at: null })
             .returningAll()
             .executeTakeFirstOrThrow();
-          await recordAudit(t, actor.name, ctx.now, { action: 'passkey.registered', subjectType: 'user', subjectId: actor.userId, summary: `${actor.name} added passkey “${created.name}”` });
+          await recordAudit(t, ctx, { action: 'passkey.registered', subjectType: 'user', subjectId: actor.userId, summary: `${actor.name} added passkey “${created.name}”` });
           return created;
         });
         return reply.code(201).send(toPasskey(row));
@@ -124,7 +124,7 @@ export function memberPasskeyRoutes(database: Database, config: Config, version:
           const row = await t.selectFrom('passkeys').select(['id', 'name']).where('id', '=', request.params.id).where('user_id', '=', actor.userId).executeTakeFirst();
           if (!row) throw notFound(`no passkey ${request.params.id}`);
           await t.deleteFrom('passkeys').where('id', '=', row.id).execute();
-          await recordAudit(t, actor.name, ctx.now, { action: 'passkey.deleted', subjectType: 'user', subjectId: actor.userId, summary: `${actor.name} deleted passkey “${row.name}”` });
+          await recordAudit(t, ctx, { action: 'passkey.deleted', subjectType: 'user', subjectId: actor.userId, summary: `${actor.name} deleted passkey “${row.name}”` });
         });
         return reply.code(204).send();
       },

@@ -45,7 +45,7 @@ export async function createPortalLink(ctx: Ctx, publicUrl: string, customerId: 
       .insertInto('portal_links', { customer_id: customerId, code_hash: sha256Hex(code), created_at: ctx.now, created_by: ctx.actor.name, expires_at: expiresAt, used_at: null, revoked_at: null })
       .returning('id')
       .executeTakeFirstOrThrow();
-    await recordAudit(t, ctx.actor.name, ctx.now, {
+    await recordAudit(t, ctx, {
       action: 'portal_link.created',
       subjectType: 'customer',
       subjectId: customerId,
@@ -69,7 +69,7 @@ export async function revokePortalLink(ctx: Ctx, customerId: number, linkId: num
     if (!link) throw notFound(`no portal link ${linkId} for customer ${customerId}`);
     if (link.revoked_at === null) await t.updateTable('portal_links').set({ revoked_at: ctx.now }).where('id', '=', linkId).execute();
     await t.deleteFrom('portal_sessions').where('link_id', '=', linkId).execute();
-    await recordAudit(t, ctx.actor.name, ctx.now, { action: 'portal_link.revoked', subjectType: 'customer', subjectId: customerId, summary: `Revoked portal link ${linkId}` });
+    await recordAudit(t, ctx, { action: 'portal_link.revoked', subjectType: 'customer', subjectId: customerId, summary: `Revoked portal link ${linkId}` });
   });
 }
 
@@ -190,7 +190,7 @@ export async function portalRelease(database: Database, session: PortalSession, 
     const product = await t.selectFrom('products').select('self_release_limit').where('id', '=', view.product_id).executeTakeFirstOrThrow();
     // A lease frees itself within leaseSeconds anyway, so releasing one is never limited (DESIGN.md 13).
     const limit = row.seat_model === 'FLOATING' ? null : product.self_release_limit;
-    await releaseSelf(t, { licenceId: row.id, lid, bindingId: seat.id, parts: seat.parts, lease_ends_at: seat.lease_ends_at }, limit, session.actor, now);
+    await releaseSelf(t, { licenceId: row.id, lid, bindingId: seat.id, parts: seat.parts, lease_ends_at: seat.lease_ends_at }, limit, { actor: { name: session.actor }, now });
   });
   return portalLicence(session, lid, now);
 }

@@ -73,6 +73,16 @@ export function toProduct(row: ProductRow, key: ProductKeyRow, keyError: string 
   };
 }
 
+/**
+ * A product event's data (DESIGN.md 15), read in the change's transaction, as the API returns the
+ * product. Its `keyError` belongs to the instance that answers, not to the product: null here.
+ */
+export async function productData(t: Tenant, id: number, now: number) {
+  const row = (await findProductRow(t, id))!;
+  const key = (await currentKeyRows(t, [id])).get(id)!;
+  return { product: toProduct(row, key, null, (await countLicences(t, [id])).get(id) ?? 0, now) };
+}
+
 export function toKeyRecord(row: ProductKeyRow) {
   return {
     keyFingerprint: row.key_fingerprint,

@@ -10,7 +10,7 @@ import { iso } from '../core/schemas.js';
 import type { Keyring, ProductKeyRow } from '../keys/keyring.js';
 import type { Hsm } from '../keys/pkcs11.js';
 import { prepareKeyChange, withoutEchoes, type KeyChange } from './key-change.js';
-import { countLicences, currentKeyRows, findProductRow, keyRowsOf, listProductRows, toKeyRecord, toProduct } from './repo.js';
+import { countLicences, currentKeyRows, findProductRow, keyRowsOf, listProductRows, productData, toKeyRecord, toProduct } from './repo.js';
 import type { CreateProductInput, UpdateProductInput } from './schemas.js';
 import { changedFields, nextShape, shapeColumns, shapeOf } from './shape.js';
 
@@ -82,10 +82,11 @@ export async function createProduct(ctx: Ctx, keyring: Keyring, body: CreateProd
         .returningAll()
         .executeTakeFirstOrThrow();
       const key = await insertKey(t, keyring, product.id, change, ctx.now);
-      await recordAudit(t, ctx.actor.name, ctx.now, {
+      await recordAudit(t, ctx, {
         action: 'product.created',
         subjectType: 'product',
         subjectId: product.id,
+        event: () => productData(t, product.id, ctx.now),
         summary: `Created product ${product.name} (${product.product_key})`,
         details: {
           productKey: product.product_key,
@@ -150,10 +151,11 @@ export async function updateProduct(ctx: Ctx, keyring: Keyring, id: number, body
         // The old key is retired, not removed: it still verifies what it signed.
         await t.updateTable('product_keys').set({ retired_at: ctx.now }).where('id', '=', before.key.id).execute();
         key = await insertKey(t, keyring, id, change, ctx.now);
-        await recordAudit(t, ctx.actor.name, ctx.now, {
+        await recordAudit(t, ctx, {
           action: 'product.key_rotated',
           subjectType: 'product',
           subjectId: id,
+          event: () => productData(t, id, ctx.now),
           summary: `Replaced the signing key of ${product.name}`,
           details: {
             from: before.key.key_fingerprint,
@@ -175,10 +177,11 @@ export async function updateProduct(ctx: Ctx, keyring: Keyring, id: number, body
           .executeTakeFirstOrThrow();
       }
       if (changed.length > 0) {
-        await recordAudit(t, ctx.actor.name, ctx.now, {
+        await recordAudit(t, ctx, {
           action: 'product.updated',
           subjectType: 'product',
           subjectId: id,
+          event: () => productData(t, id, ctx.now),
           summary: `Updated product ${product.name}`,
           details: { changed },
         });
@@ -196,10 +199,11 @@ export async function deleteProduct(ctx: Ctx, id: number): Promise<void> {
     const { product } = await loadProduct(t, id);
     if ((await licenceCount(t, id)) > 0) throw conflict('the product has licences: it cannot be deleted');
     // Before the rows go: its webhook event carries the product.
-    await recordAudit(t, ctx.actor.name, ctx.now, {
+    await recordAudit(t, ctx, {
       action: 'product.deleted',
       subjectType: 'product',
       subjectId: id,
+      event: () => productData(t, id, ctx.now),
       summary: `Deleted product ${product.name} (${product.product_key})`,
       details: { productKey: product.product_key },
     });
@@ -226,10 +230,11 @@ export async function rotateCheckToken(ctx: Ctx, id: number) {
       .returning(['check_id', 'name'])
       .executeTakeFirst();
     if (!product) throw notFound(`no product ${id}`);
-    await recordAudit(t, ctx.actor.name, ctx.now, {
+    await recordAudit(t, ctx, {
       action: 'product.check_token_rotated',
       subjectType: 'product',
       subjectId: id,
+      event: () => productData(t, id, ctx.now),
       summary: `Rotated the check token of ${product.name}`,
     });
     return { checkId: product.check_id, checkToken: `svcc_${product.check_id}_${secret}`, rotatedAt: iso(ctx.now) };

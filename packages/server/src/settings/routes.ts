@@ -49,7 +49,7 @@ export const settingsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (!isZoneName(timezone)) throw badRequest(`timezone: "${timezone}" is not an IANA zone name`);
       await inTransaction(ctx, async (t) => {
         await updateOrganisationTimezone(t.db, ctx.org.id, timezone, ctx.actor.name, ctx.now);
-        await recordAudit(t, ctx.actor.name, ctx.now, {
+        await recordAudit(t, ctx, {
           action: 'settings.updated',
           subjectType: 'organisation',
           subjectId: ctx.org.id,

@@ -51,7 +51,7 @@ export async function createToken(ctx: Ctx, input: { name: string; scopes: strin
         })
         .returningAll()
         .executeTakeFirstOrThrow();
-      await recordAudit(t, ctx.actor.name, ctx.now, {
+      await recordAudit(t, ctx, {
         action: 'token.created',
         subjectType: 'token',
         subjectId: id,
@@ -75,7 +75,7 @@ export async function revokeToken(ctx: Ctx, id: string) {
       .returningAll()
       .executeTakeFirst();
     if (!row) throw notFound(`no API token ${id}`);
-    await recordAudit(t, ctx.actor.name, ctx.now, {
+    await recordAudit(t, ctx, {
       action: 'token.revoked',
       subjectType: 'token',
       subjectId: id,
@@ -89,7 +89,7 @@ export async function deleteToken(ctx: Ctx, id: string): Promise<void> {
   await inTransaction(ctx, async (t) => {
     const row = await t.deleteFrom('api_tokens').where('id', '=', id).returning(['name']).executeTakeFirst();
     if (!row) throw notFound(`no API token ${id}`);
-    await recordAudit(t, ctx.actor.name, ctx.now, {
+    await recordAudit(t, ctx, {
       action: 'token.deleted',
       subjectType: 'token',
       subjectId: id,

@@ -66,7 +66,7 @@ export async function insertMember(t: Tenant, ctx: Pick<Ctx, 'actor' | 'now'>, i
     })
     .returningAll()
     .executeTakeFirstOrThrow();
-  await recordAudit(t, ctx.actor.name, ctx.now, {
+  await recordAudit(t, ctx, {
     action: 'user.created',
     subjectType: 'user',
     subjectId: row.id,
@@ -104,7 +104,7 @@ export async function updateMember(ctx: Ctx, id: number, input: UpdateInput) {
           await endSessions(t, id, ctx.actor.kind === 'user' ? ctx.actor.sessionId : undefined);
         }
         const changed = Object.keys(input).filter((k) => k !== 'password');
-        await recordAudit(t, ctx.actor.name, ctx.now, {
+        await recordAudit(t, ctx, {
           action: 'user.updated',
           subjectType: 'user',
           subjectId: id,
@@ -130,7 +130,7 @@ export async function deleteMember(ctx: Ctx, id: number): Promise<void> {
       await endSessions(t, id);
       await t.deleteFrom('users').where('id', '=', id).execute();
       await guardLastAdmin(t, row);
-      await recordAudit(t, ctx.actor.name, ctx.now, {
+      await recordAudit(t, ctx, {
         action: 'user.deleted',
         subjectType: 'user',
         subjectId: id,

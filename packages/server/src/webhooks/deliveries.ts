@@ -4,7 +4,7 @@ import { type Ctx } from '../core/context.js';
 import { inTransaction } from '../core/transaction.js';
 import { badRequest, notFound } from '../core/errors.js';
 import { iso } from '../core/schemas.js';
-import { newEventId } from './events.js';
+import { newEventId } from '../audit/events.js';
 import { recordOutcomes } from './outbox.js';
 import { attempt } from './send.js';
 import { findEndpoint, signingKeys } from './service.js';

@@ -477,7 +477,7 @@ export async function recordOutcomes(trx: Trx, made: Made[]): Promise<Status[]> 
       .where('id', '=', endpointId)
       .execute();
     if (reason) {
-      await recordAudit(t, 'webhooks', last.outcome.at, { action: 'webhook.disabled', subjectType: 'webhook', subjectId: endpointId, summary: `Disabled webhook endpoint ${endpoint.url}: ${reason}`, details: { reason } });
+      await recordAudit(t, { actor: { name: 'webhooks' }, now: last.outcome.at }, { action: 'webhook.disabled', subjectType: 'webhook', subjectId: endpointId, summary: `Disabled webhook endpoint ${endpoint.url}: ${reason}`, details: { reason } });
     }
   }
   return judged.map((j) => (j.status === 'pending' ? 'retrying' : j.status));

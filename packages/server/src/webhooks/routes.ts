@@ -5,7 +5,7 @@ import type { Database } from '../db/database.js';
 import { forbidden, tooManyRequests } from '../core/errors.js';
 import { IdParams, Id, NoContent, Nullable, NullableTimestamp, responses, Slug, Timestamp } from '../core/schemas.js';
 import { DELIVERY_STATUSES, listDeliveries, recover, redeliver, sendTest } from './deliveries.js';
-import { EVENT_TYPES } from './events.js';
+import { EVENT_TYPES } from '../audit/events.js';
 import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, rotateSecret, updateEndpoint } from './service.js';
 
 const tags = ['Webhooks'];

@@ -10,7 +10,7 @@ import { badRequest, forbidden, notFound } from '../core/errors.js';
 import { iso } from '../core/schemas.js';
 import { seal, unseal } from '../keys/sealing.js';
 import { AddressRefused, checkTarget } from './address.js';
-import { EVENT_TYPES, hasEndpoint, readScopeOf } from './events.js';
+import { EVENT_TYPES, readScopeOf } from '../audit/events.js';
 
 export type EndpointRow = Selectable<WebhookEndpointsTable>;
 
@@ -66,6 +66,11 @@ async function checkUrl(url: string, allowed: net.BlockList): Promise<void> {
   }
 }
 
+/** True while the organisation has an endpoint, enabled or not. */
+async function hasEndpoint(t: Tenant): Promise<boolean> {
+  return (await t.selectFrom('webhook_endpoints').select('id').limit(1).executeTakeFirst()) !== undefined;
+}
+
 export async function findEndpoint(t: Tenant, id: number): Promise<EndpointRow> {
   const row = await t.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirst();
   if (!row) throw notFound(`no webhook endpoint ${id}`);
@@ -117,7 +122,7 @@ export async function createEndpoint(ctx: Ctx, masterKey: Buffer, allowed: net.B
         .executeTakeFirstOrThrow();
       const secret = newSecret(masterKey, t.orgId, id);
       await t.updateTable('webhook_endpoints').set({ secret: secret.sealed }).where('id', '=', id).execute();
-      await recordAudit(t, ctx.actor.name, ctx.now, { action: 'webhook.created', subjectType: 'webhook', subjectId: id, summary: `Added webhook endpoint ${input.url}`, details: { events: input.events } });
+      await recordAudit(t, ctx, { action: 'webhook.created', subjectType: 'webhook', subjectId: id, summary: `Added webhook endpoint ${input.url}`, details: { events: input.events } });
       return { ...toEndpoint(await findEndpoint(t, id)), secret: secret.shown };
     },
     { lockOrganisation: true },
@@ -147,7 +152,7 @@ export async function updateEndpoint(ctx: Ctx, allowed: net.BlockList, id: numbe
     }
     await t.updateTable('webhook_endpoints').set(set).where('id', '=', id).execute();
     const fields = Object.keys(change).filter((k) => change[k as keyof EndpointChange] !== undefined);
-    await recordAudit(t, ctx.actor.name, ctx.now, { action: 'webhook.updated', subjectType: 'webhook', subjectId: id, summary: `Changed webhook endpoint ${set.url ?? row.url} (${fields.join(', ')})`, details: { fields } });
+    await recordAudit(t, ctx, { action: 'webhook.updated', subjectType: 'webhook', subjectId: id, summary: `Changed webhook endpoint ${set.url ?? row.url} (${fields.join(', ')})`, details: { fields } });
     return toEndpoint(await findEndpoint(t, id));
   });
 }
@@ -156,7 +161,7 @@ export async function deleteEndpoint(ctx: Ctx, id: number): Promise<void> {
   await inTransaction(ctx, async (t) => {
     const row = await findEndpoint(t, id);
     await t.deleteFrom('webhook_endpoints').where('id', '=', id).execute();
-    await recordAudit(t, ctx.actor.name, ctx.now, { action: 'webhook.deleted', subjectType: 'webhook', subjectId: id, summary: `Deleted webhook endpoint ${row.url}` });
+    await recordAudit(t, ctx, { action: 'webhook.deleted', subjectType: 'webhook', subjectId: id, summary: `Deleted webhook endpoint ${row.url}` });
   });
 }
 
@@ -175,7 +180,7 @@ export async function rotateSecret(ctx: Ctx, masterKey: Buffer, id: number, over
       })
       .where('id', '=', id)
       .execute();
-    await recordAudit(t, ctx.actor.name, ctx.now, { action: 'webhook.secret_rotated', subjectType: 'webhook', subjectId: id, summary: `Rotated the secret of webhook endpoint ${row.url}`, details: { overlapHours } });
+    await recordAudit(t, ctx, { action: 'webhook.secret_rotated', subjectType: 'webhook', subjectId: id, summary: `Rotated the secret of webhook endpoint ${row.url}`, details: { overlapHours } });
     return { secret: secret.shown, previousValidUntil: overlapHours > 0 ? iso(ctx.now + overlapHours * 3_600_000) : null };
   });
 }

@@ -1,7 +1,7 @@
 import { transaction, type Database } from '../db/database.js';
 import { tenant } from '../db/tenant.js';
-import { findLicenceView } from '../licences/repo.js';
-import { EXPIRING_WINDOW_MS, raiseTermEvent, subscriptions } from './events.js';
+import { EXPIRING_WINDOW_MS, recordTermEvent, subscriptions } from '../audit/events.js';
+import { findLicenceView, toLicence } from '../licences/repo.js';
 
 const BATCH = 500;
 
@@ -43,7 +43,9 @@ export async function scanTerms(database: Database, now: number): Promise<void> 
     for (const term of terms) {
       await transaction(database, async (trx) => {
         const t = tenant(trx, term.org_id);
-        if ((await subscriptions(t))(`licence.${kind}`)) await raiseTermEvent(t, now, kind, await findLicenceView(t, term.lid, now));
+        if (!(await subscriptions(t))(`licence.${kind}`)) return;
+        const view = await findLicenceView(t, term.lid, now);
+        await recordTermEvent(t, now, kind, { licenceId: view.id, termVersion: view.term_version }, () => ({ licence: toLicence(view, now) }));
       });
     }
   }

@@ -1,0 +1,73 @@
+import type { Tenant } from '../db/tenant.js';
+import { iso } from '../core/schemas.js';
+
+export async function insertEntry(
+  t: Tenant,
+  actor: string,
+  at: number,
+  entry: { action: string; subjectType: string; subjectId?: string | number | null | undefined; lid?: string | null | undefined; summary: string; details?: Record<string, unknown> | null },
+): Promise<void> {
+  await t
+    .insertInto('audit_entries', {
+      at,
+      actor,
+      action: entry.action,
+      subject_type: entry.subjectType,
+      subject_id: entry.subjectId == null ? null : String(entry.subjectId),
+      lid: entry.lid ?? null,
+      summary: entry.summary,
+      details: entry.details ? JSON.stringify(entry.details) : null,
+    })
+    .execute();
+}
+
+export async function listAudit(
+  t: Tenant,
+  filter: { lid?: string; action?: string | undefined; actor?: string | undefined; limit?: number | undefined; offset?: number | undefined },
+) {
+  const limit = filter.limit ?? 50;
+  const offset = filter.offset ?? 0;
+  let query = t.selectFrom('audit_entries');
+  if (filter.lid !== undefined) query = query.where('lid', '=', filter.lid);
+  if (filter.action !== undefined) query = query.where('action', '=', filter.action);
+  if (filter.actor !== undefined) query = query.where('actor', '=', filter.actor);
+  const [rows, count] = await Promise.all([
+    query.selectAll().orderBy('id', 'desc').limit(limit).offset(offset).execute(),
+    query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return {
+    items: rows.map((row) => ({
+      id: row.id,
+      at: iso(row.at),
+      actor: row.actor,
+      action: row.action,
+      subjectType: row.subject_type,
+      subjectId: row.subject_id,
+      lid: row.lid,
+      summary: row.summary,
+      details: row.details === null ? null : (JSON.parse(row.details) as Record<string, unknown>),
+    })),
+    total: Number(count.n),
+    limit,
+    offset,
+  };
+}
+
+/** The event types the organisation's endpoints take, enabled or not (`*` for every one). */
+export async function subscribedTypes(t: Tenant): Promise<Set<string>> {
+  const rows = await t.selectFrom('webhook_endpoints').select('events').execute();
+  return new Set(rows.flatMap((e) => JSON.parse(e.events) as string[]));
+}
+
+export async function insertEvent(t: Tenant, eventId: string, now: number, type: string, data: Record<string, unknown>): Promise<void> {
+  await t.insertInto('webhook_events', { event_id: eventId, type, data: JSON.stringify(data), created_at: now, sequence: null, body: null }).execute();
+}
+
+/** Marks a licence term's `expiring` or `expired` event as raised; false when it was already. */
+export async function insertTermMark(t: Tenant, licenceId: number, kind: 'expiring' | 'expired', termVersion: number): Promise<boolean> {
+  const mark = await t
+    .insertInto('webhook_term_marks', { licence_id: licenceId, kind, term_version: termVersion })
+    .onConflict((oc) => oc.columns(['licence_id', 'kind', 'term_version']).doNothing())
+    .executeTakeFirst();
+  return Number(mark.numInsertedOrUpdatedRows ?? 0) > 0;
+}
