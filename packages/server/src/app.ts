@@ -27,7 +27,7 @@ import { customerRoutes } from './customers/routes.js';
 import { dashboardRoutes } from './dashboard/routes.js';
 import { Keyring } from './keys/keyring.js';
 import { Hsm } from './keys/pkcs11.js';
-import { airGapRoutes } from './air-gap/routes.js';
+import { airGapRoutes, operatorAirGap } from './air-gap/routes.js';
 import { licenceRoutes } from './licences/routes.js';
 import { listingRoutes } from './licences/listing-routes.js';
 import { productRoutes } from './products/routes.js';
@@ -35,7 +35,7 @@ import { settingsRoutes } from './settings/routes.js';
 import { tokenRoutes } from './tokens/routes.js';
 import { userRoutes } from './users/routes.js';
 import { PLATFORM_PREFIX, platformRoutes, type PlatformRoute } from './platform/routes.js';
-import { portalRoutes } from './portal/routes.js';
+import { portalAirGap, portalRoutes } from './portal/routes.js';
 import { Outbox, webhookMetrics } from './webhooks/outbox.js';
 import { DeliveryThread } from './webhooks/thread.js';
 import { webhookRoutes } from './webhooks/routes.js';
@@ -206,7 +206,8 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
       await api.register(checkRoutes(checkApi));
       await api.register(portalRoutes(database, config));
       await api.register(webhookRoutes(database, config, masterKey));
-      await api.register(airGapRoutes(keyring, database));
+      await api.register(airGapRoutes(keyring, operatorAirGap));
+      await api.register(airGapRoutes(keyring, portalAirGap(database)));
     },
     { prefix: '/o/:slug/api' },
   );

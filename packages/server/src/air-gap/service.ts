@@ -8,17 +8,19 @@ import {
   verifyActivationRequest,
   verifyDeactivation,
 } from '@licensor/protocol';
-import type { Selectable } from 'kysely';
 import { recordAudit } from '../audit/audit.js';
 import { transaction, type Database } from '../db/database.js';
-import type { AirGapActivationsTable } from '../db/schema.js';
 import { tenant, type Tenant } from '../db/tenant.js';
 import { badRequest, conflict, forbidden, refused } from '../core/errors.js';
 import { iso } from '../core/schemas.js';
 import type { Keyring } from '../keys/keyring.js';
-import { liveBinding } from '../licences/live.js';
-import { findLicenceRow, lockLicenceRow, machineData, statusOf, type BindingRow, type LicenceRow } from '../licences/repo.js';
-import { releasedColumns, selfReleasesInWindow } from '../licences/self-release.js';
+import { findLicenceRow, lockLicenceRow, statusOf, type LicenceRow } from '../licences/repo.js';
+import { findKeyWithVersion } from '../keys/repo.js';
+import { findProductRow } from '../products/repo.js';
+import { addRebinds, insertBinding, liveBindings, markReleased, updateBinding, type BindingRow } from '../seats/repo.js';
+import { selfReleasesInWindow } from '../seats/self-release.js';
+import { machineData } from '../seats/service.js';
+import { activationByNonce, activationKey, endActivationsOf, findActivation, insertActivation, sharingActivation, storeResponse, updateActivation, type ActivationRow } from './repo.js';
 
 /** Who activates or deactivates: an operator (Management API) or a customer (portal). */
 export interface AirGapCaller {
@@ -28,8 +30,6 @@ export interface AirGapCaller {
   actor: { name: string };
   now: number;
 }
-
-type ActivationRow = Selectable<AirGapActivationsTable>;
 
 const DAY_MS = 86_400_000;
 /** DESIGN.md 14: a request older (or dated further ahead) than this is refused. */
@@ -71,11 +71,7 @@ export async function activateAirGapped(caller: AirGapCaller, keyring: Keyring, 
   if (!verifyActivationRequest(request)) throw badRequest('request: the signature does not verify with its device key');
   const { fields } = request;
   if (fields.lid !== lid) throw badRequest(`request: it was made for licence ${fields.lid}, not this one`);
-  const product = await caller.tenant
-    .selectFrom('products')
-    .select(['air_gap_activation', 'air_gap_activation_days'])
-    .where('id', '=', licence.product_id)
-    .executeTakeFirstOrThrow();
+  const product = (await findProductRow(caller.tenant, licence.product_id))!;
   if (product.air_gap_activation !== 1) throw badRequest("air-gapped activation is off for this licence's product");
   if (licence.licence_type === 'OFFLINE') throw badRequest('an OFFLINE licence needs no activation: it works on its own');
   // A licence keeps the seat model it was issued with, whatever its product became (DESIGN.md 13).
@@ -87,13 +83,13 @@ export async function activateAirGapped(caller: AirGapCaller, keyring: Keyring, 
 
   const made = await within(caller, async (t) => {
     const row = await lockLicenceRow(caller.database.dialect, t, lid);
-    const used = await t.selectFrom('air_gap_activations').selectAll().where('licence_id', '=', row.id).where('nonce', '=', fields.nonce).executeTakeFirst();
+    const used = await activationByNonce(t, row.id, fields.nonce);
     if (used) {
       if (used.request === request.text && used.ended_at === null && used.until > now) return { created: false, activation: used };
       throw conflict('request: it was already used on this licence: make a new request on the computer');
     }
     const status = refuseStatus(row, now);
-    const live = await t.selectFrom('machine_bindings').selectAll().where('licence_id', '=', row.id).where(liveBinding('machine_bindings', now)).orderBy('id').execute();
+    const live = await liveBindings(t, row.id, now);
     const graceEnd = row.grace_ends_at ?? Number.POSITIVE_INFINITY;
     const until = seconds(Math.min(graceEnd, now + product.air_gap_activation_days * DAY_MS)) * 1000;
     const held = live.find((b) => b.parts === parts);
@@ -101,18 +97,14 @@ export async function activateAirGapped(caller: AirGapCaller, keyring: Keyring, 
     if (held) {
       seat = held;
       // A seat a check made ordinary, or one named at issue, stays so; an activation's seat lasts to the latest end.
-      if (held.lease_ends_at !== null && held.lease_ends_at < until) await t.updateTable('machine_bindings').set({ lease_ends_at: until }).where('id', '=', seat.id).execute();
+      if (held.lease_ends_at !== null && held.lease_ends_at < until) await updateBinding(t, seat.id, { lease_ends_at: until });
       // The same installation's earlier activation of this seat is replaced by this one.
-      await t.updateTable('air_gap_activations').set({ ended_at: now, ended_by: caller.actor.name }).where('binding_id', '=', seat.id).where('dpk', '=', fields.dpk).where('ended_at', 'is', null).execute();
+      await endActivationsOf(t, seat.id, fields.dpk, caller.actor.name, now);
     } else {
       if (live.length >= row.max_machines) throw refused(`all ${row.max_machines} seats of this licence are taken: release a machine first`, 'SEATS_FULL');
-      seat = await t
-        .insertInto('machine_bindings', { licence_id: row.id, fingerprint: fields.fp, parts, bound_at: now, released_at: null, released_by: null, at_issue: 0, label: null, last_seen_at: null, lease_ends_at: until })
-        .returning(['id', 'bound_at'])
-        .executeTakeFirstOrThrow();
+      seat = await insertBinding(t, { licence_id: row.id, fingerprint: fields.fp, parts, bound_at: now, released_at: null, released_by: null, at_issue: 0, label: null, last_seen_at: null, lease_ends_at: until });
     }
-    const activation = await t
-      .insertInto('air_gap_activations', {
+    const activation = await insertActivation(t, {
         licence_id: row.id,
         binding_id: seat.id,
         request: request.text,
@@ -129,9 +121,7 @@ export async function activateAirGapped(caller: AirGapCaller, keyring: Keyring, 
         ended_by: null,
         released: null,
         counted: 0,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
+      });
     await recordAudit(t, caller, {
       action: 'machine.bound',
       subjectType: 'machine',
@@ -157,13 +147,7 @@ export async function activateAirGapped(caller: AirGapCaller, keyring: Keyring, 
  */
 async function responseOf(caller: AirGapCaller, keyring: Keyring, licence: LicenceRow, activation: ActivationRow): Promise<string> {
   if (activation.response !== null) return activation.response;
-  const key = await caller.tenant
-    .selectFrom('product_keys')
-    .innerJoin('products', 'products.id', 'product_keys.product_id')
-    .selectAll('product_keys')
-    .select('products.version')
-    .where('product_keys.id', '=', licence.key_id)
-    .executeTakeFirstOrThrow();
+  const key = await findKeyWithVersion(caller.tenant, licence.key_id);
   const signer = keyring.signerOf(key, key.version);
   const text = await signActivationResponseWith(
     {
@@ -179,9 +163,7 @@ async function responseOf(caller: AirGapCaller, keyring: Keyring, licence: Licen
     },
     (data) => signer.sign(data),
   );
-  await caller.tenant.updateTable('air_gap_activations').set({ response: text }).where('id', '=', activation.id).where('response', 'is', null).execute();
-  const stored = await caller.tenant.selectFrom('air_gap_activations').select('response').where('id', '=', activation.id).executeTakeFirstOrThrow();
-  return stored.response!;
+  return storeResponse(caller.tenant, activation.id, text);
 }
 
 const deactivationAnswer = (a: Pick<ActivationRow, 'binding_id' | 'ended_at' | 'released'>) => ({
@@ -201,46 +183,29 @@ export async function deactivateAirGapped(caller: AirGapCaller, lid: string, cod
   const licence = await findLicenceRow(caller.tenant, lid);
   const code = read('code', codeText, parseDeactivation);
   if (code.fields.lid !== lid) throw badRequest(`code: it was made for licence ${code.fields.lid}, not this one`);
-  const known = await caller.tenant
-    .selectFrom('air_gap_activations')
-    .select('dpk')
-    .where('licence_id', '=', licence.id)
-    .where('id', '=', Number(code.fields.aid))
-    .executeTakeFirst();
+  const known = await activationKey(caller.tenant, licence.id, Number(code.fields.aid));
   if (!known) throw badRequest(`code: this licence has no air-gapped activation ${code.fields.aid}`);
   if (!verifyDeactivation(code, known.dpk)) throw badRequest('code: the signature does not verify with the key of the computer that was activated');
 
   return within(caller, async (t) => {
     const row = await lockLicenceRow(caller.database.dialect, t, lid);
-    const activation = await t.selectFrom('air_gap_activations').selectAll().where('id', '=', Number(code.fields.aid)).executeTakeFirstOrThrow();
+    const activation = await findActivation(t, Number(code.fields.aid));
     if (activation.released !== null) return deactivationAnswer(activation);
-    const seat = await t.selectFrom('machine_bindings').selectAll().where('id', '=', activation.binding_id).where(liveBinding('machine_bindings', now)).executeTakeFirst();
-    const sharing = await t
-      .selectFrom('air_gap_activations')
-      .select('id')
-      .where('binding_id', '=', activation.binding_id)
-      .where('id', '<>', activation.id)
-      .where('ended_at', 'is', null)
-      .where('until', '>', now)
-      .executeTakeFirst();
+    const [seat] = await liveBindings(t, row.id, now, activation.binding_id);
+    const sharing = await sharingActivation(t, activation.binding_id, activation.id, now);
     // Only a node-locked seat's end is an activation's (a floating licence's is its lease).
     const release = seat !== undefined && row.seat_model === 'NODE_LOCKED' && seat.lease_ends_at !== null && sharing === undefined;
     const counted = release && !force;
     if (counted) {
-      const product = await t.selectFrom('products').select('self_release_limit').where('id', '=', row.product_id).executeTakeFirstOrThrow();
-      const limit = product.self_release_limit;
+      const limit = (await findProductRow(t, row.product_id))!.self_release_limit;
       if (limit !== null && (await selfReleasesInWindow(t, row.id, now)) >= limit) throw forbidden('self-service release limit reached');
     }
     const ended = { ended_at: now, ended_by: caller.actor.name, released: release ? 1 : 0, counted: counted ? 1 : 0 };
-    await t.updateTable('air_gap_activations').set(ended).where('id', '=', activation.id).execute();
+    await updateActivation(t, activation.id, ended);
     const details = { airGapped: true, activationId: String(activation.id), released: release, ...(force ? { force: true } : {}) };
     if (release) {
-      await t.updateTable('machine_bindings').set(releasedColumns(seat, caller.actor.name, now)).where('id', '=', seat.id).execute();
-      await t
-        .updateTable('licences')
-        .set((eb) => ({ rebind_count: eb('rebind_count', '+', 1) }))
-        .where('id', '=', row.id)
-        .execute();
+      await markReleased(t, seat, caller.actor.name, now);
+      await addRebinds(t, row.id, 1);
     }
     await recordAudit(t, caller, {
       action: release ? 'machine.released' : 'machine.air_gap_deactivated',
@@ -254,16 +219,5 @@ export async function deactivateAirGapped(caller: AirGapCaller, lid: string, cod
       details,
     });
     return deactivationAnswer({ ...activation, ...ended });
-  });
-}
-
-/** Machine bindings with their current air-gapped activation, if any (DESIGN.md 14). */
-export async function withActivations<T extends { id: number }>(t: Tenant, bindings: T[]) {
-  const ids = bindings.map((b) => b.id);
-  const rows = ids.length === 0 ? [] : await t.selectFrom('air_gap_activations').select(['id', 'binding_id', 'until']).where('binding_id', 'in', ids).where('ended_at', 'is', null).orderBy('id').execute();
-  const latest = new Map(rows.map((r) => [r.binding_id, r]));
-  return bindings.map((binding) => {
-    const activation = latest.get(binding.id);
-    return { ...binding, airGapped: activation !== undefined, activationId: activation ? String(activation.id) : null, until: activation ? iso(activation.until) : null };
   });
 }

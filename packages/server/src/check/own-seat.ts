@@ -4,10 +4,10 @@ import { lockRow } from '../db/database.js';
 import { inTransaction } from '../core/transaction.js';
 import { badRequest, forbidden, notFound } from '../core/errors.js';
 import { iso } from '../core/schemas.js';
-import { liveBinding } from '../licences/live.js';
-import { machineData } from '../licences/repo.js';
-import { releasedColumns, releaseSelf } from '../licences/self-release.js';
-import { writeLease } from './leases.js';
+import { liveBindings, markReleased } from '../seats/repo.js';
+import { releaseSelf } from '../seats/self-release.js';
+import { machineData } from '../seats/service.js';
+import { writeLease } from '../seats/leases.js';
 import { answer, findTerm, SELF, leaseWrite, lockedTerm, readPresented, seatOf, type CheckAnswer, type CheckScope, type Presented, type Term, type Verdict } from './service.js';
 
 /** This machine's live lease on a floating licence: its exact fingerprint's row (DESIGN.md 13). */
@@ -57,17 +57,11 @@ export async function releaseOwnSeat(scope: CheckScope, body: { license: string;
       if (!lease) return refused('NO_SEAT');
       if (lease.borrowed_until !== null && lease.borrowed_until > scope.now) return refused('BORROWED');
       // A return, like a lapse, is not audited one by one (DESIGN.md 13).
-      await t.updateTable('machine_bindings').set(releasedColumns(lease, 'self', scope.now)).where('id', '=', lease.id).execute();
+      await markReleased(t, lease, SELF.name, scope.now);
       return released;
     }
     await lockRow(scope.database, t.db, 'licences', term.licence.id);
-    const seats = await t
-      .selectFrom('machine_bindings')
-      .select(['id', 'parts', 'at_issue', 'lease_ends_at'])
-      .where('licence_id', '=', term.licence.id)
-      .where(liveBinding('machine_bindings', scope.now))
-      .orderBy('id')
-      .execute();
+    const seats = await liveBindings(t, term.licence.id, scope.now);
     const seat = seats.find((s) => s.parts === parts);
     if (!seat) return refused('NO_SEAT');
     if (seat.at_issue === 1) return refused('AT_ISSUE');

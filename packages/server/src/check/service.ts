@@ -10,7 +10,6 @@ import {
   type ParsedLicence,
 } from '@licensor/protocol';
 import { sql, type RawBuilder } from 'kysely';
-import { recordAudit } from '../audit/audit.js';
 import { dialectOf, lockRow, type Database } from '../db/database.js';
 import { preparedQuery, type Tenant } from '../db/tenant.js';
 import { inTransaction } from '../core/transaction.js';
@@ -20,9 +19,10 @@ import { keyUnavailable, type OpenedKey } from '../keys/keyring.js';
 import type { Organisation } from '../core/context.js';
 import { StaleProduct, type CheckProduct } from './product-cache.js';
 import { STAMP_INTERVAL_MS, type CheckWrites } from './counters.js';
-import { decideLease, writeLease, type BindingRow } from './leases.js';
-import { isLive, liveBinding } from '../licences/live.js';
-import { machineData } from '../licences/repo.js';
+import { decideLease, writeLease, type SeatRow } from '../seats/leases.js';
+import { isLive, liveBinding } from '../seats/live.js';
+import { clearLeaseEnd } from '../seats/repo.js';
+import { bindSeat } from '../seats/service.js';
 import { BoundedMap, type ReadFingerprint, type ReadFingerprints, type VerifiedLicences } from './remembered.js';
 
 export type CheckReason = 'UNKNOWN_LICENCE' | 'REVOKED' | 'SUPERSEDED' | 'NOT_YET_VALID' | 'EXPIRED' | 'FINGERPRINT_MISMATCH' | 'SEATS_FULL';
@@ -146,7 +146,7 @@ async function readLicence(scope: CheckScope, t: Tenant, lid: string, digest: st
   );
   licence.lid = lid;
   licence.floating = licence.seat_model === 'FLOATING';
-  const rowsRead = fromJson(values[READ_COLUMNS.length] as string | unknown[][]).map((seat) => rowOf<BindingRow>(SEAT_COLUMNS, seat));
+  const rowsRead = fromJson(values[READ_COLUMNS.length] as string | unknown[][]).map((seat) => rowOf<SeatRow>(SEAT_COLUMNS, seat));
   const bindings = rowsRead.filter((row) => isLive(row, scope.now));
   // Set only on a floating licence's rows: this machine's lease row, live or lapsed.
   const mine = rowsRead.find((row) => row.fp_digest === digest);
@@ -176,8 +176,8 @@ export async function findTerm(scope: CheckScope, presented: Presented) {
 export type Term = NonNullable<Awaited<ReturnType<typeof findTerm>>>;
 
 /** The seat this machine holds: the most equal components, then the oldest (DESIGN.md 5). */
-export function seatOf(bindings: BindingRow[], presented: Presented, need: number): BindingRow | undefined {
-  let best: BindingRow | undefined;
+export function seatOf(bindings: SeatRow[], presented: Presented, need: number): SeatRow | undefined {
+  let best: SeatRow | undefined;
   let bestScore = need - 1;
   for (const binding of bindings) {
     const score = matchScore(presented.parts, JSON.parse(binding.parts) as FingerprintParts);
@@ -195,7 +195,7 @@ export interface Verdict {
   /** True when the check is valid only once this machine takes a free seat, or its lease end is committed. */
   bind: boolean;
   /** The seat this machine holds, when it holds one. */
-  seat?: BindingRow | undefined;
+  seat?: SeatRow | undefined;
   /** A floating licence: the lease end to sign, when this machine holds (or takes) a lease and the status is ACTIVE or GRACE. */
   leaseEndsAt?: number | null;
   /** SEATS_FULL on a floating licence: whole seconds until the earliest lease ends. */
@@ -244,7 +244,7 @@ function judgeFloating(term: Term, presented: Presented, now: number): Verdict {
  * A valid check from a seat records when it was last seen (at most once a minute) and the label
  * the application sent, when that changed: a write only when there is something new.
  */
-function noteSeat(scope: CheckScope, seat: BindingRow, label: string | undefined) {
+function noteSeat(scope: CheckScope, seat: SeatRow, label: string | undefined) {
   const seenDue = seat.last_seen_at === null || scope.now - seat.last_seen_at >= STAMP_INTERVAL_MS;
   const relabel = label !== undefined && label !== seat.label;
   if (seenDue || relabel) scope.writes.stampSeat(scope.org.id, seat.id, { ...(seenDue ? { seenAt: scope.now } : {}), ...(relabel ? { label } : {}) });
@@ -291,29 +291,7 @@ function bindUnderLock(scope: CheckScope, term: Term, presented: Presented, need
       return { ...verdict, boundAt: await writeLease(t, leaseWrite(scope, fresh, presented), verdict.leaseEndsAt!), bind: false };
     }
     if (verdict.bind) {
-      const binding = await t
-        .insertInto('machine_bindings', {
-          licence_id: licence.id,
-          fingerprint: presented.fingerprint,
-          parts: JSON.stringify(presented.parts),
-          bound_at: now,
-          released_at: null,
-          released_by: null,
-          at_issue: 0,
-          label: presented.machineLabel ?? null,
-          last_seen_at: now,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      await recordAudit(t, scope, {
-        action: 'machine.bound',
-        subjectType: 'machine',
-        subjectId: binding.id,
-        lid: licence.lid,
-        event: () => machineData(t, binding.id, licence.lid, now),
-        summary: `Bound machine ${binding.id} on its first check`,
-        details: { parts: presented.parts },
-      });
+      await bindSeat(t, scope, licence, { fingerprint: presented.fingerprint, parts: presented.parts, label: presented.machineLabel });
     }
     return verdict.bind ? { ...verdict, boundAt: now, bind: false } : verdict;
   });
@@ -383,7 +361,7 @@ export type CheckAnswer = Awaited<ReturnType<typeof answer>>;
  * it an ordinary binding (no end), so it no longer lapses, and its deactivation keeps the seat.
  */
 async function keepAirGappedSeat(scope: CheckScope, seatId: number): Promise<void> {
-  await scope.tenant.updateTable('machine_bindings').set({ lease_ends_at: null }).where('id', '=', seatId).where('released_at', 'is', null).execute();
+  await clearLeaseEnd(scope.tenant, seatId);
 }
 
 export async function checkLicence(

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Ctx } from '../core/context.js';
 import { localDate, startOfDate } from '../core/calendar.js';
 import { STATUSES } from '../licences/listing.js';
-import { liveBinding } from '../licences/live.js';
+import { liveBinding } from '../seats/live.js';
 import { licenceViews, toLicenceListItem, type LicenceView } from '../licences/repo.js';
 import { countExpiring, countingLicences, tallies, type TallyKey } from '../licences/tallies.js';
 

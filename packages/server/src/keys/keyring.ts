@@ -6,6 +6,7 @@ import type { Tenant } from '../db/tenant.js';
 import { ApiError, badRequest, notFound } from '../core/errors.js';
 import { TokenUnavailable, type Hsm, type TokenKey, type TokenKeyRef } from './pkcs11.js';
 import { seal, unseal, UnsealError } from './sealing.js';
+import { currentKeyWithVersion, keysWithVersion } from './repo.js';
 
 export type ProductKeyRow = Selectable<ProductKeysTable>;
 
@@ -219,18 +220,6 @@ export class Keyring {
     return opened.signer;
   }
 
-  /** A product's key rows with the product's version, newest first (the current key is the newest). */
-  private keyRows(t: Tenant, productId: number) {
-    return t
-      .selectFrom('product_keys')
-      .innerJoin('products', 'products.id', 'product_keys.product_id')
-      .selectAll('product_keys')
-      .select('products.version')
-      .where('product_keys.product_id', '=', productId)
-      // Keys are only ever added, the new one current: the highest id is the current key.
-      .orderBy('product_keys.id', 'desc');
-  }
-
   /**
    * The key new licences and renewals of the product are signed with, and its row id. A product's
    * key changes only with its version (products/service.ts), so the version the caller has just
@@ -239,7 +228,7 @@ export class Keyring {
   async signingKeyFor(t: Tenant, product: { id: number; version: number }): Promise<{ keyId: number; signer: Signer }> {
     const known = this.signing.get(`${t.orgId} ${product.id}`);
     if (known?.version === product.version) return known;
-    const row = await this.keyRows(t, product.id).where('product_keys.retired_at', 'is', null).executeTakeFirst();
+    const row = await currentKeyWithVersion(t, product.id);
     if (!row) throw notFound(`no product ${product.id}`);
     const found = { version: row.version, keyId: row.id, signer: this.signerOf(row, row.version) };
     this.signing.set(`${t.orgId} ${product.id}`, found);
@@ -248,7 +237,7 @@ export class Keyring {
 
   /** Every key the product has had, opened, current first: what a licence of it may be signed with. */
   async keysFor(t: Tenant, productId: number): Promise<OpenedKey[]> {
-    const rows = await this.keyRows(t, productId).execute();
+    const rows = await keysWithVersion(t, productId);
     return rows.map((row) => this.open(row, row.version));
   }
 }

@@ -1,16 +1,15 @@
 import type { Selectable } from 'kysely';
 import { parseLicence, type LicenceType } from '@licensor/protocol';
-import type { LicenceVersionsTable, LicencesTable, MachineBindingsTable } from '../db/schema.js';
+import type { LicenceVersionsTable, LicencesTable } from '../db/schema.js';
 import type { DialectName } from '../db/database.js';
 import { preparedQuery, type Tenant } from '../db/tenant.js';
 import { notFound } from '../core/errors.js';
 import { iso } from '../core/schemas.js';
-import { isLive, liveBinding } from './live.js';
+import { liveBinding } from '../seats/live.js';
 import { checkHealth, licenceStatus, type LicenceStatus } from './status.js';
 
 export type LicenceRow = Selectable<LicencesTable>;
 export type VersionRow = Selectable<LicenceVersionsTable>;
-export type BindingRow = Selectable<MachineBindingsTable>;
 
 /** A licence row with what its answers show beside it at `now`: product names and live seats (a floating licence's live leases). */
 export function licenceViews(t: Tenant, now: number) {
@@ -161,27 +160,4 @@ export function toVersionListItem(row: VersionRow) {
     issuedBy: row.issued_by,
     revokedReason: row.revoked_reason,
   };
-}
-
-export function toBinding(row: BindingRow, now: number) {
-  return {
-    id: row.id,
-    parts: JSON.parse(row.parts) as Record<string, string>,
-    boundAt: iso(row.bound_at),
-    releasedAt: iso(row.released_at),
-    releasedBy: row.released_by,
-    live: isLive(row, now),
-    atIssue: row.at_issue === 1,
-    label: row.label,
-    lastSeenAt: iso(row.last_seen_at),
-    leaseEndsAt: iso(row.lease_ends_at),
-    borrowedUntil: iso(row.borrowed_until),
-  };
-}
-
-/** A machine event's data (DESIGN.md 15): the seat as the API lists it, without its parts, with its licence's lid. */
-export async function machineData(t: Tenant, bindingId: number, lid: string | null, now: number) {
-  const row = await t.selectFrom('machine_bindings').selectAll().where('id', '=', bindingId).executeTakeFirstOrThrow();
-  const { parts: _parts, ...machine } = toBinding(row, now);
-  return { machine: { ...machine, lid } };
 }

@@ -1,7 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { withActivations } from '../air-gap/service.js';
 import { listAudit } from '../audit/repo.js';
 import { ActivityQuery, AuditEntry } from '../audit/routes.js';
 import type { Tenant } from '../db/tenant.js';
@@ -11,24 +10,10 @@ import type { Keyring } from '../keys/keyring.js';
 import { confirmed } from '../http/tenancy.js';
 import { idempotentRequest, Replay } from './idempotency.js';
 import { ProductCache } from './opening.js';
-import { claimsOf, findLicenceRow, findLicenceView, licenceViews, toBinding, toLicence, toLicenceListItem, toVersionListItem, type LicenceView } from './repo.js';
-import {
-  IssueBody,
-  LeasePeak,
-  Licence,
-  LicenceListItem,
-  LicenceVersion,
-  LicenceVersionListItem,
-  LidParams,
-  MachineBinding,
-  NotesBody,
-  ReleaseBody,
-  RenewBody,
-  RevokeBody,
-  VerifyBody,
-  VerifyResult,
-  VersionParams,
-} from './schemas.js';
+import { machinesOf } from '../seats/service.js';
+import { claimsOf, findLicenceRow, findLicenceView, licenceViews, toLicence, toLicenceListItem, toVersionListItem, type LicenceView } from './repo.js';
+import { IssueBody, Licence, LicenceListItem, LicenceVersion, LicenceVersionListItem, LidParams, NotesBody, ReleaseBody, RenewBody, RevokeBody, VerifyBody, VerifyResult, VersionParams } from './schemas.js';
+import { LeasePeak, MachineBinding } from '../seats/schemas.js';
 import {
   archiveLicence,
   CustomerNames,
@@ -42,7 +27,7 @@ import {
   type LicenceAnswer,
 } from './service.js';
 import { verifyLicenceString } from './verify.js';
-import { leasePeaks, PEAK_DAYS } from './lease-peaks.js';
+import { leasePeaks, PEAK_DAYS } from '../seats/lease-peaks.js';
 
 const tags = ['Licences'];
 const MAX_LIST = 25_000;
@@ -226,8 +211,7 @@ export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
       },
       async (request) => {
         const licence = await findLicenceRow(request.ctx.tenant, request.params.lid);
-        const rows = await request.ctx.tenant.selectFrom('machine_bindings').selectAll().where('licence_id', '=', licence.id).orderBy('id').execute();
-        return withActivations(request.ctx.tenant, rows.map((row) => toBinding(row, request.ctx.now)));
+        return machinesOf(request.ctx.tenant, licence.id, request.ctx.now);
       },
     );
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Static } from 'typebox';
-import { isReservedClaimName, parseFingerprint, signLicenceWith, type LicenceType } from '@licensor/protocol';
+import { isReservedClaimName, signLicenceWith, type LicenceType } from '@licensor/protocol';
 import { recordAudit, type AuditInput } from '../audit/audit.js';
 import { EXPIRING_WINDOW_MS, recordTermEvent, subscriptions } from '../audit/events.js';
 import { findCustomerRow } from '../customers/repo.js';
@@ -14,21 +14,20 @@ import type { SeatModel } from '../products/schemas.js';
 import type { ProductShape } from '../products/shape.js';
 import { openWrite, type IssueProduct, type ProductCache } from './opening.js';
 import { localDate } from '../core/calendar.js';
-import { liveBinding } from './live.js';
 import { idempotently, rememberAnswer, type IdempotentRequest, type Replay } from './idempotency.js';
 import {
   searchText,
   findLicenceRow,
   findLicenceView,
   lockLicenceRow,
-  machineData,
   statusOf,
   toLicence,
   type LicenceRow,
   type LicenceView,
 } from './repo.js';
 import type { IssueBody, ReleaseBody, RenewBody } from './schemas.js';
-import { releasedColumns } from './self-release.js';
+import { atIssueFingerprints } from '../seats/repo.js';
+import { bindAtIssue, releaseBindings } from '../seats/service.js';
 import { countingLicences, holdClock, tallyChange, talliesWithin } from './tallies.js';
 import { countsAgainstPlan, graceEnd, licenceStatus, type LicenceStatus } from './status.js';
 import { extendedTerm, mergeFingerprints, resolveParams, termDate, termFrom, validityMonths, type TermDates } from './terms.js';
@@ -293,21 +292,7 @@ export async function issueLicence(ctx: Ctx, keyring: Keyring, caches: IssueCach
                 .returningAll()
                 .executeTakeFirstOrThrow();
               await t.insertInto('licence_stamps', { licence_id: row.id, archived: 0, lid, last_checked_at: null }).execute();
-              for (const fingerprint of fingerprints) {
-                await t
-                  .insertInto('machine_bindings', {
-                    licence_id: row.id,
-                    fingerprint,
-                    parts: JSON.stringify(parseFingerprint(fingerprint)),
-                    bound_at: ctx.now,
-                    released_at: null,
-                    released_by: null,
-                    at_issue: 1,
-                    label: null,
-                    last_seen_at: null,
-                  })
-                  .execute();
-              }
+              await bindAtIssue(t, row.id, fingerprints, ctx.now);
               // The answer (and the event's licence) is the row just written, beside what is known of it
               // without reading it again: the product (confirmed in this transaction) and the at-issue seats, bound now.
               const view = { ...row, product_name: shape.name, product_key: shape.productKey, last_checked_at: null, seats_used: fingerprints.length, bound_at: fingerprints.length > 0 ? ctx.now : null };
@@ -358,13 +343,7 @@ export async function renewLicence(ctx: Ctx, keyring: Keyring, caches: IssueCach
           const dates = date === undefined
             ? extendedTerm({ startsAt: current.starts_at, expiresAt: current.expires_at }, months, timeZone, ctx.now)
             : termFrom(date, months, timeZone, ctx.now);
-          const atIssue = await ctx.tenant
-            .selectFrom('machine_bindings')
-            .select('fingerprint')
-            .where('licence_id', '=', current.id)
-            .where('at_issue', '=', 1)
-            .orderBy('id')
-            .execute();
+          const atIssue = await atIssueFingerprints(ctx.tenant, current.id);
           const licence = {
             lid,
             licenceType: current.licence_type as LicenceType,
@@ -503,33 +482,7 @@ export const updateNotes = (ctx: Ctx, lid: string, notes: string | null) =>
 export async function releaseBinding(ctx: Ctx, lid: string, input: Static<typeof ReleaseBody> | undefined) {
   return inTransaction(ctx, async (t) => {
     const row = await lockLicenceRow(ctx.database.dialect, t, lid);
-    let live = t.selectFrom('machine_bindings').selectAll().where('licence_id', '=', row.id).where(liveBinding('machine_bindings', ctx.now));
-    if (input?.machineId !== undefined) live = live.where('id', '=', input.machineId);
-    const bindings = await live.orderBy('id').execute();
-    if (input?.machineId !== undefined && bindings.length === 0) throw badRequest(`machineId: no live binding ${input.machineId} on this licence`);
-    if (bindings.some((b) => b.at_issue === 1) && input?.machineId !== undefined) {
-      throw badRequest('machineId: this machine is inside the licence signature and cannot be released');
-    }
-    const releasable = bindings.filter((b) => b.at_issue === 0);
-    if (releasable.length === 0) throw badRequest('there is no live binding to release');
-    for (const binding of releasable) {
-      await t.updateTable('machine_bindings').set(releasedColumns(binding, ctx.actor.name, ctx.now)).where('id', '=', binding.id).execute();
-      await recordAudit(t, ctx, {
-        action: 'machine.released',
-        subjectType: 'machine',
-        subjectId: binding.id,
-        lid,
-        event: () => machineData(t, binding.id, lid, ctx.now),
-        summary: `Released machine ${binding.id}`,
-        details: { parts: JSON.parse(binding.parts) as Record<string, string> },
-      });
-    }
-    // Counted in SQL: `row` was read before the lock, so a concurrent release may have moved it.
-    await t
-      .updateTable('licences')
-      .set((eb) => ({ rebind_count: eb('rebind_count', '+', releasable.length) }))
-      .where('id', '=', row.id)
-      .execute();
+    await releaseBindings(t, ctx, { id: row.id, lid }, input?.machineId);
     return answer(t, lid, ctx.now);
   });
 }

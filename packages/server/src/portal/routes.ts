@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Config } from '../config.js';
+import type { AirGapRealm } from '../air-gap/routes.js';
 import type { Database } from '../db/database.js';
 import { Id, NoContent, NullableTimestamp, responses, Slug, Timestamp } from '../core/schemas.js';
 import { LicFile, sendLic } from '../licences/routes.js';
@@ -11,6 +12,7 @@ import {
   openPortalSession,
   PORTAL_COOKIE,
   PORTAL_SESSION_MS,
+  ownLicence,
   portalDownload,
   portalIdentity,
   portalLicence,
@@ -44,6 +46,22 @@ const PortalLicence = Type.Object({
   ),
 });
 const PortalIdentity = Type.Object({ customer: Type.Object({ name: Type.String() }), organisation: Type.Object({ name: Type.String() }) });
+
+/** The portal's realm of the air-gap routes (DESIGN.md 14): the customer, on their own licences only. */
+export function portalAirGap(database: Database): AirGapRealm {
+  return {
+    prefix: '/portal/licenses',
+    access: 'portal',
+    tags: ['Customer portal'],
+    summaries: { activate: 'Activate one of the customer’s air-gapped computers', deactivate: 'Deactivate one of the customer’s air-gapped computers' },
+    force: false,
+    caller: async (request, lid) => {
+      const now = Date.now();
+      await ownLicence(request.portal, lid, now);
+      return { database, tenant: request.portal.tenant, actor: { name: request.portal.actor }, now };
+    },
+  };
+}
 
 /** DESIGN.md 12: the operator's portal links and the customer's portal API. */
 export function portalRoutes(database: Database, config: Config): FastifyPluginAsyncTypebox {

@@ -1,6 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import { graceEndsAt } from '@licensor/protocol';
-import { withActivations } from '../air-gap/service.js';
+import { findProductRow } from '../products/repo.js';
+import { bindingsNewestFirst, liveBindings } from '../seats/repo.js';
+import { withActivations } from '../seats/service.js';
 import { recordAudit } from '../audit/audit.js';
 import { newSecret, sha256Hex } from '../core/secrets.js';
 import type { Config } from '../config.js';
@@ -10,9 +12,9 @@ import type { Ctx, Organisation, PortalSession } from '../core/context.js';
 import { inTransaction } from '../core/transaction.js';
 import { badRequest, forbidden, notFound, unauthorized } from '../core/errors.js';
 import { iso } from '../core/schemas.js';
-import { isLive, liveBinding } from '../licences/live.js';
+import { isLive } from '../seats/live.js';
 import { findLicenceView, licenceViews, lockLicenceRow, statusOf, type LicenceView } from '../licences/repo.js';
-import { releaseSelf, selfReleasesInWindow } from '../licences/self-release.js';
+import { releaseSelf, selfReleasesInWindow } from '../seats/self-release.js';
 
 export const PORTAL_COOKIE = 'svc_portal';
 const LINK_LIFETIME_MS = 24 * 60 * 60 * 1000;
@@ -146,15 +148,8 @@ export async function ownLicence(session: PortalSession, lid: string, now: numbe
 
 export async function portalLicence(session: PortalSession, lid: string, now: number) {
   const view = await ownLicence(session, lid, now);
-  const product = await session.tenant.selectFrom('products').select('self_release_limit').where('id', '=', view.product_id).executeTakeFirstOrThrow();
-  const machines = await session.tenant
-    .selectFrom('machine_bindings')
-    .select(['id', 'bound_at', 'released_at', 'at_issue', 'lease_ends_at'])
-    .where('licence_id', '=', view.id)
-    .orderBy('bound_at', 'desc')
-    .orderBy('id', 'desc')
-    .execute();
-  const limit = product.self_release_limit;
+  const limit = (await findProductRow(session.tenant, view.product_id))!.self_release_limit;
+  const machines = await bindingsNewestFirst(session.tenant, view.id);
   return {
     ...portalItem(view, now),
     releasesLeft: limit === null ? null : Math.max(0, limit - (await selfReleasesInWindow(session.tenant, view.id, now))),
@@ -175,21 +170,14 @@ export async function portalRelease(database: Database, session: PortalSession, 
   await transaction(database, async (trx) => {
     const t = tenant(trx, session.tenant.orgId);
     const row = await lockLicenceRow(database.dialect, t, lid);
-    const seat = await t
-      .selectFrom('machine_bindings')
-      .select(['id', 'parts', 'at_issue', 'lease_ends_at', 'borrowed_until'])
-      .where('licence_id', '=', row.id)
-      .where('id', '=', machineId)
-      .where(liveBinding('machine_bindings', now))
-      .executeTakeFirst();
+    const [seat] = await liveBindings(t, row.id, now, machineId);
     if (!seat) throw badRequest(`machineId: no machine ${machineId} holds a seat of this licence`);
     if (seat.at_issue === 1) throw badRequest('machineId: this machine is named in the licence itself and cannot be released');
     if (seat.borrowed_until !== null && seat.borrowed_until > now) {
       throw badRequest(`machineId: this machine has borrowed its seat until ${iso(seat.borrowed_until)}; only the vendor can free it sooner`);
     }
-    const product = await t.selectFrom('products').select('self_release_limit').where('id', '=', view.product_id).executeTakeFirstOrThrow();
     // A lease frees itself within leaseSeconds anyway, so releasing one is never limited (DESIGN.md 13).
-    const limit = row.seat_model === 'FLOATING' ? null : product.self_release_limit;
+    const limit = row.seat_model === 'FLOATING' ? null : (await findProductRow(t, view.product_id))!.self_release_limit;
     await releaseSelf(t, { licenceId: row.id, lid, bindingId: seat.id, parts: seat.parts, lease_ends_at: seat.lease_ends_at }, limit, { actor: { name: session.actor }, now });
   });
   return portalLicence(session, lid, now);

@@ -1,7 +1,7 @@
 // DESIGN.md 13: concurrent checks on several instances never hold more live leases than maxMachines.
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { liveBinding } from '../../src/licences/live.js';
+import { liveBinding } from '../../src/seats/live.js';
 import { startHarness, type Harness } from '../harness.js';
 import { startServe, stopServe } from '../cli.js';
 import { checkBody, checkedProduct, type CheckedProduct } from '../check-helpers.js';

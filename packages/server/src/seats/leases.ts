@@ -1,14 +1,13 @@
-import { sql } from 'kysely';
 import type { FingerprintParts } from '@licensor/protocol';
 import { recordAudit } from '../audit/audit.js';
 import type { DialectName } from '../db/database.js';
 import type { Tenant } from '../db/tenant.js';
-import { notePeak } from '../licences/lease-peaks.js';
-import { liveBinding } from '../licences/live.js';
-import { machineData } from '../licences/repo.js';
+import { notePeak } from './lease-peaks.js';
+import { deleteUnseen, insertBinding, updateBinding } from './repo.js';
+import { machineData } from './service.js';
 
-/** A binding row as the check path reads it; for a floating licence, a lease. */
-export interface BindingRow {
+/** A seat (a binding row) as the check path reads it; for a floating licence, a lease. */
+export interface SeatRow {
   id: number;
   parts: string;
   bound_at: number;
@@ -26,7 +25,7 @@ export const UNSEEN_ROW_MS = 90 * 86_400_000;
 /** What a floating check or borrow found: this machine's live lease, if any, and what to write. */
 export interface LeaseDecision {
   /** This machine's live lease, as read. */
-  held: BindingRow | undefined;
+  held: SeatRow | undefined;
   /** The lease end to sign; null when this machine gets no lease. */
   end: number | null;
   /** True when `end` must be committed (a new lease, or one with less than half a lease left) before signing. */
@@ -41,7 +40,7 @@ export interface LeaseDecision {
  * stored end is signed, and nothing is written), a check never shortens one (a borrow's end is
  * further), and a machine without one takes a free seat, or learns when the first one frees.
  */
-export function decideLease(live: readonly BindingRow[], mine: BindingRow | undefined, maxMachines: number, lseSeconds: number, now: number): LeaseDecision {
+export function decideLease(live: readonly SeatRow[], mine: SeatRow | undefined, maxMachines: number, lseSeconds: number, now: number): LeaseDecision {
   const lease = lseSeconds * 1000;
   const held = mine !== undefined && live.includes(mine) ? mine : undefined;
   if (held) {
@@ -57,8 +56,8 @@ export function decideLease(live: readonly BindingRow[], mine: BindingRow | unde
 export interface LeaseWrite {
   dialect: DialectName;
   licence: { id: number; lid: string };
-  live: readonly BindingRow[];
-  mine: BindingRow | undefined;
+  live: readonly SeatRow[];
+  mine: SeatRow | undefined;
   fingerprint: string;
   digest: string;
   parts: FingerprintParts;
@@ -80,31 +79,24 @@ export async function writeLease(t: Tenant, w: LeaseWrite, end: number, borrowUn
   let boundAt = w.now;
   if (held) {
     boundAt = w.mine!.bound_at;
-    await t.updateTable('machine_bindings').set({ lease_ends_at: end, ...borrowed }).where('id', '=', w.mine!.id).execute();
+    await updateBinding(t, w.mine!.id, { lease_ends_at: end, ...borrowed });
   } else if (w.mine) {
-    await t
-      .updateTable('machine_bindings')
-      .set({ released_at: null, released_by: null, bound_at: w.now, lease_ends_at: end, borrowed_until: borrowUntil, last_seen_at: w.now, label: w.label ?? w.mine.label })
-      .where('id', '=', w.mine.id)
-      .execute();
+    await updateBinding(t, w.mine.id, { released_at: null, released_by: null, bound_at: w.now, lease_ends_at: end, borrowed_until: borrowUntil, last_seen_at: w.now, label: w.label ?? w.mine.label });
   } else {
-    const row = await t
-      .insertInto('machine_bindings', {
-        licence_id: w.licence.id,
-        fingerprint: w.fingerprint,
-        fp_digest: w.digest,
-        parts: JSON.stringify(w.parts),
-        bound_at: w.now,
-        released_at: null,
-        released_by: null,
-        at_issue: 0,
-        label: w.label ?? null,
-        last_seen_at: w.now,
-        lease_ends_at: end,
-        borrowed_until: borrowUntil,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    const row = await insertBinding(t, {
+      licence_id: w.licence.id,
+      fingerprint: w.fingerprint,
+      fp_digest: w.digest,
+      parts: JSON.stringify(w.parts),
+      bound_at: w.now,
+      released_at: null,
+      released_by: null,
+      at_issue: 0,
+      label: w.label ?? null,
+      last_seen_at: w.now,
+      lease_ends_at: end,
+      borrowed_until: borrowUntil,
+    });
     await recordAudit(t, w, {
       action: 'machine.bound',
       subjectType: 'machine',
@@ -114,12 +106,7 @@ export async function writeLease(t: Tenant, w: LeaseWrite, end: number, borrowUn
       summary: `Machine ${row.id} took a lease on its first check`,
       details: { parts: w.parts },
     });
-    await t
-      .deleteFrom('machine_bindings')
-      .where('licence_id', '=', w.licence.id)
-      .where(sql<boolean>`not ${liveBinding('machine_bindings', w.now)}`)
-      .where((eb) => eb(eb.fn.coalesce('last_seen_at', 'bound_at'), '<', w.now - UNSEEN_ROW_MS))
-      .execute();
+    await deleteUnseen(t, w.licence.id, w.now, w.now - UNSEEN_ROW_MS);
   }
   await notePeak(w.dialect, t, w.licence.id, w.now, w.live.length + (held ? 0 : 1));
   return boundAt;

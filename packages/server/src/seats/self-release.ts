@@ -1,37 +1,20 @@
 import { recordAudit, type Author } from '../audit/audit.js';
 import type { Tenant } from '../db/tenant.js';
 import { forbidden } from '../core/errors.js';
-import { machineData } from './repo.js';
+import { machineData } from './service.js';
+import { addRebinds, countedDeactivationsSince, markReleased, releasesSince } from './repo.js';
 
 /** DESIGN.md 12: the window the self-service limit counts in. */
 export const SELF_RELEASE_WINDOW_MS = 30 * 24 * 60 * 60 * 1000;
-
-/** A released row: a lease (DESIGN.md 13) also ends at once, so its listed end is when it was freed. */
-export const releasedColumns = (row: { lease_ends_at: number | null }, actor: string, now: number) => ({
-  released_at: now,
-  released_by: actor,
-  lease_ends_at: row.lease_ends_at === null ? null : Math.min(row.lease_ends_at, now),
-});
 
 /** Who released a seat without the operator: the application (`self`) or the customer (`customer/<id>`). */
 const isSelf = (releasedBy: string | null) => releasedBy === 'self' || (releasedBy?.startsWith('customer/') ?? false);
 
 /** Self-service releases of a licence in the 30 days before `now`, both ways together. */
 export async function selfReleasesInWindow(t: Tenant, licenceId: number, now: number): Promise<number> {
-  const rows = await t
-    .selectFrom('machine_bindings')
-    .select('released_by')
-    .where('licence_id', '=', licenceId)
-    .where('released_at', '>', now - SELF_RELEASE_WINDOW_MS)
-    .execute();
+  const rows = await releasesSince(t, licenceId, now - SELF_RELEASE_WINDOW_MS);
   // Air-gapped deactivations sent through the Management API count too (DESIGN.md 14); the portal's are among the rows above.
-  const airGapped = await t
-    .selectFrom('air_gap_activations')
-    .select('ended_by')
-    .where('licence_id', '=', licenceId)
-    .where('counted', '=', 1)
-    .where('ended_at', '>', now - SELF_RELEASE_WINDOW_MS)
-    .execute();
+  const airGapped = await countedDeactivationsSince(t, licenceId, now - SELF_RELEASE_WINDOW_MS);
   return rows.filter((r) => isSelf(r.released_by)).length + airGapped.filter((r) => !isSelf(r.ended_by)).length;
 }
 
@@ -49,12 +32,8 @@ export async function releaseSelf(
   const { now } = by;
   const actor = by.actor.name;
   if (limit !== null && (await selfReleasesInWindow(t, seat.licenceId, now)) >= limit) throw forbidden('self-service release limit reached');
-  await t.updateTable('machine_bindings').set(releasedColumns(seat, actor, now)).where('id', '=', seat.bindingId).execute();
-  await t
-    .updateTable('licences')
-    .set((eb) => ({ rebind_count: eb('rebind_count', '+', 1) }))
-    .where('id', '=', seat.licenceId)
-    .execute();
+  await markReleased(t, { id: seat.bindingId, lease_ends_at: seat.lease_ends_at }, actor, now);
+  await addRebinds(t, seat.licenceId, 1);
   await recordAudit(t, by, {
     action: 'machine.released',
     subjectType: 'machine',
