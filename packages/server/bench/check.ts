@@ -29,7 +29,7 @@ import { loadConfig } from '../src/config.js';
 import { openDatabase, sqliteFileIn, type Db } from '../src/db/database.js';
 import type { Schema } from '../src/db/schema.js';
 import { STAMP_INTERVAL_MS } from '../src/check/counters.js';
-import { searchText } from '../src/licences/repo.js';
+import { searchText } from '../src/listings/repos/search.js';
 import { bootstrap } from '../src/orgs/service.js';
 import { benchEnv, benchKeyPair, startService } from './support.js';
 

@@ -4,8 +4,9 @@ import { sql } from 'kysely';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase, sqliteFileIn } from '../src/db/database.js';
-import { searchText, statusOf } from '../src/licences/repo.js';
-import { STATUSES } from '../src/licences/listing.js';
+import { statusOf } from '../src/listings/repos/views.js';
+import { searchText } from '../src/listings/repos/search.js';
+import { STATUSES } from '../src/listings/filter.js';
 import { bootstrap } from '../src/orgs/service.js';
 
 const DAY = 86_400_000;

@@ -29,7 +29,7 @@ import { Keyring } from './keys/keyring.js';
 import { Hsm } from './keys/pkcs11.js';
 import { airGapRoutes, operatorAirGap } from './air-gap/routes.js';
 import { licenceRoutes } from './licences/routes.js';
-import { listingRoutes } from './licences/listing-routes.js';
+import { listingRoutes } from './listings/routes.js';
 import { productRoutes } from './products/routes.js';
 import { settingsRoutes } from './settings/routes.js';
 import { tokenRoutes } from './tokens/routes.js';

@@ -15,7 +15,7 @@ import { openApiDocument as servedDocument } from './http/openapi.js';
 import { firstProblem } from './http/validation.js';
 import { existingMasterKey, loadMasterKey } from './keys/master-key.js';
 import { bootstrap, createOrganisation, operatorCtx, setPasswordByUsername } from './orgs/service.js';
-import { countUncounted } from './licences/tallies.js';
+import { countUncounted } from './listings/repos/tallies.js';
 import { CreateMemberBody, Password } from './users/schemas.js';
 import { createMember } from './users/service.js';
 import { promotion, superviseWorkers } from './workers.js';

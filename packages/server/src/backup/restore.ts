@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { CompiledQuery, sql, type Kysely } from 'kysely';
 import { transaction, type Database } from '../db/database.js';
 import { LATEST_MIGRATION, MIGRATION_NAMES, migrateToLatest } from '../db/migrations/index.js';
-import { countUncounted } from '../licences/tallies.js';
+import { countUncounted } from '../listings/repos/tallies.js';
 import { readBackup, type Header, type Line, type TableLine } from './file.js';
 import type { Progress } from './progress.js';
 import { allTables, baseTables, type BaseTable, type CatalogQuery } from './tables.js';

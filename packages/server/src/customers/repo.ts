@@ -2,7 +2,7 @@ import { sql, type Selectable, type SqlBool } from 'kysely';
 import { substringPattern } from '../db/database.js';
 import type { CustomersTable } from '../db/schema.js';
 import type { Tenant } from '../db/tenant.js';
-import { countLicencesBy } from '../licences/repo.js';
+import { countLicencesBy } from '../listings/repos/views.js';
 import { iso } from '../core/schemas.js';
 
 export type CustomerRow = Selectable<CustomersTable>;
@@ -26,11 +26,7 @@ export const findCustomerByEmail = (t: Tenant, email: string) =>
 export const findCustomerByNameWithoutEmail = (t: Tenant, name: string) =>
   t.selectFrom('customers').selectAll().where('name', '=', name).where('email_lower', 'is', null).orderBy('id').executeTakeFirst();
 
-/**
- * How many licences each customer holds. No licence can exist before the licences feature,
- * which replaces this body with its count; the count shown and the delete refusal already
- * read it from here.
- */
+/** How many licences each customer holds: the count shown, and what refuses a delete. */
 export const countLicences = (t: Tenant, ids: readonly number[]) => countLicencesBy(t, 'customer_id', ids);
 
 /** A customer event's data (DESIGN.md 15), read in the change's transaction, as the API returns the customer. */

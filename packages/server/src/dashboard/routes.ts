@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { Nullable, responses } from '../core/schemas.js';
-import { LicenceListItem } from '../licences/schemas.js';
+import { LicenceListItem } from '../listings/schemas.js';
 import { dashboard, dashboardMetrics } from './service.js';
 
 const tags = ['Dashboard'];

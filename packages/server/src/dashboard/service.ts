@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
 import type { Ctx } from '../core/context.js';
 import { localDate, startOfDate } from '../core/calendar.js';
-import { STATUSES } from '../licences/listing.js';
+import { STATUSES } from '../listings/filter.js';
 import { liveBinding } from '../seats/live.js';
-import { licenceViews, toLicenceListItem, type LicenceView } from '../licences/repo.js';
-import { countExpiring, countingLicences, tallies, type TallyKey } from '../licences/tallies.js';
+import { licenceViews, toLicenceListItem, type LicenceView } from '../listings/repos/views.js';
+import { countExpiring, countingLicences, tallies, type TallyKey } from '../listings/repos/tallies.js';
 
 const LICENCE_TYPES = ['OFFLINE', 'ONLINE', 'HYBRID'] as const;
 const SERIES_DAYS = 30;

@@ -5,7 +5,7 @@ import { ApiError, notFound } from '../core/errors.js';
 import { findProductRow } from '../products/repo.js';
 import { shapeOf, type ProductShape } from '../products/shape.js';
 import { toOrganisation } from '../orgs/repo.js';
-import { clockLock, holdClock, type HeldClock } from './tallies.js';
+import { clockLock, holdClock, type HeldClock } from '../listings/repos/tallies.js';
 
 /*
  * Issue and renew read nothing before their transaction that its first statement cannot confirm

@@ -1,18 +1,15 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { listAudit } from '../audit/repo.js';
 import { ActivityQuery, AuditEntry } from '../audit/routes.js';
-import type { Tenant } from '../db/tenant.js';
-import { badRequest, notFound } from '../core/errors.js';
 import { Id, Paged, responses } from '../core/schemas.js';
 import type { Keyring } from '../keys/keyring.js';
 import { confirmed } from '../http/tenancy.js';
 import { idempotentRequest, Replay } from './idempotency.js';
 import { ProductCache } from './opening.js';
-import { machinesOf } from '../seats/service.js';
-import { claimsOf, findLicenceRow, findLicenceView, licenceViews, toLicence, toLicenceListItem, toVersionListItem, type LicenceView } from './repo.js';
-import { IssueBody, Licence, LicenceListItem, LicenceVersion, LicenceVersionListItem, LidParams, NotesBody, ReleaseBody, RenewBody, RevokeBody, VerifyBody, VerifyResult, VersionParams } from './schemas.js';
+import { getLicence, licenceActivity, licenceFile, licenceLeasePeaks, licenceMachines, licenceVersion, licenceVersions, listLicences, MAX_LIST, versionString } from './reads.js';
+import { IssueBody, LicenceVersion, LicenceVersionListItem, LidParams, NotesBody, ReleaseBody, RenewBody, RevokeBody, VerifyBody, VerifyResult, VersionParams } from './schemas.js';
+import { Licence, LicenceListItem } from '../listings/schemas.js';
 import { LeasePeak, MachineBinding } from '../seats/schemas.js';
 import {
   archiveLicence,
@@ -27,10 +24,9 @@ import {
   type LicenceAnswer,
 } from './service.js';
 import { verifyLicenceString } from './verify.js';
-import { leasePeaks, PEAK_DAYS } from '../seats/lease-peaks.js';
+import { PEAK_DAYS } from '../seats/lease-peaks.js';
 
 const tags = ['Licences'];
-const MAX_LIST = 25_000;
 const LIC_TYPE = 'application/octet-stream';
 export const LicFile = { content: { [LIC_TYPE]: { schema: Type.String({ description: 'The licence string alone, no trailing newline.' }) } } };
 const IdempotencyHeader = Type.Object({
@@ -48,18 +44,6 @@ export function sendLic(reply: FastifyReply, lid: string, text: string) {
 
 function sendAnswer(reply: FastifyReply, status: number, result: LicenceAnswer | Replay) {
   return result instanceof Replay ? reply.code(result.status).send(result.body) : reply.code(status).send(result);
-}
-
-async function versionRow(tenant: Tenant, { lid, versionNo }: { lid: string; versionNo: number }) {
-  const licence = await findLicenceRow(tenant, lid);
-  const row = await tenant
-    .selectFrom('licence_versions')
-    .selectAll()
-    .where('licence_id', '=', licence.id)
-    .where('version_no', '=', versionNo)
-    .executeTakeFirst();
-  if (!row) throw notFound(`licence ${lid} has no superseded term ${versionNo}`);
-  return row;
 }
 
 export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
@@ -80,15 +64,7 @@ export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
           response: responses({ 200: Type.Array(LicenceListItem) }),
         },
       },
-      async (request) => {
-        const { ctx, query } = request;
-        let rows = licenceViews(ctx.tenant, ctx.now);
-        if (query.productId !== undefined) rows = rows.where('licences.product_id', '=', query.productId);
-        if (query.customerId !== undefined) rows = rows.where('licences.customer_id', '=', query.customerId);
-        const found = (await rows.orderBy('licences.issued_at', 'desc').orderBy('licences.lid', 'desc').limit(MAX_LIST + 1).execute()) as LicenceView[];
-        if (found.length > MAX_LIST) throw badRequest(`more than ${MAX_LIST} licences match: use GET /licenses/page`);
-        return found.map((view) => toLicenceListItem(view, ctx.now));
-      },
+      async (request) => listLicences(request.ctx, request.query),
     );
 
     app.post(
@@ -131,7 +107,7 @@ export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
         config: { access: 'licenses:read' },
         schema: { summary: 'One licence with its claims and signed string', tags, params: LidParams, response: responses({ 200: Licence }) },
       },
-      async (request) => toLicence(await findLicenceView(request.ctx.tenant, request.params.lid, request.ctx.now), request.ctx.now),
+      async (request) => getLicence(request.ctx, request.params.lid),
     );
 
     app.get(
@@ -141,8 +117,8 @@ export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
         schema: { summary: 'The .lic file: the licence string and nothing else', tags, params: LidParams, response: responses({ 200: LicFile }) },
       },
       async (request, reply) => {
-        const row = await findLicenceRow(request.ctx.tenant, request.params.lid);
-        return sendLic(reply, row.lid, row.licence_string);
+        const file = await licenceFile(request.ctx, request.params.lid);
+        return sendLic(reply, file.lid, file.text);
       },
     );
 
@@ -209,10 +185,7 @@ export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
         config: { access: 'licenses:read' },
         schema: { summary: 'Machine bindings, live and released, oldest first', tags, params: LidParams, response: responses({ 200: Type.Array(MachineBinding) }) },
       },
-      async (request) => {
-        const licence = await findLicenceRow(request.ctx.tenant, request.params.lid);
-        return machinesOf(request.ctx.tenant, licence.id, request.ctx.now);
-      },
+      async (request) => licenceMachines(request.ctx, request.params.lid),
     );
 
     app.get(
@@ -227,10 +200,7 @@ export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
           response: responses({ 200: Type.Array(LeasePeak) }),
         },
       },
-      async (request) => {
-        const licence = await findLicenceRow(request.ctx.tenant, request.params.lid);
-        return leasePeaks(request.ctx.tenant, licence.id, request.ctx.now);
-      },
+      async (request) => licenceLeasePeaks(request.ctx, request.params.lid),
     );
 
     app.get(
@@ -245,10 +215,7 @@ export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
           response: responses({ 200: Paged(AuditEntry) }),
         },
       },
-      async (request) => {
-        const licence = await findLicenceRow(request.ctx.tenant, request.params.lid);
-        return listAudit(request.ctx.tenant, { ...request.query, lid: licence.lid });
-      },
+      async (request) => licenceActivity(request.ctx, request.params.lid, request.query),
     );
 
     app.get(
@@ -257,17 +224,7 @@ export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
         config: { access: 'licenses:read' },
         schema: { summary: 'Superseded terms, newest first (the current one excluded)', tags, params: LidParams, response: responses({ 200: Type.Array(LicenceVersionListItem) }) },
       },
-      async (request) => {
-        const licence = await findLicenceRow(request.ctx.tenant, request.params.lid);
-        // SPEC 4.1: newest first.
-        const rows = await request.ctx.tenant
-          .selectFrom('licence_versions')
-          .selectAll()
-          .where('licence_id', '=', licence.id)
-          .orderBy('version_no', 'desc')
-          .execute();
-        return rows.map(toVersionListItem);
-      },
+      async (request) => licenceVersions(request.ctx, request.params.lid),
     );
 
     app.get(
@@ -276,10 +233,7 @@ export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
         config: { access: 'licenses:read' },
         schema: { summary: 'One superseded term with its claims and string', tags, params: VersionParams, response: responses({ 200: LicenceVersion }) },
       },
-      async (request) => {
-        const row = await versionRow(request.ctx.tenant, request.params);
-        return { ...toVersionListItem(row), claims: claimsOf(row.licence_string), licenseString: row.licence_string };
-      },
+      async (request) => licenceVersion(request.ctx, request.params.lid, request.params.versionNo),
     );
 
     app.get(
@@ -288,7 +242,7 @@ export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
         config: { access: 'licenses:read' },
         schema: { summary: 'A superseded term as a .lic file', tags, params: VersionParams, response: responses({ 200: LicFile }) },
       },
-      async (request, reply) => sendLic(reply, request.params.lid, (await versionRow(request.ctx.tenant, request.params)).licence_string),
+      async (request, reply) => sendLic(reply, request.params.lid, await versionString(request.ctx, request.params.lid, request.params.versionNo)),
     );
   };
 }

@@ -1,8 +1,7 @@
 import { Type } from 'typebox';
 import { Id, Nullable, NullableTimestamp, Slug, Timestamp } from '../core/schemas.js';
+import { ActivationSchema, LicenceTypeSchema } from '../listings/schemas.js';
 
-const LicenceTypeSchema = Type.Enum(['OFFLINE', 'ONLINE', 'HYBRID']);
-const ActivationSchema = Type.Enum(['ONLINE', 'OFFLINE']);
 const DateText = Type.String({ maxLength: 10, description: 'YYYY-MM-DD in the organisation timezone.' });
 const Fingerprint = Type.String({ maxLength: 512, description: '`SVC1.<hashed parts>.<checksum>`' });
 const Params = Type.Record(Type.String(), Type.Unknown(), { description: "Values for the product's declared parameters." });
@@ -55,49 +54,6 @@ export const NotesBody = Type.Object(
 );
 export const ReleaseBody = Type.Object({ machineId: Type.Optional(Id()) }, { additionalProperties: false });
 export const VerifyBody = Type.Object({ license: Type.String({ maxLength: 100_000 }) }, { additionalProperties: false });
-
-const listFields = {
-  lid: Type.String({ format: 'uuid' }),
-  customerId: Nullable(Type.Integer()),
-  licensee: Type.String(),
-  licenseeEmail: Nullable(Type.String()),
-  productId: Type.Integer(),
-  productName: Nullable(Type.String()),
-  productKey: Nullable(Type.String()),
-  issuedAt: Timestamp,
-  startsAt: NullableTimestamp,
-  expiresAt: NullableTimestamp,
-  graceDays: Type.Integer(),
-  licenceType: LicenceTypeSchema,
-  activation: Nullable(ActivationSchema),
-  seatModel: Type.Enum(['NODE_LOCKED', 'FLOATING'], { description: "The product's seat model when the licence was issued; the licence keeps it (DESIGN.md 13)." }),
-  activated: Type.Boolean(),
-  boundAt: NullableTimestamp,
-  rebindCount: Type.Integer(),
-  maxMachines: Type.Integer(),
-  seatsUsed: Type.Integer({ description: 'Live seats: for a FLOATING licence, live leases.' }),
-  status: Type.Enum(['PENDING', 'ACTIVE', 'GRACE', 'EXPIRED', 'REVOKED']),
-  checkHealth: Type.Enum(['NOT_APPLICABLE', 'NEVER', 'OK', 'DUE', 'OVERDUE']),
-  checkMaxSeconds: Nullable(Type.Integer()),
-  checkEverySeconds: Nullable(Type.Integer()),
-  revoked: Type.Boolean(),
-  revokedAt: NullableTimestamp,
-  revokedReason: Nullable(Type.String()),
-  archived: Type.Boolean(),
-  archivedAt: NullableTimestamp,
-  issuedBy: Type.String(),
-  lastCheckedAt: NullableTimestamp,
-  renewedAt: NullableTimestamp,
-  notes: Nullable(Type.String()),
-};
-
-export const LicenceListItem = Type.Object(listFields, { description: 'A licence in list form: every field but claims and licenseString.' });
-
-export const Licence = Type.Object({
-  ...listFields,
-  claims: Type.Record(Type.String(), Type.Unknown(), { description: 'The signed payload, decoded.' }),
-  licenseString: Type.String({ description: '`payloadB64url.signatureB64url`' }),
-});
 
 const versionFields = {
   versionNo: Type.Integer(),

@@ -15,21 +15,14 @@ import type { ProductShape } from '../products/shape.js';
 import { openWrite, type IssueProduct, type ProductCache } from './opening.js';
 import { localDate } from '../core/calendar.js';
 import { idempotently, rememberAnswer, type IdempotentRequest, type Replay } from './idempotency.js';
-import {
-  searchText,
-  findLicenceRow,
-  findLicenceView,
-  lockLicenceRow,
-  statusOf,
-  toLicence,
-  type LicenceRow,
-  type LicenceView,
-} from './repo.js';
+import { findLicenceView, statusOf, toLicence, type LicenceRow, type LicenceView } from '../listings/repos/views.js';
+import { searchText } from '../listings/repos/search.js';
+import { findLicenceRow, lockLicenceRow } from './repo.js';
 import type { IssueBody, ReleaseBody, RenewBody } from './schemas.js';
 import { atIssueFingerprints } from '../seats/repo.js';
 import { bindAtIssue, releaseBindings } from '../seats/service.js';
-import { countingLicences, holdClock, tallyChange, talliesWithin } from './tallies.js';
-import { countsAgainstPlan, graceEnd, licenceStatus, type LicenceStatus } from './status.js';
+import { countingLicences, holdClock, tallyChange, talliesWithin } from '../listings/repos/tallies.js';
+import { countsAgainstPlan, graceEnd, licenceStatus, type LicenceStatus } from '../listings/status.js';
 import { extendedTerm, mergeFingerprints, resolveParams, termDate, termFrom, validityMonths, type TermDates } from './terms.js';
 
 type IssueInput = Static<typeof IssueBody>;

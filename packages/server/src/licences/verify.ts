@@ -2,7 +2,7 @@ import { ALGORITHM_INFO, MalformedError, calendarStatus, graceEndsAt, parseLicen
 import type { Ctx } from '../core/context.js';
 import { iso } from '../core/schemas.js';
 import type { Keyring } from '../keys/keyring.js';
-import { statusOf } from './repo.js';
+import { statusOf } from '../listings/repos/views.js';
 
 const unchecked = { signature: 'UNCHECKED', signatureAlgorithm: null, expiry: null } as const;
 

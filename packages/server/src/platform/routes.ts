@@ -9,7 +9,7 @@ import { hashPassword } from '../core/passwords.js';
 import { type Actor, type Organisation } from '../core/context.js';
 import { badRequest, conflict, forbidden, notFound, unauthorized } from '../core/errors.js';
 import { iso, MAX_ID, NoContent, Nullable, PageQuery, Paged, responses, Timestamp } from '../core/schemas.js';
-import { countingLicences, tallies } from '../licences/tallies.js';
+import { countingLicences, tallies } from '../listings/repos/tallies.js';
 import { findOrganisationBySlug, insertOrganisation, listOrganisations, updateOrganisation } from '../orgs/repo.js';
 import { isZoneName } from '../core/calendar.js';
 import { Email, Member, Password, RoleSchema, Username } from '../users/schemas.js';

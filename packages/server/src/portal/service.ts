@@ -13,7 +13,8 @@ import { inTransaction } from '../core/transaction.js';
 import { badRequest, forbidden, notFound, unauthorized } from '../core/errors.js';
 import { iso } from '../core/schemas.js';
 import { isLive } from '../seats/live.js';
-import { findLicenceView, licenceViews, lockLicenceRow, statusOf, type LicenceView } from '../licences/repo.js';
+import { findLicenceView, licenceViews, statusOf, type LicenceView } from '../listings/repos/views.js';
+import { lockLicenceRow } from '../licences/repo.js';
 import { releaseSelf, selfReleasesInWindow } from '../seats/self-release.js';
 
 export const PORTAL_COOKIE = 'svc_portal';

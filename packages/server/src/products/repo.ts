@@ -2,7 +2,7 @@ import type { Selectable } from 'kysely';
 import { ALGORITHM_INFO, type Algorithm } from '@licensor/protocol';
 import type { ProductsTable } from '../db/schema.js';
 import type { Tenant } from '../db/tenant.js';
-import { countLicencesBy } from '../licences/repo.js';
+import { countLicencesBy } from '../listings/repos/views.js';
 import { iso } from '../core/schemas.js';
 import type { ProductKeyRow } from '../keys/keyring.js';
 import { shapeOf } from './shape.js';
@@ -30,11 +30,7 @@ export async function currentKeyRows(t: Tenant, productIds: readonly number[]): 
 export const keyRowsOf = (t: Tenant, productId: number) =>
   t.selectFrom('product_keys').selectAll().where('product_id', '=', productId).orderBy('id', 'desc').execute();
 
-/**
- * How many licences each product has. No licence can exist before the licences feature, which
- * replaces this body with its count; every licence rule of products (the count shown, delete
- * refused, productKey fixed) already reads it from here.
- */
+/** How many licences each product has: the count shown, and what refuses a delete or a new productKey. */
 export const countLicences = (t: Tenant, ids: readonly number[]) => countLicencesBy(t, 'product_id', ids);
 
 /**

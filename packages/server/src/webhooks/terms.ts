@@ -1,7 +1,7 @@
 import { transaction, type Database } from '../db/database.js';
 import { tenant } from '../db/tenant.js';
 import { EXPIRING_WINDOW_MS, recordTermEvent, subscriptions } from '../audit/events.js';
-import { findLicenceView, toLicence } from '../licences/repo.js';
+import { findLicenceView, toLicence } from '../listings/repos/views.js';
 
 const BATCH = 500;
 

@@ -6,7 +6,7 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import type { Database } from '../../src/db/database.js';
 import { MIGRATION_NAMES, migrateToLatest } from '../../src/db/migrations/index.js';
-import { countUncounted } from '../../src/licences/tallies.js';
+import { countUncounted } from '../../src/listings/repos/tallies.js';
 import { openEnv } from '../backup-helpers.js';
 import { freshDatabaseEnv } from '../harness.js';
 

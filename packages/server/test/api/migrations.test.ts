@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { openDatabase, sqliteFileIn, type Database } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrations/index.js';
-import { countUncounted } from '../../src/licences/tallies.js';
+import { countUncounted } from '../../src/listings/repos/tallies.js';
 import { createOrganisation } from '../../src/orgs/service.js';
 import { backend, freshDatabaseEnv } from '../harness.js';
 

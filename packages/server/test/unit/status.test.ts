@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkHealth, graceEnd, licenceStatus } from '../../src/licences/status.js';
+import { checkHealth, graceEnd, licenceStatus } from '../../src/listings/status.js';
 
 const DAY = 86_400_000;
 const exp = Date.parse('2026-06-01T00:00:00Z');

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { badRequest } from '../core/errors.js';
-import type { ListingFilter, Position } from './listing.js';
+import type { ListingFilter, Position } from './filter.js';
 
 /*
  * Keyset cursors for the page listing (DESIGN.md 4): the last row's position and a digest of

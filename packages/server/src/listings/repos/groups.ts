@@ -1,7 +1,8 @@
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
-import type { Schema } from '../db/schema.js';
-import type { Tenant } from '../db/tenant.js';
-import { hiddenColumns, matches, statusIs, STATUSES, visibleColumns, type ListingFilter, type Position } from './listing.js';
+import type { Schema } from '../../db/schema.js';
+import type { Tenant } from '../../db/tenant.js';
+import { hiddenColumns, matches, statusIs, visibleColumns } from './pages.js';
+import { STATUSES, type ListingFilter, type Position } from '../filter.js';
 import type { Counts, TallyKey } from './tallies.js';
 
 /*

@@ -1,6 +1,6 @@
 import { sql, type SqlBool } from 'kysely';
-import { substringPattern, type DialectName } from '../db/database.js';
-import type { Tenant } from '../db/tenant.js';
+import { substringPattern, type DialectName } from '../../db/database.js';
+import type { Tenant } from '../../db/tenant.js';
 
 /*
  * How `q` finds its licences (issue 15). Both databases index every three-character substring
@@ -61,4 +61,9 @@ async function rarestTrigrams(t: Tenant, q: string): Promise<string[] | null> {
     .sort((a, b) => a.in - b.in);
   if (ranked[0]!.in > SCAN_ABOVE * texts.length) return null;
   return ranked.slice(0, 2).map((r) => r.trigram);
+}
+
+/** What `q` matches: licensee, email, lid and notes, lower-cased (product names are matched separately). */
+export function searchText(fields: { licensee: string; email: string | null; lid: string; notes: string | null }): string {
+  return [fields.licensee, fields.email ?? '', fields.lid, fields.notes ?? ''].join('\n').toLowerCase();
 }

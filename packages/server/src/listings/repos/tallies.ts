@@ -1,11 +1,12 @@
 import { sql, type OnConflictBuilder } from 'kysely';
-import { lockName, transaction, type Database } from '../db/database.js';
-import type { Schema } from '../db/schema.js';
-import { preparedQuery, tenant, type Tenant } from '../db/tenant.js';
-import type { Ctx } from '../core/context.js';
-import { countMatching, statusRank, STATUSES, windowIs, WINDOWS, type ListingFilter, type Window } from './listing.js';
-import { statusOf, type LicenceRow } from './repo.js';
-import type { LicenceStatus } from './status.js';
+import { lockName, transaction, type Database } from '../../db/database.js';
+import type { Schema } from '../../db/schema.js';
+import { preparedQuery, tenant, type Tenant } from '../../db/tenant.js';
+import type { Ctx } from '../../core/context.js';
+import { countMatching, statusRank, windowIs } from './pages.js';
+import { STATUSES, WINDOWS, type ListingFilter, type Window } from '../filter.js';
+import { statusOf, type LicenceRow } from './views.js';
+import type { LicenceStatus } from '../status.js';
 
 /*
  * Exact licence totals without counting a million rows per request (issue 15).

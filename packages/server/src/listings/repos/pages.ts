@@ -1,39 +1,11 @@
 import { sql, type ExpressionBuilder, type Expression, type SqlBool, type RawBuilder } from 'kysely';
-import { substringPattern, type DialectName } from '../db/database.js';
-import type { Search } from './search.js';
-import type { Schema } from '../db/schema.js';
-import type { Tenant } from '../db/tenant.js';
-import { badRequest } from '../core/errors.js';
-import { DAY_MS, type LicenceStatus } from './status.js';
-import { licenceViews, type LicenceView } from './repo.js';
-
-export const WINDOWS = ['all', '7d', '30d', '90d', 'grace', 'expired', 'perpetual', 'archived'] as const;
-export const SORTS = ['issuedAt', 'expiresAt', 'licensee', 'status', 'product', 'lastCheckedAt'] as const;
-export const STATUSES = ['PENDING', 'ACTIVE', 'GRACE', 'EXPIRED', 'REVOKED'] as const;
-export type Window = (typeof WINDOWS)[number];
-export type SortKey = (typeof SORTS)[number];
-
-export interface ListingFilter {
-  /** `q`, with how it is searched (search.ts). */
-  search?: Search | undefined;
-  status?: LicenceStatus[] | undefined;
-  window: Window;
-  productId?: number | undefined;
-  customerId?: number | undefined;
-  sort: SortKey;
-  asc: boolean;
-}
+import { substringPattern, type DialectName } from '../../db/database.js';
+import { STATUSES, type ListingFilter, type Position, type SortKey, type Window } from '../filter.js';
+import type { Schema } from '../../db/schema.js';
+import type { Tenant } from '../../db/tenant.js';
+import { DAY_MS, type LicenceStatus } from '../status.js';
 
 type Eb = ExpressionBuilder<Schema, 'licences'>;
-
-/** `status=ACTIVE,GRACE` or `status=ACTIVE&status=GRACE`: one value, a comma list, or repeated. */
-export function parseStatuses(given: string[] | undefined): LicenceStatus[] | undefined {
-  if (given === undefined) return undefined;
-  const values = given.flatMap((text) => text.split(',')).map((s) => s.trim());
-  const unknown = values.find((v) => !(STATUSES as readonly string[]).includes(v));
-  if (unknown !== undefined) throw badRequest(`status: "${unknown}" is not one of ${STATUSES.join(', ')}`);
-  return values as LicenceStatus[];
-}
 
 /*
  * Statuses (DESIGN.md 3) are judged by each licence's stored rank, which tallies.ts keeps true at
@@ -176,7 +148,7 @@ const TEXT_SORTS: ReadonlySet<SortKey> = new Set(['licensee', 'product']);
  * the index backwards. Wrapping an ordering expression keeps an index from serving it, which
  * steers the planner to the chosen plan.
  */
-export function orderedLids(t: Tenant, filter: ListingFilter, now: number, plan: ReadPlan, after?: Position) {
+function orderedLids(t: Tenant, filter: ListingFilter, now: number, plan: ReadPlan, after?: Position) {
   const direction = sql.raw(filter.asc ? 'asc' : 'desc');
   const nulls = sql.raw(NULLABLE_SORTS.has(filter.sort) ? ' nulls last' : '');
   const key = sortExpression(filter.sort);
@@ -212,7 +184,7 @@ export function orderedLids(t: Tenant, filter: ListingFilter, now: number, plan:
  */
 export function pageOfLids(t: Tenant, filter: ListingFilter, now: number, plan: ReadPlan, after: Position | undefined, limit: number, offset: number) {
   const statuses = filter.status ?? [];
-  if (plan === 'filter-first' || statuses.length < 2) return orderedLids(t, filter, now, plan, after).limit(limit).offset(offset);
+  if (plan === 'filter-first' || statuses.length < 2) return orderedLids(t, filter, now, plan, after).limit(limit).offset(offset).execute();
   const walks = statuses.map((status, i) =>
     t.db.selectFrom(orderedLids(t, { ...filter, status: [status] }, now, plan, after).limit(offset + limit).as(`s${i}`)).select(['lid', 'sort_key']),
   );
@@ -224,14 +196,19 @@ export function pageOfLids(t: Tenant, filter: ListingFilter, now: number, plan: 
     .orderBy(sql`merged.sort_key ${direction}${sql.raw(NULLABLE_SORTS.has(filter.sort) ? ' nulls last' : '')}`)
     .orderBy(sql`merged.lid ${direction}`)
     .limit(limit)
-    .offset(offset);
+    .offset(offset)
+    .execute();
 }
 
-/** A row's place in a sorted listing: its sort key and lid (the keyset cursor's content). */
-export interface Position {
-  key: string | number | null;
-  lid: string;
+/** Every matching lid in the listing's order (the export's). */
+export async function matchingLids(t: Tenant, filter: ListingFilter, now: number, plan: ReadPlan): Promise<string[]> {
+  return (await orderedLids(t, filter, now, plan).execute()).map((r) => r.lid);
 }
+
+/** A filter-first page with the count of every match beside each row (one query: a search the index narrows has few). */
+export const countedPage = (t: Tenant, filter: ListingFilter, now: number, after: Position | undefined, limit: number, offset: number) =>
+  orderedLids(t, filter, now, 'filter-first', after).select(sql<number>`count(*) over ()`.as('matching')).limit(limit).offset(offset).execute();
+
 
 /**
  * The rows after `after` in the listing's order (nulls last either way, ties by lid in the
@@ -242,12 +219,4 @@ function afterPosition(key: RawBuilder<unknown>, lid: RawBuilder<unknown>, filte
   if (after.key === null) return sql`(${key} is null and ${lid} ${beyond} ${after.lid})`;
   const nullsFollow = NULLABLE_SORTS.has(filter.sort) ? sql` or ${key} is null` : sql``;
   return sql`((${key}, ${lid}) ${beyond} (${after.key}, ${after.lid})${nullsFollow})`;
-}
-
-/** The views of the given licences, in the order of `lids`. */
-export async function viewsInOrder(t: Tenant, lids: string[], now: number): Promise<LicenceView[]> {
-  if (lids.length === 0) return [];
-  const views = (await licenceViews(t, now).where('licences.lid', 'in', lids).execute()) as LicenceView[];
-  const byLid = new Map(views.map((v) => [v.lid, v]));
-  return lids.map((lid) => byLid.get(lid)!);
 }

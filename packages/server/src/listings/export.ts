@@ -4,9 +4,10 @@ import type { Db } from '../db/database.js';
 import { tenant } from '../db/tenant.js';
 import type { Ctx } from '../core/context.js';
 import { badRequest } from '../core/errors.js';
-import { countListing, tallies } from './tallies.js';
-import { orderedLids, readPlan, viewsInOrder, type ListingFilter } from './listing.js';
-import { toLicenceListItem } from './repo.js';
+import { countListing, tallies } from './repos/tallies.js';
+import { matchingLids, readPlan } from './repos/pages.js';
+import { type ListingFilter } from './filter.js';
+import { viewsInOrder, toLicenceListItem } from './repos/views.js';
 
 export const EXPORT_LIMIT = 25_000;
 const BATCH = 1000;
@@ -67,7 +68,7 @@ export async function exportLicences(ctx: Ctx, filter: ListingFilter): Promise<R
       resolve(out);
       try {
         out.write(csvRow([...COLUMNS]));
-        const lids = (await orderedLids(t, filter, now, readPlan(filter, count)).execute()).map((r) => r.lid);
+        const lids = await matchingLids(t, filter, now, readPlan(filter, count));
         for (let i = 0; i < lids.length; i += BATCH) {
           if (out.destroyed) return;
           const rows = await viewsInOrder(t, lids.slice(i, i + BATCH), now);
