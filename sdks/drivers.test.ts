@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildFingerprint, fpDigest } from '@licensor/protocol';
+import { loadVectors } from '../packages/protocol/test-vectors/index.js';
 import { collectFingerprint } from '@licensor/sdk';
 import { startHarness, type Harness } from '../packages/server/test/harness.js';
 import { found, missing, REQUIRE, startDriver, startProxy, type Answer, type Mode } from './drivers.js';
@@ -185,6 +186,9 @@ describe(`the drivers (${found.map((f) => f.lang).join(', ')}) against one servi
       ['stray trailing bits', `${payload}.${strayBits}`, ['MALFORMED']],
       ['three parts', `${licence}.x`, ['MALFORMED']],
       ['not a licence', 'hello', ['MALFORMED']],
+      // verify is strict: a driver hands the string over as it is (DESIGN.md 16), the empty one included.
+      ['a trailing newline', `${licence}\n`, ['MALFORMED']],
+      ['the shared vector "empty string"', loadVectors().algorithms[0]!.tampered.find((t) => t.name === 'empty string')!.licence, ['MALFORMED']],
     ];
     for (const [label, text, reasons] of cases) {
       agree(await everyone(() => ({ op: 'verify', licence: text })), ok({ valid: false, reasons, claims: null }), { label, sameStrings: true });

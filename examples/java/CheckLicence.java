@@ -4,7 +4,7 @@ import dev.licensor.sdk.LicenceClient;
 import dev.licensor.sdk.LicenceVerifier;
 import dev.licensor.sdk.LicensorException;
 import dev.licensor.sdk.StateStore;
-import dev.licensor.sdk.Verification;
+import dev.licensor.sdk.LicenceVerification;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -19,7 +19,7 @@ public final class CheckLicence {
         String publicKey = Files.readString(Path.of(env("LICENSOR_PUBLIC_KEY_FILE")));
         String licence = Files.readString(Path.of(env("LICENSOR_LICENCE_FILE"))).strip();
 
-        Verification offline = LicenceVerifier.builder()
+        LicenceVerification offline = LicenceVerifier.builder()
             .publicKeys(publicKey)
             .productKey(env("LICENSOR_PRODUCT_KEY"))
             .organisation(env("LICENSOR_ORG"))
@@ -42,7 +42,7 @@ public final class CheckLicence {
                 .checkToken(env("LICENSOR_CHECK_TOKEN"))
                 .publicKeys(publicKey)
                 .licence(licence)
-                .stateStore(StateStore.files(Path.of(env("LICENSOR_STATE_DIR"))))
+                .store(StateStore.files(Path.of(env("LICENSOR_STATE_DIR"))))
                 .build();
         } catch (LicensorException refused) {
             System.out.println("- the client cannot be set up: " + refused.reason() + " " + refused.getMessage());

@@ -11,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-from licensor import LicenceClient, LicensorError, verify_licence
+from licensor import LicenceClient, LicensorError, file_store, verify_licence
 
 
 def setting(name: str) -> str:
@@ -46,7 +46,7 @@ def main() -> int:
             public_keys=public_key,
             licence=licence,
             product_key=product_key,
-            state_dir=os.environ.get("LICENSOR_STATE_DIR") or None,
+            store=file_store(os.environ.get("LICENSOR_STATE_DIR") or None),
         )
     except LicensorError as error:
         print(f"This licence cannot be checked online: {error.message} ({error.code}).")
