@@ -175,7 +175,7 @@ export async function lock(lockFile: string): Promise<() => Promise<void>> {
   }
 }
 
-/** The file's text: the fields of SDK-CONVENTIONS.md exactly, in that order. */
+/** The file's text: the fields of docs/protocol.md section 8 exactly, in that order. */
 export function serialiseState(lid: string, state: StoredState): string {
   const answer = state.answer && {
     tag: state.answer.tag,

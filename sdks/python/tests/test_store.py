@@ -1,4 +1,4 @@
-"""The shared state files (SDK-CONVENTIONS.md): format, atomic writes under a lock, defaults."""
+"""The shared state files (docs/protocol.md section 8): format, atomic writes under a lock, defaults."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What the client keeps per licence between runs (SDK-CONVENTIONS.md, identical in every SDK):
+"""What the client keeps per licence between runs (docs/protocol.md section 8, identical in every SDK):
 the newest term seen, the remembered clock offset and the last verified answer.
 
 On disk: ``<root>/<slug>/<productKey>/<lid>.json``, written to a temporary file and renamed over
