@@ -10,7 +10,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSyn
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parse, parseAllDocuments } from 'yaml';
+import { load, loadAll } from 'js-yaml';
 import { ConfigMap, PersistentVolumeClaim, Service } from 'kubernetes-models/v1';
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
@@ -114,7 +114,7 @@ describe('Dockerfile', () => {
 
 describe('compose.yaml', () => {
   // `<<: *licensor` merges the instances' shared settings.
-  const compose = parse(read('compose.yaml'), { merge: true });
+  const compose = load(read('compose.yaml')) as any;
   const instances = ['licensor-1', 'licensor-2'];
 
   it('publishes only the proxy, with PostgreSQL, Redis and two instances on the network behind it', () => {
@@ -147,7 +147,7 @@ describe('compose.yaml', () => {
     writeFileSync(path.join(folder, 'deploy/licensor.env'), read('licensor.env.example').replace('LICENSOR_MASTER_KEY=', `LICENSOR_MASTER_KEY=${Buffer.alloc(32, 7).toString('base64')}`));
     const config = spawnSync('docker-compose', ['-f', 'deploy/compose.yaml', 'config'], { cwd: folder, encoding: 'utf8' });
     expect(config.status, config.stderr).toBe(0);
-    const resolved = parse(config.stdout);
+    const resolved = load(config.stdout) as any;
     for (const name of instances) {
       expect(resolved.services[name].environment).toMatchObject({
         DATABASE_URL: 'postgres://licensor:pg-secret@postgres:5432/licensor',
@@ -196,7 +196,7 @@ describe('Kubernetes base', () => {
   withTool(kustomize, 'renders with kubectl kustomize into objects that pass the Kubernetes schemas', () => {
     const rendered = spawnSync('kubectl', ['kustomize', path.join(here, 'kubernetes')], { encoding: 'utf8' });
     expect(rendered.status, rendered.stderr).toBe(0);
-    const objects = parseAllDocuments(rendered.stdout).map((document) => document.toJSON());
+    const objects = loadAll(rendered.stdout) as any[];
     const models: Record<string, new (data: never) => { validate(): void }> = {
       'v1/ConfigMap': ConfigMap, 'v1/Service': Service, 'v1/PersistentVolumeClaim': PersistentVolumeClaim,
       'apps/v1/Deployment': Deployment, 'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
