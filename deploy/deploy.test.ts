@@ -10,7 +10,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSyn
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { load, loadAll } from 'js-yaml';
+import { load, loadAll, YAML11_SCHEMA } from 'js-yaml';
 import { ConfigMap, PersistentVolumeClaim, Service } from 'kubernetes-models/v1';
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
@@ -113,8 +113,8 @@ describe('Dockerfile', () => {
 });
 
 describe('compose.yaml', () => {
-  // `<<: *licensor` merges the instances' shared settings.
-  const compose = load(read('compose.yaml')) as any;
+  // Compose files are YAML 1.1: `<<: *licensor` merges the instances' shared settings.
+  const compose = load(read('compose.yaml'), { schema: YAML11_SCHEMA }) as any;
   const instances = ['licensor-1', 'licensor-2'];
 
   it('publishes only the proxy, with PostgreSQL, Redis and two instances on the network behind it', () => {
