@@ -34,12 +34,14 @@ import { productRoutes } from './products/routes.js';
 import { settingsRoutes } from './settings/routes.js';
 import { tokenRoutes } from './tokens/routes.js';
 import { userRoutes } from './users/routes.js';
-import { PLATFORM_PREFIX, platformRoutes, type PlatformRoute } from './platform/routes.js';
+import { PLATFORM_PREFIX, type PlatformRoute } from './platform/access.js';
+import { platformRoutes } from './platform/routes.js';
 import { portalAirGap, portalRoutes } from './portal/routes.js';
 import { Outbox, webhookMetrics } from './webhooks/outbox.js';
 import { DeliveryThread } from './webhooks/thread.js';
 import { webhookRoutes } from './webhooks/routes.js';
-import { memberPasskeyRoutes } from './passkeys/routes.js';
+import { passkeyRoutes } from './passkeys/routes.js';
+import { memberPasskeys } from './auth/passkeys.js';
 import { VERSION } from './version.js';
 import { sharedRateLimiter } from './http/rate-limit.js';
 
@@ -193,7 +195,7 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
         if (request.routeOptions.config.access !== 'check') await checkWrites.settle();
       });
       await api.register(authRoutes(database, config, VERSION));
-      await api.register(memberPasskeyRoutes(database, config, VERSION));
+      await api.register(passkeyRoutes(database, config, memberPasskeys(database, config, VERSION)));
       await api.register(userRoutes);
       await api.register(tokenRoutes);
       await api.register(settingsRoutes);

@@ -7,6 +7,7 @@ import { isRole } from '../core/access.js';
 import type { Callers } from '../http/tenancy.js';
 import { findOrganisationBySlug, type OrganisationCache } from '../orgs/repo.js';
 import { digestsEqual, sha256Hex } from '../core/secrets.js';
+import { findPlatformSession, findSession, findToken, stampPlatformSession, stampSession, stampToken } from './repo.js';
 
 export const SESSION_COOKIE = 'svc_session';
 export const SESSION_LIFETIME_MS = 12 * 60 * 60 * 1000;
@@ -37,13 +38,13 @@ async function tokenActor(database: Database, header: string, org: Organisation,
   const match = TOKEN_HEADER.exec(header);
   if (!match) throw unauthorized('malformed API token');
   const [, id, secret] = match as unknown as [string, string, string];
-  const row = tokens?.get(id) ?? (await database.db.selectFrom('api_tokens').selectAll().where('id', '=', id).executeTakeFirst());
+  const row = tokens?.get(id) ?? (await findToken(database.db, id));
   if (!row || !digestsEqual(row.secret_hash, sha256Hex(secret))) throw unauthorized('unknown API token');
   if (row.revoked_at !== null) throw unauthorized('this API token has been revoked');
   if (row.expires_at !== null && row.expires_at <= now) throw unauthorized('this API token has expired');
   if (row.org_id !== org.id) throw forbidden('this credential belongs to another organisation');
   if (row.last_used_at === null || now - row.last_used_at >= STAMP_INTERVAL_MS) {
-    await database.db.updateTable('api_tokens').set({ last_used_at: now }).where('id', '=', id).execute();
+    await stampToken(database.db, id, now);
     row.last_used_at = now;
   }
   tokens?.remember(row);
@@ -77,32 +78,14 @@ class TokenCache {
 async function sessionActor(database: Database, value: string, org: Organisation, now: number): Promise<Actor> {
   if (!SESSION_VALUE.test(value)) throw unauthorized('session expired or signed out');
   const id = sha256Hex(value);
-  const row = await database.db
-    .selectFrom('sessions')
-    .innerJoin('users', 'users.id', 'sessions.user_id')
-    .select([
-      'sessions.org_id',
-      'sessions.last_seen_at',
-      'sessions.expires_at',
-      'users.id as user_id',
-      'users.username',
-      'users.display_name',
-      'users.role',
-      'users.active',
-    ])
-    .where('sessions.id', '=', id)
-    .executeTakeFirst();
+  const row = await findSession(database.db, id);
   // Role and `active` are read here on every request, so a change takes effect at once.
   if (!row || row.expires_at <= now || row.active !== 1 || !isRole(row.role)) {
     throw unauthorized('session expired or signed out');
   }
   if (row.org_id !== org.id) throw forbidden('this credential belongs to another organisation');
   if (now - row.last_seen_at >= STAMP_INTERVAL_MS) {
-    await database.db
-      .updateTable('sessions')
-      .set({ last_seen_at: now, expires_at: now + SESSION_LIFETIME_MS })
-      .where('id', '=', id)
-      .execute();
+    await stampSession(database.db, id, now, now + SESSION_LIFETIME_MS);
   }
   return {
     kind: 'user',
@@ -118,17 +101,12 @@ async function sessionActor(database: Database, value: string, org: Organisation
 export async function platformSession(database: Database, value: string, now: number): Promise<PlatformAccount> {
   if (!SESSION_VALUE.test(value)) throw unauthorized('platform session expired or signed out');
   const id = sha256Hex(value);
-  const row = await database.db
-    .selectFrom('platform_sessions')
-    .innerJoin('platform_accounts', 'platform_accounts.id', 'platform_sessions.account_id')
-    .select(['platform_sessions.last_seen_at', 'platform_sessions.expires_at', 'platform_accounts.id as account_id', 'platform_accounts.username', 'platform_accounts.display_name', 'platform_accounts.role', 'platform_accounts.active'])
-    .where('platform_sessions.id', '=', id)
-    .executeTakeFirst();
+  const row = await findPlatformSession(database.db, id);
   if (!row || row.expires_at <= now || row.active !== 1 || !(PLATFORM_ROLES as readonly string[]).includes(row.role)) {
     throw unauthorized('platform session expired or signed out');
   }
   if (now - row.last_seen_at >= STAMP_INTERVAL_MS) {
-    await database.db.updateTable('platform_sessions').set({ last_seen_at: now, expires_at: now + SESSION_LIFETIME_MS }).where('id', '=', id).execute();
+    await stampPlatformSession(database.db, id, now, now + SESSION_LIFETIME_MS);
   }
   return { id: row.account_id, username: row.username, displayName: row.display_name, role: row.role as PlatformRole, sessionId: id };
 }

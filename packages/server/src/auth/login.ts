@@ -3,7 +3,8 @@ import type { Database } from '../db/database.js';
 import { tenant } from '../db/tenant.js';
 import { forbidden, tooManyRequests, unauthorized } from '../core/errors.js';
 import type { Organisation } from '../core/context.js';
-import { findUserByUsername, type UserRow } from '../users/repo.js';
+import { findUserByUsername, stampLogin, type UserRow } from '../users/repo.js';
+import { clearFailures, insertFailure, insertSession, recentFailures } from './repo.js';
 import { SESSION_LIFETIME_MS } from './credentials.js';
 import { newSecret, sha256Hex } from '../core/secrets.js';
 import { verifyPassword } from '../core/passwords.js';
@@ -41,15 +42,8 @@ export function throttle(failures: Array<{ at: number; username: string | null }
 }
 
 /** Failures are counted in the database, so every instance sees the same counts. */
-async function recentFailures(database: Database, org: Organisation, address: string, limit: number, now: number) {
-  const rows = await database.db
-    .selectFrom('login_failures')
-    .select(['at', 'org_id', 'username'])
-    .where('address', '=', address)
-    .where('at', '>', now - WINDOW_MS)
-    .orderBy('at', 'desc')
-    .limit(limit * ADDRESS_FACTOR)
-    .execute();
+async function failuresOf(database: Database, org: Organisation, address: string, limit: number, now: number) {
+  const rows = await recentFailures(database.db, address, now - WINDOW_MS, limit * ADDRESS_FACTOR);
   // Another organisation's member of the same name is another pair; the address is the same.
   return rows.map((r) => ({ at: r.at, username: r.org_id === org.id ? r.username : null }));
 }
@@ -66,11 +60,10 @@ export interface LoginResult {
  */
 export async function signInGate(database: Database, config: Pick<Config, 'loginFailures'>, org: Organisation, username: string, address: string, now: number) {
   if (org.suspended) throw forbidden('organisation suspended');
-  if (config.loginFailures > 0) throttle(await recentFailures(database, org, address, config.loginFailures, now), username, config.loginFailures, now);
+  if (config.loginFailures > 0) throttle(await failuresOf(database, org, address, config.loginFailures, now), username, config.loginFailures, now);
   return async function fail(message: string): Promise<never> {
-    await tenant(database.db, org.id).insertInto('login_failures', { username, address, at: now }).execute();
     // Keep the table small: failures older than the window no longer count for anyone.
-    await database.db.deleteFrom('login_failures').where('at', '<=', now - WINDOW_MS).execute();
+    await insertFailure(tenant(database.db, org.id), username, address, now, now - WINDOW_MS);
     throw unauthorized(message);
   };
 }
@@ -80,17 +73,9 @@ export async function openSession(database: Database, org: Organisation, user: U
   const cookieValue = newSecret();
   await database.db.transaction().execute(async (trx) => {
     const tt = tenant(trx, org.id);
-    await tt.deleteFrom('login_failures').where('username', '=', username).where('address', '=', address).execute();
-    await tt
-      .insertInto('sessions', {
-        id: sha256Hex(cookieValue),
-        user_id: user.id,
-        created_at: now,
-        last_seen_at: now,
-        expires_at: now + SESSION_LIFETIME_MS,
-      })
-      .execute();
-    await tt.updateTable('users').set({ last_login_at: now }).where('id', '=', user.id).execute();
+    await clearFailures(tt, username, address);
+    await insertSession(tt, { id: sha256Hex(cookieValue), user_id: user.id, created_at: now, last_seen_at: now, expires_at: now + SESSION_LIFETIME_MS });
+    await stampLogin(tt, user.id, now);
   });
   return { cookieValue, user };
 }

@@ -11,14 +11,12 @@ import { isoBase64URL } from '@simplewebauthn/server/helpers';
 import type { Config } from '../config.js';
 import type { Database, Db } from '../db/database.js';
 import { unauthorized } from '../core/errors.js';
+import { insertChallenge, takeChallenge, type Realm } from './repo.js';
 
 /** DESIGN.md 9: a challenge lives five minutes and is used once. */
 const CHALLENGE_MS = 5 * 60 * 1000;
 
-/** Where a ceremony belongs: an organisation's members (`org:<id>`) or the platform's accounts. */
-export type Realm = `org:${number}` | 'platform';
-
-export interface PasskeyOwner {
+export interface PasskeyAccount {
   id: number;
   username: string;
   displayName: string;
@@ -37,17 +35,14 @@ const rp = (config: Pick<Config, 'passkeyOrigin'>) => ({ origin: config.passkeyO
 /** The failure of any passkey step, never saying which check failed. */
 export const passkeyRefused = () => unauthorized('passkey not accepted');
 
-async function remember(db: Db, challenge: string, realm: Realm, purpose: 'register' | 'login', subject: number | null, now: number) {
-  // Expired challenges go as new ones come, so the table stays small.
-  await db.deleteFrom('webauthn_challenges').where('expires_at', '<=', now).execute();
-  await db.insertInto('webauthn_challenges').values({ challenge, realm, purpose, subject, expires_at: now + CHALLENGE_MS }).execute();
-}
+const remember = (db: Db, challenge: string, realm: Realm, purpose: 'register' | 'login', subject: number | null, now: number) =>
+  insertChallenge(db, challenge, realm, purpose, subject, now, now + CHALLENGE_MS);
 
 /**
  * Takes the challenge the browser signed out of the store: it must have been issued here, for
  * this realm, purpose and person, and not have expired. Deleting it is what makes it single-use.
  */
-async function takeChallenge(db: Db, clientDataJSON: unknown, realm: Realm, purpose: 'register' | 'login', subject: number | null, now: number): Promise<string> {
+async function signedChallenge(db: Db, clientDataJSON: unknown, realm: Realm, purpose: 'register' | 'login', subject: number | null, now: number): Promise<string> {
   let challenge: unknown;
   try {
     challenge = (JSON.parse(isoBase64URL.toUTF8String(String(clientDataJSON))) as { challenge?: unknown }).challenge;
@@ -55,15 +50,12 @@ async function takeChallenge(db: Db, clientDataJSON: unknown, realm: Realm, purp
     throw passkeyRefused();
   }
   if (typeof challenge !== 'string' || challenge.length > 200) throw passkeyRefused();
-  let query = db.deleteFrom('webauthn_challenges').where('challenge', '=', challenge).where('realm', '=', realm).where('purpose', '=', purpose).where('expires_at', '>', now);
-  query = subject === null ? query.where('subject', 'is', null) : query.where('subject', '=', subject);
-  const taken = await query.executeTakeFirst();
-  if (Number(taken.numDeletedRows) !== 1) throw passkeyRefused();
+  if (!(await takeChallenge(db, challenge, realm, purpose, subject, now))) throw passkeyRefused();
   return challenge;
 }
 
 /** Creation options for a new passkey: discoverable, user verification required, no attestation. */
-export async function registrationOptions(db: Db, config: Pick<Config, 'passkeyOrigin'>, realm: Realm, owner: PasskeyOwner, existing: StoredPasskey[], now: number) {
+export async function registrationOptions(db: Db, config: Pick<Config, 'passkeyOrigin'>, realm: Realm, owner: PasskeyAccount, existing: StoredPasskey[], now: number) {
   const options = await generateRegistrationOptions({
     rpName: 'Licensor',
     rpID: rp(config).id,
@@ -80,7 +72,7 @@ export async function registrationOptions(db: Db, config: Pick<Config, 'passkeyO
 
 /** The new credential, once its response verifies against a challenge issued to this person. */
 export async function verifyRegistration(database: Database, config: Pick<Config, 'passkeyOrigin'>, realm: Realm, ownerId: number, response: RegistrationResponseJSON, now: number) {
-  const expectedChallenge = await takeChallenge(database.db, response?.response?.clientDataJSON, realm, 'register', ownerId, now);
+  const expectedChallenge = await signedChallenge(database.db, response?.response?.clientDataJSON, realm, 'register', ownerId, now);
   const { origin, id } = rp(config);
   const result = await verifyRegistrationResponse({ response, expectedChallenge, expectedOrigin: origin, expectedRPID: id, requireUserVerification: true }).catch(() => null);
   if (!result?.verified) throw passkeyRefused();
@@ -113,7 +105,7 @@ export async function verifyAuthentication<T extends StoredPasskey>(
   find: (credentialId: string) => Promise<T | undefined>,
   now: number,
 ): Promise<{ passkey: T; counter: number }> {
-  const expectedChallenge = await takeChallenge(database.db, response?.response?.clientDataJSON, realm, 'login', null, now);
+  const expectedChallenge = await signedChallenge(database.db, response?.response?.clientDataJSON, realm, 'login', null, now);
   if (typeof response?.id !== 'string' || response.id.length > 1024) throw passkeyRefused();
   const passkey = await find(response.id);
   if (!passkey) throw passkeyRefused();

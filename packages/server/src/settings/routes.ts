@@ -1,12 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { recordAudit } from '../audit/audit.js';
-import { updateOrganisationTimezone } from '../orgs/repo.js';
-import { type Organisation } from '../core/context.js';
-import { inTransaction } from '../core/transaction.js';
-import { isZoneName } from '../core/calendar.js';
-import { badRequest } from '../core/errors.js';
-import { Nullable, NullableTimestamp, iso, responses } from '../core/schemas.js';
+import { Nullable, NullableTimestamp, responses } from '../core/schemas.js';
+import { settingsOf, updateSettings } from './service.js';
 
 const tags = ['Settings'];
 
@@ -16,12 +11,6 @@ const Settings = Type.Object({
   updatedBy: Nullable(Type.String()),
 });
 
-const toSettings = (org: Organisation) => ({
-  timezone: org.timezone,
-  updatedAt: iso(org.settingsUpdatedAt),
-  updatedBy: org.settingsUpdatedBy,
-});
-
 export const settingsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/settings',
@@ -29,7 +18,7 @@ export const settingsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { access: 'member' },
       schema: { summary: "The organisation's settings", tags, response: responses({ 200: Settings }) },
     },
-    async (request) => toSettings(request.ctx.org),
+    async (request) => settingsOf(request.ctx),
   );
 
   app.put(
@@ -43,21 +32,6 @@ export const settingsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: responses({ 200: Settings }),
       },
     },
-    async (request) => {
-      const { ctx } = request;
-      const { timezone } = request.body;
-      if (!isZoneName(timezone)) throw badRequest(`timezone: "${timezone}" is not an IANA zone name`);
-      await inTransaction(ctx, async (t) => {
-        await updateOrganisationTimezone(t.db, ctx.org.id, timezone, ctx.actor.name, ctx.now);
-        await recordAudit(t, ctx, {
-          action: 'settings.updated',
-          subjectType: 'organisation',
-          subjectId: ctx.org.id,
-          summary: `Timezone set to ${timezone}`,
-          details: { timezone: { from: ctx.org.timezone, to: timezone } },
-        });
-      });
-      return toSettings({ ...ctx.org, timezone, settingsUpdatedAt: ctx.now, settingsUpdatedBy: ctx.actor.name });
-    },
+    async (request) => updateSettings(request.ctx, request.body),
   );
 };

@@ -47,3 +47,11 @@ export async function endSessions(t: Tenant, userId: number, keepSessionId?: str
   if (keepSessionId) query = query.where('id', '!=', keepSessionId);
   await query.execute();
 }
+
+export async function stampLogin(t: Tenant, userId: number, now: number): Promise<void> {
+  await t.updateTable('users').set({ last_login_at: now }).where('id', '=', userId).execute();
+}
+
+export async function setPasswordHash(t: Tenant, userId: number, hash: string): Promise<void> {
+  await t.updateTable('users').set({ password_hash: hash }).where('id', '=', userId).execute();
+}
