@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { dialectOf, transaction, type Database, type Trx } from '../db/database.js';
 import { preparedQuery, tenant, type Tenant } from '../db/tenant.js';
-import { BUCKET_MS } from '../dashboard/service.js';
+import { BUCKET_MS } from '../dashboard/repo.js';
 
 const FLUSH_MS = 1_000;
 const FLUSH_CHUNK = 100;

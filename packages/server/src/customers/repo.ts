@@ -1,7 +1,7 @@
-import { sql, type Selectable, type SqlBool } from 'kysely';
+import { sql, type Insertable, type Selectable, type SqlBool, type Updateable } from 'kysely';
 import { substringPattern } from '../db/database.js';
 import type { CustomersTable } from '../db/schema.js';
-import type { Tenant } from '../db/tenant.js';
+import { preparedQuery, type Tenant } from '../db/tenant.js';
 import { countLicencesBy } from '../listings/repos/views.js';
 import { iso } from '../core/schemas.js';
 
@@ -28,6 +28,34 @@ export const findCustomerByNameWithoutEmail = (t: Tenant, name: string) =>
 
 /** How many licences each customer holds: the count shown, and what refuses a delete. */
 export const countLicences = (t: Tenant, ids: readonly number[]) => countLicencesBy(t, 'customer_id', ids);
+
+export const insertCustomerRow = (t: Tenant, values: Omit<Insertable<CustomersTable>, 'org_id'>) => t.insertInto('customers', values).returningAll().executeTakeFirstOrThrow();
+
+/** The customer with its new columns; undefined when there is none. */
+export const updateCustomerRow = (t: Tenant, id: number, set: Updateable<CustomersTable>) => t.updateTable('customers').set(set).where('id', '=', id).returningAll().executeTakeFirst();
+
+export async function deleteCustomerRow(t: Tenant, id: number): Promise<void> {
+  await t.deleteFrom('customers').where('id', '=', id).execute();
+}
+
+/**
+ * The customer with this email, created if there is none, in one round trip (PostgreSQL): an
+ * insert that yields to the email's unique index, beside a read of the row already there. Built
+ * once (preparedQuery): every issue to a customer named by email makes it.
+ */
+export const findOrInsertRow = preparedQuery((t, name: string, email: string, emailLower: string, now: number, actor: string) =>
+  t.db
+    .with('created', () =>
+      t
+        .insertInto('customers', { name, email, email_lower: emailLower, notes: null, created_at: now, created_by: actor })
+        .onConflict((oc) => oc.columns(['org_id', 'email_lower']).doNothing())
+        .returningAll(),
+    )
+    .selectFrom('created')
+    .selectAll()
+    .select(sql<number>`1`.as('created'))
+    .unionAll(t.selectFrom('customers').selectAll().select(sql<number>`0`.as('created')).where('email_lower', '=', emailLower)),
+);
 
 /** A customer event's data (DESIGN.md 15), read in the change's transaction, as the API returns the customer. */
 export async function customerData(t: Tenant, id: number) {

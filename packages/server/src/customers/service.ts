@@ -1,13 +1,16 @@
 import { recordAudit, type Author } from '../audit/audit.js';
-import { sql } from 'kysely';
 import { isUniqueViolation, type DialectName } from '../db/database.js';
-import { preparedQuery, type Tenant } from '../db/tenant.js';
+import type { Tenant } from '../db/tenant.js';
 import { type Ctx } from '../core/context.js';
 import { inTransaction } from '../core/transaction.js';
 import { badRequest, conflict, notFound } from '../core/errors.js';
 import {
   countLicences,
   customerData,
+  deleteCustomerRow,
+  findOrInsertRow,
+  insertCustomerRow,
+  updateCustomerRow,
   findCustomerByEmail,
   findCustomerByNameWithoutEmail,
   findCustomerRow,
@@ -35,10 +38,7 @@ async function withUniqueEmail<T>(email: string | null | undefined, work: () => 
 }
 
 async function insertCustomer(t: Tenant, by: Author, input: CustomerInput): Promise<CustomerRow> {
-  const row = await t
-    .insertInto('customers', { ...columns(input), created_at: by.now, created_by: by.actor.name })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const row = await insertCustomerRow(t, { ...columns(input), created_at: by.now, created_by: by.actor.name });
   await auditCreated(t, by, row);
   return row;
 }
@@ -52,25 +52,6 @@ const auditCreated = (t: Tenant, by: Author, row: CustomerRow) =>
     summary: `Created customer ${row.name}`,
     details: { name: row.name, email: row.email },
   });
-
-/**
- * The customer with this email, created if there is none, in one round trip (PostgreSQL): an
- * insert that yields to the email's unique index, beside a read of the row already there. Built
- * once (preparedQuery): every issue to a customer named by email makes it.
- */
-const findOrInsertRow = preparedQuery((t, name: string, email: string, emailLower: string, now: number, actor: string) =>
-  t.db
-    .with('created', () =>
-      t
-        .insertInto('customers', { name, email, email_lower: emailLower, notes: null, created_at: now, created_by: actor })
-        .onConflict((oc) => oc.columns(['org_id', 'email_lower']).doNothing())
-        .returningAll(),
-    )
-    .selectFrom('created')
-    .selectAll()
-    .select(sql<number>`1`.as('created'))
-    .unionAll(t.selectFrom('customers').selectAll().select(sql<number>`0`.as('created')).where('email_lower', '=', emailLower)),
-);
 
 /** findOrInsertRow's customer; undefined in the one case it sees none: another transaction committed it in between. */
 async function findOrInsertByEmail(t: Tenant, by: Author, who: { name: string; email: string }) {
@@ -126,7 +107,7 @@ export async function updateCustomer(ctx: Ctx, id: number, input: CustomerInput)
   const values = columns(input);
   return withUniqueEmail(input.email, () =>
     inTransaction(ctx, async (t) => {
-      const row = await t.updateTable('customers').set(values).where('id', '=', id).returningAll().executeTakeFirst();
+      const row = await updateCustomerRow(t, id, values);
       if (!row) throw notFound(`no customer ${id}`);
       await recordAudit(t, ctx, {
         action: 'customer.updated',
@@ -155,6 +136,6 @@ export async function deleteCustomer(ctx: Ctx, id: number): Promise<void> {
       summary: `Deleted customer ${row.name}`,
       details: { name: row.name, email: row.email },
     });
-    await t.deleteFrom('customers').where('id', '=', id).execute();
+    await deleteCustomerRow(t, id);
   });
 }

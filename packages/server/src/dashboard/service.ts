@@ -1,18 +1,12 @@
-import { sql } from 'kysely';
 import type { Ctx } from '../core/context.js';
 import { localDate, startOfDate } from '../core/calendar.js';
 import { STATUSES } from '../listings/filter.js';
-import { liveBinding } from '../seats/live.js';
-import { licenceViews, toLicenceListItem, type LicenceView } from '../listings/repos/views.js';
+import { nextToExpire, toLicenceListItem } from '../listings/repos/views.js';
 import { countExpiring, countingLicences, tallies, type TallyKey } from '../listings/repos/tallies.js';
+import { BUCKET_MS, checksPerBucket, issuedPerBucket, liveSeatCount } from './repo.js';
 
 const LICENCE_TYPES = ['OFFLINE', 'ONLINE', 'HYBRID'] as const;
 const SERIES_DAYS = 30;
-/** Every zone offset is a multiple of 15 minutes, so 15-minute buckets map onto local days exactly. */
-export const BUCKET_MS = 15 * 60 * 1000;
-
-// Literals, not parameters: PostgreSQL must see the select and GROUP BY expressions as the same.
-const issuedBucket = sql<number>`licences.issued_at / ${sql.lit(BUCKET_MS)} * ${sql.lit(BUCKET_MS)}`;
 
 /** The last `SERIES_DAYS` local dates, oldest first. */
 function lastDates(now: number, timeZone: string): string[] {
@@ -42,21 +36,9 @@ export async function dashboardMetrics(ctx: Ctx) {
   const [counts, expiring, seats, issued, checks] = await Promise.all([
     tallies(ctx),
     countExpiring(t, now),
-    t
-      .selectFrom('machine_bindings')
-      .innerJoin('licences', 'licences.id', 'machine_bindings.licence_id')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where(liveBinding('machine_bindings', now))
-      .where('licences.archived', '=', 0)
-      .executeTakeFirstOrThrow(),
-    t
-      .selectFrom('licences')
-      .select([issuedBucket.as('bucket'), (eb) => eb.fn.countAll<number>().as('n')])
-      .where('licences.archived', '=', 0)
-      .where('licences.issued_at', '>=', since)
-      .groupBy(issuedBucket)
-      .execute(),
-    t.selectFrom('check_counts').select(['bucket', 'count as n']).where('bucket', '>=', since - BUCKET_MS).execute(),
+    liveSeatCount(t, now),
+    issuedPerBucket(t, since),
+    checksPerBucket(t, since - BUCKET_MS),
   ]);
   const filed = (where: (k: TallyKey) => boolean) => counts.sum((k) => k.archived === 0 && where(k));
   return {
@@ -65,7 +47,7 @@ export async function dashboardMetrics(ctx: Ctx) {
       byStatus: Object.fromEntries(STATUSES.map((s) => [s, filed((k) => k.status === s)])) as Record<(typeof STATUSES)[number], number>,
       byType: Object.fromEntries(LICENCE_TYPES.map((type) => [type, filed((k) => k.licenceType === type)])) as Record<(typeof LICENCE_TYPES)[number], number>,
     },
-    seatsUsed: Number(seats.n),
+    seatsUsed: seats,
     expiring: { d7: expiring['7d'], d30: expiring['30d'], d90: expiring['90d'] },
     series: { issued: series(dates, issued, timeZone), checks: series(dates, checks, timeZone) },
     // The same count the plan limit is enforced on, so the organisation sees it before the 403.
@@ -76,14 +58,7 @@ export async function dashboardMetrics(ctx: Ctx) {
 export async function dashboard(ctx: Ctx) {
   const [metrics, soon] = await Promise.all([
     dashboardMetrics(ctx),
-    licenceViews(ctx.tenant, ctx.now)
-      .where('licences.archived', '=', 0)
-      .where('licences.revoked', '=', 0)
-      .where('licences.expires_at', '>', ctx.now)
-      .orderBy('licences.expires_at')
-      .orderBy('licences.lid')
-      .limit(10)
-      .execute(),
+    nextToExpire(ctx.tenant, ctx.now, 10),
   ]);
-  return { ...metrics, expiringSoon: (soon as LicenceView[]).map((v) => toLicenceListItem(v, ctx.now)) };
+  return { ...metrics, expiringSoon: soon.map((v) => toLicenceListItem(v, ctx.now)) };
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { isUniqueViolation } from '../db/database.js';
 import type { Tenant } from '../db/tenant.js';
 import { badRequest, conflict } from '../core/errors.js';
+import { findIdempotentAnswer, keepIdempotentAnswer } from './repo.js';
 
 /** A request made under an `Idempotency-Key`: the key and a digest of what was asked. */
 export interface IdempotentRequest {
@@ -39,12 +40,7 @@ export class Replay extends Error {
 }
 
 async function storedAnswer(t: Tenant, request: IdempotentRequest, now: number): Promise<Replay | null> {
-  const row = await t
-    .selectFrom('idempotency_keys')
-    .select(['request_hash', 'status_code', 'body'])
-    .where('key', '=', request.key)
-    .where('created_at', '>', now - WINDOW_MS)
-    .executeTakeFirst();
+  const row = await findIdempotentAnswer(t, request.key, now - WINDOW_MS);
   if (!row) return null;
   if (row.request_hash !== request.hash) throw conflict('this Idempotency-Key was used for a different request');
   return new Replay(row.status_code, JSON.parse(row.body));
@@ -59,10 +55,7 @@ export async function rememberAnswer(t: Tenant, request: IdempotentRequest | nul
   const earlier = await storedAnswer(t, request, now);
   if (earlier) throw earlier;
   // A key older than the window may be reused: the old answer makes way.
-  await t.deleteFrom('idempotency_keys').where('key', '=', request.key).execute();
-  await t
-    .insertInto('idempotency_keys', { key: request.key, request_hash: request.hash, status_code: status, body: JSON.stringify(body), created_at: now })
-    .execute();
+  await keepIdempotentAnswer(t, { key: request.key, request_hash: request.hash, status_code: status, body: JSON.stringify(body), created_at: now });
 }
 
 /**

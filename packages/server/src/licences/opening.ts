@@ -1,8 +1,8 @@
-import { lockExpression, type DialectName } from '../db/database.js';
-import { preparedQuery, type Tenant } from '../db/tenant.js';
+import type { Tenant } from '../db/tenant.js';
 import { StaleCache, type Ctx } from '../core/context.js';
 import { ApiError, notFound } from '../core/errors.js';
 import { findProductRow } from '../products/repo.js';
+import { openingRow, TOKEN_COLUMNS } from './repo.js';
 import { shapeOf, type ProductShape } from '../products/shape.js';
 import { toOrganisation } from '../orgs/repo.js';
 import { clockLock, holdClock, type HeldClock } from '../listings/repos/tallies.js';
@@ -63,32 +63,6 @@ export class ProductCache {
   }
 }
 
-// The columns of the API token a request may be admitted on (last_used_at is only a stamp).
-const TOKEN_COLUMNS = ['id', 'org_id', 'name', 'scopes', 'secret_hash', 'created_at', 'created_by', 'expires_at', 'revoked_at'] as const;
-
-/**
- * The statement, built once per dialect and lock (preparedQuery): the clock's lock taken shared
- * and, for an issue, the customer's exclusively (PostgreSQL; SQLite's writer holds the database).
- */
-const opening = (dialect: DialectName, customer: boolean) =>
-  preparedQuery((t, productId: number, tokenId: string, clockLock: string, customerLock: string) => {
-    const locks = [lockExpression({ dialect }, clockLock, 'shared'), customer ? lockExpression({ dialect }, customerLock) : null];
-    return t.db
-      .selectFrom('organisations as o')
-      .leftJoin('licence_tally_clocks as k', 'k.org_id', 'o.id')
-      .leftJoin('products as p', (join) => join.onRef('p.org_id', '=', 'o.id').on('p.id', '=', productId))
-      .leftJoin('api_tokens as a', (join) => join.onRef('a.org_id', '=', 'o.id').on('a.id', '=', tokenId))
-      .select(['o.id', 'o.slug', 'o.name', 'o.plan_limit', 'o.timezone', 'o.settings_updated_at', 'o.settings_updated_by', 'o.suspended', 'o.created_at'])
-      .select(TOKEN_COLUMNS.map((c) => `a.${c} as token_${c}` as const))
-      .select(['p.version as product_version', 'k.as_of'])
-      .select(locks.flatMap((lock, i) => (lock ? [lock.as(`lock_${i}`)] : [])))
-      .where('o.id', '=', t.orgId);
-  });
-const OPENINGS = {
-  sqlite: { issue: opening('sqlite', false), renew: opening('sqlite', false) },
-  postgres: { issue: opening('postgres', true), renew: opening('postgres', false) },
-};
-
 /**
  * The first statement of an issue's or renewal's transaction, in one round trip: the tally clock
  * taken shared (and `customerLock` exclusively), the clock read, and what the request took from
@@ -96,8 +70,7 @@ const OPENINGS = {
  */
 export async function openWrite(ctx: Ctx, t: Tenant, products: ProductCache, product: IssueProduct, customerLock?: string): Promise<HeldClock> {
   const token = ctx.cached?.token;
-  const query = OPENINGS[ctx.database.dialect][customerLock === undefined ? 'renew' : 'issue'];
-  const [row] = await query(t, product.id, token?.id ?? '', clockLock(t.orgId), customerLock ?? '');
+  const row = await openingRow(ctx.database.dialect, t, product.id, token?.id ?? '', clockLock(t.orgId), customerLock);
   if (!row) throw new Error(`no organisation ${t.orgId}`);
   if (row.product_version !== product.version) {
     products.forget(t, product.id);

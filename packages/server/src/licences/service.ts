@@ -10,6 +10,7 @@ import { type Ctx } from '../core/context.js';
 import { inTransaction } from '../core/transaction.js';
 import { badRequest, forbidden, notFound } from '../core/errors.js';
 import type { Keyring } from '../keys/keyring.js';
+import { planLimitOf } from '../orgs/repo.js';
 import type { SeatModel } from '../products/schemas.js';
 import type { ProductShape } from '../products/shape.js';
 import { openWrite, type IssueProduct, type ProductCache } from './opening.js';
@@ -17,11 +18,11 @@ import { localDate } from '../core/calendar.js';
 import { idempotently, rememberAnswer, type IdempotentRequest, type Replay } from './idempotency.js';
 import { findLicenceView, statusOf, toLicence, type LicenceRow, type LicenceView } from '../listings/repos/views.js';
 import { searchText } from '../listings/repos/search.js';
-import { findLicenceRow, lockLicenceRow } from './repo.js';
+import { findLicenceRow, insertLicence, insertStamp, insertVersion, lockLicenceRow, setStampArchived, updateLicence } from './repo.js';
 import type { IssueBody, ReleaseBody, RenewBody } from './schemas.js';
 import { atIssueFingerprints } from '../seats/repo.js';
 import { bindAtIssue, releaseBindings } from '../seats/service.js';
-import { countingLicences, holdClock, tallyChange, talliesWithin } from '../listings/repos/tallies.js';
+import { countingLicences, holdClock, tallyChange, talliesWithin, type TallyChange } from '../listings/repos/tallies.js';
 import { countsAgainstPlan, graceEnd, licenceStatus, type LicenceStatus } from '../listings/status.js';
 import { extendedTerm, mergeFingerprints, resolveParams, termDate, termFrom, validityMonths, type TermDates } from './terms.js';
 
@@ -42,10 +43,10 @@ async function enforcePlan(ctx: Ctx, t: Tenant, before: LicenceStatus | null, af
   if (!countsAgainstPlan(after) || (before !== null && countsAgainstPlan(before))) return;
   // Without a limit when the request began there is no organisation lock (planLock) to read under.
   if (ctx.org.planLimit === null) return;
-  const org = await t.db.selectFrom('organisations').select('plan_limit').where('id', '=', ctx.org.id).executeTakeFirstOrThrow();
-  if (org.plan_limit === null) return;
-  if (countingLicences(await talliesWithin(ctx.database, t, ctx.now)) >= org.plan_limit) {
-    throw forbidden(`the plan's limit of ${org.plan_limit} active licences is reached`);
+  const limit = await planLimitOf(t.db, ctx.org.id);
+  if (limit === null) return;
+  if (countingLicences(await talliesWithin(ctx.database, t, ctx.now)) >= limit) {
+    throw forbidden(`the plan's limit of ${limit} active licences is reached`);
   }
 }
 
@@ -210,8 +211,56 @@ async function recordLicenceAudit(t: Tenant, ctx: Ctx, view: LicenceView, entry:
 
 export type LicenceAnswer = ReturnType<typeof toLicence>;
 
+/** What a round's transaction wrote: the answer, and the tally change to record last. */
+interface Written {
+  body: LicenceAnswer;
+  tally: TallyChange;
+}
+
+/** Thrown in a round's transaction when what was signed no longer holds: the next round signs again, after `learn`. */
+class SignAgain extends Error {
+  constructor(readonly learn: () => void = () => {}) {
+    super('sign again');
+  }
+}
+
+/**
+ * Issue's and renew's one shape: sign outside any transaction (SQLite has one writer), then
+ * commit inside one only while what was signed still holds, else sign again (SignAgain). It owns
+ * the idempotent answer (an earlier one replayed, this one kept in the change's transaction) and
+ * the tallies, moved last. A round signs and hands its writes to `commit`.
+ */
+function signThenCommit(
+  ctx: Ctx,
+  idem: IdempotentRequest | null,
+  status: 200 | 201,
+  round: (commit: (write: (t: Tenant) => Promise<Written>) => Promise<LicenceAnswer>) => Promise<LicenceAnswer>,
+): Promise<LicenceAnswer | Replay> {
+  const commit = (write: (t: Tenant) => Promise<Written>) =>
+    inTransaction(
+      ctx,
+      async (t) => {
+        const { body, tally } = await write(t);
+        await rememberAnswer(t, idem, ctx.now, status, body);
+        await tally.record();
+        return body;
+      },
+      planLock(ctx),
+    );
+  return idempotently(ctx.tenant, idem, ctx.now, async () => {
+    for (;;) {
+      try {
+        return await round(commit);
+      } catch (err) {
+        if (!(err instanceof SignAgain)) throw err;
+        err.learn();
+      }
+    }
+  });
+}
+
 export async function issueLicence(ctx: Ctx, keyring: Keyring, caches: IssueCaches, input: IssueInput, idem: IdempotentRequest | null): Promise<LicenceAnswer | Replay> {
-  return idempotently(ctx.tenant, idem, ctx.now, () =>
+  return signThenCommit(ctx, idem, 201, (commit) =>
     caches.products.with(ctx.tenant, input.productId, async (product) => {
       const { shape } = product;
       if (!shape.active) throw badRequest('productId: the product is inactive');
@@ -237,166 +286,121 @@ export async function issueLicence(ctx: Ctx, keyring: Keyring, caches: IssueCach
       const timeZone = ctx.org.timezone;
       const date = termDate(input) ?? localDate(ctx.now, timeZone);
       const dates = termFrom(date, validityMonths(input.validityMonths, shape.defaultValidityMonths), timeZone, ctx.now);
-      // Sign outside the transaction; if the customer changed meanwhile, resolve and sign again.
-      for (;;) {
-        const customer = await intendedCustomer(ctx.tenant, input, caches.customers);
-        const lid = randomUUID();
-        const licence = { lid, licenceType, activation, licensee: customer.signed, fingerprints, maxMachines, seatModel, params: input.params ?? {} };
-        const term = await signTerm(ctx, keyring, product, licence, dates, input.graceDays ?? shape.defaultGraceDays);
-        const status = licenceStatus({ revoked: false, ...dates, graceDays: term.graceDays }, ctx.now);
+      const customer = await intendedCustomer(ctx.tenant, input, caches.customers);
+      const lid = randomUUID();
+      const licence = { lid, licenceType, activation, licensee: customer.signed, fingerprints, maxMachines, seatModel, params: input.params ?? {} };
+      const term = await signTerm(ctx, keyring, product, licence, dates, input.graceDays ?? shape.defaultGraceDays);
+      const status = licenceStatus({ revoked: false, ...dates, graceDays: term.graceDays }, ctx.now);
 
-        try {
-          return await inTransaction(
-            ctx,
-            async (t) => {
-              // Issues that would create the same customer wait for each other here, and only they.
-              const key = customerKey(t, customer.who);
-              const clock = await openWrite(ctx, t, caches.products, product, key);
-              await enforcePlan(ctx, t, null, status);
-              const owner = await findOrCreateCustomer(t, ctx.database.dialect, ctx.actor.name, ctx.now, customer.who);
-              // The name was signed before the transaction: the customer has another, which the next round signs.
-              if (owner.name !== customer.signed) throw new CustomerMoved(key, owner.name);
-              const tally = tallyChange(clock, t, null, { lid, archived: 0, product_id: product.id, licence_type: licenceType, revoked: 0, ...termColumns(term) });
-              const row = await t
-                .insertInto('licences', {
-                  lid,
-                  product_id: product.id,
-                  customer_id: owner.id,
-                  licensee: owner.name,
-                  licensee_email: owner.email,
-                  licence_type: licenceType,
-                  activation,
-                  ...termColumns(term),
-                  max_machines: maxMachines,
-                  seat_model: seatModel,
-                  term_version: 0,
-                  revoked: 0,
-                  revoked_at: null,
-                  revoked_reason: null,
-                  archived: 0,
-                  archived_at: null,
-                  issued_by: ctx.actor.name,
-                  renewed_at: null,
-                  rebind_count: 0,
-                  notes: input.notes ?? null,
-                  search_text: searchText({ licensee: owner.name, email: owner.email, lid, notes: input.notes ?? null }),
-                  ...tally.columns,
-                })
-                .returningAll()
-                .executeTakeFirstOrThrow();
-              await t.insertInto('licence_stamps', { licence_id: row.id, archived: 0, lid, last_checked_at: null }).execute();
-              await bindAtIssue(t, row.id, fingerprints, ctx.now);
-              // The answer (and the event's licence) is the row just written, beside what is known of it
-              // without reading it again: the product (confirmed in this transaction) and the at-issue seats, bound now.
-              const view = { ...row, product_name: shape.name, product_key: shape.productKey, last_checked_at: null, seats_used: fingerprints.length, bound_at: fingerprints.length > 0 ? ctx.now : null };
-              const body = await recordLicenceAudit(t, ctx, view, {
-                action: 'licence.issued',
-                subjectType: 'licence',
-                subjectId: lid,
-                lid,
-                summary: `Issued ${licenceType} licence of ${shape.name} to ${owner.name}`,
-                details: { productId: product.id, customerId: owner.id, expiresAt: term.expiresAt && new Date(term.expiresAt).toISOString(), machines: fingerprints.length },
-              });
-              await rememberAnswer(t, idem, ctx.now, 201, body);
-              await tally.record();
-              return body;
-            },
-            planLock(ctx),
-          );
-        } catch (err) {
-          if (!(err instanceof CustomerMoved)) throw err;
-          caches.customers.set(err.key, err.stored);
-        }
-      }
+      return commit(async (t) => {
+        // Issues that would create the same customer wait for each other here, and only they.
+        const key = customerKey(t, customer.who);
+        const clock = await openWrite(ctx, t, caches.products, product, key);
+        await enforcePlan(ctx, t, null, status);
+        const owner = await findOrCreateCustomer(t, ctx.database.dialect, ctx.actor.name, ctx.now, customer.who);
+        // The name was signed before the transaction: the customer has another, which the next round signs.
+        if (owner.name !== customer.signed) throw new SignAgain(() => caches.customers.set(key, owner.name));
+        const tally = tallyChange(clock, t, null, { lid, archived: 0, product_id: product.id, licence_type: licenceType, revoked: 0, ...termColumns(term) });
+        const row = await insertLicence(t, {
+          lid,
+          product_id: product.id,
+          customer_id: owner.id,
+          licensee: owner.name,
+          licensee_email: owner.email,
+          licence_type: licenceType,
+          activation,
+          ...termColumns(term),
+          max_machines: maxMachines,
+          seat_model: seatModel,
+          term_version: 0,
+          revoked: 0,
+          revoked_at: null,
+          revoked_reason: null,
+          archived: 0,
+          archived_at: null,
+          issued_by: ctx.actor.name,
+          renewed_at: null,
+          rebind_count: 0,
+          notes: input.notes ?? null,
+          search_text: searchText({ licensee: owner.name, email: owner.email, lid, notes: input.notes ?? null }),
+          ...tally.columns,
+        });
+        await insertStamp(t, row.id, lid);
+        await bindAtIssue(t, row.id, fingerprints, ctx.now);
+        // The answer (and the event's licence) is the row just written, beside what is known of it
+        // without reading it again: the product (confirmed in this transaction) and the at-issue seats, bound now.
+        const view = { ...row, product_name: shape.name, product_key: shape.productKey, last_checked_at: null, seats_used: fingerprints.length, bound_at: fingerprints.length > 0 ? ctx.now : null };
+        const body = await recordLicenceAudit(t, ctx, view, {
+          action: 'licence.issued',
+          subjectType: 'licence',
+          subjectId: lid,
+          lid,
+          summary: `Issued ${licenceType} licence of ${shape.name} to ${owner.name}`,
+          details: { productId: product.id, customerId: owner.id, expiresAt: term.expiresAt && new Date(term.expiresAt).toISOString(), machines: fingerprints.length },
+        });
+        return { body, tally };
+      });
     }),
   );
 }
 
-class CustomerMoved extends Error {
-  constructor(
-    readonly key: string,
-    readonly stored: string,
-  ) {
-    super('customer moved');
-  }
-}
-class TermMoved extends Error {}
-
 export async function renewLicence(ctx: Ctx, keyring: Keyring, caches: IssueCaches, lid: string, input: RenewInput, idem: IdempotentRequest | null): Promise<LicenceAnswer | Replay> {
-  return idempotently(ctx.tenant, idem, ctx.now, async () => {
-    // Sign outside the transaction, then commit only if the renewed term is still current.
-    for (;;) {
-      const current = await findLicenceRow(ctx.tenant, lid);
-      if (current.archived === 1) throw badRequest('an archived licence cannot be renewed: restore it first');
-      try {
-        return await caches.products.with(ctx.tenant, current.product_id, async (product) => {
-          const months = validityMonths(input.validityMonths, product.shape.defaultValidityMonths);
-          const date = termDate(input);
-          const timeZone = ctx.org.timezone;
-          const dates = date === undefined
-            ? extendedTerm({ startsAt: current.starts_at, expiresAt: current.expires_at }, months, timeZone, ctx.now)
-            : termFrom(date, months, timeZone, ctx.now);
-          const atIssue = await atIssueFingerprints(ctx.tenant, current.id);
-          const licence = {
-            lid,
-            licenceType: current.licence_type as LicenceType,
-            activation: current.activation as 'ONLINE' | 'OFFLINE' | null,
-            licensee: current.licensee,
-            fingerprints: atIssue.map((b) => b.fingerprint),
-            maxMachines: current.max_machines,
-            seatModel: current.seat_model as SeatModel,
-            params: { ...carriedParams(current, product.shape), ...(input.params ?? {}) },
-          };
-          const term = await signTerm(ctx, keyring, product, licence, dates, input.graceDays ?? product.shape.defaultGraceDays);
-          return inTransaction(
-            ctx,
-            async (t) => {
-              const clock = await openWrite(ctx, t, caches.products, product);
-              const fresh = await lockLicenceRow(ctx.database.dialect, t, lid);
-              if (fresh.term_version !== current.term_version) throw new TermMoved();
-              if (fresh.archived === 1) throw badRequest('an archived licence cannot be renewed: restore it first');
-              const before = statusOf(fresh, ctx.now);
-              await enforcePlan(ctx, t, before, licenceStatus({ revoked: fresh.revoked === 1, ...dates, graceDays: term.graceDays }, ctx.now));
-              await t
-                .insertInto('licence_versions', {
-                  licence_id: fresh.id,
-                  version_no: fresh.term_version + 1,
-                  issued_at: fresh.issued_at,
-                  starts_at: fresh.starts_at,
-                  expires_at: fresh.expires_at,
-                  grace_days: fresh.grace_days,
-                  issued_by: fresh.issued_by,
-                  revoked_reason: fresh.revoked_reason,
-                  licence_string: fresh.licence_string,
-                  key_id: fresh.key_id,
-                  superseded_at: ctx.now,
-                })
-                .execute();
-              const tally = tallyChange(clock, t, fresh, { ...fresh, ...termColumns(term) });
-              await t
-                .updateTable('licences')
-                .set({ ...termColumns(term), term_version: fresh.term_version + 1, issued_by: ctx.actor.name, renewed_at: ctx.now, ...tally.columns })
-                .where('id', '=', fresh.id)
-                .execute();
-              const body = await auditedAnswer(t, ctx, {
-                action: 'licence.renewed',
-                subjectType: 'licence',
-                subjectId: lid,
-                lid,
-                summary: `Renewed until ${term.expiresAt === null ? 'perpetual' : new Date(term.expiresAt).toISOString()}`,
-                details: { versionNo: fresh.term_version + 1, previousExpiresAt: fresh.expires_at && new Date(fresh.expires_at).toISOString() },
-              });
-              await rememberAnswer(t, idem, ctx.now, 200, body);
-              await tally.record();
-              return body;
-            },
-            planLock(ctx),
-          );
+  // The renewed term commits only while the term it replaces is still current.
+  return signThenCommit(ctx, idem, 200, async (commit) => {
+    const current = await findLicenceRow(ctx.tenant, lid);
+    if (current.archived === 1) throw badRequest('an archived licence cannot be renewed: restore it first');
+    return caches.products.with(ctx.tenant, current.product_id, async (product) => {
+      const months = validityMonths(input.validityMonths, product.shape.defaultValidityMonths);
+      const date = termDate(input);
+      const timeZone = ctx.org.timezone;
+      const dates = date === undefined
+        ? extendedTerm({ startsAt: current.starts_at, expiresAt: current.expires_at }, months, timeZone, ctx.now)
+        : termFrom(date, months, timeZone, ctx.now);
+      const atIssue = await atIssueFingerprints(ctx.tenant, current.id);
+      const licence = {
+        lid,
+        licenceType: current.licence_type as LicenceType,
+        activation: current.activation as 'ONLINE' | 'OFFLINE' | null,
+        licensee: current.licensee,
+        fingerprints: atIssue.map((b) => b.fingerprint),
+        maxMachines: current.max_machines,
+        seatModel: current.seat_model as SeatModel,
+        params: { ...carriedParams(current, product.shape), ...(input.params ?? {}) },
+      };
+      const term = await signTerm(ctx, keyring, product, licence, dates, input.graceDays ?? product.shape.defaultGraceDays);
+      return commit(async (t) => {
+        const clock = await openWrite(ctx, t, caches.products, product);
+        const fresh = await lockLicenceRow(ctx.database.dialect, t, lid);
+        if (fresh.term_version !== current.term_version) throw new SignAgain();
+        if (fresh.archived === 1) throw badRequest('an archived licence cannot be renewed: restore it first');
+        const before = statusOf(fresh, ctx.now);
+        await enforcePlan(ctx, t, before, licenceStatus({ revoked: fresh.revoked === 1, ...dates, graceDays: term.graceDays }, ctx.now));
+        await insertVersion(t, {
+          licence_id: fresh.id,
+          version_no: fresh.term_version + 1,
+          issued_at: fresh.issued_at,
+          starts_at: fresh.starts_at,
+          expires_at: fresh.expires_at,
+          grace_days: fresh.grace_days,
+          issued_by: fresh.issued_by,
+          revoked_reason: fresh.revoked_reason,
+          licence_string: fresh.licence_string,
+          key_id: fresh.key_id,
+          superseded_at: ctx.now,
         });
-      } catch (err) {
-        if (!(err instanceof TermMoved)) throw err;
-      }
-    }
+        const tally = tallyChange(clock, t, fresh, { ...fresh, ...termColumns(term) });
+        await updateLicence(t, fresh.id, { ...termColumns(term), term_version: fresh.term_version + 1, issued_by: ctx.actor.name, renewed_at: ctx.now, ...tally.columns });
+        const body = await auditedAnswer(t, ctx, {
+          action: 'licence.renewed',
+          subjectType: 'licence',
+          subjectId: lid,
+          lid,
+          summary: `Renewed until ${term.expiresAt === null ? 'perpetual' : new Date(term.expiresAt).toISOString()}`,
+          details: { versionNo: fresh.term_version + 1, previousExpiresAt: fresh.expires_at && new Date(fresh.expires_at).toISOString() },
+        });
+        return { body, tally };
+      });
+    });
   });
 }
 
@@ -421,8 +425,8 @@ async function changeLicence(
       const updated = { ...row, ...set };
       if (plan) await enforcePlan(ctx, t, statusOf(row, ctx.now), statusOf(updated, ctx.now));
       const tally = tallyChange(clock, t, row, updated);
-      await t.updateTable('licences').set({ ...set, ...tally.columns }).where('id', '=', row.id).execute();
-      if (set.archived !== undefined) await t.updateTable('licence_stamps').set({ archived: set.archived }).where('licence_id', '=', row.id).execute();
+      await updateLicence(t, row.id, { ...set, ...tally.columns });
+      if (set.archived !== undefined) await setStampArchived(t, row.id, set.archived);
       const body = await auditedAnswer(t, ctx, { action, subjectType: 'licence', subjectId: lid, lid, summary, details: details ?? null });
       await tally.record();
       return body;

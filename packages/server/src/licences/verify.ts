@@ -2,7 +2,9 @@ import { ALGORITHM_INFO, MalformedError, calendarStatus, graceEndsAt, parseLicen
 import type { Ctx } from '../core/context.js';
 import { iso } from '../core/schemas.js';
 import type { Keyring } from '../keys/keyring.js';
+import { findProductByKey } from '../products/repo.js';
 import { statusOf } from '../listings/repos/views.js';
+import { licenceByLid } from './repo.js';
 
 const unchecked = { signature: 'UNCHECKED', signatureAlgorithm: null, expiry: null } as const;
 
@@ -20,11 +22,7 @@ export async function verifyLicenceString(ctx: Ctx, keyring: Keyring, text: stri
   }
   const claims = parsed.claims as Record<string, unknown> & typeof parsed.claims;
   const ledger = await ledgerFor(ctx, claims.lid, text);
-  const product = await ctx.tenant
-    .selectFrom('products')
-    .select(['id', 'product_key', 'name', 'algorithm'])
-    .where('product_key', '=', claims.prd)
-    .executeTakeFirst();
+  const product = await findProductByKey(ctx.tenant, claims.prd);
   if (!product) return { valid: false, reason: 'UNKNOWN_PRODUCT', claims, product: null, ...unchecked, ledger };
 
   const keys = await keyring.keysFor(ctx.tenant, product.id);
@@ -52,7 +50,7 @@ export async function verifyLicenceString(ctx: Ctx, keyring: Keyring, text: stri
 const payloadPart = (licenceString: string) => licenceString.slice(0, licenceString.indexOf('.'));
 
 async function ledgerFor(ctx: Ctx, lid: string, text: string) {
-  const row = await ctx.tenant.selectFrom('licences').selectAll().where('lid', '=', lid).executeTakeFirst();
+  const row = await licenceByLid(ctx.tenant, lid);
   if (!row) return { known: false };
   const superseded = payloadPart(row.licence_string) !== payloadPart(text.trim());
   return {

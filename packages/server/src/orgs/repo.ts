@@ -52,6 +52,11 @@ export class OrganisationCache {
   }
 }
 
+/** The organisation's plan limit as it is now (read under the organisation's lock by a writer that may add to the count). */
+export async function planLimitOf(db: Db, id: number): Promise<number | null> {
+  return (await db.selectFrom('organisations').select('plan_limit').where('id', '=', id).executeTakeFirstOrThrow()).plan_limit;
+}
+
 export async function listOrganisations(db: Db): Promise<Organisation[]> {
   return (await db.selectFrom('organisations').select(columns).orderBy('slug').execute()).map(toOrganisation);
 }

@@ -1,6 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import { graceEndsAt } from '@licensor/protocol';
+import { findCustomerRow } from '../customers/repo.js';
 import { findProductRow } from '../products/repo.js';
+import { endLinkSessions, endPortalSessionRow, findCustomerLink, findPortalSession, insertLink, insertPortalSession, linkByCode, linksOf, revokeLink, useLink } from './repo.js';
 import { bindingsNewestFirst, liveBindings } from '../seats/repo.js';
 import { withActivations } from '../seats/service.js';
 import { recordAudit } from '../audit/audit.js';
@@ -24,7 +26,7 @@ const SECRET = /^[0-9a-f]{64}$/;
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 async function customerOr404(t: Tenant, customerId: number) {
-  const customer = await t.selectFrom('customers').select(['id', 'name']).where('id', '=', customerId).executeTakeFirst();
+  const customer = await findCustomerRow(t, customerId);
   if (!customer) throw notFound(`no customer ${customerId}`);
   return customer;
 }
@@ -44,10 +46,7 @@ export async function createPortalLink(ctx: Ctx, publicUrl: string, customerId: 
   const expiresAt = ctx.now + LINK_LIFETIME_MS;
   await inTransaction(ctx, async (t) => {
     const customer = await customerOr404(t, customerId);
-    const link = await t
-      .insertInto('portal_links', { customer_id: customerId, code_hash: sha256Hex(code), created_at: ctx.now, created_by: ctx.actor.name, expires_at: expiresAt, used_at: null, revoked_at: null })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    const link = await insertLink(t, { customer_id: customerId, code_hash: sha256Hex(code), created_at: ctx.now, created_by: ctx.actor.name, expires_at: expiresAt, used_at: null, revoked_at: null });
     await recordAudit(t, ctx, {
       action: 'portal_link.created',
       subjectType: 'customer',
@@ -61,17 +60,16 @@ export async function createPortalLink(ctx: Ctx, publicUrl: string, customerId: 
 
 export async function listPortalLinks(ctx: Ctx, customerId: number) {
   await customerOr404(ctx.tenant, customerId);
-  const rows = await ctx.tenant.selectFrom('portal_links').selectAll().where('customer_id', '=', customerId).orderBy('id', 'desc').execute();
-  return rows.map(toLink);
+  return (await linksOf(ctx.tenant, customerId)).map(toLink);
 }
 
 /** Revokes a link and ends the sessions opened with it. */
 export async function revokePortalLink(ctx: Ctx, customerId: number, linkId: number) {
   await inTransaction(ctx, async (t) => {
-    const link = await t.selectFrom('portal_links').select(['id', 'revoked_at']).where('id', '=', linkId).where('customer_id', '=', customerId).executeTakeFirst();
+    const link = await findCustomerLink(t, customerId, linkId);
     if (!link) throw notFound(`no portal link ${linkId} for customer ${customerId}`);
-    if (link.revoked_at === null) await t.updateTable('portal_links').set({ revoked_at: ctx.now }).where('id', '=', linkId).execute();
-    await t.deleteFrom('portal_sessions').where('link_id', '=', linkId).execute();
+    if (link.revoked_at === null) await revokeLink(t, linkId, ctx.now);
+    await endLinkSessions(t, linkId);
     await recordAudit(t, ctx, { action: 'portal_link.revoked', subjectType: 'customer', subjectId: customerId, summary: `Revoked portal link ${linkId}` });
   });
 }
@@ -87,11 +85,10 @@ export async function openPortalSession(database: Database, org: Organisation, c
   const cookieValue = newSecret();
   const customer = await transaction(database, async (trx) => {
     const t = tenant(trx, org.id);
-    const link = await t.selectFrom('portal_links').selectAll().where('code_hash', '=', sha256Hex(code)).executeTakeFirst();
+    const link = await linkByCode(t, sha256Hex(code));
     if (!link || link.used_at !== null || link.revoked_at !== null || link.expires_at <= now) throw invalid;
-    const used = await t.updateTable('portal_links').set({ used_at: now }).where('id', '=', link.id).where('used_at', 'is', null).executeTakeFirst();
-    if (Number(used.numUpdatedRows) !== 1) throw invalid;
-    await t.insertInto('portal_sessions', { id: sha256Hex(cookieValue), customer_id: link.customer_id, link_id: link.id, created_at: now, expires_at: now + PORTAL_SESSION_MS }).execute();
+    if (!(await useLink(t, link.id, now))) throw invalid;
+    await insertPortalSession(t, { id: sha256Hex(cookieValue), customer_id: link.customer_id, link_id: link.id, created_at: now, expires_at: now + PORTAL_SESSION_MS });
     return customerOr404(t, link.customer_id);
   });
   return { cookieValue, customer: { name: customer.name }, organisation: { name: org.name } };
@@ -106,7 +103,7 @@ export async function authenticatePortal(request: FastifyRequest, database: Data
   const value = request.cookies[PORTAL_COOKIE];
   if (!value || !SECRET.test(value)) throw unauthorized('portal session expired or signed out: open a new portal link');
   const t = tenant(database.db, org.id);
-  const session = await t.selectFrom('portal_sessions').select(['id', 'customer_id', 'expires_at']).where('id', '=', sha256Hex(value)).executeTakeFirst();
+  const session = await findPortalSession(t, sha256Hex(value));
   if (!session || session.expires_at <= now) throw unauthorized('portal session expired or signed out: open a new portal link');
   const origin = request.headers.origin;
   if (!SAFE_METHODS.has(request.method) && origin !== undefined && !config.ownOrigins.includes(origin)) {
@@ -185,7 +182,7 @@ export async function portalRelease(database: Database, session: PortalSession, 
 }
 
 export async function endPortalSession(session: PortalSession) {
-  await session.tenant.deleteFrom('portal_sessions').where('id', '=', session.sessionId).execute();
+  await endPortalSessionRow(session.tenant, session.sessionId);
 }
 
 export async function portalIdentity(session: PortalSession, org: Organisation) {

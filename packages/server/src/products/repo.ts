@@ -1,6 +1,6 @@
-import type { Selectable } from 'kysely';
+import type { Insertable, Selectable, Updateable } from 'kysely';
 import { ALGORITHM_INFO, type Algorithm } from '@licensor/protocol';
-import type { ProductsTable } from '../db/schema.js';
+import type { ProductKeysTable, ProductsTable } from '../db/schema.js';
 import type { Tenant } from '../db/tenant.js';
 import { countLicencesBy } from '../listings/repos/views.js';
 import { iso } from '../core/schemas.js';
@@ -13,6 +13,8 @@ export const listProductRows = (t: Tenant) => t.selectFrom('products').selectAll
 
 export const findProductRow = (t: Tenant, id: number) =>
   t.selectFrom('products').selectAll().where('id', '=', id).executeTakeFirst();
+
+export const findProductByKey = (t: Tenant, productKey: string) => t.selectFrom('products').selectAll().where('product_key', '=', productKey).executeTakeFirst();
 
 /** The current key of each product, by product id. */
 export async function currentKeyRows(t: Tenant, productIds: readonly number[]): Promise<Map<number, ProductKeyRow>> {
@@ -67,6 +69,36 @@ export function toProduct(row: ProductRow, key: ProductKeyRow, keyError: string 
     keyError,
     createdBy: row.created_by,
   };
+}
+
+export const insertProductRow = (t: Tenant, values: Omit<Insertable<ProductsTable>, 'org_id'>) => t.insertInto('products', values).returningAll().executeTakeFirstOrThrow();
+
+/** The product with its new columns, only while it is still at `version`; undefined otherwise. */
+export const updateProductAt = (t: Tenant, id: number, version: number, set: Updateable<ProductsTable>) =>
+  t.updateTable('products').set(set).where('id', '=', id).where('version', '=', version).returningAll().executeTakeFirst();
+
+/** A new check token's digest: the product's version moves on, so every cache of it is stale. */
+export const setCheckToken = (t: Tenant, id: number, tokenHash: string, now: number) =>
+  t
+    .updateTable('products')
+    .set((eb) => ({ check_token_hash: tokenHash, check_rotated_at: now, updated_at: now, version: eb('version', '+', 1) }))
+    .where('id', '=', id)
+    .returning(['check_id', 'name'])
+    .executeTakeFirst();
+
+/** Removes a product without licences, its keys and its (all zero) tallies. */
+export async function deleteProductRows(t: Tenant, id: number): Promise<void> {
+  await t.deleteFrom('product_keys').where('product_id', '=', id).execute();
+  await t.deleteFrom('licence_tallies').where('product_id', '=', id).execute();
+  await t.deleteFrom('products').where('id', '=', id).execute();
+}
+
+export const insertKeyRow = (t: Tenant, values: Omit<Insertable<ProductKeysTable>, 'org_id'>) => t.insertInto('product_keys', values).returningAll().executeTakeFirstOrThrow();
+
+export const updateKeyRow = (t: Tenant, id: number, set: Updateable<ProductKeysTable>) => t.updateTable('product_keys').set(set).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+
+export async function retireKey(t: Tenant, id: number, now: number): Promise<void> {
+  await t.updateTable('product_keys').set({ retired_at: now }).where('id', '=', id).execute();
 }
 
 /**

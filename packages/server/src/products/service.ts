@@ -10,7 +10,23 @@ import { iso } from '../core/schemas.js';
 import type { Keyring, ProductKeyRow } from '../keys/keyring.js';
 import type { Hsm } from '../keys/pkcs11.js';
 import { prepareKeyChange, withoutEchoes, type KeyChange } from './key-change.js';
-import { countLicences, currentKeyRows, findProductRow, keyRowsOf, listProductRows, productData, toKeyRecord, toProduct } from './repo.js';
+import {
+  countLicences,
+  currentKeyRows,
+  deleteProductRows,
+  findProductRow,
+  insertKeyRow,
+  insertProductRow,
+  keyRowsOf,
+  listProductRows,
+  productData,
+  retireKey,
+  setCheckToken,
+  toKeyRecord,
+  toProduct,
+  updateKeyRow,
+  updateProductAt,
+} from './repo.js';
 import type { CreateProductInput, UpdateProductInput } from './schemas.js';
 import { changedFields, nextShape, shapeColumns, shapeOf } from './shape.js';
 
@@ -29,16 +45,13 @@ const certificateColumns = (change: KeyChange) => ({
 });
 
 async function insertKey(t: Tenant, keyring: Keyring, productId: number, change: KeyChange, now: number) {
-  return t
-    .insertInto('product_keys', {
-      product_id: productId,
-      ...keyring.seal(change.pair!),
-      ...certificateColumns(change),
-      created_at: now,
-      retired_at: null,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  return insertKeyRow(t, {
+    product_id: productId,
+    ...keyring.seal(change.pair!),
+    ...certificateColumns(change),
+    created_at: now,
+    retired_at: null,
+  });
 }
 
 /** Where a key on a token is, for the audit trail (never its PIN). */
@@ -65,22 +78,19 @@ export async function createProduct(ctx: Ctx, keyring: Keyring, body: CreateProd
   const change = await prepareKeyChange(input, null, keyring, { product: shape.name, productKey: shape.productKey, organisation: ctx.org.name, slug: ctx.org.slug }, ctx.now);
   try {
     return await inTransaction(ctx, async (t) => {
-      const product = await t
-        .insertInto('products', {
-          ...shapeColumns(shape),
-          algorithm: change.algorithm,
-          key_origin: change.keyOrigin,
-          certificate_type: change.certificateType,
-          check_id: newPublicId(16),
-          check_token_hash: null,
-          check_rotated_at: null,
-          created_at: ctx.now,
-          created_by: ctx.actor.name,
-          updated_at: ctx.now,
-          version: 1,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      const product = await insertProductRow(t, {
+        ...shapeColumns(shape),
+        algorithm: change.algorithm,
+        key_origin: change.keyOrigin,
+        certificate_type: change.certificateType,
+        check_id: newPublicId(16),
+        check_token_hash: null,
+        check_rotated_at: null,
+        created_at: ctx.now,
+        created_by: ctx.actor.name,
+        updated_at: ctx.now,
+        version: 1,
+      });
       const key = await insertKey(t, keyring, product.id, change, ctx.now);
       await recordAudit(t, ctx, {
         action: 'product.created',
@@ -128,20 +138,14 @@ export async function updateProduct(ctx: Ctx, keyring: Keyring, id: number, body
     return await inTransaction(ctx, async (t) => {
       // The key and certificate were prepared against `before`: the write holds only while the
       // product is still at that version (any change raises it), else the edit is stale.
-      const product = await t
-        .updateTable('products')
-        .set({
-          ...shapeColumns(shape),
-          algorithm: change.algorithm,
-          key_origin: change.keyOrigin,
-          certificate_type: change.certificateType,
-          updated_at: ctx.now,
-          version: before.product.version + 1,
-        })
-        .where('id', '=', id)
-        .where('version', '=', before.product.version)
-        .returningAll()
-        .executeTakeFirst();
+      const product = await updateProductAt(t, id, before.product.version, {
+        ...shapeColumns(shape),
+        algorithm: change.algorithm,
+        key_origin: change.keyOrigin,
+        certificate_type: change.certificateType,
+        updated_at: ctx.now,
+        version: before.product.version + 1,
+      });
       if (!product) throw conflict('the product changed while this edit was prepared: send it again');
       if (shape.productKey !== before.product.product_key && (await licenceCount(t, id)) > 0) {
         throw conflict('productKey: fixed once a licence of the product exists');
@@ -149,7 +153,7 @@ export async function updateProduct(ctx: Ctx, keyring: Keyring, id: number, body
       let key = before.key;
       if (change.pair) {
         // The old key is retired, not removed: it still verifies what it signed.
-        await t.updateTable('product_keys').set({ retired_at: ctx.now }).where('id', '=', before.key.id).execute();
+        await retireKey(t, before.key.id, ctx.now);
         key = await insertKey(t, keyring, id, change, ctx.now);
         await recordAudit(t, ctx, {
           action: 'product.key_rotated',
@@ -166,15 +170,10 @@ export async function updateProduct(ctx: Ctx, keyring: Keyring, id: number, body
           },
         });
       } else if (change.certificate !== undefined || pinChanged) {
-        key = await t
-          .updateTable('product_keys')
-          .set({
-            ...(change.certificate === undefined ? {} : certificateColumns(change)),
-            ...(pinChanged ? { sealed_private_key: keyring.sealPin(change.pin!, before.key.key_fingerprint) } : {}),
-          })
-          .where('id', '=', before.key.id)
-          .returningAll()
-          .executeTakeFirstOrThrow();
+        key = await updateKeyRow(t, before.key.id, {
+          ...(change.certificate === undefined ? {} : certificateColumns(change)),
+          ...(pinChanged ? { sealed_private_key: keyring.sealPin(change.pin!, before.key.key_fingerprint) } : {}),
+        });
       }
       if (changed.length > 0) {
         await recordAudit(t, ctx, {
@@ -207,10 +206,7 @@ export async function deleteProduct(ctx: Ctx, id: number): Promise<void> {
       summary: `Deleted product ${product.name} (${product.product_key})`,
       details: { productKey: product.product_key },
     });
-    await t.deleteFrom('product_keys').where('product_id', '=', id).execute();
-    // With no licences, its tallies are all zeros.
-    await t.deleteFrom('licence_tallies').where('product_id', '=', id).execute();
-    await t.deleteFrom('products').where('id', '=', id).execute();
+    await deleteProductRows(t, id);
   });
 }
 
@@ -218,17 +214,7 @@ export async function deleteProduct(ctx: Ctx, id: number): Promise<void> {
 export async function rotateCheckToken(ctx: Ctx, id: number) {
   const secret = newSecret();
   return inTransaction(ctx, async (t) => {
-    const product = await t
-      .updateTable('products')
-      .set((eb) => ({
-        check_token_hash: sha256Hex(secret),
-        check_rotated_at: ctx.now,
-        updated_at: ctx.now,
-        version: eb('version', '+', 1),
-      }))
-      .where('id', '=', id)
-      .returning(['check_id', 'name'])
-      .executeTakeFirst();
+    const product = await setCheckToken(t, id, sha256Hex(secret), ctx.now);
     if (!product) throw notFound(`no product ${id}`);
     await recordAudit(t, ctx, {
       action: 'product.check_token_rotated',

@@ -1,30 +1,15 @@
-import type { Selectable } from 'kysely';
 import { recordAudit } from '../audit/audit.js';
 import { isScope } from '../core/access.js';
 import { newPublicId, newSecret, sha256Hex } from '../core/secrets.js';
 import { isUniqueViolation } from '../db/database.js';
-import type { ApiTokensTable } from '../db/schema.js';
 import { type Ctx } from '../core/context.js';
 import { inTransaction } from '../core/transaction.js';
 import { badRequest, conflict, notFound } from '../core/errors.js';
 import { iso } from '../core/schemas.js';
-
-function toTokenRecord(row: Selectable<ApiTokensTable>) {
-  return {
-    id: row.id,
-    name: row.name,
-    scopes: JSON.parse(row.scopes) as string[],
-    createdAt: iso(row.created_at),
-    createdBy: row.created_by,
-    expiresAt: iso(row.expires_at),
-    lastUsedAt: iso(row.last_used_at),
-    revokedAt: iso(row.revoked_at),
-  };
-}
+import { deleteTokenRow, insertToken, listTokenRows, revokeTokenRow, toTokenRecord } from './repo.js';
 
 export async function listTokens(ctx: Ctx) {
-  const rows = await ctx.tenant.selectFrom('api_tokens').selectAll().orderBy('created_at', 'desc').execute();
-  return rows.map(toTokenRecord);
+  return (await listTokenRows(ctx.tenant)).map(toTokenRecord);
 }
 
 export async function createToken(ctx: Ctx, input: { name: string; scopes: string[]; expiresAt?: string | null | undefined }) {
@@ -36,21 +21,18 @@ export async function createToken(ctx: Ctx, input: { name: string; scopes: strin
   const secret = newSecret();
   try {
     return await inTransaction(ctx, async (t) => {
-      const row = await t
-        .insertInto('api_tokens', {
-          id,
-          name: input.name,
-          scopes: JSON.stringify(input.scopes),
-          // Only the digest is kept: the secret exists in this one answer.
-          secret_hash: sha256Hex(secret),
-          created_at: ctx.now,
-          created_by: ctx.actor.name,
-          expires_at: expiresAt,
-          last_used_at: null,
-          revoked_at: null,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      const row = await insertToken(t, {
+        id,
+        name: input.name,
+        scopes: JSON.stringify(input.scopes),
+        // Only the digest is kept: the secret exists in this one answer.
+        secret_hash: sha256Hex(secret),
+        created_at: ctx.now,
+        created_by: ctx.actor.name,
+        expires_at: expiresAt,
+        last_used_at: null,
+        revoked_at: null,
+      });
       await recordAudit(t, ctx, {
         action: 'token.created',
         subjectType: 'token',
@@ -68,12 +50,7 @@ export async function createToken(ctx: Ctx, input: { name: string; scopes: strin
 
 export async function revokeToken(ctx: Ctx, id: string) {
   return inTransaction(ctx, async (t) => {
-    const row = await t
-      .updateTable('api_tokens')
-      .set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.val(ctx.now)) }))
-      .where('id', '=', id)
-      .returningAll()
-      .executeTakeFirst();
+    const row = await revokeTokenRow(t, id, ctx.now);
     if (!row) throw notFound(`no API token ${id}`);
     await recordAudit(t, ctx, {
       action: 'token.revoked',
@@ -87,7 +64,7 @@ export async function revokeToken(ctx: Ctx, id: string) {
 
 export async function deleteToken(ctx: Ctx, id: string): Promise<void> {
   await inTransaction(ctx, async (t) => {
-    const row = await t.deleteFrom('api_tokens').where('id', '=', id).returning(['name']).executeTakeFirst();
+    const row = await deleteTokenRow(t, id);
     if (!row) throw notFound(`no API token ${id}`);
     await recordAudit(t, ctx, {
       action: 'token.deleted',

@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Tenant } from '../db/tenant.js';
 import type { UsersTable } from '../db/schema.js';
 import { iso } from '../core/schemas.js';
@@ -54,4 +54,12 @@ export async function stampLogin(t: Tenant, userId: number, now: number): Promis
 
 export async function setPasswordHash(t: Tenant, userId: number, hash: string): Promise<void> {
   await t.updateTable('users').set({ password_hash: hash }).where('id', '=', userId).execute();
+}
+
+export const insertUser = (t: Tenant, values: Omit<Insertable<UsersTable>, 'org_id'>) => t.insertInto('users', values).returningAll().executeTakeFirstOrThrow();
+
+export const updateUser = (t: Tenant, id: number, set: Updateable<UsersTable>) => t.updateTable('users').set(set).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+
+export async function deleteUser(t: Tenant, id: number): Promise<void> {
+  await t.deleteFrom('users').where('id', '=', id).execute();
 }

@@ -6,7 +6,7 @@ import { type Ctx } from '../core/context.js';
 import { inTransaction } from '../core/transaction.js';
 import type { Tenant } from '../db/tenant.js';
 import { conflict, forbidden, notFound } from '../core/errors.js';
-import { countActiveAdmins, endSessions, findUser, listUsers, toMember } from './repo.js';
+import { countActiveAdmins, deleteUser, endSessions, findUser, insertUser, listUsers, toMember, updateUser } from './repo.js';
 import type { CreateMemberBody, UpdateMemberBody } from './schemas.js';
 
 type CreateInput = Static<typeof CreateMemberBody>;
@@ -52,20 +52,17 @@ export async function createMember(ctx: Ctx, input: CreateInput) {
 
 /** Inserts a member and its audit entry inside the caller's transaction. */
 export async function insertMember(t: Tenant, ctx: Pick<Ctx, 'actor' | 'now'>, input: CreateInput, passwordHash: string | null) {
-  const row = await t
-    .insertInto('users', {
-      username: input.username,
-      display_name: input.displayName ?? input.username,
-      email: input.email ?? null,
-      role: input.role,
-      active: input.active === false ? 0 : 1,
-      password_hash: passwordHash,
-      created_at: ctx.now,
-      created_by: ctx.actor.name,
-      last_login_at: null,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const row = await insertUser(t, {
+    username: input.username,
+    display_name: input.displayName ?? input.username,
+    email: input.email ?? null,
+    role: input.role,
+    active: input.active === false ? 0 : 1,
+    password_hash: passwordHash,
+    created_at: ctx.now,
+    created_by: ctx.actor.name,
+    last_login_at: null,
+  });
   await recordAudit(t, ctx, {
     action: 'user.created',
     subjectType: 'user',
@@ -85,19 +82,14 @@ export async function updateMember(ctx: Ctx, id: number, input: UpdateInput) {
       async (t) => {
         const before = await findUser(t, id);
         if (!before) throw notFound(`no member ${id}`);
-        const row = await t
-          .updateTable('users')
-          .set({
-            username: input.username,
-            display_name: input.displayName,
-            email: input.email,
-            role: input.role,
-            active: input.active === undefined ? undefined : input.active ? 1 : 0,
-            password_hash: passwordHash,
-          })
-          .where('id', '=', id)
-          .returningAll()
-          .executeTakeFirstOrThrow();
+        const row = await updateUser(t, id, {
+          username: input.username,
+          display_name: input.displayName,
+          email: input.email,
+          role: input.role,
+          active: input.active === undefined ? undefined : input.active ? 1 : 0,
+          password_hash: passwordHash,
+        });
         await guardLastAdmin(t, before);
         // Deactivation and a new password end the member's sessions at once.
         if (row.active === 0 || passwordHash !== undefined) {
@@ -128,7 +120,7 @@ export async function deleteMember(ctx: Ctx, id: number): Promise<void> {
       const row = await findUser(t, id);
       if (!row) throw notFound(`no member ${id}`);
       await endSessions(t, id);
-      await t.deleteFrom('users').where('id', '=', id).execute();
+      await deleteUser(t, id);
       await guardLastAdmin(t, row);
       await recordAudit(t, ctx, {
         action: 'user.deleted',

@@ -60,6 +60,18 @@ export async function listViews(t: Tenant, now: number, filter: { productId?: nu
   return (await rows.orderBy('licences.issued_at', 'desc').orderBy('licences.lid', 'desc').limit(limit).execute()) as LicenceView[];
 }
 
+/** The licences on the books, neither revoked nor expired, that expire next. */
+export async function nextToExpire(t: Tenant, now: number, limit: number): Promise<LicenceView[]> {
+  return (await licenceViews(t, now)
+    .where('licences.archived', '=', 0)
+    .where('licences.revoked', '=', 0)
+    .where('licences.expires_at', '>', now)
+    .orderBy('licences.expires_at')
+    .orderBy('licences.lid')
+    .limit(limit)
+    .execute()) as LicenceView[];
+}
+
 export async function findLicenceView(t: Tenant, lid: string, now: number): Promise<LicenceView> {
   const [view] = await readView(t, lid, now);
   if (!view) throw notFound(`no licence ${lid}`);
