@@ -1,5 +1,4 @@
 import type { Tenant } from '../db/tenant.js';
-import { iso } from '../core/schemas.js';
 
 export async function insertEntry(
   t: Tenant,
@@ -21,12 +20,8 @@ export async function insertEntry(
     .execute();
 }
 
-export async function listAudit(
-  t: Tenant,
-  filter: { lid?: string; action?: string | undefined; actor?: string | undefined; limit?: number | undefined; offset?: number | undefined },
-) {
-  const limit = filter.limit ?? 50;
-  const offset = filter.offset ?? 0;
+/** A page of the organisation's audit trail, newest first, narrowed by licence, exact action and actor, and how many entries match. */
+export async function auditPage(t: Tenant, filter: { lid?: string | undefined; action?: string | undefined; actor?: string | undefined }, limit: number, offset: number) {
   let query = t.selectFrom('audit_entries');
   if (filter.lid !== undefined) query = query.where('lid', '=', filter.lid);
   if (filter.action !== undefined) query = query.where('action', '=', filter.action);
@@ -35,22 +30,7 @@ export async function listAudit(
     query.selectAll().orderBy('id', 'desc').limit(limit).offset(offset).execute(),
     query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
   ]);
-  return {
-    items: rows.map((row) => ({
-      id: row.id,
-      at: iso(row.at),
-      actor: row.actor,
-      action: row.action,
-      subjectType: row.subject_type,
-      subjectId: row.subject_id,
-      lid: row.lid,
-      summary: row.summary,
-      details: row.details === null ? null : (JSON.parse(row.details) as Record<string, unknown>),
-    })),
-    total: Number(count.n),
-    limit,
-    offset,
-  };
+  return { rows, total: Number(count.n) };
 }
 
 /** The event types the organisation's endpoints take, enabled or not (`*` for every one). */

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { Nullable, PageQuery, Paged, responses, Timestamp } from '../core/schemas.js';
-import { listAudit } from './repo.js';
+import { listAudit } from './service.js';
 
 export const AuditEntry = Type.Object(
   {

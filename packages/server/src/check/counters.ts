@@ -1,42 +1,12 @@
-import { sql } from 'kysely';
-import { dialectOf, transaction, type Database, type Trx } from '../db/database.js';
-import { preparedQuery, tenant, type Tenant } from '../db/tenant.js';
+import { transaction, type Database, type Trx } from '../db/database.js';
+import { tenant } from '../db/tenant.js';
+import { addCheckCount, stampLicences, stampSeats } from './repo.js';
 import { BUCKET_MS } from '../dashboard/repo.js';
 
 const FLUSH_MS = 1_000;
 const FLUSH_CHUNK = 100;
 // lastCheckedAt and a seat's lastSeenAt move at most once a minute (DESIGN.md 5).
 export const STAMP_INTERVAL_MS = 60_000;
-
-/**
- * A chunk's stamps as rows `s` of a JSON array of arrays, one statement for the chunk: on
- * PostgreSQL a statement per stamp was a round trip each, two per check when stamps fall due.
- */
-const stampRows = (t: Tenant, json: string, columns: Array<[name: string, type: 'bigint' | 'text']>) => {
-  const postgres = dialectOf(t.db) === 'postgres';
-  const rows = postgres ? sql`json_array_elements(${json}::json) e` : sql`json_each(${json}) e`;
-  // PostgreSQL's ->> answers text; SQLite's answers the JSON value's own type.
-  const select = columns.map(([name, type], i) => (postgres ? `(e ->> ${i})::${type} as ${name}` : `e.value ->> ${i} as ${name}`));
-  return sql`(select ${sql.raw(select.join(', '))} from ${rows})`;
-};
-
-// Built once per dialect; conditional, so instances checking the same licence at once stamp it once.
-const stampLicences = preparedQuery((t, json: string) =>
-  t
-    .updateTable('licence_stamps')
-    .from(stampRows(t, json, [['id', 'bigint'], ['at', 'bigint']]).as('s'))
-    .set({ last_checked_at: sql`s.at` })
-    .whereRef('licence_stamps.licence_id', '=', sql.ref('s.id'))
-    .where(sql<boolean>`(licence_stamps.last_checked_at is null or licence_stamps.last_checked_at <= s.at - ${STAMP_INTERVAL_MS})`),
-);
-// A null leaves the column as it is: a stamp carries a sighting, a new label, or both.
-const stampSeats = preparedQuery((t, json: string) =>
-  t
-    .updateTable('machine_bindings')
-    .from(stampRows(t, json, [['id', 'bigint'], ['seen', 'bigint'], ['label', 'text']]).as('s'))
-    .set({ last_seen_at: sql`coalesce(s.seen, machine_bindings.last_seen_at)`, label: sql`coalesce(s.label, machine_bindings.label)` })
-    .whereRef('machine_bindings.id', '=', sql.ref('s.id')),
-);
 
 interface SeatStamp {
   orgId: number;
@@ -121,15 +91,11 @@ export class CheckWrites {
       ...[...counts.values()]
         .sort((a, b) => a.orgId - b.orgId || a.bucket - b.bucket)
         .map(({ orgId, bucket, count }) => ({
-          run: (trx: Trx) =>
-            tenant(trx, orgId)
-              .insertInto('check_counts', { bucket, count })
-              .onConflict((oc) => oc.columns(['org_id', 'bucket']).doUpdateSet({ count: sql`check_counts.count + excluded.count` }))
-              .execute(),
+          run: (trx: Trx) => addCheckCount(tenant(trx, orgId), bucket, count),
           keep: () => this.addCount(orgId, bucket, count),
         })),
       ...chunks(licences).map((chunk) => ({
-        run: (trx: Trx) => stampLicences(tenant(trx, chunk[0]![1].orgId), JSON.stringify(chunk.map(([id, stamp]) => [id, stamp.at]))),
+        run: (trx: Trx) => stampLicences(tenant(trx, chunk[0]![1].orgId), JSON.stringify(chunk.map(([id, stamp]) => [id, stamp.at])), STAMP_INTERVAL_MS),
         keep: () => {
           for (const [id, stamp] of chunk) if (!this.licences.has(id)) this.licences.set(id, stamp);
         },

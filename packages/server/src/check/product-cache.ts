@@ -1,4 +1,5 @@
-import { preparedQuery, type Tenant } from '../db/tenant.js';
+import type { Tenant } from '../db/tenant.js';
+import { readProduct } from './repo.js';
 import type { Keyring, OpenedKey } from '../keys/keyring.js';
 
 /** What the check path needs of a product: its row's few hot columns and its opened keys. */
@@ -20,27 +21,6 @@ export interface CheckProduct {
 }
 
 const CACHE_LIMIT = 10_000;
-
-// Joined to its organisation by id and filtered by slug: this confirms the check path's cached
-// organisation (orgs/repo.ts OrganisationCache) in the query it makes anyway.
-const readProduct = preparedQuery((t, checkId: string, slug: string) =>
-  t
-    .selectFrom('products')
-    .innerJoin('organisations as o', 'o.id', 'products.org_id')
-    .select([
-      'products.id',
-      'products.version',
-      'products.product_key',
-      'products.active',
-      'products.licence_fetch_enabled',
-      'products.fingerprint_need',
-      'products.self_release_limit',
-      'products.max_borrowed_seats',
-      'products.check_token_hash',
-    ])
-    .where('products.check_id', '=', checkId)
-    .where('o.slug', '=', slug),
-);
 
 /** Thrown where a check finds its cached product changed: the request is judged again on the product as it is. */
 export class StaleProduct extends Error {}

@@ -9,9 +9,8 @@ import {
   type LicenceClaims,
   type ParsedLicence,
 } from '@licensor/protocol';
-import { sql, type RawBuilder } from 'kysely';
-import { dialectOf, lockRow, type Database } from '../db/database.js';
-import { preparedQuery, type Tenant } from '../db/tenant.js';
+import { lockRow, type Database } from '../db/database.js';
+import type { Tenant } from '../db/tenant.js';
 import { inTransaction } from '../core/transaction.js';
 import { badRequest } from '../core/errors.js';
 import { iso } from '../core/schemas.js';
@@ -19,8 +18,9 @@ import { keyUnavailable, type OpenedKey } from '../keys/keyring.js';
 import type { Organisation } from '../core/context.js';
 import { StaleProduct, type CheckProduct } from './product-cache.js';
 import { STAMP_INTERVAL_MS, type CheckWrites } from './counters.js';
+import { READ_COLUMNS, readLicenceRows, SEAT_COLUMNS, supersededStrings } from './repo.js';
 import { decideLease, writeLease, type SeatRow } from '../seats/leases.js';
-import { isLive, liveBinding } from '../seats/live.js';
+import { isLive } from '../seats/live.js';
 import { clearLeaseEnd } from '../seats/repo.js';
 import { bindSeat } from '../seats/service.js';
 import { BoundedMap, type ReadFingerprint, type ReadFingerprints, type VerifiedLicences } from './remembered.js';
@@ -95,37 +95,6 @@ export function readPresented(scope: CheckScope, body: { license: string; finger
   return { parsed, claims, key, fingerprint: body.fingerprint, digest: fingerprint.digest, parts: fingerprint.parts, machineLabel: body.machineLabel };
 }
 
-const LICENCE_COLUMNS = ['id', 'licence_string', 'revoked', 'revoked_at', 'revoked_reason', 'max_machines', 'seat_model'] as const;
-// What the licence's JSON array holds before its seats: its columns, then its stamp (licence_stamps).
-const READ_COLUMNS = [...LICENCE_COLUMNS, 'last_checked_at'] as const;
-const SEAT_COLUMNS = ['id', 'parts', 'bound_at', 'label', 'last_seen_at', 'released_at', 'lease_ends_at', 'borrowed_until', 'fp_digest'] as const;
-
-/**
- * A licence as the check path reads it, with its live seats, oldest first, and its product's
- * version (to confirm the cached product): one round trip. One row while the product exists, its
- * licence null when the organisation has none by this lid. A floating licence's row of this
- * machine (found by its fingerprint's digest) comes too, live or not (DESIGN.md 13). The licence
- * is a correlated subquery answering one JSON array, its seats, as an array of arrays, the last
- * element: on SQLite a join of the three tables cost five times as much for the same rows
- * (docs/benchmarks.md).
- */
-const readLicenceRows = preparedQuery((t, productId: number, lid: string, now: number, digest: string) => {
-  const postgres = dialectOf(t.db) === 'postgres';
-  const array = (columns: readonly RawBuilder<unknown>[]) => sql`${sql.raw(postgres ? 'json_build_array' : 'json_array')}(${sql.join(columns)})`;
-  const refs = (columns: readonly string[], table: string) => columns.map((c) => sql.ref(`${table}.${c}`));
-  const seat = array(refs(SEAT_COLUMNS, 'b'));
-  const seats = postgres ? sql`coalesce(json_agg(${seat} order by b.bound_at, b.id), '[]')` : sql`json_group_array(${seat} order by b.bound_at, b.id)`;
-  const stamp = sql`(select s.last_checked_at from licence_stamps s where s.org_id = l.org_id and s.licence_id = l.id)`;
-  const live = sql`(select ${seats} from machine_bindings b where b.org_id = l.org_id and b.licence_id = l.id and (${liveBinding('b', now)} or b.fp_digest = ${digest}))`;
-  return t
-    .selectFrom('products')
-    .select([
-      'products.version as product_version',
-      sql<string | unknown[] | null>`(select ${array([...refs(LICENCE_COLUMNS, 'l'), stamp, live])} from licences l where l.org_id = products.org_id and l.lid = ${lid})`.as('licence'),
-    ])
-    .where('products.id', '=', productId);
-});
-
 /** A JSON column as SQLite (text) or PostgreSQL (parsed by the driver) answers it. */
 const fromJson = <T>(value: string | T): T => (typeof value === 'string' ? (JSON.parse(value) as T) : value);
 /** The row whose `columns` a JSON array holds the values of, in order. */
@@ -164,11 +133,7 @@ export async function findTerm(scope: CheckScope, presented: Presented) {
   if (!read) return null;
   if (payloadPartOf(read.licence.licence_string) === presented.parsed.payloadPart) return { ...read, superseded: false };
   const { licence } = read;
-  const versions = await scope.tenant
-    .selectFrom('licence_versions')
-    .select('licence_string')
-    .where('licence_id', '=', licence.id)
-    .execute();
+  const versions = await supersededStrings(scope.tenant, licence.id);
   const known = versions.some((v) => payloadPartOf(v.licence_string) === presented.parsed.payloadPart);
   return known ? { ...read, superseded: true } : null;
 }

@@ -1,4 +1,4 @@
-import { listAudit } from '../audit/repo.js';
+import { listAudit } from '../audit/service.js';
 import type { Ctx } from '../core/context.js';
 import { badRequest, notFound } from '../core/errors.js';
 import { claimsOf, findLicenceView, listViews, toLicence, toLicenceListItem } from '../listings/repos/views.js';

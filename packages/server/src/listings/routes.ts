@@ -4,9 +4,8 @@ import { localDate } from '../core/calendar.js';
 import { responses } from '../core/schemas.js';
 import { exportLicences } from './export.js';
 import { WINDOWS } from './filter.js';
-import { countWindows } from './repos/tallies.js';
 import { LicencePage, ListingQuery } from './schemas.js';
-import { listingFilter, listingPage } from './service.js';
+import { countWindows, listingFilter, listingPage } from './service.js';
 
 const tags = ['Licences'];
 

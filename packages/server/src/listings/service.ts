@@ -2,11 +2,11 @@ import type { Static } from 'typebox';
 import type { Ctx } from '../core/context.js';
 import { badRequest } from '../core/errors.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import { parseStatuses, type ListingFilter, type Position } from './filter.js';
+import { parseStatuses, WINDOWS, type ListingFilter, type Position, type Window } from './filter.js';
 import { readGroups } from './repos/groups.js';
 import { countedPage, pageOfLids, readPlan } from './repos/pages.js';
 import { planSearch } from './repos/search.js';
-import { countListing, talliedFilter, tallies } from './repos/tallies.js';
+import { countExpiring, countListing, talliedFilter, tallies, WINDOW_KEYS } from './repos/tallies.js';
 import { toLicenceListItem, viewsInOrder } from './repos/views.js';
 import type { ListingQuery } from './schemas.js';
 
@@ -64,3 +64,8 @@ export async function listingPage(ctx: Ctx, query: Static<typeof ListingQuery>) 
   };
 }
 
+/** How many licences each window holds. */
+export async function countWindows(ctx: Ctx): Promise<Record<Window, number>> {
+  const [counts, expiring] = await Promise.all([tallies(ctx), countExpiring(ctx.tenant, ctx.now)]);
+  return Object.fromEntries(WINDOWS.map((w) => [w, WINDOW_KEYS[w] ? counts.sum(WINDOW_KEYS[w]) : expiring[w as keyof typeof expiring]])) as Record<Window, number>;
+}

@@ -7,6 +7,7 @@ import { iso } from '../core/schemas.js';
 import { newEventId } from '../audit/events.js';
 import { recordOutcomes } from './outbox.js';
 import { attempt } from './send.js';
+import { attemptsOf, deliveriesOf, findEvent, insertTestDelivery, requeueDelivery, requeueFailedSince } from './repos/deliveries.js';
 import { findEndpoint, signingKeys } from './service.js';
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
@@ -16,18 +17,9 @@ const PAGE = 50;
 export async function listDeliveries(ctx: Ctx, endpointId: number, filter: { status?: (typeof DELIVERY_STATUSES)[number] | undefined; cursor?: string | undefined }) {
   await findEndpoint(ctx.tenant, endpointId);
   if (filter.cursor !== undefined && !/^[1-9]\d{0,15}$/.test(filter.cursor)) throw badRequest('cursor is not one this API gave');
-  let query = ctx.tenant
-    .selectFrom('webhook_deliveries')
-    .innerJoin('webhook_events', 'webhook_events.id', 'webhook_deliveries.event_id')
-    .select(['webhook_deliveries.id', 'webhook_events.event_id', 'webhook_events.type', 'webhook_events.sequence', 'webhook_events.created_at', 'webhook_deliveries.status', 'webhook_deliveries.next_at'])
-    .where('webhook_deliveries.endpoint_id', '=', endpointId);
-  if (filter.status) query = query.where('webhook_deliveries.status', '=', filter.status);
-  if (filter.cursor) query = query.where('webhook_deliveries.id', '<', Number(filter.cursor));
-  const rows = await query.orderBy('webhook_deliveries.id', 'desc').limit(PAGE + 1).execute();
+  const rows = await deliveriesOf(ctx.tenant, endpointId, { status: filter.status, before: filter.cursor ? Number(filter.cursor) : undefined }, PAGE + 1);
   const page = rows.slice(0, PAGE);
-  const attempts = page.length
-    ? await ctx.tenant.selectFrom('webhook_attempts').selectAll().where('delivery_id', 'in', page.map((r) => r.id)).orderBy('id').execute()
-    : [];
+  const attempts = page.length ? await attemptsOf(ctx.tenant, page.map((r) => r.id)) : [];
   return {
     items: page.map((row) => ({
       eventId: row.event_id,
@@ -48,16 +40,9 @@ export async function listDeliveries(ctx: Ctx, endpointId: number, filter: { sta
 export async function redeliver(ctx: Ctx, endpointId: number, eventId: string) {
   return inTransaction(ctx, async (t) => {
     await findEndpoint(t, endpointId);
-    const event = await t.selectFrom('webhook_events').select('id').where('event_id', '=', eventId).executeTakeFirst();
-    const changed = event
-      ? await t
-          .updateTable('webhook_deliveries')
-          .set({ status: 'pending', attempts: 0, next_at: ctx.now, lease: null, updated_at: ctx.now })
-          .where('endpoint_id', '=', endpointId)
-          .where('event_id', '=', event.id)
-          .executeTakeFirst()
-      : undefined;
-    if (!changed || Number(changed.numUpdatedRows) === 0) throw notFound(`no delivery of ${eventId} to webhook endpoint ${endpointId}`);
+    const event = await findEvent(t, eventId);
+    const changed = event ? await requeueDelivery(t, endpointId, event.id, ctx.now) : 0;
+    if (changed === 0) throw notFound(`no delivery of ${eventId} to webhook endpoint ${endpointId}`);
     return { queued: 1 };
   });
 }
@@ -66,14 +51,7 @@ export async function redeliver(ctx: Ctx, endpointId: number, eventId: string) {
 export async function recover(ctx: Ctx, endpointId: number, since: number) {
   return inTransaction(ctx, async (t) => {
     await findEndpoint(t, endpointId);
-    const result = await t
-      .updateTable('webhook_deliveries')
-      .set({ status: 'pending', attempts: 0, next_at: ctx.now, lease: null, updated_at: ctx.now })
-      .where('endpoint_id', '=', endpointId)
-      .where('status', '=', 'failed')
-      .where('event_id', 'in', (eb) => eb.selectFrom('webhook_events').select('id').where('org_id', '=', t.orgId).where('created_at', '>=', since))
-      .executeTakeFirst();
-    return { queued: Number(result.numUpdatedRows) };
+    return { queued: await requeueFailedSince(t, endpointId, since, ctx.now) };
   });
 }
 
@@ -86,19 +64,7 @@ export async function sendTest(ctx: Ctx, database: Database, masterKey: Buffer, 
   const eventId = newEventId();
   const body = JSON.stringify({ type: 'webhook.test', timestamp: iso(ctx.now), sequence: null, data: { webhook: { id: endpointId } } });
   const lease = `test-${eventId}`;
-  const deliveryId = await transaction(database, async (trx) => {
-    const { id } = await trx
-      .insertInto('webhook_events')
-      .values({ org_id: ctx.org.id, event_id: eventId, type: 'webhook.test', data: JSON.stringify({ webhook: { id: endpointId } }), created_at: ctx.now, sequence: null, body })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    const delivery = await trx
-      .insertInto('webhook_deliveries')
-      .values({ org_id: ctx.org.id, endpoint_id: endpointId, event_id: id, status: 'pending', attempts: 0, next_at: null, lease, created_at: ctx.now, updated_at: ctx.now })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    return delivery.id;
-  });
+  const deliveryId = await transaction(database, (trx) => insertTestDelivery(trx, ctx.org.id, endpointId, { eventId, data: JSON.stringify({ webhook: { id: endpointId } }), body, lease, now: ctx.now }));
   const outcome = await attempt(endpoint.url, allowed, { id: eventId, body, secrets: signingKeys(masterKey, endpoint, ctx.now) }, ctx.now);
   const [status] = await transaction(database, (trx) => recordOutcomes(trx, [{ delivery: { id: deliveryId, orgId: ctx.org.id, endpointId, lease, attempts: 0 }, type: 'webhook.test', outcome }]));
   return { eventId, status, attempt: { at: iso(outcome.at), httpStatus: outcome.httpStatus, durationMs: outcome.durationMs, response: outcome.response, error: outcome.error } };

@@ -5,11 +5,33 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import { recordAudit } from '../audit/audit.js';
 import { lockName, transaction, type Database, type Trx } from '../db/database.js';
 import { tenant } from '../db/tenant.js';
-import { sql } from 'kysely';
 import { iso } from '../core/schemas.js';
 import { attempt, type Outcome } from './send.js';
 import { signingKeys } from './service.js';
 import { scanTerms } from './terms.js';
+import {
+  anyDue,
+  anyUnsequenced,
+  claimableDue,
+  endpointHealth,
+  failDeliveries,
+  fanOutEndpoints,
+  insertAttempts,
+  insertDeliveries,
+  leaseDeliveries,
+  markAttempted,
+  markDelivered,
+  messagesOf,
+  numberEvents,
+  oldestPending,
+  pruneEvents,
+  queueDepth,
+  releaseDeliveries,
+  saveSequence,
+  sequenceState,
+  setEndpointHealth,
+  unsequencedEvents,
+} from './repos/queue.js';
 
 /** DESIGN.md 15: the waits after the 1st to 7th failed attempt; the 8th failure is final. */
 export const RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
@@ -38,8 +60,6 @@ const TURN_GAP_MS = 100;
 const TERM_SCAN_MS = 60_000;
 const PRUNE_MS = 3_600_000;
 const SEQUENCE_BATCH = 500;
-/** Written into the SQL, not bound: only then can SQLite use the partial index of pending deliveries. */
-const PENDING = sql.lit('pending' as const);
 
 interface Claimed {
   id: number;
@@ -171,8 +191,8 @@ export class Outbox {
     const released = this.released.splice(0);
     const room = this.stopped ? null : this.room();
     const db = this.database.db;
-    const unsequenced = !this.stopped && (await this.unsequenced());
-    const due = room !== null && (unsequenced || (await this.dueQuery(db, room.full, now).limit(1).executeTakeFirst()) !== undefined);
+    const unsequenced = !this.stopped && (await anyUnsequenced(db));
+    const due = room !== null && (unsequenced || (await anyDue(db, room.full, now)));
     if (!made.length && !released.length && !unsequenced && !due) return;
     let written;
     try {
@@ -193,24 +213,13 @@ export class Outbox {
     this.hold(written.claimed);
     if (!this.stopped && now - this.lastPrune >= PRUNE_MS) {
       this.lastPrune = now;
-      await db.deleteFrom('webhook_events').where('created_at', '<', now - KEEP_MS).execute();
+      await pruneEvents(db, now - KEEP_MS);
     }
   }
 
-  private dueQuery(db: Database['db'] | Trx, full: number[], now: number) {
-    let query = db.selectFrom('webhook_deliveries').where('status', '=', PENDING).where('next_at', '<=', now);
-    if (full.length) query = query.where('endpoint_id', 'not in', full);
-    return query.select(['id', 'org_id', 'endpoint_id', 'attempts']);
-  }
-
-  /** Whether an event is committed and not yet numbered. */
-  private async unsequenced(): Promise<boolean> {
-    return (await this.database.db.selectFrom('webhook_events').select('id').where('body', 'is', null).limit(1).executeTakeFirst()) !== undefined;
-  }
-
   private async due(): Promise<boolean> {
-    const [event, delivery] = await Promise.all([this.unsequenced(), this.dueQuery(this.database.db, [], Date.now()).limit(1).executeTakeFirst()]);
-    return event || delivery !== undefined;
+    const [event, delivery] = await Promise.all([anyUnsequenced(this.database.db), anyDue(this.database.db, [], Date.now())]);
+    return event || delivery;
   }
 
   /** What a claim may take: how many in all, and which endpoints already hold all they may. */
@@ -227,14 +236,14 @@ export class Outbox {
    */
   private async sequence(trx: Trx, now: number): Promise<number> {
     await lockName(this.database, trx, 'webhook-sequence');
-    const events = await trx.selectFrom('webhook_events').select(['id', 'org_id', 'type', 'data', 'created_at']).where('body', 'is', null).orderBy('id').limit(SEQUENCE_BATCH).execute();
+    const events = await unsequencedEvents(trx, SEQUENCE_BATCH);
     const byOrg = new Map<number, typeof events>();
     for (const event of events) byOrg.set(event.org_id, [...(byOrg.get(event.org_id) ?? []), event]);
     for (const [orgId, orgEvents] of byOrg) {
       const t = tenant(trx, orgId);
-      const state = await t.selectFrom('webhook_state').select('last_sequence').executeTakeFirst();
+      const state = await sequenceState(t);
       let sequence = state?.last_sequence ?? 0;
-      const endpoints = (await t.selectFrom('webhook_endpoints').select(['id', 'events', 'enabled', 'created_at']).execute()).map((e) => ({ ...e, events: new Set(JSON.parse(e.events) as string[]) }));
+      const endpoints = await fanOutEndpoints(t);
       const deliveries = [];
       const numbered: Array<{ id: number; sequence: number; body: string }> = [];
       for (const event of orgEvents) {
@@ -247,20 +256,9 @@ export class Outbox {
           deliveries.push({ org_id: orgId, endpoint_id: endpoint.id, event_id: event.id, status: enabled ? ('pending' as const) : ('failed' as const), attempts: 0, next_at: enabled ? now : null, lease: null, created_at: now, updated_at: now });
         }
       }
-      // A statement per hundred events, not per event: on PostgreSQL each is a round trip.
-      for (let i = 0; i < numbered.length; i += 100) {
-        const chunk = numbered.slice(i, i + 100);
-        const byId = (value: (e: (typeof chunk)[number]) => unknown, type: 'bigint' | 'text') =>
-          sql<never>`case id ${sql.join(chunk.map((e) => sql`when ${e.id} then cast(${value(e)} as ${sql.raw(type)})`), sql` `)} end`;
-        await trx
-          .updateTable('webhook_events')
-          .set({ sequence: byId((e) => e.sequence, 'bigint'), body: byId((e) => e.body, 'text') })
-          .where('id', 'in', chunk.map((e) => e.id))
-          .execute();
-      }
-      for (let i = 0; i < deliveries.length; i += 200) await trx.insertInto('webhook_deliveries').values(deliveries.slice(i, i + 200)).execute();
-      if (state) await t.updateTable('webhook_state').set({ last_sequence: sequence }).execute();
-      else await t.insertInto('webhook_state', { last_sequence: sequence, since: now }).execute();
+      await numberEvents(trx, numbered);
+      await insertDeliveries(trx, deliveries);
+      await saveSequence(t, state !== undefined, sequence, now);
     }
     return events.length;
   }
@@ -271,8 +269,7 @@ export class Outbox {
    * before they were raised (`recover` sends them later).
    */
   private async claim(trx: Trx, room: { total: number; full: number[] }, now: number): Promise<Held[]> {
-    const due = this.dueQuery(trx, room.full, now).orderBy('next_at').limit(room.total);
-    const rows = await (this.database.dialect === 'postgres' ? due.forUpdate().skipLocked() : due).execute();
+    const rows = await claimableDue(trx, this.database.dialect, room.full, now, room.total);
     const lease = randomBytes(12).toString('hex');
     const taken: Claimed[] = [];
     const counts = new Map([...this.queues].map(([id, q]) => [id, holding(q)]));
@@ -283,31 +280,11 @@ export class Outbox {
     }
     if (!taken.length) return [];
     const ids = taken.map((c) => c.id);
-    const messages = new Map(
-      (
-        await trx
-          .selectFrom('webhook_deliveries')
-          .innerJoin('webhook_events', 'webhook_events.id', 'webhook_deliveries.event_id')
-          .innerJoin('webhook_endpoints', 'webhook_endpoints.id', 'webhook_deliveries.endpoint_id')
-          .select([
-            'webhook_deliveries.id',
-            'webhook_events.event_id as eventId',
-            'webhook_events.type',
-            'webhook_events.body',
-            'webhook_endpoints.url',
-            'webhook_endpoints.enabled',
-            'webhook_endpoints.secret',
-            'webhook_endpoints.previous_secret as previousSecret',
-            'webhook_endpoints.previous_until as previousUntil',
-          ])
-          .where('webhook_deliveries.id', 'in', ids)
-          .execute()
-      ).map(({ id, ...message }) => [id, message]),
-    );
+    const messages = new Map((await messagesOf(trx, ids)).map(({ id, ...message }) => [id, message]));
     const held = taken.filter((d) => messages.get(d.id)!.enabled === 1);
     const disabled = taken.filter((d) => messages.get(d.id)!.enabled !== 1).map((d) => d.id);
-    if (held.length) await trx.updateTable('webhook_deliveries').set({ lease, next_at: now + LEASE_MS }).where('id', 'in', held.map((d) => d.id)).execute();
-    if (disabled.length) await trx.updateTable('webhook_deliveries').set({ status: 'failed', next_at: null, lease: null, updated_at: now }).where('id', 'in', disabled).execute();
+    if (held.length) await leaseDeliveries(trx, held.map((d) => d.id), lease, now + LEASE_MS);
+    if (disabled.length) await failDeliveries(trx, disabled, now);
     return held.map((delivery) => {
       const { enabled: _, ...message } = messages.get(delivery.id)!;
       return { delivery, message };
@@ -371,7 +348,7 @@ export class Outbox {
 async function releaseHeld(trx: Trx, held: Held[], now: number): Promise<void> {
   const byLease = new Map<string, number[]>();
   for (const { delivery } of held) byLease.set(delivery.lease, [...(byLease.get(delivery.lease) ?? []), delivery.id]);
-  for (const [lease, ids] of byLease) await trx.updateTable('webhook_deliveries').set({ lease: null, next_at: now }).where('id', 'in', ids).where('lease', '=', lease).execute();
+  for (const [lease, ids] of byLease) await releaseDeliveries(trx, lease, ids, now);
 }
 
 /**
@@ -386,11 +363,7 @@ export function webhookMetrics(registry: Registry, database: Database): (outcome
     help: 'Webhook deliveries waiting for an attempt, and events not yet fanned out',
     registers: [registry],
     async collect() {
-      const [pending, unsequenced] = await Promise.all([
-        db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', PENDING).executeTakeFirstOrThrow(),
-        db.selectFrom('webhook_events').select((eb) => eb.fn.countAll<number>().as('n')).where('body', 'is', null).executeTakeFirstOrThrow(),
-      ]);
-      this.set(Number(pending.n) + Number(unsequenced.n));
+      this.set(await queueDepth(db));
     },
   });
   new Gauge({
@@ -398,8 +371,8 @@ export function webhookMetrics(registry: Registry, database: Database): (outcome
     help: 'Age of the oldest webhook delivery not yet delivered or failed',
     registers: [registry],
     async collect() {
-      const row = await db.selectFrom('webhook_deliveries').select((eb) => eb.fn.min<number>('created_at').as('at')).where('status', '=', PENDING).executeTakeFirst();
-      this.set(row?.at == null ? 0 : Math.max(0, (Date.now() - Number(row.at)) / 1000));
+      const at = await oldestPending(db);
+      this.set(at === null ? 0 : Math.max(0, (Date.now() - at) / 1000));
     },
   });
   return (outcome) => outcomes.inc({ outcome });
@@ -431,26 +404,13 @@ export async function recordOutcomes(trx: Trx, made: Made[]): Promise<Status[]> 
     return { delivery, outcome, ok, attempts, next, status: ok ? ('delivered' as const) : next === null ? ('failed' as const) : ('pending' as const) };
   });
   const rows = judged.map(({ delivery, outcome: o }) => ({ org_id: delivery.orgId, delivery_id: delivery.id, at: o.at, http_status: o.httpStatus, duration_ms: o.durationMs, response: o.response, error: o.error }));
-  for (let i = 0; i < rows.length; i += 200) await trx.insertInto('webhook_attempts').values(rows.slice(i, i + 200)).execute();
+  await insertAttempts(trx, rows);
   // Delivered ones, the common case, in a statement per claim (its lease) rather than one each.
   const deliveredByLease = new Map<string, typeof judged>();
   for (const j of judged) if (j.ok) deliveredByLease.set(j.delivery.lease, [...(deliveredByLease.get(j.delivery.lease) ?? []), j]);
-  for (const [lease, group] of deliveredByLease) {
-    await trx
-      .updateTable('webhook_deliveries')
-      .set((eb) => ({ status: 'delivered', attempts: eb('attempts', '+', 1), next_at: null, lease: null, updated_at: Math.max(...group.map((j) => j.outcome.at)) }))
-      .where('id', 'in', group.map((j) => j.delivery.id))
-      .where('lease', '=', lease)
-      .execute();
-  }
+  for (const [lease, group] of deliveredByLease) await markDelivered(trx, lease, group.map((j) => j.delivery.id), Math.max(...group.map((j) => j.outcome.at)));
   for (const j of judged) {
-    if (j.ok) continue;
-    await trx
-      .updateTable('webhook_deliveries')
-      .set({ status: j.status, attempts: j.attempts, next_at: j.next, lease: null, updated_at: j.outcome.at })
-      .where('id', '=', j.delivery.id)
-      .where('lease', '=', j.delivery.lease)
-      .execute();
+    if (!j.ok) await markAttempted(trx, j.delivery.id, j.delivery.lease, { status: j.status as 'pending' | 'failed', attempts: j.attempts, next_at: j.next, updated_at: j.outcome.at });
   }
   const byEndpoint = new Map<number, typeof judged>();
   for (const j of [...judged].sort((a, b) => a.outcome.at - b.outcome.at)) byEndpoint.set(j.delivery.endpointId, [...(byEndpoint.get(j.delivery.endpointId) ?? []), j]);
@@ -458,10 +418,10 @@ export async function recordOutcomes(trx: Trx, made: Made[]): Promise<Status[]> 
     const t = tenant(trx, attempts[0]!.delivery.orgId);
     const last = attempts.at(-1)!;
     if (attempts.every((j) => j.ok)) {
-      await t.updateTable('webhook_endpoints').set({ last_delivery_at: last.outcome.at, last_status: last.outcome.httpStatus, failing_since: null }).where('id', '=', endpointId).execute();
+      await setEndpointHealth(t, endpointId, { last_delivery_at: last.outcome.at, last_status: last.outcome.httpStatus, failing_since: null });
       continue;
     }
-    const endpoint = await t.selectFrom('webhook_endpoints').select(['url', 'enabled', 'failing_since']).where('id', '=', endpointId).executeTakeFirst();
+    const endpoint = await endpointHealth(t, endpointId);
     if (!endpoint) continue;
     let failingSince = endpoint.failing_since;
     let reason: string | null = null;
@@ -471,11 +431,7 @@ export async function recordOutcomes(trx: Trx, made: Made[]): Promise<Status[]> 
       if (outcome.httpStatus === 410) reason = 'the endpoint answered 410 Gone';
       else if (outcome.at - failingSince! >= DISABLE_AFTER_MS) reason = 'every attempt failed for 5 days';
     }
-    await t
-      .updateTable('webhook_endpoints')
-      .set({ last_delivery_at: last.outcome.at, last_status: last.outcome.httpStatus, failing_since: failingSince, ...(reason ? { enabled: 0, disabled_reason: reason } : {}) })
-      .where('id', '=', endpointId)
-      .execute();
+    await setEndpointHealth(t, endpointId, { last_delivery_at: last.outcome.at, last_status: last.outcome.httpStatus, failing_since: failingSince, ...(reason ? { enabled: 0, disabled_reason: reason } : {}) });
     if (reason) {
       await recordAudit(t, { actor: { name: 'webhooks' }, now: last.outcome.at }, { action: 'webhook.disabled', subjectType: 'webhook', subjectId: endpointId, summary: `Disabled webhook endpoint ${endpoint.url}: ${reason}`, details: { reason } });
     }

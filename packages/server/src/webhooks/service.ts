@@ -1,8 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type net from 'node:net';
-import type { Selectable } from 'kysely';
 import { recordAudit } from '../audit/audit.js';
-import type { WebhookEndpointsTable } from '../db/schema.js';
 import type { Tenant } from '../db/tenant.js';
 import { type Ctx } from '../core/context.js';
 import { inTransaction } from '../core/transaction.js';
@@ -10,9 +8,8 @@ import { badRequest, forbidden, notFound } from '../core/errors.js';
 import { iso } from '../core/schemas.js';
 import { seal, unseal } from '../keys/sealing.js';
 import { AddressRefused, checkTarget } from './address.js';
+import { deleteEndpointRow, endpointRows, findEndpointRow, hasEndpoint, insertEndpoint, restartSince, updateEndpointRow, type EndpointRow } from './repos/endpoints.js';
 import { EVENT_TYPES, readScopeOf } from '../audit/events.js';
-
-export type EndpointRow = Selectable<WebhookEndpointsTable>;
 
 export function toEndpoint(row: EndpointRow) {
   return {
@@ -66,19 +63,14 @@ async function checkUrl(url: string, allowed: net.BlockList): Promise<void> {
   }
 }
 
-/** True while the organisation has an endpoint, enabled or not. */
-async function hasEndpoint(t: Tenant): Promise<boolean> {
-  return (await t.selectFrom('webhook_endpoints').select('id').limit(1).executeTakeFirst()) !== undefined;
-}
-
 export async function findEndpoint(t: Tenant, id: number): Promise<EndpointRow> {
-  const row = await t.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirst();
+  const row = await findEndpointRow(t, id);
   if (!row) throw notFound(`no webhook endpoint ${id}`);
   return row;
 }
 
 export async function listEndpoints(ctx: Ctx) {
-  return (await ctx.tenant.selectFrom('webhook_endpoints').selectAll().orderBy('id').execute()).map(toEndpoint);
+  return (await endpointRows(ctx.tenant)).map(toEndpoint);
 }
 
 export const getEndpoint = async (ctx: Ctx, id: number) => toEndpoint(await findEndpoint(ctx.tenant, id));
@@ -96,32 +88,25 @@ export async function createEndpoint(ctx: Ctx, masterKey: Buffer, allowed: net.B
     ctx,
     async (t) => {
       // The expiring window counts from when the organisation has had an endpoint without a break.
-      if (!(await hasEndpoint(t))) {
-        const state = await t.selectFrom('webhook_state').select('id').executeTakeFirst();
-        if (state) await t.updateTable('webhook_state').set({ since: ctx.now }).execute();
-        else await t.insertInto('webhook_state', { last_sequence: 0, since: ctx.now }).execute();
-      }
-      const { id } = await t
-        .insertInto('webhook_endpoints', {
-          url: input.url,
-          description: input.description ?? null,
-          events: JSON.stringify(input.events),
-          enabled: 1,
-          disabled_reason: null,
-          secret: '',
-          previous_secret: null,
-          previous_until: null,
-          created_at: ctx.now,
-          created_by: ctx.actor.name,
-          updated_at: ctx.now,
-          last_delivery_at: null,
-          last_status: null,
-          failing_since: null,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
+      if (!(await hasEndpoint(t))) await restartSince(t, ctx.now);
+      const { id } = await insertEndpoint(t, {
+        url: input.url,
+        description: input.description ?? null,
+        events: JSON.stringify(input.events),
+        enabled: 1,
+        disabled_reason: null,
+        secret: '',
+        previous_secret: null,
+        previous_until: null,
+        created_at: ctx.now,
+        created_by: ctx.actor.name,
+        updated_at: ctx.now,
+        last_delivery_at: null,
+        last_status: null,
+        failing_since: null,
+      });
       const secret = newSecret(masterKey, t.orgId, id);
-      await t.updateTable('webhook_endpoints').set({ secret: secret.sealed }).where('id', '=', id).execute();
+      await updateEndpointRow(t, id, { secret: secret.sealed });
       await recordAudit(t, ctx, { action: 'webhook.created', subjectType: 'webhook', subjectId: id, summary: `Added webhook endpoint ${input.url}`, details: { events: input.events } });
       return { ...toEndpoint(await findEndpoint(t, id)), secret: secret.shown };
     },
@@ -150,7 +135,7 @@ export async function updateEndpoint(ctx: Ctx, allowed: net.BlockList, id: numbe
       set.disabled_reason = change.enabled ? null : `disabled by ${ctx.actor.name}`;
       set.failing_since = null;
     }
-    await t.updateTable('webhook_endpoints').set(set).where('id', '=', id).execute();
+    await updateEndpointRow(t, id, set);
     const fields = Object.keys(change).filter((k) => change[k as keyof EndpointChange] !== undefined);
     await recordAudit(t, ctx, { action: 'webhook.updated', subjectType: 'webhook', subjectId: id, summary: `Changed webhook endpoint ${set.url ?? row.url} (${fields.join(', ')})`, details: { fields } });
     return toEndpoint(await findEndpoint(t, id));
@@ -160,7 +145,7 @@ export async function updateEndpoint(ctx: Ctx, allowed: net.BlockList, id: numbe
 export async function deleteEndpoint(ctx: Ctx, id: number): Promise<void> {
   await inTransaction(ctx, async (t) => {
     const row = await findEndpoint(t, id);
-    await t.deleteFrom('webhook_endpoints').where('id', '=', id).execute();
+    await deleteEndpointRow(t, id);
     await recordAudit(t, ctx, { action: 'webhook.deleted', subjectType: 'webhook', subjectId: id, summary: `Deleted webhook endpoint ${row.url}` });
   });
 }
@@ -170,16 +155,12 @@ export async function rotateSecret(ctx: Ctx, masterKey: Buffer, id: number, over
   const secret = newSecret(masterKey, ctx.org.id, id);
   return inTransaction(ctx, async (t) => {
     const row = await findEndpoint(t, id);
-    await t
-      .updateTable('webhook_endpoints')
-      .set({
-        secret: secret.sealed,
-        previous_secret: overlapHours > 0 ? row.secret : null,
-        previous_until: overlapHours > 0 ? ctx.now + overlapHours * 3_600_000 : null,
-        updated_at: ctx.now,
-      })
-      .where('id', '=', id)
-      .execute();
+    await updateEndpointRow(t, id, {
+      secret: secret.sealed,
+      previous_secret: overlapHours > 0 ? row.secret : null,
+      previous_until: overlapHours > 0 ? ctx.now + overlapHours * 3_600_000 : null,
+      updated_at: ctx.now,
+    });
     await recordAudit(t, ctx, { action: 'webhook.secret_rotated', subjectType: 'webhook', subjectId: id, summary: `Rotated the secret of webhook endpoint ${row.url}`, details: { overlapHours } });
     return { secret: secret.shown, previousValidUntil: overlapHours > 0 ? iso(ctx.now + overlapHours * 3_600_000) : null };
   });

@@ -3,6 +3,7 @@ import type { BaseLogger } from 'pino';
 import type { Database } from '../db/database.js';
 import { answerStatements } from '../db/forwarded.js';
 import type { Status } from './outbox.js';
+import { anyEndpoint } from './repos/queue.js';
 
 const RESTART_PAUSE_MS = 1_000;
 /** Until the first endpoint exists, how often the database is asked whether one does. */
@@ -32,12 +33,7 @@ export class DeliveryThread {
   start(): void {
     const look = async () => {
       if (this.stopping) return;
-      const endpoint = await this.database.db
-        .selectFrom('webhook_endpoints')
-        .select('id')
-        .limit(1)
-        .executeTakeFirst()
-        .catch(() => undefined);
+      const endpoint = await anyEndpoint(this.database.db).catch(() => false);
       if (this.stopping) return;
       if (endpoint) this.spawn();
       else this.timer = setTimeout(() => void look(), WATCH_MS).unref();

@@ -4,7 +4,7 @@ import type { Schema } from '../../db/schema.js';
 import { preparedQuery, tenant, type Tenant } from '../../db/tenant.js';
 import type { Ctx } from '../../core/context.js';
 import { countMatching, statusRank, windowIs } from './pages.js';
-import { STATUSES, WINDOWS, type ListingFilter, type Window } from '../filter.js';
+import { STATUSES, type ListingFilter, type Window } from '../filter.js';
 import { statusOf, type LicenceRow } from './views.js';
 import type { LicenceStatus } from '../status.js';
 
@@ -352,7 +352,7 @@ export async function talliesWithin(database: Pick<Database, 'dialect'>, t: Tena
 export const countingLicences = (counts: Counts) => counts.sum((k) => k.status === 'ACTIVE' || k.status === 'GRACE');
 
 /** Which keys each window holds; the expiry windows are not kept (they slide with every instant). */
-const WINDOW_KEYS: Partial<Record<Window, (k: TallyKey) => boolean>> = {
+export const WINDOW_KEYS: Partial<Record<Window, (k: TallyKey) => boolean>> = {
   all: (k) => k.archived === 0,
   archived: (k) => k.archived === 1,
   grace: (k) => k.archived === 0 && k.status === 'GRACE',
@@ -385,12 +385,6 @@ export async function countExpiring(t: Tenant, now: number): Promise<Record<(typ
     .executeTakeFirstOrThrow();
   const counts = row as unknown as Record<string, number | null>;
   return Object.fromEntries(EXPIRING.map((w) => [w, Number(counts[`w_${w}`] ?? 0)])) as Record<(typeof EXPIRING)[number], number>;
-}
-
-/** How many licences each window holds. */
-export async function countWindows(ctx: Ctx): Promise<Record<Window, number>> {
-  const [counts, expiring] = await Promise.all([tallies(ctx), countExpiring(ctx.tenant, ctx.now)]);
-  return Object.fromEntries(WINDOWS.map((w) => [w, WINDOW_KEYS[w] ? counts.sum(WINDOW_KEYS[w]) : expiring[w as keyof typeof expiring]])) as Record<Window, number>;
 }
 
 /** Counts each organisation that has no clock yet (it existed before the tallies), before any request must. */

@@ -1,0 +1,99 @@
+import { sql, type RawBuilder } from 'kysely';
+import { dialectOf } from '../db/database.js';
+import { preparedQuery, type Tenant } from '../db/tenant.js';
+import { liveBinding } from '../seats/live.js';
+
+// The check path's statements, each built and compiled once per dialect (preparedQuery): every check makes them.
+
+// Joined to its organisation by id and filtered by slug: this confirms the check path's cached
+// organisation (orgs/repo.ts OrganisationCache) in the query it makes anyway.
+export const readProduct = preparedQuery((t, checkId: string, slug: string) =>
+  t
+    .selectFrom('products')
+    .innerJoin('organisations as o', 'o.id', 'products.org_id')
+    .select([
+      'products.id',
+      'products.version',
+      'products.product_key',
+      'products.active',
+      'products.licence_fetch_enabled',
+      'products.fingerprint_need',
+      'products.self_release_limit',
+      'products.max_borrowed_seats',
+      'products.check_token_hash',
+    ])
+    .where('products.check_id', '=', checkId)
+    .where('o.slug', '=', slug),
+);
+
+const LICENCE_COLUMNS = ['id', 'licence_string', 'revoked', 'revoked_at', 'revoked_reason', 'max_machines', 'seat_model'] as const;
+// What the licence's JSON array holds before its seats: its columns, then its stamp (licence_stamps).
+export const READ_COLUMNS = [...LICENCE_COLUMNS, 'last_checked_at'] as const;
+export const SEAT_COLUMNS = ['id', 'parts', 'bound_at', 'label', 'last_seen_at', 'released_at', 'lease_ends_at', 'borrowed_until', 'fp_digest'] as const;
+
+/**
+ * A licence as the check path reads it, with its live seats, oldest first, and its product's
+ * version (to confirm the cached product): one round trip. One row while the product exists, its
+ * licence null when the organisation has none by this lid. A floating licence's row of this
+ * machine (found by its fingerprint's digest) comes too, live or not (DESIGN.md 13). The licence
+ * is a correlated subquery answering one JSON array, its seats, as an array of arrays, the last
+ * element: on SQLite a join of the three tables cost five times as much for the same rows
+ * (docs/benchmarks.md).
+ */
+export const readLicenceRows = preparedQuery((t, productId: number, lid: string, now: number, digest: string) => {
+  const postgres = dialectOf(t.db) === 'postgres';
+  const array = (columns: readonly RawBuilder<unknown>[]) => sql`${sql.raw(postgres ? 'json_build_array' : 'json_array')}(${sql.join(columns)})`;
+  const refs = (columns: readonly string[], table: string) => columns.map((c) => sql.ref(`${table}.${c}`));
+  const seat = array(refs(SEAT_COLUMNS, 'b'));
+  const seats = postgres ? sql`coalesce(json_agg(${seat} order by b.bound_at, b.id), '[]')` : sql`json_group_array(${seat} order by b.bound_at, b.id)`;
+  const stamp = sql`(select s.last_checked_at from licence_stamps s where s.org_id = l.org_id and s.licence_id = l.id)`;
+  const live = sql`(select ${seats} from machine_bindings b where b.org_id = l.org_id and b.licence_id = l.id and (${liveBinding('b', now)} or b.fp_digest = ${digest}))`;
+  return t
+    .selectFrom('products')
+    .select([
+      'products.version as product_version',
+      sql<string | unknown[] | null>`(select ${array([...refs(LICENCE_COLUMNS, 'l'), stamp, live])} from licences l where l.org_id = products.org_id and l.lid = ${lid})`.as('licence'),
+    ])
+    .where('products.id', '=', productId);
+});
+
+/** The licence strings of a licence's superseded terms. */
+export const supersededStrings = (t: Tenant, licenceId: number) => t.selectFrom('licence_versions').select('licence_string').where('licence_id', '=', licenceId).execute();
+
+/**
+ * A chunk's stamps as rows `s` of a JSON array of arrays, one statement for the chunk: on
+ * PostgreSQL a statement per stamp was a round trip each, two per check when stamps fall due.
+ */
+const stampRows = (t: Tenant, json: string, columns: Array<[name: string, type: 'bigint' | 'text']>) => {
+  const postgres = dialectOf(t.db) === 'postgres';
+  const rows = postgres ? sql`json_array_elements(${json}::json) e` : sql`json_each(${json}) e`;
+  // PostgreSQL's ->> answers text; SQLite's answers the JSON value's own type.
+  const select = columns.map(([name, type], i) => (postgres ? `(e ->> ${i})::${type} as ${name}` : `e.value ->> ${i} as ${name}`));
+  return sql`(select ${sql.raw(select.join(', '))} from ${rows})`;
+};
+
+// Built once per dialect; conditional, so instances checking the same licence at once stamp it once.
+export const stampLicences = preparedQuery((t, json: string, intervalMs: number) =>
+  t
+    .updateTable('licence_stamps')
+    .from(stampRows(t, json, [['id', 'bigint'], ['at', 'bigint']]).as('s'))
+    .set({ last_checked_at: sql`s.at` })
+    .whereRef('licence_stamps.licence_id', '=', sql.ref('s.id'))
+    .where(sql<boolean>`(licence_stamps.last_checked_at is null or licence_stamps.last_checked_at <= s.at - ${intervalMs})`),
+);
+// A null leaves the column as it is: a stamp carries a sighting, a new label, or both.
+export const stampSeats = preparedQuery((t, json: string) =>
+  t
+    .updateTable('machine_bindings')
+    .from(stampRows(t, json, [['id', 'bigint'], ['seen', 'bigint'], ['label', 'text']]).as('s'))
+    .set({ last_seen_at: sql`coalesce(s.seen, machine_bindings.last_seen_at)`, label: sql`coalesce(s.label, machine_bindings.label)` })
+    .whereRef('machine_bindings.id', '=', sql.ref('s.id')),
+);
+
+/** Adds checks answered to an organisation's bucket (the dashboard's series). */
+export async function addCheckCount(t: Tenant, bucket: number, count: number): Promise<void> {
+  await t
+    .insertInto('check_counts', { bucket, count })
+    .onConflict((oc) => oc.columns(['org_id', 'bucket']).doUpdateSet({ count: sql`check_counts.count + excluded.count` }))
+    .execute();
+}
