@@ -10,13 +10,12 @@ import { borrowLease, fetchLicence, releaseOwnSeat } from './own-seat.js';
 import { CheckProductCache, StaleProduct, type CheckProduct } from './product-cache.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import { ReadFingerprints, TokenDigests, VerifiedLicences } from './remembered.js';
+import type { CheckRoute } from './schemas.js';
 import { CHECKS, checkLicence, type CheckScope } from './service.js';
 
 const CHECK_TOKEN = /^Bearer svcc_([a-z0-9]{12,32})_([0-9a-f]{64})$/;
 
 const isJson = (contentType: string | undefined) => contentType?.split(';')[0]!.trim().toLowerCase() === 'application/json';
-
-export type CheckRoute = 'check' | 'fetch' | 'release' | 'borrow';
 
 /** A request to the licence check API as its gate reads it, whichever HTTP layer carried it (routes.ts, lean.ts). */
 export interface Asked {

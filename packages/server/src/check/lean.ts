@@ -8,20 +8,19 @@ import { failureOf } from '../http/failures.js';
 import type { ObserveRequest } from '../http/metrics.js';
 import { schemaErrorMessage, validatorCompiler } from '../http/validation.js';
 import type { OrganisationCache } from '../orgs/repo.js';
-import type { Asked, CheckGate, CheckRoute } from './gate.js';
-import { BorrowBody, CheckAnswer, CheckBody, FetchAnswer, FetchBody, ReleaseAnswer, ReleaseBody } from './schemas.js';
+import type { Asked, CheckGate } from './gate.js';
+import { CHECK_ROUTES, type CheckRoute } from './schemas.js';
 
 /**
  * The check API's four routes in their common shape only: segments of plain characters within the
  * schema's 64 (so already valid, storable path parameters, never percent-decoded), no query
  * string. Every other request, these routes' unusual ones included, goes to Fastify.
  */
-const PATH = /^\/o\/([A-Za-z0-9_-]{1,64})\/api\/public\/license\/([A-Za-z0-9_-]{1,64})\/(check|fetch|release|borrow)$/;
+const PATH = new RegExp(`^/o/([A-Za-z0-9_-]{1,64})/api/public/license/([A-Za-z0-9_-]{1,64})/(${Object.keys(CHECK_ROUTES).join('|')})$`);
 /** The content types Fastify's JSON parser takes as they are; others (a 415 among them) go to Fastify. */
 const JSON_TYPES = new Set(['application/json', 'application/json; charset=utf-8']);
 
-const BODIES = { check: CheckBody, fetch: FetchBody, release: ReleaseBody, borrow: BorrowBody };
-const ANSWERS = { check: CheckAnswer, fetch: FetchAnswer, release: ReleaseAnswer, borrow: CheckAnswer };
+const ROUTES = Object.entries(CHECK_ROUTES) as Array<[CheckRoute, (typeof CHECK_ROUTES)[CheckRoute]]>;
 
 export interface LeanDeps {
   gates: Record<CheckRoute, CheckGate>;
@@ -47,10 +46,10 @@ export interface LeanDeps {
  */
 export function leanCheckHandler(deps: LeanDeps): (req: IncomingMessage, res: ServerResponse) => boolean {
   const validators = Object.fromEntries(
-    Object.entries(BODIES).map(([route, schema]) => [route, validatorCompiler({ schema, method: 'POST', url: '', httpPart: 'body' }) as ((body: unknown) => boolean) & { errors?: unknown[] | null }]),
+    ROUTES.map(([route, { body }]) => [route, validatorCompiler({ schema: body, method: 'POST', url: '', httpPart: 'body' }) as ((body: unknown) => boolean) & { errors?: unknown[] | null }]),
   ) as Record<CheckRoute, ((body: unknown) => boolean) & { errors?: unknown[] | null }>;
   // Fastify serialises a route's answer with fast-json-stringify from its response schema: in the schema's property order, unknown properties dropped.
-  const serializers = Object.fromEntries(Object.entries(ANSWERS).map(([route, schema]) => [route, fastJsonStringify(schema)])) as Record<CheckRoute, (value: unknown) => string>;
+  const serializers = Object.fromEntries(ROUTES.map(([route, { answer }]) => [route, fastJsonStringify(answer)])) as Record<CheckRoute, (value: unknown) => string>;
   const trustAll = () => true;
   // Fastify's disabled logger (`logger: false`, the OpenAPI build) has no isLevelEnabled.
   const logRequests = deps.log.isLevelEnabled?.('info') === true;

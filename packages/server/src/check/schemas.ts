@@ -1,7 +1,6 @@
 import { Type } from 'typebox';
 import { Slug, Timestamp } from '../core/schemas.js';
 
-/** The licence check API's path, bodies and answers: its Fastify routes and its lean handler (lean.ts) share them. */
 export const CheckParams = Type.Object({ slug: Slug, checkId: Type.String({ maxLength: 64 }) });
 const licenceText = (description: string) => Type.String({ minLength: 1, maxLength: 100_000, description });
 const Fingerprint = Type.String({ maxLength: 512, description: "The machine's fingerprint, `SVC1.<hashed parts>.<checksum>`." });
@@ -43,8 +42,7 @@ export const CheckAnswer = Type.Object({
     }),
   ),
   receipt: Type.String({
-    description:
-      'Base64url signature, with the key that signed the presented licence, over `SVCR1␟lid␟status␟nonce␟checkedAt␟boundAt␟fpDigest` (␟ = 0x1F; absent fields empty) for a presented term of `v` 3 or 4, or over `SVCR2␟lid␟status␟nonce␟checkedAt␟boundAt␟fpDigest␟leaseEndsAt` for `v` 5 (a floating licence).',
+    description: 'Base64url signature, with the key that signed the presented licence, over `SVCR1␟lid␟status␟nonce␟checkedAt␟boundAt␟fpDigest` (␟ = 0x1F; absent fields empty) for a presented term of `v` 3 or 4, or over `SVCR2␟lid␟status␟nonce␟checkedAt␟boundAt␟fpDigest␟leaseEndsAt` for `v` 5 (a floating licence).',
   }),
   expiresAt: Type.Optional(Timestamp),
   graceEndsAt: Type.Optional(Timestamp),
@@ -68,8 +66,7 @@ export const ReleaseAnswer = Type.Object({
   nonce: Type.String({ description: 'The nonce sent.' }),
   reason: Type.Optional(
     Type.Enum(['NO_SEAT', 'AT_ISSUE', 'UNKNOWN_LICENCE', 'BORROWED'], {
-      description:
-        'Why nothing was released: this machine holds no seat (an exact fingerprint match is needed), its seat is in the signature, the licence is unknown, or (floating) its lease is borrowed until a later time, which only an operator ends sooner. These never count towards the limit.',
+      description:   'Why nothing was released: this machine holds no seat (an exact fingerprint match is needed), its seat is in the signature, the licence is unknown, or (floating) its lease is borrowed until a later time, which only an operator ends sooner. These never count towards the limit.',
     }),
   ),
 });
@@ -78,3 +75,40 @@ export const BorrowBody = Type.Object({
   until: Type.String({ maxLength: 64, description: 'ISO 8601 time: keep the lease until then (at most maxBorrowSeconds ahead).' }),
 });
 export const FetchAnswer = Type.Object({ license: Type.String({ description: 'The current signed licence string.' }) });
+
+/**
+ * The check API's routes, one row each: the path's last segment, the body, the answer and what the
+ * document says. Its Fastify routes (routes.ts) and its lean handler (lean.ts) both read them.
+ */
+export const CHECK_ROUTES = {
+  check: {
+    body: CheckBody,
+    answer: CheckAnswer,
+    summary: 'Check a licence',
+    description: 'Every verdict about a correctly signed licence is a 200 whose receipt carries it; refusals come in the order 404 (organisation), 429 (address), 401, 429 (product), 403 (inactive product), 415, 400.',
+    errors: [415, 429, 503],
+  },
+  fetch: {
+    body: FetchBody,
+    answer: FetchAnswer,
+    summary: 'Fetch the current licence string',
+    description: 'For a machine bound to the licence (fetch never binds: check first); 404 unless the product enables licence fetch.',
+    errors: [415, 429],
+  },
+  release: {
+    body: ReleaseBody,
+    answer: ReleaseAnswer,
+    summary: 'Release this machine’s own seat',
+    description: `DESIGN.md 12: frees the live seat whose recorded fingerprint equals this one exactly, so the licence can be used on another machine. Refusals come in the order of a check; past the product's \`selfReleaseLimit\` in 30 days, 403 "self-service release limit reached". On a floating licence it ends this machine's lease at once and never counts towards the limit, except a borrowed lease (\`BORROWED\`).`,
+    errors: [415, 429],
+  },
+  borrow: {
+    body: BorrowBody,
+    answer: CheckAnswer,
+    summary: 'Borrow this machine’s lease',
+    description: `DESIGN.md 13: a machine holding a live lease of a floating licence keeps it until \`until\` (at most the licence's \`brw\` seconds ahead: 400 beyond; 403 "borrowing is off" when 0), to work offline. 403 "no live lease on this machine: check first" without one; 403 "all borrowable seats are borrowed" past the product's \`maxBorrowedSeats\`. Answers like a check, with \`leaseEndsAt\` the borrowed end.`,
+    errors: [415, 429],
+  },
+} as const;
+
+export type CheckRoute = keyof typeof CHECK_ROUTES;
