@@ -221,7 +221,7 @@ export interface LicencesTable {
   rebind_count: number;
   notes: string | null;
   search_text: string;
-  /** The status (as its rank in STATUSES) at the tally clock's instant: licences/tallies.ts. */
+  /** The status (as its rank in STATUSES) at the tally clock's instant: listings/repos/tallies.ts. */
   status_rank: number | null;
   /** The product's seat model when the licence was issued, kept for good (DESIGN.md 13); NODE_LOCKED by default. */
   seat_model: Generated<string>;
@@ -242,7 +242,7 @@ export interface CheckCountsTable {
   count: number;
 }
 
-/** How many licences had each key at the clock's `as_of` (licences/tallies.ts). */
+/** How many licences had each key at the clock's `as_of` (listings/repos/tallies.ts). */
 export interface LicenceTalliesTable {
   org_id: number;
   archived: number;

@@ -9,7 +9,7 @@ export type Window = (typeof WINDOWS)[number];
 export type SortKey = (typeof SORTS)[number];
 
 export interface ListingFilter {
-  /** `q`, with how it is searched (search.ts). */
+  /** `q`, with how it is searched (repos/search.ts). */
   search?: Search | undefined;
   status?: LicenceStatus[] | undefined;
   window: Window;

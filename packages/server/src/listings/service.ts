@@ -26,7 +26,7 @@ export async function listingFilter(ctx: Ctx, query: Static<typeof ListingQuery>
 /**
  * One page and its total, after the tallies (read first: that brings every stored status to the
  * request's instant). A status or product sort the tallies can count is read group by group
- * (groups.ts). A search the index narrows is read in one query: its few matches are found,
+ * (repos/groups.ts). A search the index narrows is read in one query: its few matches are found,
  * counted and sorted together. Otherwise the total comes first (kept or counted) and picks how
  * the page is read.
  */

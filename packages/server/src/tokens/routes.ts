@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { SCOPES } from '../core/access.js';
-import { forbidden } from '../core/errors.js';
 import { NoContent, Nullable, NullableTimestamp, responses, Slug, Timestamp } from '../core/schemas.js';
 import { createToken, deleteToken, listTokens, revokeToken } from './service.js';
 
@@ -54,11 +53,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: responses({ 201: CreatedToken }, [409]),
       },
     },
-    async (request, reply) => {
-      // A token would outlive the platform session that made it (DESIGN.md 8).
-      if (request.ctx.actor.kind === 'platform') throw forbidden('a platform account may not create tokens inside an organisation');
-      return reply.code(201).send(await createToken(request.ctx, request.body));
-    },
+    async (request, reply) => reply.code(201).send(await createToken(request.ctx, request.body)),
   );
 
   app.post(

@@ -2,7 +2,8 @@ import type net from 'node:net';
 import { transaction, type Database } from '../db/database.js';
 import { type Ctx } from '../core/context.js';
 import { inTransaction } from '../core/transaction.js';
-import { badRequest, notFound } from '../core/errors.js';
+import { badRequest, notFound, tooManyRequests } from '../core/errors.js';
+import type { RateLimiter } from '../http/rate-limit.js';
 import { iso } from '../core/schemas.js';
 import { newEventId } from '../audit/events.js';
 import { recordOutcomes } from './outbox.js';
@@ -11,6 +12,8 @@ import { attemptsOf, deliveriesOf, findEvent, insertTestDelivery, requeueDeliver
 import { findEndpoint, signingKeys } from './service.js';
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
+/** Test events an endpoint may be sent in a minute. */
+export const TESTS_PER_MINUTE = 6;
 const PAGE = 50;
 
 /** An endpoint's deliveries, newest first, with their attempts; `cursor` is the last page's `nextCursor`. */
@@ -59,7 +62,9 @@ export async function recover(ctx: Ctx, endpointId: number, since: number) {
  * `webhook.test`: `sequence` null, one attempt made now and answered, never retried. Its event
  * and delivery are written first (leased to this request, so no loop claims it), then the outcome.
  */
-export async function sendTest(ctx: Ctx, database: Database, masterKey: Buffer, allowed: net.BlockList, endpointId: number) {
+export async function sendTest(ctx: Ctx, database: Database, masterKey: Buffer, allowed: net.BlockList, rateLimits: RateLimiter, endpointId: number) {
+  const decision = await rateLimits.hit(`webhook-test:${ctx.org.id}:${endpointId}`, TESTS_PER_MINUTE);
+  if (!decision.allowed) throw tooManyRequests(`at most ${TESTS_PER_MINUTE} test events a minute per endpoint`, decision.retryAfterSeconds);
   const endpoint = await findEndpoint(ctx.tenant, endpointId);
   const eventId = newEventId();
   const body = JSON.stringify({ type: 'webhook.test', timestamp: iso(ctx.now), sequence: null, data: { webhook: { id: endpointId } } });

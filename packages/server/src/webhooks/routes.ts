@@ -2,14 +2,13 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
-import { forbidden, tooManyRequests } from '../core/errors.js';
+import { forbidden } from '../core/errors.js';
 import { IdParams, Id, NoContent, Nullable, NullableTimestamp, responses, Slug, Timestamp } from '../core/schemas.js';
-import { DELIVERY_STATUSES, listDeliveries, recover, redeliver, sendTest } from './deliveries.js';
+import { DELIVERY_STATUSES, listDeliveries, recover, redeliver, sendTest, TESTS_PER_MINUTE } from './deliveries.js';
 import { EVENT_TYPES } from '../audit/events.js';
 import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, rotateSecret, updateEndpoint } from './service.js';
 
 const tags = ['Webhooks'];
-const TESTS_PER_MINUTE = 6;
 
 const Events = Type.Array(Type.String({ maxLength: 64 }), {
   minItems: 1,
@@ -132,11 +131,7 @@ export function webhookRoutes(database: Database, config: Config, masterKey: Buf
           response: responses({ 200: Type.Object({ eventId: Type.String(), status: Type.String(), attempt: Attempt }) }, [429]),
         },
       },
-      async (request) => {
-        const decision = await app.rateLimits.hit(`webhook-test:${request.org.id}:${request.params.id}`, TESTS_PER_MINUTE);
-        if (!decision.allowed) throw tooManyRequests(`at most ${TESTS_PER_MINUTE} test events a minute per endpoint`, decision.retryAfterSeconds);
-        return sendTest(request.ctx, database, masterKey, allowed, request.params.id);
-      },
+      async (request) => sendTest(request.ctx, database, masterKey, allowed, app.rateLimits, request.params.id),
     );
 
     app.get(

@@ -2,7 +2,7 @@ import { sql, type Kysely, type Migration } from 'kysely';
 import { notNull } from './ddl.js';
 
 /**
- * Issue 15: exact licence totals kept on write (licences/tallies.ts). `licence_tallies` holds how
+ * Issue 15: exact licence totals kept on write (listings/repos/tallies.ts). `licence_tallies` holds how
  * many licences had each key at the organisation's `as_of`; the clock row appears with the first
  * tally, so organisations that existed before this migration are counted once, on first use.
  * The partial index finds licences whose start falls between two instants, as the other two

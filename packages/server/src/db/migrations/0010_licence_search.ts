@@ -4,7 +4,7 @@ import type { DialectName } from '../database.js';
 /**
  * Issue 15: on PostgreSQL, `q` is served like SQLite's FTS5 trigram table: a GIN index over every
  * three-character substring of search_text, spaces and punctuation included, so a search can ask
- * for its rarest trigrams (licences/search.ts). pg_trgm's index, which knows only trigrams within
+ * for its rarest trigrams (listings/repos/search.ts). pg_trgm's index, which knows only trigrams within
  * words, goes: `renewal call 7` could only ask it for the common ones.
  */
 export function licenceSearch(dialect: DialectName): Migration {

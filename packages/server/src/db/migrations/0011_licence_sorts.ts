@@ -3,7 +3,7 @@ import type { DialectName } from '../database.js';
 
 /**
  * Issue 15: indexes for the sorts a page walks instead of sorting every match
- * (licences/listing.ts, groups.ts). The status and product sorts read each group's licences in
+ * (listings/repos/pages.ts, groups.ts). The status and product sorts read each group's licences in
  * lid order, so there is an index by lid and the product index carries `archived` and `lid`. PostgreSQL cannot read an ascending index
  * backwards as `desc nulls last`, which the two nullable sorts want newest-first; SQLite can
  * (its nulls sort first, so a backwards walk sets them aside for the end).

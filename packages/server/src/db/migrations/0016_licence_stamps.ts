@@ -8,7 +8,7 @@ import { notNull } from './ddl.js';
  * together) rewrote the licence and all of its indexes, the trigram expression among them, while
  * checks waited for the two cores. Here a stamp rewrites a row of five columns and its two or
  * three indexes; the licence row is not written by checks at all. `org_id`, `archived` and `lid`
- * are copies the lastCheckedAt sort walks in order (licences/listing.ts), written with the licence.
+ * are copies the lastCheckedAt sort walks in order (listings/repos/pages.ts), written with the licence.
  */
 export function licenceStamps(dialect: DialectName): Migration {
   return {

@@ -17,7 +17,7 @@ import type { LicenceStatus } from '../status.js';
  * its own transaction, judging the status at `as_of`, not now. A read adds what the calendar did
  * since: only licences with a start, an expiry or a grace end between `as_of` and now can have
  * changed status, and three index ranges find them. So a total is never recounted and never
- * stale, and the status rules stay those of status.ts.
+ * stale, and the status rules stay those of listings/status.ts.
  *
  * A read that finds any such licence moves the clock to its own instant, re-ranking them, so
  * after a read every stored rank is the status now and listings can filter and sort by it. The
