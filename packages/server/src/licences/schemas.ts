@@ -160,4 +160,5 @@ export const VerifyResult = Type.Object({
     superseded: Type.Optional(Type.Boolean({ description: 'Whether a renewal replaced this term.' })),
     currentExpiresAt: Type.Optional(NullableTimestamp),
   }),
+  whitespaceRemoved: Type.Boolean({ description: 'Whether spaces or line breaks (an email client wrapping the string) were removed before judging it.' }),
 });

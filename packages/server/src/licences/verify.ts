@@ -10,7 +10,13 @@ const unchecked = { signature: 'UNCHECKED', signatureAlgorithm: null, expiry: nu
  * Judges a licence string the way a customer's application would: signature and calendar
  * only. The ledger is context beside the verdict and never changes it.
  */
-export async function verifyLicenceString(ctx: Ctx, keyring: Keyring, text: string) {
+export async function verifyLicenceString(ctx: Ctx, keyring: Keyring, pasted: string) {
+  // A signed string never holds ASCII whitespace: an email client's wrapping is removed, and said so.
+  const text = pasted.replace(/[ \t\r\n\f\v]+/g, '');
+  return { ...(await judge(ctx, keyring, text)), whitespaceRemoved: text !== pasted };
+}
+
+async function judge(ctx: Ctx, keyring: Keyring, text: string) {
   let parsed: ParsedLicence;
   try {
     parsed = parseLicence(text);
@@ -54,7 +60,7 @@ const payloadPart = (licenceString: string) => licenceString.slice(0, licenceStr
 async function ledgerFor(ctx: Ctx, lid: string, text: string) {
   const row = await ctx.tenant.selectFrom('licences').selectAll().where('lid', '=', lid).executeTakeFirst();
   if (!row) return { known: false };
-  const superseded = payloadPart(row.licence_string) !== payloadPart(text.trim());
+  const superseded = payloadPart(row.licence_string) !== payloadPart(text);
   return {
     known: true,
     lid: row.lid,
