@@ -1,5 +1,5 @@
 import { Button, Group, Paper, Select, SimpleGrid, Stack, Switch, TagsInput, Text, TextInput } from '@mantine/core';
-import type { ProductParam } from './param-input';
+import type { ProductParam } from '../param-input';
 
 type ParamType = ProductParam['type'];
 const TYPES: Array<{ value: ParamType; label: string }> = [

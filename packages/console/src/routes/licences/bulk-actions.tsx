@@ -1,46 +1,23 @@
-import { Alert, Button, Group, List, Modal, Paper, Progress, Stack, Text, TextInput } from '@mantine/core';
-import { useQueryClient } from '@tanstack/react-query';
+import { Alert, Button, Group, List, Paper, Progress, Text, TextInput } from '@mantine/core';
 import { useState } from 'react';
-import { api, unwrap } from '../api/client';
-import { key } from '../api/queries';
-import { ErrorText } from './feedback';
+import { useAction } from '../../api/action';
+import { archiveOne, exportCsv, lidsMatching, revokeOne, useBulk, type Filter } from '../../api/licences';
+import { ModalForm } from '../../components/modal-form';
+import { saveCsv } from './export-csv';
 
-/** The licence list's filter, as `/licenses/page` and `/licenses/export.csv` take it. */
-export type Filter = Record<string, unknown>;
-type Action = 'revoke' | 'archive' | 'export';
-interface Failure {
-  lid: string;
-  message: string;
-}
-const WORDS: Record<Action, { verb: string; done: string; consequence: string }> = {
+type Kind = 'revoke' | 'archive' | 'export';
+const WORDS: Record<Kind, { verb: string; done: string; consequence: string }> = {
   revoke: { verb: 'Revoke', done: 'revoked', consequence: 'Online checks answer REVOKED at once; offline copies keep working until they expire.' },
   archive: { verb: 'Archive', done: 'archived', consequence: 'Only REVOKED or EXPIRED licences can be archived; any other is listed as refused.' },
   export: { verb: 'Export', done: 'exported', consequence: 'Their rows of the CSV export are downloaded.' },
 };
 
-/** Every lid the filter matches, page by page through the keyset cursor (the service pages, never the browser). */
-async function lidsMatching(filter: Filter): Promise<string[]> {
-  const lids: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const query = { ...filter, limit: 500, ...(cursor ? { cursor } : {}) };
-    const page = await unwrap(api().GET('/licenses/page', { params: { query: query as never } }));
-    lids.push(...page.items.map((l) => l.lid));
-    cursor = page.nextCursor ?? undefined;
-  } while (cursor);
-  return lids;
-}
-
 /** The export of the filter, cut down to the chosen rows (its first column is the lid). */
 async function exportRows(filter: Filter, lids: ReadonlySet<string> | null) {
-  const csv = await unwrap(api().GET('/licenses/export.csv', { params: { query: filter as never }, parseAs: 'text' }));
-  const [header, ...rows] = (csv as string).split('\r\n').filter(Boolean);
+  const csv = await new Response((await exportCsv(filter)).stream).text();
+  const [header, ...rows] = csv.split('\r\n').filter(Boolean);
   const kept = lids ? rows.filter((row) => lids.has(row.slice(0, row.indexOf(',')))) : rows;
-  const link = document.createElement('a');
-  link.href = URL.createObjectURL(new Blob([[header, ...kept].join('\r\n') + '\r\n'], { type: 'text/csv' }));
-  link.download = 'licences-selected.csv';
-  link.click();
-  URL.revokeObjectURL(link.href);
+  saveCsv([[header, ...kept].join('\r\n') + '\r\n'], 'licences-selected.csv');
   return kept.length;
 }
 
@@ -50,54 +27,38 @@ async function exportRows(filter: Filter, lids: ReadonlySet<string> | null) {
  * Stays mounted without a selection, so the outcome of the last run stays in view.
  */
 export function BulkActions(props: { selected: ReadonlySet<string>; allMatching: boolean; total: number; filter: Filter; disabled: boolean; reason: string; onDone: () => void }) {
-  const queryClient = useQueryClient();
-  const [action, setAction] = useState<Action | null>(null);
+  const [kind, setKind] = useState<Kind | null>(null);
   const [reason, setReason] = useState('');
   const [progress, setProgress] = useState<{ done: number; of: number } | null>(null);
-  const [result, setResult] = useState<{ action: Action; succeeded: number; failures: Failure[] } | null>(null);
-  const [error, setError] = useState<unknown>(null);
+  const [result, setResult] = useState<{ kind: Kind; succeeded: number; failures: Array<{ lid: string; message: string }> } | null>(null);
+  const bulk = useBulk();
+  const exporting = useAction(() => exportRows(props.filter, props.allMatching ? null : props.selected));
   const count = props.allMatching ? props.total : props.selected.size;
 
   const run = async () => {
-    if (!action) return;
-    setError(null);
-    setProgress({ done: 0, of: count });
-    try {
-      if (action === 'export') {
-        const exported = await exportRows(props.filter, props.allMatching ? null : props.selected);
-        setResult({ action, succeeded: exported, failures: [] });
-      } else {
-        const lids = props.allMatching ? await lidsMatching(props.filter) : [...props.selected];
-        setProgress({ done: 0, of: lids.length });
-        const failures: Failure[] = [];
-        let done = 0;
-        const queue = [...lids];
-        // A few at a time: quick for hundreds, gentle on the service for thousands.
-        const worker = async () => {
-          for (let lid = queue.shift(); lid !== undefined; lid = queue.shift()) {
-            try {
-              if (action === 'revoke') await unwrap(api().POST('/licenses/{lid}/revoke', { params: { path: { lid } }, body: { reason: reason.trim() || null } }));
-              else await unwrap(api().POST('/licenses/{lid}/archive', { params: { path: { lid } }, body: {} }));
-            } catch (e) {
-              failures.push({ lid, message: e instanceof Error ? e.message : String(e) });
-            }
-            setProgress({ done: ++done, of: lids.length });
-          }
-        };
-        await Promise.all([worker(), worker(), worker(), worker()]);
-        setResult({ action, succeeded: lids.length - failures.length, failures });
-        await Promise.all([queryClient.invalidateQueries({ queryKey: key('licences') }), queryClient.invalidateQueries({ queryKey: key('dashboard') })]);
-        props.onDone();
-      }
-      setAction(null);
-    } catch (e) {
-      setError(e);
-    } finally {
-      setProgress(null);
+    if (!kind) return null;
+    if (kind === 'export') {
+      const exported = await exporting.run();
+      if (exported) setResult({ kind, succeeded: exported.value, failures: [] });
+      return exported;
     }
+    const one = kind === 'revoke' ? revokeOne(reason.trim() || null) : archiveOne;
+    let done = 0;
+    setProgress({ done, of: count });
+    const outcome = await bulk.run({
+      lids: async () => (props.allMatching ? lidsMatching(props.filter) : [...props.selected]),
+      each: (lid, of) => one(lid).finally(() => setProgress({ done: ++done, of })),
+    });
+    setProgress(null);
+    if (outcome) {
+      setResult({ kind, succeeded: outcome.value.attempted - outcome.value.failures.length, failures: outcome.value.failures });
+      props.onDone();
+    }
+    return outcome;
   };
 
-  const words = action ? WORDS[action] : null;
+  const words = kind ? WORDS[kind] : null;
+  const action = kind === 'export' ? exporting : bulk;
   return (
     <>
       {count > 0 && (
@@ -107,12 +68,12 @@ export function BulkActions(props: { selected: ReadonlySet<string>; allMatching:
               {props.allMatching ? `All ${count.toLocaleString()} matching licences selected` : `${count.toLocaleString()} selected`}
             </Text>
             <Group gap="xs">
-              {(['revoke', 'archive'] as const).map((a) => (
-                <Button key={a} size="xs" variant="light" color={a === 'revoke' ? 'red' : undefined} disabled={props.disabled} title={props.disabled ? props.reason : undefined} onClick={() => setAction(a)}>
-                  {WORDS[a].verb} selected
+              {(['revoke', 'archive'] as const).map((k) => (
+                <Button key={k} size="xs" variant="light" color={k === 'revoke' ? 'red' : undefined} disabled={props.disabled} title={props.disabled ? props.reason : undefined} onClick={() => setKind(k)}>
+                  {WORDS[k].verb} selected
                 </Button>
               ))}
-              <Button size="xs" variant="default" onClick={() => setAction('export')}>
+              <Button size="xs" variant="default" onClick={() => setKind('export')}>
                 Export selected
               </Button>
             </Group>
@@ -131,7 +92,7 @@ export function BulkActions(props: { selected: ReadonlySet<string>; allMatching:
           withCloseButton
           closeButtonLabel="Dismiss"
           onClose={() => setResult(null)}
-          title={`${result.succeeded.toLocaleString()} ${result.succeeded === 1 ? 'licence' : 'licences'} ${WORDS[result.action].done}${result.failures.length ? `; ${result.failures.length} refused` : ''}`}
+          title={`${result.succeeded.toLocaleString()} ${result.succeeded === 1 ? 'licence' : 'licences'} ${WORDS[result.kind].done}${result.failures.length ? `; ${result.failures.length} refused` : ''}`}
           role="status"
         >
           {result.failures.length > 0 && (
@@ -148,32 +109,30 @@ export function BulkActions(props: { selected: ReadonlySet<string>; allMatching:
           )}
         </Alert>
       )}
-      <Modal closeButtonProps={{ 'aria-label': 'Close' }} opened={action !== null} onClose={() => progress === null && setAction(null)} title={words ? `${words.verb} ${count.toLocaleString()} ${count === 1 ? 'licence' : 'licences'}` : ''} centered>
-        {words && (
-          <Stack>
-            <Text size="sm">
-              {props.allMatching ? `Every licence of the current filter: ${count.toLocaleString()} now. ` : ''}
-              {words.consequence}
-            </Text>
-            {action === 'revoke' && <TextInput label="Reason" description="Shown to each application with its check" maxLength={500} value={reason} onChange={(e) => setReason(e.currentTarget.value)} />}
-            {progress && <Progress value={progress.of ? (progress.done / progress.of) * 100 : 0} aria-label={`${progress.done} of ${progress.of} done`} animated />}
-            {progress && (
+      {words && (
+        <ModalForm
+          title={`${words.verb} ${count.toLocaleString()} ${count === 1 ? 'licence' : 'licences'}`}
+          submit={`${words.verb} ${count.toLocaleString()}`}
+          size="md"
+          onClose={() => progress === null && setKind(null)}
+          action={action}
+          onSubmit={run}
+        >
+          <Text size="sm">
+            {props.allMatching ? `Every licence of the current filter: ${count.toLocaleString()} now. ` : ''}
+            {words.consequence}
+          </Text>
+          {kind === 'revoke' && <TextInput label="Reason" description="Shown to each application with its check" maxLength={500} value={reason} onChange={(e) => setReason(e.currentTarget.value)} />}
+          {progress && (
+            <>
+              <Progress value={progress.of ? (progress.done / progress.of) * 100 : 0} aria-label={`${progress.done} of ${progress.of} done`} animated />
               <Text size="xs" c="dimmed">
                 {progress.done.toLocaleString()} of {progress.of.toLocaleString()} done
               </Text>
-            )}
-            <ErrorText error={error} />
-            <Group justify="flex-end">
-              <Button variant="default" onClick={() => setAction(null)} disabled={progress !== null}>
-                Cancel
-              </Button>
-              <Button color={action === 'revoke' ? 'red' : undefined} loading={progress !== null} onClick={run}>
-                {words.verb} {count.toLocaleString()}
-              </Button>
-            </Group>
-          </Stack>
-        )}
-      </Modal>
+            </>
+          )}
+        </ModalForm>
+      )}
     </>
   );
 }
