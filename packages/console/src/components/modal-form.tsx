@@ -20,6 +20,8 @@ export function useProblems<F extends string>(problems: Partial<Record<F, string
       setTried(true);
       return !Object.values(problems).some(Boolean);
     },
+    /** A form sent and emptied for the next one starts untried. */
+    reset: () => setTried(false),
   };
 }
 

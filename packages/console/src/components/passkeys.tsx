@@ -19,6 +19,7 @@ export function PasskeysCard({ realm }: { realm: PasskeyRealm }) {
     event.preventDefault();
     if (!problems.check()) return;
     if (await add.run({ name: name.trim(), currentPassword: password })) {
+      problems.reset();
       setName('');
       setPassword('');
     }

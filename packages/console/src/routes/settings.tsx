@@ -84,6 +84,7 @@ function OwnPassword() {
     setDone(false);
     if (!problems.check()) return;
     if (await change.run({ currentPassword: current, newPassword: next })) {
+      problems.reset();
       setCurrent('');
       setNext('');
       setAgain('');

@@ -114,7 +114,7 @@ function CreateToken({ onClose }: { onClose: () => void }) {
         <Text size="sm" fw={500}>
           Scopes
         </Text>
-        <Text size="xs" c={problems.of('scopes') ? 'red.8' : 'dimmed'}>
+        <Text size="xs" c={problems.of('scopes') ? 'var(--mantine-color-error)' : 'dimmed'}>
           {problems.of('scopes') ?? 'Write includes read.'}
         </Text>
         <Table withRowBorders={false} verticalSpacing={4} aria-label="Scopes" maw={360}>

@@ -205,7 +205,7 @@ function AddEndpoint({ onClose }: { onClose: () => void }) {
         </SimpleGrid>
       )}
       {problems.of('events') && (
-        <Text size="sm" c="red.8">
+        <Text size="sm" c="var(--mantine-color-error)">
           {problems.of('events')}
         </Text>
       )}
