@@ -1,4 +1,5 @@
-import { Anchor, Card, List, Stack, Text, ThemeIcon, Title } from '@mantine/core';
+import { Anchor, Button, Card, Group, List, Stack, Text, ThemeIcon, Title } from '@mantine/core';
+import { useLocalStorage } from '@mantine/hooks';
 import { Link, useParams } from 'react-router';
 import type { Answer } from '../../api/client';
 import type { Product } from '../../api/products';
@@ -24,19 +25,29 @@ export function stepsOf(products: Product[], d: Dashboard): Step[] {
   ];
 }
 
+/** The checklist until every step is done, or until someone hides it (an organisation that never checks online). */
 export function FirstSteps({ steps }: { steps: Step[] }) {
   const { slug = '' } = useParams();
+  const [hidden, setHidden] = useLocalStorage({ key: `licensor.firstSteps.hidden:${slug}`, defaultValue: false });
+  if (hidden || steps.every((s) => s.done)) return null;
   return (
     <Card withBorder component="section" aria-labelledby="first-steps-heading" maw={720}>
       <Stack gap="sm">
-        <div>
-          <Title order={2} size="h4" id="first-steps-heading">
-            First steps
-          </Title>
-          <Text size="sm" c="dimmed">
-            From nothing to an application that checks its licence: {steps.filter((s) => s.done).length} of {steps.length} done.
-          </Text>
-        </div>
+        <Group justify="space-between" align="flex-start" wrap="nowrap">
+          <div>
+            <Title order={2} size="h4" id="first-steps-heading">
+              First steps
+            </Title>
+            <Text size="sm" c="dimmed">
+              From nothing to an application that checks its licence: {steps.filter((s) => s.done).length} of {steps.length} done.
+            </Text>
+          </div>
+          {steps[0]!.done && (
+            <Button variant="subtle" size="compact-sm" onClick={() => setHidden(true)}>
+              Hide
+            </Button>
+          )}
+        </Group>
         <List spacing="sm" listStyleType="none" aria-label="First steps">
           {steps.map((step) => (
             <List.Item

@@ -39,7 +39,7 @@ export default function Dashboard() {
       <Title order={1}>Dashboard</Title>
       <ErrorText error={dashboard.error} />
       <ErrorText error={products.error} />
-      {steps && steps.some((s) => !s.done) && <FirstSteps steps={steps} />}
+      {steps && <FirstSteps steps={steps} />}
       {!d || !steps ? (
         !dashboard.error && <Loading label="Loading the figures" />
       ) : !steps[0]!.done ? null : (

@@ -6,6 +6,8 @@ import { useCanWrite } from '../../api/session';
 import { DateTime, days, download, duration, Field } from '../../components/display';
 import { ConfirmButton, ErrorText, Guarded, Loading } from '../../components/feedback';
 import { ProductForm } from '../../components/product-form';
+import { paramDefaultText, paramTypeText } from '../../components/product-form/param-editor';
+import type { ProductParam } from '../../components/param-input';
 import { RecordTable } from '../../components/record-table';
 import { CHECK_TOKEN, DeveloperCard } from './developer-card';
 
@@ -178,7 +180,7 @@ export default function ProductPage() {
           minWidth={720}
           columns={[
             ['Fingerprint', (k) => (<Group gap={6} wrap="nowrap"><Code>{k.keyFingerprint.slice(0, 16)}…</Code>{k.current && <Badge size="sm">current</Badge>}</Group>)],
-            ['Algorithm', (k) => k.algorithm],
+            ['Algorithm', (k) => options.data?.algorithms.find((a) => a.value === k.algorithm)?.label ?? k.algorithm],
             ['Created', (k) => <DateTime value={k.createdAt} />],
             ['Retired', (k) => (k.retiredAt ? <DateTime value={k.retiredAt} /> : <Text span c="dimmed" inherit>in use</Text>)],
             [
@@ -199,15 +201,15 @@ export default function ProductPage() {
         </Title>
         <RecordTable
           label="Parameters"
-          rows={p.params}
+          rows={p.params as ProductParam[]}
           rowKey={(param) => param.key}
           empty="No parameters: Edit adds them."
           columns={[
             ['Key', (param) => <Code>{param.key}</Code>],
             ['Label', (param) => param.label],
-            ['Type', (param) => param.type + (param.type === 'ENUM' ? ` (${param.options.join(', ')})` : '')],
+            ['Type', (param) => paramTypeText(param)],
             ['Required', (param) => (param.required ? 'yes' : 'no')],
-            ['Default', (param) => param.defaultValue ?? <Text span c="dimmed" inherit>—</Text>],
+            ['Default', (param) => paramDefaultText(param) ?? <Text span c="dimmed" inherit>—</Text>],
           ]}
         />
       </section>
