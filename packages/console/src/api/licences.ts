@@ -61,10 +61,12 @@ export const downloadTerm = (lid: string, versionNo: number) => unwrap(api().GET
 
 export const useIssueLicence = () => useAction((body: IssueBody) => unwrap(api().POST('/licenses', { body })), afterWrite);
 
-/** Revoke, reinstate, archive and restore: one licence's lifecycle. */
-export const useRevoke = (lid: string) => useAction((reason: string | null) => unwrap(api().POST('/licenses/{lid}/revoke', { ...lidPath(lid), body: { reason } })), afterWrite);
+/** Revoke, reinstate, archive and restore: one licence's lifecycle (revoke and archive also in bulk). */
+export const revokeLicence = (reason: string | null) => (lid: string) => unwrap(api().POST('/licenses/{lid}/revoke', { ...lidPath(lid), body: { reason } }));
+export const archiveLicence = (lid: string) => unwrap(api().POST('/licenses/{lid}/archive', { ...lidPath(lid), body: {} }));
+export const useRevoke = (lid: string) => useAction((reason: string | null) => revokeLicence(reason)(lid), afterWrite);
 export const useReinstate = (lid: string) => useAction(() => unwrap(api().POST('/licenses/{lid}/reinstate', { ...lidPath(lid), body: {} })), afterWrite);
-export const useArchive = (lid: string) => useAction(() => unwrap(api().POST('/licenses/{lid}/archive', { ...lidPath(lid), body: {} })), afterWrite);
+export const useArchive = (lid: string) => useAction(() => archiveLicence(lid), afterWrite);
 export const useRestore = (lid: string) => useAction(() => unwrap(api().POST('/licenses/{lid}/restore', { ...lidPath(lid), body: {} })), afterWrite);
 export const useRenew = (lid: string) => useAction((body: RenewBody) => unwrap(api().POST('/licenses/{lid}/renew', { ...lidPath(lid), body })), afterWrite);
 export const useSaveNotes = (lid: string) => useAction((notes: string | null) => unwrap(api().PUT('/licenses/{lid}/notes', { ...lidPath(lid), body: { notes } })), afterWrite);
@@ -88,8 +90,6 @@ export const useBulk = () => useAction(async ({ lids: which, each }: { lids: () 
   await Promise.all([worker(), worker(), worker(), worker()]);
   return { attempted: lids.length, failures };
 }, afterWrite);
-export const revokeOne = (reason: string | null) => (lid: string) => unwrap(api().POST('/licenses/{lid}/revoke', { ...lidPath(lid), body: { reason } }));
-export const archiveOne = (lid: string) => unwrap(api().POST('/licenses/{lid}/archive', { ...lidPath(lid), body: {} }));
 
 /** Air-gapped activation on the licence page (DESIGN.md 14). */
 export function useAirGap(lid: string) {

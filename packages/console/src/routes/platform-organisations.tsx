@@ -148,7 +148,7 @@ function NewOrganisation({ onClose }: { onClose: () => void }) {
     password: password.length < 12 && 'At least 12 characters',
   });
   // The organisation and its first administrator are two requests; a failure of the second leaves the first done and says so.
-  const created = create.error ? null : addMember.error;
+  const memberRefused = addMember.error instanceof Error ? new Error(`${slug} was created, but its administrator was not: ${addMember.error.message}. Use Add member.`) : null;
   const submit = async () => {
     if (!problems.check()) return false;
     if (!(await create.run({ slug, name, planLimit: planLimit === '' ? null : planLimit, timezone: timezone ?? 'UTC' }))) return false;
@@ -159,7 +159,7 @@ function NewOrganisation({ onClose }: { onClose: () => void }) {
       title="New organisation"
       submit="Create organisation"
       onClose={onClose}
-      action={{ busy: create.busy || addMember.busy, error: create.error ?? (created ? new Error(`${slug} was created, but its administrator was not: ${(created as Error).message}. Use Add member.`) : null) }}
+      action={{ busy: create.busy || addMember.busy, error: create.error ?? memberRefused }}
       onSubmit={submit}
     >
       <SimpleGrid cols={{ base: 1, sm: 2 }}>

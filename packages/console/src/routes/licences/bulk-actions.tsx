@@ -1,7 +1,7 @@
 import { Alert, Button, Group, List, Paper, Progress, Text, TextInput } from '@mantine/core';
 import { useState } from 'react';
 import { useAction } from '../../api/action';
-import { archiveOne, exportCsv, lidsMatching, revokeOne, useBulk, type Filter } from '../../api/licences';
+import { archiveLicence, exportCsv, lidsMatching, revokeLicence, useBulk, type Filter } from '../../api/licences';
 import { ModalForm } from '../../components/modal-form';
 import { saveCsv } from './export-csv';
 
@@ -42,7 +42,7 @@ export function BulkActions(props: { selected: ReadonlySet<string>; allMatching:
       if (exported) setResult({ kind, succeeded: exported.value, failures: [] });
       return exported;
     }
-    const one = kind === 'revoke' ? revokeOne(reason.trim() || null) : archiveOne;
+    const one = kind === 'revoke' ? revokeLicence(reason.trim() || null) : archiveLicence;
     let done = 0;
     setProgress({ done, of: count });
     const outcome = await bulk.run({
