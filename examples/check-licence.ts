@@ -6,7 +6,7 @@
 // LICENSOR_URL (default http://127.0.0.1:8080), LICENSOR_ORG (default `default`) and
 // LICENSOR_TOKEN (a management token with licenses:write and products:write).
 import { randomBytes } from 'node:crypto';
-import { LicenceClient, collectFingerprint, memoryCache, verifyLicence, type CheckResult } from '@licensor/sdk';
+import { LicenceClient, collectFingerprint, memoryStore, verifyLicence, type CheckResult } from '@licensor/sdk';
 
 const baseUrl = (process.env.LICENSOR_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
 const org = process.env.LICENSOR_ORG ?? 'default';
@@ -70,8 +70,8 @@ async function main(): Promise<void> {
     publicKeyPem: product.publicKeyPem,
     licence: issued.licenseString,
     fingerprint: fingerprint.fingerprint,
-    // An application would keep the default file cache; the example leaves no file behind.
-    cache: memoryCache(),
+    // An application would keep the default file store; the example leaves no file behind.
+    store: memoryStore(),
   });
 
   const first = await client.check();
