@@ -223,7 +223,7 @@ describe('the licence lifecycle in the console', () => {
     const lid = (await c.api('GET', '/licenses/page?q=quokka')).items[0].lid;
     const full = await c.api('GET', `/licenses/${lid}`);
     // A machine its check bound, though the string names none.
-    const client = new LicenceClient({ baseUrl: c.url, slug: 'default', checkId: product.checkId, checkToken, publicKeyPem: product.publicKeyPem, licence: full.licenseString, cache: memoryCache(), stableId: 'verify-test-machine' });
+    const client = new LicenceClient({ baseUrl: c.url, slug: 'default', checkId: product.checkId, checkToken, publicKeyPem: product.publicKeyPem, licence: full.licenseString, store: memoryStore(), stableId: 'verify-test-machine' });
     expect((await client.check()).state).toBe('VALID');
     // Pasted as an email client wraps it: the service removes the line breaks and says so.
     const verdict = await verify(full.licenseString.match(/.{1,72}/g)!.join('\n'));
