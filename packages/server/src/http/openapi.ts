@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Access } from '../auth/access.js';
+import { bodyIsOptional } from './validation.js';
 
 const API_PREFIX = '/o/:slug/api';
 const PLATFORM_PREFIX = '/platform/api';
@@ -222,6 +223,11 @@ export function openApiDocument(app: FastifyInstance, publicUrl: string) {
   const doc = app.swagger() as { paths?: Record<string, Record<string, unknown>> };
   for (const [path, item] of Object.entries(doc.paths ?? {})) {
     if (path.startsWith(PLATFORM_PREFIX)) item.servers = [{ url: publicUrl, description: 'The deployment itself: the control plane is outside every organisation.' }];
+    // @fastify/swagger calls every body required; one that needs no field may be left out (http/validation.ts).
+    for (const operation of Object.values(item) as Array<{ requestBody?: { required?: boolean; content?: Record<string, { schema?: object }> } }>) {
+      const schema = operation.requestBody?.content?.['application/json']?.schema;
+      if (schema && bodyIsOptional(schema)) operation.requestBody!.required = false;
+    }
   }
   return doc;
 }
