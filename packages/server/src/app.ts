@@ -139,7 +139,7 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
 
   await app.register(cookie);
   const { registry, observe } = installMetrics(app);
-  await installOpenApi(app, VERSION, config.publicUrl);
+  await installOpenApi(app, VERSION, config);
 
   const hidden = { schema: { hide: true } };
   app.get('/healthz', hidden, async () => ({ status: 'ok' }));

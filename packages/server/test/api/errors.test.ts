@@ -183,4 +183,37 @@ describe('probes', () => {
     expect([style.statusCode, style.headers['content-type']]).toEqual([200, expect.stringMatching(/^text\/css/)]);
     expect(style.body.length).toBeGreaterThan(1000);
   });
+
+  it('answers /favicon.ico with the service icon, so no page logs a missing one', async () => {
+    const icon = await h.app.inject({ method: 'GET', url: '/favicon.ico' });
+    expect([icon.statusCode, icon.headers['content-type']]).toEqual([200, 'image/x-icon']);
+    // An ICO holding one 32×32 PNG.
+    expect([...icon.rawPayload.subarray(0, 6)]).toEqual([0, 0, 1, 0, 1, 0]);
+    expect(icon.rawPayload.subarray(22, 26).toString('latin1')).toBe('\x89PNG');
+  });
+
+  it('titles /docs with the service name, its icon, and servers that reach the service from where the page was read', async () => {
+    const page = await h.app.inject({ method: 'GET', url: '/docs/' });
+    expect(page.body).toContain('<title>Licensor API reference</title>');
+    expect(page.body).toMatch(/<link rel="icon" type="image\/png" href="\.\/static\/theme\/icon\.png"/);
+    const icon = await h.app.inject({ method: 'GET', url: '/docs/static/theme/icon.png' });
+    expect([icon.statusCode, icon.rawPayload.subarray(0, 4).toString('latin1')]).toEqual([200, '\x89PNG']);
+    const spec = async (host: string, app = h.app) => JSON.parse((await app.inject({ method: 'GET', url: '/docs/json', headers: { host } })).body);
+    // Unset, the public URL is the loopback address, which also answers as localhost: each reader is sent back where they are.
+    expect(h.config.publicUrl).toBe('http://127.0.0.1:8080');
+    const local = await spec('localhost:8080');
+    expect(local.servers[0].url).toBe('http://localhost:8080/o/{slug}/api');
+    expect(local.paths['/platform/api/organisations'].servers[0].url).toBe('http://localhost:8080');
+    expect((await spec('127.0.0.1:8080')).servers[0].url).toBe('http://127.0.0.1:8080/o/{slug}/api');
+    expect((await spec('elsewhere.example')).servers[0].url).toBe('http://127.0.0.1:8080/o/{slug}/api');
+    // The document /openapi.json serves keeps the public URL, whoever asks.
+    expect((await h.app.inject({ method: 'GET', url: '/openapi.json', headers: { host: 'localhost:8080' } }).then((r) => JSON.parse(r.body))).servers[0].url).toBe('http://127.0.0.1:8080/o/{slug}/api');
+    const behindProxy = await startHarness({ LICENSOR_PUBLIC_URL: 'https://licences.example.com' });
+    try {
+      expect((await spec('localhost:8080', behindProxy.app)).servers[0].url).toBe('https://licences.example.com/o/{slug}/api');
+      expect((await spec('licences.example.com', behindProxy.app)).paths['/platform/api/organisations'].servers[0].url).toBe('https://licences.example.com');
+    } finally {
+      await behindProxy.close();
+    }
+  });
 });
