@@ -419,7 +419,7 @@ describe('floating licences through the drivers', () => {
   });
 });
 
-// TypeScript's example (examples/check-licence.ts) issues its own licence: packages/sdk's end-to-end test runs it.
+// TypeScript's example (examples/check-licence.ts) reads the licence it is given through the API: packages/sdk's end-to-end test runs it.
 for (const { lang, example } of found.filter((f) => f.lang !== 'typescript')) {
   if (example === null && !REQUIRE) it.skip(`${lang}: examples/${lang}/run does not exist`, () => {});
   else {
