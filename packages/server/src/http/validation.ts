@@ -122,7 +122,7 @@ interface SchemaError {
 
 /**
  * Every pattern a route's schema uses, said in words: its characters and, where the pattern
- * fixes them, its lengths. A pattern missing here fails a test (validation.test.ts).
+ * fixes them, its lengths. A pattern missing here fails a test (test/api/openapi.test.ts).
  */
 export const PATTERNS: Record<string, { chars: string; length?: [number, number] }> = {
   '^[A-Za-z0-9._-]{1,64}$': { chars: 'letters, digits, dot, dash and underscore', length: [1, 64] },
@@ -136,7 +136,7 @@ export const PATTERNS: Record<string, { chars: string; length?: [number, number]
   '^\\P{C}+$': { chars: 'printable characters (no control characters)' },
 };
 
-/** Every format a route's schema uses, said in words (validation.test.ts holds the list complete). */
+/** Every format a route's schema uses, said in words (test/api/openapi.test.ts holds the list complete). */
 export const FORMATS: Record<string, string> = {
   email: 'an email address',
   'date-time': 'a date and time such as 2026-11-22T07:00:00.000Z',
