@@ -24,7 +24,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'unit',
-          include: ['packages/*/test/**/*.test.ts'],
+          include: ['packages/*/test/**/*.test.ts', 'deploy/**/*.test.ts'],
           exclude: ['packages/server/test/api/**', 'packages/console/**', '**/node_modules/**', '**/dist/**'],
         },
       },

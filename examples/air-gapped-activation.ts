@@ -11,7 +11,7 @@
 // `deactivate` it ends the activation and prints the code that frees the seat.
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { fileCache, LicenceClient, verifyLicence } from '@licensor/sdk';
+import { fileStore, LicenceClient, verifyLicence } from '@licensor/sdk';
 
 function setting(name: string): string {
   const value = process.env[name];
@@ -44,7 +44,7 @@ async function main(): Promise<number> {
     checkToken: setting('LICENSOR_CHECK_TOKEN'),
     publicKeyPem,
     licence,
-    cache: fileCache(setting('LICENSOR_STATE_DIR')),
+    store: fileStore(setting('LICENSOR_STATE_DIR')),
     fetchImpl: noNetwork,
   });
 

@@ -10,7 +10,7 @@
 // LICENSOR_URL (default http://127.0.0.1:8080) and LICENSOR_ORG (default `default`) point it
 // elsewhere. It creates, renews and rotates nothing: the one change is the check's own, which
 // binds this computer to a seat of the licence when one is free (release it on the licence's page).
-import { LicenceClient, collectFingerprint, memoryCache, verifyLicence, type CheckResult } from '@licensor/sdk';
+import { LicenceClient, collectFingerprint, memoryStore, verifyLicence, type CheckResult } from '@licensor/sdk';
 
 const baseUrl = (process.env.LICENSOR_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
 const org = process.env.LICENSOR_ORG ?? 'default';
@@ -67,8 +67,8 @@ async function main(): Promise<void> {
     publicKeyPem: keys,
     licence: licence.licenseString,
     fingerprint: fingerprint.fingerprint,
-    // An application would keep the default file cache; the example leaves no file behind.
-    cache: memoryCache(),
+    // An application would keep the default file store; the example leaves no file behind.
+    store: memoryStore(),
   });
   const checked = await client.check();
   step(`checked online: ${describe(checked)}`);

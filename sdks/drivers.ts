@@ -29,8 +29,6 @@ const toolchains: Record<string, () => string | null> = {
 interface Found {
   lang: string;
   driver: string;
-  /** examples/<lang>/run of the same checkout, when there is one. */
-  example: string | null;
 }
 
 /** The drivers to run, and why each missing one is missing. */
@@ -40,11 +38,9 @@ function discover(): { found: Found[]; missing: Array<{ lang: string; reason: st
   // A language of an override that the test does not know (a fifth SDK) is taken as present.
   for (const lang of new Set(['typescript', 'java', 'python', 'go', ...overrides.keys()])) {
     const driver = overrides.get(lang) ?? path.join(root, lang === 'typescript' ? 'packages/sdk/driver' : `sdks/${lang}/driver`);
-    const checkout = path.resolve(driver, '../../..');
-    const example = path.join(checkout, 'examples', lang, 'run');
     const reason = !existsSync(driver) ? `${path.relative(root, driver) || driver} does not exist` : (toolchains[lang]?.() ?? null);
     if (reason) missing.push({ lang, reason });
-    else found.push({ lang, driver, example: lang !== 'typescript' && existsSync(example) ? example : null });
+    else found.push({ lang, driver });
   }
   return { found, missing };
 }

@@ -52,7 +52,7 @@ type CheckResult struct {
 	// Reasons say why Invalid; empty otherwise.
 	Reasons []Reason
 	// Licence is the offline verification of the licence at this moment.
-	Licence *Verification
+	Licence *LicenceVerification
 	// Answer is the verified answer the state rests on: this call's, else the stored one, else nil.
 	Answer *Answer
 	// NoAnswer says why this call got no verified answer; nil when it got one or sent nothing.
@@ -67,8 +67,8 @@ type CheckResult struct {
 	Renewed bool
 	// ServerReason is the service's unsigned reason, for display only.
 	ServerReason string
-	// CacheError is set when the verified answer could not be stored (the result still holds).
-	CacheError error
+	// StoreError is set when the verified answer could not be stored (the result still holds).
+	StoreError error
 	// LeaseEndsAt is the signed end of this machine's lease (floating licences), zero otherwise:
 	// the answer counts as licensed only until then, judged with the remembered clock offset
 	// clamped to ±60 s, whatever the licence's max says.
@@ -100,7 +100,7 @@ func (c *Client) Borrow(ctx context.Context, until time.Time) (*CheckResult, err
 	if until.IsZero() {
 		return nil, newError(CodeInvalidOptions, "until must be a time")
 	}
-	return c.ask(ctx, "borrow", until.UTC().Format(timestampLayout), func(v *Verification) error {
+	return c.ask(ctx, "borrow", until.UTC().Format(timestampLayout), func(v *LicenceVerification) error {
 		if v.Signed && v.Claims.V != 5 {
 			return newError(CodeInvalidOptions, "borrowing needs a floating licence (v 5)")
 		}
@@ -114,7 +114,7 @@ const timestampLayout = "2006-01-02T15:04:05.000Z"
 // ask is Check and Borrow: the same request (borrow adds until) and the same judgement. vet, when
 // given, sees the licence verified offline before anything else and may refuse it (Borrow's
 // floating test), so that the licence is verified once.
-func (c *Client) ask(ctx context.Context, endpoint, until string, vet func(*Verification) error) (*CheckResult, error) {
+func (c *Client) ask(ctx context.Context, endpoint, until string, vet func(*LicenceVerification) error) (*CheckResult, error) {
 	now := c.clock()
 	licence := c.Licence()
 	v := c.verify(licence, now)
@@ -168,7 +168,7 @@ func (c *Client) ask(ctx context.Context, endpoint, until string, vet func(*Veri
 
 	offset := checkedAtMs(fresh) - now.UnixMilli()
 	c.rememberTerm(v.Claims.Iat)
-	result.CacheError = c.store.Update(c.stateKey(v.Claims), func(r *Record) {
+	result.StoreError = c.store.Update(c.stateKey(v.Claims), func(r *Record) {
 		r.NewestIat = maxPointer(r.NewestIat, v.Claims.Iat)
 		r.OffsetMs = &offset
 		stored := fresh.StoredAnswer
@@ -306,10 +306,10 @@ func (c *Client) verifyAnswer(body *jsonObject, claims *Claims, nonce string) (*
 		return nil, newError(CodeBadResponse, "the answer lacks the receipt fields")
 	}
 	renewed, _ := fieldOf[bool](body, "renewed")
-	answer := StoredAnswer{
-		Tag: tag, Lid: claims.Lid, Status: status, Nonce: nonce, CheckedAt: checked, BoundAt: boundAt,
-		FpDigest: FpDigest(c.Fingerprint()), LeaseEndsAt: leaseEndsAt, Receipt: receipt, Renewed: renewed,
-	}
+	answer := StoredAnswer{Tag: tag, Receipt: receipt, Renewed: renewed, ReceiptFields: ReceiptFields{
+		Lid: claims.Lid, Status: status, Nonce: nonce, CheckedAt: checked, BoundAt: boundAt,
+		FpDigest: FpDigest(c.Fingerprint()), LeaseEndsAt: leaseEndsAt,
+	}}
 	verified := c.verified(answer, true)
 	if verified == nil {
 		return nil, newError(CodeBadReceipt, "the receipt does not verify for this licence, nonce and machine")
@@ -325,11 +325,10 @@ func (c *Client) verified(a StoredAnswer, fresh bool) *Answer {
 	if _, err := time.Parse(time.RFC3339Nano, a.LeaseEndsAt); a.LeaseEndsAt != "" && err != nil {
 		return nil
 	}
-	fields := ReceiptFields{Lid: a.Lid, Status: a.Status, Nonce: a.Nonce, CheckedAt: a.CheckedAt, BoundAt: a.BoundAt, FpDigest: a.FpDigest, LeaseEndsAt: a.LeaseEndsAt}
-	if !VerifyReceipt(a.Tag, fields, a.Receipt, c.keys) {
+	if !VerifyReceipt(a.Tag, a.ReceiptFields, a.Receipt, c.keys) {
 		return nil
 	}
-	return &Answer{StoredAnswer: a, Grants: fields.Grants(a.Tag), Fresh: fresh}
+	return &Answer{StoredAnswer: a, Grants: a.Grants(a.Tag), Fresh: fresh}
 }
 
 // request is the body of check, fetch and release.

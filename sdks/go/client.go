@@ -29,8 +29,8 @@ type Config struct {
 	// check; send it only with the user's agreement.
 	MachineLabel string
 	// Store keeps the last verified answer, the newest term seen and the clock offset per licence
-	// (default: FileStore(DefaultStateDir())).
-	Store Store
+	// (default: FileStore(DefaultStoreDir())).
+	Store StateStore
 	// HTTPClient sends the requests (default: a client with Go's default transport).
 	HTTPClient *http.Client
 	// Clock is the time (default time.Now).
@@ -62,7 +62,7 @@ type Client struct {
 	config     Config
 	keys       PublicKeys
 	url        string
-	store      Store
+	store      StateStore
 	httpClient *http.Client
 	clock      func() time.Time
 	timeout    time.Duration
@@ -117,7 +117,7 @@ func NewClient(config Config) (*Client, error) {
 		licence:     config.Licence,
 	}
 	if c.store == nil {
-		dir, err := DefaultStateDir()
+		dir, err := DefaultStoreDir()
 		if err != nil {
 			return nil, newError(CodeInvalidOptions, "no user configuration directory for the state (%v): set Config.Store", err)
 		}
@@ -181,11 +181,11 @@ func (c *Client) Fingerprint() string {
 
 // Verify verifies a licence string offline as the client does, pinned to the configured slug
 // and product key, at the client's clock and with this machine's fingerprint.
-func (c *Client) Verify(licence string) *Verification {
+func (c *Client) Verify(licence string) *LicenceVerification {
 	return c.verify(licence, c.clock())
 }
 
-func (c *Client) verify(licence string, now time.Time) *Verification {
+func (c *Client) verify(licence string, now time.Time) *LicenceVerification {
 	return VerifyLicence(licence, c.keys, VerifyOptions{
 		Now: now, Fingerprint: c.Fingerprint(), ProductKey: c.config.ProductKey, Organisation: c.config.Slug,
 	})

@@ -211,7 +211,7 @@ func (c *testClock) move(offset time.Duration) {
 }
 
 // testConfig is a client configuration against the fake with its own state directory.
-func testConfig(t *testing.T, f *fakeService, licence string, store Store, clock *testClock) Config {
+func testConfig(t *testing.T, f *fakeService, licence string, store StateStore, clock *testClock) Config {
 	_, publicPem := ed25519Signer(t)
 	return Config{
 		BaseURL: f.server.URL + "/", Slug: testSlug, CheckID: testCheckID, CheckToken: testToken,

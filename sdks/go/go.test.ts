@@ -2,9 +2,10 @@
 // macOS and Windows code paths, which CI cannot run. Skipped, with the reason, when Go is missing,
 // unless LICENSOR_REQUIRE_SDKS=1 (CI), when a missing toolchain fails.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { expectQuickStartVerdicts, readmeBlock, root, startQuickStartService, tempFolder } from '../quick-start.js';
 
 const dir = import.meta.dirname;
 const required = process.env.LICENSOR_REQUIRE_SDKS === '1';
@@ -37,9 +38,29 @@ describe.skipIf(missing !== null && !required)(`Go SDK (${missing ?? version.out
     expect(result.ok, result.output).toBe(true);
   }, 600_000);
 
-  it('vets examples/go, built against this directory', () => {
-    const result = go(['vet', './...'], {}, path.join(dir, '..', '..', 'examples', 'go'));
-    expect(result.ok, result.output).toBe(true);
+  it("builds the README's quick start in a module of its own, as the README says, and runs it against a fresh service", async () => {
+    const readme = path.join(dir, 'README.md');
+    const app = tempFolder('go-app');
+    const service = await startQuickStartService();
+    try {
+      // The README's commands, with the checkout's real place for its /path/to/licensor.
+      const commands = readmeBlock(readme, 'Install', 'sh').split('\n').filter((line) => line.startsWith('go '));
+      expect(commands).toHaveLength(2);
+      for (const command of commands) {
+        const args = command.replace(/\s+#.*$/, '').replace('/path/to/licensor', root).split(' ').slice(1);
+        const result = go(args, {}, app);
+        expect(result.ok, `${command}\n${result.output}`).toBe(true);
+      }
+      const goMod = readFileSync(path.join(app, 'go.mod'), 'utf8');
+      for (const line of readmeBlock(readme, 'Install', '').trim().split('\n').filter(Boolean)) expect(goMod).toContain(line.replace('/path/to/licensor', root));
+      writeFileSync(path.join(app, 'main.go'), readmeBlock(readme, 'Quick start', 'go'));
+      const vet = go(['vet', '.'], {}, app);
+      expect(vet.ok, vet.output).toBe(true);
+      await expectQuickStartVerdicts(service, app, 'go', ['run', '.'], env);
+    } finally {
+      await service.close();
+      rmSync(app, { recursive: true, force: true });
+    }
   }, 600_000);
 
   // A newer toolchain refuses newer language features (min, max, clear...) under `go 1.19`, but not

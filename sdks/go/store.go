@@ -17,15 +17,9 @@ import (
 // so the client verifies it again on every load and an edited file is worth nothing.
 type StoredAnswer struct {
 	// Tag is SVCR1 (terms with v 3 or 4) or SVCR2 (v 5, floating: LeaseEndsAt is signed too).
-	Tag         ReceiptTag
-	Lid         string
-	Status      string
-	Nonce       string
-	CheckedAt   string
-	BoundAt     string
-	FpDigest    string
-	LeaseEndsAt string
-	Receipt     string
+	Tag ReceiptTag
+	ReceiptFields
+	Receipt string
 	// Renewed is the answer's unsigned renewed hint.
 	Renewed bool
 }
@@ -47,15 +41,15 @@ type StateKey struct {
 	Lid        string
 }
 
-// Store keeps a Record per licence. Update must be atomic with respect to other Updates of the
+// StateStore keeps a Record per licence. Update must be atomic with respect to other Updates of the
 // same key, in this process and (for a file store) in others.
-type Store interface {
+type StateStore interface {
 	Load(key StateKey) (Record, error)
 	Update(key StateKey, change func(*Record)) error
 }
 
 // MemoryStore keeps records for the life of the process only.
-func MemoryStore() Store { return &memoryStore{records: map[StateKey]Record{}} }
+func MemoryStore() StateStore { return &memoryStore{records: map[StateKey]Record{}} }
 
 type memoryStore struct {
 	mu      sync.Mutex
@@ -85,10 +79,10 @@ func copyRecord(r Record) Record {
 	return r
 }
 
-// DefaultStateDir is `<user config dir>/licensor`: $XDG_CONFIG_HOME/licensor or
+// DefaultStoreDir is `<user config dir>/licensor`: $XDG_CONFIG_HOME/licensor or
 // ~/.config/licensor on Linux, ~/Library/Application Support/licensor on macOS,
 // %APPDATA%\licensor on Windows.
-func DefaultStateDir() (string, error) {
+func DefaultStoreDir() (string, error) {
 	dir, err := os.UserConfigDir()
 	if err != nil {
 		return "", err
@@ -100,7 +94,7 @@ func DefaultStateDir() (string, error) {
 // 0700, files 0600), in the format every Licensor SDK shares, so two SDKs on one machine agree.
 // A write goes to a temporary file renamed over the old one while holding `<lid>.lock`; a file
 // that is not valid JSON of that shape counts as empty.
-func FileStore(root string) Store { return &fileStore{root: root} }
+func FileStore(root string) StateStore { return &fileStore{root: root} }
 
 type fileStore struct{ root string }
 

@@ -97,7 +97,7 @@ func TestDecodeStateReadsWhatItCan(t *testing.T) {
 	}
 	// What encodeState writes, decodeState reads back.
 	five, minus := int64(5), int64(-3)
-	written := Record{NewestIat: &five, OffsetMs: &minus, Answer: &StoredAnswer{Tag: "SVCR1", Lid: "l-1", Status: "ACTIVE", Renewed: true}}
+	written := Record{NewestIat: &five, OffsetMs: &minus, Answer: &StoredAnswer{Tag: "SVCR1", ReceiptFields: ReceiptFields{Lid: "l-1", Status: "ACTIVE"}, Renewed: true}}
 	read := decodeState(encodeState(written, "l-1"))
 	if fmt.Sprint(*read.NewestIat, *read.OffsetMs, *read.Answer) != fmt.Sprint(five, minus, *written.Answer) {
 		t.Fatalf("round trip: %+v", read)
@@ -107,7 +107,7 @@ func TestDecodeStateReadsWhatItCan(t *testing.T) {
 func TestMemoryStoreKeepsRecordsApart(t *testing.T) {
 	store := MemoryStore()
 	key := StateKey{Slug: testSlug, ProductKey: testProduct, Lid: testLidValue}
-	if err := store.Update(key, func(r *Record) { r.Answer = &StoredAnswer{Status: "ACTIVE"} }); err != nil {
+	if err := store.Update(key, func(r *Record) { r.Answer = &StoredAnswer{ReceiptFields: ReceiptFields{Status: "ACTIVE"}} }); err != nil {
 		t.Fatal(err)
 	}
 	loaded, _ := store.Load(key)

@@ -84,8 +84,8 @@ type VerifyOptions struct {
 	Organisation string
 }
 
-// Verification is the offline verdict on a licence string.
-type Verification struct {
+// LicenceVerification is the offline verdict on a licence string.
+type LicenceVerification struct {
 	// Signed is true when one of the keys signed a well-formed payload: only then are Claims set
 	// and trustworthy. An unsigned verification has the one reason Malformed or BadSignature.
 	Signed bool
@@ -106,16 +106,16 @@ const defaultFingerprintNeed = 3
 
 // VerifyLicence verifies a licence string offline with the product's key history: form,
 // signature, calendar (nbf, exp plus exact grace), pinning and machine. It never touches the network.
-func VerifyLicence(licence string, keys PublicKeys, options VerifyOptions) *Verification {
+func VerifyLicence(licence string, keys PublicKeys, options VerifyOptions) *LicenceVerification {
 	claims, reason, message := readLicence(licence, keys)
 	if claims == nil {
-		return &Verification{Reasons: []Reason{reason}, Message: message}
+		return &LicenceVerification{Reasons: []Reason{reason}, Message: message}
 	}
 	now := options.Now
 	if now.IsZero() {
 		now = time.Now()
 	}
-	v := &Verification{Signed: true, Claims: claims, Status: claims.Status(floorSeconds(now)), Reasons: []Reason{}}
+	v := &LicenceVerification{Signed: true, Claims: claims, Status: claims.Status(floorSeconds(now)), Reasons: []Reason{}}
 	if (options.ProductKey != "" && claims.Prd != options.ProductKey) || (options.Organisation != "" && claims.Org != options.Organisation) {
 		v.Reasons = append(v.Reasons, WrongProduct)
 	}

@@ -2,6 +2,8 @@ package licensor
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -160,5 +162,24 @@ func TestParsePublicKeys(t *testing.T) {
 		if _, err := ParsePublicKeys(vector.PublicKeyPem); err != nil {
 			t.Errorf("%s: %v", vector.Algorithm, err)
 		}
+	}
+}
+
+func TestReadLicenceFileRemovesWhatAnEditorAdds(t *testing.T) {
+	licence := vectors(t).Algorithms[0].Licence
+	file := filepath.Join(t.TempDir(), "licence.lic")
+	if err := os.WriteFile(file, []byte("\uFEFF \r\n"+licence+"\r\n\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	read, err := ReadLicenceFile(file)
+	if err != nil || read != licence {
+		t.Fatalf("ReadLicenceFile = %q, %v", read, err)
+	}
+	if _, err := ReadLicenceFile(filepath.Join(t.TempDir(), "missing.lic")); err == nil {
+		t.Fatal("a missing file must be an error")
+	}
+	keys := mustKeys(t, vectors(t).Algorithms[0].PublicKeyPem)
+	if v := VerifyLicence(licence+"\n", keys, VerifyOptions{Fingerprint: "x"}); len(v.Reasons) != 1 || v.Reasons[0] != Malformed {
+		t.Fatalf("a trailing newline must stay Malformed: %v", v.Reasons)
 	}
 }

@@ -3,7 +3,7 @@ import path from 'node:path';
 import Sqlite from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildFingerprint } from '@licensor/protocol';
-import { LicenceClient, memoryCache } from '@licensor/sdk';
+import { LicenceClient, memoryStore } from '@licensor/sdk';
 import type { Page } from 'playwright-core';
 import { expectAccessible, expectLayout, signIn, startConsole, type Console } from './harness.js';
 
@@ -57,7 +57,7 @@ describe('floating licences in the console', () => {
         checkToken,
         publicKeyPem: product.publicKeyPem,
         licence: licence.licenseString,
-        cache: memoryCache(),
+        store: memoryStore(),
         fingerprint: buildFingerprint({ machine: name, host: `${name}.example`, mac: name, cpu: 'cpu', disk: name }),
         machineLabel: name,
       });

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LicenceClient, memoryCache } from '@licensor/sdk';
+import { LicenceClient, memoryStore } from '@licensor/sdk';
 import type { Locator, Page } from 'playwright-core';
 import { expectAccessible, expectLayout, signIn, startConsole, type Console } from './harness.js';
 
@@ -174,7 +174,7 @@ describe('the licence lifecycle in the console', () => {
       checkToken,
       publicKeyPem: product.publicKeyPem,
       licence: licence.licenseString,
-      cache: memoryCache(),
+      store: memoryStore(),
       stableId: 'console-test-machine',
       machineLabel: 'Reception PC',
     });

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LicenceClient, memoryCache, verifyLicence } from '@licensor/sdk';
+import { LicenceClient, memoryStore, verifyLicence } from '@licensor/sdk';
 import type { Page } from 'playwright-core';
 import { expectAccessible, expectLayout, signIn, startConsole, type Console } from './harness.js';
 // The service's own test fixtures: keystores made by OpenSSL, and SoftHSM2 tokens.
@@ -195,7 +195,7 @@ describe('products in the console', () => {
     const licence = await c.api('GET', `/licenses/${lid}`);
     const keys = await c.api('GET', `/products/${product.id}/keys`);
     const client = (checkToken: string) =>
-      new LicenceClient({ baseUrl: c.url, slug: 'default', checkId: product.checkId, checkToken, publicKeyPem: keys.map((k: { publicKeyPem: string }) => k.publicKeyPem), licence: licence.licenseString, cache: memoryCache(), stableId: 'products-test' });
+      new LicenceClient({ baseUrl: c.url, slug: 'default', checkId: product.checkId, checkToken, publicKeyPem: keys.map((k: { publicKeyPem: string }) => k.publicKeyPem), licence: licence.licenseString, store: memoryStore(), stableId: 'products-test' });
     expect((await client(rotated).check()).state).toBe('VALID');
     expect((await client(token).check()).state).toBe('STALE');
   });

@@ -14,6 +14,7 @@ export {
 export { signBytes, verifyBytes } from './signing.js';
 export {
   CLAIM_NAMES,
+  FEATURE_CLAIM_NAMES,
   FLOATING_CLAIM_NAMES,
   LEASE_SECONDS_RANGE,
   BORROW_SECONDS_MAX,

@@ -22,6 +22,13 @@ export type ClaimName = (typeof CLAIM_NAMES)[number];
  */
 export const FLOATING_CLAIM_NAMES = ['lse', 'brw'] as const;
 
+/**
+ * The claims of update windows, meters and trials (`upd`, `mtr`, `trl`; DESIGN.md 2, sections
+ * 18 to 20), in wire order after `brw`. A new parameter may not take one of these keys; a product
+ * whose parameter had one before they existed keeps it, and that product cannot use the feature.
+ */
+export const FEATURE_CLAIM_NAMES = ['upd', 'mtr', 'trl'] as const;
+
 /** Bounds of `lse` (a product's leaseSeconds) and `brw` (its maxBorrowSeconds), DESIGN.md 13. */
 export const LEASE_SECONDS_RANGE = { min: 60, max: 3_600 } as const;
 export const BORROW_SECONDS_MAX = 2_592_000;

@@ -1,5 +1,5 @@
 import { generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import {
   compactText,
@@ -16,7 +16,7 @@ import {
   verifyActivationResponse,
   type ActivationResponseFields,
 } from '@licensor/protocol';
-import { lock, writeFileAtomically } from './cache.js';
+import { isObject, lock, readStateFile, writeFileAtomically } from './store.js';
 import { LicensorError } from './errors.js';
 
 /**
@@ -53,17 +53,9 @@ const DEACTIVATED_KEPT = 1000;
 
 const emptyAirGap = (): AirGapState => ({ pending: null, activations: {}, deactivated: [] });
 
-const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
-
 /** Reads each field alone; anything unreadable is empty (a damaged file costs the pending request, never a key). */
-export function parseAirGap(text: string): AirGapState {
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch {
-    return emptyAirGap();
-  }
-  if (!isObject(data) || data.format !== 1) return emptyAirGap();
+function parseAirGap(data: Record<string, unknown> | null): AirGapState {
+  if (data === null) return emptyAirGap();
   const activations = isObject(data.activations)
     ? Object.fromEntries(Object.entries(data.activations).filter((entry): entry is [string, string] => typeof entry[1] === 'string'))
     : {};
@@ -73,18 +65,15 @@ export function parseAirGap(text: string): AirGapState {
   return { pending: typeof data.pending === 'string' ? data.pending : null, activations, deactivated };
 }
 
-function parseDevice(text: string): DeviceKey | null {
+function parseDevice(data: Record<string, unknown> | null): DeviceKey | null {
   try {
-    const data: unknown = JSON.parse(text);
-    if (!isObject(data) || data.format !== 1 || typeof data.seed !== 'string' || typeof data.fingerprint !== 'string') return null;
+    if (data === null || typeof data.seed !== 'string' || typeof data.fingerprint !== 'string') return null;
     const key = devicePrivateKey(data.seed);
     return { key, dpk: devicePublicKeyText(key), fingerprint: data.fingerprint };
   } catch {
     return null;
   }
 }
-
-const readText = (file: string) => readFile(file, 'utf8').catch(() => null);
 
 /** The air-gap files of one product directory. */
 export class AirGapFiles {
@@ -99,14 +88,12 @@ export class AirGapFiles {
   }
 
   async load(): Promise<AirGapState> {
-    const text = await readText(this.#state);
-    return text === null ? emptyAirGap() : parseAirGap(text);
+    return parseAirGap(await readStateFile(this.#state));
   }
 
   /** The device key made on this fingerprint, if there is one. */
   async deviceKey(fingerprint: string): Promise<DeviceKey | null> {
-    const text = await readText(this.#device);
-    const device = text === null ? null : parseDevice(text);
+    const device = parseDevice(await readStateFile(this.#device));
     return device !== null && device.fingerprint === fingerprint ? device : null;
   }
 

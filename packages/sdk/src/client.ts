@@ -1,8 +1,8 @@
 import { randomBytes, type KeyObject } from 'node:crypto';
 import { fpDigest, parseLicence, receiptGrantsLicence, receiptTagOf, verifyReceipt, type LicenceClaims, type ReceiptTag } from '@licensor/protocol';
 import { acceptResponse, AirGapFiles, deactivate, endActivation, keptActivation, makeRequest } from './air-gap.js';
-import { emptyState, fileCache, type CachedState, type CacheKey, type CheckCache, type CachedAnswer } from './cache.js';
-import { leaseLive, LeaseHolder, type LeaseOptions } from './lease.js';
+import { emptyState, fileStore, type StoredState, type StateKey, type StateStore, type StoredAnswer } from './store.js';
+import { leaseLive, LeaseKeeper, type LeaseOptions } from './lease.js';
 import { LicensorError, type LicensorErrorCode } from './errors.js';
 import { collectFingerprint } from './fingerprint.js';
 import { readPublicKeys, type PublicKeys } from './keys.js';
@@ -22,10 +22,10 @@ export interface LicenceClientOptions {
   licence: string;
   /**
    * Where the newest term seen, the clock offset and the last verified answer are kept per
-   * licence (default: fileCache() under the user's configuration directory; memoryCache() for
+   * licence (default: fileStore() under the user's configuration directory; memoryStore() for
    * nothing on disk).
    */
-  cache?: CheckCache;
+  store?: StateStore;
   /** Default: the global fetch. */
   fetchImpl?: typeof fetch;
   /** Milliseconds since the epoch (default Date.now). */
@@ -75,10 +75,10 @@ export type ReleaseRefusal = 'NO_SEAT' | 'AT_ISSUE' | 'UNKNOWN_LICENCE' | 'BORRO
 export type ReleaseResult = { released: true; releasedAt: string } | { released: false; reason: ReleaseRefusal };
 
 /** A check answer whose receipt verified against this licence, nonce and machine. */
-export interface VerifiedAnswer extends CachedAnswer {
+export interface VerifiedAnswer extends StoredAnswer {
   /** Licensed on this machine by the signed fields: status ACTIVE or GRACE and boundAt set. */
   grants: boolean;
-  /** True when it is this call's answer, false when it came from the cache. */
+  /** True when it is this call's answer, false when it came from the store. */
   fresh: boolean;
   /** The service's clock minus this machine's remembered with it (milliseconds), or null. */
   offsetMs: number | null;
@@ -105,11 +105,11 @@ export interface CheckResult {
   /** The service's unsigned `reason`, for display only. */
   serverReason: string | null;
   /** Set when the state could not be saved (the result still holds). */
-  cacheError: Error | null;
+  storeError: Error | null;
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
-/** How far a remembered clock offset is believed: an edited cache cannot stretch an answer's life by more. */
+/** How far a remembered clock offset is believed: an edited store cannot stretch an answer's life by more. */
 const MAX_OFFSET_MS = 24 * 3600_000;
 /** Latency between the service signing checkedAt and the answer arriving is not a rollback. */
 const ROLLBACK_TOLERANCE_MS = 60_000;
@@ -119,7 +119,7 @@ export class LicenceClient {
   readonly #keys: KeyObject[];
   readonly #url: string;
   readonly #checkToken: string;
-  readonly #cache: CheckCache & { productDirectory?(slug: string, productKey: string): string };
+  readonly #store: StateStore & { productDirectory?(slug: string, productKey: string): string };
   readonly #fetch: typeof fetch;
   readonly #clock: () => number;
   readonly #timeoutMs: number;
@@ -129,7 +129,7 @@ export class LicenceClient {
   readonly #machineLabel: string | undefined;
   #fingerprint: string | undefined;
   #licence: string;
-  /** The newest term seen by this client, beside the one remembered in the cache. */
+  /** The newest term seen by this client, beside the one remembered in the store. */
   #newestIat = 0;
   /** When a borrow() of this client ends (ms); a borrowed lease is never released by the lease helper. */
   #borrowedUntil = 0;
@@ -150,7 +150,7 @@ export class LicenceClient {
     const base = options.baseUrl.replace(/\/+$/, '');
     this.#url = `${base}/o/${encodeURIComponent(options.slug)}/api/public/license/${encodeURIComponent(options.checkId)}`;
     this.#checkToken = options.checkToken;
-    this.#cache = options.cache ?? fileCache();
+    this.#store = options.store ?? fileStore();
     this.#fetch = options.fetchImpl ?? fetch;
     this.#clock = options.clock ?? Date.now;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -202,7 +202,7 @@ export class LicenceClient {
     const cached = kept.verified;
     // Measured against the answer known before this call: a fresh answer proves itself by its nonce.
     const clockRollback = cached !== null && serviceNow(kept.offsetMs, now) < Date.parse(cached.checkedAt) - ROLLBACK_TOLERANCE_MS;
-    const result = { licence, clockRollback, serverReason: null, cacheError: null, noAnswer: null, airGapped: false };
+    const result = { licence, clockRollback, serverReason: null, storeError: null, noAnswer: null, airGapped: false };
     const newestIat = Math.max(this.#newestIat, kept.newestIat ?? 0);
     const olderTerm = licence.signed && licence.claims.iat < newestIat;
 
@@ -230,11 +230,11 @@ export class LicenceClient {
     if (!fresh.grants && files) await endActivation(files, licence.claims.lid, this.fingerprint).catch(() => undefined);
 
     this.#newestIat = Math.max(newestIat, licence.claims.iat);
-    const cacheError = await this.#keep(licence.claims, fresh);
+    const storeError = await this.#keep(licence.claims, fresh);
     return {
       ...result,
       serverReason: typeof body.reason === 'string' ? body.reason : null,
-      cacheError,
+      storeError,
       ...judge(fresh, fresh.offsetMs, now, clockRollback, maxSeconds(licence)),
     };
   }
@@ -291,7 +291,7 @@ export class LicenceClient {
    * a request signed by this installation's device key (made once per product and machine, kept
    * with the licences' state), replacing any pending one. Show `groups` for typing, or `request`
    * as a QR code; the vendor's portal or console answers it with a response for
-   * activateAirGapped(). Needs the file cache: with a memory-only one it throws INVALID_OPTIONS.
+   * activateAirGapped(). Needs the file store: with a memory-only one it throws INVALID_OPTIONS.
    */
   async createAirGapRequest(): Promise<{ request: string; groups: string }> {
     const { claims, files } = this.#airGap();
@@ -322,7 +322,7 @@ export class LicenceClient {
   }
 
   #airGapFiles(claims: LicenceClaims): AirGapFiles | null {
-    const directory = this.#cache.productDirectory?.(claims.org, claims.prd);
+    const directory = this.#store.productDirectory?.(claims.org, claims.prd);
     return directory === undefined ? null : new AirGapFiles(directory);
   }
 
@@ -331,7 +331,7 @@ export class LicenceClient {
     const licence = this.#verify(this.#licence, this.#clock());
     if (!licence.signed) throw new LicensorError('BAD_LICENCE', `the licence in use does not verify: ${licence.message}`);
     const files = this.#airGapFiles(licence.claims);
-    if (files === null) throw new LicensorError('INVALID_OPTIONS', 'air-gapped activation keeps a device key on disk: it needs the file cache, not a memory-only one');
+    if (files === null) throw new LicensorError('INVALID_OPTIONS', 'air-gapped activation keeps a device key on disk: it needs the file store, not a memory-only one');
     return { claims: licence.claims, files };
   }
 
@@ -388,12 +388,12 @@ export class LicenceClient {
    * Holds this machine's lease of a floating licence while the application runs (DESIGN.md 13):
    * checks every max(lse / 3, 60 s) with ±10% jitter, reports a lease at risk and a lost one,
    * fetches a renewed term, and releases the lease on stop() and on SIGINT/SIGTERM (never a
-   * borrowed one). Resolves with the first check's result once it is taken; see LeaseHolder.
+   * borrowed one). Resolves with the first check's result once it is taken; see LeaseKeeper.
    */
-  async holdLease(options: LeaseOptions = {}): Promise<LeaseHolder> {
-    const holder = new LeaseHolder(this, this.#clock, options);
-    await holder.start();
-    return holder;
+  async keepLease(options: LeaseOptions = {}): Promise<LeaseKeeper> {
+    const keeper = new LeaseKeeper(this, this.#clock, options);
+    await keeper.start();
+    return keeper;
   }
 
   #verify(licence: string, now: number): LicenceVerification {
@@ -405,14 +405,14 @@ export class LicenceClient {
     return this.#update(claims, (state) => ({
       newestIat: Math.max(state.newestIat ?? 0, this.#newestIat),
       offsetMs: fresh.offsetMs,
-      answer: cachedPart(fresh),
+      answer: storedPart(fresh),
     }));
   }
 
   /** Changes the kept state; a failure is reported, never thrown (the answer still holds). */
-  async #update(claims: LicenceClaims, change: (state: CachedState) => CachedState): Promise<Error | null> {
+  async #update(claims: LicenceClaims, change: (state: StoredState) => StoredState): Promise<Error | null> {
     try {
-      await this.#cache.update(cacheKey(claims), change);
+      await this.#store.update(stateKey(claims), change);
       return null;
     } catch (error) {
       return error instanceof Error ? error : new Error(String(error));
@@ -479,7 +479,7 @@ export class LicenceClient {
     }
     // The verdict comes from the signed fields alone (DESIGN.md 2): the unsigned `valid` and
     // `reason` are not read, so altering them on the way changes nothing.
-    const answer: CachedAnswer = {
+    const answer: StoredAnswer = {
       tag,
       lid,
       status,
@@ -496,7 +496,7 @@ export class LicenceClient {
     return verified;
   }
 
-  #verified(answer: CachedAnswer, fresh: boolean, offsetMs: number | null): VerifiedAnswer | null {
+  #verified(answer: StoredAnswer, fresh: boolean, offsetMs: number | null): VerifiedAnswer | null {
     if (answer.tag === 'SVCR1' && answer.leaseEndsAt !== '') return null;
     if (Number.isNaN(Date.parse(answer.checkedAt))) return null;
     if (!verifyReceipt(answer, answer.receipt, this.#keys, answer.tag)) return null;
@@ -504,10 +504,10 @@ export class LicenceClient {
   }
 
   /** The kept state, its answer only if it still verifies for this licence and machine; unreadable state is empty. */
-  async #load(claims: LicenceClaims): Promise<CachedState & { verified: VerifiedAnswer | null }> {
-    let state: CachedState;
+  async #load(claims: LicenceClaims): Promise<StoredState & { verified: VerifiedAnswer | null }> {
+    let state: StoredState;
     try {
-      state = await this.#cache.load(cacheKey(claims));
+      state = await this.#store.load(stateKey(claims));
     } catch {
       state = emptyState();
     }
@@ -519,7 +519,7 @@ export class LicenceClient {
 }
 
 /** The state of a licence lives under its own signed organisation and product. */
-function cacheKey(claims: LicenceClaims): CacheKey {
+function stateKey(claims: LicenceClaims): StateKey {
   return { slug: claims.org, productKey: claims.prd, lid: claims.lid };
 }
 
@@ -536,7 +536,7 @@ function maxSeconds(licence: LicenceVerification): number {
   return licence.claims?.max ?? 0;
 }
 
-function cachedPart({ tag, lid, status, nonce, checkedAt, boundAt, fpDigest, leaseEndsAt, receipt, renewed }: CachedAnswer): CachedAnswer {
+function storedPart({ tag, lid, status, nonce, checkedAt, boundAt, fpDigest, leaseEndsAt, receipt, renewed }: StoredAnswer): StoredAnswer {
   return { tag, lid, status, nonce, checkedAt, boundAt, fpDigest, leaseEndsAt, receipt, renewed };
 }
 

@@ -8,8 +8,9 @@ export {
   type RefusedLicence,
   type VerifyOptions,
 } from './verify.js';
+export { readLicenceFile } from './licence-file.js';
 export { collectFingerprint, type FingerprintOptions, type FingerprintReport } from './fingerprint.js';
-export { fileCache, memoryCache, defaultCacheDir, type CachedState, type CacheKey, type CheckCache, type CachedAnswer } from './cache.js';
+export { fileStore, memoryStore, defaultStoreDir, type StoredState, type StateKey, type StateStore, type StoredAnswer } from './store.js';
 export {
   LicenceClient,
   type LicenceClientOptions,
@@ -21,5 +22,5 @@ export {
   type ReleaseResult,
   type VerifiedAnswer,
 } from './client.js';
-export { LeaseHolder, type LeaseOptions } from './lease.js';
+export { LeaseKeeper, type LeaseOptions } from './lease.js';
 export type { LicenceClaims, CalendarStatus, FingerprintParts, FingerprintComponent } from '@licensor/protocol';

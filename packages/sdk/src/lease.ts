@@ -48,10 +48,10 @@ const SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 
 /**
  * Holds a floating licence's lease while the application runs (DESIGN.md 13), through a
- * LicenceClient: made by `client.holdLease()`. The lease length is the longest outage of the
+ * LicenceClient: made by `client.keepLease()`. The lease length is the longest outage of the
  * service the application survives: without a renewal, the lease ends at its signed end.
  */
-export class LeaseHolder {
+export class LeaseKeeper {
   readonly #client: LicenceClient;
   readonly #clock: () => number;
   readonly #options: LeaseOptions;
@@ -87,7 +87,7 @@ export class LeaseHolder {
 
   /** Takes the lease with a first check and starts renewing it. */
   async start(): Promise<void> {
-    if (parseLicence(this.#client.licence).claims.v !== 5) throw new LicensorError('NOT_CHECKABLE', 'holdLease() needs a floating licence (v 5)');
+    if (parseLicence(this.#client.licence).claims.v !== 5) throw new LicensorError('NOT_CHECKABLE', 'keepLease() needs a floating licence (v 5)');
     if (this.#options.releaseOnSignals !== false) for (const signal of SIGNALS) process.on(signal, this.#onSignal);
     await this.#tick();
   }

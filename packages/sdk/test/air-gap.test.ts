@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildFingerprint, parseActivationRequest, signActivationResponse, signLicence, type ActivationResponseFields } from '@licensor/protocol';
-import { fileCache, LicenceClient, LicensorError } from '@licensor/sdk';
+import { fileStore, LicenceClient, LicensorError } from '@licensor/sdk';
 
 const product = generateKeyPairSync('ed25519');
 const publicKeyPem = product.publicKey.export({ type: 'spki', format: 'pem' }).toString();
@@ -23,7 +23,7 @@ function installation(lid = 'unit-licence-1', dir = mkdtempSync(path.join(os.tmp
     publicKeyPem,
     licence: licenceOf(lid),
     fingerprint: machine,
-    cache: fileCache(dir),
+    store: fileStore(dir),
     fetchImpl: async () => {
       throw new TypeError('no network');
     },

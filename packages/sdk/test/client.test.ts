@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { fpDigest } from '@licensor/protocol';
-import { LicenceClient, LicensorError, memoryCache, type CacheKey, type CheckCache, type LicenceClientOptions, type LicenceClaims } from '@licensor/sdk';
+import { LicenceClient, LicensorError, memoryStore, type StateKey, type StateStore, type LicenceClientOptions, type LicenceClaims } from '@licensor/sdk';
 import {
   checkToken,
   genuineAnswer,
@@ -21,7 +21,7 @@ import {
 const client = testClient;
 
 /** Where a licence's state is kept: under its signed organisation and product. */
-const keyOf = (claims: LicenceClaims | null): CacheKey => ({ slug: claims!.org, productKey: claims!.prd, lid: claims!.lid });
+const keyOf = (claims: LicenceClaims | null): StateKey => ({ slug: claims!.org, productKey: claims!.prd, lid: claims!.lid });
 
 const ok = (signed: Parameters<typeof genuineAnswer>[1] = licensed(), tweak: Parameters<typeof genuineAnswer>[2] = {}) =>
   (request: SentRequest): Answer => ({ status: 200, body: genuineAnswer(request, signed, tweak) });
@@ -43,12 +43,12 @@ describe('LicenceClient.check', () => {
   });
 
   it('is VALID on a verified answer that grants, and caches it', async () => {
-    const { client: c, cache } = client(ok());
+    const { client: c, store } = client(ok());
     const result = await c.check();
     expect(result).toMatchObject({ state: 'VALID', reasons: [], noAnswer: null, clockRollback: false, renewed: false, ageSeconds: 0 });
     expect(result.answer).toMatchObject({ fresh: true, grants: true, status: 'ACTIVE', fpDigest: fpDigest(myFingerprint) });
     const lid = result.licence.claims!.lid;
-    expect(await cache.load(keyOf(result.licence.claims))).toMatchObject({
+    expect(await store.load(keyOf(result.licence.claims))).toMatchObject({
       newestIat: result.licence.claims!.iat,
       offsetMs: 0,
       answer: { tag: 'SVCR1', lid, status: 'ACTIVE', checkedAt: new Date(T0).toISOString(), leaseEndsAt: '' },
@@ -121,39 +121,39 @@ describe('LicenceClient.check', () => {
 
   it('refuses a stored term older than one already seen for the licence', async () => {
     const lid = '5b7c0a52-1111-4222-8333-444455556666';
-    const cache = memoryCache();
+    const store = memoryStore();
     const newer = onlineLicence({ lid, iat: T0 / 1000 - 86_400 });
     const older = onlineLicence({ lid, iat: T0 / 1000 - 86_400 * 40 });
-    expect((await client(ok(), { licence: newer, cache }).client.check()).state).toBe('VALID');
-    const rolledBack = client(ok(), { licence: older, cache });
+    expect((await client(ok(), { licence: newer, store }).client.check()).state).toBe('VALID');
+    const rolledBack = client(ok(), { licence: older, store });
     expect(await rolledBack.client.check()).toMatchObject({ state: 'INVALID', reasons: ['OLDER_TERM'] });
     expect(rolledBack.requests).toEqual([]);
   });
 
   it('keeps the newest term seen and the clock offset through release() and clearCache()', async () => {
     const lid = '5b7c0a52-1111-4222-8333-444455556667';
-    const cache = memoryCache();
+    const store = memoryStore();
     const newer = onlineLicence({ lid, iat: T0 / 1000 - 86_400 });
     const older = onlineLicence({ lid, iat: T0 / 1000 - 86_400 * 40 });
     const released = (request: SentRequest): Answer =>
       request.url.endsWith('/release')
         ? { status: 200, body: { lid, released: true, releasedAt: new Date(T0).toISOString(), nonce: request.body.nonce } }
         : ok(licensed(new Date(T0 + 5_000).toISOString()))(request);
-    const here = client(released, { licence: newer, cache });
+    const here = client(released, { licence: newer, store });
     const first = await here.client.check();
     expect(first.state).toBe('VALID');
     const key = keyOf(first.licence.claims);
     expect(await here.client.release()).toEqual({ released: true, releasedAt: new Date(T0).toISOString() });
-    expect(await cache.load(key)).toEqual({ newestIat: T0 / 1000 - 86_400, offsetMs: 5_000, answer: null });
+    expect(await store.load(key)).toEqual({ newestIat: T0 / 1000 - 86_400, offsetMs: 5_000, answer: null });
 
-    const rolledBack = client(ok(), { licence: older, cache });
+    const rolledBack = client(ok(), { licence: older, store });
     expect(await rolledBack.client.check()).toMatchObject({ state: 'INVALID', reasons: ['OLDER_TERM'], answer: null });
     expect(rolledBack.requests).toEqual([]);
 
     await here.client.check();
     await here.client.clearCache();
-    expect(await cache.load(key)).toEqual({ newestIat: T0 / 1000 - 86_400, offsetMs: 5_000, answer: null });
-    expect(await client(ok(), { licence: older, cache }).client.check()).toMatchObject({ state: 'INVALID', reasons: ['OLDER_TERM'] });
+    expect(await store.load(key)).toEqual({ newestIat: T0 / 1000 - 86_400, offsetMs: 5_000, answer: null });
+    expect(await client(ok(), { licence: older, store }).client.check()).toMatchObject({ state: 'INVALID', reasons: ['OLDER_TERM'] });
   });
 
   describe('counts a forged or failed answer as no answer', () => {
@@ -177,7 +177,7 @@ describe('LicenceClient.check', () => {
     it.each(forgeries)('%s', async (_name, respond, code) => {
       // First a genuine answer, an hour later the forgery: the state rests on the genuine one.
       let forged = false;
-      const { client: c, clock, cache } = client((request) => (forged ? respond(request) : ok()(request)));
+      const { client: c, clock, store } = client((request) => (forged ? respond(request) : ok()(request)));
       const genuine = await c.check();
       forged = true;
       clock.now = T0 + 3_600_000;
@@ -185,7 +185,7 @@ describe('LicenceClient.check', () => {
       expect(result.noAnswer?.code).toBe(code);
       expect(result).toMatchObject({ state: 'VALID', ageSeconds: 3600, renewed: false });
       expect(result.answer).toMatchObject({ fresh: false, nonce: genuine.answer!.nonce });
-      expect((await cache.load(keyOf(genuine.licence.claims))).answer).toMatchObject({ nonce: genuine.answer!.nonce });
+      expect((await store.load(keyOf(genuine.licence.claims))).answer).toMatchObject({ nonce: genuine.answer!.nonce });
       if (code === 'HTTP_STATUS') expect(result.noAnswer?.status).toBeGreaterThanOrEqual(400);
 
       // With nothing verified before, the same answer leaves the licence STALE, never INVALID.
@@ -241,30 +241,30 @@ describe('LicenceClient.check', () => {
   });
 
   it('ignores a cached answer that was edited, or belongs to another machine', async () => {
-    const { client: c, cache } = client(ok());
+    const { client: c, store } = client(ok());
     const { licence } = await c.check();
     const key = keyOf(licence.claims);
-    const saved = await cache.load(key);
-    const offline = client(() => ({ status: 500, body: {} }), { cache, licence: c.licence, clock: () => T0 + 1000 });
+    const saved = await store.load(key);
+    const offline = client(() => ({ status: 500, body: {} }), { store, licence: c.licence, clock: () => T0 + 1000 });
     expect((await offline.client.check()).state).toBe('VALID');
 
-    await cache.update(key, () => ({ ...saved, answer: { ...saved.answer!, checkedAt: new Date(T0 + 86_400_000).toISOString() } }));
+    await store.update(key, () => ({ ...saved, answer: { ...saved.answer!, checkedAt: new Date(T0 + 86_400_000).toISOString() } }));
     expect(await offline.client.check()).toMatchObject({ state: 'STALE', answer: null });
 
-    await cache.update(key, () => saved);
-    const elsewhere = client(() => ({ status: 500, body: {} }), { cache, licence: c.licence, fingerprint: otherFingerprint });
+    await store.update(key, () => saved);
+    const elsewhere = client(() => ({ status: 500, body: {} }), { store, licence: c.licence, fingerprint: otherFingerprint });
     expect(await elsewhere.client.check()).toMatchObject({ state: 'STALE', answer: null });
   });
 
-  it('treats a cache that fails to load as empty, and reports one that fails to save', async () => {
-    const broken: CheckCache = {
+  it('treats a store that fails to load as empty, and reports one that fails to save', async () => {
+    const broken: StateStore = {
       load: () => Promise.reject(new Error('disk gone')),
       update: () => Promise.reject(new Error('read-only')),
     };
-    const { client: c } = client(ok(), { cache: broken });
+    const { client: c } = client(ok(), { store: broken });
     const result = await c.check();
     expect(result.state).toBe('VALID');
-    expect(result.cacheError?.message).toBe('read-only');
+    expect(result.storeError?.message).toBe('read-only');
   });
 
   it('never sends a licence that fails offline', async () => {
@@ -334,12 +334,12 @@ describe('LicenceClient.fetch', () => {
 
   it('remembers a fetched term before any answer was kept, so the older one is refused from then on', async () => {
     const lid = '6c8d1b63-2222-4333-8444-555566667778';
-    const cache = memoryCache();
+    const store = memoryStore();
     const current = onlineLicence({ lid, iat: T0 / 1000 - 86_400 * 60 });
     const renewed = onlineLicence({ lid, iat: T0 / 1000 - 86_400 });
-    const { client: c } = client(() => ({ status: 200, body: { license: renewed } }), { licence: current, cache });
+    const { client: c } = client(() => ({ status: 200, body: { license: renewed } }), { licence: current, store });
     expect(await c.fetch()).toBe(renewed);
-    const restarted = client(ok(), { licence: current, cache });
+    const restarted = client(ok(), { licence: current, store });
     expect(await restarted.client.check()).toMatchObject({ state: 'INVALID', reasons: ['OLDER_TERM'] });
     expect(restarted.requests).toEqual([]);
   });

@@ -2,7 +2,7 @@
 // one JSON answer a line on stdout, in order; logs go to stderr. Started by `packages/sdk/driver`.
 // A test program: it is not in the package's `files`.
 import { createInterface } from 'node:readline';
-import { collectFingerprint, fileCache, LicenceClient, LicensorError, verifyLicence, type CheckResult } from '../src/index.js';
+import { collectFingerprint, fileStore, LicenceClient, LicensorError, verifyLicence, type CheckResult } from '../src/index.js';
 
 type Request = Record<string, unknown>;
 type Answer = { ok: true; result: unknown } | { ok: false; error: { code: string; message: string; status?: number } };
@@ -63,7 +63,7 @@ function configured(): Config {
 /** The client for the current configuration, built on first use (a later configure or setFingerprint replaces it). */
 function currentClient(): LicenceClient {
   const { publicKeys, stateDir, ...options } = configured();
-  client ??= new LicenceClient({ ...options, publicKeyPem: publicKeys, cache: fileCache(stateDir), clock, fingerprint });
+  client ??= new LicenceClient({ ...options, publicKeyPem: publicKeys, store: fileStore(stateDir), clock, fingerprint });
   return client;
 }
 
@@ -91,7 +91,10 @@ const ops: Record<string, (request: Request) => Promise<unknown> | unknown> = {
   },
   verify(request) {
     const { publicKeys, productKey, slug } = configured();
-    const licence = text(request, 'licence', true) ?? configured().licence;
+    // A given string goes to verify as it is, the empty one included (DESIGN.md 16).
+    const given = request.licence;
+    if (given !== undefined && typeof given !== 'string') throw new DriverError('licence must be a string');
+    const licence = given ?? configured().licence;
     const result = verifyLicence(licence, publicKeys, { now: clock(), fingerprint, productKey, organisation: slug });
     return { valid: result.valid, reasons: result.reasons, claims: result.claims };
   },

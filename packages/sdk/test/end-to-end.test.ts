@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildFingerprint } from '@licensor/protocol';
-import { LicenceClient, memoryCache, verifyLicence, type LicenceClientOptions } from '@licensor/sdk';
+import { LicenceClient, memoryStore, verifyLicence, type LicenceClientOptions } from '@licensor/sdk';
 import { startHarness, type Harness } from '../../server/test/harness.js';
 
 const root = path.resolve(import.meta.dirname, '../../..');
@@ -49,7 +49,7 @@ async function setUp(productFields: Record<string, unknown> = {}) {
       publicKeyPem: product.publicKeyPem,
       licence: licence.licenseString,
       fingerprint: machine,
-      cache: memoryCache(),
+      store: memoryStore(),
       ...options,
     });
   return { product, credential, licence, client };
@@ -103,16 +103,16 @@ describe('the SDK against a real service', () => {
 
   it('releases this machine’s seat, forgets its answer, and the licence binds on another machine', async () => {
     const { client } = await setUp();
-    const cache = memoryCache();
-    const here = client({ cache });
+    const store = memoryStore();
+    const here = client({ store });
     expect((await here.check()).state).toBe('VALID');
     expect(await client({ fingerprint: elsewhere }).check()).toMatchObject({ state: 'INVALID', serverReason: 'FINGERPRINT_MISMATCH' });
     const { claims } = (await here.check()).licence;
     const key = { slug: claims!.org, productKey: claims!.prd, lid: claims!.lid };
-    expect((await cache.load(key)).answer).not.toBeNull();
+    expect((await store.load(key)).answer).not.toBeNull();
 
     expect(await here.release()).toEqual({ released: true, releasedAt: expect.any(String) });
-    expect(await cache.load(key)).toMatchObject({ answer: null, newestIat: claims!.iat });
+    expect(await store.load(key)).toMatchObject({ answer: null, newestIat: claims!.iat });
     expect(await here.release()).toEqual({ released: false, reason: 'NO_SEAT' });
     expect(await client({ fingerprint: elsewhere }).check()).toMatchObject({ state: 'VALID', serverReason: null });
   });
@@ -120,7 +120,7 @@ describe('the SDK against a real service', () => {
   it('holds a floating lease while running, frees it on stop, and borrows one for a trip', async () => {
     const { licence, client } = await setUp({ seatModel: 'FLOATING', leaseSeconds: 300, maxBorrowSeconds: 86_400, maxMachines: 1 });
     const here = client();
-    const holder = await here.holdLease({ releaseOnSignals: false });
+    const holder = await here.keepLease({ releaseOnSignals: false });
     expect(holder.held).toBe(true);
     expect(holder.result).toMatchObject({ state: 'VALID', answer: { tag: 'SVCR2', lid: licence.lid } });
     expect(holder.leaseEndsAt!.getTime()).toBeGreaterThan(Date.now() + 290_000);

@@ -1,7 +1,7 @@
 // A stand-in for the check API: answers signed with test keys, and whatever forgery a test asks for.
 import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
 import { buildFingerprint, fpDigest, parseLicence, receiptTagOf, signLicence, signReceipt, type ClaimsInput } from '@licensor/protocol';
-import { LicenceClient, memoryCache, type LicenceClientOptions } from '@licensor/sdk';
+import { LicenceClient, memoryStore, type LicenceClientOptions } from '@licensor/sdk';
 
 export const keys = generateKeyPairSync('ed25519');
 export const otherKeys = generateKeyPairSync('ed25519');
@@ -99,12 +99,12 @@ export function fakeFetch(respond: (request: SentRequest) => Answer | Promise<An
 
 /**
  * A client of this machine (an ONLINE licence unless options say otherwise) against the fake
- * service, on a clock the test moves, its cache in memory unless given one.
+ * service, on a clock the test moves, its store in memory unless given one.
  */
 export function testClient(respond: (request: SentRequest) => Answer | Promise<Answer>, options: Partial<LicenceClientOptions> = {}) {
   const { fetchImpl, requests } = fakeFetch(respond);
   const clock = { now: T0 };
-  const cache = options.cache ?? memoryCache();
+  const store = options.store ?? memoryStore();
   const client = new LicenceClient({
     baseUrl: 'https://licensing.example.com/',
     slug: 'acme',
@@ -114,10 +114,10 @@ export function testClient(respond: (request: SentRequest) => Answer | Promise<A
     licence: onlineLicence(),
     fingerprint: myFingerprint,
     fetchImpl,
-    cache,
+    store,
     clock: () => clock.now,
     timeoutMs: 200,
     ...options,
   });
-  return { client, requests, clock, cache };
+  return { client, requests, clock, store };
 }

@@ -2,7 +2,7 @@
 import { createPublicKey } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { buildFingerprint, parseLicence } from '@licensor/protocol';
-import { LicenceClient, memoryCache, type LeaseOptions, type LicenceClientOptions } from '@licensor/sdk';
+import { LicenceClient, memoryStore, type LeaseOptions, type LicenceClientOptions } from '@licensor/sdk';
 import { loadVectors } from '../../protocol/test-vectors/index.js';
 import {
   checkToken,
@@ -54,13 +54,13 @@ describe('a floating licence\'s check', () => {
   });
 
   it('treats a cached answer with an edited leaseEndsAt as no answer', async () => {
-    const cache = memoryCache();
+    const store = memoryStore();
     let online = true;
-    const { client: c, clock } = client((request) => (online ? { status: 200, body: genuineAnswer(request, leased()) } : down()), { cache });
+    const { client: c, clock } = client((request) => (online ? { status: 200, body: genuineAnswer(request, leased()) } : down()), { store });
     await c.check();
     online = false;
     const { org, prd, lid } = parseLicence(c.licence).claims;
-    await cache.update({ slug: org, productKey: prd, lid }, (state) => ({ ...state, answer: { ...state.answer!, leaseEndsAt: new Date(T0 + 86_400_000).toISOString() } }));
+    await store.update({ slug: org, productKey: prd, lid }, (state) => ({ ...state, answer: { ...state.answer!, leaseEndsAt: new Date(T0 + 86_400_000).toISOString() } }));
     clock.now = T0 + 60_000;
     expect(await c.check()).toMatchObject({ state: 'STALE', answer: null });
   });
@@ -86,13 +86,13 @@ describe('a floating licence\'s check', () => {
     expect(await c.check()).toMatchObject({ state: 'INVALID', reasons: ['NO_SEAT'], serverReason: 'SEATS_FULL' });
   });
 
-  it.each(loadVectors().algorithms)('verifies the golden SVCR2 receipts of $algorithm from the cache', async (vector) => {
+  it.each(loadVectors().algorithms)('verifies the golden SVCR2 receipts of $algorithm from the store', async (vector) => {
     const floating = vector.floating!;
     // FP_A of the vectors script: every receipt is signed for it.
     const fingerprint = buildFingerprint({ machine: 'alpha-machine-id', host: 'alpha.example', mac: '52:54:00:12:34:56', cpu: 'AMD EPYC 7B13', disk: 'WD-alpha' });
     const checkedAt = Date.parse(floating.receipts[0]!.fields.checkedAt!);
     for (const receipt of floating.receipts) {
-      const store = memoryCache();
+      const store = memoryStore();
       const f = receipt.fields;
       const { org, prd, lid } = parseLicence(floating.licence).claims;
       await store.update({ slug: org, productKey: prd, lid }, () => ({
@@ -105,7 +105,7 @@ describe('a floating licence\'s check', () => {
       }));
       const c = new LicenceClient({
         baseUrl: 'https://licensing.example.com', slug: 'acme', checkId: 'abc123def456', checkToken,
-        publicKeyPem: createPublicKey(vector.publicKeyPem), licence: floating.licence, fingerprint, cache: store,
+        publicKeyPem: createPublicKey(vector.publicKeyPem), licence: floating.licence, fingerprint, store: store,
         fetchImpl: (async () => new Response('{}', { status: 503 })) as typeof fetch, clock: () => checkedAt + 1000,
       });
       const result = await c.check();
@@ -169,20 +169,20 @@ function floatingService(options: { seats?: boolean; renewed?: boolean } = {}) {
   return { state, respond };
 }
 
-async function holding(service: ReturnType<typeof floatingService>, options: LeaseOptions = {}) {
+async function keeping(service: ReturnType<typeof floatingService>, options: LeaseOptions = {}) {
   vi.useFakeTimers({ now: T0 });
   const { client: c, requests } = client(service.respond, { clock: () => Date.now() });
-  const holder = await c.holdLease({ releaseOnSignals: false, random: () => 0.5, ...options });
-  return { c, requests, holder };
+  const keeper = await c.keepLease({ releaseOnSignals: false, random: () => 0.5, ...options });
+  return { c, requests, keeper };
 }
 
 const checks = (requests: SentRequest[]) => requests.filter((r) => r.url.endsWith('/check')).length;
 
-describe('holdLease()', () => {
+describe('keepLease()', () => {
   it('takes the lease, checks every lse / 3 with ±10% jitter, and the lease never lapses', async () => {
     const service = floatingService();
-    const { requests, holder } = await holding(service);
-    expect(holder.held).toBe(true);
+    const { requests, keeper } = await keeping(service);
+    expect(keeper.held).toBe(true);
     expect(checks(requests)).toBe(1);
     await vi.advanceTimersByTimeAsync((LEASE / 3) * 1000 - 1);
     expect(checks(requests)).toBe(1);
@@ -190,92 +190,92 @@ describe('holdLease()', () => {
     expect(checks(requests)).toBe(2);
     await vi.advanceTimersByTimeAsync(10 * LEASE * 1000);
     expect(checks(requests)).toBe(32);
-    expect(holder.held).toBe(true);
-    expect(holder.leaseEndsAt!.getTime()).toBeGreaterThan(Date.now());
-    await holder.stop();
+    expect(keeper.held).toBe(true);
+    expect(keeper.leaseEndsAt!.getTime()).toBeGreaterThan(Date.now());
+    await keeper.stop();
   });
 
   it('jitters by up to 10% either way, and never below 60 s', async () => {
-    const low = await holding(floatingService(), { random: () => 0 });
+    const low = await keeping(floatingService(), { random: () => 0 });
     await vi.advanceTimersByTimeAsync(270_000 - 1);
     expect(checks(low.requests)).toBe(1);
     await vi.advanceTimersByTimeAsync(1);
     expect(checks(low.requests)).toBe(2);
-    await low.holder.stop();
+    await low.keeper.stop();
     vi.useRealTimers();
 
     const short = floatingService();
     vi.useFakeTimers({ now: T0 });
     const { client: c, requests } = client(short.respond, { clock: () => Date.now(), licence: floatingLicence({ lse: 60, chk: 20, max: 60 }) });
-    const holder = await c.holdLease({ releaseOnSignals: false, random: () => 0.999999 });
+    const keeper = await c.keepLease({ releaseOnSignals: false, random: () => 0.999999 });
     await vi.advanceTimersByTimeAsync(65_999);
     expect(checks(requests)).toBe(1);
     await vi.advanceTimersByTimeAsync(1);
     expect(checks(requests)).toBe(2);
-    await holder.stop();
+    await keeper.stop();
   });
 
   it('retries a failed renewal at once, reports the lease at risk, then lost at its end', async () => {
     const service = floatingService();
     const events: string[] = [];
-    const { requests, holder } = await holding(service, {
+    const { requests, keeper } = await keeping(service, {
       onAtRisk: ({ leaseEndsAt }) => events.push(`at risk until ${leaseEndsAt.toISOString()}`),
       onLost: ({ reason }) => events.push(`lost ${reason}`),
     });
-    const end = holder.leaseEndsAt!.toISOString();
+    const end = keeper.leaseEndsAt!.toISOString();
     service.state.online = false;
     await vi.advanceTimersByTimeAsync(300_000);
     // The renewal and its immediate retry.
     expect(checks(requests)).toBe(3);
     expect(events).toEqual([`at risk until ${end}`]);
-    expect(holder.held).toBe(true);
+    expect(keeper.held).toBe(true);
     await vi.advanceTimersByTimeAsync(600_000);
     expect(events).toEqual([`at risk until ${end}`, 'lost LAPSED']);
-    expect(holder.held).toBe(false);
+    expect(keeper.held).toBe(false);
     // It keeps trying, and a check that grants again holds the lease again.
     service.state.online = true;
     await vi.advanceTimersByTimeAsync(300_000);
-    expect(holder.held).toBe(true);
-    await holder.stop();
+    expect(keeper.held).toBe(true);
+    await keeper.stop();
   });
 
   it('reports a lost lease when the service gives the seat to others', async () => {
     const service = floatingService();
     const lost: string[] = [];
-    const { holder } = await holding(service, { onLost: ({ reason, result }) => lost.push(`${reason} ${result?.serverReason}`) });
+    const { keeper } = await keeping(service, { onLost: ({ reason, result }) => lost.push(`${reason} ${result?.serverReason}`) });
     service.state.seats = false;
     service.state.end = 0;
     await vi.advanceTimersByTimeAsync(300_000);
     expect(lost).toEqual(['REFUSED SEATS_FULL']);
-    expect(holder.held).toBe(false);
-    await holder.stop();
+    expect(keeper.held).toBe(false);
+    await keeper.stop();
     expect(service.state.released).toBe(0);
   });
 
   it('fetches the renewed term, and releases on stop()', async () => {
     const service = floatingService({ renewed: true });
-    const { holder } = await holding(service);
+    const { keeper } = await keeping(service);
     expect(service.state.fetched).toBe(1);
-    expect(await holder.stop()).toMatchObject({ released: true });
+    expect(await keeper.stop()).toMatchObject({ released: true });
     expect(service.state.released).toBe(1);
-    expect(await holder.stop()).toBeNull();
+    expect(await keeper.stop()).toBeNull();
     expect(service.state.released).toBe(1);
   });
 
   it('never releases a borrowed lease', async () => {
     const service = floatingService();
-    const { c, holder } = await holding(service);
+    const { c, keeper } = await keeping(service);
     const until = Date.now() + 86_400_000;
     // The borrow answer: the lease kept until then.
     service.state.end = until;
     expect((await c.borrow(until)).noAnswer).toBeNull();
-    expect(await holder.stop()).toBeNull();
+    expect(await keeper.stop()).toBeNull();
     expect(service.state.released).toBe(0);
   });
 
   it('releases on SIGTERM and lets the process go on to the signal\'s end', async () => {
     const service = floatingService();
-    const { holder } = await holding(service, { releaseOnSignals: true });
+    const { keeper } = await keeping(service, { releaseOnSignals: true });
     // Another listener stands in for the default action, which would end the test process.
     const other = vi.fn();
     process.on('SIGTERM', other);
@@ -283,7 +283,7 @@ describe('holdLease()', () => {
       process.emit('SIGTERM', 'SIGTERM');
       await vi.advanceTimersByTimeAsync(0);
       expect(service.state.released).toBe(1);
-      expect(holder.held).toBe(false);
+      expect(keeper.held).toBe(false);
       expect(process.listenerCount('SIGTERM')).toBe(1);
     } finally {
       process.off('SIGTERM', other);
@@ -292,6 +292,6 @@ describe('holdLease()', () => {
 
   it('refuses a node-locked licence', async () => {
     const { client: c } = client(() => down(), { licence: floatingLicence({ lse: undefined }) });
-    await expect(c.holdLease({ releaseOnSignals: false })).rejects.toMatchObject({ code: 'NOT_CHECKABLE' });
+    await expect(c.keepLease({ releaseOnSignals: false })).rejects.toMatchObject({ code: 'NOT_CHECKABLE' });
   });
 });

@@ -1,6 +1,9 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildFingerprint, signLicence } from '@licensor/protocol';
-import { LicensorError, verifyLicence } from '@licensor/sdk';
+import { LicensorError, readLicenceFile, verifyLicence } from '@licensor/sdk';
 import { keysOf, loadVectors } from '../../protocol/test-vectors/index.js';
 import { keys, otherKeys, publicKeyPem } from './fake-service.js';
 
@@ -108,5 +111,16 @@ describe('verifyLicence calendar and machine', () => {
       expect((error as LicensorError).code).toBe('INVALID_KEY');
     }
     expect.assertions(4);
+  });
+});
+
+describe('readLicenceFile', () => {
+  it('reads a .lic file without the byte-order mark and whitespace around it; verifyLicence stays strict', () => {
+    const vector = vectors.algorithms[0]!;
+    const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'licensor-lic-')), 'licence.lic');
+    writeFileSync(file, `\uFEFF \r\n${vector.licence}\r\n\n`);
+    expect(readLicenceFile(file)).toBe(vector.licence);
+    expect(verifyLicence(readLicenceFile(file), vector.publicKeyPem, inTerm(vector.claims)).valid).toBe(true);
+    expect(verifyLicence(`${vector.licence}\n`, vector.publicKeyPem, inTerm(vector.claims)).reasons).toEqual(['MALFORMED']);
   });
 });

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import VECTORS
 from fake_service import CHECK_ID, CHECK_TOKEN, PUBLIC_KEY, T0, FakeService
-from licensor import LicenceClient
+from licensor import LicenceClient, file_store
 
 MY_FP = VECTORS["fingerprints"][0]["fingerprint"]
 
@@ -47,7 +47,7 @@ def make(service: FakeService, clock: Clock, tmp_path: Path) -> Callable[..., Li
             "check_token": CHECK_TOKEN,
             "public_keys": [PUBLIC_KEY],
             "licence": licence,
-            "state_dir": str(tmp_path / "state"),
+            "store": file_store(tmp_path / "state"),
             "clock": clock,
             "fingerprint": MY_FP,
             "timeout": 2,

@@ -12,7 +12,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from client_fixtures import MY_FP, Clock
 from conftest import ALGORITHMS, VECTORS, b64u, sign
 from fake_service import KEY, T0, FakeService, genuine, lid_of, online_licence
-from licensor import LicenceClient, LicensorError, memory_state
+from licensor import LicenceClient, LicensorError, memory_store
 from licensor._wire import MalformedError, b64u_decode
 from licensor.air_gap import DEACTIVATION, REQUEST, RESPONSE, compact_text, device_key, dpk_of, groups_of_five, parse_text, sign_text
 from licensor.keys import read_public_keys
@@ -171,7 +171,7 @@ def test_responses_not_for_this_installation_machine_request_or_product_are_refu
 
 def test_a_memory_only_store_has_no_device_key(client: Callable[..., LicenceClient]) -> None:
     with pytest.raises(LicensorError) as error:
-        client(state=memory_state(), state_dir=None).create_air_gap_request()
+        client(store=memory_store()).create_air_gap_request()
     assert error.value.code == "INVALID_OPTIONS"
 
 

@@ -12,7 +12,7 @@ import pytest
 from client_fixtures import MY_FP, Clock
 from conftest import VECTORS
 from fake_service import BOUND_AT, CHECK_ID, CHECK_TOKEN, MAX_SECONDS, OTHER_KEY, PUBLIC_KEY, T0, FakeService, genuine, iso, lid_of, online_licence
-from licensor import LicensorError, memory_state
+from licensor import LicensorError, file_store, memory_store
 from licensor._wire import fp_digest
 
 OTHER_FP = VECTORS["fingerprints"][3]["fingerprint"]
@@ -251,16 +251,16 @@ def test_a_corrupt_state_file_is_empty_but_keeps_its_newest_term_and_offset(serv
 def test_a_state_that_cannot_be_written_is_reported_and_changes_nothing(make: Any, tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("")
-    result = make(online_licence(), state_dir=str(blocker / "state")).check()
-    assert result.state == "VALID" and isinstance(result.cache_error, OSError)
+    result = make(online_licence(), store=file_store(blocker / "state")).check()
+    assert result.state == "VALID" and isinstance(result.store_error, OSError)
 
 
-def test_memory_state_keeps_answers_for_the_process(service: FakeService, make: Any, tmp_path: Path) -> None:
-    state = memory_state()
+def test_memory_store_keeps_answers_for_the_process(service: FakeService, make: Any, tmp_path: Path) -> None:
+    store = memory_store()
     licence = online_licence()
-    make(licence, state=state).check()
+    make(licence, store=store).check()
     service.respond = lambda endpoint, body: (503, {"error": "down"})
-    assert make(licence, state=state).check().state == "VALID"
+    assert make(licence, store=store).check().state == "VALID"
     assert not (tmp_path / "state").exists()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,7 +12,7 @@ from cryptography.hazmat.primitives.serialization import Encoding, load_pem_priv
 from cryptography.x509.oid import NameOID
 
 from conftest import ALGORITHMS, VECTORS, b64u, sign_licence, sign_payload
-from licensor import LicensorError, verify_licence
+from licensor import LicensorError, read_licence_file, verify_licence
 from licensor._wire import MalformedError, b64u_decode
 
 ED = ALGORITHMS[0]
@@ -151,3 +152,12 @@ def test_a_products_certificate_serves_as_its_public_key() -> None:
     pem = certificate.public_bytes(Encoding.PEM).decode()
     result = verify_licence(ED["licence"], pem, now=ED["claims"]["iat"], fingerprint=ED["claims"]["fp"][0])
     assert result.valid
+
+
+def test_read_licence_file_removes_what_an_editor_adds_and_verify_stays_strict(tmp_path: Path) -> None:
+    licence = ALGORITHMS[0]["licence"]
+    file = tmp_path / "licence.lic"
+    file.write_bytes(("\ufeff \r\n" + licence + "\r\n\n").encode("utf-8"))
+    assert read_licence_file(file) == licence
+    assert read_licence_file(str(file)) == licence
+    assert verify_licence(licence + "\n", ALGORITHMS[0]["publicKeyPem"]).reasons == ["MALFORMED"]

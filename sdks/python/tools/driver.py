@@ -8,7 +8,7 @@ import time
 import traceback
 from typing import Any
 
-from licensor import LicenceClient, LicensorError, collect_fingerprint, verify_licence
+from licensor import LicenceClient, LicensorError, collect_fingerprint, file_store, verify_licence
 from licensor.client import CheckResult
 from licensor.keys import read_public_keys
 
@@ -80,7 +80,7 @@ class Driver:
                 check_token=config["checkToken"],
                 public_keys=config["publicKeys"],
                 licence=config["licence"],
-                state_dir=config["stateDir"],
+                store=file_store(config["stateDir"]),
                 clock=self.clock,
                 timeout=config["timeout"],
                 fingerprint=self.fingerprint,
@@ -105,7 +105,10 @@ class Driver:
 
     def op_verify(self, request: dict[str, Any]) -> Any:
         config = self.configured()
-        licence = text(request, "licence", optional=True) or config["licence"]
+        # A given string goes to verify as it is, the empty one included (DESIGN 16).
+        licence = request.get("licence", config["licence"])
+        if not isinstance(licence, str):
+            raise bad_request("licence must be a string")
         result = verify_licence(
             licence,
             read_public_keys(config["publicKeys"]),

@@ -37,7 +37,7 @@ const ProductParamInput = Type.Object(
       maxLength: 64,
       pattern: '^[A-Za-z][A-Za-z0-9_.-]{0,63}$',
       description:
-        'The claim name: 1 to 64 of letters, digits, `_`, `.` and `-`, starting with a letter; not one of the issuer claims (v lid prd org typ act lic iat nbf exp grace fp fpn mm chk max; for a FLOATING product also lse brw).',
+        'The claim name: 1 to 64 of letters, digits, `_`, `.` and `-`, starting with a letter; not one of the issuer claims (v lid prd org typ act lic iat nbf exp grace fp fpn mm chk max; for a FLOATING product also lse brw), nor upd, mtr or trl unless the product had that parameter before those claims existed.',
     }),
     label: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Defaults to the key.' })),
     type: Type.Enum([...PARAM_TYPES]),
@@ -256,7 +256,7 @@ export const ProductOptions = Type.Object({
   pkcs11Tokens: Type.Array(Type.String(), { description: "The tokens this organisation's products may keep keys on (LICENSOR_PKCS11_TOKENS)." }),
   licenceTypes: Type.Array(Choice),
   paramTypes: Type.Array(Choice),
-  reservedParamKeys: Type.Array(Type.String(), { description: 'The issuer claims: parameter keys a product may not use.' }),
+  reservedParamKeys: Type.Array(Type.String(), { description: 'The issuer claims, and upd, mtr and trl: parameter keys a new parameter may not use.' }),
   reservedFloatingParamKeys: Type.Array(Type.String(), { description: 'Further parameter keys a FLOATING product may not use.' }),
   seatModels: Type.Array(Choice),
   checkRateAddress: Type.Integer({ description: 'Checks allowed per minute from one address (LICENSOR_CHECK_RATE_ADDRESS; 0 = no limit): a floating site behind one address needs maxMachines × 180 / leaseSeconds.' }),

@@ -1,4 +1,4 @@
-import { ALGORITHMS, ALGORITHM_INFO, CLAIM_NAMES, FLOATING_CLAIM_NAMES } from '@licensor/protocol';
+import { ALGORITHMS, ALGORITHM_INFO, CLAIM_NAMES, FEATURE_CLAIM_NAMES, FLOATING_CLAIM_NAMES } from '@licensor/protocol';
 import { recordAudit } from '../audit/audit.js';
 import { newPublicId, newSecret, sha256Hex } from '../auth/secrets.js';
 import { isUniqueViolation } from '../db/database.js';
@@ -314,7 +314,7 @@ export function productOptions(hsm: Hsm | null, slug: string, checkRateAddress: 
       choice('ENUM', 'One of a list'),
     ],
     // So a form can refuse these parameter keys before sending, as the API would.
-    reservedParamKeys: [...CLAIM_NAMES],
+    reservedParamKeys: [...CLAIM_NAMES, ...FEATURE_CLAIM_NAMES],
     reservedFloatingParamKeys: [...FLOATING_CLAIM_NAMES],
     seatModels: [
       choice('NODE_LOCKED', 'Node-locked: a seat is a machine, bound until released'),

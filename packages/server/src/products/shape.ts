@@ -1,4 +1,4 @@
-import { isReservedClaimName, type ParamValue } from '@licensor/protocol';
+import { FEATURE_CLAIM_NAMES, isReservedClaimName, type ParamValue } from '@licensor/protocol';
 import { badRequest } from '../http/errors.js';
 import { isDate } from '../licences/calendar.js';
 import type { ProductRow } from './repo.js';
@@ -162,7 +162,7 @@ export function nextShape(input: UpdateProductInput, current: ProductShape | nul
   }
   // A product that becomes FLOATING without saying otherwise gets licence fetch (renewed terms reach running sites).
   if (shape.seatModel === 'FLOATING' && base.seatModel !== 'FLOATING' && input.licenceFetchEnabled == null) shape.licenceFetchEnabled = true;
-  checkShape(shape);
+  checkShape(shape, current);
   return shape;
 }
 
@@ -172,7 +172,9 @@ function newProductBase(input: UpdateProductInput): Omit<ProductShape, 'productK
   return { ...DEFAULTS, licenceType, allowedLicenceTypes: [licenceType], maxBorrowedSeats: DEFAULTS.maxMachines, params: [] };
 }
 
-function checkShape(shape: ProductShape): void {
+const FEATURE_CLAIMS = new Set<string>(FEATURE_CLAIM_NAMES);
+
+function checkShape(shape: ProductShape, current: ProductShape | null): void {
   if (!shape.name.trim()) throw badRequest('name: must not be blank');
   if (!shape.allowedLicenceTypes.includes(shape.licenceType)) {
     throw badRequest(`licenceType: ${shape.licenceType} is not among allowedLicenceTypes (${shape.allowedLicenceTypes.join(', ')})`);
@@ -195,6 +197,9 @@ function checkShape(shape: ProductShape): void {
       throw badRequest(`${at}.key: "${param.key}" is a claim of floating licences: a product with it cannot be FLOATING`);
     }
     if (isReservedClaimName(param.key)) throw badRequest(`${at}.key: "${param.key}" is reserved (an issuer claim)`);
+    if (FEATURE_CLAIMS.has(param.key) && !current?.params.some((kept) => kept.key === param.key)) {
+      throw badRequest(`${at}.key: "${param.key}" is reserved (a claim of update windows, meters and trials)`);
+    }
     if (seen.has(param.key)) throw badRequest(`${at}.key: "${param.key}" is declared twice`);
     seen.add(param.key);
     if (param.type === 'ENUM' && param.options.length === 0) throw badRequest(`${at}.options: an ENUM needs at least one option`);

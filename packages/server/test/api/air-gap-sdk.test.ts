@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { b64uEncode } from '@licensor/protocol';
-import { fileCache, LicenceClient, LicensorError, memoryCache, type LicenceClientOptions } from '@licensor/sdk';
+import { fileStore, LicenceClient, LicensorError, memoryStore, type LicenceClientOptions } from '@licensor/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../harness.js';
 import { fingerprint } from '../licence-helpers.js';
@@ -43,7 +43,7 @@ async function setUp(algorithm = 'ED25519') {
       publicKeyPem: product.publicKeyPem,
       licence: licence.licenseString,
       fingerprint: fingerprint('ship'),
-      cache: fileCache(dir),
+      store: fileStore(dir),
       fetchImpl: cut,
       ...options,
     });
@@ -85,7 +85,7 @@ describe('air-gapped activation through the SDK (DESIGN 14)', () => {
     const { client, activate } = await setUp();
     const ship = client();
     const activated = await activate((await ship.createAirGapRequest()).request);
-    const reinstalled = client({ cache: fileCache(stateDir()) });
+    const reinstalled = client({ store: fileStore(stateDir()) });
     await reinstalled.createAirGapRequest();
     expect(await code(reinstalled.activateAirGapped(activated.response))).toBe('BAD_ACTIVATION');
     expect(await code(client({ fingerprint: fingerprint('other') }).activateAirGapped(activated.response))).toBe('BAD_ACTIVATION');
@@ -102,7 +102,7 @@ describe('air-gapped activation through the SDK (DESIGN 14)', () => {
     expect(await code(ship.activateAirGapped(activated.response))).toBe('BAD_ACTIVATION');
   });
 
-  it('keeps the device key once per installation and product (0600), remade on another fingerprint; a memory-only cache cannot ask', async () => {
+  it('keeps the device key once per installation and product (0600), remade on another fingerprint; a memory-only store cannot ask', async () => {
     const { client, directory } = await setUp();
     const first = await client().createAirGapRequest();
     const again = await client().createAirGapRequest();
@@ -113,7 +113,7 @@ describe('air-gapped activation through the SDK (DESIGN 14)', () => {
     expect(JSON.parse(readFileSync(path.join(directory, 'air-gap.json'), 'utf8')).pending).toBe(again.request);
     const moved = await client({ fingerprint: fingerprint('new-motherboard') }).createAirGapRequest();
     expect(dpk(moved.request)).not.toBe(dpk(first.request));
-    expect(await code(client({ cache: memoryCache() }).createAirGapRequest())).toBe('INVALID_OPTIONS');
+    expect(await code(client({ store: memoryStore() }).createAirGapRequest())).toBe('INVALID_OPTIONS');
   });
 
   it('is a rollback (STALE) with a clock before the response’s iat, and ends on a later verified answer that says not licensed', async () => {

@@ -99,7 +99,9 @@ describe('counts stay exact', () => {
     const start = await counts();
     expect(start.all).toBe(0);
 
-    const short = await post('/licenses', { productId, licensee: 'Short Term', validityMonths: 1 });
+    // Issued yesterday, a month's term ends within 30 days whatever the month's length.
+    const yesterday = new Date(Date.now() - DAY).toISOString().slice(0, 10);
+    const short = await post('/licenses', { productId, licensee: 'Short Term', validityMonths: 1, issueDate: yesterday });
     const long = await post('/licenses', { productId, licensee: 'Long Term', validityMonths: 24 });
     await post('/licenses', { productId, licensee: 'Forever', validityMonths: 0 });
     let now = await counts();

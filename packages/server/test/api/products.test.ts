@@ -1,5 +1,5 @@
 import { createHash, createPublicKey } from 'node:crypto';
-import { CLAIM_NAMES } from '@licensor/protocol';
+import { CLAIM_NAMES, FEATURE_CLAIM_NAMES } from '@licensor/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../harness.js';
 
@@ -151,6 +151,25 @@ describe('creating a product', () => {
       expect(response.statusCode).toBe(400);
       expect(response.data.error).toBe(`params[1].key: "${claim}" is reserved (an issuer claim)`);
     }
+  });
+
+  it('refuses upd, mtr and trl as new parameter keys, but a product that had one before keeps it through edits', async () => {
+    for (const claim of FEATURE_CLAIM_NAMES) {
+      const refused = await create({ params: [{ key: claim, type: 'STRING' }] });
+      expect(refused.statusCode).toBe(400);
+      expect(refused.data.error).toBe(`params[0].key: "${claim}" is reserved (a claim of update windows, meters and trials)`);
+    }
+    // A product saved before those claims existed, as an older release wrote it.
+    const older = (await create({ params: [{ key: 'edition', type: 'STRING' }] })).data;
+    const params = JSON.stringify([{ key: 'upd', label: 'Updates', type: 'STRING', required: false, defaultValue: null, options: [], help: null }]);
+    await h.database.db.updateTable('products').set({ params }).where('id', '=', older.id).execute();
+    const kept = await h.admin('PUT', `/products/${older.id}`, { name: 'Renamed', params: [{ key: 'upd', label: 'Update channel', type: 'STRING' }] });
+    expect(kept.statusCode, kept.body).toBe(200);
+    expect(kept.data.params.map((p: { key: string }) => p.key)).toEqual(['upd']);
+    // Renaming it to another of the three is taking a new one.
+    const renamed = await h.admin('PUT', `/products/${older.id}`, { params: [{ key: 'mtr', type: 'STRING' }] });
+    expect(renamed.statusCode).toBe(400);
+    expect(renamed.data.error).toMatch(/"mtr" is reserved/);
   });
 
   it('refuses a productKey taken in the organisation with 409, not one taken elsewhere', async () => {

@@ -23,8 +23,8 @@ from .errors import ErrorCode, LicensorError
 from .fingerprint import FingerprintReport, collect_fingerprint
 from .keys import PublicKeyInput, PublicKeys
 from .lease import LeaseKeeper
-from .licence import LicenceRefusal, LicenceVerification, verify_licence
-from .state import FileState, MemoryState, Record, StateKey, StateStore, default_state_dir, file_state, memory_state
+from .licence import LicenceRefusal, LicenceVerification, read_licence_file, verify_licence
+from .store import FileStore, MemoryStore, Record, StateKey, StateStore, default_store_dir, file_store, memory_store
 
 __all__ = [
     "AirGapActivation",
@@ -34,7 +34,7 @@ __all__ = [
     "CheckResult",
     "CheckState",
     "ErrorCode",
-    "FileState",
+    "FileStore",
     "FingerprintReport",
     "InvalidReason",
     "LeaseKeeper",
@@ -42,7 +42,7 @@ __all__ = [
     "LicenceRefusal",
     "LicenceVerification",
     "LicensorError",
-    "MemoryState",
+    "MemoryStore",
     "NoAnswer",
     "NoAnswerCode",
     "PublicKeyInput",
@@ -54,8 +54,9 @@ __all__ = [
     "StateStore",
     "VerifiedAnswer",
     "collect_fingerprint",
-    "default_state_dir",
-    "file_state",
-    "memory_state",
+    "default_store_dir",
+    "file_store",
+    "memory_store",
+    "read_licence_file",
     "verify_licence",
 ]

@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption,
 
 from ._wire import FingerprintError, MalformedError, PublicKey, b64u_decode, b64u_encode, is_int, parse_fingerprint, strict_json, verify_bytes
 from .errors import LicensorError
-from .state import FileLock, make_folders, write_atomically
+from .store import FileLock, make_folders, write_atomically
 
 # Far above any well-formed text (a request is about 450 characters), so big inputs are refused unread.
 MAX_TEXT = 4096

@@ -16,7 +16,7 @@ from .errors import LicensorError
 from .fingerprint import collect_fingerprint
 from .keys import PublicKeys, read_public_keys
 from .licence import LicenceRefusal, LicenceVerification, parse_licence, verify_licence
-from .state import EMPTY, FileState, Record, StateKey, StateStore, file_state
+from .store import EMPTY, FileStore, Record, StateKey, StateStore, file_store
 
 #: ``VALID``: the latest verified answer says licensed here and is this call's or younger than the
 #: licence's ``max``. ``STALE``: it said licensed but is older (or its age cannot be trusted: the
@@ -101,7 +101,7 @@ class CheckResult:
     #: The service's unsigned ``reason``, for display only.
     server_reason: str | None
     #: Set when the verified answer could not be saved (the result still holds).
-    cache_error: Exception | None
+    store_error: Exception | None
     #: A floating licence's signed lease end (ISO time) of the answer the state rests on, else None.
     lease_ends_at: str | None = None
     #: VALID rests on an air-gapped activation of this machine (DESIGN 14), not on a check answer.
@@ -149,8 +149,8 @@ class LicenceClient:
     """Checks one licence with the service and keeps the last verified answer.
 
     ``check_token`` is the whole ``svcc_<checkId>_<secret>`` token: it identifies, it is not a
-    secret. ``public_keys`` is the product's key or key history. ``state`` is where answers are
-    kept (default ``file_state(state_dir)``); ``clock`` returns seconds since the epoch (default
+    secret. ``public_keys`` is the product's key or key history. ``store`` is where the client's
+    state is kept (default ``file_store()``, under the user's configuration directory); ``clock`` returns seconds since the epoch (default
     ``time.time``); ``timeout`` is in seconds per request.
     """
 
@@ -163,8 +163,7 @@ class LicenceClient:
         check_token: str,
         public_keys: PublicKeys,
         licence: str,
-        state: StateStore | None = None,
-        state_dir: str | None = None,
+        store: StateStore | None = None,
         clock: Callable[[], float] = time.time,
         timeout: float = DEFAULT_TIMEOUT_SECONDS,
         fingerprint: str | None = None,
@@ -184,7 +183,7 @@ class LicenceClient:
         self._keys = read_public_keys(public_keys)
         self._url = f"{base_url.rstrip('/')}/o/{quote(slug, safe='')}/api/public/license/{quote(check_id, safe='')}"
         self._check_token = check_token
-        self._state = state if state is not None else file_state(state_dir)
+        self._store = store if store is not None else file_store()
         self._clock = clock
         self._timeout = float(timeout)
         self._fingerprint = fingerprint
@@ -295,7 +294,7 @@ class LicenceClient:
         a request signed by this installation's device key (made once per product and machine,
         kept with the state), replacing any pending one. Show ``groups`` for typing or ``request``
         as a QR code; the vendor's portal or console answers it with a response for
-        activate_air_gapped(). Needs file state: with memory_state() it raises INVALID_OPTIONS."""
+        activate_air_gapped(). Needs file state: with memory_store() it raises INVALID_OPTIONS."""
         lid, files = self._air_gap()
         request = make_request(files, lid, self.fingerprint, self.now_ms() // 1000)
         return AirGapRequest(request, groups_of_five(request))
@@ -365,13 +364,13 @@ class LicenceClient:
 
         self._newest_iat = max(newest_iat, licence.claims["iat"])
         newest = self._newest_iat
-        cache_error = self._save(
+        store_error = self._save(
             licence,
             lambda old: Record(max(old.newest_iat or 0, newest), fresh_offset, fresh.stored()),
         )
         reason = body.get("reason")
         judged = _judge(fresh, fresh_offset, now, clock_rollback, _max_seconds(licence))
-        return _result(licence, judged, clock_rollback, server_reason=reason if isinstance(reason, str) else None, cache_error=cache_error)
+        return _result(licence, judged, clock_rollback, server_reason=reason if isinstance(reason, str) else None, store_error=store_error)
 
     def now_ms(self) -> int:
         """This client's clock (the ``clock`` option), in milliseconds since the epoch."""
@@ -391,27 +390,27 @@ class LicenceClient:
         if licence.claims is None:
             return EMPTY
         try:
-            return self._state.load(self._key(licence))
+            return self._store.load(self._key(licence))
         except Exception:  # a state that cannot be read is empty
             return EMPTY
 
     def _save(self, licence: LicenceVerification, change: Callable[[Record], Record]) -> Exception | None:
         """Writes the state; a failure is reported, never raised (the answer still holds)."""
         try:
-            self._state.update(self._key(licence), change)
+            self._store.update(self._key(licence), change)
             return None
         except Exception as error:
             return error
 
     def _forget(self, licence: LicenceVerification) -> None:
-        self._state.update(self._key(licence), lambda old: replace(old, answer=None))
+        self._store.update(self._key(licence), lambda old: replace(old, answer=None))
 
     def _air_gap_files(self, licence: LicenceVerification) -> AirGapFiles | None:
         """The air-gap files of the licence's product folder; None with a memory-only store."""
-        if licence.claims is None or not isinstance(self._state, FileState):
+        if licence.claims is None or not isinstance(self._store, FileStore):
             return None
         try:
-            return AirGapFiles(self._state.folder(self._key(licence)))
+            return AirGapFiles(self._store.folder(self._key(licence)))
         except ValueError:  # names that never become a path
             return None
 
@@ -422,7 +421,7 @@ class LicenceClient:
             raise LicensorError("BAD_LICENCE", f"the licence in use does not verify: {', '.join(licence.reasons)}")
         files = self._air_gap_files(licence)
         if files is None:
-            raise LicensorError("INVALID_OPTIONS", "air-gapped activation keeps a device key on disk: it needs file_state(), not memory_state()")
+            raise LicensorError("INVALID_OPTIONS", "air-gapped activation keeps a device key on disk: it needs file_store(), not memory_store()")
         return licence.claims["lid"], files
 
     def _or_air_gapped(self, result: CheckResult, now: int) -> CheckResult:
@@ -588,7 +587,7 @@ def _result(
     *,
     no_answer: NoAnswer | None = None,
     server_reason: str | None = None,
-    cache_error: Exception | None = None,
+    store_error: Exception | None = None,
 ) -> CheckResult:
     return CheckResult(
         state=judged.state,
@@ -600,7 +599,7 @@ def _result(
         clock_rollback=clock_rollback,
         renewed=judged.renewed,
         server_reason=server_reason,
-        cache_error=cache_error,
+        store_error=store_error,
         lease_ends_at=judged.lease_ends_at,
     )
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Literal, Mapping
 
 from ._wire import (
@@ -234,3 +236,10 @@ def _matches(signed: str, mine: Mapping[str, str], need: int) -> bool:
     except MalformedError:
         # A signed-in fingerprint the service should never have accepted matches nothing.
         return False
+
+
+def read_licence_file(path: str | os.PathLike[str]) -> str:
+    """The licence string in a ``.lic`` file, without what an editor or a download puts around it:
+    a byte-order mark and surrounding spaces, tabs and line breaks. ``verify_licence`` itself stays
+    strict (a string with a trailing newline is MALFORMED), so read files through this."""
+    return Path(path).read_text(encoding="utf-8").removeprefix("\ufeff").strip(" \t\r\n\f\v")

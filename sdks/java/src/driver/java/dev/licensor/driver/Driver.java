@@ -9,7 +9,7 @@ import dev.licensor.sdk.LicenceVerifier;
 import dev.licensor.sdk.LicensorException;
 import dev.licensor.sdk.ReleaseResult;
 import dev.licensor.sdk.StateStore;
-import dev.licensor.sdk.Verification;
+import dev.licensor.sdk.LicenceVerification;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
@@ -180,7 +180,7 @@ public final class Driver {
             .clock(clock)
             .fingerprint(fingerprint);
         String stateDir = text(options, "stateDir", false);
-        builder.stateStore(stateDir == null ? StateStore.files() : StateStore.files(Paths.get(stateDir)));
+        builder.store(stateDir == null ? StateStore.files() : StateStore.files(Paths.get(stateDir)));
         if (options.get("timeoutMs") != null) builder.timeout(Duration.ofMillis(integer(options, "timeoutMs")));
         return builder.build();
     }
@@ -195,7 +195,7 @@ public final class Driver {
 
     private Map<String, Object> verify(String licence) throws LicensorException, BadRequest {
         options();
-        Verification verification = LicenceVerifier.builder()
+        LicenceVerification verification = LicenceVerifier.builder()
             .publicKeys(keys().toArray(new String[0]))
             .productKey(text(options, "productKey", false))
             .organisation(text(options, "slug", false))

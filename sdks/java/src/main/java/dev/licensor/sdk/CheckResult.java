@@ -18,13 +18,13 @@ import java.util.OptionalDouble;
  * @param clockRollback the local clock is earlier than the last verified checkedAt: the answer's age cannot be trusted
  * @param renewed this call's answer says a newer term exists: call {@link LicenceClient#fetch()}
  * @param serverReason the service's unsigned {@code reason}, for display only
- * @param cacheError the verified answer could not be kept (the result still holds)
+ * @param storeError the verified answer could not be kept (the result still holds)
  * @param leaseEndsAt a floating licence's signed lease end the state rests on
  * @param airGapped VALID rests on an air-gapped activation of this machine (DESIGN.md 14), not on a check answer
  */
-public record CheckResult(CheckState state, List<Reason> reasons, Verification licence, Optional<VerifiedAnswer> answer,
+public record CheckResult(CheckState state, List<Reason> reasons, LicenceVerification licence, Optional<VerifiedAnswer> answer,
                           Optional<NoAnswer> noAnswer, OptionalDouble ageSeconds, boolean clockRollback, boolean renewed,
-                          Optional<String> serverReason, Optional<IOException> cacheError, Optional<Instant> leaseEndsAt,
+                          Optional<String> serverReason, Optional<IOException> storeError, Optional<Instant> leaseEndsAt,
                           boolean airGapped) {
     /** Why a check is INVALID: an offline refusal, or what the signed status and boundAt say. */
     public enum Reason {

@@ -14,7 +14,7 @@ import java.util.Set;
 
 /**
  * The claims of a licence payload (DESIGN.md 2), in signed order: the issuer's claims, then the
- * product's parameters. Immutable; only a {@link Verification} whose signature verified hands them out.
+ * product's parameters. Immutable; only a {@link LicenceVerification} whose signature verified hands them out.
  */
 public final class LicenceClaims {
     /** The issuer's claim names, in wire order; a product parameter never uses one of them. */

@@ -130,7 +130,7 @@ public final class LicenceClient {
         public Builder productKey(String productKey) { this.productKey = productKey; return this; }
 
         /** Where the answer, newest term and clock offset are kept (default {@link StateStore#files()}). */
-        public Builder stateStore(StateStore store) { this.store = store; return this; }
+        public Builder store(StateStore store) { this.store = store; return this; }
 
         /** The local clock (default the system clock). */
         public Builder clock(Clock clock) { this.clock = clock; return this; }
@@ -171,11 +171,11 @@ public final class LicenceClient {
     }
 
     /** Verifies the licence in use offline, as {@link #check()} does first. */
-    public synchronized Verification verify() {
+    public synchronized LicenceVerification verify() {
         return verify(licence, clock.millis());
     }
 
-    private Verification verify(String text, long nowMs) {
+    private LicenceVerification verify(String text, long nowMs) {
         return verifier.verify(text, Instant.ofEpochMilli(nowMs), fingerprint());
     }
 
@@ -208,7 +208,7 @@ public final class LicenceClient {
     /** A check, or a borrow (a check that asks for a lease until {@code until}). */
     private CheckResult ask(String endpoint, Instant until) {
         long now = clock.millis();
-        Verification verified = verify(licence, now);
+        LicenceVerification verified = verify(licence, now);
         LicenceClaims claims = verified.claims().orElse(null);
         StateStore.State state = claims == null ? StateStore.State.EMPTY : loadState(claims);
         Answer cached = claims == null ? null : remembered(state, claims);
@@ -220,7 +220,7 @@ public final class LicenceClient {
         // SPEC 4.4 rule 5: a licence that fails locally is never sent.
         if (!verified.valid() || olderTerm) {
             List<CheckResult.Reason> reasons = new ArrayList<>();
-            for (Verification.Refusal refusal : verified.reasons()) reasons.add(CheckResult.Reason.valueOf(refusal.name()));
+            for (LicenceVerification.Refusal refusal : verified.reasons()) reasons.add(CheckResult.Reason.valueOf(refusal.name()));
             if (olderTerm) reasons.add(CheckResult.Reason.OLDER_TERM);
             return judge(cached, now, clockRollback, 0, verified, reasons, null, null, null);
         }
@@ -246,16 +246,16 @@ public final class LicenceClient {
         if (airGap != null) airGap.end(claims.lid());
 
         newestIat = Math.max(newest, claims.issuedAt());
-        IOException cacheError = null;
+        IOException storeError = null;
         long iat = newestIat;
         try {
             store.update(claims.organisation(), claims.product(), claims.lid(), previous -> new StateStore.State(
                 Math.max(iat, previous.newestIat() == null ? 0 : previous.newestIat()), fresh.offsetMs, fresh.stored));
         } catch (IOException | RuntimeException failed) {
-            cacheError = failed instanceof IOException ? (IOException) failed : new IOException(failed.getMessage(), failed);
+            storeError = failed instanceof IOException ? (IOException) failed : new IOException(failed.getMessage(), failed);
         }
         String serverReason = body.get("reason") instanceof String ? (String) body.get("reason") : null;
-        return judge(fresh, now, clockRollback, maxSeconds(claims), verified, null, null, serverReason, cacheError);
+        return judge(fresh, now, clockRollback, maxSeconds(claims), verified, null, null, serverReason, storeError);
     }
 
     /**
@@ -269,7 +269,7 @@ public final class LicenceClient {
      */
     public synchronized String fetch() throws LicensorException {
         long now = clock.millis();
-        Verification current = verify(licence, now);
+        LicenceVerification current = verify(licence, now);
         LicenceClaims claims = current.claims().orElseThrow(() -> new LicensorException(LicensorException.Reason.BAD_LICENCE,
             "the licence in use does not verify: " + current.message().orElse("")));
         Map<String, Object> sent = new LinkedHashMap<>();
@@ -278,11 +278,11 @@ public final class LicenceClient {
         Map<String, Object> body = api.post("fetch", sent);
         if (!(body.get("license") instanceof String)) throw new LicensorException(LicensorException.Reason.BAD_RESPONSE, "the fetch answer has no licence string");
         String text = (String) body.get("license");
-        Verification next = verify(text, now);
+        LicenceVerification next = verify(text, now);
         LicenceClaims nextClaims = next.claims().orElseThrow(() -> new LicensorException(LicensorException.Reason.BAD_LICENCE,
             "the fetched licence does not verify: " + next.message().orElse("")));
         if (!nextClaims.lid().equals(claims.lid())) throw new LicensorException(LicensorException.Reason.LID_MISMATCH, "the fetched licence is another licence");
-        if (next.reasons().contains(Verification.Refusal.WRONG_PRODUCT)) throw new LicensorException(LicensorException.Reason.BAD_LICENCE, "the fetched licence is for another product");
+        if (next.reasons().contains(LicenceVerification.Refusal.WRONG_PRODUCT)) throw new LicensorException(LicensorException.Reason.BAD_LICENCE, "the fetched licence is for another product");
         StateStore.State state = loadState(claims);
         long newest = Math.max(Math.max(newestIat, state.newestIat() == null ? 0 : state.newestIat()), claims.issuedAt());
         if (nextClaims.issuedAt() < newest) throw new LicensorException(LicensorException.Reason.OLDER_TERM, "the fetched term is older than one already seen");
@@ -307,7 +307,7 @@ public final class LicenceClient {
      *     {@code NETWORK} or {@code BAD_RESPONSE}
      */
     public synchronized ReleaseResult release() throws LicensorException {
-        Verification verified = verify(licence, clock.millis());
+        LicenceVerification verified = verify(licence, clock.millis());
         LicenceClaims claims = verified.claims().orElseThrow(() -> new LicensorException(LicensorException.Reason.BAD_LICENCE,
             "the licence in use does not verify: " + verified.message().orElse("")));
         String nonce = nonce();
@@ -375,7 +375,7 @@ public final class LicenceClient {
 
     /** The licence in use's claims; air-gapped activation needs a licence that verifies. */
     private LicenceClaims airGapClaims() throws LicensorException {
-        Verification verified = verify(licence, clock.millis());
+        LicenceVerification verified = verify(licence, clock.millis());
         return verified.claims().orElseThrow(() -> new LicensorException(LicensorException.Reason.BAD_LICENCE,
             "the licence in use does not verify: " + verified.message().orElse("")));
     }
@@ -414,7 +414,7 @@ public final class LicenceClient {
         boolean rollback = now < iatMs - ROLLBACK_TOLERANCE_MS;
         if (!rollback && now >= activation.seconds("until") * 1000) return result;
         return new CheckResult(rollback ? CheckState.STALE : CheckState.VALID, List.of(), result.licence(), result.answer(), result.noAnswer(),
-            result.ageSeconds(), rollback || result.clockRollback(), result.renewed(), result.serverReason(), result.cacheError(), result.leaseEndsAt(), !rollback);
+            result.ageSeconds(), rollback || result.clockRollback(), result.renewed(), result.serverReason(), result.storeError(), result.leaseEndsAt(), !rollback);
     }
 
     /**
@@ -553,8 +553,8 @@ public final class LicenceClient {
      * The result from the latest verified answer (the licence already verified offline), or
      * INVALID with {@code offline} when the licence was refused before sending.
      */
-    private static CheckResult judge(Answer answer, long now, boolean clockRollback, long max, Verification licence, List<CheckResult.Reason> offline,
-                                     NoAnswer noAnswer, String serverReason, IOException cacheError) {
+    private static CheckResult judge(Answer answer, long now, boolean clockRollback, long max, LicenceVerification licence, List<CheckResult.Reason> offline,
+                                     NoAnswer noAnswer, String serverReason, IOException storeError) {
         Double ageSeconds = answer == null ? null : (serviceNow(answer.offsetMs, now) - answer.checkedAtMs) / 1000.0;
         boolean floating = answer != null && Receipt.FLOATING.equals(answer.stored.fields().tag());
         CheckState state;
@@ -573,7 +573,7 @@ public final class LicenceClient {
         else state = CheckState.VALID;
         return new CheckResult(state, reasons, licence, Optional.ofNullable(answer).map(Answer::view), Optional.ofNullable(noAnswer),
             ageSeconds == null ? OptionalDouble.empty() : OptionalDouble.of(ageSeconds), clockRollback,
-            answer != null && answer.fresh && answer.stored.renewed(), Optional.ofNullable(serverReason), Optional.ofNullable(cacheError),
+            answer != null && answer.fresh && answer.stored.renewed(), Optional.ofNullable(serverReason), Optional.ofNullable(storeError),
             answer == null ? Optional.empty() : instant(answer.stored.fields().leaseEndsAt()), false);
     }
 

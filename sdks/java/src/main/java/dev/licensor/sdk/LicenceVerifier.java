@@ -16,7 +16,7 @@ import java.util.List;
  *
  * <pre>{@code
  * LicenceVerifier verifier = LicenceVerifier.builder().publicKeys(currentPem, previousPem).productKey("acme-cad").build();
- * Verification result = verifier.verify(licenceString);
+ * LicenceVerification result = verifier.verify(licenceString);
  * }</pre>
  */
 public final class LicenceVerifier {
@@ -114,41 +114,41 @@ public final class LicenceVerifier {
     }
 
     /** Verifies at the clock's current time. */
-    public Verification verify(String licence) {
+    public LicenceVerification verify(String licence) {
         return verify(licence, clock.instant());
     }
 
     /** Verifies with the calendar judged at {@code now}. */
-    public Verification verify(String licence, Instant now) {
+    public LicenceVerification verify(String licence, Instant now) {
         return verify(licence, now, fingerprint);
     }
 
-    Verification verify(String licence, Instant now, String machineFingerprint) {
+    LicenceVerification verify(String licence, Instant now, String machineFingerprint) {
         Parsed parsed;
         try {
             parsed = parse(licence);
         } catch (LicenceClaims.Malformed malformed) {
-            return Verification.refused(Verification.Refusal.MALFORMED, malformed.getMessage());
+            return LicenceVerification.refused(LicenceVerification.Refusal.MALFORMED, malformed.getMessage());
         }
         if (!keys.verify(parsed.payloadPart.getBytes(StandardCharsets.ISO_8859_1), parsed.signature)) {
-            return Verification.refused(Verification.Refusal.BAD_SIGNATURE, "licence signature does not verify");
+            return LicenceVerification.refused(LicenceVerification.Refusal.BAD_SIGNATURE, "licence signature does not verify");
         }
         LicenceClaims claims = parsed.claims;
-        Verification.CalendarStatus status = calendarStatus(claims, Math.floorDiv(now.toEpochMilli(), 1000));
-        List<Verification.Refusal> reasons = new ArrayList<>();
+        LicenceVerification.CalendarStatus status = calendarStatus(claims, Math.floorDiv(now.toEpochMilli(), 1000));
+        List<LicenceVerification.Refusal> reasons = new ArrayList<>();
         if ((productKey != null && !productKey.equals(claims.product())) || (organisation != null && !organisation.equals(claims.organisation()))) {
-            reasons.add(Verification.Refusal.WRONG_PRODUCT);
+            reasons.add(LicenceVerification.Refusal.WRONG_PRODUCT);
         }
-        if (status == Verification.CalendarStatus.PENDING) reasons.add(Verification.Refusal.NOT_YET_VALID);
-        if (status == Verification.CalendarStatus.EXPIRED) reasons.add(Verification.Refusal.EXPIRED);
+        if (status == LicenceVerification.CalendarStatus.PENDING) reasons.add(LicenceVerification.Refusal.NOT_YET_VALID);
+        if (status == LicenceVerification.CalendarStatus.EXPIRED) reasons.add(LicenceVerification.Refusal.EXPIRED);
         Boolean fingerprintMatch = null;
         if (!claims.fingerprints().isEmpty()) {
             Fingerprint mine = mine(machineFingerprint);
             int need = (int) claims.fingerprintNeed().orElse(DEFAULT_FINGERPRINT_NEED);
             fingerprintMatch = mine != null && claims.fingerprints().stream().anyMatch(signed -> matches(signed, mine, need));
-            if (!fingerprintMatch) reasons.add(Verification.Refusal.FINGERPRINT_MISMATCH);
+            if (!fingerprintMatch) reasons.add(LicenceVerification.Refusal.FINGERPRINT_MISMATCH);
         }
-        return new Verification(reasons, null, parsed.payloadPart, claims, status, fingerprintMatch);
+        return new LicenceVerification(reasons, null, parsed.payloadPart, claims, status, fingerprintMatch);
     }
 
     /** The given fingerprint, else this machine's; a given one that is not a fingerprint matches nothing. */
@@ -171,13 +171,13 @@ public final class LicenceVerifier {
     }
 
     /** The calendar status of a term at {@code nowSeconds} (DESIGN.md 3). */
-    static Verification.CalendarStatus calendarStatus(LicenceClaims claims, long nowSeconds) {
-        if (claims.notBefore().isPresent() && nowSeconds < claims.notBefore().getAsLong()) return Verification.CalendarStatus.PENDING;
-        if (claims.expiresAt().isEmpty()) return Verification.CalendarStatus.ACTIVE;
+    static LicenceVerification.CalendarStatus calendarStatus(LicenceClaims claims, long nowSeconds) {
+        if (claims.notBefore().isPresent() && nowSeconds < claims.notBefore().getAsLong()) return LicenceVerification.CalendarStatus.PENDING;
+        if (claims.expiresAt().isEmpty()) return LicenceVerification.CalendarStatus.ACTIVE;
         long exp = claims.expiresAt().getAsLong();
-        if (nowSeconds < exp) return Verification.CalendarStatus.ACTIVE;
-        if (nowSeconds < graceEndsAt(exp, claims.graceDays())) return Verification.CalendarStatus.GRACE;
-        return Verification.CalendarStatus.EXPIRED;
+        if (nowSeconds < exp) return LicenceVerification.CalendarStatus.ACTIVE;
+        if (nowSeconds < graceEndsAt(exp, claims.graceDays())) return LicenceVerification.CalendarStatus.GRACE;
+        return LicenceVerification.CalendarStatus.EXPIRED;
     }
 
     static long graceEndsAt(long exp, long graceDays) {

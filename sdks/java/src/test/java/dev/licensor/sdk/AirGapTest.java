@@ -80,7 +80,7 @@ class AirGapTest extends ServiceTest {
     private LicenceClient client(StateStore store) throws Exception {
         String licence = Vectors.licence(ED25519, "{\"v\":3,\"lid\":\"" + lid + "\",\"prd\":\"acme-cad\",\"org\":\"acme\",\"typ\":\"ONLINE\",\"iat\":" + (NOW / 1000 - 86_400)
             + ",\"exp\":" + (NOW / 1000 + 365 * 86_400) + ",\"grace\":7,\"mm\":1,\"chk\":60,\"max\":3600}");
-        return builder(licence).stateStore(store).build();
+        return builder(licence).store(store).build();
     }
 
     /** The vendor's answer to a request: an SVCX1 signed with the product key, its fields taken from the request unless overridden. */

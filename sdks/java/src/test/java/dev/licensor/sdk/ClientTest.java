@@ -315,9 +315,9 @@ class ClientTest extends ServiceTest {
     void aMemoryStoreKeepsTheAnswerForTheProcess() throws Exception {
         StateStore memory = StateStore.memory();
         answering("ACTIVE", BOUND_AT, Map.of());
-        builder(licence()).stateStore(memory).build().check();
+        builder(licence()).store(memory).build().check();
         down(503);
-        CheckResult kept = builder(licence()).stateStore(memory).build().check();
+        CheckResult kept = builder(licence()).store(memory).build().check();
         assertEquals(CheckState.VALID, kept.state());
         assertEquals(Optional.of(false), kept.fresh());
         assertFalse(Files.exists(stateFile()));
@@ -340,7 +340,7 @@ class ClientTest extends ServiceTest {
         Path lock = stateFile().resolveSibling(lid + ".lock");
         Files.writeString(lock, "", StandardCharsets.UTF_8);
         Files.setLastModifiedTime(lock, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis() - 11_000));
-        assertTrue(client.check().cacheError().isEmpty());
+        assertTrue(client.check().storeError().isEmpty());
         assertFalse(Files.exists(lock));
 
         Files.writeString(lock, "", StandardCharsets.UTF_8);
@@ -355,7 +355,7 @@ class ClientTest extends ServiceTest {
         releaser.start();
         CheckResult waited = client.check();
         releaser.join();
-        assertTrue(waited.cacheError().isEmpty());
+        assertTrue(waited.storeError().isEmpty());
         assertEquals(waited.answer().orElseThrow().checkedAt(), Instant.parse((String) Vectors.map(stateOnDisk().get("answer")).get("checkedAt")));
     }
 }

@@ -124,7 +124,7 @@ class FloatingTest extends ServiceTest {
     void borrowingNeedsAFloatingLicence() throws Exception {
         String nodeLocked = Vectors.licence(ED25519, "{\"v\":3,\"lid\":\"" + lid + "\",\"prd\":\"acme-cad\",\"org\":\"acme\",\"typ\":\"ONLINE\",\"iat\":1,\"grace\":0,\"mm\":1}");
         LicenceClient client = LicenceClient.builder().baseUrl(service.baseUrl()).slug(FakeService.SLUG).checkId(FakeService.CHECK_ID)
-            .checkToken(FakeService.TOKEN).publicKeys(PEM).licence(nodeLocked).fingerprint(MACHINE).stateStore(StateStore.memory()).build();
+            .checkToken(FakeService.TOKEN).publicKeys(PEM).licence(nodeLocked).fingerprint(MACHINE).store(StateStore.memory()).build();
         assertEquals(LicensorException.Reason.INVALID_OPTIONS, assertThrows(LicensorException.class, () -> client.borrow(Instant.now())).reason());
         assertEquals(0, service.requests.size());
     }
@@ -230,7 +230,7 @@ class FloatingTest extends ServiceTest {
     void aKeeperNeedsAFloatingLicence() throws Exception {
         String nodeLocked = Vectors.licence(ED25519, "{\"v\":3,\"lid\":\"" + lid + "\",\"prd\":\"acme-cad\",\"org\":\"acme\",\"typ\":\"ONLINE\",\"iat\":1,\"grace\":0,\"mm\":1}");
         LicenceClient client = LicenceClient.builder().baseUrl(service.baseUrl()).slug(FakeService.SLUG).checkId(FakeService.CHECK_ID)
-            .checkToken(FakeService.TOKEN).publicKeys(PEM).licence(nodeLocked).fingerprint(MACHINE).stateStore(StateStore.memory()).build();
+            .checkToken(FakeService.TOKEN).publicKeys(PEM).licence(nodeLocked).fingerprint(MACHINE).store(StateStore.memory()).build();
         assertEquals(LicensorException.Reason.INVALID_OPTIONS, assertThrows(LicensorException.class, () -> LeaseKeeper.start(client, new Reports())).reason());
     }
 
@@ -248,13 +248,13 @@ class FloatingTest extends ServiceTest {
             Map<String, Object> expected = Vectors.map(floating.get("claims"));
             LicenceVerifier verifier = LicenceVerifier.builder().publicKeys((String) algorithm.get("publicKeyPem")).build();
             Instant issued = Instant.ofEpochSecond((Long) expected.getOrDefault("nbf", expected.get("iat")));
-            Verification verified = verifier.verify((String) floating.get("licence"), issued);
+            LicenceVerification verified = verifier.verify((String) floating.get("licence"), issued);
             assertTrue(verified.valid(), id + " " + verified.reasons());
             assertEquals(floating.get("payloadJson"), Json.write(verified.claims().orElseThrow().asMap()), id);
             assertEquals(expected.get("lse"), verified.claims().orElseThrow().leaseSeconds().getAsLong(), id);
             assertFalse(verified.claims().orElseThrow().params().containsKey("lse"), id);
             for (Map<String, Object> tampered : Vectors.list(floating.get("tampered"))) {
-                assertEquals(List.of(Verification.Refusal.valueOf((String) tampered.get("expected"))),
+                assertEquals(List.of(LicenceVerification.Refusal.valueOf((String) tampered.get("expected"))),
                     verifier.verify((String) tampered.get("licence"), issued).reasons(), id + " " + tampered.get("name"));
             }
             PublicKeys keys = PublicKeys.read(List.of((String) algorithm.get("publicKeyPem")));

@@ -45,6 +45,6 @@ abstract class ServiceTest {
         };
         return LicenceClient.builder().baseUrl(service.baseUrl() + "/").slug(FakeService.SLUG).checkId(FakeService.CHECK_ID).checkToken(FakeService.TOKEN)
             .publicKeys(PEM).licence(licence).productKey("acme-cad").fingerprint(MACHINE).clock(clock)
-            .stateStore(StateStore.files(stateDir)).timeout(Duration.ofSeconds(2));
+            .store(StateStore.files(stateDir)).timeout(Duration.ofSeconds(2));
     }
 }

@@ -7,12 +7,15 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Instant;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -42,11 +45,11 @@ class VectorsTest {
     @MethodSource("algorithms")
     void verifiesTheLicenceAndReadsItsClaimsInSignedOrder(String id) throws Exception {
         Map<String, Object> algorithm = Vectors.algorithm(id);
-        Verification result = verifier(algorithm, firstFingerprint(algorithm)).verify((String) algorithm.get("licence"), issued(algorithm));
+        LicenceVerification result = verifier(algorithm, firstFingerprint(algorithm)).verify((String) algorithm.get("licence"), issued(algorithm));
         assertTrue(result.valid(), () -> result.reasons().toString());
         assertEquals(Json.write(algorithm.get("claims")), Json.write(result.claims().orElseThrow().asMap()));
         assertEquals(algorithm.get("payloadJson"), Json.write(result.claims().orElseThrow().asMap()));
-        assertEquals(Verification.CalendarStatus.ACTIVE, result.status().orElseThrow());
+        assertEquals(LicenceVerification.CalendarStatus.ACTIVE, result.status().orElseThrow());
         List<String> params = Vectors.map(algorithm.get("claims")).keySet().stream().filter(name -> !LicenceClaims.ISSUER_CLAIMS.contains(name)).toList();
         assertEquals(params, List.copyOf(result.claims().orElseThrow().params().keySet()));
     }
@@ -58,8 +61,8 @@ class VectorsTest {
         String other = (String) Vectors.list("algorithms").stream().filter(a -> !a.get("algorithm").equals(id)).findFirst().orElseThrow().get("publicKeyPem");
         String licence = (String) algorithm.get("licence");
         assertTrue(verifier(algorithm, firstFingerprint(algorithm), other).verify(licence, issued(algorithm)).valid());
-        Verification wrongKey = LicenceVerifier.builder().publicKeys(other).build().verify(licence, issued(algorithm));
-        assertEquals(List.of(Verification.Refusal.BAD_SIGNATURE), wrongKey.reasons());
+        LicenceVerification wrongKey = LicenceVerifier.builder().publicKeys(other).build().verify(licence, issued(algorithm));
+        assertEquals(List.of(LicenceVerification.Refusal.BAD_SIGNATURE), wrongKey.reasons());
         assertFalse(wrongKey.signed());
     }
 
@@ -69,8 +72,8 @@ class VectorsTest {
         Map<String, Object> algorithm = Vectors.algorithm(id);
         LicenceVerifier verifier = verifier(algorithm, firstFingerprint(algorithm));
         for (Map<String, Object> tampered : Vectors.list(algorithm.get("tampered"))) {
-            Verification result = verifier.verify((String) tampered.get("licence"), issued(algorithm));
-            assertEquals(List.of(Verification.Refusal.valueOf((String) tampered.get("expected"))), result.reasons(), (String) tampered.get("name"));
+            LicenceVerification result = verifier.verify((String) tampered.get("licence"), issued(algorithm));
+            assertEquals(List.of(LicenceVerification.Refusal.valueOf((String) tampered.get("expected"))), result.reasons(), (String) tampered.get("name"));
             assertTrue(result.claims().isEmpty());
         }
     }
@@ -83,15 +86,15 @@ class VectorsTest {
         Map<String, Object> claims = Vectors.map(algorithm.get("claims"));
         LicenceVerifier verifier = verifier(algorithm, firstFingerprint(algorithm));
         if (claims.containsKey("nbf")) {
-            assertEquals(List.of(Verification.Refusal.NOT_YET_VALID), verifier.verify(licence, issued(algorithm).minusSeconds(1)).reasons());
+            assertEquals(List.of(LicenceVerification.Refusal.NOT_YET_VALID), verifier.verify(licence, issued(algorithm).minusSeconds(1)).reasons());
         }
         if (claims.containsKey("exp")) {
             long exp = (Long) claims.get("exp");
             long graceEnd = exp + (Long) claims.get("grace") * 86_400;
-            Verification.CalendarStatus atExpiry = (Long) claims.get("grace") > 0 ? Verification.CalendarStatus.GRACE : Verification.CalendarStatus.EXPIRED;
+            LicenceVerification.CalendarStatus atExpiry = (Long) claims.get("grace") > 0 ? LicenceVerification.CalendarStatus.GRACE : LicenceVerification.CalendarStatus.EXPIRED;
             assertEquals(atExpiry, verifier.verify(licence, Instant.ofEpochSecond(exp)).status().orElseThrow());
             assertTrue(verifier.verify(licence, Instant.ofEpochSecond(graceEnd - 1)).valid());
-            assertEquals(List.of(Verification.Refusal.EXPIRED), verifier.verify(licence, Instant.ofEpochSecond(graceEnd)).reasons());
+            assertEquals(List.of(LicenceVerification.Refusal.EXPIRED), verifier.verify(licence, Instant.ofEpochSecond(graceEnd)).reasons());
             assertEquals(Instant.ofEpochSecond(graceEnd), verifier.verify(licence, Instant.ofEpochSecond(exp)).graceEndsAt().orElseThrow());
         } else {
             assertTrue(verifier.verify(licence, Instant.ofEpochSecond(4_000_000_000L)).valid());
@@ -99,9 +102,9 @@ class VectorsTest {
 
         // "none readable" shares no component with any machine.
         String stranger = (String) Vectors.list("fingerprints").get(4).get("fingerprint");
-        Verification elsewhere = verifier(algorithm, stranger).verify(licence, issued(algorithm));
+        LicenceVerification elsewhere = verifier(algorithm, stranger).verify(licence, issued(algorithm));
         if (claims.containsKey("fp")) {
-            assertEquals(List.of(Verification.Refusal.FINGERPRINT_MISMATCH), elsewhere.reasons());
+            assertEquals(List.of(LicenceVerification.Refusal.FINGERPRINT_MISMATCH), elsewhere.reasons());
             assertEquals(false, elsewhere.fingerprintMatch().orElseThrow());
         } else {
             assertTrue(elsewhere.valid());
@@ -110,10 +113,10 @@ class VectorsTest {
 
         LicenceVerifier pinned = LicenceVerifier.builder().publicKeys((String) algorithm.get("publicKeyPem")).fingerprint(firstFingerprint(algorithm))
             .productKey("another-product").build();
-        assertEquals(List.of(Verification.Refusal.WRONG_PRODUCT), pinned.verify(licence, issued(algorithm)).reasons());
+        assertEquals(List.of(LicenceVerification.Refusal.WRONG_PRODUCT), pinned.verify(licence, issued(algorithm)).reasons());
         LicenceVerifier otherOrganisation = LicenceVerifier.builder().publicKeys((String) algorithm.get("publicKeyPem")).fingerprint(firstFingerprint(algorithm))
             .productKey((String) claims.get("prd")).organisation("not-" + claims.get("org")).build();
-        assertEquals(List.of(Verification.Refusal.WRONG_PRODUCT), otherOrganisation.verify(licence, issued(algorithm)).reasons());
+        assertEquals(List.of(LicenceVerification.Refusal.WRONG_PRODUCT), otherOrganisation.verify(licence, issued(algorithm)).reasons());
     }
 
     @ParameterizedTest(name = "{0}")
@@ -179,7 +182,7 @@ class VectorsTest {
             if (c.containsKey("nbf")) payload.append(",\"nbf\":").append(c.get("nbf"));
             if (c.containsKey("exp")) payload.append(",\"exp\":").append(c.get("exp"));
             payload.append(",\"grace\":").append(c.get("grace")).append(",\"mm\":1}");
-            Verification result = LicenceVerifier.builder().publicKeys((String) ed25519.get("publicKeyPem")).build()
+            LicenceVerification result = LicenceVerifier.builder().publicKeys((String) ed25519.get("publicKeyPem")).build()
                 .verify(Vectors.licence(ed25519, payload.toString()), Instant.ofEpochSecond((Long) vector.get("now")));
             assertEquals(vector.get("status"), result.status().orElseThrow().name(), payload::toString);
             Object graceEndsAt = vector.get("graceEndsAt");
@@ -193,7 +196,7 @@ class VectorsTest {
         LicenceVerifier verifier = LicenceVerifier.builder().publicKeys((String) ed25519.get("publicKeyPem")).build();
         for (Map<String, Object> vector : Vectors.list("claimOrder")) {
             String payloadJson = (String) vector.get("payloadJson");
-            Verification result = verifier.verify(Vectors.licence(ed25519, payloadJson), Instant.ofEpochSecond(1_700_000_000));
+            LicenceVerification result = verifier.verify(Vectors.licence(ed25519, payloadJson), Instant.ofEpochSecond(1_700_000_000));
             assertTrue(result.signed(), (String) vector.get("name"));
             assertEquals(payloadJson, Json.write(result.claims().orElseThrow().asMap()), (String) vector.get("name"));
         }
@@ -219,11 +222,11 @@ class VectorsTest {
             "{\"v\":3,\"lid\":\"l\",\"prd\":\"p\",\"org\":\"o\",\"iat\":9007199254740993,\"grace\":0,\"mm\":1}",
             "{\"v\":3,\"lid\":\"l\",\"prd\":\"p\",\"org\":\"o\",\"iat\":1700000000,\"grace\":0,\"mm\":1,}",
             "{\"v\":3,\"lid\":\"l\",\"prd\":\"p\",\"org\":\"o\",\"iat\":01700000000,\"grace\":0,\"mm\":1}")) {
-            assertEquals(List.of(Verification.Refusal.MALFORMED), verifier.verify(Vectors.licence(ed25519, payload)).reasons(), payload);
+            assertEquals(List.of(LicenceVerification.Refusal.MALFORMED), verifier.verify(Vectors.licence(ed25519, payload)).reasons(), payload);
         }
         String invalidUtf8 = Base64Url.encode(new byte[] {'{', '"', (byte) 0xff, '"', ':', '1', '}'});
         String signed = invalidUtf8 + "." + Base64Url.encode(Vectors.sign(ed25519, invalidUtf8.getBytes(StandardCharsets.US_ASCII)));
-        assertEquals(List.of(Verification.Refusal.MALFORMED), verifier.verify(signed).reasons());
+        assertEquals(List.of(LicenceVerification.Refusal.MALFORMED), verifier.verify(signed).reasons());
     }
 
     @Test
@@ -236,5 +239,16 @@ class VectorsTest {
         LicensorException none = assertThrows(LicensorException.class, () -> LicenceVerifier.builder().build());
         assertEquals(LicensorException.Reason.INVALID_KEY, none.reason());
         assertNull(none.status());
+    }
+
+    @Test
+    void readsALicenceFileWithoutWhatAnEditorAddsWhileVerifyStaysStrict(@TempDir Path dir) throws Exception {
+        Map<String, Object> algorithm = Vectors.list("algorithms").get(0);
+        String licence = (String) algorithm.get("licence");
+        Path file = dir.resolve("licence.lic");
+        Files.writeString(file, "\uFEFF \r\n" + licence + "\r\n\n", StandardCharsets.UTF_8);
+        assertEquals(licence, LicenceFile.read(file));
+        LicenceVerification strict = verifier(algorithm, firstFingerprint(algorithm)).verify(licence + "\n", issued(algorithm));
+        assertEquals(List.of(LicenceVerification.Refusal.MALFORMED), strict.reasons());
     }
 }

@@ -1,4 +1,4 @@
-"""What the client keeps per licence between runs (SDK-CONVENTIONS.md, identical in every SDK):
+"""What the client keeps per licence between runs (docs/protocol.md section 8, identical in every SDK):
 the newest term seen, the remembered clock offset and the last verified answer.
 
 On disk: ``<root>/<slug>/<productKey>/<lid>.json``, written to a temporary file and renamed over
@@ -46,7 +46,7 @@ EMPTY = Record()
 
 
 class StateStore(Protocol):
-    """Where a client keeps its Records: ``file_state()`` (default) or ``memory_state()``."""
+    """Where a client keeps its Records: ``file_store()`` (default) or ``memory_store()``."""
 
     def load(self, key: StateKey) -> Record: ...
 
@@ -55,7 +55,7 @@ class StateStore(Protocol):
         ...
 
 
-class MemoryState:
+class MemoryStore:
     """Keeps state for the life of the process only."""
 
     def __init__(self) -> None:
@@ -71,7 +71,7 @@ class MemoryState:
             self._records[key] = change(self._records.get(key, EMPTY))
 
 
-def default_state_dir(platform: str = sys.platform, env: dict[str, str] | None = None, home: str | None = None) -> str:
+def default_store_dir(platform: str = sys.platform, env: dict[str, str] | None = None, home: str | None = None) -> str:
     """``$XDG_CONFIG_HOME/licensor`` or ``~/.config/licensor`` (Linux and others),
     ``~/Library/Application Support/licensor`` (macOS), ``%APPDATA%\\licensor`` (Windows)."""
     env = dict(os.environ) if env is None else env
@@ -89,12 +89,12 @@ LOCK_STALE_SECONDS = 10.0
 LOCK_WAIT_SECONDS = 5.0
 
 
-class FileState:
+class FileStore:
     """The shared on-disk format. An unreadable or malformed file counts as empty, keeping the
     ``newestIat`` and ``offsetMs`` of a readable one."""
 
     def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
-        self.root = Path(root if root is not None else default_state_dir())
+        self.root = Path(root if root is not None else default_store_dir())
 
     def folder(self, key: StateKey) -> Path:
         for name in (key.slug, key.product_key, key.lid):
@@ -198,10 +198,10 @@ class FileLock:
         self.path.unlink(missing_ok=True)
 
 
-def file_state(root: str | os.PathLike[str] | None = None) -> FileState:
-    """The state files under ``root`` (default: default_state_dir())."""
-    return FileState(root)
+def file_store(root: str | os.PathLike[str] | None = None) -> FileStore:
+    """The state files under ``root`` (default: default_store_dir())."""
+    return FileStore(root)
 
 
-def memory_state() -> MemoryState:
-    return MemoryState()
+def memory_store() -> MemoryStore:
+    return MemoryStore()

@@ -1,4 +1,4 @@
-"""The shared state files (SDK-CONVENTIONS.md): format, atomic writes under a lock, defaults."""
+"""The shared state files (docs/protocol.md section 8): format, atomic writes under a lock, defaults."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from licensor import FileState, Record, StateKey, default_state_dir, memory_state
-from licensor import state as state_module
+from licensor import FileStore, Record, StateKey, default_store_dir, memory_store
+from licensor import store as store_module
 
 KEY = StateKey("acme", "cad", "0b8f6a52-3f0e-4c59-9a55-6a1d2f6f7c01")
 ANSWER = {
@@ -23,7 +23,7 @@ ANSWER = {
 
 
 def test_round_trips_a_record_in_the_product_folder(tmp_path: Path) -> None:
-    store = FileState(tmp_path / "config" / "licensor")
+    store = FileStore(tmp_path / "config" / "licensor")
     assert store.load(KEY) == Record()
     store.update(KEY, lambda old: Record(1764000000, -1234, dict(ANSWER)))
     assert store.load(KEY) == Record(1764000000, -1234, ANSWER)
@@ -40,7 +40,7 @@ def test_round_trips_a_record_in_the_product_folder(tmp_path: Path) -> None:
     ["not json", "[]", '{"format":2,"newestIat":5,"offsetMs":7}', '{"newestIat":5,"offsetMs":7}'],
 )
 def test_a_file_not_of_the_shape_is_empty(tmp_path: Path, content: str) -> None:
-    store = FileState(tmp_path)
+    store = FileStore(tmp_path)
     store.update(KEY, lambda old: Record(5, 7, dict(ANSWER)))
     (tmp_path / "acme" / "cad" / f"{KEY.lid}.json").write_text(content)
     assert store.load(KEY) == Record()
@@ -57,7 +57,7 @@ def test_a_file_not_of_the_shape_is_empty(tmp_path: Path, content: str) -> None:
     ],
 )
 def test_a_damaged_field_is_none_alone(tmp_path: Path, change: dict, expected: Record) -> None:
-    store = FileState(tmp_path)
+    store = FileStore(tmp_path)
     store.update(KEY, lambda old: Record(5, 7, dict(ANSWER)))
     path = tmp_path / "acme" / "cad" / f"{KEY.lid}.json"
     path.write_text(json.dumps({**json.loads(path.read_text()), **change}))
@@ -66,12 +66,12 @@ def test_a_damaged_field_is_none_alone(tmp_path: Path, change: dict, expected: R
 
 def test_a_lid_that_could_leave_its_folder_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
-        FileState(tmp_path).update(replace(KEY, lid="../escape"), lambda old: old)
-    assert FileState(tmp_path).load(replace(KEY, lid="../escape")) == Record()
+        FileStore(tmp_path).update(replace(KEY, lid="../escape"), lambda old: old)
+    assert FileStore(tmp_path).load(replace(KEY, lid="../escape")) == Record()
 
 
 def test_a_stale_lock_is_taken_over_and_a_live_one_waited_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    store = FileState(tmp_path)
+    store = FileStore(tmp_path)
     folder = tmp_path / "acme" / "cad"
     folder.mkdir(parents=True)
     lock = folder / f"{KEY.lid}.lock"
@@ -81,7 +81,7 @@ def test_a_stale_lock_is_taken_over_and_a_live_one_waited_for(tmp_path: Path, mo
     store.update(KEY, lambda record: replace(record, newest_iat=1))
     assert store.load(KEY).newest_iat == 1 and not lock.exists()
     lock.write_text("")
-    monkeypatch.setattr(state_module, "LOCK_WAIT_SECONDS", 0.2)
+    monkeypatch.setattr(store_module, "LOCK_WAIT_SECONDS", 0.2)
     with pytest.raises(TimeoutError):
         store.update(KEY, lambda record: replace(record, newest_iat=2))
     assert store.load(KEY).newest_iat == 1
@@ -89,28 +89,28 @@ def test_a_stale_lock_is_taken_over_and_a_live_one_waited_for(tmp_path: Path, mo
 
 def test_writers_in_several_processes_never_lose_each_others_fields(tmp_path: Path) -> None:
     script = (
-        "import sys; from dataclasses import replace; from licensor import FileState, StateKey\n"
-        f"key = StateKey('acme', 'cad', {KEY.lid!r}); store = FileState(sys.argv[1]); field = sys.argv[2]\n"
+        "import sys; from dataclasses import replace; from licensor import FileStore, StateKey\n"
+        f"key = StateKey('acme', 'cad', {KEY.lid!r}); store = FileStore(sys.argv[1]); field = sys.argv[2]\n"
         "for i in range(1, 41):\n"
         "    store.update(key, lambda old: replace(old, **{field: max(getattr(old, field) or 0, i)}))\n"
     )
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
     workers = [subprocess.Popen([sys.executable, "-c", script, str(tmp_path), field], env=env) for field in ("newest_iat", "offset_ms")]
     assert [worker.wait(timeout=60) for worker in workers] == [0, 0]
-    record = FileState(tmp_path).load(KEY)
+    record = FileStore(tmp_path).load(KEY)
     assert (record.newest_iat, record.offset_ms) == (40, 40)
 
 
 def test_memory_state_keeps_records_apart_by_key() -> None:
-    store = memory_state()
+    store = memory_store()
     store.update(KEY, lambda old: Record(1, None, None))
     assert store.load(KEY).newest_iat == 1
     assert store.load(replace(KEY, product_key="other")) == Record()
 
 
 def test_the_default_root_follows_each_platforms_configuration_folder() -> None:
-    assert default_state_dir("linux", {"XDG_CONFIG_HOME": "/x"}, "/home/a") == "/x/licensor"
-    assert default_state_dir("linux", {}, "/home/a") == "/home/a/.config/licensor"
-    assert default_state_dir("darwin", {}, "/Users/a") == "/Users/a/Library/Application Support/licensor"
-    assert default_state_dir("win32", {"APPDATA": r"C:\Users\a\AppData\Roaming"}, r"C:\Users\a") == r"C:\Users\a\AppData\Roaming\licensor"
-    assert default_state_dir("win32", {}, r"C:\Users\a") == r"C:\Users\a\AppData\Roaming\licensor"
+    assert default_store_dir("linux", {"XDG_CONFIG_HOME": "/x"}, "/home/a") == "/x/licensor"
+    assert default_store_dir("linux", {}, "/home/a") == "/home/a/.config/licensor"
+    assert default_store_dir("darwin", {}, "/Users/a") == "/Users/a/Library/Application Support/licensor"
+    assert default_store_dir("win32", {"APPDATA": r"C:\Users\a\AppData\Roaming"}, r"C:\Users\a") == r"C:\Users\a\AppData\Roaming\licensor"
+    assert default_store_dir("win32", {}, r"C:\Users\a") == r"C:\Users\a\AppData\Roaming\licensor"

@@ -7,7 +7,7 @@ import path from 'node:path';
  * The last verified check answer: exactly the signed receipt fields and the receipt, so the
  * client re-verifies it on every load and a file edited by hand is worth nothing.
  */
-export interface CachedAnswer {
+export interface StoredAnswer {
   /** The receipt's tag: `SVCR1` (terms v 3 and 4) or `SVCR2` (v 5, floating: `leaseEndsAt` is signed too). */
   tag: 'SVCR1' | 'SVCR2';
   lid: string;
@@ -24,7 +24,7 @@ export interface CachedAnswer {
 }
 
 /** What the client keeps per licence (`lid`) on this machine. */
-export interface CachedState {
+export interface StoredState {
   /** The newest term (`iat`, seconds) of this licence seen here: an older one is refused. Never cleared. */
   newestIat: number | null;
   /**
@@ -33,34 +33,34 @@ export interface CachedState {
    */
   offsetMs: number | null;
   /** The last verified answer; null before the first one, after release() and after clearCache(). */
-  answer: CachedAnswer | null;
+  answer: StoredAnswer | null;
 }
 
 /** Whose state: the organisation (`org` claim), the product (`prd` claim) and the licence. */
-export interface CacheKey {
+export interface StateKey {
   slug: string;
   productKey: string;
   lid: string;
 }
 
 /** Where the client keeps its state per licence. */
-export interface CheckCache {
+export interface StateStore {
   /** The state for a licence; an empty one when there is none. */
-  load(key: CacheKey): Promise<CachedState>;
+  load(key: StateKey): Promise<StoredState>;
   /**
    * Loads, changes and saves one licence's state as one step, so that two writers (two
    * processes, or two clients in one) never lose each other's fields. Answers what was saved.
    */
-  update(key: CacheKey, change: (current: CachedState) => CachedState): Promise<CachedState>;
+  update(key: StateKey, change: (current: StoredState) => StoredState): Promise<StoredState>;
 }
 
-export const emptyState = (): CachedState => ({ newestIat: null, offsetMs: null, answer: null });
+export const emptyState = (): StoredState => ({ newestIat: null, offsetMs: null, answer: null });
 
 /** Keeps state for the life of the process only: for applications that want nothing on disk. */
-export function memoryCache(): CheckCache {
-  const states = new Map<string, CachedState>();
-  const id = ({ slug, productKey, lid }: CacheKey) => JSON.stringify([slug, productKey, lid]);
-  const copy = (state: CachedState): CachedState => ({ ...state, answer: state.answer && { ...state.answer } });
+export function memoryStore(): StateStore {
+  const states = new Map<string, StoredState>();
+  const id = ({ slug, productKey, lid }: StateKey) => JSON.stringify([slug, productKey, lid]);
+  const copy = (state: StoredState): StoredState => ({ ...state, answer: state.answer && { ...state.answer } });
   return {
     async load(key) {
       return copy(states.get(id(key)) ?? emptyState());
@@ -78,7 +78,7 @@ export function memoryCache(): CheckCache {
  * `~/.config/licensor` (Linux and others), `~/Library/Application Support/licensor` (macOS),
  * `%APPDATA%\licensor` (Windows).
  */
-export function defaultCacheDir(
+export function defaultStoreDir(
   platform: NodeJS.Platform = process.platform,
   env: NodeJS.ProcessEnv = process.env,
   home: string = os.homedir(),
@@ -102,21 +102,15 @@ const PATH_PART = /^[A-Za-z0-9._-]{1,128}$/;
  * holding the lock file `<lid>.lock`, created exclusively; the load that precedes it happens
  * under the same lock. A file that cannot be read counts as empty; readable fields are kept.
  */
-export function fileCache(root: string = defaultCacheDir()): CheckCache & { file(key: CacheKey): string; productDirectory(slug: string, productKey: string): string } {
-  function file(key: CacheKey): string {
+export function fileStore(root: string = defaultStoreDir()): StateStore & { file(key: StateKey): string; productDirectory(slug: string, productKey: string): string } {
+  function file(key: StateKey): string {
     for (const part of [key.slug, key.productKey, key.lid]) {
       if (!PATH_PART.test(part) || /^\.+$/.test(part)) throw new Error(`"${part}" cannot name a state file`);
     }
     return path.join(root, key.slug, key.productKey, `${key.lid}.json`);
   }
 
-  async function read(target: string): Promise<CachedState> {
-    try {
-      return parseState(await readFile(target, 'utf8'));
-    } catch {
-      return emptyState();
-    }
-  }
+  const read = async (target: string) => parseState(await readStateFile(target));
 
   return {
     file,
@@ -181,8 +175,8 @@ export async function lock(lockFile: string): Promise<() => Promise<void>> {
   }
 }
 
-/** The file's text: the fields of SDK-CONVENTIONS.md exactly, in that order. */
-export function serialiseState(lid: string, state: CachedState): string {
+/** The file's text: the fields of docs/protocol.md section 8 exactly, in that order. */
+export function serialiseState(lid: string, state: StoredState): string {
   const answer = state.answer && {
     tag: state.answer.tag,
     lid: state.answer.lid,
@@ -198,24 +192,34 @@ export function serialiseState(lid: string, state: CachedState): string {
   return `${JSON.stringify({ format: 1, lid, newestIat: state.newestIat, offsetMs: state.offsetMs, answer }, null, 2)}\n`;
 }
 
+export const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/**
+ * Every state file the SDK keeps (a licence's `<lid>.json`, `air-gap.json`, `device.json`) is a
+ * JSON object with `format: 1`: its fields, or null when the file is missing, unreadable or not
+ * one, which each reader takes as empty.
+ */
+export async function readStateFile(file: string): Promise<Record<string, unknown> | null> {
+  try {
+    const data: unknown = JSON.parse(await readFile(file, 'utf8'));
+    return isObject(data) && data.format === 1 ? data : null;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Reads each field alone: a field of the wrong type is null, and an answer missing a field or
  * holding one of the wrong type is no answer, so a damaged answer never costs the newest term.
  */
-export function parseState(text: string): CachedState {
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch {
-    return emptyState();
-  }
-  if (!isObject(data) || data.format !== 1) return emptyState();
+function parseState(data: Record<string, unknown> | null): StoredState {
+  if (data === null) return emptyState();
   const integer = (value: unknown) => (Number.isSafeInteger(value) ? (value as number) : null);
   const newestIat = integer(data.newestIat);
   return { newestIat: newestIat !== null && newestIat >= 0 ? newestIat : null, offsetMs: integer(data.offsetMs), answer: parseAnswer(data.answer) };
 }
 
-function parseAnswer(value: unknown): CachedAnswer | null {
+function parseAnswer(value: unknown): StoredAnswer | null {
   if (!isObject(value) || (value.tag !== 'SVCR1' && value.tag !== 'SVCR2') || typeof value.renewed !== 'boolean') return null;
   const strings = ['lid', 'status', 'nonce', 'checkedAt', 'boundAt', 'fpDigest', 'leaseEndsAt', 'receipt'] as const;
   if (strings.some((name) => typeof value[name] !== 'string')) return null;
@@ -232,8 +236,4 @@ function parseAnswer(value: unknown): CachedAnswer | null {
     receipt: text('receipt'),
     renewed: value.renewed,
   };
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

@@ -8,7 +8,7 @@ import java.util.Optional;
  * The offline verdict on a licence string. When {@link #signed()} is false ({@code MALFORMED} or
  * {@code BAD_SIGNATURE}) there are no claims: nothing in the string can be trusted. Immutable.
  */
-public final class Verification {
+public final class LicenceVerification {
     /** Why a licence is refused offline. */
     public enum Refusal {
         /** Not exactly the wire form (strict base64url, a strict JSON object, claim types). */
@@ -35,7 +35,7 @@ public final class Verification {
     private final CalendarStatus status;
     private final Boolean fingerprintMatch;
 
-    Verification(List<Refusal> reasons, String message, String payloadPart, LicenceClaims claims, CalendarStatus status, Boolean fingerprintMatch) {
+    LicenceVerification(List<Refusal> reasons, String message, String payloadPart, LicenceClaims claims, CalendarStatus status, Boolean fingerprintMatch) {
         this.reasons = List.copyOf(reasons);
         this.message = message;
         this.payloadPart = payloadPart;
@@ -44,8 +44,8 @@ public final class Verification {
         this.fingerprintMatch = fingerprintMatch;
     }
 
-    static Verification refused(Refusal reason, String message) {
-        return new Verification(List.of(reason), message, null, null, null, null);
+    static LicenceVerification refused(Refusal reason, String message) {
+        return new LicenceVerification(List.of(reason), message, null, null, null, null);
     }
 
     /** True exactly when {@link #reasons()} is empty. */
@@ -107,6 +107,6 @@ public final class Verification {
 
     @Override
     public String toString() {
-        return "Verification{valid=" + valid() + ", reasons=" + reasons + (claims == null ? "" : ", lid=" + claims.lid()) + "}";
+        return "LicenceVerification{valid=" + valid() + ", reasons=" + reasons + (claims == null ? "" : ", lid=" + claims.lid()) + "}";
     }
 }
