@@ -13,6 +13,7 @@ import { recordAudit } from '../audit/audit.js';
 import { SESSION_COOKIE, SESSION_LIFETIME_MS } from './credentials.js';
 import { login } from './login.js';
 import { hashPassword, verifyPassword } from './secrets.js';
+import { retireInitialPassword } from '../orgs/initial-password.js';
 
 const tags = ['Auth'];
 
@@ -139,6 +140,7 @@ export function authRoutes(database: Database, config: Config, version: string):
             summary: `${user.username} changed their password`,
           });
         });
+        await retireInitialPassword(config.dataDir, user.password_hash);
         return reply.code(204).send();
       },
     );

@@ -141,6 +141,9 @@ export const LeasePeak = Type.Object({
 
 export const VerifyResult = Type.Object({
   valid: Type.Boolean(),
+  whitespaceRemoved: Type.Boolean({
+    description: 'True when spaces, tabs or line breaks (an email client wrapping the string) were removed before judging it: a signed string never contains any.',
+  }),
   reason: Nullable(Type.String({ description: 'MALFORMED, UNKNOWN_PRODUCT, BAD_SIGNATURE, NOT_YET_VALID or EXPIRED.' })),
   claims: Nullable(Type.Record(Type.String(), Type.Unknown())),
   product: Nullable(Type.Object({ id: Type.Integer(), productKey: Type.String(), name: Type.String() })),
@@ -160,5 +163,4 @@ export const VerifyResult = Type.Object({
     superseded: Type.Optional(Type.Boolean({ description: 'Whether a renewal replaced this term.' })),
     currentExpiresAt: Type.Optional(NullableTimestamp),
   }),
-  whitespaceRemoved: Type.Boolean({ description: 'Whether spaces or line breaks (an email client wrapping the string) were removed before judging it.' }),
 });

@@ -6,14 +6,18 @@ import { statusOf } from './repo.js';
 
 const unchecked = { signature: 'UNCHECKED', signatureAlgorithm: null, expiry: null } as const;
 
+/** ASCII whitespace (WHATWG's: tab, line feed, form feed, carriage return, space) and the vertical tab. */
+const ASCII_WHITESPACE = /[\t\n\v\f\r ]/g;
+
 /**
  * Judges a licence string the way a customer's application would: signature and calendar
- * only. The ledger is context beside the verdict and never changes it.
+ * only. The ledger is context beside the verdict and never changes it. A person pastes what a
+ * customer sent, often wrapped by an email client: whitespace, which a signed string never
+ * contains, is removed first and the answer says so (the SDKs' `verify` stays strict).
  */
 export async function verifyLicenceString(ctx: Ctx, keyring: Keyring, pasted: string) {
-  // A signed string never holds ASCII whitespace: an email client's wrapping is removed, and said so.
-  const text = pasted.replace(/[ \t\r\n\f\v]+/g, '');
-  return { ...(await judge(ctx, keyring, text)), whitespaceRemoved: text !== pasted };
+  const text = pasted.replace(ASCII_WHITESPACE, '');
+  return { whitespaceRemoved: text !== pasted, ...(await judge(ctx, keyring, text)) };
 }
 
 async function judge(ctx: Ctx, keyring: Keyring, text: string) {
