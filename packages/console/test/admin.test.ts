@@ -30,7 +30,7 @@ describe('members', () => {
     await form.getByLabel('Display name').fill('Carol Chen');
     await form.getByLabel('Email').fill('carol@example.com');
     await form.getByRole('textbox', { name: 'Password', exact: true }).fill('carol password 1');
-    await choose(form, 'Role', 'ISSUER: also issues licences, edits products and customers');
+    await choose(form, 'Role', 'Issuer: also issues licences, edits products and customers');
     await form.getByRole('button', { name: 'Add member' }).click();
     await page.getByRole('table', { name: 'Members' }).getByText('Carol Chen').waitFor();
 
@@ -38,15 +38,15 @@ describe('members', () => {
     await signIn(carol, 'carol', 'carol password 1');
     await carol.goto('/o/default/members');
     await expect.poll(() => carol.getByRole('button', { name: 'Add member' }).isDisabled()).toBe(true);
-    await carol.getByText(/Only an ORG_ADMIN manages members/).first().waitFor();
+    await carol.getByText(/Only an Administrator manages members/).first().waitFor();
 
     await page.getByRole('button', { name: 'Edit carol' }).click();
     const edit = page.getByRole('dialog', { name: 'Edit Carol Chen' });
-    await choose(edit, 'Role', 'VIEWER: reads everything');
+    await choose(edit, 'Role', 'Viewer: reads everything');
     await edit.getByRole('button', { name: 'Save changes' }).click();
-    await page.getByRole('row', { name: /Carol Chen/ }).getByText('VIEWER').waitFor();
+    await page.getByRole('row', { name: /Carol Chen/ }).getByText('Viewer', { exact: true }).waitFor();
     await carol.reload();
-    await carol.getByText('Carol Chen · VIEWER').waitFor();
+    await carol.getByText('Carol Chen · Viewer').waitFor();
 
     await page.getByRole('button', { name: 'Edit carol' }).click();
     await page.getByRole('dialog', { name: 'Edit Carol Chen' }).getByLabel('Active').uncheck();
@@ -63,7 +63,7 @@ describe('members', () => {
   it('shows the last-administrator refusal as the API’s message', async () => {
     await page.getByRole('button', { name: 'Edit admin' }).click();
     const edit = page.getByRole('dialog', { name: /^Edit / });
-    await choose(edit, 'Role', 'VIEWER: reads everything');
+    await choose(edit, 'Role', 'Viewer: reads everything');
     await edit.getByRole('button', { name: 'Save changes' }).click();
     await edit.getByRole('alert').getByText(/at least one active ORG_ADMIN/).waitFor();
     await edit.getByRole('button', { name: 'Cancel' }).click();

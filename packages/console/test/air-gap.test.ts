@@ -50,7 +50,7 @@ describe('air-gapped activation in the console and the portal', () => {
     await page.getByRole('button', { name: 'Activate an air-gapped computer', exact: true }).click();
     await dialog.getByLabel('Activation request').fill(computer(licence.lid, 'second').request);
     await dialog.getByRole('button', { name: 'Activate', exact: true }).click();
-    await dialog.getByText('Every computer this licence allows is already activated').waitFor();
+    await dialog.getByText('Every machine this licence allows is already activated').waitFor();
     await dialog.getByRole('button', { name: 'Cancel' }).click();
 
     await page.getByRole('button', { name: 'Deactivate an air-gapped computer' }).click();
@@ -61,6 +61,19 @@ describe('air-gapped activation in the console and the portal', () => {
     await expectLayout(page, 'air-gap-deactivated');
     await deactivate.getByRole('button', { name: 'Done' }).click();
     await page.getByText('0 of 1 used').waitFor();
+
+    // Offered only where it can work: the product page says whether it is on, and a product without it offers nothing.
+    await page.goto(`/o/default/products/${product.id}`);
+    expect((await page.getByText('Air-gapped activation', { exact: true }).locator('xpath=following-sibling::div[1]').textContent())).toBe('on: 90 days an activation');
+    const plain = await c.api('POST', '/products', { productKey: 'plain', name: 'Plain Suite', licenceType: 'ONLINE', allowedLicenceTypes: ['ONLINE'] });
+    await c.api('POST', '/licenses', { productId: plain.id, licensee: 'Dry Land Co' });
+    await page.goto(`/o/default/products/${plain.id}`);
+    expect((await page.getByText('Air-gapped activation', { exact: true }).locator('xpath=following-sibling::div[1]').textContent())).toBe('off');
+    // Through the console's own links, so the licence page already knows its product.
+    await page.getByRole('link', { name: '1 licence' }).click();
+    await page.getByRole('link', { name: 'Dry Land Co' }).click();
+    await page.getByRole('heading', { name: 'Machines' }).waitFor();
+    expect(await page.getByRole('button', { name: 'Activate an air-gapped computer' }).count()).toBe(0);
     await page.context().close();
   });
 
@@ -92,13 +105,13 @@ describe('air-gapped activation in the console and the portal', () => {
     const aid = parseActivationResponse(response).fields.aid;
     await deactivate.getByLabel('Deactivation code').fill(computer(licence.lid, 'other').code(aid));
     await deactivate.getByRole('button', { name: 'Deactivate', exact: true }).click();
-    await deactivate.getByText('comes from another computer').waitFor();
+    await deactivate.getByText('comes from another machine').waitFor();
     await deactivate.getByLabel('Deactivation code').fill(rig.code(aid));
     await deactivate.getByRole('button', { name: 'Deactivate', exact: true }).click();
     await deactivate.getByText('its seat is free').waitFor();
     await deactivate.getByRole('button', { name: 'Done' }).click();
     await card.getByText('0 of 2').waitFor();
-    await card.getByText('2 this month').waitFor();
+    await card.getByText('2 in the last 30 days').waitFor();
     await customer.context().close();
   });
 });

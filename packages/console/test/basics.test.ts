@@ -74,6 +74,8 @@ describe('console basics', () => {
     for (const name of ['Dashboard', 'Licences', 'Products', 'Customers', 'Members', 'API tokens', 'Activity', 'Settings', 'Verify']) {
       await expect.poll(() => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).count()).toBe(1);
     }
+    // The API reference the service serves, for the people who script what the console does.
+    expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: /^API reference/ }).getAttribute('href')).toBe('/docs');
     await expectAccessible(page, 'dashboard');
     await expectLayout(page, 'dashboard');
     await expiring.click();
@@ -107,6 +109,9 @@ describe('console basics', () => {
     await fetch(`${c.url}/o/default/api/auth/logout`, { method: 'POST', headers: { cookie: `svc_session=${cookie.value}` } });
     await page.getByRole('link', { name: 'Customers', exact: true }).click();
     await page.waitForURL(/\/sign-in\?next=/);
+    // The page says why it asks again.
+    await page.getByRole('status').getByText('Your session has ended').waitFor();
+    await expectLayout(page, 'sign-in-ended');
     await page.getByLabel('Username').fill('admin');
     await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
@@ -134,6 +139,27 @@ describe('console basics', () => {
     await walker.getByRole('main').getByText(/Atlas Studio|Ada Labs|admin|UTC|No API token/).first().waitFor();
     await expectAccessible(walker, name);
     await expectLayout(walker, file);
+  });
+
+  it('checks the sign-in fields before sending, and says when a locked-out name may try again', async () => {
+    const page = await c.page(390);
+    await page.goto('/o/default/sign-in');
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByText('Enter your username').waitFor();
+    await page.getByText('Enter your password').waitFor();
+    // Ten failures for one name from one address lock it out for a while (DESIGN.md 4).
+    for (let i = 0; i < 10; i++) {
+      await fetch(`${c.url}/o/default/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'mallory', password: `guess number ${i}` }) });
+    }
+    await page.getByLabel('Username').fill('mallory');
+    await page.getByLabel('Password', { exact: true }).fill('one more guess');
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    const alert = page.getByRole('alert');
+    await expect.poll(() => alert.textContent()).toMatch(/Too many failed sign-in attempts\. Try again in \d+ minutes, at \d{1,2}:\d{2}/);
+    expect(await alert.textContent()).not.toMatch(/service said/i);
+    await expectAccessible(page, 'sign-in locked out');
+    await expectLayout(page, 'sign-in-locked');
+    await page.context().close();
   });
 
   it('says so for an organisation that does not exist', async () => {

@@ -22,6 +22,14 @@ describe('customers in the console', () => {
     await page.goto('/o/default/customers');
     await page.getByRole('button', { name: 'New customer' }).click();
     const form = page.getByRole('dialog', { name: 'New customer' });
+    // Checked before sending, each message beside its field; nothing is created.
+    await form.getByLabel('Email').fill('it at wombat');
+    await form.getByRole('button', { name: 'Create customer' }).click();
+    await form.getByText('Enter the customer’s name').waitFor();
+    await form.getByText('An email address, such as it@example.com').waitFor();
+    await expectAccessible(page, 'customer form, checked');
+    await expectLayout(page, 'customer-form-checked');
+    expect(await c.api('GET', '/customers?q=wombat')).toEqual([]);
     await form.getByRole('textbox', { name: 'Name', exact: true }).fill('Wombat Works');
     await form.getByLabel('Email').fill('it@wombat.example');
     await form.getByRole('button', { name: 'Create customer' }).click();

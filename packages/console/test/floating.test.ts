@@ -43,6 +43,12 @@ describe('floating licences in the console', () => {
     await page.getByText('Floating: 15 minutes leases').waitFor();
     const product = (await c.api('GET', '/products')).find((p: { productKey: string }) => p.productKey === 'drafting-floor');
     expect(product).toMatchObject({ seatModel: 'FLOATING', leaseSeconds: 900, maxBorrowSeconds: 86_400, maxBorrowedSeats: 2, maxMachines: 400, licenceFetchEnabled: true });
+    // The first dashboard ticks the step done, the figures beside the steps still to do.
+    await page.goto('/o/default/');
+    const steps = page.getByRole('region', { name: 'First steps' });
+    await steps.getByText(/1 of 4 done/).waitFor();
+    await steps.getByText('(done)').waitFor();
+    await page.getByLabel('Licence figures').waitFor();
   });
 
   it('shows live and lapsed leases; releasing one frees the seat for another machine', async () => {
@@ -97,5 +103,9 @@ describe('floating licences in the console', () => {
     expect((await west.check()).state).toBe('VALID');
     await page.reload();
     await page.getByRole('heading', { name: 'In use now: 2 of 2' }).waitFor();
+    // Every first step done (a product, its token, a licence, a check): the dashboard is the figures alone.
+    await page.goto('/o/default/');
+    await page.getByLabel('Licence figures').waitFor();
+    expect(await page.getByRole('region', { name: 'First steps' }).count()).toBe(0);
   });
 });

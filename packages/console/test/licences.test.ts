@@ -222,8 +222,13 @@ describe('the licence lifecycle in the console', () => {
     await c.api('PUT', '/settings', { timezone: 'Pacific/Auckland' });
     const lid = (await c.api('GET', '/licenses/page?q=quokka')).items[0].lid;
     const full = await c.api('GET', `/licenses/${lid}`);
-    const verdict = await verify(full.licenseString);
+    // A machine its check bound, though the string names none.
+    const client = new LicenceClient({ baseUrl: c.url, slug: 'default', checkId: product.checkId, checkToken, publicKeyPem: product.publicKeyPem, licence: full.licenseString, store: memoryStore(), stableId: 'verify-test-machine' });
+    expect((await client.check()).state).toBe('VALID');
+    // Pasted as an email client wraps it: the service removes the line breaks and says so.
+    const verdict = await verify(full.licenseString.match(/.{1,72}/g)!.join('\n'));
     await verdict.getByText('Valid', { exact: true }).waitFor();
+    await page.getByRole('status').getByText('Line breaks and spaces were removed from the pasted text', { exact: false }).waitFor();
     const who = verdict.getByRole('region', { name: 'Who' });
     expect(await line(who, 'Licensee')).toBe('Quokka Systems');
     await who.getByRole('link', { name: 'Quokka Systems' }).waitFor();
@@ -232,7 +237,7 @@ describe('the licence lifecycle in the console', () => {
     expect(await line(grants, 'Product')).toBe('Atlas Studio (atlas)');
     expect(await line(grants, 'Type')).toBe('ONLINE');
     expect(await line(grants, 'Max machines')).toBe('2');
-    expect(await line(grants, 'Bound machines')).toMatch(/^none signed in/);
+    await expect.poll(() => line(grants, 'Bound machines')).toBe('none signed in; 1 machine is bound now');
     // The product's parameters by their labels, in plain words.
     await expect.poll(() => line(grants, 'Edition name')).toBe('Studio');
     expect(await line(grants, 'Beta features')).toBe('yes');
@@ -276,6 +281,43 @@ describe('the licence lifecycle in the console', () => {
     expect(await line(tampered.getByRole('region', { name: 'Who' }), 'Licensee')).toBe('Old Timer Ltd');
     await expectAccessible(page, 'verify page, refused');
     await expectLayout(page, 'verify-refused');
+  });
+
+  it('shows every refusal where it happened: Reinstate at the plan limit, Restore of a licence restored elsewhere', async () => {
+    const licence = await c.api('POST', '/licenses', { productId: product.id, licensee: 'Plan Limit Co', params: { edition: 'Lite' } });
+    await c.api('POST', `/licenses/${licence.lid}/revoke`, { reason: 'Unpaid' });
+    // The plan is full: reinstating would make one more licence count.
+    await c.cli(['platform-account', 'create', '--username', 'ops', '--password', 'platform password 1', '--role', 'PLATFORM_ADMIN']);
+    const login = await fetch(`${c.url}/platform/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'ops', password: 'platform password 1' }) });
+    const platform = { 'content-type': 'application/json', cookie: login.headers.get('set-cookie')!.split(';')[0]! };
+    const plan = (planLimit: number | null) => fetch(`${c.url}/platform/api/organisations/default`, { method: 'PUT', headers: platform, body: JSON.stringify({ planLimit }) });
+    await plan((await c.api('GET', '/dashboard')).plan.used);
+    await page.goto(`/o/default/licences/${licence.lid}`);
+    await page.getByRole('heading', { level: 1, name: 'Plan Limit Co' }).waitFor();
+    // Claims in words, the raw claims a switch away; an ONLINE licence that never checked in says so.
+    const claims = page.getByRole('table', { name: 'Claims' });
+    await claims.getByRole('row', { name: /^Grace 0 days$/ }).waitFor();
+    await claims.getByRole('row', { name: /^Edition name Lite$/ }).waitFor();
+    expect(await claims.getByRole('row', { name: /^Expires / }).locator('time').count()).toBe(1);
+    await page.getByText('Never checked in', { exact: true }).waitFor();
+    await page.getByLabel('Show the raw claims').check();
+    await claims.getByRole('row', { name: /^grace 0$/ }).waitFor();
+    await page.getByLabel('Show the raw claims').uncheck();
+    await page.getByRole('button', { name: 'Reinstate' }).click();
+    const refused = page.getByRole('alert').filter({ hasText: 'Not reinstated' });
+    await refused.getByText(/plan's limit of \d+ active licences is reached/).waitFor();
+    expect((await c.api('GET', `/licenses/${licence.lid}`)).revoked).toBe(true);
+    await expectAccessible(page, 'licence page, reinstate refused');
+    await expectLayout(page, 'licence-refused');
+    await plan(null);
+
+    await c.api('POST', `/licenses/${licence.lid}/archive`, {});
+    await page.reload();
+    await page.getByRole('button', { name: 'Restore' }).waitFor();
+    // Someone else restores it first: this page's Restore is refused, and says so beside the button.
+    await c.api('POST', `/licenses/${licence.lid}/restore`, {});
+    await page.getByRole('button', { name: 'Restore' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Not restored' }).getByText('the licence is not archived').waitFor();
   });
 
   it('finds a licence from the command palette by keyboard', async () => {

@@ -45,6 +45,13 @@ describe('the control plane console', () => {
     await person.getByLabel('Password', { exact: true }).fill('initech admin password');
     await person.getByRole('button', { name: 'Sign in', exact: true }).click();
     await person.getByRole('heading', { level: 1, name: 'Dashboard' }).waitFor();
+    // A new organisation's dashboard is its first steps, not a wall of zeros.
+    const steps = person.getByRole('region', { name: 'First steps' });
+    await steps.getByText('0 of 4 done', { exact: false }).waitFor();
+    expect(await steps.getByRole('link', { name: 'Create a product' }).getAttribute('href')).toBe('/o/initech/products');
+    expect(await person.getByLabel('Licence figures').count()).toBe(0);
+    await expectAccessible(person, 'first steps');
+    await expectLayout(person, 'first-steps');
     await person.context().close();
   });
 
@@ -73,7 +80,7 @@ describe('the control plane console', () => {
   it('shows the activity, and opens an organisation’s console as the platform', async () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Activity' }).click();
     await page.getByRole('heading', { level: 1, name: 'Activity' }).waitFor();
-    for (const action of ['organisation.created', 'member.created', 'organisation.suspended', 'organisation.resumed']) await page.getByText(action, { exact: true }).first().waitFor();
+    for (const action of ['Organisation: created', 'Member: created', 'Organisation: suspended', 'Organisation: resumed']) await page.getByText(action, { exact: true }).first().waitFor();
     await expectAccessible(page, 'platform activity');
     await expectLayout(page, 'platform-activity');
 
@@ -84,14 +91,14 @@ describe('the control plane console', () => {
     await page.goto('/platform/');
     await page.getByRole('row', { name: /Initech/ }).getByRole('link', { name: 'Open console' }).click();
     await page.getByRole('heading', { level: 1, name: 'Dashboard' }).waitFor();
-    await page.getByText('platform/ops · ORG_ADMIN').waitFor();
+    await page.getByText('platform/ops · Administrator').waitFor();
   });
 
   it('shows PLATFORM_SUPPORT the changes disabled, with the reason', async () => {
     const support = await c.page();
     await platformSignIn(support, 'helpdesk');
     await expect.poll(() => support.getByRole('button', { name: 'New organisation' }).isDisabled()).toBe(true);
-    await support.getByText(/Only a PLATFORM_ADMIN changes organisations/).first().waitFor();
+    await support.getByText(/Only a platform administrator changes organisations/).first().waitFor();
     expect(await support.getByRole('button', { name: 'Change plan of Initech' }).count()).toBe(0);
     await support.context().close();
   });

@@ -55,7 +55,7 @@ describe('the customer portal', () => {
     await customer.getByRole('heading', { level: 1, name: 'Licences of Kiwi Design' }).waitFor();
     const card = customer.getByRole('region', { name: 'Studio Pro' });
     await card.getByText('2 of 2').waitFor();
-    await card.getByText('2 this month').waitFor();
+    await card.getByText('2 in the last 30 days').waitFor();
 
     const [file] = await Promise.all([customer.waitForEvent('download'), card.getByRole('button', { name: /Download/ }).click()]);
     expect(fs.readFileSync((await file.path())!, 'utf8')).toBe(licence.licenseString);
@@ -63,11 +63,11 @@ describe('the customer portal', () => {
     await expectLayout(customer, 'portal');
 
     await card.getByRole('button', { name: 'Release' }).first().click();
-    const dialog = customer.getByRole('dialog', { name: /^Release computer/ });
+    const dialog = customer.getByRole('dialog', { name: /^Release machine/ });
     await dialog.getByText('You have 2 releases left in these 30 days.').waitFor();
     await dialog.getByRole('button', { name: 'Release' }).click();
     await card.getByText('1 of 2').waitFor();
-    await card.getByText('1 this month').waitFor();
+    await card.getByText('1 in the last 30 days').waitFor();
 
     // The operator sees who released it in the licence's activity.
     await operator.goto(`/o/default/licences/${licence.lid}`);

@@ -149,14 +149,24 @@ describe('the SDK against a real service', () => {
     await expect(client().fetch()).rejects.toMatchObject({ code: 'HTTP_STATUS', status: 403 });
   });
 
-  it('runs examples/check-licence.ts to the end', async () => {
-    const token = await h.createToken(['licenses:write', 'products:write']);
+  it('runs examples/check-licence.ts on the licence it is given, changing nothing but the seat its check binds', async () => {
+    const { credential, licence, client } = await setUp();
+    const token = await h.createToken(['licenses:read', 'products:read']);
+    const counts = async () => [(await call('GET', '/products')).length, (await call('GET', '/licenses')).length];
+    const before = await counts();
     const { stdout } = await promisify(execFile)(process.execPath, [path.join(root, 'node_modules/tsx/dist/cli.mjs'), 'examples/check-licence.ts'], {
       cwd: root,
-      env: { ...process.env, LICENSOR_URL: baseUrl, LICENSOR_ORG: h.slug, LICENSOR_TOKEN: token },
+      env: { ...process.env, LICENSOR_URL: baseUrl, LICENSOR_ORG: h.slug, LICENSOR_TOKEN: token, LICENSOR_LICENCE: licence.lid, LICENSOR_CHECK_TOKEN: credential.checkToken },
       timeout: 60_000,
     });
-    expect(stdout).toContain('checked again with the old term: VALID');
+    expect(stdout).toContain(`- read licence ${licence.lid} of SDK Customer`);
+    expect(stdout).toContain('- checked online: VALID');
+    expect(stdout).toContain('- fetched the current term: the string you have');
     expect(stdout.trim().split('\n').pop()).toBe('done');
+    // Nothing created, renewed or rotated: the same counts, no superseded term, and the check token still answers.
+    expect(await counts()).toEqual(before);
+    expect(await call('GET', `/licenses/${licence.lid}/versions`)).toEqual([]);
+    expect(await call('GET', `/licenses/${licence.lid}`)).toMatchObject({ licenseString: licence.licenseString, seatsUsed: 1 });
+    expect(await client().check()).toMatchObject({ noAnswer: null, serverReason: 'FINGERPRINT_MISMATCH' });
   });
 });

@@ -43,6 +43,7 @@ import { webhookRoutes } from './webhooks/routes.js';
 import { passkeyRoutes } from './passkeys/routes.js';
 import { memberPasskeys } from './auth/passkeys.js';
 import { VERSION } from './version.js';
+import { logDestination } from './log.js';
 import { sharedRateLimiter } from './http/rate-limit.js';
 
 declare module 'fastify' {
@@ -83,9 +84,11 @@ function requestIds(): () => string {
 
 export async function buildApp({ config, database, masterKey, logger, deliverWebhooks = true }: AppOptions): Promise<FastifyInstance> {
   const genReqId = requestIds();
+  const destination = logDestination(config);
   const app = Fastify({
     logger: logger ?? {
       level: config.logLevel,
+      ...(destination ? { stream: destination } : {}),
       redact: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'],
       serializers: {
         // A portal link's code is a credential: the page's URL is logged without it (DESIGN.md 12).
@@ -138,7 +141,7 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
 
   await app.register(cookie);
   const { registry, observe } = installMetrics(app);
-  await installOpenApi(app, VERSION, config.publicUrl);
+  await installOpenApi(app, VERSION, config);
 
   const hidden = { schema: { hide: true } };
   app.get('/healthz', hidden, async () => ({ status: 'ok' }));
@@ -196,7 +199,7 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
       });
       await api.register(authRoutes(database, config, VERSION));
       await api.register(passkeyRoutes(database, config, memberPasskeys(database, config, VERSION)));
-      await api.register(userRoutes);
+      await api.register(userRoutes(config));
       await api.register(tokenRoutes);
       await api.register(settingsRoutes);
       await api.register(productRoutes(keyring, config.checkRateAddress));

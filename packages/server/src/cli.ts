@@ -1,7 +1,6 @@
 import cluster from 'node:cluster';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { pino } from 'pino';
 import { backup } from './backup/backup.js';
 import { checkBackup } from './backup/check.js';
 import { terminalProgress } from './backup/progress.js';
@@ -19,6 +18,7 @@ import { countUncounted } from './listings/repos/tallies.js';
 import { CreateMemberBody, Password } from './users/schemas.js';
 import { createMember } from './users/service.js';
 import { promotion, superviseWorkers } from './workers.js';
+import { processLogger } from './log.js';
 import { PLATFORM_ROLES, type PlatformRole } from './auth/credentials.js';
 import { createPlatformAccount, updatePlatformAccount } from './platform/accounts.js';
 
@@ -70,8 +70,8 @@ async function checkedPassword(values: Record<string, unknown>): Promise<string>
   return secret;
 }
 
-// The upgrade's backup is logged as the service logs (JSON lines), on standard error: a command's standard output is its one JSON answer.
-const upgradeLog = (config: Config) => pino({ level: config.logLevel }, pino.destination(2));
+// The upgrade's backup is logged as the service logs, on standard error: a command's standard output is its one JSON answer.
+const upgradeLog = (config: Config) => processLogger(config, 2);
 
 /** Opens the database; before migrating a SQLite database that holds data, backs it up (DESIGN.md 17). */
 async function open(config: Config, migrate = true, serving = false, warn?: (message: string) => void): Promise<Database> {
@@ -102,17 +102,22 @@ async function openApiDocument(config: Config): Promise<unknown> {
   }
 }
 
-/** The first-run bootstrap, with its password shown once on the console, and the first count of licences after an upgrade. */
+/**
+ * The first-run bootstrap, with what to open and the password shown once on the console
+ * (deliberately outside the structured log), and the first count of licences after an upgrade.
+ */
 async function prepareDatabase(config: Config, database: Database): Promise<void> {
   await countUncounted(database);
   const first = await bootstrap(database, config);
-  if (first?.generatedPassword) {
-    // Shown once on the console, deliberately outside the structured log.
-    process.stdout.write(
-      `\nFirst start: organisation "default" created with ORG_ADMIN "admin".\n` +
-        `Its password is: ${first.generatedPassword}\n(also saved to ${first.passwordFile}, readable only by this user)\n\n`,
-    );
-  }
+  if (!first) return;
+  const password = first.generatedPassword
+    ? `Its password is: ${first.generatedPassword}\n` +
+      `(also saved to ${first.passwordFile}, readable only by this user; that file is removed once the password is changed)\n`
+    : 'Its password is the one LICENSOR_BOOTSTRAP_PASSWORD gave.\n';
+  process.stdout.write(
+    `\nFirst start: organisation "default" created with ORG_ADMIN "admin".\n${password}` +
+      `Open the console at ${config.consoleUrl} and sign in to organisation "default" as "admin".\n\n`,
+  );
 }
 
 // DESIGN.md 17: on SIGTERM, in-flight requests get this long to finish before their connections are closed.
@@ -128,6 +133,7 @@ async function serve(config: Config): Promise<void> {
       await withDatabase(config, (database) => prepareDatabase(config, database));
       // Made here, once, so that the workers all read the same generated key.
       loadMasterKey(config, (message) => log.warn(message));
+      log.info(`the console is at ${config.consoleUrl}`);
     });
   }
   // A standby worker asks its primary at once, and listens only when promoted (workers.ts).
@@ -251,7 +257,7 @@ async function run(argv: string[]): Promise<unknown> {
       const slug = need(values, 'org');
       const username = need(values, 'username');
       const secret = await checkedPassword(values);
-      return withDatabase(config, async (database) => setPasswordByUsername(await operatorCtx(database, slug), username, secret));
+      return withDatabase(config, async (database) => setPasswordByUsername(await operatorCtx(database, slug), username, secret, config.dataDir));
     }
     case 'platform-account create': {
       const username = need(values, 'username');

@@ -17,6 +17,8 @@ export interface Config {
   /** Prefix of every Redis key this service writes, so deployments can share one Redis. */
   redisPrefix: string;
   publicUrl: string;
+  /** What the start-up banner tells the operator to open: the public URL, else `http://localhost:PORT/` on this machine. */
+  consoleUrl: string;
   /** Origins the Origin rule accepts as the service's own (DESIGN.md 9: loopback answers as both names). */
   ownOrigins: string[];
   /** DESIGN.md 9: the origin passkeys are bound to (its host name is the RP ID); `localhost` on loopback. */
@@ -26,6 +28,8 @@ export interface Config {
   checkRateProduct: number;
   checkRateAddress: number;
   logLevel: string;
+  /** DESIGN.md 1: JSON lines, or one short line per entry for a person at a terminal (log.ts). */
+  logFormat: 'json' | 'pretty';
   /** DESIGN.md 11: processes serving the port (`auto`: one per core); 1 serves from this process. */
   workers: number;
   bootstrapPassword: string | null;
@@ -41,6 +45,9 @@ export class ConfigError extends Error {}
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1']);
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const LOG_FORMATS = ['json', 'pretty'] as const;
+/** Addresses that listen on every interface: this machine reaches them as localhost. */
+const WILDCARD_HOSTS = new Set(['0.0.0.0', '::']);
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
@@ -91,8 +98,11 @@ function pkcs11Tokens(raw: string): Map<string, string[]> {
   return tokens;
 }
 
-/** Reads and validates the environment once, at start-up. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/**
+ * Reads and validates the environment once, at start-up. `terminal`: whether standard output is
+ * a terminal, which makes `pretty` the default LOG_FORMAT.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, terminal = process.stdout.isTTY === true): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
   const host = env.HOST || '127.0.0.1';
   const databaseUrl = env.DATABASE_URL ? url('DATABASE_URL', env.DATABASE_URL, ['postgres:', 'postgresql:']) : null;
@@ -113,6 +123,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   }
+  const logFormat = (env.LOG_FORMAT || (terminal ? 'pretty' : 'json')) as Config['logFormat'];
+  if (!LOG_FORMATS.includes(logFormat)) throw new ConfigError(`LOG_FORMAT must be json or pretty, got "${env.LOG_FORMAT}"`);
 
   let publicUrl: string;
   let ownOrigins: string[];
@@ -153,6 +165,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: env.REDIS_URL ? url('REDIS_URL', env.REDIS_URL, ['redis:', 'rediss:']) : null,
     redisPrefix: env.LICENSOR_REDIS_PREFIX || 'licensor:',
     publicUrl,
+    consoleUrl: env.LICENSOR_PUBLIC_URL ? `${publicUrl}/` : LOOPBACK_HOSTS.has(host) || WILDCARD_HOSTS.has(host) ? `http://localhost:${port}/` : `${publicUrl}/`,
     ownOrigins,
     passkeyOrigin,
     trustProxy: boolean(env, 'LICENSOR_TRUST_PROXY'),
@@ -160,6 +173,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     checkRateProduct: integer(env, 'LICENSOR_CHECK_RATE_PRODUCT', 6000, 0, 100_000_000),
     checkRateAddress: integer(env, 'LICENSOR_CHECK_RATE_ADDRESS', 600, 0, 100_000_000),
     logLevel,
+    logFormat,
     workers: workers(env),
     bootstrapPassword,
     pkcs11: pkcs11Module === null ? null : { module: pkcs11Module, tokens: pkcs11Tokens(env.LICENSOR_PKCS11_TOKENS!) },

@@ -1,5 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
+import { processLogger } from './log.js';
 import type { Config } from './config.js';
 import { answerRateHits, memoryRateLimiter } from './http/rate-limit.js';
 import { SCHEMA_CHANGED_EXIT } from './db/schema-watch.js';
@@ -46,7 +47,7 @@ function closeOrphanedConnections(worker: Worker): void {
  * its in-flight requests before it exits.
  */
 export async function superviseWorkers(config: Config, prepare: (log: Logger) => Promise<void>): Promise<void> {
-  const log = pino({ level: config.logLevel }).child({ role: 'primary' });
+  const log = processLogger(config).child({ role: 'primary' });
   await prepare(log);
   const counts = memoryRateLimiter();
   const startedAt = new Map<Worker, number>();

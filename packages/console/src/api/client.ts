@@ -1,9 +1,13 @@
 import createClient, { type Middleware } from 'openapi-fetch';
-import type { paths } from './schema';
+import type { operations, paths } from './schema';
 
 type Json<R> = R extends { content: { 'application/json': infer J } } ? J : never;
 /** The JSON a successful call of `method path` answers, as the OpenAPI document says. */
 export type Answer<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { responses: infer R } ? Json<R[keyof R & (200 | 201)]> : never;
+/** The query string an operation takes. */
+export type Query<O extends keyof operations> = NonNullable<operations[O]['parameters']['query']>;
+/** The JSON body an operation takes. */
+export type Body<O extends keyof operations> = operations[O] extends { requestBody?: { content: { 'application/json': infer J } } } ? J : never;
 
 /** The organisation a page belongs to: the first segment after `/o/`. */
 export function currentSlug(): string {
@@ -17,23 +21,42 @@ export class ApiError extends Error {
     message: string,
     /** A refusal's machine-readable reason, where the API gives one (`{ error, reason }`). */
     readonly reason?: string,
+    /** Seconds until asking again can work, from `Retry-After` (a sign-in lockout). */
+    readonly retryAfter?: number,
   ) {
     super(message);
   }
 }
 
-/** A 401 at any moment sends the person to sign-in, and back to where they were afterwards. */
-const signInOn401: Middleware = {
-  onResponse({ response, request }) {
-    const path = window.location.pathname;
-    // The customer portal has no sign-in page: its pages say when a session has ended.
-    if (response.status === 401 && !request.url.endsWith('/auth/login') && !path.endsWith('/sign-in') && !request.url.includes('/api/portal/')) {
-      const next = encodeURIComponent(path + window.location.search);
-      window.location.assign(`/o/${encodeURIComponent(currentSlug())}/sign-in?next=${next}`);
-    }
-    return response;
-  },
+/**
+ * Where a 401 sends the person: the sign-in page, and back to where they were afterwards.
+ * `ended` says on the sign-in page that their session ended, when this browser had one.
+ */
+export function signInOn401(signInPath: () => string): Middleware {
+  return {
+    onResponse({ response, request }) {
+      const path = window.location.pathname;
+      // The customer portal has no sign-in page: its pages say when a session has ended.
+      if (response.status === 401 && !request.url.endsWith('/auth/login') && !path.endsWith('/sign-in') && !request.url.includes('/api/portal/')) {
+        const signIn = signInPath();
+        const ended = sessionMarks.has(signIn) ? '&ended=1' : '';
+        sessionMarks.clear(signIn);
+        window.location.assign(`${signIn}?next=${encodeURIComponent(path + window.location.search)}${ended}`);
+      }
+      return response;
+    },
+  };
+}
+
+/** Which sign-in pages this browser has signed in through and not signed out of (so a 401 means the session ended). */
+export const sessionMarks = {
+  set: (signIn: string) => localStorage.setItem(`licensor.session:${signIn}`, '1'),
+  has: (signIn: string) => localStorage.getItem(`licensor.session:${signIn}`) !== null,
+  clear: (signIn: string) => localStorage.removeItem(`licensor.session:${signIn}`),
 };
+
+/** An organisation's sign-in page. */
+export const signInPath = (slug = currentSlug()) => `/o/${encodeURIComponent(slug)}/sign-in`;
 
 const clients = new Map<string, ReturnType<typeof createClient<paths>>>();
 
@@ -42,7 +65,7 @@ export function api(slug = currentSlug()) {
   let client = clients.get(slug);
   if (!client) {
     client = createClient<paths>({ baseUrl: `/o/${encodeURIComponent(slug)}/api`, credentials: 'same-origin' });
-    client.use(signInOn401);
+    client.use(signInOn401(() => signInPath(slug)));
     clients.set(slug, client);
   }
   return client;
@@ -53,7 +76,8 @@ export async function unwrap<T>(call: Promise<{ data?: T; error?: unknown; respo
   const { data, error, response } = await call;
   if (error !== undefined || !response.ok) {
     const body = error as { error?: string; reason?: string } | undefined;
-    throw new ApiError(response.status, body?.error ?? `the service answered ${response.status}`, body?.reason);
+    const retryAfter = Number(response.headers.get('retry-after')) || undefined;
+    throw new ApiError(response.status, body?.error ?? `the service answered ${response.status}`, body?.reason, retryAfter);
   }
   return data as T;
 }

@@ -1,5 +1,9 @@
 import { Box, Group, Text } from '@mantine/core';
 
+/** A calendar date (YYYY-MM-DD) as this reader's locale writes a day: "24 Dec", "Dec 24". */
+const day = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' });
+const dayOf = (date: string) => day.format(new Date(`${date}T00:00:00Z`));
+
 /**
  * Counts per local date as bars: a small SVG rather than a charting library, so the dashboard's
  * first load stays light. Each bar tells its date and count on hover; the whole reads as one image.
@@ -25,11 +29,11 @@ export function DayChart({ title, series, colour, summed = true }: { title: stri
           return (
             <g key={point.date}>
               <rect x={i * slot + slot * 0.15} y={height - h} width={slot * 0.7} height={Math.max(h, point.count ? 2 : 0)} rx={2} fill={colour}>
-                <title>{`${point.date}: ${point.count}`}</title>
+                <title>{`${dayOf(point.date)}: ${point.count.toLocaleString()}`}</title>
               </rect>
               {i % 7 === 0 && (
                 <text x={i === 0 ? 0 : i * slot + slot / 2} y={height + 14} fontSize={11} textAnchor={i === 0 ? 'start' : 'middle'} fill="var(--mantine-color-dimmed)">
-                  {point.date.slice(5)}
+                  {dayOf(point.date)}
                 </text>
               )}
             </g>

@@ -1,6 +1,7 @@
 import { Alert, Badge, Button, Code, CopyButton, Group, Stack, Tooltip, Text, VisuallyHidden } from '@mantine/core';
 import { createContext, useContext, type ReactNode } from 'react';
-import { useSettings } from '../api/queries';
+import { roleName } from '../api/session';
+import { useSettings } from '../api/settings';
 
 const STATUS_COLOURS: Record<string, string> = { PENDING: 'blue', ACTIVE: 'green', GRACE: 'yellow', EXPIRED: 'gray', REVOKED: 'red' };
 const HEALTH_COLOURS: Record<string, string> = { OK: 'green', DUE: 'yellow', OVERDUE: 'red', NEVER: 'gray', NOT_APPLICABLE: 'gray' };
@@ -13,23 +14,34 @@ export function StatusBadge({ status }: { status: string }) {
   );
 }
 
+/** How a licence's checks stand, in words (DESIGN.md 5's check health). */
+const HEALTH_WORDS: Record<string, string> = { OK: 'Checking in', DUE: 'Check due', OVERDUE: 'Check overdue', NEVER: 'Never checked in', NOT_APPLICABLE: 'No checks (offline)' };
+
 export function HealthBadge({ health }: { health: string }) {
   return (
     <Badge color={HEALTH_COLOURS[health] ?? 'gray'} variant="dot" tt="none">
-      {health === 'NOT_APPLICABLE' ? 'not applicable' : health.toLowerCase()}
+      {HEALTH_WORDS[health] ?? health}
     </Badge>
   );
 }
 
 const formats = new Map<string, Intl.DateTimeFormat>();
-function format(timeZone: string, withTime: boolean) {
-  const id = `${timeZone}|${withTime}`;
+function format(timeZone: string, style: 'date' | 'time' | 'exact') {
+  const id = `${timeZone}|${style}`;
   let f = formats.get(id);
   if (!f) {
-    f = new Intl.DateTimeFormat(undefined, { timeZone, dateStyle: 'medium', ...(withTime ? { timeStyle: 'short' } : {}) });
+    const options: Intl.DateTimeFormatOptions = style === 'exact' ? { dateStyle: 'full', timeStyle: 'long' } : { dateStyle: 'medium', ...(style === 'time' ? { timeStyle: 'short' } : {}) };
+    f = new Intl.DateTimeFormat(undefined, { timeZone, ...options });
     formats.set(id, f);
   }
   return f;
+}
+
+/** The zone dates are shown in: the organisation's, or an override's. */
+export function useTimeZone(): string {
+  const override = useContext(TimeZoneOverride);
+  const settings = useSettings(override === null);
+  return override ?? settings.data?.timezone ?? 'UTC';
 }
 
 /** A zone that replaces the organisation's (the customer portal shows the customer's own). */
@@ -37,17 +49,46 @@ export const TimeZoneOverride = createContext<string | null>(null);
 
 /** The one date formatter: the organisation's timezone, the exact instant on hover. */
 export function DateTime({ value, withTime = true }: { value: string | null | undefined; withTime?: boolean }) {
-  const override = useContext(TimeZoneOverride);
-  const settings = useSettings(override === null);
-  const timeZone = override ?? settings.data?.timezone ?? 'UTC';
+  const timeZone = useTimeZone();
   if (!value) return <Text span c="dimmed" inherit>—</Text>;
+  const at = new Date(value);
   return (
-    <Tooltip label={value} withArrow>
+    <Tooltip label={`${format(timeZone, 'exact').format(at)} (${timeZone})`} withArrow>
       <time dateTime={value} tabIndex={0} style={{ whiteSpace: 'nowrap' }}>
-        {format(timeZone, withTime).format(new Date(value))}
+        {format(timeZone, withTime ? 'time' : 'date').format(at)}
       </time>
     </Tooltip>
   );
+}
+
+const INSTANT = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z/g;
+const ROLE = /\b(?:ORG_ADMIN|ISSUER|VIEWER)\b/g;
+
+/** What kind of thing happened, in words: `product.check_token_rotated` is "Product: check token rotated". */
+export function actionWords(action: string): string {
+  const [subject = '', ...rest] = action.split('.');
+  const noun = subject.replace(/_/g, ' ');
+  const verb = rest.join(' ').replace(/_/g, ' ');
+  return `${noun.charAt(0).toUpperCase()}${noun.slice(1)}${verb ? `: ${verb}` : ''}`;
+}
+
+/** A recorded sentence as a person reads it: its instants as dates in the organisation's zone, roles by name. */
+export function Sentence({ text }: { text: string }) {
+  const timeZone = useTimeZone();
+  const parts: ReactNode[] = [];
+  let last = 0;
+  for (const match of text.matchAll(INSTANT)) {
+    parts.push(text.slice(last, match.index).replace(ROLE, roleName));
+    // Plain text, not a focusable date: a sentence is often a link's words.
+    parts.push(
+      <time key={match.index} dateTime={match[0]}>
+        {format(timeZone, 'time').format(new Date(match[0]))}
+      </time>,
+    );
+    last = match.index + match[0].length;
+  }
+  parts.push(text.slice(last).replace(ROLE, roleName));
+  return <>{parts}</>;
 }
 
 /** Copyable text. */
@@ -102,11 +143,11 @@ export function download(text: string, name: string, type = 'application/octet-s
   URL.revokeObjectURL(link.href);
 }
 
-/** Seconds in the words an operator thinks in. */
+/** A count of days: "1 day", "7 days". */
+export const days = (n: number) => `${n.toLocaleString()} ${n === 1 ? 'day' : 'days'}`;
+
+/** Seconds in the words an operator thinks in: "3 days", "12 hours", "90 minutes". */
 export function duration(seconds: number): string {
-  const units: Array<[number, string]> = [[86_400, 'day'], [3_600, 'hour'], [60, 'minute']];
-  for (const [size, unit] of units) {
-    if (seconds >= size && seconds % size === 0) return `${seconds / size} ${unit}${seconds === size ? '' : 's'}`;
-  }
-  return `${seconds} seconds`;
+  const [n, unit] = seconds % 86_400 === 0 ? [seconds / 86_400, 'day'] : seconds % 3_600 === 0 ? [seconds / 3_600, 'hour'] : seconds % 60 === 0 ? [seconds / 60, 'minute'] : [seconds, 'second'];
+  return `${n.toLocaleString()} ${unit}${n === 1 ? '' : 's'}`;
 }

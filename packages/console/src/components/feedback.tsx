@@ -1,12 +1,31 @@
 import { Alert, Button, Center, Group, Loader, Modal, Stack, Text, Tooltip } from '@mantine/core';
 import { useState, type ReactNode } from 'react';
+import type { Action } from '../api/action';
+import { ApiError } from '../api/client';
 
-/** The one way an API failure is shown: the service's own `error` text, where it happened. */
-export function ErrorText({ error }: { error: unknown }) {
+/** "3 minutes", "40 seconds": how long to wait, rounded up. */
+function wait(seconds: number): string {
+  const [n, unit] = seconds < 60 ? [seconds, 'second'] : seconds < 3_600 ? [Math.ceil(seconds / 60), 'minute'] : [Math.ceil(seconds / 3_600), 'hour'];
+  return `${n} ${unit}${n === 1 ? '' : 's'}`;
+}
+
+/** A failure in words: the API's own `error` text; for a lockout, when asking again can work. */
+export function problemText(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  if (error instanceof ApiError && error.status === 429 && error.retryAfter) {
+    const at = new Date(Date.now() + error.retryAfter * 1000).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+    const what = error.message.split(':')[0]!;
+    return `${what.charAt(0).toUpperCase()}${what.slice(1)}. Try again in ${wait(error.retryAfter)}, at ${at}.`;
+  }
+  return error.message;
+}
+
+/** The one way a failure is shown: its words, where it happened; `title` says what did not happen. */
+export function ErrorText({ error, title }: { error: unknown; title?: string }) {
   if (!error) return null;
   return (
-    <Alert color="red" variant="light" role="alert" title="The service said">
-      {error instanceof Error ? error.message : String(error)}
+    <Alert color="red" variant="light" role="alert" title={title}>
+      {problemText(error)}
     </Alert>
   );
 }
@@ -55,39 +74,38 @@ export function ConfirmButton(props: {
   disabled?: boolean;
   /** Smaller in a table row. */
   compact?: boolean;
-  onConfirm: () => Promise<unknown>;
+  action: Action<void, unknown>;
   children?: ReactNode;
 }) {
   const [open, setOpen] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { action } = props;
   const confirm = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      await props.onConfirm();
-      setOpen(false);
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
+    if (await action.run()) setOpen(false);
   };
   return (
     <>
-      <Button variant="light" color={props.color} disabled={props.disabled} size={props.compact ? 'compact-sm' : 'sm'} onClick={() => setOpen(true)}>
+      <Button
+        variant="light"
+        color={props.color}
+        disabled={props.disabled}
+        size={props.compact ? 'compact-sm' : 'sm'}
+        onClick={() => {
+          action.reset();
+          setOpen(true);
+        }}
+      >
         {props.label}
       </Button>
-      <Modal closeButtonProps={{ "aria-label": "Close" }} opened={open} onClose={() => setOpen(false)} title={props.title} centered>
+      <Modal closeButtonProps={{ 'aria-label': 'Close' }} opened={open} onClose={() => setOpen(false)} title={props.title} centered>
         <Stack>
           <Text size="sm">{props.consequence}</Text>
           {props.children}
-          <ErrorText error={error} />
+          <ErrorText error={action.error} />
           <Group justify="flex-end">
             <Button variant="default" onClick={() => setOpen(false)}>
               Cancel
             </Button>
-            <Button color={props.color} loading={busy} onClick={confirm}>
+            <Button color={props.color} loading={action.busy} onClick={confirm}>
               {props.confirmLabel ?? props.label}
             </Button>
           </Group>

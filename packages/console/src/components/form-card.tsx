@@ -6,7 +6,7 @@ export function FormCard(props: { title: string; subtitle: ReactNode; onSubmit: 
   return (
     <Center mih="100vh" p="md">
       <Paper withBorder shadow="sm" p="xl" w={380} maw="100%" component="main">
-        <form onSubmit={props.onSubmit}>
+        <form onSubmit={props.onSubmit} noValidate>
           <Stack>
             <div>
               <Title order={1} size="h2">

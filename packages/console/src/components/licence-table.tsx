@@ -1,10 +1,9 @@
 import { Anchor, Group, Text } from '@mantine/core';
 import { Link, useParams } from 'react-router';
-import type { Answer } from '../api/client';
+import type { LicenceRow } from '../api/licences';
 import { DateTime, HealthBadge, StatusBadge } from './display';
 import { RecordTable, type Column, type Selection, type Sorting } from './record-table';
 
-export type LicenceRow = Answer<'/licenses/page', 'get'>['items'][number];
 export type Sort = 'issuedAt' | 'expiresAt' | 'licensee' | 'status' | 'product' | 'lastCheckedAt';
 
 const SORTS: Partial<Record<string, Sort>> = {

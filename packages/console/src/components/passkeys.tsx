@@ -1,51 +1,27 @@
 import { Button, Card, Group, PasswordInput, Stack, Text, TextInput, Title } from '@mantine/core';
-import { startRegistration, type PublicKeyCredentialCreationOptionsJSON } from '@simplewebauthn/browser';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
+import { bound } from '../api/action';
+import { useAddPasskey, useDeletePasskey, usePasskeys, type PasskeyRealm } from '../api/passkeys';
 import { DateTime } from './display';
 import { ConfirmButton, ErrorText } from './feedback';
+import { useProblems } from './modal-form';
 import { RecordTable } from './record-table';
 
-interface Passkey {
-  id: number;
-  name: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-}
-
-/** What a realm (an organisation's member, a platform account) offers for its own passkeys. */
-export interface PasskeyApi {
-  queryKey: unknown[];
-  list: () => Promise<Passkey[]>;
-  options: (currentPassword: string) => Promise<unknown>;
-  register: (name: string, response: unknown) => Promise<unknown>;
-  remove: (id: number) => Promise<unknown>;
-}
-
 /** `Passkeys` in the person's own settings (DESIGN.md 9): add one with a name, see them, delete one. */
-export function PasskeysCard({ passkeyApi }: { passkeyApi: PasskeyApi }) {
-  const queryClient = useQueryClient();
-  const passkeys = useQuery({ queryKey: passkeyApi.queryKey, queryFn: passkeyApi.list });
+export function PasskeysCard({ realm }: { realm: PasskeyRealm }) {
+  const passkeys = usePasskeys(realm);
+  const add = useAddPasskey(realm);
+  const remove = useDeletePasskey(realm);
   const [name, setName] = useState('');
   const [password, setPassword] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const refresh = () => queryClient.invalidateQueries({ queryKey: passkeyApi.queryKey });
-  const add = async (event: FormEvent) => {
+  const problems = useProblems({ name: !name.trim() && 'Name it, e.g. Work laptop', password: !password && 'Enter your current password' });
+  const submit = async (event: FormEvent) => {
     event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const options = (await passkeyApi.options(password)) as PublicKeyCredentialCreationOptionsJSON;
-      const response = await startRegistration({ optionsJSON: options });
-      await passkeyApi.register(name.trim(), response);
+    if (!problems.check()) return;
+    if (await add.run({ name: name.trim(), currentPassword: password })) {
+      problems.reset();
       setName('');
       setPassword('');
-      await refresh();
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
     }
   };
   return (
@@ -74,31 +50,21 @@ export function PasskeysCard({ passkeyApi }: { passkeyApi: PasskeyApi }) {
             [
               '',
               (p) => (
-                <ConfirmButton
-                  compact
-                  label="Delete"
-                  color="red"
-                  title={`Delete passkey ${p.name}`}
-                  consequence="It no longer signs you in; your password and other passkeys still do."
-                  onConfirm={async () => {
-                    await passkeyApi.remove(p.id);
-                    await refresh();
-                  }}
-                />
+                <ConfirmButton compact label="Delete" color="red" title={`Delete passkey ${p.name}`} consequence="It no longer signs you in; your password and other passkeys still do." action={bound(remove, p.id)} />
               ),
             ],
           ]}
         />
-        <form onSubmit={add} aria-label="Add a passkey">
-          <Group align="flex-end" wrap="wrap">
-            <TextInput label="Passkey name" placeholder="e.g. Work laptop" required maxLength={100} value={name} onChange={(e) => setName(e.currentTarget.value)} w={200} />
-            <PasswordInput label="Current password" required autoComplete="current-password" value={password} onChange={(e) => setPassword(e.currentTarget.value)} w={220} />
-            <Button type="submit" loading={busy} disabled={!name.trim() || !password}>
+        <form onSubmit={submit} aria-label="Add a passkey" noValidate>
+          <Group align="flex-start" wrap="wrap">
+            <TextInput label="Passkey name" placeholder="e.g. Work laptop" required maxLength={100} value={name} onChange={(e) => setName(e.currentTarget.value)} error={problems.of('name')} w={200} />
+            <PasswordInput label="Current password" required autoComplete="current-password" value={password} onChange={(e) => setPassword(e.currentTarget.value)} error={problems.of('password')} w={220} />
+            <Button type="submit" loading={add.busy} mt={25}>
               Add a passkey
             </Button>
           </Group>
         </form>
-        <ErrorText error={error} />
+        <ErrorText error={add.error} title="No passkey added" />
       </Stack>
     </Card>
   );

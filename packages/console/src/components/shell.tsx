@@ -43,6 +43,8 @@ export function Shell(props: { subtitle: string; links: Array<{ to: string; labe
         {props.links.map((link) => (
           <NavLink key={link.label} component={RouterLink} to={link.to} end={link.end} label={link.label} active={link.active} variant="filled" onClick={close} />
         ))}
+        {/* The service's own reference for every endpoint the console calls, for the people who script it. */}
+        <NavLink component="a" href="/docs" target="_blank" label="API reference" description="Opens in a new tab" mt="auto" />
       </AppShell.Navbar>
       <AppShell.Main>
         <Outlet />

@@ -1,20 +1,25 @@
-import { Button, PasswordInput, TextInput } from '@mantine/core';
+import { Alert, Button, PasswordInput, TextInput } from '@mantine/core';
 import { useQueryClient } from '@tanstack/react-query';
+import { startAuthentication, type PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/browser';
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { useNavigate, useSearchParams } from 'react-router';
+import { useAction } from '../api/action';
+import type { PasskeyAssertion } from '../api/session';
 import { ErrorText } from './feedback';
 import { FormCard } from './form-card';
+import { useProblems } from './modal-form';
 
 /**
  * The sign-in form of an organisation or of the control plane: after signing in, back to the
  * page a 401 came from (`?next=`, only a path under `home`, never another site) or to `home`.
+ * A session that ended (`?ended=1`, from the 401) is said so above the form.
  */
 export function SignInForm(props: {
   subtitle: ReactNode;
   home: string;
   signIn: (username: string, password: string) => Promise<unknown>;
   /** A passkey sign-in (DESIGN.md 9): request options, let the browser sign, send the answer. */
-  passkey: () => Promise<unknown>;
+  passkey: (sign: (options: PublicKeyCredentialRequestOptionsJSON) => Promise<PasskeyAssertion>) => Promise<unknown>;
   children?: ReactNode;
 }) {
   const [params] = useSearchParams();
@@ -22,38 +27,36 @@ export function SignInForm(props: {
   const queryClient = useQueryClient();
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const attempt = useAction((work: () => Promise<unknown>) => work());
+  const problems = useProblems({ username: !username.trim() && 'Enter your username', password: !password && 'Enter your password' });
 
-  const done = () => {
+  const go = async (work: () => Promise<unknown>) => {
+    if (!(await attempt.run(work))) return;
     queryClient.clear();
     const next = params.get('next');
     navigate(next && next.startsWith(props.home) && !next.startsWith('//') ? next : props.home);
   };
-  const attempt = (work: () => Promise<unknown>) => async (event?: FormEvent) => {
-    event?.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      await work();
-      done();
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (problems.check()) void go(() => props.signIn(username, password));
   };
-  const submit = attempt(() => props.signIn(username, password));
+  // The browser signs the service's challenge with this device's passkey.
+  const passkey = () => go(() => props.passkey(async (options) => (await startAuthentication({ optionsJSON: options })) as PasskeyAssertion));
 
   return (
     <FormCard title="Sign in" subtitle={props.subtitle} onSubmit={submit}>
-      <TextInput label="Username" withAsterisk={false} autoComplete="username" value={username} onChange={(e) => setUsername(e.currentTarget.value)} required autoFocus />
-      <PasswordInput label="Password" withAsterisk={false} autoComplete="current-password" value={password} onChange={(e) => setPassword(e.currentTarget.value)} required />
-      <ErrorText error={error} />
-      <Button type="submit" loading={busy} fullWidth>
+      {params.get('ended') === '1' && !attempt.error && (
+        <Alert color="blue" variant="light" role="status" title="Your session has ended">
+          You were signed out, or your session expired. Sign in again to go back to where you were.
+        </Alert>
+      )}
+      <TextInput label="Username" withAsterisk={false} autoComplete="username" value={username} onChange={(e) => setUsername(e.currentTarget.value)} required error={problems.of('username')} autoFocus />
+      <PasswordInput label="Password" withAsterisk={false} autoComplete="current-password" value={password} onChange={(e) => setPassword(e.currentTarget.value)} required error={problems.of('password')} />
+      <ErrorText error={attempt.error} title="Not signed in" />
+      <Button type="submit" loading={attempt.busy} fullWidth>
         Sign in
       </Button>
-      <Button variant="default" fullWidth disabled={busy} onClick={() => void attempt(props.passkey)()}>
+      <Button variant="default" fullWidth disabled={attempt.busy} onClick={() => void passkey()}>
         Sign in with a passkey
       </Button>
       {props.children}

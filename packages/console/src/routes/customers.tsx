@@ -1,10 +1,9 @@
 import { Anchor, Button, Group, Stack, TextInput, Title } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useParams } from 'react-router';
-import { api, unwrap } from '../api/client';
-import { key, useCanWrite } from '../api/queries';
+import { useCustomers } from '../api/customers';
+import { useCanWrite } from '../api/session';
 import { CustomerForm } from '../components/customer-form';
 import { DateTime } from '../components/display';
 import { Guarded } from '../components/feedback';
@@ -16,11 +15,7 @@ export default function Customers() {
   const [creating, setCreating] = useState(false);
   const [text, setText] = useState('');
   const [q] = useDebouncedValue(text.trim(), 250);
-  const customers = useQuery({
-    queryKey: key('customers', { q }),
-    queryFn: () => unwrap(api().GET('/customers', { params: { query: q ? { q } : {} } })),
-    placeholderData: keepPreviousData,
-  });
+  const customers = useCustomers(q);
   return (
     <Stack>
       <Group justify="space-between">

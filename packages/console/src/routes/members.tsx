@@ -1,31 +1,25 @@
 import { Badge, Button, Group, PasswordInput, Select, SimpleGrid, Stack, Switch, Text, TextInput, Title } from '@mantine/core';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { api, unwrap, type Answer } from '../api/client';
-import { key, useIsAdmin, useMe } from '../api/queries';
+import { bound } from '../api/action';
+import { useDeleteMember, useMembers, useSaveMember, type Member } from '../api/members';
+import { roleName, useIsAdmin, useMe, type Role } from '../api/session';
 import { DateTime } from '../components/display';
 import { ConfirmButton, Guarded } from '../components/feedback';
-import { ModalForm } from '../components/modal-form';
+import { ModalForm, notEmail, useProblems } from '../components/modal-form';
 import { RecordTable } from '../components/record-table';
 
-type Member = Answer<'/users', 'get'>[number];
-type Role = 'VIEWER' | 'ISSUER' | 'ORG_ADMIN';
 const ROLES: Array<{ value: Role; label: string }> = [
-  { value: 'VIEWER', label: 'VIEWER: reads everything' },
-  { value: 'ISSUER', label: 'ISSUER: also issues licences, edits products and customers' },
-  { value: 'ORG_ADMIN', label: 'ORG_ADMIN: also manages members, API tokens and settings' },
+  { value: 'VIEWER', label: 'Viewer: reads everything' },
+  { value: 'ISSUER', label: 'Issuer: also issues licences, edits products and customers' },
+  { value: 'ORG_ADMIN', label: 'Administrator: also manages members, API tokens, webhooks and settings' },
 ];
 
 export default function Members() {
   const admin = useIsAdmin();
   const me = useMe().data;
-  const queryClient = useQueryClient();
-  const members = useQuery({ queryKey: key('members'), queryFn: () => unwrap(api().GET('/users')) });
+  const members = useMembers();
+  const remove = useDeleteMember();
   const [editing, setEditing] = useState<Member | 'new' | null>(null);
-  const remove = (member: Member) => async () => {
-    await unwrap(api().DELETE('/users/{id}', { params: { path: { id: member.id } } }));
-    await queryClient.invalidateQueries({ queryKey: key('members') });
-  };
   return (
     <Stack>
       <Group justify="space-between">
@@ -71,7 +65,7 @@ export default function Members() {
               </>
             ),
           ],
-          ['Role', (m) => <Badge variant="default">{m.role}</Badge>],
+          ['Role', (m) => <Badge variant="default" tt="none">{roleName(m.role)}</Badge>],
           ['Active', (m) => <Badge color={m.active ? 'green' : 'gray'} variant="dot">{m.active ? 'active' : 'inactive'}</Badge>],
           ['Last sign-in', (m) => <DateTime value={m.lastLoginAt} />],
           [
@@ -88,7 +82,7 @@ export default function Members() {
                     title={`Delete ${m.displayName}`}
                     color="red"
                     consequence={`${m.username} can no longer sign in and their sessions end. Their name stays in the activity trail. The service refuses to delete the last active administrator.`}
-                    onConfirm={remove(m)}
+                    action={bound(remove, m.id)}
                   />
                 </Group>
               ),
@@ -101,32 +95,34 @@ export default function Members() {
 }
 
 function MemberForm({ member, onClose }: { member?: Member; onClose: () => void }) {
-  const queryClient = useQueryClient();
+  const save = useSaveMember(member?.id);
   const [username, setUsername] = useState(member?.username ?? '');
   const [displayName, setDisplayName] = useState(member?.displayName ?? '');
   const [email, setEmail] = useState(member?.email ?? '');
   const [role, setRole] = useState<Role>((member?.role as Role | undefined) ?? 'VIEWER');
   const [active, setActive] = useState(member?.active ?? true);
   const [password, setPassword] = useState('');
-  const work = async () => {
-    const body = {
+  const problems = useProblems({
+    username: !username.trim() ? 'Enter a username' : !/^[A-Za-z0-9._@-]{1,64}$/.test(username.trim()) && 'Letters, digits, dot, underscore, @ and dash, at most 64 characters',
+    email: notEmail(email),
+    password: (member ? password !== '' : true) && password.length < 12 && 'At least 12 characters',
+  });
+  const submit = () =>
+    problems.check() &&
+    save.run({
       username: username.trim(),
       displayName: displayName.trim() || username.trim(),
       email: email.trim() || null,
       role,
       active,
       ...(password ? { password } : {}),
-    };
-    if (member) await unwrap(api().PUT('/users/{id}', { params: { path: { id: member.id } }, body }));
-    else await unwrap(api().POST('/users', { body }));
-    await queryClient.invalidateQueries({ queryKey: key('members') });
-  };
+    });
   return (
-    <ModalForm title={member ? `Edit ${member.displayName}` : 'Add member'} submit={member ? 'Save changes' : 'Add member'} onClose={onClose} work={work}>
+    <ModalForm title={member ? `Edit ${member.displayName}` : 'Add member'} submit={member ? 'Save changes' : 'Add member'} onClose={onClose} action={save} onSubmit={submit}>
       <SimpleGrid cols={{ base: 1, sm: 2 }}>
-        <TextInput label="Username" required maxLength={64} value={username} onChange={(e) => setUsername(e.currentTarget.value)} description="Letters, digits, . _ @ and -" />
+        <TextInput label="Username" required maxLength={64} value={username} onChange={(e) => setUsername(e.currentTarget.value)} description="Letters, digits, . _ @ and -" error={problems.of('username')} />
         <TextInput label="Display name" maxLength={200} value={displayName} onChange={(e) => setDisplayName(e.currentTarget.value)} />
-        <TextInput label="Email" type="email" maxLength={254} value={email} onChange={(e) => setEmail(e.currentTarget.value)} />
+        <TextInput label="Email" type="email" maxLength={254} value={email} onChange={(e) => setEmail(e.currentTarget.value)} error={problems.of('email')} />
         <PasswordInput
           label={member ? 'New password' : 'Password'}
           description={member ? 'Leave empty to keep theirs' : 'At least 12 characters'}
@@ -136,6 +132,7 @@ function MemberForm({ member, onClose }: { member?: Member; onClose: () => void 
           value={password}
           onChange={(e) => setPassword(e.currentTarget.value)}
           autoComplete="new-password"
+          error={problems.of('password')}
         />
       </SimpleGrid>
       <Select label="Role" data={ROLES} value={role} onChange={(value) => setRole((value ?? role) as Role)} allowDeselect={false} comboboxProps={{ withinPortal: false }} />

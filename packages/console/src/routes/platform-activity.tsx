@@ -1,20 +1,14 @@
 import { Anchor, Code, Stack, Title } from '@mantine/core';
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { unwrap } from '../api/client';
-import { platformApi } from '../api/platform';
-import { DateTime } from '../components/display';
+import { usePlatformActivity } from '../api/platform';
+import { actionWords, DateTime } from '../components/display';
 import { Pager, RecordTable } from '../components/record-table';
 
 const PAGE = 50;
 
 export default function PlatformActivity() {
   const [offset, setOffset] = useState(0);
-  const activity = useQuery({
-    queryKey: ['platform', 'activity', offset],
-    queryFn: () => unwrap(platformApi.GET('/platform/api/activity', { params: { query: { limit: PAGE, offset } } })),
-    placeholderData: keepPreviousData,
-  });
+  const activity = usePlatformActivity(PAGE, offset);
   return (
     <Stack>
       <Title order={1}>Activity</Title>
@@ -29,7 +23,7 @@ export default function PlatformActivity() {
         columns={[
           ['When', (e) => <DateTime value={e.at} />],
           ['Who', (e) => e.actor],
-          ['Action', (e) => <Code>{e.action}</Code>],
+          ['Action', (e) => actionWords(e.action)],
           ['Organisation', (e) => (e.organisation ? <Anchor href={`/o/${e.organisation}/`} size="sm">{e.organisation}</Anchor> : '—')],
           ['Details', (e) => (e.details ? <Code style={{ whiteSpace: 'pre-wrap' }}>{JSON.stringify(e.details)}</Code> : '—')],
         ]}

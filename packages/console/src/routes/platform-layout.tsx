@@ -1,6 +1,6 @@
-import { useQueryClient } from '@tanstack/react-query';
 import { useLocation, useNavigate } from 'react-router';
-import { platformApi, usePlatformMe } from '../api/platform';
+import { usePlatformMe, usePlatformSignOut } from '../api/platform';
+import { roleName } from '../api/session';
 import { ErrorText, Loading } from '../components/feedback';
 import { Shell } from '../components/shell';
 
@@ -14,21 +14,16 @@ const NAV = [
 export default function PlatformLayout() {
   const me = usePlatformMe();
   const navigate = useNavigate();
-  const queryClient = useQueryClient();
+  const signOut = usePlatformSignOut();
   const section = useLocation().pathname.split('/')[2] ?? '';
   if (me.error) return <ErrorText error={me.error} />;
   if (!me.data) return <Loading />;
-  const signOut = async () => {
-    await platformApi.POST('/platform/api/auth/logout');
-    queryClient.clear();
-    navigate('/platform/sign-in');
-  };
   return (
     <Shell
       subtitle="Control plane"
       links={NAV.map((item) => ({ to: `/platform/${item.to}`, label: item.label, active: section === item.to, end: item.to === '' }))}
-      who={`${me.data.username} · ${me.data.platformRole}`}
-      onSignOut={signOut}
+      who={`${me.data.username} · ${roleName(me.data.platformRole)}`}
+      onSignOut={async () => (await signOut.run()) && navigate('/platform/sign-in')}
     />
   );
 }

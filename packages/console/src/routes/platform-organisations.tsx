@@ -1,21 +1,21 @@
 import { Anchor, Badge, Button, Divider, Group, NumberInput, PasswordInput, Progress, Select, SimpleGrid, Stack, Text, TextInput, Title } from '@mantine/core';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { unwrap } from '../api/client';
-import { platformApi, usePlatformMe, type Organisation } from '../api/platform';
+import { bound } from '../api/action';
+import { useAddOrganisationMember, useCreateOrganisation, useOrganisations, usePlatformMe, useUpdateOrganisation, type Organisation } from '../api/platform';
+import { ROLE_NAMES, roleName, type Role } from '../api/session';
 import { DateTime } from '../components/display';
 import { ConfirmButton, Guarded } from '../components/feedback';
-import { ModalForm } from '../components/modal-form';
+import { ModalForm, useProblems } from '../components/modal-form';
 import { RecordTable } from '../components/record-table';
 import { useZones } from '../components/zones';
 
-const ORGS = ['platform', 'organisations'];
-type Role = 'VIEWER' | 'ISSUER' | 'ORG_ADMIN';
+const ROLE_CHOICES = (['ORG_ADMIN', 'ISSUER', 'VIEWER'] as const).map((value) => ({ value, label: ROLE_NAMES[value]! }));
+const SLUG = /^[a-z0-9][a-z0-9-]{1,62}$/;
 
 function useIsPlatformAdmin() {
   const me = usePlatformMe().data;
   const allowed = me?.platformRole === 'PLATFORM_ADMIN';
-  return { allowed, reason: allowed ? '' : `Only a PLATFORM_ADMIN changes organisations; your role is ${me?.platformRole ?? '…'}.` };
+  return { allowed, reason: allowed ? '' : `Only a platform administrator changes organisations; your role is ${roleName(me?.platformRole)}.` };
 }
 
 function PlanUsage({ org }: { org: Organisation }) {
@@ -49,16 +49,11 @@ function Counts({ counts }: { counts: Organisation['counts'] }) {
 
 export default function PlatformOrganisations() {
   const admin = useIsPlatformAdmin();
-  const queryClient = useQueryClient();
-  const orgs = useQuery({ queryKey: ORGS, queryFn: () => unwrap(platformApi.GET('/platform/api/organisations')) });
+  const orgs = useOrganisations();
+  const update = useUpdateOrganisation();
   const [creating, setCreating] = useState(false);
   const [planOf, setPlanOf] = useState<Organisation | null>(null);
   const [memberOf, setMemberOf] = useState<Organisation | null>(null);
-  const refresh = () => queryClient.invalidateQueries({ queryKey: ['platform'] });
-  const setSuspended = (org: Organisation, suspended: boolean) => async () => {
-    await unwrap(platformApi.PUT('/platform/api/organisations/{slug}', { params: { path: { slug: org.slug } }, body: { suspended } }));
-    await refresh();
-  };
   return (
     <Stack>
       <Group justify="space-between">
@@ -113,7 +108,7 @@ export default function PlatformOrganisations() {
                     Add member
                   </Button>
                   {o.suspended ? (
-                    <ConfirmButton compact label="Resume" title={`Resume ${o.name}`} consequence="Its members sign in again and its tokens work again; nothing needs re-issuing." onConfirm={setSuspended(o, false)} />
+                    <ConfirmButton compact label="Resume" title={`Resume ${o.name}`} consequence="Its members sign in again and its tokens work again; nothing needs re-issuing." action={bound(update, { slug: o.slug, body: { suspended: false } })} />
                   ) : (
                     <ConfirmButton
                       compact
@@ -121,7 +116,7 @@ export default function PlatformOrganisations() {
                       color="red"
                       title={`Suspend ${o.name}`}
                       consequence="Its members cannot sign in and its sessions and API tokens are refused with “organisation suspended”. Installed applications keep checking in: they belong to its customers. Resuming restores everything."
-                      onConfirm={setSuspended(o, true)}
+                      action={bound(update, { slug: o.slug, body: { suspended: true } })}
                     />
                   )}
                 </Group>
@@ -129,79 +124,84 @@ export default function PlatformOrganisations() {
           ],
         ]}
       />
-      {creating && <NewOrganisation onClose={() => setCreating(false)} onDone={refresh} />}
-      {planOf && <ChangePlan org={planOf} onClose={() => setPlanOf(null)} onDone={refresh} />}
-      {memberOf && <AddMember org={memberOf} onClose={() => setMemberOf(null)} onDone={refresh} />}
+      {creating && <NewOrganisation onClose={() => setCreating(false)} />}
+      {planOf && <ChangePlan org={planOf} onClose={() => setPlanOf(null)} />}
+      {memberOf && <AddMember org={memberOf} onClose={() => setMemberOf(null)} />}
     </Stack>
   );
 }
 
-function NewOrganisation({ onClose, onDone }: { onClose: () => void; onDone: () => Promise<unknown> }) {
+function NewOrganisation({ onClose }: { onClose: () => void }) {
   const zones = useZones();
+  const create = useCreateOrganisation();
+  const addMember = useAddOrganisationMember();
   const [slug, setSlug] = useState('');
   const [name, setName] = useState('');
   const [planLimit, setPlanLimit] = useState<number | ''>('');
   const [timezone, setTimezone] = useState<string | null>('UTC');
   const [username, setUsername] = useState('admin');
   const [password, setPassword] = useState('');
+  const problems = useProblems({
+    name: !name.trim() && 'Enter the organisation’s name',
+    slug: !SLUG.test(slug) && '2 to 63 of a-z, 0-9 and -, not starting with -',
+    username: !username.trim() && 'Enter a username',
+    password: password.length < 12 && 'At least 12 characters',
+  });
   // The organisation and its first administrator are two requests; a failure of the second leaves the first done and says so.
-  const work = async () => {
-    await unwrap(platformApi.POST('/platform/api/organisations', { body: { slug, name, planLimit: planLimit === '' ? null : planLimit, timezone: timezone ?? 'UTC' } }));
-    await onDone();
-    try {
-      await unwrap(platformApi.POST('/platform/api/organisations/{slug}/members', { params: { path: { slug } }, body: { username, password, role: 'ORG_ADMIN' } }));
-    } catch (e) {
-      throw new Error(`${slug} was created, but its administrator was not: ${(e as Error).message}. Use Add member.`);
-    }
-    await onDone();
+  const memberRefused = addMember.error instanceof Error ? new Error(`${slug} was created, but its administrator was not: ${addMember.error.message}. Use Add member.`) : null;
+  const submit = async () => {
+    if (!problems.check()) return false;
+    if (!(await create.run({ slug, name, planLimit: planLimit === '' ? null : planLimit, timezone: timezone ?? 'UTC' }))) return false;
+    return addMember.run({ slug, body: { username, password, role: 'ORG_ADMIN' } });
   };
   return (
-    <ModalForm title="New organisation" submit="Create organisation" onClose={onClose} work={work}>
+    <ModalForm
+      title="New organisation"
+      submit="Create organisation"
+      onClose={onClose}
+      action={{ busy: create.busy || addMember.busy, error: create.error ?? memberRefused }}
+      onSubmit={submit}
+    >
       <SimpleGrid cols={{ base: 1, sm: 2 }}>
-        <TextInput label="Name" required maxLength={200} value={name} onChange={(e) => setName(e.currentTarget.value)} data-autofocus />
-        <TextInput label="Slug" description="In its console's address: /o/<slug>/" required maxLength={63} value={slug} onChange={(e) => setSlug(e.currentTarget.value)} error={slug && !/^[a-z0-9][a-z0-9-]{1,62}$/.test(slug) ? '2 to 63 of a-z, 0-9 and -, not starting with -' : undefined} />
+        <TextInput label="Name" required maxLength={200} value={name} onChange={(e) => setName(e.currentTarget.value)} error={problems.of('name')} data-autofocus />
+        <TextInput label="Slug" description="In its console's address: /o/<slug>/" required maxLength={63} value={slug} onChange={(e) => setSlug(e.currentTarget.value)} error={problems.of('slug') ?? (slug && !SLUG.test(slug) ? '2 to 63 of a-z, 0-9 and -, not starting with -' : undefined)} />
         <NumberInput label="Plan limit" description="Licences that may count at once; empty = no limit" min={0} allowDecimal={false} value={planLimit} onChange={(v) => setPlanLimit(typeof v === 'number' ? v : '')} />
         <Select label="Timezone" data={zones} value={timezone} onChange={setTimezone} searchable allowDeselect={false} limit={50} comboboxProps={{ withinPortal: false }} />
       </SimpleGrid>
       <Divider label="First administrator" labelPosition="left" />
       <SimpleGrid cols={{ base: 1, sm: 2 }}>
-        <TextInput label="Username" required maxLength={64} value={username} onChange={(e) => setUsername(e.currentTarget.value)} />
-        <PasswordInput label="Password" description="At least 12 characters; give it to them safely" required minLength={12} value={password} onChange={(e) => setPassword(e.currentTarget.value)} autoComplete="new-password" />
+        <TextInput label="Username" required maxLength={64} value={username} onChange={(e) => setUsername(e.currentTarget.value)} error={problems.of('username')} />
+        <PasswordInput label="Password" description="At least 12 characters; give it to them safely" required minLength={12} value={password} onChange={(e) => setPassword(e.currentTarget.value)} error={problems.of('password')} autoComplete="new-password" />
       </SimpleGrid>
     </ModalForm>
   );
 }
 
-function ChangePlan({ org, onClose, onDone }: { org: Organisation; onClose: () => void; onDone: () => Promise<unknown> }) {
+function ChangePlan({ org, onClose }: { org: Organisation; onClose: () => void }) {
+  const update = useUpdateOrganisation();
   const [planLimit, setPlanLimit] = useState<number | ''>(org.planLimit ?? '');
-  const work = async () => {
-    await unwrap(platformApi.PUT('/platform/api/organisations/{slug}', { params: { path: { slug: org.slug } }, body: { planLimit: planLimit === '' ? null : planLimit } }));
-    await onDone();
-  };
   const below = planLimit !== '' && planLimit < org.counts.countingLicences;
   return (
-    <ModalForm title={`Change plan of ${org.name}`} submit="Save plan" onClose={onClose} work={work}>
+    <ModalForm title={`Change plan of ${org.name}`} submit="Save plan" onClose={onClose} action={update} onSubmit={() => update.run({ slug: org.slug, body: { planLimit: planLimit === '' ? null : planLimit } })}>
       <NumberInput label="Plan limit" description={`Licences that may count at once; ${org.counts.countingLicences.toLocaleString()} count now. Empty = no limit.`} min={0} allowDecimal={false} value={planLimit} onChange={(v) => setPlanLimit(typeof v === 'number' ? v : '')} data-autofocus />
       {below && <Text size="sm">Below the current count: no licence changes, but issuing, renewing, reinstating and restoring are refused until the count falls under the limit.</Text>}
     </ModalForm>
   );
 }
 
-function AddMember({ org, onClose, onDone }: { org: Organisation; onClose: () => void; onDone: () => Promise<unknown> }) {
+function AddMember({ org, onClose }: { org: Organisation; onClose: () => void }) {
+  const add = useAddOrganisationMember();
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
   const [role, setRole] = useState<Role>('ORG_ADMIN');
-  const work = async () => {
-    await unwrap(platformApi.POST('/platform/api/organisations/{slug}/members', { params: { path: { slug: org.slug } }, body: { username, password, role } }));
-    await onDone();
-  };
+  const problems = useProblems({ username: !username.trim() && 'Enter a username', password: password.length < 12 && 'At least 12 characters' });
   return (
-    <ModalForm title={`Add member to ${org.name}`} submit="Add member" onClose={onClose} work={work}>
+    <ModalForm title={`Add member to ${org.name}`} submit="Add member" onClose={onClose} action={add} onSubmit={() => problems.check() && add.run({ slug: org.slug, body: { username, password, role } })}>
       <SimpleGrid cols={{ base: 1, sm: 2 }}>
-        <TextInput label="Username" required maxLength={64} value={username} onChange={(e) => setUsername(e.currentTarget.value)} data-autofocus />
-        <PasswordInput label="Password" description="At least 12 characters" required minLength={12} value={password} onChange={(e) => setPassword(e.currentTarget.value)} autoComplete="new-password" />
+        <TextInput label="Username" required maxLength={64} value={username} onChange={(e) => setUsername(e.currentTarget.value)} error={problems.of('username')} data-autofocus />
+        <PasswordInput label="Password" description="At least 12 characters" required minLength={12} value={password} onChange={(e) => setPassword(e.currentTarget.value)} error={problems.of('password')} autoComplete="new-password" />
       </SimpleGrid>
-      <Select label="Role" data={['ORG_ADMIN', 'ISSUER', 'VIEWER']} value={role} onChange={(v) => setRole((v ?? role) as Role)} allowDeselect={false} comboboxProps={{ withinPortal: false }} />
+      <Select label="Role" data={ROLE_CHOICES} value={role} onChange={(v) => setRole((v ?? role) as Role)} allowDeselect={false} comboboxProps={{ withinPortal: false }} />
     </ModalForm>
   );
 }

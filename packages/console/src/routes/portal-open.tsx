@@ -1,7 +1,7 @@
 import { Button, Text } from '@mantine/core';
-import { useState, type FormEvent } from 'react';
+import type { FormEvent } from 'react';
 import { useNavigate, useParams } from 'react-router';
-import { api, unwrap } from '../api/client';
+import { useOpenPortal } from '../api/portal';
 import { FormCard } from '../components/form-card';
 
 /**
@@ -11,21 +11,13 @@ import { FormCard } from '../components/form-card';
 export default function PortalOpen() {
   const { slug = '', code = '' } = useParams();
   const navigate = useNavigate();
-  const [failed, setFailed] = useState(false);
-  const [busy, setBusy] = useState(false);
+  const session = useOpenPortal(slug);
   const open = async (event: FormEvent) => {
     event.preventDefault();
-    setBusy(true);
-    try {
-      await unwrap(api(slug).POST('/portal/session', { body: { code } }));
-      navigate(`/o/${slug}/portal/`, { replace: true });
-    } catch {
-      setFailed(true);
-    } finally {
-      setBusy(false);
-    }
+    if (await session.run(code)) navigate(`/o/${slug}/portal/`, { replace: true });
   };
-  if (failed) {
+  // Whatever the refusal (used, expired, revoked), the customer's next step is the same.
+  if (session.error) {
     return (
       <FormCard title="This link has expired" subtitle="Portal links work once and for 24 hours." onSubmit={(e) => e.preventDefault()}>
         <Text size="sm">Ask your vendor for a new link to see your licences.</Text>
@@ -37,7 +29,7 @@ export default function PortalOpen() {
       <Text size="sm" c="dimmed">
         The link works once: it opens a session in this browser for 8 hours.
       </Text>
-      <Button type="submit" loading={busy} fullWidth>
+      <Button type="submit" loading={session.busy} fullWidth>
         Open my licences
       </Button>
     </FormCard>

@@ -1,17 +1,16 @@
 import { Badge, Button, Card, Container, Group, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useParams } from 'react-router';
-import { api, ApiError, unwrap } from '../api/client';
+import { bound } from '../api/action';
+import { ApiError } from '../api/client';
+import { usePortalAirGap, usePortalDownload, usePortalLicence, usePortalLicences, usePortalMe, usePortalRelease, usePortalSignOut } from '../api/portal';
 import { DateTime, download, Field, StatusBadge, TimeZoneOverride } from '../components/display';
 import { ConfirmButton, Empty, ErrorText, Loading } from '../components/feedback';
 import { AirGapActions } from '../components/air-gap';
 
 /** The customer's own view (DESIGN.md 12): their licences, downloads, and their machines to free. */
 export default function Portal() {
-  const { slug = '' } = useParams();
-  const queryClient = useQueryClient();
-  const me = useQuery({ queryKey: [slug, 'portal', 'me'], queryFn: () => unwrap(api().GET('/portal/me')), retry: false });
-  const licences = useQuery({ queryKey: [slug, 'portal', 'licences'], queryFn: () => unwrap(api().GET('/portal/licenses')), enabled: me.isSuccess });
+  const me = usePortalMe();
+  const licences = usePortalLicences(me.isSuccess);
+  const signOut = usePortalSignOut();
   if (me.error instanceof ApiError && me.error.status === 401) {
     return (
       <Container size="sm" py={80} component="main">
@@ -24,10 +23,6 @@ export default function Portal() {
   }
   if (me.error) return <ErrorText error={me.error} />;
   if (!me.data) return <Loading />;
-  const signOut = async () => {
-    await api().POST('/portal/auth/logout');
-    await queryClient.invalidateQueries({ queryKey: [slug, 'portal'] });
-  };
   return (
     // The portal has no organisation session: dates are in the customer's own zone.
     <TimeZoneOverride.Provider value={Intl.DateTimeFormat().resolvedOptions().timeZone}>
@@ -39,7 +34,7 @@ export default function Portal() {
             </Text>
             <Title order={1}>Licences of {me.data.customer.name}</Title>
           </div>
-          <Button variant="default" onClick={signOut}>
+          <Button variant="default" loading={signOut.busy} onClick={() => void signOut.run()}>
             Sign out
           </Button>
         </Group>
@@ -61,22 +56,13 @@ export default function Portal() {
 }
 
 function LicenceCard({ lid }: { lid: string }) {
-  const { slug = '' } = useParams();
-  const queryClient = useQueryClient();
-  const key = [slug, 'portal', 'licence', lid];
-  const licence = useQuery({ queryKey: key, queryFn: () => unwrap(api().GET('/portal/licenses/{lid}', { params: { path: { lid } } })) });
+  const licence = usePortalLicence(lid);
+  const release = usePortalRelease(lid);
+  const save = usePortalDownload(lid);
+  const airGap = usePortalAirGap(lid);
   if (licence.error) return <ErrorText error={licence.error} />;
   if (!licence.data) return <Loading />;
   const l = licence.data;
-  const save = async () => {
-    const text = await unwrap(api().GET('/portal/licenses/{lid}/download', { params: { path: { lid } }, parseAs: 'text' }));
-    download(text as string, `${lid}.lic`);
-  };
-  const release = (machineId: number) => async () => {
-    const updated = await unwrap(api().POST('/portal/licenses/{lid}/release', { params: { path: { lid } }, body: { machineId } }));
-    queryClient.setQueryData(key, updated);
-    await queryClient.invalidateQueries({ queryKey: [slug, 'portal', 'licences'] });
-  };
   const live = l.machines.filter((m) => m.live);
   return (
     <Card withBorder component="section" aria-labelledby={`licence-${lid}`}>
@@ -88,30 +74,31 @@ function LicenceCard({ lid }: { lid: string }) {
             </Title>
             <StatusBadge status={l.status} />
           </Group>
-          <Button variant="light" onClick={save} aria-label={`Download the licence file of ${l.productName}`}>
+          <Button variant="light" loading={save.busy} onClick={async () => { const done = await save.run(); if (done) download(done.value, `${lid}.lic`); }} aria-label={`Download the licence file of ${l.productName}`}>
             Download
           </Button>
         </Group>
+        <ErrorText error={save.error} title="Not downloaded" />
         <SimpleGrid cols={{ base: 2, sm: 4 }}>
           <Field label="Type">{l.licenceType}</Field>
           <Field label="Expires">{l.expiresAt ? <DateTime value={l.expiresAt} withTime={false} /> : 'never'}</Field>
-          <Field label="Computers">
+          <Field label="Machines">
             {l.seatsUsed} of {l.maxMachines}
           </Field>
-          <Field label="Releases left">{l.releasesLeft === null ? 'no limit' : `${l.releasesLeft} this month`}</Field>
+          <Field label="Releases left">{l.releasesLeft === null ? 'no limit' : `${l.releasesLeft} in the last 30 days`}</Field>
         </SimpleGrid>
         <Text size="xs" c="dimmed" ff="monospace">
           {l.lid}
         </Text>
         {live.length === 0 ? (
           <Text size="sm" c="dimmed">
-            No computer holds this licence yet.
+            No machine holds this licence yet.
           </Text>
         ) : (
-          <Table aria-label={`Computers of ${l.productName}`}>
+          <Table aria-label={`Machines of ${l.productName}`}>
             <Table.Thead>
               <Table.Tr>
-                <Table.Th>Computer</Table.Th>
+                <Table.Th>Machine</Table.Th>
                 <Table.Th>Since</Table.Th>
                 <Table.Th />
               </Table.Tr>
@@ -121,7 +108,7 @@ function LicenceCard({ lid }: { lid: string }) {
                 <Table.Tr key={m.id}>
                   <Table.Td>
                     <Text span inherit style={{ whiteSpace: 'nowrap' }}>
-                      Computer {m.id}
+                      Machine {m.id}
                     </Text>
                     {m.airGapped && m.until && (
                       <Text size="xs" c="dimmed">
@@ -139,12 +126,12 @@ function LicenceCard({ lid }: { lid: string }) {
                       <ConfirmButton
                         compact
                         label="Release"
-                        title={`Release computer ${m.id}`}
+                        title={`Release machine ${m.id}`}
                         disabled={l.releasesLeft === 0}
-                        consequence={`The licence stops working on this computer and can be used on another. ${
+                        consequence={`The licence stops working on this machine and can be used on another. ${
                           l.releasesLeft === null ? '' : `You have ${l.releasesLeft} ${l.releasesLeft === 1 ? 'release' : 'releases'} left in these 30 days.`
                         }`}
-                        onConfirm={release(m.id)}
+                        action={bound(release, m.id)}
                       />
                     )}
                   </Table.Td>
@@ -154,16 +141,11 @@ function LicenceCard({ lid }: { lid: string }) {
           </Table>
         )}
         {l.licenceType !== 'OFFLINE' && (
-          <AirGapActions
-            subject={lid}
-            activate={(request) => unwrap(api().POST('/portal/licenses/{lid}/air-gap-activations', { params: { path: { lid } }, body: { request } }))}
-            deactivate={(code) => unwrap(api().POST('/portal/licenses/{lid}/air-gap-deactivations', { params: { path: { lid } }, body: { code } }))}
-            onDone={() => Promise.all([queryClient.invalidateQueries({ queryKey: key }), queryClient.invalidateQueries({ queryKey: [slug, 'portal', 'licences'] })])}
-          />
+          <AirGapActions subject={lid} activate={airGap.activate} deactivate={airGap.deactivate} />
         )}
         {l.releasesLeft === 0 && (
           <Text size="sm" c="dimmed">
-            No releases are left in these 30 days: ask your vendor to free a computer.
+            No releases are left in these 30 days: ask your vendor to free a machine.
           </Text>
         )}
       </Stack>

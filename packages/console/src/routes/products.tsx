@@ -1,9 +1,8 @@
 import { Anchor, Badge, Button, Group, Stack, Text, Title } from '@mantine/core';
-import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useParams } from 'react-router';
-import { api, unwrap } from '../api/client';
-import { key, useCanWrite } from '../api/queries';
+import { useProducts } from '../api/products';
+import { useCanWrite } from '../api/session';
 import { DateTime } from '../components/display';
 import { Guarded } from '../components/feedback';
 import { ProductForm } from '../components/product-form';
@@ -13,7 +12,7 @@ export default function Products() {
   const { slug = '' } = useParams();
   const write = useCanWrite();
   const [creating, setCreating] = useState(false);
-  const products = useQuery({ queryKey: key('products'), queryFn: () => unwrap(api().GET('/products')) });
+  const products = useProducts();
   return (
     <Stack>
       <Group justify="space-between">
@@ -50,7 +49,7 @@ export default function Products() {
           ],
           ['Algorithm', (p) => p.algorithmLabel],
           ['Type', (p) => p.licenceType],
-          ['Key', (p) => <Badge color={p.keyState === 'OK' ? 'green' : 'red'} variant="dot">{p.keyState ?? '—'}</Badge>],
+          ['Key', (p) => <Badge color={p.keyState === 'OK' ? 'green' : 'red'} variant="dot" tt="none">{p.keyState === 'OK' ? 'OK' : 'Error'}</Badge>],
           ['Certificate expires', (p) => (p.certificateType === 'NONE' ? <Text span c="dimmed" inherit>no certificate</Text> : <DateTime value={p.certificateExpiresAt} withTime={false} />)],
           ['Licences', (p) => p.licenseCount.toLocaleString()],
           ['Check token', (p) => (p.checkTokenSet ? 'set' : <Text span c="dimmed" inherit>not set</Text>)],

@@ -1,12 +1,13 @@
 import { Alert, Button, Card, Group, PasswordInput, Select, Stack, Text, Title } from '@mantine/core';
-import { useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { api, unwrap } from '../api/client';
-import { key, useIsAdmin, useMe, useSettings } from '../api/queries';
+import { memberPasskeys } from '../api/passkeys';
+import { roleName, useIsAdmin, useMe } from '../api/session';
+import { useChangePassword, useSaveTimezone, useSettings } from '../api/settings';
 import { DateTime } from '../components/display';
 import { ErrorText, Guarded, Loading } from '../components/feedback';
+import { useProblems } from '../components/modal-form';
+import { PasskeysCard } from '../components/passkeys';
 import { useZones } from '../components/zones';
-import { PasskeysCard, type PasskeyApi } from '../components/passkeys';
 
 export default function Settings() {
   return (
@@ -22,28 +23,15 @@ export default function Settings() {
 function Timezone() {
   const settings = useSettings();
   const admin = useIsAdmin();
-  const queryClient = useQueryClient();
+  const saveZone = useSaveTimezone();
   const zones = useZones();
   const [zone, setZone] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
   if (settings.error) return <ErrorText error={settings.error} />;
   if (!settings.data) return <Loading />;
   const current = settings.data.timezone;
   const save = async (event: FormEvent) => {
     event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      await unwrap(api().PUT('/settings', { body: { timezone: zone ?? current } }));
-      // Every date and chart follows the zone.
-      await queryClient.invalidateQueries({ queryKey: key() });
-      setZone(null);
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
+    if (await saveZone.run(zone ?? current)) setZone(null);
   };
   return (
     <Card withBorder maw={640} component="section" aria-labelledby="timezone-heading">
@@ -66,13 +54,13 @@ function Timezone() {
             <Select label="Organisation timezone" data={zones} value={zone ?? current} onChange={setZone} searchable allowDeselect={false} disabled={!admin.allowed} limit={50} nothingFoundMessage="No zone by that name" w={380} maw="100%" />
             <Guarded allowed={admin.allowed} reason={admin.reason}>
               {(disabled) => (
-                <Button type="submit" loading={busy} disabled={disabled || zone === null || zone === current}>
+                <Button type="submit" loading={saveZone.busy} disabled={disabled || zone === null || zone === current}>
                   Save timezone
                 </Button>
               )}
             </Guarded>
           </Group>
-          <ErrorText error={error} />
+          <ErrorText error={saveZone.error} title="Timezone not saved" />
         </Stack>
       </form>
     </Card>
@@ -84,50 +72,48 @@ function OwnPassword() {
   const [current, setCurrent] = useState('');
   const [next, setNext] = useState('');
   const [again, setAgain] = useState('');
-  const [error, setError] = useState<unknown>(null);
+  const change = useChangePassword();
   const [done, setDone] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const mismatch = again !== '' && again !== next;
+  const problems = useProblems({
+    current: !current && 'Enter your current password',
+    next: next.length < 12 && 'At least 12 characters',
+    again: again !== next && 'Not the same as the new password',
+  });
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    setBusy(true);
-    setError(null);
     setDone(false);
-    try {
-      await unwrap(api().PUT('/auth/password', { body: { currentPassword: current, newPassword: next } }));
+    if (!problems.check()) return;
+    if (await change.run({ currentPassword: current, newPassword: next })) {
+      problems.reset();
       setCurrent('');
       setNext('');
       setAgain('');
       setDone(true);
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
     }
   };
   return (
     <Card withBorder maw={640} component="section" aria-labelledby="password-heading">
-      <form onSubmit={submit}>
+      <form onSubmit={submit} noValidate>
         <Stack gap="sm">
           <div>
             <Title order={2} size="h4" id="password-heading">
               Your password
             </Title>
             <Text size="sm" c="dimmed">
-              Signed in as {me?.displayName} ({me?.username}, {me?.role}).
+              Signed in as {me?.displayName} ({me?.username}, {roleName(me?.role)}).
             </Text>
           </div>
-          <PasswordInput label="Current password" required autoComplete="current-password" value={current} onChange={(e) => setCurrent(e.currentTarget.value)} />
-          <PasswordInput label="New password" description="At least 12 characters" required minLength={12} autoComplete="new-password" value={next} onChange={(e) => setNext(e.currentTarget.value)} />
-          <PasswordInput label="Repeat the new password" required autoComplete="new-password" value={again} onChange={(e) => setAgain(e.currentTarget.value)} error={mismatch ? 'Not the same as the new password' : undefined} />
-          <ErrorText error={error} />
+          <PasswordInput label="Current password" required autoComplete="current-password" value={current} onChange={(e) => setCurrent(e.currentTarget.value)} error={problems.of('current')} />
+          <PasswordInput label="New password" description="At least 12 characters" required minLength={12} autoComplete="new-password" value={next} onChange={(e) => setNext(e.currentTarget.value)} error={problems.of('next')} />
+          <PasswordInput label="Repeat the new password" required autoComplete="new-password" value={again} onChange={(e) => setAgain(e.currentTarget.value)} error={problems.of('again') ?? (again !== '' && again !== next ? 'Not the same as the new password' : undefined)} />
+          <ErrorText error={change.error} title="Password not changed" />
           {done && (
             <Alert color="green" variant="light" role="status">
               Password changed. Use it the next time you sign in.
             </Alert>
           )}
           <Group>
-            <Button type="submit" loading={busy} disabled={!current || next.length < 12 || next !== again}>
+            <Button type="submit" loading={change.busy}>
               Change password
             </Button>
           </Group>
@@ -148,12 +134,5 @@ function OwnPasskeys() {
       </Text>
     );
   }
-  const passkeyApi: PasskeyApi = {
-    queryKey: key('passkeys'),
-    list: () => unwrap(api().GET('/auth/passkeys')),
-    options: (currentPassword) => unwrap(api().POST('/auth/passkeys/options', { body: { currentPassword } })),
-    register: (name, response) => unwrap(api().POST('/auth/passkeys', { body: { name, response: response as never } })),
-    remove: (id) => unwrap(api().DELETE('/auth/passkeys/{id}', { params: { path: { id } } })),
-  };
-  return <PasskeysCard passkeyApi={passkeyApi} />;
+  return <PasskeysCard realm={memberPasskeys} />;
 }

@@ -1,21 +1,11 @@
 import { Anchor } from '@mantine/core';
 import { useParams } from 'react-router';
-import { startAuthentication, type PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/browser';
-import { api, unwrap } from '../api/client';
+import { signIn } from '../api/session';
 import { SignInForm } from '../components/sign-in-form';
 
 export default function SignIn() {
   const { slug = '' } = useParams();
-  const signIn = async (username: string, password: string) => {
-    await unwrap(api(slug).POST('/auth/login', { body: { username, password } }));
-    localStorage.setItem('licensor.lastSlug', slug);
-  };
-  const passkey = async () => {
-    const options = (await unwrap(api(slug).POST('/auth/passkey/options'))) as unknown as PublicKeyCredentialRequestOptionsJSON;
-    const response = await startAuthentication({ optionsJSON: options });
-    await unwrap(api(slug).POST('/auth/passkey/login', { body: { response: response as never } }));
-    localStorage.setItem('licensor.lastSlug', slug);
-  };
+  const by = signIn(slug);
   return (
     <SignInForm
       subtitle={
@@ -24,8 +14,8 @@ export default function SignIn() {
         </>
       }
       home={`/o/${slug}/`}
-      signIn={signIn}
-      passkey={passkey}
+      signIn={by.password}
+      passkey={by.passkey}
     >
       <Anchor href="/" size="sm" ta="center">
         Another organisation

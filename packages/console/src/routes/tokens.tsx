@@ -1,13 +1,13 @@
-import { Badge, Button, Checkbox, Group, Modal, Stack, Table, Text, TextInput, Title } from '@mantine/core';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
-import { api, unwrap, type Answer } from '../api/client';
-import { key, useIsAdmin } from '../api/queries';
+import { Badge, Button, Checkbox, Group, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { useState } from 'react';
+import { bound } from '../api/action';
+import { useIsAdmin } from '../api/session';
+import { useCreateToken, useDeleteToken, useRevokeToken, useTokens } from '../api/tokens';
 import { DateTime, SecretOnce } from '../components/display';
-import { ConfirmButton, ErrorText } from '../components/feedback';
+import { ConfirmButton } from '../components/feedback';
+import { ModalForm, useProblems } from '../components/modal-form';
 import { RecordTable } from '../components/record-table';
 
-type Token = Answer<'/tokens', 'get'>[number];
 /** DESIGN.md 4's scopes: resource × read/write, where write implies read. */
 const RESOURCES: Array<[string, boolean]> = [
   ['licenses', true],
@@ -21,18 +21,10 @@ const RESOURCES: Array<[string, boolean]> = [
 
 export default function Tokens() {
   const admin = useIsAdmin();
-  const queryClient = useQueryClient();
-  const tokens = useQuery({ queryKey: key('tokens'), queryFn: () => unwrap(api().GET('/tokens')), enabled: admin.allowed });
+  const tokens = useTokens(admin.allowed);
+  const revoke = useRevokeToken();
+  const remove = useDeleteToken();
   const [creating, setCreating] = useState(false);
-  const refresh = () => queryClient.invalidateQueries({ queryKey: key('tokens') });
-  const revoke = (t: Token) => async () => {
-    await unwrap(api().POST('/tokens/{id}/revoke', { params: { path: { id: t.id } } }));
-    await refresh();
-  };
-  const remove = (t: Token) => async () => {
-    await unwrap(api().DELETE('/tokens/{id}', { params: { path: { id: t.id } } }));
-    await refresh();
-  };
   return (
     <Stack>
       <Group justify="space-between">
@@ -65,9 +57,9 @@ export default function Tokens() {
                 (t) => (
                   <Group gap={6}>
                     {!t.revokedAt && (
-                      <ConfirmButton compact label="Revoke" title={`Revoke ${t.name}`} color="red" consequence="Every request carrying this token is refused from now on. The record stays, so its past use remains visible." onConfirm={revoke(t)} />
+                      <ConfirmButton compact label="Revoke" title={`Revoke ${t.name}`} color="red" consequence="Every request carrying this token is refused from now on. The record stays, so its past use remains visible." action={bound(revoke, t.id)} />
                     )}
-                    <ConfirmButton compact label="Delete" title={`Delete ${t.name}`} color="red" consequence="The token is refused and its record removed; the activity trail keeps what it did." onConfirm={remove(t)} />
+                    <ConfirmButton compact label="Delete" title={`Delete ${t.name}`} color="red" consequence="The token is refused and its record removed; the activity trail keeps what it did." action={bound(remove, t.id)} />
                   </Group>
                 ),
               ],
@@ -81,13 +73,15 @@ export default function Tokens() {
 }
 
 function CreateToken({ onClose }: { onClose: () => void }) {
-  const queryClient = useQueryClient();
+  const create = useCreateToken();
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<Set<string>>(new Set());
   const [expires, setExpires] = useState('');
   const [created, setCreated] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const problems = useProblems({
+    name: !name.trim() ? 'Enter a name' : !/^[A-Za-z0-9._-]{1,100}$/.test(name.trim()) && 'Letters, digits, dot, underscore and dash, at most 100 characters',
+    scopes: scopes.size === 0 && 'Choose at least one scope',
+  });
   const has = (scope: string) => scopes.has(scope);
   const setScope = (scope: string, on: boolean) => {
     const next = new Set(scopes);
@@ -95,81 +89,59 @@ function CreateToken({ onClose }: { onClose: () => void }) {
     else next.delete(scope);
     setScopes(next);
   };
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      // A write scope carries its read: only the write is sent.
-      const chosen = [...scopes].filter((s) => !(s.endsWith(':read') && scopes.has(s.replace(':read', ':write'))));
-      const answer = await unwrap(api().POST('/tokens', { body: { name: name.trim(), scopes: chosen, ...(expires ? { expiresAt: new Date(`${expires}T23:59:59Z`).toISOString() } : {}) } }));
-      setCreated(answer.token);
-      await queryClient.invalidateQueries({ queryKey: key('tokens') });
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
+  const submit = async () => {
+    if (!problems.check()) return false;
+    // A write scope carries its read: only the write is sent.
+    const chosen = [...scopes].filter((s) => !(s.endsWith(':read') && scopes.has(s.replace(':read', ':write'))));
+    const done = await create.run({ name: name.trim(), scopes: chosen, ...(expires ? { expiresAt: new Date(`${expires}T23:59:59Z`).toISOString() } : {}) });
+    if (done) setCreated(done.value.token);
+    return done;
   };
+  const shown = created && (
+    <Stack>
+      <SecretOnce value={created} label="API token">
+        Send it as <code>Authorization: Bearer …</code>.
+      </SecretOnce>
+      <Group justify="flex-end">
+        <Button onClick={onClose}>Done</Button>
+      </Group>
+    </Stack>
+  );
   return (
-    <Modal closeButtonProps={{ 'aria-label': 'Close' }} opened onClose={onClose} title="Create token" size="lg">
-      {created ? (
-        <Stack>
-          <SecretOnce value={created} label="API token">
-            Send it as <code>Authorization: Bearer …</code>.
-          </SecretOnce>
-          <Group justify="flex-end">
-            <Button onClick={onClose}>Done</Button>
-          </Group>
-        </Stack>
-      ) : (
-        <form onSubmit={submit} aria-label="Create token">
-          <Stack>
-            <TextInput label="Name" description="Letters, digits, . _ and -; the activity trail shows token/<name>" required maxLength={100} value={name} onChange={(e) => setName(e.currentTarget.value)} data-autofocus />
-            <div>
-              <Text size="sm" fw={500}>
-                Scopes
-              </Text>
-              <Text size="xs" c="dimmed">
-                Write includes read.
-              </Text>
-              <Table withRowBorders={false} verticalSpacing={4} aria-label="Scopes" maw={360}>
-                <Table.Thead>
-                  <Table.Tr>
-                    <Table.Th>Resource</Table.Th>
-                    <Table.Th>Read</Table.Th>
-                    <Table.Th>Write</Table.Th>
-                  </Table.Tr>
-                </Table.Thead>
-                <Table.Tbody>
-                  {RESOURCES.map(([resource, writable]) => {
-                    const implied = has(`${resource}:write`);
-                    return (
-                      <Table.Tr key={resource}>
-                        <Table.Td>{resource}</Table.Td>
-                        <Table.Td>
-                          <Checkbox aria-label={`${resource}:read`} checked={has(`${resource}:read`) || implied} disabled={implied} onChange={(e) => setScope(`${resource}:read`, e.currentTarget.checked)} />
-                        </Table.Td>
-                        <Table.Td>{writable && <Checkbox aria-label={`${resource}:write`} checked={implied} onChange={(e) => setScope(`${resource}:write`, e.currentTarget.checked)} />}</Table.Td>
-                      </Table.Tr>
-                    );
-                  })}
-                </Table.Tbody>
-              </Table>
-            </div>
-            <TextInput label="Expires" description="Optional; the token stops working at the end of this day (UTC)" type="date" value={expires} onChange={(e) => setExpires(e.currentTarget.value)} maw={240} />
-            <ErrorText error={error} />
-            <Group justify="flex-end">
-              <Button variant="default" onClick={onClose}>
-                Cancel
-              </Button>
-              <Button type="submit" loading={busy} disabled={scopes.size === 0}>
-                Create
-              </Button>
-            </Group>
-          </Stack>
-        </form>
-      )}
-    </Modal>
+    <ModalForm title="Create token" submit="Create" onClose={onClose} action={create} onSubmit={submit} done={shown || undefined} stayOpen>
+      <TextInput label="Name" description="Letters, digits, . _ and -; the activity trail shows token/<name>" required maxLength={100} value={name} onChange={(e) => setName(e.currentTarget.value)} error={problems.of('name')} data-autofocus />
+      <div>
+        <Text size="sm" fw={500}>
+          Scopes
+        </Text>
+        <Text size="xs" c={problems.of('scopes') ? 'var(--mantine-color-error)' : 'dimmed'}>
+          {problems.of('scopes') ?? 'Write includes read.'}
+        </Text>
+        <Table withRowBorders={false} verticalSpacing={4} aria-label="Scopes" maw={360}>
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Resource</Table.Th>
+              <Table.Th>Read</Table.Th>
+              <Table.Th>Write</Table.Th>
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {RESOURCES.map(([resource, writable]) => {
+              const implied = has(`${resource}:write`);
+              return (
+                <Table.Tr key={resource}>
+                  <Table.Td>{resource}</Table.Td>
+                  <Table.Td>
+                    <Checkbox aria-label={`${resource}:read`} checked={has(`${resource}:read`) || implied} disabled={implied} onChange={(e) => setScope(`${resource}:read`, e.currentTarget.checked)} />
+                  </Table.Td>
+                  <Table.Td>{writable && <Checkbox aria-label={`${resource}:write`} checked={implied} onChange={(e) => setScope(`${resource}:write`, e.currentTarget.checked)} />}</Table.Td>
+                </Table.Tr>
+              );
+            })}
+          </Table.Tbody>
+        </Table>
+      </div>
+      <TextInput label="Expires" description="Optional; the token stops working at the end of this day (UTC)" type="date" value={expires} onChange={(e) => setExpires(e.currentTarget.value)} maw={240} />
+    </ModalForm>
   );
 }

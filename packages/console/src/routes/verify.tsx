@@ -1,39 +1,48 @@
-import { Anchor, Badge, Button, Card, Code, DataList, Group, SimpleGrid, Stack, Text, Textarea, Title } from '@mantine/core';
-import { useMutation, useQuery } from '@tanstack/react-query';
+import { Alert, Anchor, Badge, Button, Card, Code, DataList, Group, SimpleGrid, Stack, Text, Textarea, Title } from '@mantine/core';
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { Link, useParams } from 'react-router';
-import { api, unwrap, type Answer } from '../api/client';
-import { key, useSettings } from '../api/queries';
+import { useCustomer } from '../api/customers';
+import { useLicence, useVerify, type Verdict } from '../api/licences';
+import { useProduct } from '../api/products';
+import { useSettings } from '../api/settings';
 import { ErrorText } from '../components/feedback';
-import { DateTime, StatusBadge } from '../components/display';
-import { splitClaims } from '../components/claims';
+import { DateTime, days, duration, StatusBadge } from '../components/display';
+import { paramText, splitClaims } from '../components/claims';
 import type { ProductParam } from '../components/param-input';
-
-type Verdict = Answer<'/licenses/verify', 'post'>;
+import { useProblems } from '../components/modal-form';
 
 /** A pasted licence string judged as an application would, with the ledger beside it. */
 export default function Verify() {
   const [text, setText] = useState('');
-  const verify = useMutation({ mutationFn: (license: string) => unwrap(api().POST('/licenses/verify', { body: { license } })) });
-  const submit = (event: FormEvent) => {
+  const [verdict, setVerdict] = useState<Verdict | null>(null);
+  const verify = useVerify();
+  const problems = useProblems({ text: !text.trim() && 'Paste the licence string' });
+  // The service takes the text as pasted: it removes the spaces and line breaks an email client adds, and says so.
+  const submit = async (event: FormEvent) => {
     event.preventDefault();
-    verify.mutate(text.trim());
+    if (!problems.check()) return;
+    setVerdict((await verify.run(text))?.value ?? null);
   };
   return (
     <Stack gap="lg">
       <Title order={1}>Verify</Title>
-      <form onSubmit={submit}>
+      <form onSubmit={submit} noValidate>
         <Stack>
-          <Textarea label="Licence string" description="Paste the whole string a customer sent" autosize minRows={4} maxRows={10} value={text} onChange={(e) => setText(e.currentTarget.value)} required styles={{ input: { fontFamily: 'monospace' } }} />
+          <Textarea label="Licence string" description="Paste the whole string a customer sent" autosize minRows={4} maxRows={10} value={text} onChange={(e) => setText(e.currentTarget.value)} required error={problems.of('text')} styles={{ input: { fontFamily: 'monospace' } }} />
           <Group>
-            <Button type="submit" loading={verify.isPending}>
+            <Button type="submit" loading={verify.busy}>
               Verify
             </Button>
           </Group>
         </Stack>
       </form>
-      <ErrorText error={verify.error} />
-      {verify.data && <VerdictCard r={verify.data} />}
+      <ErrorText error={verify.error} title="Not verified" />
+      {verdict?.whitespaceRemoved && (
+        <Alert color="blue" variant="light" role="status">
+          Line breaks and spaces were removed from the pasted text: a licence string has none, so an email client must have added them.
+        </Alert>
+      )}
+      {verdict && <VerdictCard r={verdict} />}
     </Stack>
   );
 }
@@ -114,34 +123,23 @@ function Line({ label, children }: { label: string; children: ReactNode }) {
 
 const at = (seconds: unknown) => (typeof seconds === 'number' ? new Date(seconds * 1000).toISOString() : null);
 
-/** "3 days", "12 hours", "90 minutes": a signed number of seconds as a person says it. */
-function duration(seconds: number): string {
-  const [n, unit] = seconds % 86_400 === 0 ? [seconds / 86_400, 'day'] : seconds % 3_600 === 0 ? [seconds / 3_600, 'hour'] : seconds % 60 === 0 ? [seconds / 60, 'minute'] : [seconds, 'second'];
-  return `${n.toLocaleString()} ${unit}${n === 1 ? '' : 's'}`;
-}
-
-/** A parameter's signed value as text: yes/no, a list joined, anything else as it is. */
-function shown(value: unknown): string {
-  if (typeof value === 'boolean') return value ? 'yes' : 'no';
-  if (Array.isArray(value)) return value.length ? value.join(', ') : 'none';
-  return typeof value === 'string' || typeof value === 'number' ? String(value) : JSON.stringify(value);
+/** The machines a licence is bound to: those its string names, and those its checks bound since (the ledger's seats). */
+function boundWords(signed: number, seats: number | null): string {
+  const named = signed === 0 ? 'none signed in' : `${signed} fingerprint${signed === 1 ? '' : 's'} signed in`;
+  if (seats === null || seats === 0) return signed === 0 ? `${named}: the first check binds` : named;
+  return `${named}; ${seats} ${seats === 1 ? 'machine is' : 'machines are'} bound now`;
 }
 
 /** Who it belongs to, what it grants, until when, and whether the ledger agrees. */
 function Details({ r, claims }: { r: Verdict; claims: Record<string, unknown> }) {
   const { slug = '' } = useParams();
   const zone = useSettings().data?.timezone;
-  const product = useQuery({
-    queryKey: key('products', String(r.product?.id)),
-    queryFn: () => unwrap(api().GET('/products/{id}', { params: { path: { id: r.product!.id } } })),
-    enabled: r.product !== null,
-  });
+  const product = useProduct(r.product?.id ?? null);
   const customerId = r.ledger.customerId ?? null;
-  const customer = useQuery({
-    queryKey: key('customers', String(customerId)),
-    queryFn: () => unwrap(api().GET('/customers/{id}', { params: { path: { id: customerId! } } })),
-    enabled: customerId !== null,
-  });
+  const customer = useCustomer(customerId);
+  // The ledger's licence, for the machines its checks bound (the string names only those bound at issue).
+  const licence = useLicence(r.ledger.known && r.ledger.lid ? r.ledger.lid : null);
+  const bound = r.ledger.known ? (licence.data?.seatsUsed ?? null) : null;
   const declared = (product.data?.params ?? []) as ProductParam[];
   const labelOf = (name: string) => declared.find((p) => p.key === name)?.label ?? name;
   const params = Object.entries(splitClaims(claims).params);
@@ -219,13 +217,13 @@ function Details({ r, claims }: { r: Verdict; claims: Record<string, unknown> })
           {typeof claims.typ === 'string' ? claims.typ : 'not stated'}
           {typeof claims.act === 'string' ? `, ${claims.act.toLowerCase()} activation` : ''}
         </Line>
-        <Line label="Max machines">{shown(claims.mm)}</Line>
-        <Line label="Bound machines">{fingerprints === 0 ? 'none signed in: the first check binds' : `${fingerprints} fingerprint${fingerprints === 1 ? '' : 's'} signed in`}</Line>
+        <Line label="Max machines">{paramText(claims.mm)}</Line>
+        <Line label="Bound machines">{boundWords(fingerprints, bound)}</Line>
         {typeof claims.chk === 'number' && <Line label="Checks in">every {duration(claims.chk)}</Line>}
         {typeof claims.max === 'number' && <Line label="Offline for">at most {duration(claims.max)}</Line>}
         {params.map(([name, value]) => (
           <Line key={name} label={labelOf(name)}>
-            {shown(value)}
+            {paramText(value)}
           </Line>
         ))}
       </Section>
@@ -246,7 +244,7 @@ function Details({ r, claims }: { r: Verdict; claims: Record<string, unknown> })
           </Group>
         </Line>
         <Line label="Grace ends">
-          {r.expiry?.graceEndsAt ? <DateTime value={r.expiry.graceEndsAt} /> : '—'} <Text span size="xs" c="dimmed">({shown(claims.grace)} days)</Text>
+          {r.expiry?.graceEndsAt ? <DateTime value={r.expiry.graceEndsAt} /> : '—'} <Text span size="xs" c="dimmed">({days(Number(claims.grace))})</Text>
         </Line>
         <Line label="Signature">
           {r.signature}

@@ -1,14 +1,12 @@
-import { Badge, Button, Checkbox, Group, Modal, NumberInput, SegmentedControl, SimpleGrid, Stack, Text, TextInput, Title } from '@mantine/core';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
-import { api, unwrap, type Answer } from '../api/client';
-import { key, useIsAdmin } from '../api/queries';
+import { Badge, Button, Checkbox, Group, NumberInput, SegmentedControl, SimpleGrid, Stack, Text, TextInput, Title } from '@mantine/core';
+import { useState } from 'react';
+import { bound } from '../api/action';
+import { useIsAdmin } from '../api/session';
+import { useAddWebhook, useDeleteWebhook, useDeliveries, useRedeliver, useRotateSecret, useSetWebhookEnabled, useTestWebhook, useWebhooks, type DeliveryStatus, type Endpoint } from '../api/webhooks';
 import { DateTime, SecretOnce } from '../components/display';
 import { ConfirmButton, ErrorText } from '../components/feedback';
+import { ModalForm, useProblems } from '../components/modal-form';
 import { RecordTable } from '../components/record-table';
-
-type Endpoint = Answer<'/webhooks', 'get'>[number];
-type Delivery = Answer<'/webhooks/{id}/deliveries', 'get'>['items'][number];
 
 /** DESIGN.md 15's events, by the resource they concern. */
 const EVENTS: Array<[string, string[]]> = [
@@ -30,33 +28,20 @@ function Health({ endpoint }: { endpoint: Endpoint }) {
 
 export default function Webhooks() {
   const admin = useIsAdmin();
-  const queryClient = useQueryClient();
-  const endpoints = useQuery({ queryKey: key('webhooks'), queryFn: () => unwrap(api().GET('/webhooks')), enabled: admin.allowed });
+  const endpoints = useWebhooks(admin.allowed);
+  const setEnabled = useSetWebhookEnabled();
+  const remove = useDeleteWebhook();
+  const test = useTestWebhook();
   const [adding, setAdding] = useState(false);
   const [rotating, setRotating] = useState<Endpoint | null>(null);
   const [shown, setShown] = useState<number | null>(null);
-  const [tested, setTested] = useState<{ id: number; text: string } | null>(null);
-  const refresh = () => queryClient.invalidateQueries({ queryKey: key('webhooks') });
-  const path = (e: Endpoint) => ({ params: { path: { id: e.id } } });
-  const setEnabled = (e: Endpoint, enabled: boolean) => async () => {
-    await unwrap(api().PUT('/webhooks/{id}', { ...path(e), body: { enabled } }));
-    await refresh();
-  };
-  const remove = (e: Endpoint) => async () => {
-    await unwrap(api().DELETE('/webhooks/{id}', path(e)));
-    if (shown === e.id) setShown(null);
-    await refresh();
-  };
-  const test = async (e: Endpoint) => {
-    try {
-      const answer = await unwrap(api().POST('/webhooks/{id}/test', path(e)));
-      const { httpStatus, error } = answer.attempt;
-      setTested({ id: e.id, text: answer.status === 'delivered' ? `Test event delivered (HTTP ${httpStatus}).` : `Test event failed: ${error ?? `HTTP ${httpStatus}`}.` });
-    } catch (err) {
-      setTested({ id: e.id, text: err instanceof Error ? err.message : String(err) });
-    }
-    await refresh();
-    await queryClient.invalidateQueries({ queryKey: key('webhook-deliveries', e.id) });
+  const [tested, setTested] = useState<string | null>(null);
+  const sendTest = async (e: Endpoint) => {
+    setTested(null);
+    const done = await test.run(e.id);
+    if (!done) return;
+    const { status, attempt } = done.value;
+    setTested(status === 'delivered' ? `Test event delivered (HTTP ${attempt.httpStatus}).` : `Test event failed: ${attempt.error ?? `HTTP ${attempt.httpStatus}`}.`);
   };
   return (
     <Stack>
@@ -65,7 +50,7 @@ export default function Webhooks() {
         {admin.allowed && <Button onClick={() => setAdding(true)}>Add endpoint</Button>}
       </Group>
       {!admin.allowed ? (
-        <Text c="dimmed">{admin.reason.replace('members, API tokens and settings', 'members, API tokens, webhooks and settings')}</Text>
+        <Text c="dimmed">{admin.reason}</Text>
       ) : (
         <>
           <Text size="sm" c="dimmed">
@@ -73,9 +58,11 @@ export default function Webhooks() {
           </Text>
           {tested && (
             <Text size="sm" role="status">
-              {tested.text}
+              {tested}
             </Text>
           )}
+          <ErrorText error={test.error} title="No test event sent" />
+          <ErrorText error={setEnabled.error} title="Not enabled" />
           <RecordTable
             error={endpoints.error}
             label="Webhook endpoints"
@@ -95,20 +82,27 @@ export default function Webhooks() {
                     <Button variant="light" size="compact-sm" onClick={() => setShown(shown === e.id ? null : e.id)} aria-expanded={shown === e.id}>
                       Deliveries
                     </Button>
-                    <Button variant="light" size="compact-sm" onClick={() => test(e)}>
+                    <Button variant="light" size="compact-sm" loading={test.busy} onClick={() => void sendTest(e)}>
                       Send test event
                     </Button>
                     <Button variant="light" size="compact-sm" onClick={() => setRotating(e)}>
                       Rotate secret
                     </Button>
                     {e.enabled ? (
-                      <ConfirmButton compact label="Disable" title={`Disable ${e.url}`} consequence="Nothing is sent to it while disabled; its events are kept as failed, so Recover can send them after you enable it again." onConfirm={setEnabled(e, false)} />
+                      <ConfirmButton compact label="Disable" title={`Disable ${e.url}`} consequence="Nothing is sent to it while disabled; its events are kept as failed, so Recover can send them after you enable it again." action={bound(setEnabled, { id: e.id, enabled: false })} />
                     ) : (
-                      <Button variant="light" size="compact-sm" onClick={setEnabled(e, true)}>
+                      <Button variant="light" size="compact-sm" loading={setEnabled.busy} onClick={() => void setEnabled.run({ id: e.id, enabled: true })}>
                         Enable
                       </Button>
                     )}
-                    <ConfirmButton compact label="Delete" color="red" title={`Delete ${e.url}`} consequence="The endpoint and its delivery log are removed; nothing more is sent to it." onConfirm={remove(e)} />
+                    <ConfirmButton
+                      compact
+                      label="Delete"
+                      color="red"
+                      title={`Delete ${e.url}`}
+                      consequence="The endpoint and its delivery log are removed; nothing more is sent to it."
+                      action={{ ...remove, run: async () => { const done = await remove.run(e.id); if (done && shown === e.id) setShown(null); return done; } }}
+                    />
                   </Group>
                 ),
               ],
@@ -124,19 +118,9 @@ export default function Webhooks() {
 }
 
 function Deliveries({ endpoint }: { endpoint: Endpoint }) {
-  const queryClient = useQueryClient();
-  const [status, setStatus] = useState('all');
-  const deliveries = useQuery({
-    queryKey: key('webhook-deliveries', endpoint.id, status),
-    queryFn: () => unwrap(api().GET('/webhooks/{id}/deliveries', { params: { path: { id: endpoint.id }, query: status === 'all' ? {} : { status: status as 'pending' } } })),
-    // While something waits for an attempt, the log follows the delivery loop.
-    refetchInterval: (query) => (query.state.data?.items.some((d) => d.status === 'pending') ? 3_000 : false),
-  });
-  const redeliver = (d: Delivery) => async () => {
-    await unwrap(api().POST('/webhooks/{id}/deliveries/{eventId}/redeliver', { params: { path: { id: endpoint.id, eventId: d.eventId } } }));
-    await queryClient.invalidateQueries({ queryKey: key('webhook-deliveries', endpoint.id) });
-    await queryClient.invalidateQueries({ queryKey: key('webhooks') });
-  };
+  const [status, setStatus] = useState<DeliveryStatus>('all');
+  const deliveries = useDeliveries(endpoint.id, status);
+  const redeliver = useRedeliver(endpoint.id);
   const colour: Record<string, string> = { delivered: 'green', pending: 'blue', failed: 'red' };
   return (
     <Stack gap="xs" component="section" aria-label={`Deliveries to ${endpoint.url}`}>
@@ -144,7 +128,7 @@ function Deliveries({ endpoint }: { endpoint: Endpoint }) {
         <Title order={2} size="h4">
           Deliveries to {endpoint.url}
         </Title>
-        <SegmentedControl size="xs" value={status} onChange={setStatus} data={['all', 'pending', 'delivered', 'failed']} aria-label="Delivery status" />
+        <SegmentedControl size="xs" value={status} onChange={(value) => setStatus(value as DeliveryStatus)} data={['all', 'pending', 'delivered', 'failed']} aria-label="Delivery status" />
       </Group>
       <RecordTable
         error={deliveries.error}
@@ -161,7 +145,7 @@ function Deliveries({ endpoint }: { endpoint: Endpoint }) {
             const last = d.attempts.at(-1);
             return d.attempts.length === 0 ? 'none' : (<><Text size="sm">{d.attempts.length}, last {last!.httpStatus === null ? 'no answer' : `HTTP ${last!.httpStatus}`} in {last!.durationMs} ms</Text>{last!.error && <Text size="xs" c="dimmed">{last!.error}</Text>}</>);
           }],
-          ['Actions', (d) => <ConfirmButton compact label="Redeliver" title={`Redeliver ${d.type}`} consequence="The event is sent again with the same id and body, on a fresh retry schedule." onConfirm={redeliver(d)} />],
+          ['Actions', (d) => <ConfirmButton compact label="Redeliver" title={`Redeliver ${d.type}`} consequence="The event is sent again with the same id and body, on a fresh retry schedule." action={bound(redeliver, d.eventId)} />],
         ]}
       />
     </Stack>
@@ -169,125 +153,87 @@ function Deliveries({ endpoint }: { endpoint: Endpoint }) {
 }
 
 function AddEndpoint({ onClose }: { onClose: () => void }) {
-  const queryClient = useQueryClient();
+  const add = useAddWebhook();
   const [url, setUrl] = useState('https://');
   const [description, setDescription] = useState('');
   const [all, setAll] = useState(true);
   const [events, setEvents] = useState<Set<string>>(new Set());
   const [secret, setSecret] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const problems = useProblems({
+    url: !/^https?:\/\/[^\s/]+/.test(url.trim()) && 'An address such as https://example.com/hooks',
+    events: !all && events.size === 0 && 'Choose at least one event',
+  });
   const toggle = (event: string, on: boolean) => {
     const next = new Set(events);
     if (on) next.add(event);
     else next.delete(event);
     setEvents(next);
   };
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const answer = await unwrap(api().POST('/webhooks', { body: { url: url.trim(), events: all ? ['*'] : [...events], ...(description.trim() ? { description: description.trim() } : {}) } }));
-      setSecret(answer.secret);
-      await queryClient.invalidateQueries({ queryKey: key('webhooks') });
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+  const submit = async () => {
+    if (!problems.check()) return false;
+    const done = await add.run({ url: url.trim(), events: all ? ['*'] : [...events], ...(description.trim() ? { description: description.trim() } : {}) });
+    if (done) setSecret(done.value.secret);
+    return done;
   };
+  const shown = secret && (
+    <Stack>
+      <SecretOnce value={secret} label="signing secret" kept={SECRET_KEPT}>
+        Give it to your receiver’s Standard Webhooks library.
+      </SecretOnce>
+      <Group justify="flex-end">
+        <Button onClick={onClose}>Done</Button>
+      </Group>
+    </Stack>
+  );
   return (
-    <Modal closeButtonProps={{ 'aria-label': 'Close' }} opened onClose={onClose} title="Add endpoint" size="lg">
-      {secret ? (
-        <Stack>
-          <SecretOnce value={secret} label="signing secret" kept={SECRET_KEPT}>
-            Give it to your receiver’s Standard Webhooks library.
-          </SecretOnce>
-          <Group justify="flex-end">
-            <Button onClick={onClose}>Done</Button>
-          </Group>
-        </Stack>
-      ) : (
-        <form onSubmit={submit} aria-label="Add endpoint">
-          <Stack>
-            <TextInput label="URL" description="https:// to a public address" required maxLength={2048} value={url} onChange={(e) => setUrl(e.currentTarget.value)} data-autofocus />
-            <TextInput label="Description" maxLength={500} value={description} onChange={(e) => setDescription(e.currentTarget.value)} />
-            <Checkbox label="All events, including those added later" checked={all} onChange={(e) => setAll(e.currentTarget.checked)} />
-            {!all && (
-              <SimpleGrid cols={{ base: 1, sm: 2 }} role="group" aria-label="Events">
-                {EVENTS.map(([resource, types]) => (
-                  <Stack key={resource} gap={4}>
-                    <Text size="sm" fw={500}>
-                      {resource}
-                    </Text>
-                    {types.map((t) => (
-                      <Checkbox key={t} size="xs" label={t} checked={events.has(t)} onChange={(e) => toggle(t, e.currentTarget.checked)} />
-                    ))}
-                  </Stack>
-                ))}
-              </SimpleGrid>
-            )}
-            <ErrorText error={error} />
-            <Group justify="flex-end">
-              <Button variant="default" onClick={onClose}>
-                Cancel
-              </Button>
-              <Button type="submit" loading={busy} disabled={!all && events.size === 0}>
-                Add
-              </Button>
-            </Group>
-          </Stack>
-        </form>
+    <ModalForm title="Add endpoint" submit="Add" onClose={onClose} action={add} onSubmit={submit} done={shown || undefined} stayOpen>
+      <TextInput label="URL" description="https:// to a public address" required maxLength={2048} value={url} onChange={(e) => setUrl(e.currentTarget.value)} error={problems.of('url')} data-autofocus />
+      <TextInput label="Description" maxLength={500} value={description} onChange={(e) => setDescription(e.currentTarget.value)} />
+      <Checkbox label="All events, including those added later" checked={all} onChange={(e) => setAll(e.currentTarget.checked)} />
+      {!all && (
+        <SimpleGrid cols={{ base: 1, sm: 2 }} role="group" aria-label="Events">
+          {EVENTS.map(([resource, types]) => (
+            <Stack key={resource} gap={4}>
+              <Text size="sm" fw={500}>
+                {resource}
+              </Text>
+              {types.map((t) => (
+                <Checkbox key={t} size="xs" label={t} checked={events.has(t)} onChange={(e) => toggle(t, e.currentTarget.checked)} />
+              ))}
+            </Stack>
+          ))}
+        </SimpleGrid>
       )}
-    </Modal>
+      {problems.of('events') && (
+        <Text size="sm" c="var(--mantine-color-error)">
+          {problems.of('events')}
+        </Text>
+      )}
+    </ModalForm>
   );
 }
 
 function RotateSecret({ endpoint, onClose }: { endpoint: Endpoint; onClose: () => void }) {
+  const rotate = useRotateSecret(endpoint.id);
   const [overlap, setOverlap] = useState<number | string>(24);
   const [secret, setSecret] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const answer = await unwrap(api().POST('/webhooks/{id}/rotate-secret', { params: { path: { id: endpoint.id } }, body: { overlapHours: Number(overlap) } }));
-      setSecret(answer.secret);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+  const submit = async () => {
+    const done = await rotate.run(Number(overlap));
+    if (done) setSecret(done.value.secret);
+    return done;
   };
+  const shown = secret && (
+    <Stack>
+      <SecretOnce value={secret} label="new signing secret" kept={SECRET_KEPT} />
+      <Group justify="flex-end">
+        <Button onClick={onClose}>Done</Button>
+      </Group>
+    </Stack>
+  );
   return (
-    <Modal closeButtonProps={{ 'aria-label': 'Close' }} opened onClose={onClose} title="Rotate secret" size="lg">
-      {secret ? (
-        <Stack>
-          <SecretOnce value={secret} label="new signing secret" kept={SECRET_KEPT} />
-          <Group justify="flex-end">
-            <Button onClick={onClose}>Done</Button>
-          </Group>
-        </Stack>
-      ) : (
-        <form onSubmit={submit} aria-label="Rotate secret">
-          <Stack>
-            <Text size="sm">A new secret signs every delivery to {endpoint.url} from now on. During the overlap the current one signs beside it, so receivers can switch without missing a delivery.</Text>
-            <NumberInput label="Overlap (hours)" min={0} max={168} allowDecimal={false} value={overlap} onChange={setOverlap} maw={200} />
-            <ErrorText error={error} />
-            <Group justify="flex-end">
-              <Button variant="default" onClick={onClose}>
-                Cancel
-              </Button>
-              <Button type="submit" loading={busy}>
-                Rotate secret
-              </Button>
-            </Group>
-          </Stack>
-        </form>
-      )}
-    </Modal>
+    <ModalForm title="Rotate secret" submit="Rotate secret" onClose={onClose} action={rotate} onSubmit={submit} done={shown || undefined} stayOpen>
+      <Text size="sm">A new secret signs every delivery to {endpoint.url} from now on. During the overlap the current one signs beside it, so receivers can switch without missing a delivery.</Text>
+      <NumberInput label="Overlap (hours)" min={0} max={168} allowDecimal={false} value={overlap} onChange={setOverlap} maw={200} />
+    </ModalForm>
   );
 }

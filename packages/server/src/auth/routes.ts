@@ -71,7 +71,7 @@ export function authRoutes(database: Database, config: Config, version: string):
         },
       },
       async (request, reply) => {
-        await changeOwnPassword(request.ctx, request.body.currentPassword, request.body.newPassword);
+        await changeOwnPassword(request.ctx, request.body.currentPassword, request.body.newPassword, config.dataDir);
         return reply.code(204).send();
       },
     );

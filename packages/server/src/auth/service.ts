@@ -3,6 +3,7 @@ import { badRequest, forbidden } from '../core/errors.js';
 import { hashPassword, verifyPassword } from '../core/passwords.js';
 import { inTransaction } from '../core/transaction.js';
 import { recordAudit } from '../audit/audit.js';
+import { retireInitialPassword } from '../users/initial-password.js';
 import { endSessions, findUser, setPasswordHash } from '../users/repo.js';
 import { deleteSession } from './repo.js';
 
@@ -33,8 +34,11 @@ export async function signOut(ctx: Ctx): Promise<void> {
   if (ctx.actor.kind === 'user') await deleteSession(ctx.tenant, ctx.actor.sessionId);
 }
 
-/** A member's own new password, given the current one; their other sessions end. */
-export async function changeOwnPassword(ctx: Ctx, currentPassword: string, newPassword: string): Promise<void> {
+/**
+ * A member's own new password, given the current one; their other sessions end. `dataDir`: where
+ * the first start may have left the password this replaces (users/initial-password.ts).
+ */
+export async function changeOwnPassword(ctx: Ctx, currentPassword: string, newPassword: string, dataDir: string): Promise<void> {
   if (ctx.actor.kind === 'platform') throw forbidden('a platform account changes its password with the CLI, not inside an organisation');
   if (ctx.actor.kind !== 'user') throw badRequest('only a signed-in person has a password');
   const { userId, sessionId } = ctx.actor;
@@ -53,4 +57,5 @@ export async function changeOwnPassword(ctx: Ctx, currentPassword: string, newPa
       summary: `${user.username} changed their password`,
     });
   });
+  await retireInitialPassword(dataDir, user.password_hash);
 }

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { FAVICON_ICO } from './icon.js';
 
 /** Where `npm install` (the console's `vite build`) leaves the console. */
 const CONSOLE_DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../console/dist');
@@ -55,6 +56,10 @@ export function installConsole(app: FastifyInstance): void {
   const sendIndex = (reply: FastifyReply) => reply.headers(CONSOLE_HEADERS).header('cache-control', 'no-cache').type('text/html; charset=utf-8').send(index);
 
   app.get('/', hidden, async (_request, reply) => sendIndex(reply));
+  // Every page's browser asks for it: without it, each logs a 404 in its console.
+  app.get('/favicon.ico', hidden, async (_request, reply) =>
+    reply.headers({ 'x-content-type-options': 'nosniff', 'cache-control': 'public, max-age=86400' }).type('image/x-icon').send(FAVICON_ICO),
+  );
   app.get('/o/:slug', hidden, async (request, reply) => reply.redirect(`/o/${encodeURIComponent((request.params as { slug: string }).slug)}/`));
   // Pages of the app, except the API beside them, whose unknown paths stay JSON 404s.
   const pageOrApi404 = async (request: FastifyRequest, reply: FastifyReply) => {

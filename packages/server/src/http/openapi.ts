@@ -1,7 +1,10 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Access } from '../core/access.js';
+import type { Config } from '../config.js';
+import { ICON_PNG } from './icon.js';
+import { bodyIsOptional } from './validation.js';
 
 const API_PREFIX = '/o/:slug/api';
 const PLATFORM_PREFIX = '/platform/api';
@@ -156,7 +159,8 @@ function withoutSlug(params: ObjectSchema): ObjectSchema {
  * OpenAPI 3.1 generated from the route schemas that also validate requests and serialise
  * answers. The organisation is a server variable, so paths are written without `/o/{slug}/api`.
  */
-export async function installOpenApi(app: FastifyInstance, version: string, publicUrl: string): Promise<void> {
+export async function installOpenApi(app: FastifyInstance, version: string, config: Pick<Config, 'publicUrl' | 'ownOrigins'>): Promise<void> {
+  const { publicUrl } = config;
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -210,18 +214,40 @@ export async function installOpenApi(app: FastifyInstance, version: string, publ
       return { schema: { ...described, ...(operationId ? { operationId } : {}) }, url: path };
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  // The page a person reads: the service's name and icon, and the document /openapi.json serves,
+  // whose servers are the address the page was read at when that is one of the service's own (a
+  // loopback service answers as localhost and 127.0.0.1), so that "Try it out" reaches it.
+  const ownOrigin = (request: FastifyRequest) => config.ownOrigins.find((origin) => origin === `${request.protocol}://${request.host}`);
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    theme: { title: 'Licensor API reference', favicon: [{ filename: 'icon.png', rel: 'icon', sizes: '32x32', type: 'image/png', content: ICON_PNG }] },
+    logo: { type: 'image/png', content: ICON_PNG, href: '/' },
+    transformSpecification: (doc, request) => served(doc as ServedDocument, ownOrigin(request) ?? publicUrl),
+  });
   app.get('/openapi.json', { schema: { hide: true } }, async () => openApiDocument(app, publicUrl));
 }
 
+interface ServedDocument {
+  servers: Array<{ url: string }>;
+  paths?: Record<string, Record<string, unknown>>;
+}
+
+/** The served document, with `base` (the public URL) as its servers' address. */
+export const openApiDocument = (app: FastifyInstance, base: string) => served(JSON.parse(JSON.stringify(app.swagger())) as ServedDocument, base);
+
 /**
- * The served document: the control plane's paths are not under an organisation, so each
- * carries its own server (the deployment's root) instead of the document's `/o/{slug}/api`.
+ * Finishes a copy of the generated document: its server at `base`; the control plane's paths,
+ * which are not under an organisation, each with its own server (the deployment's root).
  */
-export function openApiDocument(app: FastifyInstance, publicUrl: string) {
-  const doc = app.swagger() as { paths?: Record<string, Record<string, unknown>> };
+function served(doc: ServedDocument, base: string) {
+  doc.servers[0]!.url = `${base}/o/{slug}/api`;
   for (const [path, item] of Object.entries(doc.paths ?? {})) {
-    if (path.startsWith(PLATFORM_PREFIX)) item.servers = [{ url: publicUrl, description: 'The deployment itself: the control plane is outside every organisation.' }];
+    if (path.startsWith(PLATFORM_PREFIX)) item.servers = [{ url: base, description: 'The deployment itself: the control plane is outside every organisation.' }];
+    // @fastify/swagger calls every body required; one that needs no field may be left out (http/validation.ts).
+    for (const operation of Object.values(item) as Array<{ requestBody?: { required?: boolean; content?: Record<string, { schema?: object }> } }>) {
+      const schema = operation.requestBody?.content?.['application/json']?.schema;
+      if (schema && bodyIsOptional(schema)) operation.requestBody!.required = false;
+    }
   }
   return doc;
 }

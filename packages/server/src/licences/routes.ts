@@ -33,11 +33,6 @@ const IdempotencyHeader = Type.Object({
   'idempotency-key': Type.Optional(Type.String({ maxLength: 255, description: 'Repeats within 24 hours return the first answer and change nothing.' })),
 });
 
-// These actions take an optional body: a missing one is validated as an empty object.
-async function bodyOrEmpty(request: FastifyRequest) {
-  request.body ??= {};
-}
-
 export function sendLic(reply: FastifyReply, lid: string, text: string) {
   return reply.type(LIC_TYPE).header('content-disposition', `attachment; filename="${lid}.lic"`).send(text);
 }
@@ -126,7 +121,6 @@ export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
       '/licenses/:lid/renew',
       {
         config: { access: 'licenses:write', cachedCaller: true },
-        preValidation: bodyOrEmpty,
         schema: {
           summary: 'Renew: same lid, a new signed term',
           description: 'The old string is kept as a superseded term. Without a body the product’s defaults apply.',
@@ -153,8 +147,7 @@ export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
         `/licenses/:lid/${path}`,
         {
           config: { access: 'licenses:write' },
-          preValidation: bodyOrEmpty,
-          schema: { summary, tags, params: LidParams, body, response: responses({ 200: Licence }) },
+            schema: { summary, tags, params: LidParams, body, response: responses({ 200: Licence }) },
         },
         run as never,
       );

@@ -73,6 +73,9 @@ export const LicenceVersion = Type.Object({
 
 export const VerifyResult = Type.Object({
   valid: Type.Boolean(),
+  whitespaceRemoved: Type.Boolean({
+    description: 'True when spaces, tabs or line breaks (an email client wrapping the string) were removed before judging it: a signed string never contains any.',
+  }),
   reason: Nullable(Type.String({ description: 'MALFORMED, UNKNOWN_PRODUCT, BAD_SIGNATURE, NOT_YET_VALID or EXPIRED.' })),
   claims: Nullable(Type.Record(Type.String(), Type.Unknown())),
   product: Nullable(Type.Object({ id: Type.Integer(), productKey: Type.String(), name: Type.String() })),

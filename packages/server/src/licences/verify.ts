@@ -8,11 +8,21 @@ import { licenceByLid } from './repo.js';
 
 const unchecked = { signature: 'UNCHECKED', signatureAlgorithm: null, expiry: null } as const;
 
+/** ASCII whitespace (WHATWG's: tab, line feed, form feed, carriage return, space) and the vertical tab. */
+const ASCII_WHITESPACE = /[\t\n\v\f\r ]/g;
+
 /**
  * Judges a licence string the way a customer's application would: signature and calendar
- * only. The ledger is context beside the verdict and never changes it.
+ * only. The ledger is context beside the verdict and never changes it. A person pastes what a
+ * customer sent, often wrapped by an email client: whitespace, which a signed string never
+ * contains, is removed first and the answer says so (the SDKs' `verify` stays strict).
  */
-export async function verifyLicenceString(ctx: Ctx, keyring: Keyring, text: string) {
+export async function verifyLicenceString(ctx: Ctx, keyring: Keyring, pasted: string) {
+  const text = pasted.replace(ASCII_WHITESPACE, '');
+  return { whitespaceRemoved: text !== pasted, ...(await judge(ctx, keyring, text)) };
+}
+
+async function judge(ctx: Ctx, keyring: Keyring, text: string) {
   let parsed: ParsedLicence;
   try {
     parsed = parseLicence(text);
@@ -52,7 +62,7 @@ const payloadPart = (licenceString: string) => licenceString.slice(0, licenceStr
 async function ledgerFor(ctx: Ctx, lid: string, text: string) {
   const row = await licenceByLid(ctx.tenant, lid);
   if (!row) return { known: false };
-  const superseded = payloadPart(row.licence_string) !== payloadPart(text.trim());
+  const superseded = payloadPart(row.licence_string) !== payloadPart(text);
   return {
     known: true,
     lid: row.lid,

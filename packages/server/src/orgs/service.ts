@@ -1,5 +1,3 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { transaction, type Database } from '../db/database.js';
 import { tenant } from '../db/tenant.js';
@@ -9,6 +7,7 @@ import { badRequest, conflict, notFound } from '../core/errors.js';
 import { insertMember, updateMember } from '../users/service.js';
 import { findUserByUsername } from '../users/repo.js';
 import { anyOrganisationExists, findOrganisationBySlug, insertOrganisation } from './repo.js';
+import { writeInitialPassword } from '../users/initial-password.js';
 
 const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
 
@@ -33,10 +32,11 @@ export async function operatorCtx(database: Database, slug: string): Promise<Ctx
   return makeCtx(database, org, { kind: 'system', name: 'cli' });
 }
 
-export async function setPasswordByUsername(ctx: Ctx, username: string, password: string) {
+/** The CLI's `user set-password`; `dataDir` is where the first start may have left the password it replaces. */
+export async function setPasswordByUsername(ctx: Ctx, username: string, password: string, dataDir: string) {
   const user = await findUserByUsername(ctx.tenant, username);
   if (!user) throw notFound(`no user "${username}" in organisation "${ctx.org.slug}"`);
-  return updateMember(ctx, user.id, { password });
+  return updateMember(ctx, user.id, { password }, dataDir);
 }
 
 /**
@@ -63,8 +63,5 @@ export async function bootstrap(
   });
   if (!created) return null;
   if (!generated) return { generatedPassword: null, passwordFile: null };
-  const passwordFile = path.join(options.dataDir, 'initial-admin-password');
-  fs.mkdirSync(options.dataDir, { recursive: true });
-  fs.writeFileSync(passwordFile, `${generated}\n`, { mode: 0o600 });
-  return { generatedPassword: generated, passwordFile };
+  return { generatedPassword: generated, passwordFile: writeInitialPassword(options.dataDir, generated) };
 }

@@ -1,12 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import type { Config } from '../config.js';
 import { IdParams, NoContent, responses } from '../core/schemas.js';
 import { CreateMemberBody, Member, UpdateMemberBody } from './schemas.js';
 import { createMember, deleteMember, listMembers, updateMember } from './service.js';
 
 const tags = ['Users'];
 
-export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
+export const userRoutes = (config: Pick<Config, 'dataDir'>): FastifyPluginAsyncTypebox => async (app) => {
   app.get(
     '/users',
     {
@@ -44,7 +45,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: responses({ 200: Member }, [409]),
       },
     },
-    async (request) => updateMember(request.ctx, request.params.id, request.body),
+    async (request) => updateMember(request.ctx, request.params.id, request.body, config.dataDir),
   );
 
   app.delete(

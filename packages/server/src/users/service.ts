@@ -8,6 +8,7 @@ import type { Tenant } from '../db/tenant.js';
 import { conflict, forbidden, notFound } from '../core/errors.js';
 import { countActiveAdmins, deleteUser, endSessions, findUser, insertUser, listUsers, toMember, updateUser } from './repo.js';
 import type { CreateMemberBody, UpdateMemberBody } from './schemas.js';
+import { retireInitialPassword } from './initial-password.js';
 
 type CreateInput = Static<typeof CreateMemberBody>;
 type UpdateInput = Static<typeof UpdateMemberBody>;
@@ -73,15 +74,18 @@ export async function insertMember(t: Tenant, ctx: Pick<Ctx, 'actor' | 'now'>, i
   return toMember(row);
 }
 
-export async function updateMember(ctx: Ctx, id: number, input: UpdateInput) {
+/** `dataDir`: where the first start may have left a password this change replaces (orgs/initial-password.ts). */
+export async function updateMember(ctx: Ctx, id: number, input: UpdateInput, dataDir: string) {
   refusePasswordFromToken(ctx, input);
   const passwordHash = input.password === undefined ? undefined : await hashPassword(input.password);
+  let replacedHash: string | null = null;
   try {
-    return await inTransaction(
+    const member = await inTransaction(
       ctx,
       async (t) => {
         const before = await findUser(t, id);
         if (!before) throw notFound(`no member ${id}`);
+        if (passwordHash !== undefined) replacedHash = before.password_hash;
         const row = await updateUser(t, id, {
           username: input.username,
           display_name: input.displayName,
@@ -107,6 +111,8 @@ export async function updateMember(ctx: Ctx, id: number, input: UpdateInput) {
       },
       { lockOrganisation: true },
     );
+    await retireInitialPassword(dataDir, replacedHash);
+    return member;
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict(`username "${input.username}" is already taken`);
     throw err;

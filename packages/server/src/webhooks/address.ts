@@ -62,7 +62,9 @@ export async function checkTarget(raw: string, allowed: net.BlockList): Promise<
     const inAllowed = allowed.check(judged.address, judged.family) || allowed.check(address, net.isIP(address) === 4 ? 'ipv4' : 'ipv6');
     allInAllowed &&= inAllowed;
     if (!inAllowed && refused.check(judged.address, judged.family)) {
-      throw new AddressRefused(`the host ${host} resolves to ${address}, which is not a public address`);
+      // Naming the setting and the exact range makes trying webhooks against a local receiver one step.
+      const range = `${judged.address}/${judged.family === 'ipv4' ? 32 : 128}`;
+      throw new AddressRefused(`the host ${host} resolves to ${address}, which is not a public address (to allow it, start the service with LICENSOR_WEBHOOK_ALLOW_NETWORKS=${range})`);
     }
   }
   if (url.protocol === 'http:' && !allInAllowed) throw new AddressRefused('url must start with https://');

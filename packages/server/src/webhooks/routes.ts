@@ -112,11 +112,11 @@ export function webhookRoutes(database: Database, config: Config, masterKey: Buf
           description: 'The new secret is in this answer only; the previous one also signs for `overlapHours` (a new rotation ends an earlier overlap).',
           tags,
           params: IdParams,
-          body: Type.Optional(Type.Object({ overlapHours: Type.Optional(Type.Integer({ minimum: 0, maximum: 168, default: 24 })) }, { additionalProperties: false })),
+          body: Type.Object({ overlapHours: Type.Optional(Type.Integer({ minimum: 0, maximum: 168, default: 24 })) }, { additionalProperties: false }),
           response: responses({ 200: Type.Object({ secret: Secret, previousValidUntil: NullableTimestamp }) }),
         },
       },
-      async (request) => rotateSecret(request.ctx, masterKey, request.params.id, request.body?.overlapHours ?? 24),
+      async (request) => rotateSecret(request.ctx, masterKey, request.params.id, request.body.overlapHours ?? 24),
     );
 
     app.post(

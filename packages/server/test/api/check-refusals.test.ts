@@ -75,14 +75,14 @@ describe('refusals, in the order of DESIGN.md 5', () => {
   it('400 for a malformed body, nonce or fingerprint, naming the field', async () => {
     const good = checkBody(licence.licenseString, 'bad-bodies');
     const cases: Array<[string, RegExp]> = [
-      ['', /body/],
+      ['', /^Licence is required$/],
       ['{not json', /JSON/],
-      ['[]', /body/],
-      [JSON.stringify({ ...good, nonce: undefined }), /nonce/],
-      [JSON.stringify({ ...good, nonce: 'short' }), /nonce/],
-      [JSON.stringify({ ...good, nonce: 'a'.repeat(15) + '!' }), /nonce/],
-      [JSON.stringify({ ...good, nonce: 'a'.repeat(129) }), /nonce/],
-      [JSON.stringify({ ...good, license: 42 }), /license/],
+      ['[]', /^The body must be a JSON object$/],
+      [JSON.stringify({ ...good, nonce: undefined }), /^Nonce is required$/],
+      [JSON.stringify({ ...good, nonce: 'short' }), /^Nonce: letters, digits, dash and underscore, 16 to 128 characters$/],
+      [JSON.stringify({ ...good, nonce: 'a'.repeat(15) + '!' }), /^Nonce: /],
+      [JSON.stringify({ ...good, nonce: 'a'.repeat(129) }), /^Nonce: /],
+      [JSON.stringify({ ...good, license: 42 }), /^Licence: /],
       [JSON.stringify({ ...good, fingerprint: 'SVC1.abc.def' }), /fingerprint/],
       [JSON.stringify({ ...good, fingerprint: fingerprint('x').slice(0, -1) + '0' }), /fingerprint/],
     ];

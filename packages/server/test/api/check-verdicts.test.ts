@@ -122,7 +122,7 @@ describe('a valid check', () => {
     for (const machineLabel of ['', 'x'.repeat(65), 'tab\there', 'nul\u0000']) {
       const refused = await p.check({ ...body, nonce: nonce(), machineLabel });
       expect(refused.statusCode).toBe(400);
-      expect(refused.data.error).toMatch(/machineLabel/);
+      expect(refused.data.error).toMatch(/^Machine label\b/);
     }
   });
 

@@ -1,12 +1,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runCli, startServe, stopServe } from '../cli.js';
 import { sql } from 'kysely';
 import { freshDatabaseEnv, startHarness, type Harness } from '../harness.js';
 import { loadConfig } from '../../src/config.js';
 import { openDatabase, sqliteFileIn } from '../../src/db/database.js';
 import { bootstrap } from '../../src/orgs/service.js';
+import { writeInitialPassword } from '../../src/users/initial-password.js';
+import { buildApp } from '../../src/app.js';
+import { loadMasterKey } from '../../src/keys/master-key.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -54,8 +57,8 @@ describe('operator CLI', () => {
 
   // Refusals change nothing, so they run side by side (each is a process start).
   it.concurrent.for([
-    [['--role', 'WIZARD', '--password', 'long enough password'], /role/],
-    [['--role', 'VIEWER', '--password', 'short'], /password/],
+    [['--role', 'WIZARD', '--password', 'long enough password'], /^licensor: Role: one of VIEWER, ISSUER or ORG_ADMIN/],
+    [['--role', 'VIEWER', '--password', 'short'], /^licensor: Password: text of 12 to 1,024 characters/],
     [['--role', 'VIEWER'], /--password/],
     [['--role', 'VIEWER', '--password', 'long enough password', '--email', 'nope'], /email/],
   ] as const)('refuses user create %j with exit 1 and a clear message', async ([extra, message], { expect }) => {
@@ -151,6 +154,11 @@ describe('first start', () => {
       expect(password.length).toBeGreaterThanOrEqual(16);
       const printed = [first, second].filter((s) => s.output().includes(password));
       expect(printed).toHaveLength(1);
+      // Beside the password: where it is kept until it changes, and what to open.
+      expect(printed[0]!.output()).toContain(
+        `Its password is: ${password}\n(also saved to ${file}, readable only by this user; that file is removed once the password is changed)\n` +
+          'Open the console at http://localhost:0/ and sign in to organisation "default" as "admin".\n',
+      );
       for (const line of printed[0]!.output().split('\n').filter((l) => l.startsWith('{'))) {
         expect(line).not.toContain(password);
       }
@@ -173,18 +181,65 @@ describe('first start', () => {
     }
   });
 
+  it('removes the initial password file once that password is changed: by the member, by another administrator, or by user set-password', async () => {
+    const { env, dispose } = await freshDatabaseEnv();
+    const config = loadConfig(env);
+    const database = await openDatabase({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFileIn(config.dataDir) });
+    const app = await buildApp({ config, database, masterKey: loadMasterKey(config, () => {}) });
+    try {
+      const first = (await bootstrap(database, { dataDir: config.dataDir, bootstrapPassword: null }))!;
+      const file = first.passwordFile!;
+      const call = async (method: 'POST' | 'PUT', url: string, body: unknown, cookie?: string) => {
+        const response = await app.inject({ method, url: `/o/default/api${url}`, payload: body as object, headers: cookie ? { cookie } : {} });
+        return { status: response.statusCode, data: response.body ? JSON.parse(response.body) : null, cookie: response.cookies.find((c) => c.name === 'svc_session') };
+      };
+      const signIn = async (username: string, password: string) => `svc_session=${(await call('POST', '/auth/login', { username, password })).cookie!.value}`;
+      const admin = await signIn('admin', first.generatedPassword!);
+      const colleague = await call('POST', '/users', { username: 'colleague', role: 'ORG_ADMIN', password: 'colleague password' }, admin);
+      // Another member's new password, or a wrong current password, leaves the file alone.
+      expect((await call('PUT', `/users/${colleague.data.id}`, { password: 'colleague password 2' }, admin)).status).toBe(200);
+      expect((await call('PUT', '/auth/password', { currentPassword: 'not the password', newPassword: 'admin password 1' }, admin)).status).toBe(400);
+      expect(fs.readFileSync(file, 'utf8').trim()).toBe(first.generatedPassword);
+
+      expect((await call('PUT', '/auth/password', { currentPassword: first.generatedPassword, newPassword: 'admin password 1' }, admin)).status).toBe(204);
+      expect(fs.existsSync(file)).toBe(false);
+
+      // The same for a file that holds the password another administrator replaces, and one the CLI replaces.
+      writeInitialPassword(config.dataDir, 'admin password 1');
+      const adminId = (await database.db.selectFrom('users').select('id').where('username', '=', 'admin').executeTakeFirstOrThrow()).id;
+      const theirs = await signIn('colleague', 'colleague password 2');
+      expect((await call('PUT', `/users/${adminId}`, { password: 'admin password 2' }, theirs)).status).toBe(200);
+      expect(fs.existsSync(file)).toBe(false);
+      writeInitialPassword(config.dataDir, 'admin password 2');
+      const cli = await runCli(['user', 'set-password', '--org', 'default', '--username', 'admin', '--password', 'admin password 3'], env);
+      expect(cli.code).toBe(0);
+      expect(fs.existsSync(file)).toBe(false);
+      expect((await call('POST', '/auth/login', { username: 'admin', password: 'admin password 3' })).status).toBe(200);
+    } finally {
+      await app.close();
+      await database.close();
+      await dispose();
+    }
+  });
+
   it('uses LICENSOR_BOOTSTRAP_PASSWORD when set, printing and writing nothing', async () => {
     const { env, dispose } = await freshDatabaseEnv();
-    const s = await startServe({ ...env, LOG_LEVEL: 'info', LICENSOR_BOOTSTRAP_PASSWORD: 'chosen bootstrap pw' });
+    const publicUrl = 'http://licences.test:8080';
+    const s = await startServe({ ...env, LOG_LEVEL: 'info', LOG_FORMAT: 'pretty', LICENSOR_PUBLIC_URL: publicUrl, LICENSOR_BOOTSTRAP_PASSWORD: 'chosen bootstrap pw' });
     try {
       expect(fs.existsSync(path.join(env.LICENSOR_DATA_DIR!, 'initial-admin-password'))).toBe(false);
       expect(s.output()).not.toContain('chosen bootstrap pw');
+      expect(s.output()).toContain(`Its password is the one LICENSOR_BOOTSTRAP_PASSWORD gave.\nOpen the console at ${publicUrl}/ and sign in`);
       const login = await fetch(`${s.url}/o/default/api/auth/login`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ username: 'admin', password: 'chosen bootstrap pw' }),
       });
       expect(login.status).toBe(200);
+      // LOG_FORMAT=pretty: one short line for the request, and no JSON line anywhere.
+      await vi.waitFor(() => expect(s.output()).toMatch(/^\d\d:\d\d:\d\d POST \/o\/default\/api\/auth\/login 200 \d+ ms$/m));
+      expect(s.output()).toMatch(/^\d\d:\d\d:\d\d INFO  the console is at http:\/\/licences\.test:8080\/$/m);
+      expect(s.output().split('\n').filter((line) => line.startsWith('{'))).toEqual([]);
     } finally {
       await stopServe(s.child);
       await dispose();

@@ -19,18 +19,18 @@ const raw = (method: 'POST' | 'PUT', path: string, json: string) => h.admin(meth
 
 describe('text the database cannot store', () => {
   it.each([
-    ['POST', '/customers', '{"name":"a\\u0000b"}', 'body.name'],
-    ['POST', '/products', '{"productKey":"k1","name":"x\\u0000y"}', 'body.name'],
-    ['POST', '/products', '{"productKey":"k1","name":"x","description":"\\u0000"}', 'body.description'],
-    ['POST', '/users', '{"username":"nul","role":"VIEWER","displayName":"a\\u0000"}', 'body.displayName'],
-    ['POST', '/products', '{"productKey":"k1","name":"x\\ud800y"}', 'body.name'],
-    ['POST', '/customers', '{"name":"lone \\udc00 low"}', 'body.name'],
-    ['POST', '/customers', '{"name":"ok","notes":"\\ud83d"}', 'body.notes'],
+    ['POST', '/customers', '{"name":"a\\u0000b"}', 'Name'],
+    ['POST', '/products', '{"productKey":"k1","name":"x\\u0000y"}', 'Name'],
+    ['POST', '/products', '{"productKey":"k1","name":"x","description":"\\u0000"}', 'Description'],
+    ['POST', '/users', '{"username":"nul","role":"VIEWER","displayName":"a\\u0000"}', 'Display name'],
+    ['POST', '/products', '{"productKey":"k1","name":"x\\ud800y"}', 'Name'],
+    ['POST', '/customers', '{"name":"lone \\udc00 low"}', 'Name'],
+    ['POST', '/customers', '{"name":"ok","notes":"\\ud83d"}', 'Notes'],
   ] as const)('%s %s %s is a 400 naming %s, and changes nothing', async (method, path, json, field) => {
     const before = (await h.admin('GET', '/dashboard/activity')).data.total;
     const response = await raw(method, path, json);
     expect(response.statusCode).toBe(400);
-    expect(response.data.error).toMatch(new RegExp(`^${field.replace('.', '\\.')} must (not contain NUL|be well-formed Unicode)`));
+    expect(response.data.error).toMatch(new RegExp(`^${field} must (not contain NUL characters|be well-formed Unicode \\(a lone surrogate was found\\))$`));
     expect((await h.admin('GET', '/dashboard/activity')).data.total).toBe(before);
   });
 
@@ -41,17 +41,17 @@ describe('text the database cannot store', () => {
   });
 
   it('refuses NUL in an edit, in notes, and in a query', async () => {
-    expect((await raw('PUT', `/licenses/${lid}/notes`, '{"notes":"a\\u0000"}')).data.error).toMatch(/^body\.notes must not contain NUL/);
+    expect((await raw('PUT', `/licenses/${lid}/notes`, '{"notes":"a\\u0000"}')).data.error).toBe('Notes must not contain NUL characters');
     const q = await h.admin('GET', '/licenses/page?q=%00');
     expect(q.statusCode).toBe(400);
-    expect(q.data.error).toMatch(/^querystring\.q must not contain NUL/);
+    expect(q.data.error).toBe('Query parameter "q" must not contain NUL characters');
     expect((await h.admin('GET', '/customers?q=a%00')).statusCode).toBe(400);
   });
 
   it('answers a sign-in with NUL as a 400, without a credential', async () => {
     const response = await h.anonymous('POST', '/auth/login', '{"username":"a\\u0000b","password":"x"}', { 'content-type': 'application/json' });
     expect(response.statusCode).toBe(400);
-    expect(response.data.error).toMatch(/^body\.username/);
+    expect(response.data.error).toBe('Username must not contain NUL characters');
   });
 
   it.each([
@@ -83,7 +83,7 @@ describe('numbers out of range', () => {
   ])('GET %s is a 400 naming the parameter', async (path) => {
     const response = await h.admin('GET', path);
     expect(response.statusCode).toBe(400);
-    expect(response.data.error).toMatch(/^querystring\.(offset|productId|customerId)/);
+    expect(response.data.error).toMatch(/^Query parameter "(offset|productId|customerId)": a whole number from [01] to 9,007,199,254,740,991$/);
   });
 
   it('answers licence activity with a huge offset as a 400', async () => {
@@ -100,25 +100,25 @@ describe('numbers out of range', () => {
   it('still answers a non-numeric id with 400', async () => {
     const response = await h.admin('GET', '/products/abc');
     expect(response.statusCode).toBe(400);
-    expect(response.data.error).toMatch(/^params\.id/);
+    expect(response.data.error).toBe('Path parameter "id": a whole number from 1 to 9,007,199,254,740,991');
   });
 
   it.each([
-    ['POST', '/licenses', '{"productId":1e308,"licensee":"x"}', 'body.productId'],
-    ['POST', `/licenses/LID/release-binding`, '{"machineId":99999999999999999999}', 'body.machineId'],
+    ['POST', '/licenses', '{"productId":1e308,"licensee":"x"}', 'Product id: a whole number from 1 to 9,007,199,254,740,991'],
+    ['POST', `/licenses/LID/release-binding`, '{"machineId":99999999999999999999}', 'Machine id: a whole number from 1 to 9,007,199,254,740,991'],
   ] as const)('%s %s %s is a 400 naming the field', async (method, path, json, field) => {
     const response = await raw(method, path.replace('LID', lid), json);
     expect(response.statusCode).toBe(400);
-    expect(response.data.error.startsWith(field)).toBe(true);
+    expect(response.data.error).toBe(field);
   });
 });
 
 describe('errors that help', () => {
   it('names the allowed values of an enum', async () => {
     const response = await h.admin('POST', '/users', { username: 'enum-test', role: 'WIZARD' });
-    expect(response.data).toEqual({ error: 'body.role must be one of VIEWER, ISSUER, ORG_ADMIN' });
+    expect(response.data).toEqual({ error: 'Role: one of VIEWER, ISSUER or ORG_ADMIN' });
     const sort = await h.admin('GET', '/licenses/page?sort=price');
-    expect(sort.data.error).toBe('querystring.sort must be one of issuedAt, expiresAt, licensee, status, product, lastCheckedAt');
+    expect(sort.data.error).toBe('Query parameter "sort": one of issuedAt, expiresAt, licensee, status, product or lastCheckedAt');
   });
 
   it.each(['/customers?colour=red', '/products?q=x', '/users?page=2', '/settings?x=1', `/licenses/${'LID'}/machines?all=true`])(
@@ -126,7 +126,7 @@ describe('errors that help', () => {
     async (path) => {
       const response = await h.admin('GET', path.replace('LID', 'x'));
       expect(response.statusCode).toBe(400);
-      expect(response.data.error).toMatch(/^querystring\.\w+: unknown field$/);
+      expect(response.data.error).toMatch(/^Unknown query parameter "(colour|q|page|x|all)"$/);
     },
   );
 });

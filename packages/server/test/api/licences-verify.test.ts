@@ -23,6 +23,7 @@ describe('verify', () => {
     expect(response.statusCode).toBe(200);
     expect(response.data).toEqual({
       valid: true,
+      whitespaceRemoved: false,
       reason: null,
       claims: licence.claims,
       product: { id: product.id, productKey: product.productKey, name: product.name },
@@ -52,6 +53,16 @@ describe('verify', () => {
     const response = await verify(license);
     expect(response.statusCode).toBe(200);
     expect(response.data).toMatchObject({ valid: false, reason: 'MALFORMED', signature: 'UNCHECKED', product: null, ledger: { known: false } });
+  });
+
+  it('removes the spaces and line breaks an email client wraps a string in, and says so', async () => {
+    const licence = await issueOk(h.admin, { productId: product.id, licensee: 'Wrapped Ltd' });
+    const wrapped = `  ${licence.licenseString.match(/.{1,40}/g)!.join('\r\n')}\t\n`;
+    expect((await verify(wrapped)).data).toMatchObject({ valid: true, whitespaceRemoved: true, signature: 'VALID', ledger: { known: true, lid: licence.lid, superseded: false } });
+    expect((await verify(licence.licenseString.replace('.', ' .\v\f'))).data).toMatchObject({ valid: true, whitespaceRemoved: true });
+    // Only ASCII whitespace: a no-break space is not something a signed string could have lost.
+    expect((await verify(`${licence.licenseString}\u00a0`)).data).toMatchObject({ valid: false, reason: 'MALFORMED', whitespaceRemoved: false });
+    expect((await verify(' \n ')).data).toMatchObject({ valid: false, reason: 'MALFORMED', whitespaceRemoved: true });
   });
 
   it('refuses a body without a licence (400)', async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../harness.js';
+import { FORMATS, PATTERNS } from '../../src/http/validation.js';
 
 let h: Harness;
 let doc: any;
@@ -71,6 +72,24 @@ describe('OpenAPI document', () => {
       }
     }
     expect(unbounded).toEqual([]);
+  });
+
+  it('has words for every pattern and format a client may send, so no refusal quotes a schema', () => {
+    const unsaid: string[] = [];
+    const walk = (schema: any, where: string) => {
+      if (schema === null || typeof schema !== 'object') return;
+      if (Array.isArray(schema)) return schema.forEach((s, i) => walk(s, `${where}[${i}]`));
+      if (typeof schema.pattern === 'string' && !PATTERNS[schema.pattern]) unsaid.push(`${where}: pattern ${schema.pattern}`);
+      if (typeof schema.format === 'string' && !FORMATS[schema.format]) unsaid.push(`${where}: format ${schema.format}`);
+      for (const [key, value] of Object.entries(schema)) walk(value, `${where}.${key}`);
+    };
+    for (const [path, item] of Object.entries<any>(doc.paths)) {
+      for (const [method, operation] of operations(item)) {
+        for (const parameter of operation.parameters ?? []) walk(parameter.schema, `${method} ${path} ${parameter.in}.${parameter.name}`);
+        for (const content of Object.values<any>(operation.requestBody?.content ?? {})) walk(content.schema, `${method} ${path} body`);
+      }
+    }
+    expect(unsaid).toEqual([]);
   });
 
   it('passes a maintained linter with its recommended rules, errors and warnings alike', async () => {

@@ -404,6 +404,11 @@ describe('addresses', () => {
         expect(response.statusCode, url).toBe(400);
         expect(response.data.error, url).toMatch(/not a public address|must start with https/);
       }
+      // The refusal says how to allow a local receiver.
+      expect((await strict.admin('POST', '/webhooks', { url: 'http://127.0.0.1:9/hooks', events: ['*'] })).data).toEqual({
+        error: 'the host 127.0.0.1 resolves to 127.0.0.1, which is not a public address (to allow it, start the service with LICENSOR_WEBHOOK_ALLOW_NETWORKS=127.0.0.1/32)',
+      });
+      expect((await strict.admin('POST', '/webhooks', { url: 'https://[::ffff:10.0.0.1]/', events: ['*'] })).data.error).toMatch(/LICENSOR_WEBHOOK_ALLOW_NETWORKS=10\.0\.0\.1\/32\)$/);
       expect((await strict.admin('POST', '/webhooks', { url: 'https://93.184.215.14/hooks', events: ['*'] })).statusCode).toBe(201);
     } finally {
       await strict.close();

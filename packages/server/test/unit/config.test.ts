@@ -55,6 +55,21 @@ describe('configuration', () => {
     }
   });
 
+  it('logs JSON lines unless on a terminal, and refuses a LOG_FORMAT it does not know, naming the setting', () => {
+    expect(loadConfig({}, false).logFormat).toBe('json');
+    expect(loadConfig({}, true).logFormat).toBe('pretty');
+    expect(loadConfig({ LOG_FORMAT: 'json' }, true).logFormat).toBe('json');
+    expect(loadConfig({ LOG_FORMAT: 'pretty' }, false).logFormat).toBe('pretty');
+    for (const bad of ['yaml', 'JSON', ' pretty']) expect(() => loadConfig({ LOG_FORMAT: bad })).toThrow(`LOG_FORMAT must be json or pretty, got "${bad}"`);
+  });
+
+  it('names the console the start-up banner sends the operator to: the public URL, else localhost on this machine', () => {
+    expect(loadConfig({}).consoleUrl).toBe('http://localhost:8080/');
+    expect(loadConfig({ PORT: '9000', HOST: '0.0.0.0' }).consoleUrl).toBe('http://localhost:9000/');
+    expect(loadConfig({ HOST: '10.0.0.5' }).consoleUrl).toBe('http://10.0.0.5:8080/');
+    expect(loadConfig({ LICENSOR_PUBLIC_URL: 'https://licences.example.com/' }).consoleUrl).toBe('https://licences.example.com/');
+  });
+
   it('requires a master key with PostgreSQL', () => {
     expect(() => loadConfig({ DATABASE_URL: 'postgres://localhost/x' })).toThrow(/LICENSOR_MASTER_KEY is required/);
     const key = Buffer.alloc(32, 7).toString('base64');

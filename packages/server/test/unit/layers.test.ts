@@ -16,8 +16,8 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['core'],
   ['config.ts', 'version.ts'],
   // Fastify's plugins (tenancy and authorisation, OpenAPI, validation, failures, rate limits,
-  // metrics, the console) and the keys that sign.
-  ['http', 'keys'],
+  // metrics, the console), the keys that sign, and the processes' log lines.
+  ['http', 'keys', 'log.ts'],
   // The audit writer and, beside it, the webhook outbox writer every feature hands its event's data.
   ['audit'],
   // Machine seats: bindings, releases, leases, air-gapped activations' seats.

@@ -1,16 +1,13 @@
-import { Button, Checkbox, Divider, FileInput, Group, Modal, NumberInput, PasswordInput, Radio, Select, SimpleGrid, Stack, Switch, Text, Textarea, TextInput } from '@mantine/core';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { Checkbox, Divider, FileInput, Group, NumberInput, PasswordInput, Radio, Select, SimpleGrid, Stack, Switch, Text, Textarea, TextInput } from '@mantine/core';
+import { useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
-import { api, unwrap, type Answer } from '../api/client';
-import { key } from '../api/queries';
-import { duration } from './display';
-import { ErrorText } from './feedback';
+import { useProductOptions, useSaveProduct, type Product, type ProductBody } from '../../api/products';
+import { duration } from '../display';
+import { ModalForm, useProblems } from '../modal-form';
+import type { ProductParam } from '../param-input';
 import { ParamEditor, paramProblems } from './param-editor';
 import { SeatFields, type SeatDraft } from './seat-fields';
-import type { ProductParam } from './param-input';
 
-export type Product = Answer<'/products/{id}', 'get'>;
 type LicenceType = 'OFFLINE' | 'ONLINE' | 'HYBRID';
 type Algorithm = Product['algorithm'];
 type Count = number | '';
@@ -115,11 +112,9 @@ const LICENCE_TYPES: LicenceType[] = ['OFFLINE', 'ONLINE', 'HYBRID'];
 export function ProductForm({ product, opened, onClose }: { product?: Product; opened: boolean; onClose: () => void }) {
   const { slug = '' } = useParams();
   const navigate = useNavigate();
-  const queryClient = useQueryClient();
-  const options = useQuery({ queryKey: key('products', 'options'), queryFn: () => unwrap(api().GET('/products/options')), staleTime: Infinity, enabled: opened });
+  const options = useProductOptions(opened);
+  const save = useSaveProduct(product?.id);
   const [draft, setDraft] = useState(() => draftOf(product));
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
   const set = (change: Partial<Draft>) => setDraft((d) => ({ ...d, ...change }));
   const reserved = [...(options.data?.reservedParamKeys ?? []), ...(draft.seatModel === 'FLOATING' ? (options.data?.reservedFloatingParamKeys ?? []) : [])];
   // An imported key, or an existing key on a token, has its own algorithm.
@@ -129,18 +124,26 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
   const paramsOk = paramProblems(draft.params, reserved).every((p) => Object.keys(p).length === 0);
   const editing = product !== undefined;
 
+  const problems = useProblems({
+    name: !draft.name.trim() && 'Enter the product’s name',
+    productKey: !draft.productKey.trim() ? 'Enter a product key' : !/^[A-Za-z0-9._-]{1,64}$/.test(draft.productKey.trim()) && 'Letters, digits, dot, dash and underscore, at most 64 characters',
+    privateKeyPem: draft.keySource === 'pem' && !draft.privateKeyPem.trim() && 'Paste the private key',
+    keystore: draft.keySource === 'pkcs12' && !draft.keystore && 'Choose the keystore file',
+    pin: draft.keySource === 'pkcs11' && !draft.pin && 'Enter the token’s PIN',
+    certificatePem: draft.certificateType === 'IMPORTED' && draft.keySource !== 'pkcs12' && !draft.certificatePem.trim() && 'Paste the certificate',
+    allowedLicenceTypes: draft.allowedLicenceTypes.length === 0 && 'Allow at least one licence type',
+  });
+
   const close = () => {
     setDraft(draftOf(product));
-    setError(null);
+    save.reset();
     onClose();
   };
 
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
+  const submit = async () => {
+    if (!problems.check() || !paramsOk) return false;
     const orNull = (value: Count) => (value === '' ? null : value);
-    const body = {
+    const body: ProductBody = {
       productKey: draft.productKey.trim(),
       name: draft.name.trim(),
       description: draft.description.trim() || null,
@@ -172,19 +175,12 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
       airGapActivationDays: orNull(draft.airGapActivationDays),
       params: draft.params.map((p) => ({ ...p, label: p.label.trim() || p.key })),
     };
-    try {
-      const saved = editing
-        ? await unwrap(api().PUT('/products/{id}', { params: { path: { id: product.id } }, body }))
-        : await unwrap(api().POST('/products', { body }));
-      await queryClient.invalidateQueries({ queryKey: key('products') });
+    const saved = await save.run(body);
+    if (saved) {
       set({ privateKeyPem: '', privateKeyPassphrase: '', keystore: null, keystorePassword: '', pin: '', keySource: 'managed' });
-      onClose();
-      if (!editing) navigate(`/o/${slug}/products/${saved.id}`);
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
+      if (!editing) navigate(`/o/${slug}/products/${saved.value.id}`);
     }
+    return saved;
   };
 
   const choices = (list: Array<{ value: string; label: string; available: boolean; reason?: string }> | undefined) =>
@@ -192,11 +188,19 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
   const online = draft.allowedLicenceTypes.some((t) => t !== 'OFFLINE');
 
   return (
-    <Modal closeButtonProps={{ 'aria-label': 'Close' }} opened={opened} onClose={close} title={editing ? `Edit ${product.name}` : 'New product'} size="xl" fullScreen={window.innerWidth < 600}>
-      <form onSubmit={submit} aria-label={editing ? 'Edit product' : 'New product'}>
-        <Stack>
+    <ModalForm
+      title={editing ? `Edit ${product.name}` : 'New product'}
+      submit={editing ? 'Save changes' : 'Create product'}
+      opened={opened}
+      onClose={close}
+      size="xl"
+      fullScreen={window.innerWidth < 600}
+      action={save}
+      onSubmit={submit}
+      disabled={!paramsOk || !options.data}
+    >
           <SimpleGrid cols={{ base: 1, sm: 2 }}>
-            <TextInput label="Name" required value={draft.name} onChange={(e) => set({ name: e.currentTarget.value })} maxLength={200} />
+            <TextInput label="Name" required value={draft.name} onChange={(e) => set({ name: e.currentTarget.value })} maxLength={200} error={problems.of('name')} />
             <TextInput
               label="Product key"
               description="Signed into every licence as prd"
@@ -204,7 +208,7 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
               value={draft.productKey}
               onChange={(e) => set({ productKey: e.currentTarget.value })}
               maxLength={64}
-              error={draft.productKey && !/^[A-Za-z0-9._-]+$/.test(draft.productKey) ? 'Letters, digits, . _ and - only' : undefined}
+              error={problems.of('productKey') ?? (draft.productKey && !/^[A-Za-z0-9._-]+$/.test(draft.productKey) ? 'Letters, digits, dot, dash and underscore, at most 64 characters' : undefined)}
             />
           </SimpleGrid>
           <Textarea label="Description" autosize minRows={1} value={draft.description} onChange={(e) => set({ description: e.currentTarget.value })} maxLength={2000} />
@@ -249,13 +253,13 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
           </Radio.Group>
           {draft.keySource === 'pem' && (
             <SimpleGrid cols={{ base: 1, sm: 2 }}>
-              <Textarea label="Private key (PEM)" required autosize minRows={3} maxRows={8} ff="monospace" value={draft.privateKeyPem} onChange={(e) => set({ privateKeyPem: e.currentTarget.value })} />
+              <Textarea label="Private key (PEM)" required autosize minRows={3} maxRows={8} ff="monospace" value={draft.privateKeyPem} onChange={(e) => set({ privateKeyPem: e.currentTarget.value })} error={problems.of('privateKeyPem')} />
               <PasswordInput label="Passphrase" description="Only for an encrypted key; never stored" value={draft.privateKeyPassphrase} onChange={(e) => set({ privateKeyPassphrase: e.currentTarget.value })} />
             </SimpleGrid>
           )}
           {draft.keySource === 'pkcs12' && (
             <SimpleGrid cols={{ base: 1, sm: 2 }}>
-              <FileInput label="Keystore file" description="Holding one private key" placeholder="Choose a .p12 or .pfx file" accept=".p12,.pfx,application/x-pkcs12" required clearable value={draft.keystore} onChange={(keystore) => set({ keystore })} />
+              <FileInput label="Keystore file" description="Holding one private key" placeholder="Choose a .p12 or .pfx file" accept=".p12,.pfx,application/x-pkcs12" required clearable value={draft.keystore} onChange={(keystore) => set({ keystore })} error={problems.of('keystore')} />
               <PasswordInput label="Keystore password" description="Used once to open it; never stored" value={draft.keystorePassword} onChange={(e) => set({ keystorePassword: e.currentTarget.value })} />
             </SimpleGrid>
           )}
@@ -263,17 +267,18 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
             <SimpleGrid cols={{ base: 1, sm: 3 }}>
               <Select label="Token" required data={options.data?.pkcs11Tokens ?? []} value={draft.tokenLabel || null} onChange={(tokenLabel) => set({ tokenLabel: tokenLabel ?? '' })} allowDeselect={false} />
               <TextInput label="Key label" description="Empty: a new key pair is generated on the token" value={draft.keyLabel} onChange={(e) => set({ keyLabel: e.currentTarget.value })} maxLength={128} />
-              <PasswordInput label="PIN" description="Sealed like a private key; never shown again" required value={draft.pin} onChange={(e) => set({ pin: e.currentTarget.value })} maxLength={128} />
+              <PasswordInput label="PIN" description="Sealed like a private key; never shown again" required value={draft.pin} onChange={(e) => set({ pin: e.currentTarget.value })} maxLength={128} error={problems.of('pin')} />
             </SimpleGrid>
           )}
           {draft.certificateType === 'IMPORTED' && (
-            <Textarea label="Certificate (PEM)" required autosize minRows={3} maxRows={8} ff="monospace" value={draft.certificatePem} onChange={(e) => set({ certificatePem: e.currentTarget.value })} />
+            <Textarea label="Certificate (PEM)" required autosize minRows={3} maxRows={8} ff="monospace" value={draft.certificatePem} onChange={(e) => set({ certificatePem: e.currentTarget.value })} error={problems.of('certificatePem')} />
           )}
 
           <Divider label="Licences" labelPosition="left" />
           <SimpleGrid cols={{ base: 1, sm: 2 }}>
             <Checkbox.Group
               label="Allowed licence types"
+              error={problems.of('allowedLicenceTypes')}
               value={draft.allowedLicenceTypes}
               onChange={(value) => {
                 const allowed = LICENCE_TYPES.filter((t) => value.includes(t));
@@ -376,18 +381,6 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
 
           <Divider label="Parameters" labelPosition="left" />
           <ParamEditor params={draft.params} reserved={reserved} onChange={(params) => set({ params })} />
-
-          <ErrorText error={error} />
-          <Group justify="flex-end">
-            <Button variant="default" onClick={close}>
-              Cancel
-            </Button>
-            <Button type="submit" loading={busy} disabled={!paramsOk || !options.data}>
-              {editing ? 'Save changes' : 'Create product'}
-            </Button>
-          </Group>
-        </Stack>
-      </form>
-    </Modal>
+    </ModalForm>
   );
 }

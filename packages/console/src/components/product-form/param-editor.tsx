@@ -1,8 +1,8 @@
 import { Button, Group, Paper, Select, SimpleGrid, Stack, Switch, TagsInput, Text, TextInput } from '@mantine/core';
-import type { ProductParam } from './param-input';
+import type { ProductParam } from '../param-input';
 
 type ParamType = ProductParam['type'];
-const TYPES: Array<{ value: ParamType; label: string }> = [
+export const TYPES: Array<{ value: ParamType; label: string }> = [
   { value: 'STRING', label: 'Text' },
   { value: 'INTEGER', label: 'Whole number' },
   { value: 'BOOLEAN', label: 'Yes / no' },
@@ -67,6 +67,18 @@ function DefaultInput({ param, error, onChange }: { param: ProductParam; error: 
     default:
       return <TextInput {...common} placeholder="No default" value={text ?? ''} onChange={(e) => onChange(e.currentTarget.value === '' ? null : e.currentTarget.value)} />;
   }
+}
+
+/** A parameter's type and stored default as the product page shows them: "One of a list (basic, pro)", "sync, export". */
+export function paramTypeText(param: ProductParam): string {
+  const label = TYPES.find((t) => t.value === param.type)?.label ?? param.type;
+  return param.type === 'ENUM' ? `${label} (${param.options.join(', ')})` : label;
+}
+export function paramDefaultText(param: ProductParam): string | null {
+  if (param.defaultValue === null) return null;
+  if (param.type === 'STRING_LIST') return (JSON.parse(param.defaultValue) as string[]).join(', ');
+  if (param.type === 'BOOLEAN') return param.defaultValue === 'true' ? 'yes' : 'no';
+  return param.defaultValue;
 }
 
 /** Edits a product's parameters: key, label, type, required, default, ENUM options and help. */

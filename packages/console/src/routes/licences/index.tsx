@@ -1,15 +1,17 @@
-import { Button, CloseButton, Group, MultiSelect, Progress, SimpleGrid, Stack, Tabs, Text, TextInput, Title } from '@mantine/core';
+import { Button, CloseButton, Group, MultiSelect, SimpleGrid, Stack, Tabs, Text, TextInput, Title } from '@mantine/core';
 import { useDebouncedCallback } from '@mantine/hooks';
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useSearchParams } from 'react-router';
-import { api, unwrap } from '../api/client';
-import { key, useCanWrite } from '../api/queries';
-import { Empty, ErrorText, Guarded, Loading } from '../components/feedback';
-import { BulkActions } from '../components/bulk-actions';
-import { IssueLicence } from '../components/issue-licence';
-import { LicenceTable, type Sort } from '../components/licence-table';
-import { Pager } from '../components/record-table';
+import { useCustomer } from '../../api/customers';
+import { useLicencePage, useLicenceWindows, type Filter } from '../../api/licences';
+import { useProduct } from '../../api/products';
+import { useCanWrite } from '../../api/session';
+import { Empty, ErrorText, Guarded, Loading } from '../../components/feedback';
+import { IssueLicence } from '../../components/issue-licence';
+import { LicenceTable, type Sort } from '../../components/licence-table';
+import { Pager } from '../../components/record-table';
+import { BulkActions } from './bulk-actions';
+import { ExportCsv } from './export-csv';
 
 const PAGE = 50;
 const WINDOWS = [
@@ -61,7 +63,7 @@ export default function Licences() {
   const [issuing, setIssuing] = useState(searchParams.get('issue') === '1');
   const write = useCanWrite();
 
-  const filter = {
+  const filter: Filter = {
     ...(filters.q ? { q: filters.q } : {}),
     ...(filters.status.length ? { status: filters.status } : {}),
     window: filters.window,
@@ -71,12 +73,8 @@ export default function Licences() {
     asc: filters.asc,
   };
   const query = { ...filter, limit: PAGE, offset: filters.offset };
-  const page = useQuery({
-    queryKey: key('licences', 'page', query),
-    queryFn: () => unwrap(api().GET('/licenses/page', { params: { query } })),
-    placeholderData: keepPreviousData,
-  });
-  const windows = useQuery({ queryKey: key('licences', 'windows'), queryFn: () => unwrap(api().GET('/licenses/windows')) });
+  const page = useLicencePage(query);
+  const windows = useLicenceWindows();
   const scope = useScopeNames(filters.productId, filters.customerId);
 
   // A selection belongs to one filter: changing the filter clears it.
@@ -188,61 +186,10 @@ export default function Licences() {
   );
 }
 
-/** Downloads the current filter as CSV, showing progress; a refusal above 25,000 rows is the API's message. */
-function ExportCsv({ filter, total }: { filter: Record<string, unknown>; total: number | undefined }) {
-  const [progress, setProgress] = useState<number | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const run = async () => {
-    setError(null);
-    setProgress(0);
-    try {
-      const call = api().GET('/licenses/export.csv', { params: { query: filter as never }, parseAs: 'stream' });
-      const reader = ((await unwrap(call)) as unknown as ReadableStream<Uint8Array>).getReader();
-      const { response } = await call;
-      const chunks: Uint8Array[] = [];
-      let rows = 0;
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        chunks.push(value);
-        rows += value.reduce((count, byte) => count + (byte === 10 ? 1 : 0), 0);
-        if (total) setProgress(Math.min(100, (rows / (total + 1)) * 100));
-      }
-      const name = /filename="([^"]+)"/.exec(response.headers.get('content-disposition') ?? '')?.[1] ?? 'licences.csv';
-      const link = document.createElement('a');
-      link.href = URL.createObjectURL(new Blob(chunks as BlobPart[], { type: 'text/csv' }));
-      link.download = name;
-      link.click();
-      URL.revokeObjectURL(link.href);
-    } catch (e) {
-      setError(e);
-    } finally {
-      setProgress(null);
-    }
-  };
-  return (
-    <Stack gap={4}>
-      <Button variant="default" onClick={run} loading={progress !== null}>
-        Export CSV
-      </Button>
-      {progress !== null && <Progress value={progress} size="xs" aria-label="Export progress" />}
-      <ErrorText error={error} />
-    </Stack>
-  );
-}
-
 /** The product or customer a list is narrowed to (from their pages), by name, with the way back to all. */
 function useScopeNames(productId: number | null, customerId: number | null): Array<[string, { productId?: null; customerId?: null }]> {
-  const product = useQuery({
-    queryKey: key('products', String(productId)),
-    queryFn: () => unwrap(api().GET('/products/{id}', { params: { path: { id: productId! } } })),
-    enabled: productId !== null,
-  });
-  const customer = useQuery({
-    queryKey: key('customers', String(customerId)),
-    queryFn: () => unwrap(api().GET('/customers/{id}', { params: { path: { id: customerId! } } })),
-    enabled: customerId !== null,
-  });
+  const product = useProduct(productId);
+  const customer = useCustomer(customerId);
   const out: Array<[string, { productId?: null; customerId?: null }]> = [];
   if (productId) out.push([`Product: ${product.data?.name ?? productId}`, { productId: null }]);
   if (customerId) out.push([`Customer: ${customer.data?.name ?? customerId}`, { customerId: null }]);

@@ -1,13 +1,10 @@
 import { Badge, Box, Card, Text, Title } from '@mantine/core';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap, type Answer } from '../api/client';
-import { key } from '../api/queries';
-import { DayChart } from './day-chart';
-import { DateTime } from './display';
-import { ConfirmButton, Guarded } from './feedback';
-import { RecordTable } from './record-table';
-
-type Machine = Answer<'/licenses/{lid}/machines', 'get'>[number];
+import { bound } from '../../api/action';
+import { useLeasePeaks, useMachines, useReleaseMachine, type Machine } from '../../api/licences';
+import { DayChart } from '../../components/day-chart';
+import { DateTime } from '../../components/display';
+import { ConfirmButton, Guarded } from '../../components/feedback';
+import { RecordTable } from '../../components/record-table';
 
 /** Why a lease no longer holds a seat: released (by whom), or lapsed at its end. */
 function ended(m: Machine) {
@@ -29,29 +26,22 @@ function ended(m: Machine) {
  * A floating licence's leases (DESIGN.md 13): who holds a seat now, since when and until when,
  * what is borrowed, `Release` for a live one, and each day's peak of live leases.
  */
-export function Leases(props: {
-  lid: string;
-  maxMachines: number;
-  machines: Machine[] | undefined;
-  error: unknown;
-  write: { allowed: boolean; reason: string };
-  onReleased: () => Promise<unknown>;
-}) {
-  const { lid } = props;
-  const queryClient = useQueryClient();
-  const peaks = useQuery({ queryKey: key('licence', lid, 'lease-peaks'), queryFn: () => unwrap(api().GET('/licenses/{lid}/lease-peaks', { params: { path: { lid } } })) });
+export function Leases({ lid, maxMachines, write }: { lid: string; maxMachines: number; write: { allowed: boolean; reason: string } }) {
+  const machines = useMachines(lid);
+  const peaks = useLeasePeaks(lid);
+  const release = useReleaseMachine(lid);
   const now = Date.now();
   // Live leases first, then the rest, the most recently ended first.
-  const rows = props.machines && [...props.machines].sort((a, b) => Number(b.live) - Number(a.live) || Date.parse(b.leaseEndsAt ?? '') - Date.parse(a.leaseEndsAt ?? ''));
-  const live = (props.machines ?? []).filter((m) => m.live).length;
+  const rows = machines.data && [...machines.data].sort((a, b) => Number(b.live) - Number(a.live) || Date.parse(b.leaseEndsAt ?? '') - Date.parse(a.leaseEndsAt ?? ''));
+  const live = (machines.data ?? []).filter((m) => m.live).length;
   return (
     <Card withBorder>
       <Title order={2} size="h4" mb="sm">
-        In use now: {live} of {props.maxMachines}
+        In use now: {live} of {maxMachines}
       </Title>
       <RecordTable
         label="Leases"
-        error={props.error}
+        error={machines.error}
         rows={rows}
         rowKey={(m) => m.id}
         empty="No machine has taken a lease yet: each running copy takes one with its first check."
@@ -83,7 +73,7 @@ export function Leases(props: {
             'Action',
             (m) =>
               m.live && (
-                <Guarded allowed={props.write.allowed} reason={props.write.reason}>
+                <Guarded allowed={write.allowed} reason={write.reason}>
                   {(disabled) => (
                     <ConfirmButton
                       label="Release"
@@ -94,10 +84,7 @@ export function Leases(props: {
                           ? 'The seat is free for another machine at once. This machine borrowed it: offline, it keeps working until its borrow ends.'
                           : 'The seat is free for another machine at once; this one takes a lease again on its next check if a seat is free.'
                       }
-                      onConfirm={async () => {
-                        await unwrap(api().POST('/licenses/{lid}/release-binding', { params: { path: { lid } }, body: { machineId: m.id } }));
-                        await Promise.all([props.onReleased(), queryClient.invalidateQueries({ queryKey: key('licence', lid, 'machines') })]);
-                      }}
+                      action={bound(release, m.id)}
                     />
                   )}
                 </Guarded>

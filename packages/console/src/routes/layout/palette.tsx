@@ -1,10 +1,10 @@
 import { Button, Kbd, Modal, NavLink, Stack, Text, TextInput } from '@mantine/core';
 import { useDebouncedValue, useHotkeys } from '@mantine/hooks';
-import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
-import { api, unwrap } from '../api/client';
-import { key } from '../api/queries';
+import { useCustomers } from '../../api/customers';
+import { useLicencePage } from '../../api/licences';
+import { useProducts } from '../../api/products';
 
 const PAGES: Array<[string, string]> = [
   ['Dashboard', ''],
@@ -29,13 +29,9 @@ export function CommandPalette() {
   const [active, setActive] = useState(0);
   const [q] = useDebouncedValue(text.trim(), 200);
   useHotkeys([['mod+K', () => setOpened(true)]]);
-  const licences = useQuery({
-    queryKey: key('palette', 'licences', q),
-    queryFn: () => unwrap(api().GET('/licenses/page', { params: { query: { q, limit: 5 } } })),
-    enabled: opened && q.length >= 2,
-  });
-  const customers = useQuery({ queryKey: key('palette', 'customers', q), queryFn: () => unwrap(api().GET('/customers', { params: { query: { q } } })), enabled: opened && q.length >= 2 });
-  const products = useQuery({ queryKey: key('products'), queryFn: () => unwrap(api().GET('/products')), enabled: opened });
+  const licences = useLicencePage({ q, limit: 5 }, opened && q.length >= 2);
+  const customers = useCustomers(q, opened && q.length >= 2);
+  const products = useProducts(opened);
 
   const needle = q.toLowerCase();
   const results: Array<{ label: string; hint: string; to: string }> = [

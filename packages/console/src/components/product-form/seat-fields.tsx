@@ -1,5 +1,5 @@
 import { Alert, NumberInput, SegmentedControl, SimpleGrid, Stack, Text } from '@mantine/core';
-import { duration } from './display';
+import { duration } from '../display';
 
 export type SeatModel = 'NODE_LOCKED' | 'FLOATING';
 type Count = number | '';

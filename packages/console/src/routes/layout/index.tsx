@@ -1,11 +1,10 @@
 import { Button, Stack, Text, Title } from '@mantine/core';
-import { useQueryClient } from '@tanstack/react-query';
 import { useLocation, useNavigate, useParams } from 'react-router';
-import { api, ApiError } from '../api/client';
-import { useMe } from '../api/queries';
-import { ErrorText, Loading } from '../components/feedback';
-import { CommandPalette } from '../components/palette';
-import { Shell } from '../components/shell';
+import { ApiError } from '../../api/client';
+import { roleName, useMe, useSignOut } from '../../api/session';
+import { ErrorText, Loading } from '../../components/feedback';
+import { Shell } from '../../components/shell';
+import { CommandPalette } from './palette';
 
 export const NAV = [
   { to: '', label: 'Dashboard' },
@@ -24,7 +23,7 @@ export function Layout() {
   const { slug = '' } = useParams();
   const me = useMe();
   const navigate = useNavigate();
-  const queryClient = useQueryClient();
+  const signOut = useSignOut();
   const { pathname } = useLocation();
   const section = pathname.split('/')[3] ?? '';
 
@@ -42,12 +41,8 @@ export function Layout() {
   if (me.error) return <ErrorText error={me.error} />;
   if (!me.data) return <Loading />;
 
-  const signOut = async () => {
-    await api().POST('/auth/logout');
-    queryClient.clear();
-    // A platform account signs out of the control plane, where it came from.
-    navigate(me.data.platform ? '/platform/' : `/o/${slug}/sign-in`);
-  };
+  // A platform account signs out of the control plane, where it came from.
+  const home = me.data.platform ? '/platform/' : `/o/${slug}/sign-in`;
 
   return (
     <Shell
@@ -55,8 +50,8 @@ export function Layout() {
       links={NAV.map((item) => ({ to: `/o/${slug}/${item.to}`, label: item.label, active: section === item.to, end: item.to === '' }))}
       tools={<CommandPalette />}
       // A platform account shows as platform/<username>, as the activity trail names it.
-      who={`${me.data.platform ? me.data.username : me.data.displayName} · ${me.data.role}`}
-      onSignOut={signOut}
+      who={`${me.data.platform ? me.data.username : me.data.displayName} · ${roleName(me.data.role)}`}
+      onSignOut={async () => (await signOut.run()) && navigate(home)}
     />
   );
 }

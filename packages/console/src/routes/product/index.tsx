@@ -1,56 +1,34 @@
 import { Anchor, Badge, Button, Card, Code, Group, Select, SimpleGrid, Stack, Text, Title } from '@mantine/core';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type ReactNode } from 'react';
+import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
-import { api, unwrap } from '../api/client';
-import { key, useCanWrite } from '../api/queries';
-import { CopyBox, DateTime, download, duration, Field, SecretOnce } from '../components/display';
-import { ConfirmButton, ErrorText, Guarded, Loading } from '../components/feedback';
-import { ProductForm, type Product } from '../components/product-form';
-import { RecordTable } from '../components/record-table';
+import { useDeleteProduct, useDownloadCertificate, useProduct, useProductKeys, useProductOptions, useRegenerateKey, useRotateCheckToken, type Product } from '../../api/products';
+import { useCanWrite } from '../../api/session';
+import { DateTime, days, download, duration, Field } from '../../components/display';
+import { ConfirmButton, ErrorText, Guarded, Loading } from '../../components/feedback';
+import { ProductForm } from '../../components/product-form';
+import { paramDefaultText, paramTypeText } from '../../components/product-form/param-editor';
+import type { ProductParam } from '../../components/param-input';
+import { RecordTable } from '../../components/record-table';
+import { CHECK_TOKEN, DeveloperCard } from './developer-card';
 
 export default function ProductPage() {
   const { slug = '', id = '' } = useParams();
   const navigate = useNavigate();
-  const queryClient = useQueryClient();
   const write = useCanWrite();
-  const path = { params: { path: { id: Number(id) } } };
-  const product = useQuery({ queryKey: key('products', id), queryFn: () => unwrap(api().GET('/products/{id}', path)) });
-  const keys = useQuery({ queryKey: key('products', id, 'keys'), queryFn: () => unwrap(api().GET('/products/{id}/keys', path)) });
-  const options = useQuery({ queryKey: key('products', 'options'), queryFn: () => unwrap(api().GET('/products/options')), staleTime: Infinity });
+  const product = useProduct(Number(id));
+  const keys = useProductKeys(Number(id));
+  const options = useProductOptions();
+  const regenerate = useRegenerateKey(Number(id));
+  const rotate = useRotateCheckToken(Number(id));
+  const remove = useDeleteProduct(Number(id));
+  const certificate = useDownloadCertificate(Number(id));
   const [editing, setEditing] = useState(false);
-  const [algorithm, setAlgorithm] = useState<string | null>(null);
+  const [algorithm, setAlgorithm] = useState<Product['algorithm'] | null>(null);
   const [checkToken, setCheckToken] = useState<string | null>(null);
-  const [downloadError, setDownloadError] = useState<unknown>(null);
-  const refresh = () => queryClient.invalidateQueries({ queryKey: key('products') });
 
   if (product.error) return <ErrorText error={product.error} />;
   if (!product.data) return <Loading label="Loading the product" />;
   const p = product.data;
-
-  const regenerate = async () => {
-    await unwrap(api().PUT('/products/{id}', { ...path, body: { regenerateKey: true, ...(algorithm ? { algorithm: algorithm as Product['algorithm'] } : {}) } }));
-    await refresh();
-  };
-  const rotate = async () => {
-    const answer = await unwrap(api().POST('/products/{id}/check-token', path));
-    setCheckToken(answer.checkToken);
-    await refresh();
-  };
-  const remove = async () => {
-    await unwrap(api().DELETE('/products/{id}', path));
-    await refresh();
-    navigate(`/o/${slug}/products`);
-  };
-  const downloadCertificate = async () => {
-    setDownloadError(null);
-    try {
-      const pem = await unwrap(api().GET('/products/{id}/certificate', { ...path, parseAs: 'text' }));
-      download(pem as string, `${p.productKey}-certificate.pem`, 'application/x-pem-file');
-    } catch (e) {
-      setDownloadError(e);
-    }
-  };
 
   return (
     <Stack gap="lg">
@@ -85,13 +63,13 @@ export default function ProductPage() {
                 title="Regenerate the signing key"
                 disabled={disabled}
                 consequence={`New licences and renewals are signed with the new key${p.pkcs11 ? `, a new pair generated on token ${p.pkcs11.tokenLabel}` : ''}. Licences already issued keep verifying with the old one, which stays in the key history${p.pkcs11 ? ' and on the token' : ''}: give applications the new public key too (the SDK accepts several).`}
-                onConfirm={regenerate}
+                action={{ ...regenerate, run: () => regenerate.run(algorithm) }}
               >
                 <Select
                   label="Algorithm of the new key"
                   data={(options.data?.algorithms ?? []).filter((a) => a.available).map((a) => ({ value: a.value, label: a.label }))}
                   value={algorithm ?? p.algorithm}
-                  onChange={setAlgorithm}
+                  onChange={(value) => setAlgorithm(value as Product['algorithm'] | null)}
                   allowDeselect={false}
                   comboboxProps={{ withinPortal: false }}
                 />
@@ -102,7 +80,7 @@ export default function ProductPage() {
                 color="red"
                 disabled={disabled}
                 consequence={p.licenseCount > 0 ? `It has ${p.licenseCount.toLocaleString()} licences; the service refuses to delete a product while licences exist.` : 'The product, its keys and its check credential are deleted. This cannot be undone.'}
-                onConfirm={remove}
+                action={{ ...remove, run: async () => { const done = await remove.run(); if (done) navigate(`/o/${slug}/products`); return done; } }}
               />
             </Group>
           )}
@@ -131,7 +109,7 @@ export default function ProductPage() {
             )}
           </Field>
           <Field label="Default validity">{p.defaultValidityMonths === null ? 'asked at issue' : p.defaultValidityMonths === 0 ? 'perpetual' : `${p.defaultValidityMonths} months`}</Field>
-          <Field label="Grace">{p.defaultGraceDays ?? 0} days</Field>
+          <Field label="Grace">{days(p.defaultGraceDays ?? 0)}</Field>
           <Field label="Seats">
             {p.seatModel === 'FLOATING' ? `Floating: ${duration(p.leaseSeconds)} leases` : 'Node-locked'}
             {p.seatModel === 'FLOATING' && (
@@ -147,6 +125,9 @@ export default function ProductPage() {
           <Field label="Offline window">{duration(p.maxOfflineSeconds ?? 604_800)}</Field>
           <Field label="Self-service releases">{p.selfReleaseLimit === null ? 'no limit' : p.selfReleaseLimit === 0 ? 'off' : `${p.selfReleaseLimit} per 30 days`}</Field>
           <Field label="Fetch renewed terms">{p.licenceFetchEnabled ? 'allowed' : 'off'}</Field>
+          <Field label="Air-gapped activation">
+            {p.seatModel === 'FLOATING' ? 'not for floating seats' : p.airGapActivation ? `on: ${days(p.airGapActivationDays)} an activation` : 'off'}
+          </Field>
           <Field label="Created">
             <DateTime value={p.createdAt} /> <Text span size="xs" c="dimmed">by {p.createdBy}</Text>
           </Field>
@@ -164,12 +145,8 @@ export default function ProductPage() {
               label={p.checkTokenSet ? 'Rotate check token' : 'Create check token'}
               title={p.checkTokenSet ? 'Rotate the check token' : 'Create the check token'}
               disabled={disabled}
-              consequence={
-                p.checkTokenSet
-                  ? 'A new token replaces the current one at once: every installed application holding the old token stops checking in until it is given the new one.'
-                  : 'Applications need this token to check in; it is shown once.'
-              }
-              onConfirm={rotate}
+              consequence={p.checkTokenSet ? `${CHECK_TOKEN.rotating} It is shown once.` : `${CHECK_TOKEN.what} It is shown once.`}
+              action={{ ...rotate, run: async () => { const done = await rotate.run(); if (done) setCheckToken(done.value.checkToken); return done; } }}
             />
           )}
         </Guarded>
@@ -181,12 +158,12 @@ export default function ProductPage() {
             Key history
           </Title>
           {p.certificateType !== 'NONE' && (
-            <Button variant="default" size="xs" onClick={downloadCertificate}>
+            <Button variant="default" size="xs" loading={certificate.busy} onClick={async () => { const done = await certificate.run(); if (done) download(done.value, `${p.productKey}-certificate.pem`, 'application/x-pem-file'); }}>
               Download certificate
             </Button>
           )}
         </Group>
-        <ErrorText error={downloadError} />
+        <ErrorText error={certificate.error} title="Not downloaded" />
         {p.certificateSubject && (
           <Text size="sm" c="dimmed" mb="xs">
             Certificate {p.certificateSubject}, expires <DateTime value={p.certificateExpiresAt} withTime={false} />
@@ -203,7 +180,7 @@ export default function ProductPage() {
           minWidth={720}
           columns={[
             ['Fingerprint', (k) => (<Group gap={6} wrap="nowrap"><Code>{k.keyFingerprint.slice(0, 16)}…</Code>{k.current && <Badge size="sm">current</Badge>}</Group>)],
-            ['Algorithm', (k) => k.algorithm],
+            ['Algorithm', (k) => options.data?.algorithms.find((a) => a.value === k.algorithm)?.label ?? k.algorithm],
             ['Created', (k) => <DateTime value={k.createdAt} />],
             ['Retired', (k) => (k.retiredAt ? <DateTime value={k.retiredAt} /> : <Text span c="dimmed" inherit>in use</Text>)],
             [
@@ -224,15 +201,15 @@ export default function ProductPage() {
         </Title>
         <RecordTable
           label="Parameters"
-          rows={p.params}
+          rows={p.params as ProductParam[]}
           rowKey={(param) => param.key}
           empty="No parameters: Edit adds them."
           columns={[
             ['Key', (param) => <Code>{param.key}</Code>],
             ['Label', (param) => param.label],
-            ['Type', (param) => param.type + (param.type === 'ENUM' ? ` (${param.options.join(', ')})` : '')],
+            ['Type', (param) => paramTypeText(param)],
             ['Required', (param) => (param.required ? 'yes' : 'no')],
-            ['Default', (param) => param.defaultValue ?? <Text span c="dimmed" inherit>—</Text>],
+            ['Default', (param) => paramDefaultText(param) ?? <Text span c="dimmed" inherit>—</Text>],
           ]}
         />
       </section>
@@ -241,60 +218,3 @@ export default function ProductPage() {
   );
 }
 
-/** What an application developer needs: the check id and URL, the token once, an SDK snippet. */
-function DeveloperCard({ product, checkToken, keys, children }: { product: Product; checkToken: string | null; keys: string[]; children: ReactNode }) {
-  const { slug = '' } = useParams();
-  const base = window.location.origin;
-  const checkUrl = product.checkId ? `${base}/o/${slug}/api/public/license/${product.checkId}/check` : null;
-  const pems = keys.map((pem) => `    \`${pem.trim()}\`,`).join('\n');
-  const snippet = `import { LicenceClient } from '@licensor/sdk';
-
-const client = new LicenceClient({
-  baseUrl: '${base}',
-  slug: '${slug}',
-  productKey: '${product.productKey}',
-  checkId: '${product.checkId ?? '(create the check token first)'}',
-  checkToken: ${checkToken ? `'${checkToken}'` : "'svcc_…' /* shown once when created or rotated */"},
-  publicKeyPem: [ // the key history, current first
-${pems}
-  ],
-  licence: storedLicenceString,
-});`;
-  return (
-    <Card withBorder component="section" aria-labelledby="developer-heading">
-      <Stack gap="sm">
-        <Group justify="space-between">
-          <div>
-            <Title order={2} size="h4" id="developer-heading">
-              For application developers
-            </Title>
-            <Text size="sm" c="dimmed">
-              {product.checkTokenSet ? (
-                <>
-                  Check token set{product.checkRotatedAt && <>, last rotated <DateTime value={product.checkRotatedAt} /></>}.
-                </>
-              ) : (
-                'No check token yet: ONLINE and HYBRID licences cannot check in until one is created.'
-              )}
-            </Text>
-          </div>
-          {children}
-        </Group>
-        {checkToken && <SecretOnce value={checkToken} label="check token" />}
-        {checkUrl && (
-          <SimpleGrid cols={{ base: 1, md: 2 }}>
-            <Field label="Check id">
-              <CopyBox value={product.checkId!} label="check id" />
-            </Field>
-            <Field label="Check URL">
-              <CopyBox value={checkUrl} label="check URL" />
-            </Field>
-          </SimpleGrid>
-        )}
-        <Field label="SDK configuration">
-          <CopyBox value={snippet} label="SDK configuration" />
-        </Field>
-      </Stack>
-    </Card>
-  );
-}

@@ -1,12 +1,12 @@
 import { Anchor, Card, Group, Progress, SimpleGrid, Stack, Text, Title } from '@mantine/core';
-import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
-import { api, unwrap } from '../api/client';
-import { key } from '../api/queries';
-import { ErrorText, Loading } from '../components/feedback';
-import { DayChart } from '../components/day-chart';
-import { RecordTable } from '../components/record-table';
-import { DateTime, StatusBadge } from '../components/display';
+import { useDashboard } from '../../api/dashboard';
+import { useProducts } from '../../api/products';
+import { ErrorText, Loading } from '../../components/feedback';
+import { DayChart } from '../../components/day-chart';
+import { RecordTable } from '../../components/record-table';
+import { DateTime, StatusBadge } from '../../components/display';
+import { FirstSteps, stepsOf } from './first-steps';
 
 function Figure({ label, value, hint }: { label: string; value: number | string; hint?: string }) {
   return (
@@ -28,17 +28,21 @@ function Figure({ label, value, hint }: { label: string; value: number | string;
 
 export default function Dashboard() {
   const { slug = '' } = useParams();
-  const dashboard = useQuery({ queryKey: key('dashboard'), queryFn: () => unwrap(api().GET('/dashboard')) });
+  const dashboard = useDashboard();
+  const products = useProducts();
   const d = dashboard.data;
+  const steps = d && products.data ? stepsOf(products.data, d) : null;
   const n = (value: number) => value.toLocaleString();
 
   return (
     <Stack gap="lg">
       <Title order={1}>Dashboard</Title>
       <ErrorText error={dashboard.error} />
-      {!d ? (
+      <ErrorText error={products.error} />
+      {steps && <FirstSteps steps={steps} />}
+      {!d || !steps ? (
         !dashboard.error && <Loading label="Loading the figures" />
-      ) : (
+      ) : !steps[0]!.done ? null : (
         <>
           <SimpleGrid cols={{ base: 2, sm: 3, lg: 6 }} aria-label="Licence figures">
             <Figure label="Licences" value={n(d.totals.all)} hint="not archived" />

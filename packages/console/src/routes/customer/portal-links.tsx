@@ -1,34 +1,19 @@
 import { Button, Group, Stack, Text, Title } from '@mantine/core';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { api, unwrap } from '../api/client';
-import { key, useCanWrite } from '../api/queries';
-import { DateTime, SecretOnce } from './display';
-import { ConfirmButton, ErrorText, Guarded } from './feedback';
-import { RecordTable } from './record-table';
+import { bound } from '../../api/action';
+import { useCreatePortalLink, usePortalLinks, useRevokePortalLink } from '../../api/customers';
+import { useCanWrite } from '../../api/session';
+import { DateTime, SecretOnce } from '../../components/display';
+import { ConfirmButton, ErrorText, Guarded } from '../../components/feedback';
+import { RecordTable } from '../../components/record-table';
 
 /** A customer's portal links (DESIGN.md 12): create one (shown once), see them, revoke one. */
 export function PortalLinks({ customerId, name }: { customerId: number; name: string }) {
   const write = useCanWrite();
-  const queryClient = useQueryClient();
-  const path = { params: { path: { id: customerId } } };
-  const links = useQuery({ queryKey: key('customers', String(customerId), 'portal-links'), queryFn: () => unwrap(api().GET('/customers/{id}/portal-links', path)) });
+  const links = usePortalLinks(customerId);
+  const create = useCreatePortalLink(customerId);
+  const revoke = useRevokePortalLink(customerId);
   const [created, setCreated] = useState<{ url: string; expiresAt: string } | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const refresh = () => queryClient.invalidateQueries({ queryKey: key('customers', String(customerId), 'portal-links') });
-  const create = async () => {
-    setError(null);
-    try {
-      setCreated(await unwrap(api().POST('/customers/{id}/portal-links', path)));
-      await refresh();
-    } catch (e) {
-      setError(e);
-    }
-  };
-  const revoke = (linkId: number) => async () => {
-    await unwrap(api().DELETE('/customers/{id}/portal-links/{linkId}', { params: { path: { id: customerId, linkId } } }));
-    await refresh();
-  };
   return (
     <section aria-labelledby="portal-heading">
       <Group justify="space-between" mb="xs">
@@ -42,14 +27,14 @@ export function PortalLinks({ customerId, name }: { customerId: number; name: st
         </div>
         <Guarded allowed={write.allowed} reason={write.reason}>
           {(disabled) => (
-            <Button variant="light" onClick={create} disabled={disabled}>
+            <Button variant="light" loading={create.busy} onClick={async () => { const done = await create.run(); if (done) setCreated(done.value); }} disabled={disabled}>
               Portal link
             </Button>
           )}
         </Guarded>
       </Group>
       <Stack gap="sm">
-        <ErrorText error={error} />
+        <ErrorText error={create.error} title="No portal link made" />
         {created && (
           <SecretOnce value={created.url} label="portal link">
             It works once, until <DateTime value={created.expiresAt} />; send it to {name}.
@@ -72,7 +57,7 @@ export function PortalLinks({ customerId, name }: { customerId: number; name: st
                 l.revokedAt ? (
                   <Text span c="dimmed" inherit>revoked</Text>
                 ) : (
-                  <ConfirmButton compact label="Revoke" color="red" title="Revoke this portal link" disabled={!write.allowed} consequence="The link stops working, and a portal opened with it ends at once." onConfirm={revoke(l.id)} />
+                  <ConfirmButton compact label="Revoke" color="red" title="Revoke this portal link" disabled={!write.allowed} consequence="The link stops working, and a portal opened with it ends at once." action={bound(revoke, l.id)} />
                 ),
             ],
           ]}

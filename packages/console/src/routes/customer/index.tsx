@@ -1,44 +1,33 @@
 import { Anchor, Button, Card, Group, SimpleGrid, Stack, Text, Title } from '@mantine/core';
-import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
-import { api, unwrap } from '../api/client';
-import { key, useCanWrite } from '../api/queries';
-import { CustomerForm } from '../components/customer-form';
-import { DateTime, Field } from '../components/display';
-import { ConfirmButton, Empty, ErrorText, Guarded, Loading } from '../components/feedback';
-import { IssueLicence } from '../components/issue-licence';
-import { LicenceTable } from '../components/licence-table';
-import { PortalLinks } from '../components/portal-links';
-import { Pager } from '../components/record-table';
+import { useCustomer, useDeleteCustomer } from '../../api/customers';
+import { useLicencePage } from '../../api/licences';
+import { useCanWrite } from '../../api/session';
+import { CustomerForm } from '../../components/customer-form';
+import { DateTime, Field } from '../../components/display';
+import { ConfirmButton, Empty, ErrorText, Guarded, Loading } from '../../components/feedback';
+import { IssueLicence } from '../../components/issue-licence';
+import { LicenceTable } from '../../components/licence-table';
+import { Pager } from '../../components/record-table';
+import { PortalLinks } from './portal-links';
 
 const PAGE = 20;
 
 export default function CustomerPage() {
   const { slug = '', id = '' } = useParams();
   const navigate = useNavigate();
-  const queryClient = useQueryClient();
   const write = useCanWrite();
-  const path = { params: { path: { id: Number(id) } } };
-  const customer = useQuery({ queryKey: key('customers', id), queryFn: () => unwrap(api().GET('/customers/{id}', path)) });
+  const customer = useCustomer(Number(id));
+  const remove = useDeleteCustomer(Number(id));
   const [offset, setOffset] = useState(0);
-  const query = { customerId: Number(id), window: 'all' as const, limit: PAGE, offset };
-  const licences = useQuery({
-    queryKey: key('licences', 'page', query),
-    queryFn: () => unwrap(api().GET('/licenses/page', { params: { query } })),
-    placeholderData: keepPreviousData,
-  });
+  const licences = useLicencePage({ customerId: Number(id), window: 'all', limit: PAGE, offset });
   const [editing, setEditing] = useState(false);
   const [issuing, setIssuing] = useState(false);
 
   if (customer.error) return <ErrorText error={customer.error} />;
   if (!customer.data) return <Loading label="Loading the customer" />;
   const c = customer.data;
-  const remove = async () => {
-    await unwrap(api().DELETE('/customers/{id}', path));
-    await queryClient.invalidateQueries({ queryKey: key('customers') });
-    navigate(`/o/${slug}/customers`);
-  };
 
   return (
     <Stack gap="lg">
@@ -65,7 +54,7 @@ export default function CustomerPage() {
                 color="red"
                 disabled={disabled}
                 consequence={c.licenseCount > 0 ? `${c.name} holds ${c.licenseCount.toLocaleString()} licences; the service refuses to delete a customer who holds licences.` : 'The customer record is deleted. This cannot be undone.'}
-                onConfirm={remove}
+                action={{ ...remove, run: async () => { const done = await remove.run(); if (done) navigate(`/o/${slug}/customers`); return done; } }}
               />
             </Group>
           )}

@@ -1,0 +1,53 @@
+import { NumberInput, SimpleGrid, Text, TextInput } from '@mantine/core';
+import { useEffect, useState } from 'react';
+import { useRenew } from '../../api/licences';
+import { useProductForm } from '../../api/products';
+import { splitClaims } from '../../components/claims';
+import { Loading } from '../../components/feedback';
+import { ModalForm, useProblems } from '../../components/modal-form';
+import { defaultOf, missingParams, ParamInput, type ParamValue, type ProductParam } from '../../components/param-input';
+
+/** The renewal form, prefilled with the product's defaults and the licence's current parameters. */
+export function Renew(props: { lid: string; productId: number; claims: Record<string, unknown>; opened: boolean; onClose: () => void }) {
+  const form = useProductForm(props.productId, props.opened);
+  const renew = useRenew(props.lid);
+  const [validity, setValidity] = useState<number | ''>('');
+  const [grace, setGrace] = useState<number | ''>('');
+  const [issueDate, setIssueDate] = useState('');
+  const [values, setValues] = useState<Record<string, ParamValue>>({});
+  const declared = (form.data?.params ?? []) as ProductParam[];
+  useEffect(() => {
+    if (!form.data) return;
+    const current = splitClaims(props.claims).params;
+    setValidity(form.data.defaults.validityMonths ?? '');
+    setGrace(form.data.defaults.graceDays);
+    setValues(Object.fromEntries((form.data.params as ProductParam[]).map((p) => [p.key, (current[p.key] as ParamValue | undefined) ?? defaultOf(p)])));
+  }, [form.data, props.claims]);
+  const problems = useProblems(missingParams(declared, values));
+  const submit = () => {
+    if (!problems.check()) return false;
+    const params = Object.fromEntries(Object.entries(values).filter(([, v]) => v !== null));
+    return renew.run({ ...(validity !== '' ? { validityMonths: validity } : {}), ...(grace !== '' ? { graceDays: grace } : {}), ...(issueDate ? { issueDate } : {}), params });
+  };
+  return (
+    <ModalForm title="Renew licence" submit="Renew licence" opened={props.opened} onClose={props.onClose} action={renew} onSubmit={submit} disabled={!form.data}>
+      {!form.data ? (
+        <Loading />
+      ) : (
+        <>
+          <Text size="sm" c="dimmed">
+            Without a date, the new term runs from the later of today and the current expiry, so renewing early never shortens it.
+          </Text>
+          <SimpleGrid cols={{ base: 1, sm: 3 }}>
+            <NumberInput label="Validity (months)" description="0 = perpetual" min={0} max={1200} allowDecimal={false} value={validity} onChange={(v) => setValidity(typeof v === 'number' ? v : '')} />
+            <NumberInput label="Grace days" min={0} max={3650} allowDecimal={false} value={grace} onChange={(v) => setGrace(typeof v === 'number' ? v : '')} />
+            <TextInput label="Issue date" description="Optional" type="date" value={issueDate} onChange={(e) => setIssueDate(e.currentTarget.value)} />
+          </SimpleGrid>
+          {declared.map((param) => (
+            <ParamInput key={param.key} param={param} value={values[param.key] ?? null} error={problems.of(param.key)} onChange={(value) => setValues((all) => ({ ...all, [param.key]: value }))} />
+          ))}
+        </>
+      )}
+    </ModalForm>
+  );
+}
