@@ -3,7 +3,7 @@ import { dialectOf } from '../db/database.js';
 import { preparedQuery, type Tenant } from '../db/tenant.js';
 import { liveBinding } from '../seats/live.js';
 
-// The check path's statements, each built and compiled once per dialect (preparedQuery): every check makes them.
+// The check path's statements: those a check makes every time are built and compiled once per dialect (preparedQuery).
 
 // Joined to its organisation by id and filtered by slug: this confirms the check path's cached
 // organisation (orgs/repo.ts OrganisationCache) in the query it makes anyway.

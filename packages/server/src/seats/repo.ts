@@ -57,7 +57,7 @@ export async function updateBinding(t: Tenant, id: number, set: Updateable<Machi
 }
 
 /** A released row: a lease (DESIGN.md 13) also ends at once, so its listed end is when it was freed. */
-export const releasedColumns = (row: { lease_ends_at: number | null }, actor: string, now: number) => ({
+const releasedColumns = (row: { lease_ends_at: number | null }, actor: string, now: number) => ({
   released_at: now,
   released_by: actor,
   lease_ends_at: row.lease_ends_at === null ? null : Math.min(row.lease_ends_at, now),

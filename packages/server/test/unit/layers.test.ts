@@ -9,11 +9,12 @@ import { describe, expect, it } from 'vitest';
  * never from its own layer or one above, so no two folders can reach each other. A new feature
  * folder goes on the lowest layer above everything it calls, or a new layer there.
  */
-export const LAYERS: readonly (readonly string[])[] = [
+const LAYERS: readonly (readonly string[])[] = [
   // The ground floor: the database, then what every feature stands on (errors, the request
   // context, transactions, roles, secrets and passwords, time, the API's schema vocabulary).
   ['db'],
   ['core'],
+  // The environment's configuration, validated once; the release version.
   ['config.ts', 'version.ts'],
   // Fastify's plugins (tenancy and authorisation, OpenAPI, validation, failures, rate limits,
   // metrics, the console), the keys that sign, and the processes' log lines.
