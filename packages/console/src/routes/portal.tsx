@@ -140,7 +140,7 @@ function LicenceCard({ lid }: { lid: string }) {
             </Table.Tbody>
           </Table>
         )}
-        {l.licenceType !== 'OFFLINE' && (
+        {l.airGapActivation && (
           <AirGapActions subject={lid} activate={airGap.activate} deactivate={airGap.deactivate} />
         )}
         {l.releasesLeft === 0 && (

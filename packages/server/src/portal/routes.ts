@@ -40,6 +40,7 @@ const PortalLicenceItem = Type.Object({
 });
 const PortalLicence = Type.Object({
   ...PortalLicenceItem.properties,
+  airGapActivation: Type.Boolean({ description: "Whether this licence can be activated on an air-gapped computer: its product allows it (DESIGN.md 14) and it is neither OFFLINE nor floating." }),
   releasesLeft: Type.Union([Type.Integer(), Type.Null()], { description: 'Self-service releases this licence has left in the current 30 days; null = no limit.' }),
   machines: Type.Array(
     Type.Object({ id: Type.Integer(), boundAt: Timestamp, releasedAt: NullableTimestamp, live: Type.Boolean(), atIssue: Type.Boolean(), airGapped: Type.Boolean(), until: NullableTimestamp }),

@@ -146,10 +146,13 @@ export async function ownLicence(session: PortalSession, lid: string, now: numbe
 
 export async function portalLicence(session: PortalSession, lid: string, now: number) {
   const view = await ownLicence(session, lid, now);
-  const limit = (await findProductRow(session.tenant, view.product_id))!.self_release_limit;
+  const product = (await findProductRow(session.tenant, view.product_id))!;
+  const limit = product.self_release_limit;
   const machines = await bindingsNewestFirst(session.tenant, view.id);
   return {
     ...portalItem(view, now),
+    // What air-gapped activation needs (DESIGN.md 14), so the portal offers it only where it works.
+    airGapActivation: product.air_gap_activation === 1 && view.licence_type !== 'OFFLINE' && view.seat_model !== 'FLOATING',
     releasesLeft: limit === null ? null : Math.max(0, limit - (await selfReleasesInWindow(session.tenant, view.id, now))),
     machines: await withActivations(
       session.tenant,
