@@ -81,6 +81,10 @@ describe('the control plane console', () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Activity' }).click();
     await page.getByRole('heading', { level: 1, name: 'Activity' }).waitFor();
     for (const action of ['Organisation: created', 'Member: created', 'Organisation: suspended', 'Organisation: resumed']) await page.getByText(action, { exact: true }).first().waitFor();
+    // Details in words, never the recorded JSON.
+    await page.getByText(/plan limit (unlimited|\d+) → 10/).first().waitFor();
+    await page.getByText(/role Administrator/).first().waitFor();
+    expect(await page.getByText(/[{"]/).count()).toBe(0);
     await expectAccessible(page, 'platform activity');
     await expectLayout(page, 'platform-activity');
 
