@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -180,6 +181,17 @@ describe('products in the console', () => {
     const snippet = (await page.getByLabel('SDK configuration', { exact: true }).textContent())!;
     expect(snippet).toContain(`checkId: '${product.checkId}'`);
     expect(snippet).toContain(token);
+    // The snippet runs as written, beside the licence it reads (the SDK resolved as an application installs it).
+    const nebula = (await c.api('GET', '/licenses/page?q=nebula')).items[0].lid;
+    const app = fs.mkdtempSync(path.join(import.meta.dirname, '.snippet-'));
+    try {
+      fs.writeFileSync(path.join(app, 'licence.lic'), `${(await c.api('GET', `/licenses/${nebula}`)).licenseString}\n`);
+      fs.writeFileSync(path.join(app, 'check.mjs'), snippet);
+      const ran = spawnSync(process.execPath, ['check.mjs'], { cwd: app, encoding: 'utf8', timeout: 30_000 });
+      expect([ran.status, ran.stdout.trim()], ran.stderr).toEqual([0, 'Licensed on this machine']);
+    } finally {
+      fs.rmSync(app, { recursive: true, force: true });
+    }
     await expectAccessible(page, 'product page');
     await expectLayout(page, 'product');
 

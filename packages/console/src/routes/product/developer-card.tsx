@@ -20,7 +20,8 @@ export function DeveloperCard({ product, checkToken, keys, children }: { product
   const base = window.location.origin;
   const checkUrl = product.checkId ? `${base}/o/${slug}/api/public/license/${product.checkId}/check` : null;
   const pems = keys.map((pem) => `    \`${pem.trim()}\`,`).join('\n');
-  const snippet = `import { LicenceClient } from '@licensor/sdk';
+  // Runs as written once the SDK is installed (packages/sdk/README.md) and the licence saved as licence.lic.
+  const snippet = `import { LicenceClient, readLicenceFile } from '@licensor/sdk';
 
 const client = new LicenceClient({
   baseUrl: '${base}',
@@ -31,8 +32,10 @@ const client = new LicenceClient({
   publicKeyPem: [ // the key history, current first
 ${pems}
   ],
-  licence: storedLicenceString,
-});`;
+  licence: readLicenceFile('licence.lic'), // the customer's licence, as you stored it
+});
+const result = await client.check();
+console.log(result.state === 'VALID' ? 'Licensed on this machine' : \`Not licensed now (\${result.state})\`);`;
   return (
     <Card withBorder component="section" aria-labelledby="developer-heading">
       <Stack gap="sm">
@@ -68,6 +71,9 @@ ${pems}
           </SimpleGrid>
         )}
         <Field label="SDK configuration">
+          <Text size="sm" mb={4}>
+            Install the SDK as its README says (a package file built with <code>npm pack</code> in <code>packages/sdk</code>; Java, Python and Go under <code>sdks/</code>), then:
+          </Text>
           <CopyBox value={snippet} label="SDK configuration" />
         </Field>
       </Stack>
