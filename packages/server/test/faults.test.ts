@@ -10,6 +10,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inOneRateWindow } from './harness.js';
 import { faultToolsMissing, Postgres, RedisServer, request, seed, Service, serviceEnv, sleep, until, type Answer, type Seeded } from '../bench/faults.js';
 import { fingerprint } from './licence-helpers.js';
 import { nonce } from './check-helpers.js';
@@ -177,10 +178,6 @@ describe.skipIf(skip)('Redis stopped mid-run, and SQLite busy', () => {
   });
 
   const redisUp = async () => /licensor_redis_up (\d)/.exec((await service.get('/metrics')).data)?.[1];
-  // The counts are per minute of the clock: a burst must not straddle a minute's turn.
-  const withinOneMinute = async () => {
-    if (Date.now() % 60_000 > 50_000) await sleep(60_500 - (Date.now() % 60_000));
-  };
 
   it('keeps answering checks with Redis stopped, the primary enforcing the limits, and goes back to Redis when it returns', async () => {
     const licence = await c.issue();
@@ -197,7 +194,7 @@ describe.skipIf(skip)('Redis stopped mid-run, and SQLite busy', () => {
     await until(() => warnings() === warned + 2, 'both workers to notice the outage', 5_000);
     expect(await redisUp()).toBe('0');
 
-    await withinOneMinute();
+    await inOneRateWindow(10);
     const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => c.check(licence.licenseString, 'redis')));
     expect(answers.filter((a) => a.status === 200)).toHaveLength(12);
     expect(answers.filter((a) => a.status === 429).map((a) => a.data.error)).toEqual(Array(8).fill('too many checks from this address'));

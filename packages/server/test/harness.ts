@@ -17,6 +17,15 @@ export const backend = (process.env.LICENSOR_TEST_BACKEND ?? 'sqlite') as 'sqlit
 export const ADMIN_PASSWORD = 'correct horse battery staple';
 
 /**
+ * Rate limits count per minute of the clock: a burst that must fall in one window waits for the
+ * next minute when fewer than `needSeconds` are left of this one (a loaded machine is slow).
+ */
+export async function inOneRateWindow(needSeconds: number): Promise<void> {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < needSeconds * 1000) await new Promise((resolve) => setTimeout(resolve, left + 500));
+}
+
+/**
  * A database of the test's own: a temporary SQLite file, or a fresh schema in the PostgreSQL
  * database named by TEST_DATABASE_URL (selected through the connection's search_path).
  */

@@ -5,7 +5,7 @@ import { inTransaction } from '../../src/core/transaction.js';
 import { operatorCtx } from '../../src/orgs/service.js';
 import { findOrCreateCustomer } from '../../src/customers/service.js';
 import { createPlatformAccount } from '../../src/platform/accounts.js';
-import { startHarness, type Caller, type Harness } from '../harness.js';
+import { inOneRateWindow, startHarness, type Caller, type Harness } from '../harness.js';
 import { addDays, createProduct, fingerprint, issueOk, todayUtc } from '../licence-helpers.js';
 import { checkBody, checkedProduct } from '../check-helpers.js';
 import { addEndpoint, drain, startReceiver, verified, type Receiver } from '../webhook-helpers.js';
@@ -103,8 +103,9 @@ describe('webhook endpoints', () => {
     expect((await h.as({ cookie: issuer.cookie })('POST', '/webhooks', { url: receiver.url, events: ['*'] })).statusCode).toBe(403);
   });
 
-  it('sends a test event once and answers its outcome, six a minute per endpoint', async () => {
+  it('sends a test event once and answers its outcome, six a minute per endpoint', { timeout: 60_000 }, async () => {
     const { id, secret } = await addEndpoint(h.admin, receiver.url);
+    await inOneRateWindow(20);
     const test = await h.admin('POST', `/webhooks/${id}/test`);
     expect(test.statusCode).toBe(200);
     expect(test.data).toMatchObject({ status: 'delivered', attempt: { httpStatus: 204, error: null } });

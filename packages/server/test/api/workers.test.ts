@@ -7,7 +7,7 @@ import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServe } from '../cli.js';
 import { checkBody, checkedProduct, type CheckedProduct } from '../check-helpers.js';
-import { startHarness, type Harness } from '../harness.js';
+import { inOneRateWindow, startHarness, type Harness } from '../harness.js';
 
 interface Answer {
   status: number;
@@ -209,9 +209,8 @@ describe('rate limits with two workers hold their totals', () => {
     const limited = await serveWorkers({ ...h.env, ...extra, LICENSOR_CHECK_RATE_ADDRESS: '12' });
     try {
       if ('REDIS_URL' in extra) await redisUpInEveryWorker(limited.url);
-      // The counts are per minute of the clock: not across a minute's turn, even on a loaded machine
-      // (hence up to 20 s of waiting, and the longer timeout).
-      if (Date.now() % 60_000 > 40_000) await new Promise((resolve) => setTimeout(resolve, 60_500 - (Date.now() % 60_000)));
+      // Up to 20 s of waiting on a loaded machine, hence the longer timeout.
+      await inOneRateWindow(20);
       const answers = await Promise.all(Array.from({ length: 20 }, () => limited.check(product, checkBody(licence.licenseString, 'limited'))));
       expect(answers.filter((a) => a.status === 200)).toHaveLength(12);
       expect(answers.filter((a) => a.status === 429).map((a) => a.data.error)).toEqual(Array(8).fill('too many checks from this address'));
