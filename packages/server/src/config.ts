@@ -27,6 +27,9 @@ export interface Config {
   loginFailures: number;
   checkRateProduct: number;
   checkRateAddress: number;
+  /** DESIGN.md 19: usage requests a minute per licence (0: no limit), and the ids a licence remembers per period key. */
+  usageRateLicence: number;
+  usageIdsPerPeriod: number;
   logLevel: string;
   /** DESIGN.md 1: JSON lines, or one short line per entry for a person at a terminal (log.ts). */
   logFormat: 'json' | 'pretty';
@@ -172,6 +175,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, terminal = proc
     loginFailures: integer(env, 'LICENSOR_LOGIN_FAILURES', 10, 0, 1_000_000),
     checkRateProduct: integer(env, 'LICENSOR_CHECK_RATE_PRODUCT', 6000, 0, 100_000_000),
     checkRateAddress: integer(env, 'LICENSOR_CHECK_RATE_ADDRESS', 600, 0, 100_000_000),
+    usageRateLicence: integer(env, 'LICENSOR_USAGE_RATE_LICENCE', 60, 0, 1_000_000),
+    usageIdsPerPeriod: integer(env, 'LICENSOR_USAGE_IDS_PER_PERIOD', 100_000, 1, 100_000_000),
     logLevel,
     logFormat,
     workers: workers(env),

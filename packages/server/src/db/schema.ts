@@ -149,6 +149,8 @@ export interface ProductsTable {
   air_gap_activation: number;
   air_gap_activation_days: number;
   params: string;
+  /** DESIGN.md 19: the product's meters, a JSON array of {key, label, limit, period, overage}. */
+  meters: Generated<string>;
   created_at: number;
   created_by: string | null;
   updated_at: number;
@@ -225,6 +227,8 @@ export interface LicencesTable {
   status_rank: number | null;
   /** The product's seat model when the licence was issued, kept for good (DESIGN.md 13); NODE_LOCKED by default. */
   seat_model: Generated<string>;
+  /** DESIGN.md 19: the licence's meters, copied from its product at issue and renewal, a JSON array of {key, label, period, limit, overage}. */
+  meters: Generated<string>;
 }
 
 /** A licence's lastCheckedAt, apart from the licence row so that a stamp is a small write (0016). */
@@ -433,6 +437,49 @@ export interface Schema {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   webhook_term_marks: WebhookTermMarksTable;
+  usage_counts: UsageCountsTable;
+  usage_events: UsageEventsTable;
+  usage_marks: UsageMarksTable;
+}
+
+/** DESIGN.md 19 (usage/): a meter's count in one period of a licence. */
+export interface UsageCountsTable {
+  org_id: number;
+  licence_id: number;
+  meter: string;
+  period_key: string;
+  used: number;
+}
+
+/** A recorded usage event (ACCEPTED or LIMIT_REACHED) or an operator's adjustment (event_id null). */
+export interface UsageEventsTable {
+  id: Generated<number>;
+  org_id: number;
+  licence_id: number;
+  event_id: string | null;
+  meter: string;
+  amount: number;
+  at: number | null;
+  received_at: number;
+  result: string;
+  period_key: string;
+  source: string;
+  machine_id: number | null;
+  actor: string;
+  reason: string | null;
+  /** When the id may be forgotten: 35 days past its period's end, 400 days after recording for NONE. */
+  expires_at: number;
+}
+
+/** usage.threshold raised once per licence, meter, period key, limit and threshold. */
+export interface UsageMarksTable {
+  org_id: number;
+  licence_id: number;
+  meter: string;
+  period_key: string;
+  limit_value: number;
+  threshold: number;
+  marked_at: number;
 }
 
 /** DESIGN.md 15 (webhooks/). */

@@ -185,6 +185,13 @@ const STEPS: Record<string, { rows?: () => Promise<void>; check?: () => Promise<
       expect(stamps.some((row) => row.archived === 1)).toBe(true);
     },
   },
+  '0018_usage_metering': {
+    async check() {
+      // Products and licences made before meters have none (DESIGN.md 19): an upgrade meters nothing.
+      const meters = async (table: 'products' | 'licences') => (await database.db.selectFrom(table).select('meters').execute()).map((r) => r.meters);
+      expect(new Set([...(await meters('products')), ...(await meters('licences'))])).toEqual(new Set(['[]']));
+    },
+  },
 };
 let stampsBefore: Array<Record<string, unknown>> = [];
 

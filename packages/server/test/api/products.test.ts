@@ -238,6 +238,7 @@ describe('reading products', () => {
       licenceTypes: ['OFFLINE', 'HYBRID'],
       defaults: { licenceType: 'HYBRID', activation: 'ONLINE', validityMonths: 0, graceDays: 7, maxMachines: 3 },
       params: created.params,
+      meters: [],
     });
     const offline = (await create()).data;
     expect((await h.admin('GET', `/products/${offline.id}/form`)).data.defaults.activation).toBeNull();
