@@ -8,6 +8,7 @@ import type { Organisation } from '../core/context.js';
 import type { CheckWrites } from './counters.js';
 import { borrowLease, fetchLicence, releaseOwnSeat } from './own-seat.js';
 import { CheckProductCache, StaleProduct, type CheckProduct } from './product-cache.js';
+import type { UsageCounters } from '../http/metrics.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import { ReadFingerprints, TokenDigests, VerifiedLicences } from './remembered.js';
 import type { CheckRoute } from './schemas.js';
@@ -36,6 +37,7 @@ export interface GateDeps {
   limiter: RateLimiter;
   organisations: OrganisationCache;
   writes: CheckWrites;
+  usageCounters: UsageCounters;
 }
 
 /** A route of the check API without its HTTP plumbing: the refusals before the body, then the work on the body. */
@@ -52,7 +54,7 @@ export interface CheckGate {
  * route's work finds the product changed, the request is judged again on the product read afresh
  * and the work runs once more.
  */
-export function checkGates({ database, keyring, config, limiter, organisations, writes }: GateDeps): Record<CheckRoute, CheckGate> {
+export function checkGates({ database, keyring, config, limiter, organisations, writes, usageCounters }: GateDeps): Record<CheckRoute, CheckGate> {
   const products = new CheckProductCache(keyring);
   const tokens = new TokenDigests();
   const verified = new VerifiedLicences();
@@ -140,6 +142,6 @@ export function checkGates({ database, keyring, config, limiter, organisations, 
     release: gate('release', releaseOwnSeat),
     borrow: gate('borrow', borrowLease),
     // Never counted among the checks per day (DESIGN.md 19).
-    usage: gate('usage', recordUsage({ limiter, ratePerLicence: config.usageRateLicence, idsPerPeriod: config.usageIdsPerPeriod })),
+    usage: gate('usage', recordUsage({ limiter, ratePerLicence: config.usageRateLicence, idsPerPeriod: config.usageIdsPerPeriod, counters: usageCounters })),
   };
 }

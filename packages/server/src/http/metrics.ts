@@ -43,3 +43,16 @@ export function installRedisGauge(registry: Registry, up: () => boolean): void {
     },
   });
 }
+
+/** What the usage endpoint counts (DESIGN.md 19): each event's result, and the requests refused by the per-licence limit. */
+export interface UsageCounters {
+  event(result: string, duplicate: boolean): void;
+  rateLimited(): void;
+}
+
+/** `licensor_usage_events_total{result, duplicate}` and `licensor_usage_rate_limited_total`. */
+export function usageMetrics(registry: Registry): UsageCounters {
+  const events = new Counter({ name: 'licensor_usage_events_total', help: 'Usage events answered, by result and whether the id was recorded before', labelNames: ['result', 'duplicate'] as const, registers: [registry] });
+  const limited = new Counter({ name: 'licensor_usage_rate_limited_total', help: 'Usage requests refused by LICENSOR_USAGE_RATE_LICENCE', registers: [registry] });
+  return { event: (result, duplicate) => events.inc({ result, duplicate: String(duplicate) }), rateLimited: () => limited.inc() };
+}
