@@ -16,7 +16,7 @@ import { startTrial, type TrialOutcome, type TrialRequest } from './trial.js';
 
 const CHECK_TOKEN = /^Bearer svcc_([a-z0-9]{12,32})_([0-9a-f]{64})$/;
 
-const isJson = (contentType: string | undefined) => contentType?.split(';')[0]!.trim().toLowerCase() === 'application/json';
+const isJson = (contentType: string | undefined) => contentType?.split(';')[0]?.trim().toLowerCase() === 'application/json';
 
 /** A request to the licence check API as its gate reads it, whichever HTTP layer carried it (routes.ts, lean.ts). */
 export interface Asked {

@@ -25,7 +25,7 @@ async function insert(table: string, row: Record<string, unknown>, name?: string
   const db = database.db as unknown as import('kysely').Kysely<any>;
   const hasId = !['sessions', 'api_tokens', 'check_counts', 'platform_sessions', 'portal_sessions', 'webauthn_challenges', 'licence_lease_peaks'].includes(table);
   const query = db.insertInto(table).values(row);
-  const id = hasId ? Number((await query.returning('id').executeTakeFirstOrThrow()).id) : (await query.execute(), undefined);
+  const id = hasId ? Number((await query.returning('id').executeTakeFirstOrThrow()).id) : await query.execute().then(() => undefined);
   if (name && id !== undefined) ids[name] = id;
   written.set(table, [...(written.get(table) ?? []), { ...row, ...(id === undefined ? {} : { id }) }]);
 }
@@ -192,6 +192,15 @@ const STEPS: Record<string, { rows?: () => Promise<void>; check?: () => Promise<
       expect(products.map((p) => ({ ...p, trial_days: Number(p.trial_days) }))).toEqual(products.map(() => ({ trial_days: 0, trial_params: '{}', trial_daily_limit: null, trial_address_daily_limit: 20 })));
       const licences = await database.db.selectFrom('licences').select(['trial', 'trial_started_at', 'converted_from_trial']).execute();
       expect(new Set(licences.map((l) => JSON.stringify([Number(l.trial), l.trial_started_at, l.converted_from_trial])))).toEqual(new Set(['[0,null,null]']));
+    },
+  },
+  '0019_single_sign_on': {
+    async check() {
+      // Members are linked to no identity provider, and every session was opened by a password.
+      const db = database.db as unknown as import('kysely').Kysely<any>;
+      expect(await db.selectFrom('users').select(['sso_sub', 'sso_linked_at', 'sso_signed_in_at']).execute()).toEqual([{ sso_sub: null, sso_linked_at: null, sso_signed_in_at: null }]);
+      expect(await db.selectFrom('sessions').select(['method', 'sso_at', 'hard_end']).execute()).toEqual([{ method: 'password', sso_at: null, hard_end: null }]);
+      expect(await db.selectFrom('sso_configs').selectAll().execute()).toEqual([]);
     },
   },
 };
