@@ -15,7 +15,7 @@ import { CHECKS, checkLicence, type CheckScope } from './service.js';
 
 const CHECK_TOKEN = /^Bearer svcc_([a-z0-9]{12,32})_([0-9a-f]{64})$/;
 
-const isJson = (contentType: string | undefined) => contentType?.split(';')[0]!.trim().toLowerCase() === 'application/json';
+const isJson = (contentType: string | undefined) => contentType?.split(';')[0]?.trim().toLowerCase() === 'application/json';
 
 /** A request to the licence check API as its gate reads it, whichever HTTP layer carried it (routes.ts, lean.ts). */
 export interface Asked {

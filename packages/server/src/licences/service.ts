@@ -6,7 +6,7 @@ import { EXPIRING_WINDOW_MS, recordTermEvent, subscriptions } from '../audit/eve
 import { findCustomerRow } from '../customers/repo.js';
 import { findOrCreateCustomer } from '../customers/service.js';
 import type { Tenant } from '../db/tenant.js';
-import { type Ctx } from '../core/context.js';
+import type { Ctx } from '../core/context.js';
 import { inTransaction } from '../core/transaction.js';
 import { badRequest, forbidden, notFound } from '../core/errors.js';
 import type { Keyring } from '../keys/keyring.js';

@@ -111,6 +111,7 @@ export function termFrom(date: string, months: number, timeZone: string, now: nu
 export function extendedTerm(current: TermDates, months: number, timeZone: string, now: number): TermDates {
   const today = localDate(now, timeZone);
   const currentEnd = current.expiresAt === null ? today : localDate(current.expiresAt, timeZone);
+  // biome-ignore lint/complexity/useMathMinMax: local dates (YYYY-MM-DD) compare as strings
   const base = currentEnd > today ? currentEnd : today;
   return {
     startsAt: current.startsAt !== null && current.startsAt > now ? current.startsAt : null,

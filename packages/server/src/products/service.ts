@@ -3,7 +3,7 @@ import { recordAudit } from '../audit/audit.js';
 import { newPublicId, newSecret, sha256Hex } from '../core/secrets.js';
 import { isUniqueViolation } from '../db/database.js';
 import type { Tenant } from '../db/tenant.js';
-import { type Ctx } from '../core/context.js';
+import type { Ctx } from '../core/context.js';
 import { inTransaction } from '../core/transaction.js';
 import { conflict, notFound } from '../core/errors.js';
 import { iso } from '../core/schemas.js';

@@ -25,7 +25,7 @@ async function insert(table: string, row: Record<string, unknown>, name?: string
   const db = database.db as unknown as import('kysely').Kysely<any>;
   const hasId = !['sessions', 'api_tokens', 'check_counts', 'platform_sessions', 'portal_sessions', 'webauthn_challenges', 'licence_lease_peaks'].includes(table);
   const query = db.insertInto(table).values(row);
-  const id = hasId ? Number((await query.returning('id').executeTakeFirstOrThrow()).id) : (await query.execute(), undefined);
+  const id = hasId ? Number((await query.returning('id').executeTakeFirstOrThrow()).id) : await query.execute().then(() => undefined);
   if (name && id !== undefined) ids[name] = id;
   written.set(table, [...(written.get(table) ?? []), { ...row, ...(id === undefined ? {} : { id }) }]);
 }
