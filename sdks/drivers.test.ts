@@ -112,7 +112,7 @@ function agree(answers: Answer[], expected: unknown, options: { label?: string; 
 const ok = (result: unknown) => ({ ok: true, result });
 const failed = (code: string, status?: number) => ({ ok: false, error: { code, ...(status === undefined ? {} : { status }) } });
 const checked = (fields: Record<string, unknown>) =>
-  ok({ state: 'VALID', reasons: [], fresh: true, clockRollback: false, ageSeconds: '<age>', noAnswer: null, renewed: false, airGapped: false, leaseEndsAt: null, ...fields });
+  ok({ state: 'VALID', reasons: [], fresh: true, clockRollback: false, ageSeconds: '<age>', noAnswer: null, renewed: false, airGapped: false, leaseEndsAt: null, trial: null, ...fields });
 
 beforeAll(async () => {
   h = await startHarness();
@@ -213,13 +213,13 @@ describe(`the drivers (${found.map((f) => f.lang).join(', ')}) against one servi
       const state = readState(lane);
       expect(Object.keys(state).sort(), lane.lang).toEqual(['answer', 'format', 'lid', 'newestIat', 'offsetMs']);
       expect(Object.keys(state.answer).sort(), lane.lang).toEqual(
-        ['boundAt', 'checkedAt', 'fpDigest', 'leaseEndsAt', 'lid', 'nonce', 'receipt', 'renewed', 'status', 'tag'],
+        ['boundAt', 'checkedAt', 'converted', 'fpDigest', 'leaseEndsAt', 'lid', 'nonce', 'receipt', 'renewed', 'status', 'tag'],
       );
       expect(state, lane.lang).toMatchObject({
         format: 1,
         lid: lane.lid,
         newestIat: lane.iat1,
-        answer: { tag: 'SVCR1', lid: lane.lid, status: 'ACTIVE', fpDigest: fpDigest(FINGERPRINT), leaseEndsAt: '', renewed: false },
+        answer: { tag: 'SVCR1', lid: lane.lid, status: 'ACTIVE', fpDigest: fpDigest(FINGERPRINT), leaseEndsAt: '', renewed: false, converted: false },
       });
       expect(Number.isSafeInteger(state.offsetMs) && Math.abs(state.offsetMs) < 10_000, `${lane.lang} offsetMs ${state.offsetMs}`).toBe(true);
       expect(state.answer.boundAt, lane.lang).not.toBe('');
@@ -379,7 +379,7 @@ describe('air-gapped activation through the drivers', () => {
         expect(await send({ op: 'activateAirGap', response: activated.response }), lane.lang).toEqual(ok({ until: activated.until }));
         expect(await send({ op: 'activateAirGap', response: activated.response }), lane.lang).toMatchObject(failed('BAD_ACTIVATION'));
         const result = expectOk(await send({ op: 'check' }), 'check');
-        expect(result, lane.lang).toEqual({ state: 'VALID', reasons: [], fresh: null, clockRollback: false, ageSeconds: null, noAnswer: { code: 'NETWORK' }, renewed: false, airGapped: true, leaseEndsAt: null });
+        expect(result, lane.lang).toEqual({ state: 'VALID', reasons: [], fresh: null, clockRollback: false, ageSeconds: null, noAnswer: { code: 'NETWORK' }, renewed: false, airGapped: true, leaseEndsAt: null, trial: null });
         const { code } = expectOk(await send({ op: 'deactivateAirGap' }), 'deactivateAirGap');
         expect(expectOk(await send({ op: 'check' }), 'check')).toMatchObject({ state: 'STALE', airGapped: false });
         expect(await call('POST', `/licenses/${issued.lid}/air-gap-deactivations`, { code })).toMatchObject({ machineId: activated.machineId, released: true });
