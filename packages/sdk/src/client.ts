@@ -687,8 +687,9 @@ function trialRefusal(response: Response, text: string): LicensorError {
     return new LicensorError('TRIAL_USED', message, undefined, { matched });
   }
   if (reason === 'TRIALS_OFF') return new LicensorError('TRIALS_OFF', message);
-  const retryAfter = Number(response.headers.get('retry-after'));
-  const details = response.status === 429 && Number.isSafeInteger(retryAfter) && retryAfter >= 0 ? { retryAfterSeconds: retryAfter } : {};
+  // Whole seconds only (DESIGN.md 18); an absent or other header says nothing.
+  const retryAfter = response.headers.get('retry-after')?.trim() ?? '';
+  const details = response.status === 429 && /^[0-9]{1,9}$/.test(retryAfter) ? { retryAfterSeconds: Number(retryAfter) } : {};
   return new LicensorError('HTTP_STATUS', message, response.status, details);
 }
 
