@@ -32,7 +32,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['products', 'customers'],
   // The licence lifecycle: issue, renew, revoke, reinstate, archive, restore, verify.
   ['licences'],
-  ['air-gap', 'dashboard', 'webhooks', 'backup'],
+  ['air-gap', 'dashboard', 'webhooks', 'backup', 'trials'],
   ['portal', 'check'],
   // The processes: the app's wiring of every feature, the primary process, and the CLI over both.
   ['app.ts', 'workers.ts'],
