@@ -14,6 +14,7 @@ import { ReadFingerprints, TokenDigests, VerifiedLicences } from './remembered.j
 import type { CheckRoute } from './schemas.js';
 import { CHECKS, checkLicence, type CheckScope } from './service.js';
 import { recordUsage } from './usage.js';
+import { startTrial, type TrialOutcome, type TrialRequest } from './trial.js';
 
 const CHECK_TOKEN = /^Bearer svcc_([a-z0-9]{12,32})_([0-9a-f]{64})$/;
 
@@ -38,6 +39,8 @@ export interface GateDeps {
   organisations: OrganisationCache;
   writes: CheckWrites;
   usageCounters: UsageCounters;
+  /** Counts a trial request by its outcome (`licensor_trial_requests_total`). */
+  countTrial: (outcome: TrialOutcome) => void;
 }
 
 /** A route of the check API without its HTTP plumbing: the refusals before the body, then the work on the body. */
@@ -54,7 +57,7 @@ export interface CheckGate {
  * route's work finds the product changed, the request is judged again on the product read afresh
  * and the work runs once more.
  */
-export function checkGates({ database, keyring, config, limiter, organisations, writes, usageCounters }: GateDeps): Record<CheckRoute, CheckGate> {
+export function checkGates({ database, keyring, config, limiter, organisations, writes, usageCounters, countTrial }: GateDeps): Record<CheckRoute | 'trial', CheckGate> {
   const products = new CheckProductCache(keyring);
   const tokens = new TokenDigests();
   const verified = new VerifiedLicences();
@@ -78,7 +81,7 @@ export function checkGates({ database, keyring, config, limiter, organisations, 
     return { org, t, product };
   };
 
-  const gate = (route: CheckRoute, work: (scope: CheckScope, body: never) => Promise<unknown>): CheckGate => {
+  const gate = (route: CheckRoute | 'trial', work: (scope: CheckScope, body: never, asked: Asked) => Promise<unknown>): CheckGate => {
     /** What refuses this request on this product, without the rate limit: 401, then 403, then 404 for fetch. */
     const refusalOf = (product: CheckProduct | undefined, secret: string): ApiError | null => {
       if (!product?.tokenHash || !tokens.matches(product.tokenHash, secret)) return unauthorized('unknown or replaced check token');
@@ -122,11 +125,11 @@ export function checkGates({ database, keyring, config, limiter, organisations, 
       },
       async serve(asked, scope, body) {
         try {
-          return await work(scope, body);
+          return await work(scope, body, asked);
         } catch (err) {
           if (!(err instanceof StaleProduct)) throw err;
           const again = await admitOn({ ...asked, org: scope.org }, CHECK_TOKEN.exec(asked.authorization!)![2]!, scope.now, false);
-          return work(again, body);
+          return work(again, body, asked);
         }
       },
     };
@@ -143,5 +146,7 @@ export function checkGates({ database, keyring, config, limiter, organisations, 
     borrow: gate('borrow', borrowLease),
     // Never counted among the checks per day (DESIGN.md 19).
     usage: gate('usage', recordUsage({ limiter, ratePerLicence: config.usageRateLicence, idsPerPeriod: config.usageIdsPerPeriod, counters: usageCounters })),
+    // DESIGN.md 18: trial requests count towards the check's rate limits, as checks.
+    trial: gate('trial', (scope, body: TrialRequest, asked) => startTrial(scope, body, asked.ip, keyring, countTrial)),
   };
 }
