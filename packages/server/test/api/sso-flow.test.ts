@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../harness.js';
-import { sessionCookie, signInWithSso, ssoError, ssoSetup, startIdp, startSso, type TestIdp } from '../sso-helpers.js';
+import { sessionCookie, signInWithSso, ssoError, ssoSetup, startIdp, startSso, throughIdp, type TestIdp } from '../sso-helpers.js';
 
 let h: Harness;
 let idp: TestIdp;
@@ -113,6 +113,14 @@ describe('single sign-on', () => {
     const idpError = await h.request('GET', `/o/${h.slug}/api/sso/callback?state=${freshState}&error=access_denied&session_state=abc`, { cookies: { svc_sso: fresh.cookies.find((c) => c.name === 'svc_sso')!.value } });
     expect(ssoError(idpError)).toBe('IDP_ERROR');
     expect((await lastEntry())).toMatchObject({ action: 'auth.sso_refused', actor: 'sso', details: { reason: 'IDP_ERROR', emailDomain: null, memberId: null } });
+  });
+
+  it('lets exactly one of several callbacks presenting one state go on', async () => {
+    // The IdP's answer for one state, presented by several requests at once.
+    const { query, ssoCookie } = await throughIdp(h);
+    const answers = await Promise.all(Array.from({ length: 5 }, () => h.request('GET', `/o/${h.slug}/api/sso/callback?${query}`, { cookies: { svc_sso: ssoCookie } })));
+    expect(answers.filter((a) => ssoError(a) === 'STATE_INVALID')).toHaveLength(4);
+    expect(answers.filter((a) => sessionCookie(a) !== undefined)).toHaveLength(1);
   });
 
   it('refuses an ID token from the wrong issuer, for the wrong audience, with another nonce, unsigned, or expired', async () => {
