@@ -64,6 +64,8 @@ export interface IssuerClaims {
   lse?: number;
   /** Longest borrow in seconds (`v` 5 only, omitted when borrowing is off). */
   brw?: number;
+  /** DESIGN.md 18: a trial exactly when this is the boolean `true`. */
+  trl?: boolean;
 }
 
 /** A decoded payload: issuer claims, then product parameters (any JSON value once parsed). */
@@ -92,6 +94,8 @@ export interface ClaimsInput {
   lse?: Maybe<number>;
   /** A floating licence's longest borrow; omitted when 0 or without `lse`. */
   brw?: Maybe<number>;
+  /** A trial (DESIGN.md 18): `true` writes `trl`; anything else omits it. */
+  trl?: Maybe<boolean>;
   /** Product parameters in declared order; entries whose value is null or undefined are omitted. */
   params?: Maybe<ReadonlyArray<readonly [string, Maybe<ParamValue>]> | Readonly<Record<string, Maybe<ParamValue>>>>;
 }
@@ -131,6 +135,7 @@ interface Normalised {
     max: number | undefined;
     lse: number | undefined;
     brw: number | undefined;
+    trl: true | undefined;
   };
   params: Entry[];
 }
@@ -169,6 +174,7 @@ function normalise(input: ClaimsInput): Normalised {
     max: online ? (input.max ?? undefined) : undefined,
     lse,
     brw: lse !== undefined && input.brw !== 0 ? (input.brw ?? undefined) : undefined,
+    trl: input.trl === true ? true : undefined,
   };
   const problem = claimsProblem(claims);
   if (problem !== null) throw new TypeError(problem);
@@ -182,7 +188,7 @@ function normalise(input: ClaimsInput): Normalised {
       const key = pairs[i]![0];
       const value = pairs[i]![1];
       if (value == null) continue;
-      if (reserved.has(key)) throw new TypeError(`parameter "${key}" shadows an issuer claim`);
+      if (reserved.has(key) || (key === 'trl' && claims.trl)) throw new TypeError(`parameter "${key}" shadows an issuer claim`);
       const first = key.charCodeAt(0);
       if (first >= 0x30 && first <= 0x39 && INDEX_KEY.test(key)) {
         throw new TypeError(`parameter "${key}" cannot be kept in declared order`);
@@ -208,6 +214,7 @@ export function orderClaims(input: ClaimsInput): LicenceClaims {
   const entries: Entry[] = [];
   for (const name of CLAIM_NAMES) if (claims[name] !== undefined) entries.push([name, claims[name]]);
   for (const name of FLOATING_CLAIM_NAMES) if (claims[name] !== undefined) entries.push([name, claims[name]]);
+  if (claims.trl) entries.push(['trl', true]);
   return Object.fromEntries([...entries, ...params]) as LicenceClaims;
 }
 
@@ -244,6 +251,7 @@ export function licencePayload(input: ClaimsInput): string {
   if (c.max !== undefined) json += `,"max":${c.max}`;
   if (c.lse !== undefined) json += `,"lse":${c.lse}`;
   if (c.brw !== undefined) json += `,"brw":${c.brw}`;
+  if (c.trl) json += ',"trl":true';
   for (let i = 0; i < params.length; i++) {
     const value = params[i]![1];
     // Values are checked ParamValues: a string, a safe integer, a boolean or a list of strings.

@@ -10,7 +10,7 @@ import { sql } from 'kysely';
 import { ApiError } from './core/errors.js';
 import { ErrorBody } from './core/schemas.js';
 import { installConsole } from './http/console.js';
-import { installMetrics, installRedisGauge } from './http/metrics.js';
+import { installMetrics, installRedisGauge, installTrialCounter } from './http/metrics.js';
 import { installOpenApi } from './http/openapi.js';
 import { installTenancy, type ApiRoute } from './http/tenancy.js';
 import { OrganisationCache } from './orgs/repo.js';
@@ -191,7 +191,7 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
   if (deliverWebhooks) app.addHook('onReady', async () => delivery.start());
   app.addHook('onClose', () => delivery.stop());
   const keyring = new Keyring(masterKey, config.pkcs11 && new Hsm(config.pkcs11.module, config.pkcs11.tokens));
-  const checkApi = checkGates({ database, keyring, config, limiter: rateLimits, organisations, writes: checkWrites });
+  const checkApi = checkGates({ database, keyring, config, limiter: rateLimits, organisations, writes: checkWrites, countTrial: installTrialCounter(registry) });
   await app.register(
     async (api) => {
       // DESIGN.md 7: API answers are never cached and never sniffed.

@@ -12,6 +12,7 @@ import type { RateLimiter } from '../http/rate-limit.js';
 import { ReadFingerprints, TokenDigests, VerifiedLicences } from './remembered.js';
 import type { CheckRoute } from './schemas.js';
 import { CHECKS, checkLicence, type CheckScope } from './service.js';
+import { startTrial, type TrialOutcome, type TrialRequest } from './trial.js';
 
 const CHECK_TOKEN = /^Bearer svcc_([a-z0-9]{12,32})_([0-9a-f]{64})$/;
 
@@ -35,6 +36,8 @@ export interface GateDeps {
   limiter: RateLimiter;
   organisations: OrganisationCache;
   writes: CheckWrites;
+  /** Counts a trial request by its outcome (`licensor_trial_requests_total`). */
+  countTrial: (outcome: TrialOutcome) => void;
 }
 
 /** A route of the check API without its HTTP plumbing: the refusals before the body, then the work on the body. */
@@ -51,7 +54,7 @@ export interface CheckGate {
  * route's work finds the product changed, the request is judged again on the product read afresh
  * and the work runs once more.
  */
-export function checkGates({ database, keyring, config, limiter, organisations, writes }: GateDeps): Record<CheckRoute, CheckGate> {
+export function checkGates({ database, keyring, config, limiter, organisations, writes, countTrial }: GateDeps): Record<CheckRoute | 'trial', CheckGate> {
   const products = new CheckProductCache(keyring);
   const tokens = new TokenDigests();
   const verified = new VerifiedLicences();
@@ -75,7 +78,7 @@ export function checkGates({ database, keyring, config, limiter, organisations, 
     return { org, t, product };
   };
 
-  const gate = (route: CheckRoute, work: (scope: CheckScope, body: never) => Promise<unknown>): CheckGate => {
+  const gate = (route: CheckRoute | 'trial', work: (scope: CheckScope, body: never, asked: Asked) => Promise<unknown>): CheckGate => {
     /** What refuses this request on this product, without the rate limit: 401, then 403, then 404 for fetch. */
     const refusalOf = (product: CheckProduct | undefined, secret: string): ApiError | null => {
       if (!product?.tokenHash || !tokens.matches(product.tokenHash, secret)) return unauthorized('unknown or replaced check token');
@@ -119,11 +122,11 @@ export function checkGates({ database, keyring, config, limiter, organisations, 
       },
       async serve(asked, scope, body) {
         try {
-          return await work(scope, body);
+          return await work(scope, body, asked);
         } catch (err) {
           if (!(err instanceof StaleProduct)) throw err;
           const again = await admitOn({ ...asked, org: scope.org }, CHECK_TOKEN.exec(asked.authorization!)![2]!, scope.now, false);
-          return work(again, body);
+          return work(again, body, asked);
         }
       },
     };
@@ -138,5 +141,7 @@ export function checkGates({ database, keyring, config, limiter, organisations, 
     fetch: gate('fetch', fetchLicence),
     release: gate('release', releaseOwnSeat),
     borrow: gate('borrow', borrowLease),
+    // DESIGN.md 18: trial requests count towards the check's rate limits, as checks.
+    trial: gate('trial', (scope, body: TrialRequest, asked) => startTrial(scope, body, asked.ip, keyring, countTrial)),
   };
 }

@@ -32,6 +32,12 @@ export function installMetrics(app: FastifyInstance): { registry: Registry; obse
   return { registry, observe };
 }
 
+/** `licensor_trial_requests_total{outcome}` (DESIGN.md 18): trial starts by outcome, 1 to 5. */
+export function installTrialCounter(registry: Registry): (outcome: string) => void {
+  const counter = new Counter({ name: 'licensor_trial_requests_total', help: 'Trial requests answered, by outcome', labelNames: ['outcome'], registers: [registry] });
+  return (outcome) => counter.inc({ outcome });
+}
+
 /** `licensor_redis_up`: 1 while Redis holds the rate-limit counts, 0 while this process counts without it. */
 export function installRedisGauge(registry: Registry, up: () => boolean): void {
   new Gauge({

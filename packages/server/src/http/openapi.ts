@@ -98,6 +98,7 @@ const OPERATION_IDS: Record<string, string> = {
   'POST /public/license/{checkId}/check': 'checkLicence',
   'POST /public/license/{checkId}/release': 'releaseOwnSeat',
   'POST /public/license/{checkId}/borrow': 'borrowLease',
+  'POST /public/license/{checkId}/trial': 'startTrial',
   'POST /auth/passkeys/options': 'startPasskeyRegistration',
   'POST /auth/passkeys': 'registerPasskey',
   'GET /auth/passkeys': 'listPasskeys',
