@@ -549,6 +549,21 @@ describe('trials through the drivers', () => {
       ok({ licence: extended.get(lane), lid: trials.get(lane)!.lid, created: false, endsAt: endOf(extended.get(lane)!), state: 'VALID', reasons: [] }),
     );
     each(await everyone(() => ({ op: 'check' })), (lane) => checked({ ageSeconds: expect.any(Number), trial: block(lane, extended.get(lane)!) }));
+  });
+
+  it('a converted trial runs on, its start saying converted (kept with the answer)', async () => {
+    for (const lane of lanes) await call('POST', `/licenses/${trials.get(lane)!.lid}/convert`, { licensee: 'Buyer Ltd', validityMonths: 12 });
+    const held = await everyone(() => ({ op: 'startTrial' }));
+    each(held, (lane) => ok({ licence: expect.any(String), lid: trials.get(lane)!.lid, created: false, endsAt: expect.any(String), state: 'VALID', reasons: [] }));
+    const endsAt = (i: number) => (held[i] as { result: { endsAt: string } }).result.endsAt;
+    setMode('down');
+    const kept = await everyone(() => ({ op: 'check' }));
+    for (const [i, answer] of kept.entries()) {
+      expect(answer, lanes[i]!.lang).toEqual(
+        checked({ fresh: false, ageSeconds: expect.any(Number), noAnswer: { code: 'NETWORK' }, trial: { endsAt: endsAt(i), secondsLeft: expect.any(Number), converted: true } }),
+      );
+    }
+    setMode('pass');
     agree(await everyone((lane) => configure(lane, lane.t2 || lane.t1)), ok({}));
     agree(await everyone(() => ({ op: 'setFingerprint', fingerprint: FINGERPRINT })), ok({}));
   });
