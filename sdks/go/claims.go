@@ -36,6 +36,9 @@ type Claims struct {
 	// licence's (V 5, DESIGN.md 13); in other payloads those names are product parameters.
 	Lse *int64
 	Brw *int64
+	// Trl: the licence is a trial (its trl claim is the boolean true, DESIGN.md 18); a trl of any
+	// other value is a product parameter.
+	Trl bool
 	// Params are the product's parameters in payload order.
 	Params []Param
 }
@@ -50,9 +53,7 @@ type Param struct {
 // Trial reports whether the licence is a trial: its trl claim is the boolean true (DESIGN.md 18).
 // For a product whose parameter kept the name trl, it means nothing.
 func (c *Claims) Trial() bool {
-	value, _ := c.Param("trl")
-	trial, _ := value.(bool)
-	return trial && c.Exp != nil
+	return c.Trl && c.Exp != nil
 }
 
 // Param returns the value of the named product parameter.
@@ -217,6 +218,10 @@ func parseClaims(object *jsonObject) (*Claims, string) {
 	}
 
 	for _, m := range object.members {
+		if trial, _ := m.value.(bool); m.key == "trl" && trial {
+			c.Trl = true // a trial's claim, not a parameter (as the TypeScript SDK's params)
+			continue
+		}
 		if !issuerClaims[m.key] && !(c.V == 5 && floatingClaims[m.key]) {
 			c.Params = append(c.Params, Param{Name: m.key, Value: paramValue(m.value)})
 		}
@@ -338,6 +343,10 @@ func (c *Claims) MarshalJSON() ([]byte, error) {
 	if c.V == 5 {
 		integer("lse", c.Lse)
 		integer("brw", c.Brw)
+	}
+	if c.Trl {
+		member("trl")
+		b.WriteString("true")
 	}
 	for _, p := range c.Params {
 		member(p.Name)

@@ -64,19 +64,6 @@ export async function trialLimitOf(t: Tenant): Promise<number | null> {
   return row.trial_limit === null ? null : Number(row.trial_limit);
 }
 
-/** `counts.trials`: the organisation's non-archived ACTIVE trials (no trial has a start date or grace). */
-export async function activeTrials(t: Tenant, now: number): Promise<number> {
-  const row = await t
-    .selectFrom('licences')
-    .select((eb) => eb.fn.countAll<number | string>().as('n'))
-    .where('trial', '=', 1)
-    .where('archived', '=', 0)
-    .where('revoked', '=', 0)
-    .where('expires_at', '>', now)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
-}
-
 export async function insertEntry(t: Tenant, values: Omit<Insertable<TrialEntriesTable>, 'org_id'>): Promise<void> {
   await t.insertInto('trial_entries', values).execute();
 }
@@ -113,3 +100,13 @@ export async function installationKnown(t: Tenant, licenceId: number, devicePubl
   return !row || row.first_seen_at !== null || row.trial_installations >= 100;
 }
 
+
+/** DESIGN.md 18: the trial's entry never matches again; the licence says when. */
+export async function resetEntry(t: Tenant, licenceId: number, now: number): Promise<void> {
+  await t.updateTable('trial_entries').set({ reset_at: now }).where('licence_id', '=', licenceId).execute();
+  await t.updateTable('licences').set({ trial_ledger_reset_at: now }).where('id', '=', licenceId).execute();
+}
+
+/** The device keys a trial was answered to, oldest first. */
+export const installationsOf = (t: Tenant, licenceId: number) =>
+  t.selectFrom('trial_installations').select(['device_public_key', 'first_seen_at']).where('licence_id', '=', licenceId).orderBy('first_seen_at').orderBy('device_public_key').execute();

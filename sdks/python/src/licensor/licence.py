@@ -221,7 +221,8 @@ def verify_licence(
         valid=not reasons,
         reasons=reasons,
         claims=claims,
-        params={key: value for key, value in claims.items() if key not in reserved},
+        # A trial's ``trl`` is its claim (DESIGN 18); a product whose parameter kept the name has no trials.
+        params={key: value for key, value in claims.items() if key not in reserved and not (key == "trl" and claims["trl"] is True)},
         status=status,
         starts_at=_date(claims.get("nbf")),
         expires_at=_date(claims.get("exp")),
