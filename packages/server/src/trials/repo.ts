@@ -8,8 +8,8 @@ const DAY_MS = 86_400_000;
 
 /**
  * The product's ledger entries (not reset) that share one of these (component, hash) pairs, each
- * read by its own index (product, component), never by a scan; with the trial's lid, current
- * term and conversion.
+ * read by its own index (product, component), never by a scan; with the trial's lid and current
+ * term.
  */
 export async function ledgerCandidates(t: Tenant, productId: number, pairs: ReadonlyArray<[FingerprintComponent, string]>) {
   const one = ([component, hash]: [FingerprintComponent, string]) =>
@@ -28,7 +28,6 @@ export async function ledgerCandidates(t: Tenant, productId: number, pairs: Read
         'licences.lid',
         'licences.id as licence_id',
         'licences.licence_string',
-        'licences.trial_converted_to',
       ])
       .where('trial_entries.product_id', '=', productId)
       .where(`trial_entries.${component}`, '=', hash)

@@ -369,6 +369,9 @@ describe('converting a trial', () => {
     const start = await p.start(startBody(fp));
     expect(start.statusCode).toBe(200);
     expect(start.data).toMatchObject({ lid: started.data.lid, converted: true });
+    const trialCheck = await p.check({ license: started.data.license, fingerprint: fp, nonce: startBody(fp).nonce });
+    expect(trialCheck.data).toMatchObject({ valid: true, converted: true });
+    expect(check.data.converted).toBeUndefined();
     expect((await audits(started.data.lid)).map((a) => a.action)).toContain('licence.trial_converted');
     const bound = (await audits(converted.data.lid)).filter((a) => a.action === 'machine.bound');
     expect(bound.map((a) => a.actor)).toEqual(['trial']);
