@@ -37,6 +37,12 @@ export interface Config {
   pkcs11: { module: string; tokens: Map<string, string[]> } | null;
   /** DESIGN.md 15: the CIDR ranges webhooks may reach although they are not public (and over http:// only there). */
   webhookAllowNetworks: net.BlockList;
+  /** DESIGN.md 21: the CIDR ranges an identity provider may be reached in although they are not public (and over http:// only there). */
+  ssoAllowNetworks: net.BlockList;
+  /** DESIGN.md 21's `{base}`: the public URL, or `http://localhost:PORT` on loopback (passkeys' origin). */
+  ssoBase: string;
+  /** Days after its last SSO sign-in that a linked member's passkey still signs in. */
+  ssoPasskeyDays: number;
 }
 
 /** A configuration mistake: reported as one line, never a stack trace. */
@@ -154,6 +160,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, terminal = proc
   const webhookNetworks = allowList(env.LICENSOR_WEBHOOK_ALLOW_NETWORKS ?? '');
   if (webhookNetworks.bad !== null) throw new ConfigError(`LICENSOR_WEBHOOK_ALLOW_NETWORKS must be CIDR ranges separated by commas, got "${webhookNetworks.bad}"`);
 
+  const ssoNetworks = allowList(env.LICENSOR_SSO_ALLOW_NETWORKS ?? '');
+  if (ssoNetworks.bad !== null) throw new ConfigError(`LICENSOR_SSO_ALLOW_NETWORKS must be CIDR ranges separated by commas, got "${ssoNetworks.bad}"`);
+
   const dataDir = path.resolve(env.LICENSOR_DATA_DIR || './data');
   return {
     port,
@@ -178,5 +187,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, terminal = proc
     bootstrapPassword,
     pkcs11: pkcs11Module === null ? null : { module: pkcs11Module, tokens: pkcs11Tokens(env.LICENSOR_PKCS11_TOKENS!) },
     webhookAllowNetworks: webhookNetworks.list,
+    ssoAllowNetworks: ssoNetworks.list,
+    ssoBase: env.LICENSOR_PUBLIC_URL ? publicUrl : passkeyOrigin,
+    ssoPasskeyDays: integer(env, 'LICENSOR_SSO_PASSKEY_DAYS', 30, 1, 3650),
   };
 }

@@ -70,6 +70,10 @@ export interface UsersTable {
   created_at: number;
   created_by: string | null;
   last_login_at: number | null;
+  /** DESIGN.md 21: the IdP's `sub` this member is linked to (unique per organisation). */
+  sso_sub: string | null;
+  sso_linked_at: number | null;
+  sso_signed_in_at: number | null;
 }
 
 export interface SessionsTable {
@@ -80,6 +84,11 @@ export interface SessionsTable {
   created_at: number;
   last_seen_at: number;
   expires_at: number;
+  /** `password`, `passkey` or `sso` (DESIGN.md 21: enforcement judges it when the session is read). */
+  method: Generated<string>;
+  /** An SSO session's sign-in time and the hard end 12 hours after it. */
+  sso_at: number | null;
+  hard_end: number | null;
 }
 
 export interface ApiTokensTable {
@@ -481,6 +490,8 @@ export interface Schema {
   webhook_term_marks: WebhookTermMarksTable;
   trial_entries: TrialEntriesTable;
   trial_installations: TrialInstallationsTable;
+  sso_configs: SsoConfigsTable;
+  sso_states: SsoStatesTable;
 }
 
 /** DESIGN.md 15 (webhooks/). */
@@ -557,4 +568,52 @@ export interface WebhookTermMarksTable {
   licence_id: number;
   kind: 'expiring' | 'expired';
   term_version: number;
+}
+
+/** DESIGN.md 21: an organisation's OIDC configuration; lists are JSON text. */
+export interface SsoConfigsTable {
+  id: Generated<number>;
+  org_id: number;
+  enabled: number;
+  display_name: string;
+  /** Without a trailing `/`. */
+  issuer: string;
+  client_id: string;
+  /** Sealed like a private key (keys/sealing.ts), never shown. */
+  client_secret: string;
+  client_secret_updated_at: number;
+  scopes: string;
+  allowed_domains: string;
+  role_claim: string | null;
+  /** JSON `[{value, role}]`. */
+  role_rules: string;
+  default_role: string | null;
+  jit_provisioning: number;
+  enforce: number;
+  /** JSON array of member ids. */
+  break_glass: string;
+  verified_at: number | null;
+  /** JSON of the last callback past STATE_INVALID. */
+  last_attempt: string | null;
+  /** Moves on at every change: the per-instance discovery cache is keyed by it. */
+  version: number;
+  created_at: number;
+  updated_at: number;
+  updated_by: string;
+}
+
+/** A pending SSO sign-in (or link): single use, ten minutes. */
+export interface SsoStatesTable {
+  id: Generated<number>;
+  org_id: number;
+  /** SHA-256 (hex) of `state`. */
+  state_hash: string;
+  nonce: string;
+  code_verifier: string;
+  return_to: string;
+  /** SHA-256 (hex) of the `svc_sso` cookie. */
+  binding: string;
+  /** The member a link started by (`/auth/sso/link`); null for a sign-in. */
+  link_user_id: number | null;
+  expires_at: number;
 }

@@ -194,6 +194,15 @@ const STEPS: Record<string, { rows?: () => Promise<void>; check?: () => Promise<
       expect(new Set(licences.map((l) => JSON.stringify([Number(l.trial), l.trial_started_at, l.converted_from_trial])))).toEqual(new Set(['[0,null,null]']));
     },
   },
+  '0019_single_sign_on': {
+    async check() {
+      // Members are linked to no identity provider, and every session was opened by a password.
+      const db = database.db as unknown as import('kysely').Kysely<any>;
+      expect(await db.selectFrom('users').select(['sso_sub', 'sso_linked_at', 'sso_signed_in_at']).execute()).toEqual([{ sso_sub: null, sso_linked_at: null, sso_signed_in_at: null }]);
+      expect(await db.selectFrom('sessions').select(['method', 'sso_at', 'hard_end']).execute()).toEqual([{ method: 'password', sso_at: null, hard_end: null }]);
+      expect(await db.selectFrom('sso_configs').selectAll().execute()).toEqual([]);
+    },
+  },
 };
 let stampsBefore: Array<Record<string, unknown>> = [];
 

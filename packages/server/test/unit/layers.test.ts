@@ -34,6 +34,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['licences'],
   ['air-gap', 'dashboard', 'webhooks', 'backup', 'trials'],
   ['portal', 'check'],
+  // Single sign-on for operators (DESIGN.md 21): configuration, the OIDC flow, members linked and provisioned.
+  ['sso'],
   // The processes: the app's wiring of every feature, the primary process, and the CLI over both.
   ['app.ts', 'workers.ts'],
   ['cli.ts'],

@@ -17,6 +17,7 @@ import { webhooks } from './0014_webhooks.js';
 import { licenceTrigrams } from './0015_licence_trigrams.js';
 import { licenceStamps } from './0016_licence_stamps.js';
 import { trials } from './0017_trials.js';
+import { singleSignOn } from './0019_single_sign_on.js';
 
 /** Migrations are written once for both dialects; each receives the dialect for the few DDL differences. */
 const migrations: Record<string, (dialect: DialectName) => Migration> = {
@@ -37,6 +38,7 @@ const migrations: Record<string, (dialect: DialectName) => Migration> = {
   '0015_licence_trigrams': licenceTrigrams,
   '0016_licence_stamps': licenceStamps,
   '0017_trials': trials,
+  '0019_single_sign_on': singleSignOn,
 };
 
 export const MIGRATION_NAMES: readonly string[] = Object.keys(migrations);
