@@ -36,6 +36,11 @@ const (
 	// CodeBadActivation: an air-gapped activation response is not for this installation, machine,
 	// pending request or product, or there is no activation to deactivate (DESIGN.md 14).
 	CodeBadActivation ErrorCode = "BAD_ACTIVATION"
+	// CodeTrialsOff: StartTrial was refused: the product offers no trials now (DESIGN.md 18).
+	CodeTrialsOff ErrorCode = "TRIALS_OFF"
+	// CodeTrialUsed: StartTrial was refused: a machine like this one already had a trial
+	// (Error.Matched names the equal fingerprint components).
+	CodeTrialUsed ErrorCode = "TRIAL_USED"
 )
 
 // Sentinel errors, one per code, for errors.Is. Every error the package returns is an *Error
@@ -53,6 +58,8 @@ var (
 	ErrLidMismatch    = errors.New("licensor: lid mismatch")
 	ErrOlderTerm      = errors.New("licensor: older term")
 	ErrBadActivation  = errors.New("licensor: bad activation")
+	ErrTrialsOff      = errors.New("licensor: trials off")
+	ErrTrialUsed      = errors.New("licensor: trial used")
 )
 
 var sentinels = map[ErrorCode]error{
@@ -68,6 +75,8 @@ var sentinels = map[ErrorCode]error{
 	CodeLidMismatch:    ErrLidMismatch,
 	CodeOlderTerm:      ErrOlderTerm,
 	CodeBadActivation:  ErrBadActivation,
+	CodeTrialsOff:      ErrTrialsOff,
+	CodeTrialUsed:      ErrTrialUsed,
 }
 
 // Error is the SDK's one error type: a code, a message, and the HTTP status for CodeHTTPStatus.
@@ -77,6 +86,11 @@ type Error struct {
 	Message string
 	// Status is the HTTP status for CodeHTTPStatus, else 0.
 	Status int
+	// Matched names the equal fingerprint components for CodeTrialUsed (machine, host, mac, cpu,
+	// disk order), else nil.
+	Matched []string
+	// RetryAfterSeconds is an HTTP 429's Retry-After (a trial limit), else 0.
+	RetryAfterSeconds int
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("licensor: %s: %s", e.Code, e.Message) }

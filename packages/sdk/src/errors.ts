@@ -13,6 +13,9 @@
  * - `BAD_ACTIVATION`: an air-gapped activation response that is not for this installation,
  *   machine, pending request or product, is for an activation deactivated here, or does not verify;
  *   or a deactivation with no activation to end.
+ * - `TRIALS_OFF`: startTrial() was refused: the product offers no trials now (DESIGN.md 18).
+ * - `TRIAL_USED`: startTrial() was refused: a machine like this one already had a trial
+ *   (`matched` names the equal fingerprint components).
  */
 export type LicensorErrorCode =
   | 'INVALID_KEY'
@@ -26,7 +29,15 @@ export type LicensorErrorCode =
   | 'BAD_LICENCE'
   | 'LID_MISMATCH'
   | 'OLDER_TERM'
-  | 'BAD_ACTIVATION';
+  | 'BAD_ACTIVATION'
+  | 'TRIALS_OFF'
+  | 'TRIAL_USED';
+
+/** What some refusals add: `matched` for TRIAL_USED, `retryAfterSeconds` for an HTTP 429. */
+export interface LicensorErrorDetails {
+  matched?: string[];
+  retryAfterSeconds?: number;
+}
 
 /** The SDK's one error type. `check()` never throws it for the service's answers: they are data. */
 export class LicensorError extends Error {
@@ -35,8 +46,16 @@ export class LicensorError extends Error {
     message: string,
     /** The HTTP status, for `HTTP_STATUS`. */
     readonly status?: number,
+    details: LicensorErrorDetails = {},
   ) {
     super(message);
     this.name = 'LicensorError';
+    if (details.matched !== undefined) this.matched = details.matched;
+    if (details.retryAfterSeconds !== undefined) this.retryAfterSeconds = details.retryAfterSeconds;
   }
+
+  /** TRIAL_USED: the components of this machine's fingerprint equal to the earlier trial's (machine, host, mac, cpu, disk order). */
+  readonly matched?: string[];
+  /** An HTTP 429 (a trial limit): seconds until a retry can succeed. */
+  readonly retryAfterSeconds?: number;
 }

@@ -17,6 +17,8 @@ from .client import (
     NoAnswerCode,
     ReleaseRefusal,
     ReleaseResult,
+    TrialStart,
+    TrialStatus,
     VerifiedAnswer,
 )
 from .errors import ErrorCode, LicensorError
@@ -52,6 +54,8 @@ __all__ = [
     "ReleaseResult",
     "StateKey",
     "StateStore",
+    "TrialStart",
+    "TrialStatus",
     "VerifiedAnswer",
     "collect_fingerprint",
     "default_store_dir",

@@ -226,6 +226,14 @@ public final class LicenceClaims {
         return version() == 5 ? integer("brw") : OptionalLong.empty();
     }
 
+    /**
+     * Whether the licence is a trial: its {@code trl} claim is the boolean true, with an end
+     * (DESIGN.md 18). For a product whose parameter kept the name {@code trl}, it means nothing.
+     */
+    public boolean trial() {
+        return Boolean.TRUE.equals(all.get("trl")) && expiresAt().isPresent();
+    }
+
     /** The product's parameters in signed order (strings, {@link Long}s, booleans, lists of strings). */
     public Map<String, Object> params() {
         Map<String, Object> params = new LinkedHashMap<>();

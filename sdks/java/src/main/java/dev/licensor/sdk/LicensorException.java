@@ -1,5 +1,7 @@
 package dev.licensor.sdk;
 
+import java.util.List;
+
 /**
  * The SDK's one checked exception. {@link LicenceClient#check()} never throws it for what the
  * service answers (that is data in the {@link CheckResult}); it signals programming errors and
@@ -33,20 +35,42 @@ public final class LicensorException extends Exception {
         /** A fetched term is older ({@code iat}) than one this machine has already seen. */
         OLDER_TERM,
         /** An air-gapped activation response (or deactivation) that this installation cannot accept (DESIGN.md 14). */
-        BAD_ACTIVATION
+        BAD_ACTIVATION,
+        /** A trial start was refused: the product offers no trials now (DESIGN.md 18). */
+        TRIALS_OFF,
+        /** A trial start was refused: a machine like this one already had a trial ({@link #matched()} says what matched). */
+        TRIAL_USED
     }
 
     private final Reason reason;
     private final Integer status;
+    private final List<String> matched;
+    private final Integer retryAfterSeconds;
 
     public LicensorException(Reason reason, String message) {
         this(reason, message, null);
     }
 
     public LicensorException(Reason reason, String message, Integer status) {
+        this(reason, message, status, List.of(), null);
+    }
+
+    LicensorException(Reason reason, String message, Integer status, List<String> matched, Integer retryAfterSeconds) {
         super(message);
         this.reason = reason;
         this.status = status;
+        this.matched = List.copyOf(matched);
+        this.retryAfterSeconds = retryAfterSeconds;
+    }
+
+    /** For {@link Reason#TRIAL_USED}: the equal fingerprint components (machine, host, mac, cpu, disk order); else empty. */
+    public List<String> matched() {
+        return matched;
+    }
+
+    /** An HTTP 429's {@code Retry-After} in seconds (a trial limit), else null. */
+    public Integer retryAfterSeconds() {
+        return retryAfterSeconds;
     }
 
     /** Why it was thrown. */
