@@ -47,6 +47,15 @@ export const RenewBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** DESIGN.md 18: exactly one of `days` and `expiresAt`. */
+export const ExtendTrialBody = Type.Object(
+  {
+    days: Type.Optional(Type.Integer({ minimum: 1, maximum: 365, description: 'Days added to the later of now and the current end.' })),
+    expiresAt: Type.Optional(Type.String({ format: 'date-time', maxLength: 64, description: 'The new end: zero milliseconds, after now and the current end.' })),
+  },
+  { additionalProperties: false },
+);
+
 export const RevokeBody = Type.Object({ reason: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))) }, { additionalProperties: false });
 export const NotesBody = Type.Object(
   { notes: Nullable(Type.String({ maxLength: 10_000, description: 'Replaces the notes; null clears them. Never signed.' })) },

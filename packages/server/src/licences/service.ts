@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Static } from 'typebox';
-import { isReservedClaimName, signLicenceWith, type LicenceType } from '@licensor/protocol';
+import { isReservedClaimName, licenceParams, parseLicence, signLicenceWith, type LicenceType, type ParamValue } from '@licensor/protocol';
 import { recordAudit, type AuditInput, type Author } from '../audit/audit.js';
 import { EXPIRING_WINDOW_MS, recordTermEvent, subscriptions } from '../audit/events.js';
 import { findCustomerRow } from '../customers/repo.js';
@@ -429,6 +429,7 @@ export async function renewLicence(ctx: Ctx, keyring: Keyring, caches: IssueCach
   // The renewed term commits only while the term it replaces is still current.
   return signThenCommit(ctx, idem, 200, async (commit) => {
     const current = await findLicenceRow(ctx.tenant, lid);
+    if (current.trial === 1) throw badRequest('a trial is extended, not renewed: POST /licenses/{lid}/extend-trial');
     if (current.archived === 1) throw badRequest('an archived licence cannot be renewed: restore it first');
     return caches.products.with(ctx.tenant, current.product_id, async (product) => {
       const months = validityMonths(input.validityMonths, product.shape.defaultValidityMonths);
@@ -456,19 +457,7 @@ export async function renewLicence(ctx: Ctx, keyring: Keyring, caches: IssueCach
         if (fresh.archived === 1) throw badRequest('an archived licence cannot be renewed: restore it first');
         const before = statusOf(fresh, ctx.now);
         await enforcePlan(ctx, t, before, licenceStatus({ revoked: fresh.revoked === 1, ...dates, graceDays: term.graceDays }, ctx.now));
-        await insertVersion(t, {
-          licence_id: fresh.id,
-          version_no: fresh.term_version + 1,
-          issued_at: fresh.issued_at,
-          starts_at: fresh.starts_at,
-          expires_at: fresh.expires_at,
-          grace_days: fresh.grace_days,
-          issued_by: fresh.issued_by,
-          revoked_reason: fresh.revoked_reason,
-          licence_string: fresh.licence_string,
-          key_id: fresh.key_id,
-          superseded_at: ctx.now,
-        });
+        await supersede(t, fresh, ctx.now);
         const tally = tallyChange(clock, t, fresh, { ...fresh, ...termColumns(term) });
         await updateLicence(t, fresh.id, { ...termColumns(term), term_version: fresh.term_version + 1, issued_by: ctx.actor.name, renewed_at: ctx.now, ...tally.columns });
         const body = await auditedAnswer(t, ctx, {
@@ -482,6 +471,91 @@ export async function renewLicence(ctx: Ctx, keyring: Keyring, caches: IssueCach
         return { body, tally };
       });
     });
+  });
+}
+
+const DAY_S = 86_400;
+
+/** The end DESIGN.md 18's extension asks for, in Unix seconds, checked against the trial's current end and its start. */
+function extendedEnd(input: { days?: number | undefined; expiresAt?: string | undefined }, currentExp: number, startedAt: number, nowS: number): number {
+  if ((input.days === undefined) === (input.expiresAt === undefined)) throw badRequest('send exactly one of days and expiresAt');
+  let exp: number;
+  if (input.days !== undefined) exp = Math.max(nowS, currentExp) + input.days * DAY_S;
+  else {
+    const ms = Date.parse(input.expiresAt!);
+    if (Number.isNaN(ms) || ms % 1000 !== 0) throw badRequest('expiresAt: must be a time with zero milliseconds');
+    exp = ms / 1000;
+    if (exp <= nowS || exp <= currentExp) throw badRequest("expiresAt: must be later than now and than the trial's current end");
+  }
+  if (exp > startedAt + 365 * DAY_S) throw badRequest(`${input.days !== undefined ? 'days' : 'expiresAt'}: a trial ends at most 365 days after it started`);
+  return exp;
+}
+
+/**
+ * `POST /licenses/{lid}/extend-trial` (DESIGN.md 18): a new term as a renewal makes one (the old
+ * term superseded, renewedAt, revoked stays revoked), carrying the current term's claims with only
+ * `iat`, `exp`, `chk` and `max` new; audited `licence.trial_extended`.
+ */
+export async function extendTrial(ctx: Ctx, keyring: Keyring, caches: IssueCaches, lid: string, input: { days?: number | undefined; expiresAt?: string | undefined }, idem: IdempotentRequest | null): Promise<LicenceAnswer | Replay> {
+  return signThenCommit(ctx, idem, 200, async (commit) => {
+    const current = await findLicenceRow(ctx.tenant, lid);
+    if (current.trial !== 1) throw badRequest('only a trial can be extended');
+    if (current.archived === 1) throw badRequest('an archived licence cannot be extended: restore it first');
+    const claims = parseLicence(current.licence_string).claims;
+    const nowS = Math.floor(ctx.now / 1000);
+    const exp = extendedEnd(input, claims.exp!, Math.floor(Number(current.trial_started_at) / 1000), nowS);
+    return caches.products.with(ctx.tenant, current.product_id, async (product) => {
+      const { shape } = product;
+      const { keyId, signer } = await keyring.signingKeyFor(ctx.tenant, product);
+      const licenceString = await signLicenceWith(
+        { ...claims, iat: nowS, exp, chk: shape.checkIntervalSeconds, max: shape.maxOfflineSeconds, trl: true, params: licenceParams(claims) as Record<string, ParamValue> },
+        signer.sign,
+      );
+      const columns = {
+        issued_at: nowS * 1000,
+        expires_at: exp * 1000,
+        grace_ends_at: exp * 1000,
+        check_every_seconds: shape.checkIntervalSeconds,
+        check_max_seconds: shape.maxOfflineSeconds,
+        licence_string: licenceString,
+        key_id: keyId,
+      };
+      return commit(async (t) => {
+        const clock = await openWrite(ctx, t, caches.products, product);
+        const fresh = await lockLicenceRow(ctx.database.dialect, t, lid);
+        if (fresh.term_version !== current.term_version) throw new SignAgain();
+        if (fresh.archived === 1) throw badRequest('an archived licence cannot be extended: restore it first');
+        await supersede(t, fresh, ctx.now);
+        const tally = tallyChange(clock, t, fresh, { ...fresh, ...columns });
+        await updateLicence(t, fresh.id, { ...columns, term_version: fresh.term_version + 1, renewed_at: ctx.now, ...tally.columns });
+        const body = await auditedAnswer(t, ctx, {
+          action: 'licence.trial_extended',
+          subjectType: 'licence',
+          subjectId: lid,
+          lid,
+          summary: `Extended the trial until ${new Date(exp * 1000).toISOString()}`,
+          details: { versionNo: fresh.term_version + 1, previousExpiresAt: fresh.expires_at && new Date(fresh.expires_at).toISOString() },
+        });
+        return { body, tally };
+      });
+    });
+  });
+}
+
+/** Keeps the current term as a superseded version (renewal and extension alike). */
+async function supersede(t: Tenant, fresh: LicenceRow, now: number): Promise<void> {
+  await insertVersion(t, {
+    licence_id: fresh.id,
+    version_no: fresh.term_version + 1,
+    issued_at: fresh.issued_at,
+    starts_at: fresh.starts_at,
+    expires_at: fresh.expires_at,
+    grace_days: fresh.grace_days,
+    issued_by: fresh.issued_by,
+    revoked_reason: fresh.revoked_reason,
+    licence_string: fresh.licence_string,
+    key_id: fresh.key_id,
+    superseded_at: now,
   });
 }
 

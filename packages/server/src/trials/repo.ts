@@ -113,3 +113,13 @@ export async function installationKnown(t: Tenant, licenceId: number, devicePubl
   return !row || row.first_seen_at !== null || row.trial_installations >= 100;
 }
 
+
+/** DESIGN.md 18: the trial's entry never matches again; the licence says when. */
+export async function resetEntry(t: Tenant, licenceId: number, now: number): Promise<void> {
+  await t.updateTable('trial_entries').set({ reset_at: now }).where('licence_id', '=', licenceId).execute();
+  await t.updateTable('licences').set({ trial_ledger_reset_at: now }).where('id', '=', licenceId).execute();
+}
+
+/** The device keys a trial was answered to, oldest first. */
+export const installationsOf = (t: Tenant, licenceId: number) =>
+  t.selectFrom('trial_installations').select(['device_public_key', 'first_seen_at']).where('licence_id', '=', licenceId).orderBy('first_seen_at').orderBy('device_public_key').execute();

@@ -363,7 +363,7 @@ export const WINDOW_KEYS: Partial<Record<Window, (k: TallyKey) => boolean>> = {
 /** Which keys a listing filter holds; null when the filter asks what the tallies do not keep. */
 export function talliedFilter(filter: ListingFilter): ((key: TallyKey) => boolean) | null {
   const inWindow = WINDOW_KEYS[filter.window];
-  if (!inWindow || filter.search !== undefined || filter.customerId !== undefined) return null;
+  if (!inWindow || filter.search !== undefined || filter.customerId !== undefined || filter.trial !== undefined) return null;
   const statuses = filter.status && new Set(filter.status);
   return (k) => inWindow(k) && (!statuses || statuses.has(k.status)) && (filter.productId === undefined || k.productId === filter.productId);
 }
