@@ -8,9 +8,10 @@ import type { Keyring } from '../keys/keyring.js';
 import { findProductRow } from '../products/repo.js';
 import { shapeOf, type ProductShape } from '../products/shape.js';
 import { insertTrial } from '../licences/service.js';
+import { activeTrials } from '../listings/repos/tallies.js';
 import { resolveParams } from '../licences/terms.js';
 import { addressHashes, bestMatch, equalComponents, ledgerHashes, lookupPairs, presentComponents, type LedgerHashes } from '../trials/ledger.js';
-import { activeTrials, insertEntry, installationKnown, ledgerCandidates, limitReachedAt, lowerTrialNeed, noteInstallation, trialLimitOf, trialState, type Candidate } from '../trials/repo.js';
+import { insertEntry, installationKnown, ledgerCandidates, limitReachedAt, lowerTrialNeed, noteInstallation, trialLimitOf, trialState, type Candidate } from '../trials/repo.js';
 import { StaleProduct } from './product-cache.js';
 import { checkLicence, type CheckAnswer, type CheckScope } from './service.js';
 

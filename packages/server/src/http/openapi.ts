@@ -100,6 +100,7 @@ const OPERATION_IDS: Record<string, string> = {
   'POST /public/license/{checkId}/borrow': 'borrowLease',
   'POST /public/license/{checkId}/trial': 'startTrial',
   'POST /licenses/{lid}/extend-trial': 'extendTrial',
+  'POST /licenses/{lid}/convert': 'convertTrial',
   'POST /licenses/{lid}/reset-trial-ledger': 'resetTrialLedger',
   'GET /licenses/{lid}/trial-installations': 'listTrialInstallations',
   'POST /auth/passkeys/options': 'startPasskeyRegistration',

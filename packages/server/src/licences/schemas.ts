@@ -47,6 +47,15 @@ export const RenewBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** DESIGN.md 18: `POST /licenses`' body without `productId` (the trial's), plus `keepMachine`. */
+export const ConvertBody = Type.Object(
+  {
+    ...Type.Omit(IssueBody, ['productId']).properties,
+    keepMachine: Type.Optional(Type.Boolean({ description: "Default false. True: the paid licence takes the trial's machine (ONLINE: a seat as a first check would; OFFLINE or offline-activated HYBRID: its fingerprint signed in, first)." })),
+  },
+  { additionalProperties: false },
+);
+
 /** DESIGN.md 18: exactly one of `days` and `expiresAt`. */
 export const ExtendTrialBody = Type.Object(
   {

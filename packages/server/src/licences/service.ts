@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Static } from 'typebox';
-import { isReservedClaimName, licenceParams, parseLicence, signLicenceWith, type LicenceType, type ParamValue } from '@licensor/protocol';
+import { isReservedClaimName, licenceParams, parseFingerprint, parseLicence, signLicenceWith, type LicenceType, type ParamValue } from '@licensor/protocol';
 import { recordAudit, type AuditInput, type Author } from '../audit/audit.js';
 import { EXPIRING_WINDOW_MS, recordTermEvent, subscriptions } from '../audit/events.js';
 import { findCustomerRow } from '../customers/repo.js';
@@ -8,7 +8,7 @@ import { findOrCreateCustomer } from '../customers/service.js';
 import type { Tenant } from '../db/tenant.js';
 import type { Ctx } from '../core/context.js';
 import { inTransaction } from '../core/transaction.js';
-import { badRequest, forbidden, notFound } from '../core/errors.js';
+import { badRequest, conflict, forbidden, notFound } from '../core/errors.js';
 import type { Keyring } from '../keys/keyring.js';
 import { planLimitOf } from '../orgs/repo.js';
 import type { SeatModel } from '../products/schemas.js';
@@ -21,8 +21,8 @@ import { searchText } from '../listings/repos/search.js';
 import { findLicenceRow, insertLicence, insertStamp, insertVersion, lockLicenceRow, setStampArchived, updateLicence } from './repo.js';
 import type { IssueBody, ReleaseBody, RenewBody } from './schemas.js';
 import { atIssueFingerprints } from '../seats/repo.js';
-import { bindAtIssue, releaseBindings } from '../seats/service.js';
-import { countingLicences, holdClock, tallyChange, talliesWithin, type TallyChange } from '../listings/repos/tallies.js';
+import { bindAtIssue, bindSeat, releaseBindings } from '../seats/service.js';
+import { holdClock, planCount, tallyChange, talliesWithin, type TallyChange } from '../listings/repos/tallies.js';
 import { countsAgainstPlan, graceEnd, licenceStatus, type LicenceStatus } from '../listings/status.js';
 import { extendedTerm, mergeFingerprints, resolveParams, termDate, termFrom, validityMonths, type TermDates } from './terms.js';
 
@@ -45,7 +45,7 @@ async function enforcePlan(ctx: Ctx, t: Tenant, before: LicenceStatus | null, af
   if (ctx.org.planLimit === null) return;
   const limit = await planLimitOf(t.db, ctx.org.id);
   if (limit === null) return;
-  if (countingLicences(await talliesWithin(ctx.database, t, ctx.now)) >= limit) {
+  if ((await planCount(t, await talliesWithin(ctx.database, t, ctx.now), ctx.now)) >= limit) {
     throw forbidden(`the plan's limit of ${limit} active licences is reached`);
   }
 }
@@ -259,7 +259,32 @@ function signThenCommit(
   });
 }
 
-export async function issueLicence(ctx: Ctx, keyring: Keyring, caches: IssueCaches, input: IssueInput, idem: IdempotentRequest | null): Promise<LicenceAnswer | Replay> {
+/** DESIGN.md 18: an issue that converts a trial (its row as read), keeping its machine or not. */
+interface Conversion {
+  trial: LicenceRow;
+  /** The trial's seat: its fingerprint and label. */
+  seat: { fingerprint: string; label: string | null };
+  keepMachine: boolean;
+}
+
+/**
+ * `POST /licenses/{lid}/convert` (DESIGN.md 18): issued exactly as `POST /licenses` under the
+ * trial's product, the paid licence naming the trial (`convertedFromTrial`), the trial marked
+ * converted in the same transaction (again: 409); it runs to its end and its entry stays.
+ */
+export async function convertTrial(ctx: Ctx, keyring: Keyring, caches: IssueCaches, lid: string, input: Omit<IssueInput, 'productId'> & { keepMachine?: boolean | undefined }, idem: IdempotentRequest | null) {
+  const trial = await findLicenceRow(ctx.tenant, lid);
+  if (trial.trial !== 1) throw badRequest('only a trial can be converted');
+  // Converted already: a 409 from the issue's transaction, after an Idempotency-Key's replay.
+  const [seat] = await atIssueFingerprints(ctx.tenant, trial.id);
+  const { keepMachine = false, ...issue } = input;
+  return issueLicence(ctx, keyring, caches, { ...issue, productId: trial.product_id }, idem, { trial, seat: seat!, keepMachine });
+}
+
+/** The actor of what a conversion does for the trial's machine (DESIGN.md 18). */
+const TRIAL_ACTOR = { name: 'trial' };
+
+export async function issueLicence(ctx: Ctx, keyring: Keyring, caches: IssueCaches, input: IssueInput, idem: IdempotentRequest | null, conversion?: Conversion): Promise<LicenceAnswer | Replay> {
   return signThenCommit(ctx, idem, 201, (commit) =>
     caches.products.with(ctx.tenant, input.productId, async (product) => {
       const { shape } = product;
@@ -270,7 +295,10 @@ export async function issueLicence(ctx: Ctx, keyring: Keyring, caches: IssueCach
       }
       if (licenceType !== 'HYBRID' && input.activation !== undefined) throw badRequest('activation applies to HYBRID licences only');
       const activation = licenceType === 'HYBRID' ? (input.activation ?? 'ONLINE') : null;
-      const fingerprints = mergeFingerprints(input.fingerprint, input.fingerprints);
+      const given = mergeFingerprints(input.fingerprint, input.fingerprints);
+      // A paid licence that cannot be bound by a check keeps the trial's machine in its signature, first.
+      const signsMachine = conversion?.keepMachine === true && (licenceType === 'OFFLINE' || activation === 'OFFLINE');
+      const fingerprints = signsMachine ? [...new Set([conversion.seat.fingerprint, ...given])] : given;
       if (activation === 'OFFLINE' && fingerprints.length === 0) {
         throw badRequest('fingerprint: a HYBRID licence activated offline binds at issue and needs a fingerprint');
       }
@@ -323,13 +351,16 @@ export async function issueLicence(ctx: Ctx, keyring: Keyring, caches: IssueCach
           rebind_count: 0,
           notes: input.notes ?? null,
           search_text: searchText({ licensee: owner.name, email: owner.email, lid, notes: input.notes ?? null }),
+          converted_from_trial: conversion?.trial.lid ?? null,
           ...tally.columns,
         });
         await insertStamp(t, row.id, lid);
-        await bindAtIssue(t, row.id, fingerprints, ctx.now);
+        await bindAtIssue(t, row.id, fingerprints, ctx.now, signsMachine ? conversion.seat.label : null);
+        const kept = conversion ? await markConverted(ctx, t, conversion, { id: row.id, lid, maxMachines, bound: fingerprints.length, signsMachine }) : 0;
         // The answer (and the event's licence) is the row just written, beside what is known of it
         // without reading it again: the product (confirmed in this transaction) and the at-issue seats, bound now.
-        const view = { ...row, product_name: shape.name, product_key: shape.productKey, last_checked_at: null, seats_used: fingerprints.length, bound_at: fingerprints.length > 0 ? ctx.now : null };
+        const seats = fingerprints.length + kept;
+        const view = { ...row, product_name: shape.name, product_key: shape.productKey, last_checked_at: null, seats_used: seats, bound_at: seats > 0 ? ctx.now : null };
         const body = await recordLicenceAudit(t, ctx, view, {
           action: 'licence.issued',
           subjectType: 'licence',
@@ -424,6 +455,32 @@ export async function insertTrial(t: Tenant, by: Author & { database: Ctx['datab
 }
 
 const TRIAL_LICENSEE = 'Trial';
+
+/**
+ * In the paid licence's transaction: the trial, locked, gets trialConvertedTo and
+ * trialConvertedAt (already converted: 409), audited `licence.trial_converted`; a kept machine
+ * takes a seat of the paid licence as its first check would (`machine.bound`, actor `trial`).
+ */
+async function markConverted(ctx: Ctx, t: Tenant, conversion: Conversion, paid: { id: number; lid: string; maxMachines: number; bound: number; signsMachine: boolean }): Promise<number> {
+  const trial = await lockLicenceRow(ctx.database.dialect, t, conversion.trial.lid);
+  if (trial.trial_converted_to !== null) throw conflict(`the trial is already converted to ${trial.trial_converted_to}`);
+  if (conversion.keepMachine && !paid.signsMachine) {
+    if (paid.bound >= paid.maxMachines) throw badRequest("keepMachine: the paid licence has no free seat for the trial's machine");
+    const { fingerprint, label } = conversion.seat;
+    await bindSeat(t, { actor: TRIAL_ACTOR, now: ctx.now }, paid, { fingerprint, parts: parseFingerprint(fingerprint), label: label ?? undefined });
+  }
+  const kept = conversion.keepMachine && !paid.signsMachine ? 1 : 0;
+  await updateLicence(t, trial.id, { trial_converted_to: paid.lid, trial_converted_at: ctx.now });
+  await auditedAnswer(t, ctx, {
+    action: 'licence.trial_converted',
+    subjectType: 'licence',
+    subjectId: trial.lid,
+    lid: trial.lid,
+    summary: `Converted to the paid licence ${paid.lid}`,
+    details: { convertedTo: paid.lid, keepMachine: conversion.keepMachine },
+  });
+  return kept;
+}
 
 export async function renewLicence(ctx: Ctx, keyring: Keyring, caches: IssueCaches, lid: string, input: RenewInput, idem: IdempotentRequest | null): Promise<LicenceAnswer | Replay> {
   // The renewed term commits only while the term it replaces is still current.

@@ -64,19 +64,6 @@ export async function trialLimitOf(t: Tenant): Promise<number | null> {
   return row.trial_limit === null ? null : Number(row.trial_limit);
 }
 
-/** `counts.trials`: the organisation's non-archived ACTIVE trials (no trial has a start date or grace). */
-export async function activeTrials(t: Tenant, now: number): Promise<number> {
-  const row = await t
-    .selectFrom('licences')
-    .select((eb) => eb.fn.countAll<number | string>().as('n'))
-    .where('trial', '=', 1)
-    .where('archived', '=', 0)
-    .where('revoked', '=', 0)
-    .where('expires_at', '>', now)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
-}
-
 export async function insertEntry(t: Tenant, values: Omit<Insertable<TrialEntriesTable>, 'org_id'>): Promise<void> {
   await t.insertInto('trial_entries', values).execute();
 }

@@ -344,3 +344,79 @@ describe("a trial's resource and vendor actions", () => {
     expect((await h.admin('GET', `/licenses/${(await p.issue()).lid}/trial-installations`)).statusCode).toBe(400);
   });
 });
+
+describe('converting a trial', () => {
+  it('issues the paid licence under the trial product, marks the trial, and a start then says converted', async () => {
+    const p = await trialProduct(h);
+    const fp = machine('convert');
+    const started = await p.start(startBody(fp, { machineLabel: 'Desk' }));
+    const converted = await h.admin('POST', `/licenses/${started.data.lid}/convert`, { customer: { name: 'Buyer Ltd', email: 'buyer@example.com' }, keepMachine: true }, { 'idempotency-key': 'convert-1' });
+    expect(converted.statusCode).toBe(201);
+    expect(converted.data).toMatchObject({ productId: p.id, licensee: 'Buyer Ltd', convertedFromTrial: started.data.lid, trial: false, seatsUsed: 1 });
+    expect(converted.data.claims.trl).toBeUndefined();
+    const replay = await h.admin('POST', `/licenses/${started.data.lid}/convert`, { customer: { name: 'Buyer Ltd', email: 'buyer@example.com' }, keepMachine: true }, { 'idempotency-key': 'convert-1' });
+    expect(replay.data.lid).toBe(converted.data.lid);
+    const trial = (await h.admin('GET', `/licenses/${started.data.lid}`)).data;
+    expect(trial).toMatchObject({ trialConvertedTo: converted.data.lid, status: 'ACTIVE' });
+    expect(trial.trialConvertedAt).not.toBeNull();
+    // The paid licence holds the trial's machine as a releasable seat with its label.
+    const seats = (await h.admin('GET', `/licenses/${converted.data.lid}/machines`)).data;
+    expect(seats).toMatchObject([{ label: 'Desk' }]);
+    const check = await p.check({ license: converted.data.licenseString, fingerprint: fp, nonce: startBody(fp).nonce });
+    expect(check.data.valid).toBe(true);
+    const again = await h.admin('POST', `/licenses/${started.data.lid}/convert`, { customer: { name: 'Buyer Ltd', email: 'buyer@example.com' } });
+    expect(again.statusCode).toBe(409);
+    const start = await p.start(startBody(fp));
+    expect(start.statusCode).toBe(200);
+    expect(start.data).toMatchObject({ lid: started.data.lid, converted: true });
+    expect((await audits(started.data.lid)).map((a) => a.action)).toContain('licence.trial_converted');
+    const bound = (await audits(converted.data.lid)).filter((a) => a.action === 'machine.bound');
+    expect(bound.map((a) => a.actor)).toEqual(['trial']);
+  });
+
+  it('signs the machine into an OFFLINE paid licence, first; refuses productId, a non-trial, and no customer', async () => {
+    const p = await trialProduct(h);
+    const fp = machine('convert-offline');
+    const started = await p.start(startBody(fp));
+    const offline = await h.admin('POST', `/licenses/${started.data.lid}/convert`, { licensee: 'Off Ltd', licenceType: 'OFFLINE', keepMachine: true, fingerprint: machine('other') });
+    expect(offline.statusCode).toBe(201);
+    expect(offline.data.claims.fp).toEqual([fp, machine('other')]);
+    const other = await p.start(startBody(machine('convert-bad')));
+    const withProduct = await h.admin('POST', `/licenses/${other.data.lid}/convert`, { licensee: 'X', productId: p.id });
+    expect(withProduct.statusCode).toBe(400);
+    expect(withProduct.data.error).toMatch(/product/i);
+    const noCustomer = await h.admin('POST', `/licenses/${other.data.lid}/convert`, {});
+    expect(noCustomer.statusCode).toBe(400);
+    const paid = await p.issue();
+    expect((await h.admin('POST', `/licenses/${paid.lid}/convert`, { licensee: 'X' })).statusCode).toBe(400);
+    expect((await h.admin('GET', `/licenses/${other.data.lid}`)).data.trialConvertedTo).toBeNull();
+  });
+});
+
+describe('trials and the plan', () => {
+  it('never counts a trial against planLimit, and the dashboard counts trials apart', async () => {
+    const other = await h.otherOrg();
+    await h.database.db.updateTable('organisations').set({ plan_limit: 1 }).where('slug', '=', other.slug).execute();
+    const p = await trialProduct(h, {}, other.admin, other.slug);
+    const started = await p.start(startBody(machine('plan')));
+    expect(started.statusCode).toBe(201);
+    const paid = await other.admin('POST', '/licenses', { productId: p.id, licensee: 'Paying Ltd' });
+    expect(paid.statusCode).toBe(201);
+    // The plan is full now; a trial still starts.
+    expect((await p.start(startBody(machine('plan-2')))).statusCode).toBe(201);
+    expect((await other.admin('POST', '/licenses', { productId: p.id, licensee: 'Another Ltd' })).statusCode).toBe(403);
+    const converted = await other.admin('POST', `/licenses/${started.data.lid}/convert`, { licensee: 'Buyer' });
+    expect(converted.statusCode).toBe(403);
+    const dashboard = (await other.admin('GET', '/dashboard')).data;
+    const total = (series: Array<{ count: number }>) => series.reduce((n, d) => n + d.count, 0);
+    expect(dashboard.plan).toEqual({ limit: 1, used: 1 });
+    expect(dashboard.trials.active).toBe(2);
+    expect(total(dashboard.trials.started)).toBe(2);
+    expect(total(dashboard.trials.converted)).toBe(0);
+    expect(total(dashboard.series.issued)).toBe(1);
+    await h.database.db.updateTable('organisations').set({ plan_limit: null }).where('slug', '=', other.slug).execute();
+    expect((await other.admin('POST', `/licenses/${started.data.lid}/convert`, { licensee: 'Buyer' })).statusCode).toBe(201);
+    const after = (await other.admin('GET', '/dashboard/metrics')).data;
+    expect(total(after.trials.converted)).toBe(1);
+  });
+});

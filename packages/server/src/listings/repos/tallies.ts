@@ -368,6 +368,25 @@ export function talliedFilter(filter: ListingFilter): ((key: TallyKey) => boolea
   return (k) => inWindow(k) && (!statuses || statuses.has(k.status)) && (filter.productId === undefined || k.productId === filter.productId);
 }
 
+/**
+ * `counts.trials` (DESIGN.md 18): the non-archived ACTIVE trials (a trial has no start date and no
+ * grace). The plan's count leaves them out: trials never count against `planLimit`.
+ */
+export async function activeTrials(t: Tenant, now: number): Promise<number> {
+  const row = await t
+    .selectFrom('licences')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('trial', '=', 1)
+    .where('archived', '=', 0)
+    .where('revoked', '=', 0)
+    .where('expires_at', '>', now)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** The licences the plan limit counts: ACTIVE and GRACE ones, trials left out. */
+export const planCount = async (t: Tenant, counts: Counts, now: number) => countingLicences(counts) - (await activeTrials(t, now));
+
 /** How many licences match a listing filter: from the tallies (just read) where they can say, else counted. */
 export async function countListing(ctx: Ctx, filter: ListingFilter, counts: Counts): Promise<number> {
   const holds = talliedFilter(filter);
