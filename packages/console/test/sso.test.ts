@@ -68,6 +68,12 @@ describe('Single sign-on', () => {
     await card.getByRole('button', { name: 'Save single sign-on' }).click();
     await card.getByRole('status').getByText('Single sign-on saved.').waitFor();
     expect(await c.api('GET', '/sso')).toMatchObject({ enforce: true, breakGlass: ['admin'] });
+
+    // The new member is marked on the members page, with the way to unlink them.
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Members' }).click();
+    const row = page.getByRole('row', { name: /Ada Lovelace/ });
+    await row.getByText('Single sign-on', { exact: true }).waitFor();
+    await row.getByRole('button', { name: 'Unlink single sign-on' }).waitFor();
   });
 
   it('puts the password behind break-glass while required, and says why a sign-in was refused', async () => {

@@ -42,7 +42,7 @@ import { Outbox, webhookMetrics } from './webhooks/outbox.js';
 import { DeliveryThread } from './webhooks/thread.js';
 import { webhookRoutes } from './webhooks/routes.js';
 import { passkeyRoutes } from './passkeys/routes.js';
-import { ssoConfigRoutes, ssoFlowRoutes } from './sso/routes.js';
+import { ssoConfigRoutes, ssoFlowRoutes, ssoMetrics } from './sso/routes.js';
 import { memberPasskeys } from './auth/passkeys.js';
 import { VERSION } from './version.js';
 import { logDestination } from './log.js';
@@ -186,6 +186,7 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
   const checkWrites = new CheckWrites(database, (err) => app.log.error({ err }, 'check stamps and counts could not be written'));
   app.addHook('onClose', () => checkWrites.close());
   const counted = webhookMetrics(registry, database);
+  const ssoCounted = ssoMetrics(registry);
   const delivery = deliverWebhooks === 'thread' ? new DeliveryThread(database, masterKey, app.log, counted) : new Outbox(database, masterKey, config.webhookAllowNetworks, app.log, counted);
   app.decorate('webhooks', delivery instanceof Outbox ? delivery : null);
   if (deliverWebhooks) app.addHook('onReady', async () => delivery.start());
@@ -219,7 +220,7 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
       await api.register(portalRoutes(database, config));
       await api.register(webhookRoutes(database, config, masterKey));
       await api.register(ssoConfigRoutes(config, masterKey));
-      await api.register(ssoFlowRoutes(database, config, masterKey));
+      await api.register(ssoFlowRoutes(database, config, masterKey, ssoCounted));
       await api.register(airGapRoutes(keyring, operatorAirGap));
       await api.register(airGapRoutes(keyring, portalAirGap(database)));
     },

@@ -16,6 +16,8 @@ export function toMember(row: UserRow) {
     active: row.active === 1,
     createdAt: iso(row.created_at),
     lastLoginAt: iso(row.last_login_at),
+    ssoLinkedAt: iso(row.sso_linked_at),
+    ssoSignedInAt: iso(row.sso_signed_in_at),
   };
 }
 
