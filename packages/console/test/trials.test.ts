@@ -1,5 +1,5 @@
 // Trials in the console (DESIGN.md 18): the product form's Trial section, the Trials filter and badge,
-// a trial's page with Extend and Reset.
+// a trial's page with Extend, Convert and Reset, and the dashboard's Trials card.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildFingerprint, parseLicence } from '@licensor/protocol';
@@ -90,7 +90,7 @@ describe('trials in the console', () => {
     await expect.poll(() => table.getByRole('row').count()).toBe(2);
   });
 
-  it('on a trial’s page: extends it, showing the refusal beside the days', async () => {
+  it('on a trial’s page: extends it, showing the refusal beside the days, and converts it keeping the machine', async () => {
     const trial = await startTrial('gamma', 'gamma@prospect.example');
     await page.goto(`/o/default/licences/${trial.lid}`);
     await page.getByRole('heading', { level: 1, name: 'Trial' }).waitFor();
@@ -115,6 +115,38 @@ describe('trials in the console', () => {
     await extend.getByRole('button', { name: 'Extend trial' }).click();
     await extend.waitFor({ state: 'detached' });
     expect(Date.parse(await endOf()) - Date.parse(before)).toBe(7 * 86_400_000);
+
+    await card.getByRole('button', { name: 'Convert to paid licence' }).click();
+    const convert = page.getByRole('dialog', { name: 'Convert to paid licence' });
+    expect(await convert.getByRole('combobox', { name: 'Product' }).count()).toBe(0);
+    expect(await convert.getByLabel('Customer email').inputValue()).toBe('gamma@prospect.example');
+    await convert.getByLabel('Customer name').fill('Gamma Graphics');
+    await convert.getByLabel('Seats').fill('4');
+    await convert.getByRole('switch', { name: 'Keep this machine' }).click();
+    await expectAccessible(page, 'convert dialog');
+    await expectLayout(page, 'trial-convert');
+    await convert.getByRole('button', { name: 'Convert', exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: 'Gamma Graphics' }).waitFor();
+    await page.getByRole('table', { name: 'Machines' }).getByText('gamma laptop').waitFor();
+    await page.getByRole('link', { name: 'Converted from a trial' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Trial' }).waitFor();
+    await card.getByRole('link', { name: 'Paid licence' }).waitFor();
+    expect(await card.getByRole('button', { name: 'Convert to paid licence' }).isDisabled()).toBe(true);
+  });
+
+  it('shows a conversion refused where it happened (converted meanwhile)', async () => {
+    const trial = await startTrial('delta');
+    await page.goto(`/o/default/licences/${trial.lid}`);
+    await page.getByRole('button', { name: 'Convert to paid licence' }).click();
+    const convert = page.getByRole('dialog', { name: 'Convert to paid licence' });
+    await convert.getByLabel('Customer name').fill('Delta Designs');
+    await convert.getByLabel('Seats').fill('2');
+    // Someone else converts it first.
+    await c.api('POST', `/licenses/${trial.lid}/convert`, { licensee: 'Delta Elsewhere', params: { seats: 1 } });
+    await convert.getByRole('button', { name: 'Convert', exact: true }).click();
+    await convert.getByRole('alert').waitFor();
+    expect(await convert.getByRole('alert').textContent()).toMatch(/convert/i);
+    await convert.getByRole('button', { name: 'Cancel' }).click();
   });
 
   it('resets the trial ledger for an administrator only, saying what follows', async () => {
@@ -139,5 +171,19 @@ describe('trials in the console', () => {
     expect((await c.api('GET', `/licenses/${trial.lid}`)).trialLedgerResetAt).not.toBeNull();
     // The machine may start a new trial now.
     await startTrial('epsilon');
+  });
+
+  it('shows trials on the dashboard apart from every other figure', async () => {
+    await page.goto('/o/default/');
+    const card = page.locator('.mantine-Card-root', { has: page.getByRole('heading', { name: 'Trials', exact: true }) });
+    await card.getByText('running now').waitFor();
+    const dashboard = await c.api('GET', '/dashboard');
+    expect(await card.getByText('running now').locator('xpath=preceding-sibling::*[1]').textContent()).toBe(String(dashboard.trials.active));
+    await card.getByText(/^converted \(\d+%\)$/).waitFor();
+    await card.getByRole('img', { name: /^Trials started per day: 6 over the last/ }).waitFor();
+    await expectAccessible(page, 'dashboard with trials');
+    await expectLayout(page, 'trial-dashboard');
+    await card.getByRole('link', { name: /running now/ }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('trial')).toBe('true');
   });
 });

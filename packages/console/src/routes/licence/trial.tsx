@@ -5,6 +5,7 @@ import { useExtendTrial, useResetTrialLedger, useTrialInstallations, type Licenc
 import { roleName, useMe } from '../../api/session';
 import { DateTime, Field } from '../../components/display';
 import { ConfirmButton, Guarded } from '../../components/feedback';
+import { IssueLicence } from '../../components/issue-licence';
 import { ModalForm, useProblems } from '../../components/modal-form';
 import { fieldOf } from '../../components/param-input';
 import { RecordTable } from '../../components/record-table';
@@ -12,15 +13,17 @@ import { RecordTable } from '../../components/record-table';
 type Write = { allowed: boolean; reason: string };
 const DAY = 86_400_000;
 
-/** A trial's page (DESIGN.md 18): its start, end and installations; Extend and Reset where they happen. */
+/** A trial's page (DESIGN.md 18): its start, end and installations; Extend, Convert and Reset where they happen. */
 export function Trial({ licence: l, write }: { licence: Licence; write: Write }) {
   const { slug = '' } = useParams();
   const me = useMe().data;
   const [extending, setExtending] = useState(false);
+  const [converting, setConverting] = useState(false);
   const reset = useResetTrialLedger(l.lid);
   const installations = useTrialInstallations(l.lid, true);
   // ISSUER and VIEWER may not reset the ledger (DESIGN.md 18); an administrator may.
   const admin = me?.role === 'ORG_ADMIN';
+  const converted = l.trialConvertedTo !== null;
   return (
     <Card withBorder>
       <Group justify="space-between" mb="sm" wrap="wrap" align="flex-start">
@@ -32,6 +35,13 @@ export function Trial({ licence: l, write }: { licence: Licence; write: Write })
             {(disabled) => (
               <Button variant="light" disabled={disabled} onClick={() => setExtending(true)}>
                 Extend trial
+              </Button>
+            )}
+          </Guarded>
+          <Guarded allowed={write.allowed && !converted} reason={converted ? 'This trial is already converted to a paid licence.' : write.reason}>
+            {(disabled) => (
+              <Button disabled={disabled} onClick={() => setConverting(true)}>
+                Convert to paid licence
               </Button>
             )}
           </Guarded>
@@ -102,6 +112,7 @@ export function Trial({ licence: l, write }: { licence: Licence; write: Write })
         ]}
       />
       <ExtendTrial licence={l} opened={extending} onClose={() => setExtending(false)} />
+      <IssueLicence opened={converting} onClose={() => setConverting(false)} trial={{ lid: l.lid, productId: l.productId, email: l.licenseeEmail }} />
     </Card>
   );
 }
