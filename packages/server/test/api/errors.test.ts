@@ -101,14 +101,18 @@ describe('bodies that may be left out', () => {
     expect(optional.sort()).toEqual([
       'POST /auth/passkeys/options',
       'POST /licenses/{lid}/archive',
+      'POST /licenses/{lid}/convert',
+      'POST /licenses/{lid}/extend-trial',
       'POST /licenses/{lid}/reinstate',
       'POST /licenses/{lid}/release-binding',
       'POST /licenses/{lid}/renew',
+      'POST /licenses/{lid}/reset-trial-ledger',
       'POST /licenses/{lid}/restore',
       'POST /licenses/{lid}/revoke',
       'POST /platform/api/auth/passkeys/options',
       'POST /webhooks/{id}/rotate-secret',
       'PUT /products/{id}',
+      'PUT /sso',
       'PUT /webhooks/{id}',
     ]);
   });

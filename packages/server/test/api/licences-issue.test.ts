@@ -108,6 +108,13 @@ describe('issue: the full licence', () => {
       licenseString: expect.stringMatching(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/),
       notes: 'PO 4711',
       meters: [],
+      trial: false,
+      trialStartedAt: null,
+      trialConvertedTo: null,
+      trialConvertedAt: null,
+      trialLedgerResetAt: null,
+      trialInstallations: null,
+      convertedFromTrial: null,
     });
     const issuedAt = Date.parse(licence.issuedAt);
     expect(issuedAt).toBeGreaterThanOrEqual(before);
