@@ -62,6 +62,13 @@ export {
   type ReceiptFields,
   type ReceiptTag,
 } from './receipt.js';
+export {
+  usageReceiptMessage,
+  signUsageReceipt,
+  verifyUsageReceipt,
+  type UsageReceiptFields,
+  type UsageReceiptMeter,
+} from './usage-receipt.js';
 export { graceEndsAt, calendarStatus, type CalendarStatus } from './status.js';
 export {
   ACTIVATION_NONCE,

@@ -13,6 +13,7 @@
  * - `BAD_ACTIVATION`: an air-gapped activation response that is not for this installation,
  *   machine, pending request or product, is for an activation deactivated here, or does not verify;
  *   or a deactivation with no activation to end.
+ * - `QUEUE_FULL`: recordUsage() found 1,000 events of this licence still waiting to be sent.
  */
 export type LicensorErrorCode =
   | 'INVALID_KEY'
@@ -26,10 +27,14 @@ export type LicensorErrorCode =
   | 'BAD_LICENCE'
   | 'LID_MISMATCH'
   | 'OLDER_TERM'
-  | 'BAD_ACTIVATION';
+  | 'BAD_ACTIVATION'
+  | 'QUEUE_FULL';
 
 /** The SDK's one error type. `check()` never throws it for the service's answers: they are data. */
 export class LicensorError extends Error {
+  /** With a 429: the seconds its Retry-After asked to wait. */
+  retryAfterSeconds?: number;
+
   constructor(
     readonly code: LicensorErrorCode,
     message: string,
