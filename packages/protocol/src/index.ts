@@ -19,6 +19,9 @@ export {
   LEASE_SECONDS_RANGE,
   BORROW_SECONDS_MAX,
   isReservedClaimName,
+  isMeterClaim,
+  METER_PERIODS,
+  type MeterClaim,
   orderClaims,
   licencePayload,
   signLicence,
@@ -59,16 +62,12 @@ export {
   signReceipt,
   verifyReceipt,
   receiptGrantsLicence,
+  usageReceiptMessage,
+  verifyUsageReceipt,
+  type UsageReceiptFields,
   type ReceiptFields,
   type ReceiptTag,
 } from './receipt.js';
-export {
-  usageReceiptMessage,
-  signUsageReceipt,
-  verifyUsageReceipt,
-  type UsageReceiptFields,
-  type UsageReceiptMeter,
-} from './usage-receipt.js';
 export { graceEndsAt, calendarStatus, type CalendarStatus } from './status.js';
 export {
   ACTIVATION_NONCE,

@@ -64,6 +64,26 @@ export interface IssuerClaims {
   lse?: number;
   /** Longest borrow in seconds (`v` 5 only, omitted when borrowing is off). */
   brw?: number;
+  /** The licence's meters (DESIGN.md 19), only with meters. */
+  mtr?: MeterClaim[];
+}
+
+/** A meter as signed in `mtr` (DESIGN.md 19): key, period, limit and overage, null for unlimited or no ceiling. */
+export interface MeterClaim {
+  k: string;
+  p: 'NONE' | 'DAY' | 'MONTH' | 'YEAR';
+  l: number | null;
+  o: number | null;
+}
+
+export const METER_PERIODS = ['NONE', 'DAY', 'MONTH', 'YEAR'] as const;
+
+/**
+ * True when `mtr` holds the meters claim: a non-empty array of objects. A product whose parameter
+ * kept the name `mtr` from before meters existed signs a parameter value there, never an object.
+ */
+export function isMeterClaim(value: unknown): value is MeterClaim[] {
+  return Array.isArray(value) && value.length > 0 && value.every((item) => item !== null && typeof item === 'object' && !Array.isArray(item));
 }
 
 /** A decoded payload: issuer claims, then product parameters (any JSON value once parsed). */
@@ -92,6 +112,8 @@ export interface ClaimsInput {
   lse?: Maybe<number>;
   /** A floating licence's longest borrow; omitted when 0 or without `lse`. */
   brw?: Maybe<number>;
+  /** The licence's meters, in its order; omitted when empty (DESIGN.md 19). */
+  mtr?: Maybe<readonly MeterClaim[]>;
   /** Product parameters in declared order; entries whose value is null or undefined are omitted. */
   params?: Maybe<ReadonlyArray<readonly [string, Maybe<ParamValue>]> | Readonly<Record<string, Maybe<ParamValue>>>>;
 }
@@ -131,6 +153,7 @@ interface Normalised {
     max: number | undefined;
     lse: number | undefined;
     brw: number | undefined;
+    mtr: MeterClaim[] | undefined;
   };
   params: Entry[];
 }
@@ -169,8 +192,10 @@ function normalise(input: ClaimsInput): Normalised {
     max: online ? (input.max ?? undefined) : undefined,
     lse,
     brw: lse !== undefined && input.brw !== 0 ? (input.brw ?? undefined) : undefined,
+    // Each meter written with exactly its four fields in wire order.
+    mtr: input.mtr == null || input.mtr.length === 0 ? undefined : input.mtr.map((m) => ({ k: m.k, p: m.p, l: m.l, o: m.o })),
   };
-  const problem = claimsProblem(claims);
+  const problem = claimsProblem(claims) ?? (claims.mtr === undefined ? null : meterProblem(claims.mtr));
   if (problem !== null) throw new TypeError(problem);
 
   const params: Entry[] = [];
@@ -182,7 +207,7 @@ function normalise(input: ClaimsInput): Normalised {
       const key = pairs[i]![0];
       const value = pairs[i]![1];
       if (value == null) continue;
-      if (reserved.has(key)) throw new TypeError(`parameter "${key}" shadows an issuer claim`);
+      if (reserved.has(key) || (key === 'mtr' && claims.mtr !== undefined)) throw new TypeError(`parameter "${key}" shadows an issuer claim`);
       const first = key.charCodeAt(0);
       if (first >= 0x30 && first <= 0x39 && INDEX_KEY.test(key)) {
         throw new TypeError(`parameter "${key}" cannot be kept in declared order`);
@@ -208,6 +233,7 @@ export function orderClaims(input: ClaimsInput): LicenceClaims {
   const entries: Entry[] = [];
   for (const name of CLAIM_NAMES) if (claims[name] !== undefined) entries.push([name, claims[name]]);
   for (const name of FLOATING_CLAIM_NAMES) if (claims[name] !== undefined) entries.push([name, claims[name]]);
+  if (claims.mtr !== undefined) entries.push(['mtr', claims.mtr]);
   return Object.fromEntries([...entries, ...params]) as LicenceClaims;
 }
 
@@ -243,6 +269,7 @@ export function licencePayload(input: ClaimsInput): string {
   if (c.max !== undefined) json += `,"max":${c.max}`;
   if (c.lse !== undefined) json += `,"lse":${c.lse}`;
   if (c.brw !== undefined) json += `,"brw":${c.brw}`;
+  if (c.mtr !== undefined) json += `,"mtr":${JSON.stringify(c.mtr)}`;
   for (let i = 0; i < params.length; i++) {
     const value = params[i]![1];
     // Values are checked ParamValues: a string, a safe integer, a boolean or a list of strings.
@@ -305,6 +332,18 @@ function claimsProblem(c: { readonly [name: string]: unknown }): string | null {
   if (c.max !== undefined && (!isInt(c.max) || c.max < 0)) return 'claim "max" must be an integer of at least 0';
   // In v 3 and 4 payloads `lse` and `brw` are product parameters like any other name.
   if (c.v === 5) return floatingProblem(c);
+  return null;
+}
+
+const isCount = (value: unknown) => value === null || (isInt(value) && value >= 0 && value <= 1e12);
+
+/** The first meter of `mtr` that is not `{k, p, l, o}` with a parameter-like key, a period and counts 0 to 10^12 or null. */
+function meterProblem(meters: readonly MeterClaim[]): string | null {
+  for (const [i, m] of meters.entries()) {
+    if (typeof m.k !== 'string' || !/^[A-Za-z][A-Za-z0-9_.-]{0,63}$/.test(m.k)) return `claim "mtr"[${i}].k must be a meter key`;
+    if (!(METER_PERIODS as readonly string[]).includes(m.p)) return `claim "mtr"[${i}].p must be NONE, DAY, MONTH or YEAR`;
+    if (!isCount(m.l) || !isCount(m.o)) return `claim "mtr"[${i}] limit and overage must be integers 0 to 10^12 or null`;
+  }
   return null;
 }
 
@@ -382,5 +421,5 @@ export function readLicence(text: string, publicKeys: readonly KeyObject[]): Lic
 export function licenceParams(claims: LicenceClaims): Record<string, unknown> {
   const reserved = reservedFor(claims.v);
   // fromEntries defines own properties, so a "__proto__" key from JSON.parse stays data.
-  return Object.fromEntries(Object.entries(claims).filter(([key]) => !reserved.has(key)));
+  return Object.fromEntries(Object.entries(claims).filter(([key, value]) => !reserved.has(key) && !(key === 'mtr' && isMeterClaim(value))));
 }

@@ -87,3 +87,67 @@ export function receiptGrantsLicence(
   const filled = (value: string | null | undefined) => typeof value === 'string' && value !== '';
   return (fields.status === 'ACTIVE' || fields.status === 'GRACE') && filled(fields.boundAt) && (tag === 'SVCR1' || filled(fields.leaseEndsAt));
 }
+
+/** The fields SVCU1 signs for one usage event and one meter, as the usage answer gives them (DESIGN.md 19). */
+export interface UsageReceiptFields {
+  lid: string;
+  status?: string | null;
+  nonce: string;
+  checkedAt: string;
+  boundAt?: string | null;
+  fpDigest: string;
+  events: ReadonlyArray<{ id: string; result: string }>;
+  meters: ReadonlyArray<{ key: string; used: number | string; limit: number | string | null; overage: number | string | null; remaining: number | string | null; resetsAt: string | null }>;
+}
+
+/** An integer field of SVCU1: the decimal digits of its JSON number as answered (a string is taken as those digits). */
+const usageInteger = (value: number | string | null | undefined): string => {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'number' && !Number.isSafeInteger(value)) throw new TypeError('SVCU1 signs integers only');
+  return String(value);
+};
+
+/**
+ * UTF-8 of `SVCU1␟lid␟status␟nonce␟checkedAt␟boundAt␟fpDigest␟E␟(id␟result)…␟M␟(key␟used␟limit␟overage␟remaining␟resetsAt)…`,
+ * E and M the counts, absent or null fields empty (DESIGN.md 19).
+ */
+export function usageReceiptMessage(fields: UsageReceiptFields): Buffer {
+  const parts: string[] = ['SVCU1'];
+  const text = (name: string, value: string | null | undefined) => {
+    const v = value ?? '';
+    if (typeof v !== 'string') throw new TypeError(`receipt field "${name}" must be a string`);
+    if (v.includes(SEPARATOR)) throw new TypeError(`receipt field "${name}" contains the separator 0x1F`);
+    parts.push(v);
+  };
+  text('lid', fields.lid);
+  text('status', fields.status);
+  text('nonce', fields.nonce);
+  text('checkedAt', fields.checkedAt);
+  text('boundAt', fields.boundAt);
+  text('fpDigest', fields.fpDigest);
+  parts.push(String(fields.events.length));
+  for (const event of fields.events) {
+    text('id', event.id);
+    text('result', event.result);
+  }
+  parts.push(String(fields.meters.length));
+  for (const meter of fields.meters) {
+    text('key', meter.key);
+    parts.push(usageInteger(meter.used), usageInteger(meter.limit), usageInteger(meter.overage), usageInteger(meter.remaining));
+    text('resetsAt', meter.resetsAt);
+  }
+  return Buffer.from(parts.join(SEPARATOR), 'utf8');
+}
+
+/** True when one of the keys signed exactly these SVCU1 fields; false for anything malformed. */
+export function verifyUsageReceipt(fields: UsageReceiptFields, receipt: string, publicKeys: readonly KeyObject[]): boolean {
+  let message: Buffer;
+  let signature: Buffer;
+  try {
+    message = usageReceiptMessage(fields);
+    signature = b64uDecode(receipt, 'receipt');
+  } catch {
+    return false;
+  }
+  return publicKeys.some((key) => verifyBytes(key, message, signature));
+}

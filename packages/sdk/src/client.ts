@@ -10,7 +10,6 @@ import {
   type LicenceClaims,
   type ReceiptTag,
   type UsageReceiptFields,
-  type UsageReceiptMeter,
 } from '@licensor/protocol';
 import { acceptResponse, AirGapFiles, deactivate, endActivation, keptActivation, makeRequest } from './air-gap.js';
 import { emptyState, fileStore, isObject, type StoredState, type StateKey, type StateStore, type StoredAnswer } from './store.js';
@@ -163,12 +162,15 @@ export interface UsageReport {
   storeError: Error | null;
 }
 
+/** A meter's fields that SVCU1 signs. */
+type SignedMeter = Omit<UsageBalance, 'pending'>;
+
 /** The signed part of a verified usage answer. */
 interface VerifiedUsage {
   status: string;
   boundAt: string;
   events: Array<{ id: string; result: string }>;
-  meters: UsageReceiptMeter[];
+  meters: SignedMeter[];
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -742,7 +744,7 @@ function parseUsageLists(events: unknown, meters: unknown): Pick<VerifiedUsage, 
     if (!isObject(event) || typeof event.id !== 'string' || typeof event.result !== 'string') return null;
     parsedEvents.push({ id: event.id, result: event.result });
   }
-  const parsedMeters: UsageReceiptMeter[] = [];
+  const parsedMeters: SignedMeter[] = [];
   for (const meter of meters) {
     if (!isObject(meter) || typeof meter.key !== 'string' || !Number.isSafeInteger(meter.used) || (meter.used as number) < 0) return null;
     const { limit, overage, remaining, resetsAt } = meter;

@@ -1,6 +1,7 @@
 // A stand-in for the check API: answers signed with test keys, and whatever forgery a test asks for.
 import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
-import { buildFingerprint, fpDigest, parseLicence, receiptTagOf, signLicence, signReceipt, signUsageReceipt, type ClaimsInput, type UsageReceiptMeter } from '@licensor/protocol';
+import { buildFingerprint, fpDigest, parseLicence, receiptTagOf, signBytes, signLicence, signReceipt, usageReceiptMessage, type ClaimsInput } from '@licensor/protocol';
+import type { UsageBalance } from '@licensor/sdk';
 import { LicenceClient, memoryStore, type LicenceClientOptions } from '@licensor/sdk';
 
 export const keys = generateKeyPairSync('ed25519');
@@ -78,7 +79,7 @@ export function genuineAnswer(
  */
 export function usageAnswer(
   request: SentRequest,
-  signed: { status?: string; boundAt?: string; checkedAt?: string; meters?: UsageReceiptMeter[]; result?: (event: { id: string; meter: string; amount: number }) => string },
+  signed: { status?: string; boundAt?: string; checkedAt?: string; meters?: Array<Omit<UsageBalance, 'pending'>>; result?: (event: { id: string; meter: string; amount: number }) => string },
   tweak: { nonce?: string; key?: KeyObject; ids?: string[] } = {},
 ): Record<string, unknown> {
   const claims = parseLicence(request.body.license).claims;
@@ -102,7 +103,7 @@ export function usageAnswer(
     serverTime: fields.checkedAt,
     events: events.map((event) => ({ ...event, duplicate: false })),
     meters: fields.meters.map((meter) => ({ label: meter.key, period: 'MONTH', periodStart: '2026-11-01T00:00:00.000Z', ...meter })),
-    receipt: signUsageReceipt(fields, tweak.key ?? keys.privateKey),
+    receipt: signBytes(tweak.key ?? keys.privateKey, usageReceiptMessage(fields)).toString('base64url'),
   };
   if (fields.status !== '') answer.status = fields.status;
   if (fields.boundAt !== '') answer.boundAt = fields.boundAt;

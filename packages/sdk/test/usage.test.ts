@@ -2,9 +2,9 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileS
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseLicence, signBytes } from '@licensor/protocol';
+import { parseLicence } from '@licensor/protocol';
 import { fileStore, LicensorError, memoryStore } from '@licensor/sdk';
-import { genuineAnswer, keys, licensed, onlineLicence, otherKeys, T0, testClient, usageAnswer, type Answer, type SentRequest } from './fake-service.js';
+import { genuineAnswer, licensed, onlineLicence, otherKeys, T0, testClient, usageAnswer, type Answer, type SentRequest } from './fake-service.js';
 
 const exports = (used: number) => ({ key: 'exports', used, limit: 1000, overage: 0, remaining: 1000 - used, resetsAt: '2026-12-01T00:00:00.000Z' });
 
@@ -263,11 +263,7 @@ describe('recordUsage', () => {
       { k: 'exports', p: 'MONTH', l: 1000, o: 0 },
       { k: 'renders', p: 'NONE', l: null, o: null },
     ];
-    // Signed by hand: until the protocol package writes `mtr`, a payload with it in section 2's order.
-    const claims = { ...parseLicence(onlineLicence()).claims, mtr };
-    const payload = Buffer.from(JSON.stringify(claims)).toString('base64url');
-    const licence = `${payload}.${signBytes(keys.privateKey, Buffer.from(payload)).toString('base64url')}`;
-    const { client } = metered(counting(), undefined, licence);
+    const { client } = metered(counting(), undefined, onlineLicence({ mtr: mtr as never }));
     expect(client.meters).toEqual([
       { key: 'exports', period: 'MONTH', limit: 1000, overage: 0 },
       { key: 'renders', period: 'NONE', limit: null, overage: null },
