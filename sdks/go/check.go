@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -338,13 +339,15 @@ type request struct {
 	Nonce        string `json:"nonce,omitempty"`
 	MachineLabel string `json:"machineLabel,omitempty"`
 	Until        string `json:"until,omitempty"`
+	// Events is a usage request's batch; nil for the other calls.
+	Events *[]UsageEvent `json:"events,omitempty"`
 }
 
 // post sends JSON and returns the 200 answer's object; everything else is an *Error.
 func (c *Client) post(ctx context.Context, endpoint string, body request) (*jsonObject, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	data, _ := json.Marshal(body) // plain strings: cannot fail
+	data, _ := json.Marshal(body) // plain strings and integers: cannot fail
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url+endpoint, bytes.NewReader(data))
 	if err != nil {
 		return nil, newError(CodeNetwork, "the request cannot be made: %v", err)
@@ -358,7 +361,11 @@ func (c *Client) post(ctx context.Context, endpoint string, body request) (*json
 	}
 	defer response.Body.Close()
 	if response.StatusCode != http.StatusOK {
-		return nil, &Error{Code: CodeHTTPStatus, Message: "the service answered " + strconv.Itoa(response.StatusCode), Status: response.StatusCode}
+		e := &Error{Code: CodeHTTPStatus, Message: "the service answered " + strconv.Itoa(response.StatusCode), Status: response.StatusCode, retryAfter: -1}
+		if seconds, err := strconv.ParseUint(strings.TrimSpace(response.Header.Get("Retry-After")), 10, 30); err == nil && response.StatusCode == http.StatusTooManyRequests {
+			e.retryAfter = time.Duration(seconds) * time.Second
+		}
+		return nil, e
 	}
 	text, err := io.ReadAll(io.LimitReader(response.Body, maxAnswerBytes+1))
 	if err != nil {

@@ -3,6 +3,7 @@ package licensor
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // ErrorCode is a constant an application can switch on; the same codes as the TypeScript SDK.
@@ -36,6 +37,8 @@ const (
 	// CodeBadActivation: an air-gapped activation response is not for this installation, machine,
 	// pending request or product, or there is no activation to deactivate (DESIGN.md 14).
 	CodeBadActivation ErrorCode = "BAD_ACTIVATION"
+	// CodeQueueFull: RecordUsage found 1,000 events of this licence still waiting to be sent.
+	CodeQueueFull ErrorCode = "QUEUE_FULL"
 )
 
 // Sentinel errors, one per code, for errors.Is. Every error the package returns is an *Error
@@ -53,6 +56,7 @@ var (
 	ErrLidMismatch    = errors.New("licensor: lid mismatch")
 	ErrOlderTerm      = errors.New("licensor: older term")
 	ErrBadActivation  = errors.New("licensor: bad activation")
+	ErrQueueFull      = errors.New("licensor: usage queue full")
 )
 
 var sentinels = map[ErrorCode]error{
@@ -68,6 +72,7 @@ var sentinels = map[ErrorCode]error{
 	CodeLidMismatch:    ErrLidMismatch,
 	CodeOlderTerm:      ErrOlderTerm,
 	CodeBadActivation:  ErrBadActivation,
+	CodeQueueFull:      ErrQueueFull,
 }
 
 // Error is the SDK's one error type: a code, a message, and the HTTP status for CodeHTTPStatus.
@@ -77,6 +82,8 @@ type Error struct {
 	Message string
 	// Status is the HTTP status for CodeHTTPStatus, else 0.
 	Status int
+	// retryAfter is a 429's Retry-After, -1 when it named none.
+	retryAfter time.Duration
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("licensor: %s: %s", e.Code, e.Message) }
