@@ -16,7 +16,7 @@ from .errors import LicensorError
 MAX_ANSWER_BYTES = 1 << 20
 
 
-def post_json(url: str, token: str, body: Mapping[str, str], timeout: float) -> dict[str, Any]:
+def post_json(url: str, token: str, body: Mapping[str, Any], timeout: float) -> dict[str, Any]:
     """The 200 answer's JSON object. The request runs beside the calling thread so that the
     timeout bounds the whole exchange, not each read."""
     outcome: dict[str, Any] = {}
@@ -65,7 +65,11 @@ def _exchange(url: str, token: str, data: bytes, timeout: float) -> bytes:
             connection.request("POST", path, body=data, headers=headers)
             response = connection.getresponse()
             if response.status != 200:
-                raise LicensorError("HTTP_STATUS", f"the service answered {response.status}", response.status)
+                error = LicensorError("HTTP_STATUS", f"the service answered {response.status}", response.status)
+                retry_after = (response.getheader("retry-after") or "").strip()
+                if response.status == 429 and retry_after.isdigit() and len(retry_after) <= 9:
+                    error.retry_after_seconds = int(retry_after)
+                raise error
             text = response.read(MAX_ANSWER_BYTES + 1)
         finally:
             connection.close()

@@ -17,6 +17,7 @@ ErrorCode = Literal[
     "LID_MISMATCH",
     "OLDER_TERM",
     "BAD_ACTIVATION",
+    "QUEUE_FULL",
 ]
 
 
@@ -36,6 +37,7 @@ class LicensorError(Exception):
     - ``BAD_ACTIVATION``: an air-gapped activation response not for this installation, machine,
       pending request or product, a deactivated one, or one that does not verify; or a
       deactivation with no activation to end.
+    - ``QUEUE_FULL``: record_usage() found 1,000 events of this licence still waiting to be sent.
 
     ``LicenceClient.check()`` never raises it for what the service does: those answers are data.
     """
@@ -45,6 +47,8 @@ class LicensorError(Exception):
         self.code: ErrorCode = code
         self.message = message
         self.status = status
+        #: With a 429: the seconds its Retry-After asked to wait, else None.
+        self.retry_after_seconds: int | None = None
 
     def __repr__(self) -> str:
         status = "" if self.status is None else f", status={self.status}"
