@@ -54,7 +54,10 @@ final class CheckApi {
             throw new LicensorException(LicensorException.Reason.NETWORK, "interrupted while waiting for the service");
         }
         if (response.statusCode() != 200) {
-            throw new LicensorException(LicensorException.Reason.HTTP_STATUS, "the service answered " + response.statusCode(), response.statusCode());
+            LicensorException refused = new LicensorException(LicensorException.Reason.HTTP_STATUS, "the service answered " + response.statusCode(), response.statusCode());
+            String retryAfter = response.headers().firstValue("Retry-After").orElse("").trim();
+            if (response.statusCode() == 429 && retryAfter.matches("[0-9]{1,9}")) refused.retryAfter(Long.parseLong(retryAfter));
+            throw refused;
         }
         try {
             return Json.parseObject(response.body());

@@ -33,11 +33,15 @@ public final class LicensorException extends Exception {
         /** A fetched term is older ({@code iat}) than one this machine has already seen. */
         OLDER_TERM,
         /** An air-gapped activation response (or deactivation) that this installation cannot accept (DESIGN.md 14). */
-        BAD_ACTIVATION
+        BAD_ACTIVATION,
+        /** {@link LicenceClient#recordUsage} found 1,000 events of this licence still waiting to be sent. */
+        QUEUE_FULL
     }
 
     private final Reason reason;
     private final Integer status;
+    /** With a 429: the seconds its Retry-After asked to wait, else null. */
+    private Long retryAfterSeconds;
 
     public LicensorException(Reason reason, String message) {
         this(reason, message, null);
@@ -57,5 +61,15 @@ public final class LicensorException extends Exception {
     /** The HTTP status for {@link Reason#HTTP_STATUS}, else null. */
     public Integer status() {
         return status;
+    }
+
+    /** With a 429: the seconds its {@code Retry-After} asked to wait, else null. */
+    public Long retryAfterSeconds() {
+        return retryAfterSeconds;
+    }
+
+    LicensorException retryAfter(Long seconds) {
+        this.retryAfterSeconds = seconds;
+        return this;
     }
 }
