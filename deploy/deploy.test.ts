@@ -22,7 +22,9 @@ const root = path.resolve(here, '..');
 const read = (file: string) => readFileSync(path.join(here, file), 'utf8');
 const required = process.env.LICENSOR_REQUIRE_DEPLOY_TOOLS === '1';
 const folders: string[] = [];
-afterAll(() => folders.forEach((folder) => rmSync(folder, { recursive: true, force: true })));
+afterAll(() => {
+  for (const folder of folders) rmSync(folder, { recursive: true, force: true });
+});
 
 /** Why a tool is missing, or null. */
 function missing(command: string, args: string[]): string | null {

@@ -73,7 +73,9 @@ function configure(lane: Lane, licence: string) {
 
 const stateFile = (lane: Lane) => path.join(lane.stateDir, h.slug, product.productKey, `${lane.lid}.json`);
 const readState = (lane: Lane) => JSON.parse(readFileSync(stateFile(lane), 'utf8'));
-const setMode = (mode: Mode) => lanes.forEach((lane) => (lane.proxy.mode = mode));
+const setMode = (mode: Mode) => {
+  for (const lane of lanes) lane.proxy.mode = mode;
+};
 
 /** Sends each lane its request at once; answers in lane order. */
 function everyone(request: (lane: Lane) => Record<string, unknown>): Promise<Answer[]> {

@@ -40,7 +40,7 @@ describe.skipIf(missing !== null && !required)('Java SDK (sdks/java)', () => {
   it("builds licensor-sdk-<version>.jar with its sources and POM, and runs the README's quick start against it alone", async () => {
     const build = path.join(here, 'build');
     const pom = readFileSync(path.join(here, 'pom.xml'), 'utf8');
-    const version = /^  <version>(.+)<\/version>$/m.exec(pom)?.[1];
+    const version = /^ {2}<version>(.+)<\/version>$/m.exec(pom)?.[1];
     expect(version).toBe('0.1.0');
     expect(pom).toMatch(/<groupId>dev\.licensor<\/groupId>\s*<artifactId>licensor-sdk<\/artifactId>/);
     expect(pom, 'the SDK has no dependencies').not.toContain('<dependencies>');

@@ -238,6 +238,7 @@ export function orderClaims(input: ClaimsInput): LicenceClaims {
 }
 
 // Strings without these characters serialise as themselves between quotes.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what JSON escapes
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 const quote = (text: string): string => (NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`);
 

@@ -15,7 +15,7 @@ const pairs = new Map<Algorithm, { privateKey: KeyObject; publicKey: KeyObject }
 
 beforeAll(async () => {
   const generated = await Promise.all(ALGORITHMS.map((a) => generateAlgorithmKeyPair(a)));
-  ALGORITHMS.forEach((a, i) => pairs.set(a, generated[i]!));
+  for (const [i, a] of ALGORITHMS.entries()) pairs.set(a, generated[i]!);
 }, 60_000);
 
 describe('algorithm metadata', () => {
@@ -72,6 +72,7 @@ describe('signBytes / verifyBytes', () => {
     if (algorithm.startsWith('EC_')) expect(signature[0]).toBe(0x30); // DER SEQUENCE, not raw r||s
     if (algorithm === 'ED25519') expect(signature.length).toBe(64);
     if (algorithm.startsWith('RSA_')) expect(signature.length).toBe(Number(algorithm.slice(4)) / 8);
+    expect(verifyBytes(publicKey, data, signature)).toBe(true);
   });
 
   it('never verifies with another algorithm\'s key', () => {

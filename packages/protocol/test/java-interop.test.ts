@@ -34,7 +34,7 @@ describe.skipIf(!hasJava)('a Java 17 verifier', () => {
   const pairs = new Map<Algorithm, { privateKey: KeyObject; publicKey: KeyObject }>();
   beforeAll(async () => {
     const generated = await Promise.all(ALGORITHMS.map((a) => generateAlgorithmKeyPair(a)));
-    ALGORITHMS.forEach((a, i) => pairs.set(a, generated[i]!));
+    for (const [i, a] of ALGORITHMS.entries()) pairs.set(a, generated[i]!);
   }, 60_000);
 
   it('accepts a licence of each algorithm and refuses tampered ones', async () => {

@@ -29,7 +29,7 @@ const base: ClaimsInput = { lid: 'lid-1', prd: 'prod', org: 'acme', iat: 1_700_0
 const pairs = new Map<Algorithm, { privateKey: KeyObject; publicKey: KeyObject }>();
 beforeAll(async () => {
   const generated = await Promise.all(ALGORITHMS.map((a) => generateAlgorithmKeyPair(a)));
-  ALGORITHMS.forEach((a, i) => pairs.set(a, generated[i]!));
+  for (const [i, a] of ALGORITHMS.entries()) pairs.set(a, generated[i]!);
 }, 60_000);
 
 const keys = (a: Algorithm) => pairs.get(a)!;

@@ -15,7 +15,7 @@ import {
 const pairs = new Map<Algorithm, { privateKey: KeyObject; publicKey: KeyObject }>();
 beforeAll(async () => {
   const generated = await Promise.all(ALGORITHMS.map((a) => generateAlgorithmKeyPair(a)));
-  ALGORITHMS.forEach((a, i) => pairs.set(a, generated[i]!));
+  for (const [i, a] of ALGORITHMS.entries()) pairs.set(a, generated[i]!);
 }, 60_000);
 
 const fields: ReceiptFields = {
@@ -39,7 +39,7 @@ describe('receiptMessage', () => {
   it('writes absent fields as empty strings, never "null"', () => {
     const message = receiptMessage({ lid: 'l', status: null, nonce: 'n', checkedAt: 't', fpDigest: 'd' });
     expect(message.toString('hex')).toBe(Buffer.from('SVCR1\x1fl\x1f\x1fn\x1ft\x1f\x1fd').toString('hex'));
-    expect(receiptMessage({}).toString('hex')).toBe('5356435231' + '1f'.repeat(6));
+    expect(receiptMessage({}).toString('hex')).toBe(`5356435231${'1f'.repeat(6)}`);
     expect(message.toString()).not.toContain('null');
     expect(message.toString()).not.toContain('undefined');
   });
@@ -58,7 +58,7 @@ describe('SVCR2 (floating licences)', () => {
 
   it('appends leaseEndsAt after fpDigest under its own tag', () => {
     expect(receiptMessage(lease, 'SVCR2').toString('utf8')).toBe(`${receiptMessage(fields).toString('utf8').replace('SVCR1', 'SVCR2')}\x1f2026-11-22T07:15:00.000Z`);
-    expect(receiptMessage({}, 'SVCR2').toString('hex')).toBe('5356435232' + '1f'.repeat(7));
+    expect(receiptMessage({}, 'SVCR2').toString('hex')).toBe(`5356435232${'1f'.repeat(7)}`);
   });
 
   it('is chosen by the presented term\'s v alone', () => {

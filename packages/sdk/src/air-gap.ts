@@ -147,7 +147,7 @@ export async function makeRequest(files: AirGapFiles, lid: string, fingerprint: 
  * Accepting consumes the pending request. Anything else is BAD_ACTIVATION and changes nothing.
  */
 export async function acceptResponse(files: AirGapFiles, text: string, lid: string, fingerprint: string, keys: readonly KeyObject[]) {
-  let parsed;
+  let parsed: ReturnType<typeof parseActivationResponse>;
   try {
     parsed = parseActivationResponse(compactText(text));
   } catch (error) {
@@ -187,7 +187,7 @@ export async function deactivate(files: AirGapFiles, lid: string, fingerprint: s
 export async function keptActivation(files: AirGapFiles, lid: string, fingerprint: string, keys: readonly KeyObject[]): Promise<AirGapActivation | null> {
   const text = (await files.load()).activations[lid];
   if (text === undefined) return null;
-  let parsed;
+  let parsed: ReturnType<typeof parseActivationResponse>;
   try {
     parsed = parseActivationResponse(text);
   } catch {

@@ -1,5 +1,5 @@
 export { LicensorError, type LicensorErrorCode } from './errors.js';
-export { type PublicKeyInput, type PublicKeys } from './keys.js';
+export type { PublicKeyInput, PublicKeys } from './keys.js';
 export {
   verifyLicence,
   type LicenceRefusal,

@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { fpDigest } from '@licensor/protocol';
-import { LicenceClient, LicensorError, memoryStore, type StateKey, type StateStore, type LicenceClientOptions, type LicenceClaims } from '@licensor/sdk';
+import { LicensorError, memoryStore, type StateKey, type StateStore, type LicenceClientOptions, type LicenceClaims } from '@licensor/sdk';
 import {
   checkToken,
   genuineAnswer,
@@ -288,7 +288,7 @@ describe('LicenceClient.check', () => {
       return 'none';
     };
     expect(attempt({ licence: offline })).toBe('NOT_CHECKABLE');
-    expect(attempt({ checkToken: 'svcc_othercheckid1_' + 'a'.repeat(64) })).toBe('INVALID_OPTIONS');
+    expect(attempt({ checkToken: `svcc_othercheckid1_${'a'.repeat(64)}` })).toBe('INVALID_OPTIONS');
     expect(attempt({ baseUrl: '' })).toBe('INVALID_OPTIONS');
     expect(attempt({ publicKeyPem: 'nope' })).toBe('INVALID_KEY');
   });

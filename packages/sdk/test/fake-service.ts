@@ -13,7 +13,7 @@ export const otherFingerprint = buildFingerprint({ machine: 'm-2', host: 'h-2', 
 
 export const T0 = Date.UTC(2026, 10, 22, 7, 0, 0);
 export const MAX_SECONDS = 86_400;
-export const checkToken = 'svcc_abc123def456_' + 'a'.repeat(64);
+export const checkToken = `svcc_abc123def456_${'a'.repeat(64)}`;
 
 /** An ONLINE licence valid around T0 with a one-day offline window. */
 export function onlineLicence(overrides: Partial<ClaimsInput> = {}, privateKey: KeyObject = keys.privateKey): string {

@@ -11,7 +11,6 @@ import {
   leased,
   licensed,
   myFingerprint,
-  publicKeyPem,
   T0,
   testClient,
   type Answer,

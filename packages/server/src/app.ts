@@ -41,6 +41,7 @@ import { Outbox, webhookMetrics } from './webhooks/outbox.js';
 import { DeliveryThread } from './webhooks/thread.js';
 import { webhookRoutes } from './webhooks/routes.js';
 import { passkeyRoutes } from './passkeys/routes.js';
+import { ssoConfigRoutes, ssoFlowRoutes } from './sso/routes.js';
 import { memberPasskeys } from './auth/passkeys.js';
 import { VERSION } from './version.js';
 import { logDestination } from './log.js';
@@ -70,8 +71,24 @@ export interface AppOptions {
 }
 
 const PORTAL_CODE_IN_URL = /\/portal\/[0-9a-f]{64}/g;
+/** DESIGN.md 21: a single sign-on's state, code and IdP answer are in these paths' query: logged without it. */
+const SSO_QUERY = /(\/api\/sso\/(?:start|callback))\?.*$/;
 
 const BODY_LIMIT = 1024 * 1024;
+
+/** What every request's log line leaves out. */
+const LOGGED = {
+  redact: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'],
+  serializers: {
+    // A portal link's code is a credential: the page's URL is logged without it (DESIGN.md 12).
+    req: (request: { method: string; url: string; hostname?: string; ip?: string }) => ({
+      method: request.method,
+      url: request.url.replace(PORTAL_CODE_IN_URL, '/portal/<code>').replace(SSO_QUERY, '$1'),
+      host: request.hostname,
+      remoteAddress: request.ip,
+    }),
+  },
+};
 
 /** Fastify's request ids (`req-<base 36 count>`), shared with the check API's lean handler so that ids stay unique. */
 function requestIds(): () => string {
@@ -86,20 +103,8 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
   const genReqId = requestIds();
   const destination = logDestination(config);
   const app = Fastify({
-    logger: logger ?? {
-      level: config.logLevel,
-      ...(destination ? { stream: destination } : {}),
-      redact: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'],
-      serializers: {
-        // A portal link's code is a credential: the page's URL is logged without it (DESIGN.md 12).
-        req: (request: { method: string; url: string; hostname?: string; ip?: string }) => ({
-          method: request.method,
-          url: request.url.replace(PORTAL_CODE_IN_URL, '/portal/<code>'),
-          host: request.hostname,
-          remoteAddress: request.ip,
-        }),
-      },
-    },
+    // A logger the caller chooses (the tests' trace logger) keeps what is never logged: credentials, codes and states.
+    logger: logger === false ? false : { ...LOGGED, level: config.logLevel, ...(destination ? { stream: destination } : {}), ...(typeof logger === 'object' ? logger : {}) },
     trustProxy: config.trustProxy,
     bodyLimit: BODY_LIMIT,
     genReqId,
@@ -211,6 +216,8 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
       await api.register(checkRoutes(checkApi));
       await api.register(portalRoutes(database, config));
       await api.register(webhookRoutes(database, config, masterKey));
+      await api.register(ssoConfigRoutes(config, masterKey));
+      await api.register(ssoFlowRoutes(database, config, masterKey));
       await api.register(airGapRoutes(keyring, operatorAirGap));
       await api.register(airGapRoutes(keyring, portalAirGap(database)));
     },

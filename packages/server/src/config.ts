@@ -27,6 +27,9 @@ export interface Config {
   loginFailures: number;
   checkRateProduct: number;
   checkRateAddress: number;
+  /** DESIGN.md 19: usage requests a minute per licence (0: no limit), and the ids a licence remembers per period key. */
+  usageRateLicence: number;
+  usageIdsPerPeriod: number;
   logLevel: string;
   /** DESIGN.md 1: JSON lines, or one short line per entry for a person at a terminal (log.ts). */
   logFormat: 'json' | 'pretty';
@@ -37,6 +40,12 @@ export interface Config {
   pkcs11: { module: string; tokens: Map<string, string[]> } | null;
   /** DESIGN.md 15: the CIDR ranges webhooks may reach although they are not public (and over http:// only there). */
   webhookAllowNetworks: net.BlockList;
+  /** DESIGN.md 21: the CIDR ranges an identity provider may be reached in although they are not public (and over http:// only there). */
+  ssoAllowNetworks: net.BlockList;
+  /** DESIGN.md 21's `{base}`: the public URL, or `http://localhost:PORT` on loopback (passkeys' origin). */
+  ssoBase: string;
+  /** Days after its last SSO sign-in that a linked member's passkey still signs in. */
+  ssoPasskeyDays: number;
 }
 
 /** A configuration mistake: reported as one line, never a stack trace. */
@@ -154,6 +163,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, terminal = proc
   const webhookNetworks = allowList(env.LICENSOR_WEBHOOK_ALLOW_NETWORKS ?? '');
   if (webhookNetworks.bad !== null) throw new ConfigError(`LICENSOR_WEBHOOK_ALLOW_NETWORKS must be CIDR ranges separated by commas, got "${webhookNetworks.bad}"`);
 
+  const ssoNetworks = allowList(env.LICENSOR_SSO_ALLOW_NETWORKS ?? '');
+  if (ssoNetworks.bad !== null) throw new ConfigError(`LICENSOR_SSO_ALLOW_NETWORKS must be CIDR ranges separated by commas, got "${ssoNetworks.bad}"`);
+
   const dataDir = path.resolve(env.LICENSOR_DATA_DIR || './data');
   return {
     port,
@@ -172,11 +184,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, terminal = proc
     loginFailures: integer(env, 'LICENSOR_LOGIN_FAILURES', 10, 0, 1_000_000),
     checkRateProduct: integer(env, 'LICENSOR_CHECK_RATE_PRODUCT', 6000, 0, 100_000_000),
     checkRateAddress: integer(env, 'LICENSOR_CHECK_RATE_ADDRESS', 600, 0, 100_000_000),
+    usageRateLicence: integer(env, 'LICENSOR_USAGE_RATE_LICENCE', 60, 0, 1_000_000),
+    usageIdsPerPeriod: integer(env, 'LICENSOR_USAGE_IDS_PER_PERIOD', 100_000, 1, 100_000_000),
     logLevel,
     logFormat,
     workers: workers(env),
     bootstrapPassword,
     pkcs11: pkcs11Module === null ? null : { module: pkcs11Module, tokens: pkcs11Tokens(env.LICENSOR_PKCS11_TOKENS!) },
     webhookAllowNetworks: webhookNetworks.list,
+    ssoAllowNetworks: ssoNetworks.list,
+    ssoBase: env.LICENSOR_PUBLIC_URL ? publicUrl : passkeyOrigin,
+    ssoPasskeyDays: integer(env, 'LICENSOR_SSO_PASSKEY_DAYS', 30, 1, 3650),
   };
 }

@@ -16,6 +16,8 @@ export interface CheckedProduct {
   /** POSTs to `.../release` and `.../borrow`. */
   release(body: unknown): Promise<Response>;
   borrow(body: unknown): Promise<Response>;
+  /** POSTs to `.../usage` (DESIGN.md 19). */
+  usage(body: unknown): Promise<Response>;
   /** Issues an ONLINE licence (one seat unless said otherwise) and returns it. */
   issue(body?: Record<string, unknown>): Promise<any>;
 }
@@ -36,6 +38,7 @@ export async function checkedProduct(h: Harness, body: Record<string, unknown> =
     fetch: (b, headers) => caller('POST', `/public/license/${product.checkId}/fetch`, b, headers),
     release: (b) => caller('POST', `/public/license/${product.checkId}/release`, b),
     borrow: (b) => caller('POST', `/public/license/${product.checkId}/borrow`, b),
+    usage: (b) => caller('POST', `/public/license/${product.checkId}/usage`, b),
     issue: (b = {}) => issueOk(admin, { productId: product.id, licensee: 'Check Ltd', ...b }),
   };
 }

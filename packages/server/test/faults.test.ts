@@ -195,7 +195,7 @@ describe.skipIf(skip)('Redis stopped mid-run, and SQLite busy', () => {
     expect(await redisUp()).toBe('0');
 
     await inOneRateWindow(10);
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => c.check(licence.licenseString, 'redis')));
+    const answers = await Promise.all(Array.from({ length: 20 }, () => c.check(licence.licenseString, 'redis')));
     expect(answers.filter((a) => a.status === 200)).toHaveLength(12);
     expect(answers.filter((a) => a.status === 429).map((a) => a.data.error)).toEqual(Array(8).fill('too many checks from this address'));
 

@@ -80,10 +80,8 @@ export interface Response extends LightMyRequestResponse {
   data: any;
 }
 
-export interface Caller {
-  /** Sends a request; `path` is relative to `/o/<slug>/api` unless it starts with `//`. */
-  (method: InjectOptions['method'], path: string, body?: unknown, headers?: Record<string, string>): Promise<Response>;
-}
+/** Sends a request; `path` is relative to `/o/<slug>/api` unless it starts with `//`. */
+export type Caller = (method: InjectOptions['method'], path: string, body?: unknown, headers?: Record<string, string>) => Promise<Response>;
 
 export interface Harness {
   app: FastifyInstance;

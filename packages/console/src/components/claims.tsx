@@ -74,6 +74,7 @@ export function ClaimsTable({ claims, labels }: { claims: Record<string, unknown
                   <Code>{JSON.stringify(claims[name])}</Code>
                 ) : typeof words === 'string' ? (
                   <Tooltip label={`${name}: ${JSON.stringify(claims[name])}`} withArrow>
+                    {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a tooltip must be reachable by keyboard */}
                     <span tabIndex={0}>{words}</span>
                   </Tooltip>
                 ) : (

@@ -54,6 +54,7 @@ export function DateTime({ value, withTime = true }: { value: string | null | un
   const at = new Date(value);
   return (
     <Tooltip label={`${format(timeZone, 'exact').format(at)} (${timeZone})`} withArrow>
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a tooltip must be reachable by keyboard */}
       <time dateTime={value} tabIndex={0} style={{ whiteSpace: 'nowrap' }}>
         {format(timeZone, withTime ? 'time' : 'date').format(at)}
       </time>

@@ -57,6 +57,7 @@ export function Guarded({ allowed, reason, children }: { allowed: boolean; reaso
   if (allowed) return <>{children(false)}</>;
   return (
     <Tooltip label={reason} withArrow multiline w={260}>
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex lint/a11y/useAriaPropsSupportedByRole: the reason a control is disabled must be reachable by keyboard and read out */}
       <span tabIndex={0} aria-label={reason} style={{ display: 'inline-block' }}>
         {children(true)}
       </span>

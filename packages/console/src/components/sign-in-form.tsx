@@ -34,7 +34,7 @@ export function SignInForm(props: {
     if (!(await attempt.run(work))) return;
     queryClient.clear();
     const next = params.get('next');
-    navigate(next && next.startsWith(props.home) && !next.startsWith('//') ? next : props.home);
+    navigate(next?.startsWith(props.home) && !next.startsWith('//') ? next : props.home);
   };
   const submit = (event: FormEvent) => {
     event.preventDefault();

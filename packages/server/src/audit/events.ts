@@ -23,6 +23,7 @@ export const EVENT_TYPES = [
   'customer.created',
   'customer.updated',
   'customer.deleted',
+  'usage.threshold',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 const CATALOGUE = new Set<string>(EVENT_TYPES);

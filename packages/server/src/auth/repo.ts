@@ -61,7 +61,10 @@ export async function clearFailures(t: Tenant, username: string, address: string
   await t.deleteFrom('login_failures').where('username', '=', username).where('address', '=', address).execute();
 }
 
-export async function insertSession(t: Tenant, values: { id: string; user_id: number; created_at: number; last_seen_at: number; expires_at: number }): Promise<void> {
+export async function insertSession(
+  t: Tenant,
+  values: { id: string; user_id: number; created_at: number; last_seen_at: number; expires_at: number; method?: 'password' | 'passkey' | 'sso'; sso_at?: number; hard_end?: number },
+): Promise<void> {
   await t.insertInto('sessions', values).execute();
 }
 

@@ -12,6 +12,8 @@ export interface CheckResult {
   pins: Record<string, Verdict>;
   /** Each webhook endpoint, as `slug/webhook <id> (<url>)`: whether its sealed signing secret opens. */
   webhookSecrets: Record<string, Verdict>;
+  /** Each organisation's single sign-on client secret, as `slug:sso` (DESIGN.md 17 and 21). */
+  ssoSecrets: Record<string, Verdict>;
   open: boolean;
 }
 
@@ -26,7 +28,7 @@ export async function checkBackup(file: string, masterKey: Buffer, pkcs11: Confi
   const hsm = pkcs11 && new Hsm(pkcs11.module, pkcs11.tokens);
   const slugs = new Map<unknown, string>();
   const products = new Map<unknown, string>();
-  const result: CheckResult = { products: {}, pins: {}, webhookSecrets: {}, open: true };
+  const result: CheckResult = { products: {}, pins: {}, webhookSecrets: {}, ssoSecrets: {}, open: true };
   let table = '';
   let columns: string[] = [];
   for await (const line of readBackup(file, () => {})) {
@@ -48,6 +50,11 @@ export async function checkBackup(file: string, masterKey: Buffer, pkcs11: Confi
         // Sealed as webhooks/service.ts seals it: the context names the organisation and the endpoint.
         const verdict = opens(masterKey, row.secret, `webhook:${String(row.org_id)}:${String(row.id)}`);
         result.webhookSecrets[`${slugs.get(row.org_id)}/webhook ${String(row.id)} (${String(row.url)})`] = verdict;
+        if (verdict === 'does not open') result.open = false;
+      } else if (table === 'sso_configs') {
+        // Sealed as sso/config.ts seals it: the context names the organisation.
+        const verdict = opens(masterKey, row.client_secret, `sso:${String(row.org_id)}`);
+        result.ssoSecrets[`${slugs.get(row.org_id)}:sso`] = verdict;
         if (verdict === 'does not open') result.open = false;
       }
     }

@@ -12,7 +12,7 @@ export interface BaseTable {
 
 /**
  * Tables a backup leaves out (DESIGN.md 17): the migrator's own, sign-in state (everyone signs in
- * again after a restore), and what restore derives afresh (the licence tallies, recounted). A
+ * again after a restore; pending single sign-ins with it, DESIGN.md 21), and what restore derives afresh (the licence tallies, recounted). A
  * full-text index and its shadow tables are left out by kind (`searchIndexes`), whatever their names.
  */
 export const EXCLUDED: ReadonlySet<string> = new Set([
@@ -22,6 +22,7 @@ export const EXCLUDED: ReadonlySet<string> = new Set([
   'platform_sessions',
   'portal_sessions',
   'webauthn_challenges',
+  'sso_states',
   'login_failures',
   'platform_login_failures',
   'licence_tallies',

@@ -12,10 +12,11 @@ import type { RateLimiter } from '../http/rate-limit.js';
 import { ReadFingerprints, TokenDigests, VerifiedLicences } from './remembered.js';
 import type { CheckRoute } from './schemas.js';
 import { CHECKS, checkLicence, type CheckScope } from './service.js';
+import { recordUsage } from './usage.js';
 
 const CHECK_TOKEN = /^Bearer svcc_([a-z0-9]{12,32})_([0-9a-f]{64})$/;
 
-const isJson = (contentType: string | undefined) => contentType?.split(';')[0]!.trim().toLowerCase() === 'application/json';
+const isJson = (contentType: string | undefined) => contentType?.split(';')[0]?.trim().toLowerCase() === 'application/json';
 
 /** A request to the licence check API as its gate reads it, whichever HTTP layer carried it (routes.ts, lean.ts). */
 export interface Asked {
@@ -31,7 +32,7 @@ export interface Asked {
 export interface GateDeps {
   database: Database;
   keyring: Keyring;
-  config: Pick<Config, 'checkRateAddress' | 'checkRateProduct'>;
+  config: Pick<Config, 'checkRateAddress' | 'checkRateProduct' | 'usageRateLicence' | 'usageIdsPerPeriod'>;
   limiter: RateLimiter;
   organisations: OrganisationCache;
   writes: CheckWrites;
@@ -138,5 +139,7 @@ export function checkGates({ database, keyring, config, limiter, organisations, 
     fetch: gate('fetch', fetchLicence),
     release: gate('release', releaseOwnSeat),
     borrow: gate('borrow', borrowLease),
+    // Never counted among the checks per day (DESIGN.md 19).
+    usage: gate('usage', recordUsage({ limiter, ratePerLicence: config.usageRateLicence, idsPerPeriod: config.usageIdsPerPeriod })),
   };
 }

@@ -74,6 +74,73 @@ export const BorrowBody = Type.Object({
   ...ReleaseBody.properties,
   until: Type.String({ maxLength: 64, description: 'ISO 8601 time: keep the lease until then (at most maxBorrowSeconds ahead).' }),
 });
+const USAGE_RESULTS = ['ACCEPTED', 'LIMIT_REACHED', 'UNKNOWN_METER', 'NOT_LICENSED', 'TOO_OLD', 'EVENT_LIMIT', 'ID_REUSED'] as const;
+export const UsageEventInput = Type.Object(
+  {
+    id: Type.String({ maxLength: 128, pattern: '^[A-Za-z0-9_-]{1,128}$', description: "The client's id for the event, unique in the request: a retry with it never counts twice." }),
+    meter: Type.String({ maxLength: 64, pattern: '^[A-Za-z][A-Za-z0-9_.-]{0,63}$', description: 'A meter key.' }),
+    amount: Type.Integer({ minimum: 1, maximum: 1_000_000_000 }),
+    at: Type.Optional(Type.String({ maxLength: 24, pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(?:\\.\\d{3})?Z$', description: 'When it happened, by the client’s clock (UTC).' })),
+  },
+  { additionalProperties: false },
+);
+/**
+ * What the usage route's work validates once the licence verified and the per-licence limit
+ * passed (DESIGN.md 19's order): its route schema takes any `events` so those refusals come first.
+ */
+export const UsageBodyStrict = Type.Object(
+  {
+    license: CheckBody.properties.license,
+    fingerprint: Fingerprint,
+    nonce: CheckBody.properties.nonce,
+    events: Type.Array(UsageEventInput, { maxItems: 100, description: 'Up to 100 events, applied in order; [] reads the balances.' }),
+  },
+  { additionalProperties: false },
+);
+const UsageBody = Type.Object({
+  license: CheckBody.properties.license,
+  fingerprint: Fingerprint,
+  nonce: CheckBody.properties.nonce,
+  events: Type.Optional(Type.Unknown({
+    description: 'Up to 100 objects of exactly `{id, meter, amount, at?}`: `id` 1 to 128 of `[A-Za-z0-9_-]`, unique in the request; `meter` a meter key; `amount` an integer 1 to 10^9; `at` `YYYY-MM-DDTHH:MM:SS[.mmm]Z`. [] reads the balances. Checked after the licence (400 with nothing applied).',
+  })),
+});
+export const UsageAnswer = Type.Object({
+  lid: Type.String(),
+  valid: Type.Boolean({ description: 'Not signed: true exactly when the signed status is ACTIVE or GRACE and boundAt is present.' }),
+  reason: Type.Optional(Type.Enum(['UNKNOWN_LICENCE', 'REVOKED', 'NOT_YET_VALID', 'EXPIRED', 'NO_SEAT'])),
+  renewed: Type.Optional(Type.Boolean({ description: 'The presented term was renewed: it is judged by the licence’s current meters.' })),
+  status: Type.Optional(Type.Enum(['PENDING', 'ACTIVE', 'GRACE', 'EXPIRED', 'REVOKED'], { description: 'Signed, as a check’s.' })),
+  nonce: Type.String(),
+  checkedAt: Type.String({ format: 'date-time' }),
+  serverTime: Timestamp,
+  boundAt: Type.Optional(Type.String({ format: 'date-time', description: "Signed: when this machine's seat (or lease) was bound; omitted when it holds none." })),
+  events: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      result: Type.Enum([...USAGE_RESULTS]),
+      duplicate: Type.Boolean({ description: 'The id was recorded before: its first result (or ID_REUSED), nothing counted now.' }),
+    }),
+  ),
+  meters: Type.Array(
+    Type.Object({
+      key: Type.String(),
+      label: Type.String(),
+      period: Type.Enum(['NONE', 'DAY', 'MONTH', 'YEAR']),
+      used: Type.Integer(),
+      limit: Type.Union([Type.Integer(), Type.Null()]),
+      overage: Type.Union([Type.Integer(), Type.Null()]),
+      remaining: Type.Union([Type.Integer(), Type.Null()], { description: '`limit + overage − used`, at least 0; null without a ceiling.' }),
+      periodStart: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+      resetsAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    }),
+  ),
+  receipt: Type.String({
+    description:
+      'Base64url signature, with the key that signed the presented licence, over `SVCU1␟lid␟status␟nonce␟checkedAt␟boundAt␟fpDigest␟E␟(id␟result)…␟M␟(key␟used␟limit␟overage␟remaining␟resetsAt)…` (␟ = 0x1F; E and M the counts; null or absent fields empty).',
+  }),
+});
+
 export const FetchAnswer = Type.Object({ license: Type.String({ description: 'The current signed licence string.' }) });
 
 /**
@@ -107,6 +174,13 @@ export const CHECK_ROUTES = {
     answer: CheckAnswer,
     summary: 'Borrow this machine’s lease',
     description: `DESIGN.md 13: a machine holding a live lease of a floating licence keeps it until \`until\` (at most the licence's \`brw\` seconds ahead: 400 beyond; 403 "borrowing is off" when 0), to work offline. 403 "no live lease on this machine: check first" without one; 403 "all borrowable seats are borrowed" past the product's \`maxBorrowedSeats\`. Answers like a check, with \`leaseEndsAt\` the borrowed end.`,
+    errors: [415, 429],
+  },
+  usage: {
+    body: UsageBody,
+    answer: UsageAnswer,
+    summary: 'Report usage events and read the balances',
+    description: `DESIGN.md 19: the check's refusals in its order, then 429 past LICENSOR_USAGE_RATE_LICENCE requests a minute for the licence, then 400 for a body other than {license, fingerprint, nonce, events}; a 400 or 429 applies nothing. Each event's result is signed in the receipt; an id sent again answers its first result. Never binds a machine or takes a lease.`,
     errors: [415, 429],
   },
 } as const;

@@ -1,7 +1,7 @@
 import { recordAudit, type Author } from '../audit/audit.js';
 import { isUniqueViolation, type DialectName } from '../db/database.js';
 import type { Tenant } from '../db/tenant.js';
-import { type Ctx } from '../core/context.js';
+import type { Ctx } from '../core/context.js';
 import { inTransaction } from '../core/transaction.js';
 import { badRequest, conflict, notFound } from '../core/errors.js';
 import {

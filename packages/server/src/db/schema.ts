@@ -68,6 +68,10 @@ export interface UsersTable {
   created_at: number;
   created_by: string | null;
   last_login_at: number | null;
+  /** DESIGN.md 21: the IdP's `sub` this member is linked to (unique per organisation). */
+  sso_sub: string | null;
+  sso_linked_at: number | null;
+  sso_signed_in_at: number | null;
 }
 
 export interface SessionsTable {
@@ -78,6 +82,11 @@ export interface SessionsTable {
   created_at: number;
   last_seen_at: number;
   expires_at: number;
+  /** `password`, `passkey` or `sso` (DESIGN.md 21: enforcement judges it when the session is read). */
+  method: Generated<string>;
+  /** An SSO session's sign-in time and the hard end 12 hours after it. */
+  sso_at: number | null;
+  hard_end: number | null;
 }
 
 export interface ApiTokensTable {
@@ -149,6 +158,8 @@ export interface ProductsTable {
   air_gap_activation: number;
   air_gap_activation_days: number;
   params: string;
+  /** DESIGN.md 19: the product's meters, a JSON array of {key, label, limit, period, overage}. */
+  meters: Generated<string>;
   created_at: number;
   created_by: string | null;
   updated_at: number;
@@ -225,6 +236,8 @@ export interface LicencesTable {
   status_rank: number | null;
   /** The product's seat model when the licence was issued, kept for good (DESIGN.md 13); NODE_LOCKED by default. */
   seat_model: Generated<string>;
+  /** DESIGN.md 19: the licence's meters, copied from its product at issue and renewal, a JSON array of {key, label, period, limit, overage}. */
+  meters: Generated<string>;
 }
 
 /** A licence's lastCheckedAt, apart from the licence row so that a stamp is a small write (0016). */
@@ -433,6 +446,51 @@ export interface Schema {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   webhook_term_marks: WebhookTermMarksTable;
+  usage_counts: UsageCountsTable;
+  usage_events: UsageEventsTable;
+  usage_marks: UsageMarksTable;
+  sso_configs: SsoConfigsTable;
+  sso_states: SsoStatesTable;
+}
+
+/** DESIGN.md 19 (usage/): a meter's count in one period of a licence. */
+export interface UsageCountsTable {
+  org_id: number;
+  licence_id: number;
+  meter: string;
+  period_key: string;
+  used: number;
+}
+
+/** A recorded usage event (ACCEPTED or LIMIT_REACHED) or an operator's adjustment (event_id null). */
+export interface UsageEventsTable {
+  id: Generated<number>;
+  org_id: number;
+  licence_id: number;
+  event_id: string | null;
+  meter: string;
+  amount: number;
+  at: number | null;
+  received_at: number;
+  result: string;
+  period_key: string;
+  source: string;
+  machine_id: number | null;
+  actor: string;
+  reason: string | null;
+  /** When the id may be forgotten: 35 days past its period's end, 400 days after recording for NONE. */
+  expires_at: number;
+}
+
+/** usage.threshold raised once per licence, meter, period key, limit and threshold. */
+export interface UsageMarksTable {
+  org_id: number;
+  licence_id: number;
+  meter: string;
+  period_key: string;
+  limit_value: number;
+  threshold: number;
+  marked_at: number;
 }
 
 /** DESIGN.md 15 (webhooks/). */
@@ -509,4 +567,52 @@ export interface WebhookTermMarksTable {
   licence_id: number;
   kind: 'expiring' | 'expired';
   term_version: number;
+}
+
+/** DESIGN.md 21: an organisation's OIDC configuration; lists are JSON text. */
+export interface SsoConfigsTable {
+  id: Generated<number>;
+  org_id: number;
+  enabled: number;
+  display_name: string;
+  /** Without a trailing `/`. */
+  issuer: string;
+  client_id: string;
+  /** Sealed like a private key (keys/sealing.ts), never shown. */
+  client_secret: string;
+  client_secret_updated_at: number;
+  scopes: string;
+  allowed_domains: string;
+  role_claim: string | null;
+  /** JSON `[{value, role}]`. */
+  role_rules: string;
+  default_role: string | null;
+  jit_provisioning: number;
+  enforce: number;
+  /** JSON array of member ids. */
+  break_glass: string;
+  verified_at: number | null;
+  /** JSON of the last callback past STATE_INVALID. */
+  last_attempt: string | null;
+  /** Moves on at every change: the per-instance discovery cache is keyed by it. */
+  version: number;
+  created_at: number;
+  updated_at: number;
+  updated_by: string;
+}
+
+/** A pending SSO sign-in (or link): single use, ten minutes. */
+export interface SsoStatesTable {
+  id: Generated<number>;
+  org_id: number;
+  /** SHA-256 (hex) of `state`. */
+  state_hash: string;
+  nonce: string;
+  code_verifier: string;
+  return_to: string;
+  /** SHA-256 (hex) of the `svc_sso` cookie. */
+  binding: string;
+  /** The member a link started by (`/auth/sso/link`); null for a sign-in. */
+  link_user_id: number | null;
+  expires_at: number;
 }

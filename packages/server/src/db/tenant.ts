@@ -1,4 +1,4 @@
-import { CompiledQuery, type Compilable, type DeleteQueryBuilder, DeleteResult, InsertQueryBuilder, InsertResult, Insertable, SelectQueryBuilder, UpdateQueryBuilder, UpdateResult } from 'kysely';
+import { CompiledQuery, type Compilable, type DeleteQueryBuilder, type DeleteResult, type InsertQueryBuilder, type InsertResult, type Insertable, type SelectQueryBuilder, type UpdateQueryBuilder, type UpdateResult } from 'kysely';
 import { nameStatement, type Db } from './database.js';
 import type { Schema } from './schema.js';
 
@@ -14,6 +14,7 @@ export type TenantTable = {
 export interface Tenant {
   readonly orgId: number;
   readonly db: Db;
+  // biome-ignore lint/complexity/noBannedTypes: Kysely's own type for a selection of no columns yet
   selectFrom<T extends TenantTable>(table: T): SelectQueryBuilder<Schema, T, {}>;
   updateTable<T extends TenantTable>(table: T): UpdateQueryBuilder<Schema, T, T, UpdateResult>;
   deleteFrom<T extends TenantTable>(table: T): DeleteQueryBuilder<Schema, T, DeleteResult>;
@@ -51,6 +52,7 @@ const ORG = -1;
  * from the tenant it runs on, so the tenant filter is still the builder's own.
  */
 export function preparedQuery<A extends unknown[], R>(build: (t: Tenant, ...args: A) => Compilable<R>): (t: Tenant, ...args: A) => Promise<R[]> {
+  // biome-ignore lint/complexity/noBannedTypes: keyed by the dialect adapter's constructor
   const compiled = new Map<Function, { sql: string; parameters: readonly unknown[] }>();
   return async (t, ...args) => {
     const dialect = t.db.getExecutor().adapter.constructor;

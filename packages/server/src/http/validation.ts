@@ -134,6 +134,8 @@ export const PATTERNS: Record<string, { chars: string; length?: [number, number]
   '^[a-z0-9][a-z0-9-]{1,62}$': { chars: 'lower-case letters, digits and dashes, not beginning with a dash', length: [2, 63] },
   '^msg_[A-Za-z0-9_-]{1,36}$': { chars: '"msg_" then letters, digits, dash and underscore', length: [5, 40] },
   '^\\P{C}+$': { chars: 'printable characters (no control characters)' },
+  '^[A-Za-z0-9_-]{1,128}$': { chars: 'letters, digits, dash and underscore', length: [1, 128] },
+  '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(?:\\.\\d{3})?Z$': { chars: 'an instant written YYYY-MM-DDTHH:MM:SS[.mmm]Z' },
 };
 
 /** Every format a route's schema uses, said in words (test/api/openapi.test.ts holds the list complete). */

@@ -6,6 +6,18 @@ const DateText = Type.String({ maxLength: 10, description: 'YYYY-MM-DD in the or
 const Fingerprint = Type.String({ maxLength: 512, description: '`SVC1.<hashed parts>.<checksum>`' });
 const Params = Type.Record(Type.String(), Type.Unknown(), { description: "Values for the product's declared parameters." });
 
+const MeterOverrides = Type.Record(
+  Type.String({ maxLength: 64 }),
+  Type.Object(
+    {
+      limit: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 1_000_000_000_000, description: 'null = unlimited.' }))),
+      overage: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 1_000_000_000_000, description: 'null = no ceiling.' }))),
+    },
+    { additionalProperties: false },
+  ),
+  { maxProperties: 20, description: "Per-licence limits for the product's meters (DESIGN.md 19), by meter key; absent ones take the product's (at renewal, the licence's own). Not for OFFLINE licences." },
+);
+
 export const LidParams = Type.Object({ slug: Slug, lid: Type.String({ maxLength: 64 }) });
 export const VersionParams = Type.Object({ slug: Slug, lid: Type.String({ maxLength: 64 }), versionNo: Type.Integer({ minimum: 1, maximum: 1_000_000 }) });
 
@@ -31,6 +43,7 @@ export const IssueBody = Type.Object(
     fingerprints: Type.Optional(Type.Array(Fingerprint, { maxItems: 100 })),
     maxMachines: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
     params: Type.Optional(Params),
+    meters: Type.Optional(MeterOverrides),
     notes: Type.Optional(Nullable(Type.String({ maxLength: 10_000 }))),
   },
   { additionalProperties: false },
@@ -43,6 +56,7 @@ export const RenewBody = Type.Object(
     validityMonths: Type.Optional(Type.Integer({ minimum: 0, maximum: 1200 })),
     graceDays: Type.Optional(Type.Integer({ minimum: 0, maximum: 3650 })),
     params: Type.Optional(Params),
+    meters: Type.Optional(MeterOverrides),
   },
   { additionalProperties: false },
 );

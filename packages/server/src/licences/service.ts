@@ -6,7 +6,7 @@ import { EXPIRING_WINDOW_MS, recordTermEvent, subscriptions } from '../audit/eve
 import { findCustomerRow } from '../customers/repo.js';
 import { findOrCreateCustomer } from '../customers/service.js';
 import type { Tenant } from '../db/tenant.js';
-import { type Ctx } from '../core/context.js';
+import type { Ctx } from '../core/context.js';
 import { inTransaction } from '../core/transaction.js';
 import { badRequest, forbidden, notFound } from '../core/errors.js';
 import type { Keyring } from '../keys/keyring.js';
@@ -24,7 +24,7 @@ import { atIssueFingerprints } from '../seats/repo.js';
 import { bindAtIssue, releaseBindings } from '../seats/service.js';
 import { countingLicences, holdClock, tallyChange, talliesWithin, type TallyChange } from '../listings/repos/tallies.js';
 import { countsAgainstPlan, graceEnd, licenceStatus, type LicenceStatus } from '../listings/status.js';
-import { extendedTerm, mergeFingerprints, resolveParams, termDate, termFrom, validityMonths, type TermDates } from './terms.js';
+import { extendedTerm, licenceMeters, mergeFingerprints, resolveParams, termDate, termFrom, validityMonths, type LicenceMeter, type TermDates } from './terms.js';
 
 type IssueInput = Static<typeof IssueBody>;
 type RenewInput = Static<typeof RenewBody>;
@@ -101,6 +101,7 @@ interface SignedTerm extends TermDates {
   checkEverySeconds: number | null;
   checkMaxSeconds: number | null;
   params: Record<string, unknown>;
+  meters: LicenceMeter[];
 }
 
 /** Builds and signs one term's claims (DESIGN.md 2 order). Signing happens outside any transaction. */
@@ -117,6 +118,7 @@ async function signTerm(
     maxMachines: number;
     seatModel: SeatModel;
     params: Record<string, unknown>;
+    meters: LicenceMeter[];
   },
   dates: TermDates,
   graceDays: number,
@@ -153,6 +155,7 @@ async function signTerm(
       max: online ? shape.maxOfflineSeconds : null,
       lse: floating ? shape.leaseSeconds : null,
       brw: floating ? shape.maxBorrowSeconds : null,
+      mtr: licence.meters.map((m) => ({ k: m.key, p: m.period, l: m.limit, o: m.overage })),
       params,
     },
     signer.sign,
@@ -166,6 +169,7 @@ async function signTerm(
     checkEverySeconds: online ? shape.checkIntervalSeconds : null,
     checkMaxSeconds: online ? shape.maxOfflineSeconds : null,
     params: Object.fromEntries(params),
+    meters: licence.meters,
   };
 }
 
@@ -180,6 +184,7 @@ const termColumns = (term: SignedTerm) => ({
   check_every_seconds: term.checkEverySeconds,
   check_max_seconds: term.checkMaxSeconds,
   params: JSON.stringify(term.params),
+  meters: JSON.stringify(term.meters),
   licence_string: term.licenceString,
   key_id: term.keyId,
 });
@@ -288,7 +293,8 @@ export async function issueLicence(ctx: Ctx, keyring: Keyring, caches: IssueCach
       const dates = termFrom(date, validityMonths(input.validityMonths, shape.defaultValidityMonths), timeZone, ctx.now);
       const customer = await intendedCustomer(ctx.tenant, input, caches.customers);
       const lid = randomUUID();
-      const licence = { lid, licenceType, activation, licensee: customer.signed, fingerprints, maxMachines, seatModel, params: input.params ?? {} };
+      const meters = licenceMeters(shape.meters, [], input.meters, licenceType === 'OFFLINE');
+      const licence = { lid, licenceType, activation, licensee: customer.signed, fingerprints, maxMachines, seatModel, params: input.params ?? {}, meters };
       const term = await signTerm(ctx, keyring, product, licence, dates, input.graceDays ?? shape.defaultGraceDays);
       const status = licenceStatus({ revoked: false, ...dates, graceDays: term.graceDays }, ctx.now);
 
@@ -366,6 +372,7 @@ export async function renewLicence(ctx: Ctx, keyring: Keyring, caches: IssueCach
         maxMachines: current.max_machines,
         seatModel: current.seat_model as SeatModel,
         params: { ...carriedParams(current, product.shape), ...(input.params ?? {}) },
+        meters: licenceMeters(product.shape.meters, JSON.parse(current.meters) as LicenceMeter[], input.meters, current.licence_type === 'OFFLINE'),
       };
       const term = await signTerm(ctx, keyring, product, licence, dates, input.graceDays ?? product.shape.defaultGraceDays);
       return commit(async (t) => {

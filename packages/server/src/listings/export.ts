@@ -6,7 +6,7 @@ import type { Ctx } from '../core/context.js';
 import { badRequest } from '../core/errors.js';
 import { countListing, tallies } from './repos/tallies.js';
 import { matchingLids, readPlan } from './repos/pages.js';
-import { type ListingFilter } from './filter.js';
+import type { ListingFilter } from './filter.js';
 import { viewsInOrder, toLicenceListItem } from './repos/views.js';
 
 export const EXPORT_LIMIT = 25_000;

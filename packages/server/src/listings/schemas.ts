@@ -5,6 +5,15 @@ import { SORTS, WINDOWS } from './filter.js';
 export const LicenceTypeSchema = Type.Enum(['OFFLINE', 'ONLINE', 'HYBRID']);
 export const ActivationSchema = Type.Enum(['ONLINE', 'OFFLINE']);
 
+/** A licence's meter (DESIGN.md 19), copied from its product at issue and renewal. */
+export const LicenceMeterSchema = Type.Object({
+  key: Type.String(),
+  label: Type.String(),
+  period: Type.Enum(['NONE', 'DAY', 'MONTH', 'YEAR']),
+  limit: Nullable(Type.Integer({ description: 'Per period; null = unlimited.' })),
+  overage: Nullable(Type.Integer({ description: 'Accepted past the limit; null = no ceiling.' })),
+});
+
 const listFields = {
   lid: Type.String({ format: 'uuid' }),
   customerId: Nullable(Type.Integer()),
@@ -38,6 +47,7 @@ const listFields = {
   lastCheckedAt: NullableTimestamp,
   renewedAt: NullableTimestamp,
   notes: Nullable(Type.String()),
+  meters: Type.Array(LicenceMeterSchema, { description: 'Usage meters (DESIGN.md 19), signed as `mtr`; [] for none.' }),
 };
 
 export const LicenceListItem = Type.Object(listFields, { description: 'A licence in list form: every field but claims and licenseString.' });

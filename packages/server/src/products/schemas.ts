@@ -49,6 +49,34 @@ const ProductParamInput = Type.Object(
   { additionalProperties: false },
 );
 
+export const METER_PERIODS = ['NONE', 'DAY', 'MONTH', 'YEAR'] as const;
+export type MeterPeriod = (typeof METER_PERIODS)[number];
+const MeterPeriodSchema = Type.Enum([...METER_PERIODS], { description: 'NONE (the licence’s life), DAY, MONTH or YEAR: calendar periods in the organisation’s timezone.' });
+const TERA = 1_000_000_000_000;
+export const MeterKeyText = Type.String({ maxLength: 64, pattern: '^[A-Za-z][A-Za-z0-9_.-]{0,63}$', description: 'As a parameter key: 1 to 64 of letters, digits, `_`, `.` and `-`, starting with a letter.' });
+export const MeterCount = (description: string) => Nullable(Type.Integer({ minimum: 0, maximum: TERA, description }));
+
+/** A meter as a product declares it and a licence copies it (DESIGN.md 19). */
+export const ProductMeter = Type.Object({
+  key: Type.String(),
+  label: Type.String(),
+  limit: Nullable(Type.Integer({ description: 'Per period; null = unlimited.' })),
+  period: MeterPeriodSchema,
+  overage: Nullable(Type.Integer({ description: 'Accepted past the limit; null = no ceiling.' })),
+});
+export type ProductMeter = Static<typeof ProductMeter>;
+
+const ProductMeterInput = Type.Object(
+  {
+    key: MeterKeyText,
+    label: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Defaults to the key.' })),
+    limit: MeterCount('An integer 0 to 10^12 per period, or null for unlimited. Required.'),
+    period: Type.Optional(MeterPeriodSchema),
+    overage: Type.Optional(MeterCount('Accepted past `limit`: 0 to 10^12 (default 0), or null for no ceiling; 0 when `limit` is null.')),
+  },
+  { additionalProperties: false },
+);
+
 const ProductKeyText = Type.String({ maxLength: 64, pattern: '^[A-Za-z0-9._-]{1,64}$', description: 'Signed into every licence as `prd`.' });
 const ProductName = Type.String({ minLength: 1, maxLength: 200 });
 
@@ -137,6 +165,9 @@ const editable = {
     Nullable(Type.Integer({ minimum: 1, maximum: 3650, description: 'How long an air-gapped activation lasts (at most to the licence’s grace end); null = the default, 90.' })),
   ),
   params: Type.Optional(Type.Array(ProductParamInput, { maxItems: 100 })),
+  meters: Type.Optional(
+    Type.Array(ProductMeterInput, { maxItems: 20, description: 'Usage meters (DESIGN.md 19), at most 20, keys unique; replaces the list. Licences copy them at issue and renewal, signed as `mtr`.' }),
+  ),
 };
 
 export const CreateProductBody = Type.Object(
@@ -210,6 +241,7 @@ export const Product = Type.Object({
   createdAt: Timestamp,
   updatedAt: Timestamp,
   params: Type.Array(ProductParam),
+  meters: Type.Array(ProductMeter),
   publicKeyPem: Nullable(Type.String()),
   certificatePem: Nullable(Type.String()),
   certificateSubject: Nullable(Type.String()),
@@ -259,6 +291,7 @@ export const ProductOptions = Type.Object({
   reservedParamKeys: Type.Array(Type.String(), { description: 'The issuer claims, and upd, mtr and trl: parameter keys a new parameter may not use.' }),
   reservedFloatingParamKeys: Type.Array(Type.String(), { description: 'Further parameter keys a FLOATING product may not use.' }),
   seatModels: Type.Array(Choice),
+  meterPeriods: Type.Array(Choice),
   checkRateAddress: Type.Integer({ description: 'Checks allowed per minute from one address (LICENSOR_CHECK_RATE_ADDRESS; 0 = no limit): a floating site behind one address needs maxMachines × 180 / leaseSeconds.' }),
 });
 
@@ -273,4 +306,5 @@ export const ProductForm = Type.Object({
     maxMachines: Type.Integer(),
   }),
   params: Type.Array(ProductParam),
+  meters: Type.Array(ProductMeter),
 });

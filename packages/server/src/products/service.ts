@@ -3,7 +3,7 @@ import { recordAudit } from '../audit/audit.js';
 import { newPublicId, newSecret, sha256Hex } from '../core/secrets.js';
 import { isUniqueViolation } from '../db/database.js';
 import type { Tenant } from '../db/tenant.js';
-import { type Ctx } from '../core/context.js';
+import type { Ctx } from '../core/context.js';
 import { inTransaction } from '../core/transaction.js';
 import { conflict, notFound } from '../core/errors.js';
 import { iso } from '../core/schemas.js';
@@ -257,6 +257,7 @@ export async function productForm(ctx: Ctx, id: number) {
       maxMachines: shape.maxMachines,
     },
     params: shape.params,
+    meters: shape.meters,
   };
 }
 
@@ -311,6 +312,12 @@ export function productOptions(hsm: Hsm | null, slug: string, checkRateAddress: 
     seatModels: [
       choice('NODE_LOCKED', 'Node-locked: a seat is a machine, bound until released'),
       choice('FLOATING', 'Floating: a seat is a lease, free again when the application stops checking in'),
+    ],
+    meterPeriods: [
+      choice('MONTH', 'Each calendar month'),
+      choice('DAY', 'Each day'),
+      choice('YEAR', 'Each calendar year'),
+      choice('NONE', 'The licence’s whole life'),
     ],
     // The product form warns when a floating site behind one address would need more (DESIGN.md 13).
     checkRateAddress,

@@ -2,7 +2,7 @@ import { FEATURE_CLAIM_NAMES, isReservedClaimName, type ParamValue } from '@lice
 import { badRequest } from '../core/errors.js';
 import { isDate } from '../core/calendar.js';
 import type { ProductRow } from './repo.js';
-import type { CreateProductInput, LicenceType, ProductParam, SeatModel, UpdateProductInput } from './schemas.js';
+import type { CreateProductInput, LicenceType, ProductMeter, ProductParam, SeatModel, UpdateProductInput } from './schemas.js';
 
 /** A product's editable fields other than its key: what licences of it look like. */
 export interface ProductShape {
@@ -27,6 +27,7 @@ export interface ProductShape {
   airGapActivation: boolean;
   airGapActivationDays: number;
   params: ProductParam[];
+  meters: ProductMeter[];
 }
 
 export const SHAPE_FIELDS = [
@@ -51,6 +52,7 @@ export const SHAPE_FIELDS = [
   'airGapActivation',
   'airGapActivationDays',
   'params',
+  'meters',
 ] as const satisfies ReadonlyArray<keyof ProductShape>;
 
 // DESIGN.md 4's defaults for a new product (allowedLicenceTypes defaults to [licenceType]).
@@ -99,6 +101,7 @@ export function shapeOf(row: ProductRow): ProductShape {
     airGapActivation: row.air_gap_activation === 1,
     airGapActivationDays: row.air_gap_activation_days,
     params: JSON.parse(row.params) as ProductParam[],
+    meters: JSON.parse(row.meters) as ProductMeter[],
   };
 }
 
@@ -126,6 +129,7 @@ export function shapeColumns(shape: ProductShape) {
     air_gap_activation: shape.airGapActivation ? 1 : 0,
     air_gap_activation_days: shape.airGapActivationDays,
     params: JSON.stringify(shape.params),
+    meters: JSON.stringify(shape.meters),
   };
 }
 
@@ -141,6 +145,14 @@ const completeParam = (p: ParamInput): ProductParam => ({
   help: p.help ?? null,
 });
 
+type MeterInput = NonNullable<CreateProductInput['meters']>[number];
+
+/** A meter with its defaults; an overage sent with an unlimited meter (other than 0) is a 400. */
+function completeMeter(m: MeterInput, i: number): ProductMeter {
+  if (m.limit === null && m.overage !== undefined && m.overage !== 0) throw badRequest(`meters[${i}].overage: an unlimited meter (limit null) has no overage`);
+  return { key: m.key, label: m.label ?? m.key, limit: m.limit, period: m.period ?? 'MONTH', overage: m.limit === null ? 0 : m.overage === undefined ? 0 : m.overage };
+}
+
 /**
  * The shape a create (over the defaults) or an edit (over the current shape) produces, checked
  * as a whole, so a rule spanning two fields holds whichever of them the request changed.
@@ -153,6 +165,7 @@ export function nextShape(input: UpdateProductInput, current: ProductShape | nul
     carried.map((field) => [field, input[field] === null && !NULL_MEANS_SOMETHING.has(field) ? DEFAULTS[field as keyof typeof DEFAULTS] : input[field]]),
   ) as Partial<ProductShape>;
   if (input.params) given.params = input.params.map(completeParam);
+  if (input.meters) given.meters = input.meters.map(completeMeter);
   const base = current ?? newProductBase(input);
   const shape = { ...base, ...given } as ProductShape;
   // maxBorrowedSeats defaults to maxMachines, and keeps following it while it is "every seat".
@@ -169,7 +182,7 @@ export function nextShape(input: UpdateProductInput, current: ProductShape | nul
 /** A new product's starting shape: a FLOATING one issues ONLINE licences unless told otherwise. */
 function newProductBase(input: UpdateProductInput): Omit<ProductShape, 'productKey' | 'name'> {
   const licenceType: LicenceType = input.licenceType ?? (input.seatModel === 'FLOATING' ? 'ONLINE' : DEFAULTS.licenceType);
-  return { ...DEFAULTS, licenceType, allowedLicenceTypes: [licenceType], maxBorrowedSeats: DEFAULTS.maxMachines, params: [] };
+  return { ...DEFAULTS, licenceType, allowedLicenceTypes: [licenceType], maxBorrowedSeats: DEFAULTS.maxMachines, params: [], meters: [] };
 }
 
 const FEATURE_CLAIMS = new Set<string>(FEATURE_CLAIM_NAMES);
@@ -206,6 +219,15 @@ function checkShape(shape: ProductShape, current: ProductShape | null): void {
     if (param.type !== 'ENUM' && param.options.length > 0) throw badRequest(`${at}.options: only an ENUM has options`);
     paramDefault(param, `${at}.defaultValue`);
   });
+  const meterKeys = new Set<string>();
+  shape.meters.forEach((meter, i) => {
+    if (meterKeys.has(meter.key)) throw badRequest(`meters[${i}].key: "${meter.key}" is declared twice`);
+    meterKeys.add(meter.key);
+  });
+  // A parameter that kept `mtr` from before meters existed signs a value there (DESIGN.md 2).
+  if (shape.meters.length > 0 && shape.params.some((param) => param.key === 'mtr')) {
+    throw badRequest('meters: this product has a parameter "mtr", the claim meters are signed as; it cannot declare meters');
+  }
 }
 
 const INTEGER = /^-?(?:0|[1-9][0-9]*)$/;

@@ -2,7 +2,7 @@ import { recordAudit } from '../audit/audit.js';
 import { isScope } from '../core/access.js';
 import { newPublicId, newSecret, sha256Hex } from '../core/secrets.js';
 import { isUniqueViolation } from '../db/database.js';
-import { type Ctx } from '../core/context.js';
+import type { Ctx } from '../core/context.js';
 import { inTransaction } from '../core/transaction.js';
 import { badRequest, conflict, forbidden, notFound } from '../core/errors.js';
 import { iso } from '../core/schemas.js';

@@ -2,7 +2,7 @@ import type { Static } from 'typebox';
 import { recordAudit } from '../audit/audit.js';
 import { hashPassword } from '../core/passwords.js';
 import { isUniqueViolation } from '../db/database.js';
-import { type Ctx } from '../core/context.js';
+import type { Ctx } from '../core/context.js';
 import { inTransaction } from '../core/transaction.js';
 import type { Tenant } from '../db/tenant.js';
 import { conflict, forbidden, notFound } from '../core/errors.js';

@@ -38,8 +38,9 @@ export class AddressRefused extends Error {}
  * Resolves the URL's host once and judges every address it has: each must be public, or in an
  * allowed range; `http://` only when every address is in an allowed range. The caller connects
  * to the address returned, never resolving again, so a second answer cannot slip through.
+ * `setting` is the variable a refusal names (single sign-on has its own, DESIGN.md 21).
  */
-export async function checkTarget(raw: string, allowed: net.BlockList): Promise<Target> {
+export async function checkTarget(raw: string, allowed: net.BlockList, setting = 'LICENSOR_WEBHOOK_ALLOW_NETWORKS'): Promise<Target> {
   let url: URL;
   try {
     url = new URL(raw);
@@ -64,7 +65,7 @@ export async function checkTarget(raw: string, allowed: net.BlockList): Promise<
     if (!inAllowed && refused.check(judged.address, judged.family)) {
       // Naming the setting and the exact range makes trying webhooks against a local receiver one step.
       const range = `${judged.address}/${judged.family === 'ipv4' ? 32 : 128}`;
-      throw new AddressRefused(`the host ${host} resolves to ${address}, which is not a public address (to allow it, start the service with LICENSOR_WEBHOOK_ALLOW_NETWORKS=${range})`);
+      throw new AddressRefused(`the host ${host} resolves to ${address}, which is not a public address (to allow it, start the service with ${setting}=${range})`);
     }
   }
   if (url.protocol === 'http:' && !allInAllowed) throw new AddressRefused('url must start with https://');

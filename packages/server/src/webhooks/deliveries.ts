@@ -1,6 +1,6 @@
 import type net from 'node:net';
 import { transaction, type Database } from '../db/database.js';
-import { type Ctx } from '../core/context.js';
+import type { Ctx } from '../core/context.js';
 import { inTransaction } from '../core/transaction.js';
 import { badRequest, notFound, tooManyRequests } from '../core/errors.js';
 import type { RateLimiter } from '../http/rate-limit.js';

@@ -194,21 +194,18 @@ export class Outbox {
     const unsequenced = !this.stopped && (await anyUnsequenced(db));
     const due = room !== null && (unsequenced || (await anyDue(db, room.full, now)));
     if (!made.length && !released.length && !unsequenced && !due) return;
-    let written;
-    try {
-      written = await transaction(this.database, async (trx) => {
-        const statuses = made.length ? await recordOutcomes(trx, made) : [];
-        await releaseHeld(trx, released, now);
-        const sequenced = unsequenced ? await this.sequence(trx, now) : 0;
-        return { statuses, sequenced, claimed: due ? await this.claim(trx, room!, now) : [] };
-      });
-    } catch (err) {
+    const written = await transaction(this.database, async (trx) => {
+      const statuses = made.length ? await recordOutcomes(trx, made) : [];
+      await releaseHeld(trx, released, now);
+      const sequenced = unsequenced ? await this.sequence(trx, now) : 0;
+      return { statuses, sequenced, claimed: due ? await this.claim(trx, room!, now) : [] };
+    }).catch((err: unknown) => {
       // Written with the next turn; a lease that runs out meanwhile lets the delivery be attempted again.
       this.made.unshift(...made);
       this.released.unshift(...released);
       throw err;
-    }
-    written.statuses.forEach((status) => this.counted(status));
+    });
+    for (const status of written.statuses) this.counted(status);
     if (written.sequenced === SEQUENCE_BATCH) this.again = true;
     this.hold(written.claimed);
     if (!this.stopped && now - this.lastPrune >= PRUNE_MS) {

@@ -79,7 +79,7 @@ export async function attempt(
     retryAfter: null,
     ...partial,
   });
-  let target;
+  let target: Awaited<ReturnType<typeof checkTarget>>;
   try {
     target = await checkTarget(rawUrl, allowed);
   } catch (err) {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type net from 'node:net';
 import { recordAudit } from '../audit/audit.js';
 import type { Tenant } from '../db/tenant.js';
-import { type Ctx } from '../core/context.js';
+import type { Ctx } from '../core/context.js';
 import { inTransaction } from '../core/transaction.js';
 import { badRequest, forbidden, notFound } from '../core/errors.js';
 import { iso } from '../core/schemas.js';

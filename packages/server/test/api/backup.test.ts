@@ -23,7 +23,7 @@ import { dump, emptyTarget, indexesOf, linesOf, openEnv, rowsOf, serviceOn, with
  */
 const BACKED_UP = [
   'air_gap_activations', 'api_tokens', 'audit_entries', 'check_counts', 'customers', 'idempotency_keys', 'licence_lease_peaks', 'licence_stamps', 'licence_versions', 'licences', 'machine_bindings',
-  'organisations', 'passkeys', 'platform_accounts', 'platform_audit', 'platform_passkeys', 'portal_links', 'product_keys', 'products', 'users',
+  'organisations', 'passkeys', 'platform_accounts', 'platform_audit', 'platform_passkeys', 'portal_links', 'product_keys', 'products', 'sso_configs', 'usage_counts', 'usage_events', 'usage_marks', 'users',
   'webhook_attempts', 'webhook_deliveries', 'webhook_endpoints', 'webhook_events', 'webhook_state', 'webhook_term_marks',
 ];
 const PLATFORM_PASSWORD = 'platform operator password';
@@ -260,8 +260,15 @@ describe('licensor restore', () => {
       created_at: Date.now(), created_by: 'admin', updated_at: Date.now(), last_delivery_at: null, last_status: null, failing_since: null,
     };
     const hook = `${h.slug}/webhook 901 (https://hooks.example.com/licensor)`;
+    // A single sign-on configuration, its client secret sealed as the service seals it (context: the organisation).
+    const sso: Record<string, unknown> = {
+      id: 1, org_id: orgId, enabled: 1, display_name: 'IdP', issuer: 'https://idp.example.com', client_id: 'c', client_secret: seal(masterKey, Buffer.from('s'), `sso:${String(orgId)}`),
+      client_secret_updated_at: Date.now(), scopes: '["openid"]', allowed_domains: '["example.com"]', role_claim: null, role_rules: '[]', default_role: 'VIEWER',
+      jit_provisioning: 0, enforce: 0, break_glass: '[]', verified_at: null, last_attempt: null, version: 1, created_at: Date.now(), updated_at: Date.now(), updated_by: 'admin',
+    };
     writeLines(tokenFile, withRows(lines, {
       webhook_endpoints: [columnsOf('webhook_endpoints').map((c) => endpoint[c] ?? null)],
+      sso_configs: [columnsOf('sso_configs').map((c) => sso[c] ?? null)],
       products: [set(product, productColumns, { id: 900, product_key: 'on-token', check_id: 'tokencheckid00000' })],
       product_keys: [set(key, keyColumns, { id: 900, product_id: 900, key_fingerprint: fingerprint, pkcs11_token: 'acme-hsm', pkcs11_label: 'k', pkcs11_id: '01',
         sealed_private_key: seal(Buffer.from(h.env.LICENSOR_MASTER_KEY!, 'base64'), Buffer.from('1234'), fingerprint) })],
@@ -269,7 +276,7 @@ describe('licensor restore', () => {
 
     const good = await runCli(['restore', tokenFile, '--check'], into.env);
     expect(good.code).toBe(0);
-    expect(JSON.parse(good.stdout)).toEqual({ products: Object.fromEntries(products.map((p) => [p, 'opens'])), pins: { [`${h.slug}/on-token`]: 'absent' }, webhookSecrets: { [hook]: 'opens' }, open: true });
+    expect(JSON.parse(good.stdout)).toEqual({ products: Object.fromEntries(products.map((p) => [p, 'opens'])), pins: { [`${h.slug}/on-token`]: 'absent' }, webhookSecrets: { [hook]: 'opens' }, ssoSecrets: { [`${h.slug}:sso`]: 'opens' }, open: true });
 
     const wrong = await runCli(['restore', tokenFile, '--check'], { ...into.env, LICENSOR_MASTER_KEY: Buffer.alloc(32, 7).toString('base64') });
     expect(wrong.code).toBe(1);
@@ -277,6 +284,7 @@ describe('licensor restore', () => {
       products: Object.fromEntries(products.map((p) => [p, 'does not open'])),
       pins: { [`${h.slug}/on-token`]: 'does not open' },
       webhookSecrets: { [hook]: 'does not open' },
+      ssoSecrets: { [`${h.slug}:sso`]: 'does not open' },
       open: false,
     });
     const database = await openEnv(into.env);

@@ -80,11 +80,11 @@ describe('refusals, in the order of DESIGN.md 5', () => {
       ['[]', /^The body must be a JSON object$/],
       [JSON.stringify({ ...good, nonce: undefined }), /^Nonce is required$/],
       [JSON.stringify({ ...good, nonce: 'short' }), /^Nonce: letters, digits, dash and underscore, 16 to 128 characters$/],
-      [JSON.stringify({ ...good, nonce: 'a'.repeat(15) + '!' }), /^Nonce: /],
+      [JSON.stringify({ ...good, nonce: `${'a'.repeat(15)}!` }), /^Nonce: /],
       [JSON.stringify({ ...good, nonce: 'a'.repeat(129) }), /^Nonce: /],
       [JSON.stringify({ ...good, license: 42 }), /^Licence: /],
       [JSON.stringify({ ...good, fingerprint: 'SVC1.abc.def' }), /fingerprint/],
-      [JSON.stringify({ ...good, fingerprint: fingerprint('x').slice(0, -1) + '0' }), /fingerprint/],
+      [JSON.stringify({ ...good, fingerprint: `${fingerprint('x').slice(0, -1)}0` }), /fingerprint/],
     ];
     for (const [payload, message] of cases) {
       const r = await send(url(p.checkId), { ...bearer(p.token), ...json }, payload);

@@ -238,7 +238,7 @@ describe('first start', () => {
       expect(login.status).toBe(200);
       // LOG_FORMAT=pretty: one short line for the request, and no JSON line anywhere.
       await vi.waitFor(() => expect(s.output()).toMatch(/^\d\d:\d\d:\d\d POST \/o\/default\/api\/auth\/login 200 \d+ ms$/m));
-      expect(s.output()).toMatch(/^\d\d:\d\d:\d\d INFO  the console is at http:\/\/licences\.test:8080\/$/m);
+      expect(s.output()).toMatch(/^\d\d:\d\d:\d\d INFO {2}the console is at http:\/\/licences\.test:8080\/$/m);
       expect(s.output().split('\n').filter((line) => line.startsWith('{'))).toEqual([]);
     } finally {
       await stopServe(s.child);

@@ -5,7 +5,7 @@ import { buildFingerprint, fpDigest, parseLicence } from '@licensor/protocol';
 import { javaAvailable, javaVerify } from '../../../protocol/test/java-verifier.js';
 import { startHarness, type Harness } from '../harness.js';
 import { checkBody, checkedProduct, nonce, receiptVerifies, type CheckedProduct } from '../check-helpers.js';
-import { createProduct, fingerprint, issueOk, licenceRow } from '../licence-helpers.js';
+import { createProduct, fingerprint, licenceRow } from '../licence-helpers.js';
 
 let h: Harness;
 let p: CheckedProduct;

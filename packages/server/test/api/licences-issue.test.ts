@@ -107,6 +107,7 @@ describe('issue: the full licence', () => {
       claims: expect.any(Object),
       licenseString: expect.stringMatching(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/),
       notes: 'PO 4711',
+      meters: [],
     });
     const issuedAt = Date.parse(licence.issuedAt);
     expect(issuedAt).toBeGreaterThanOrEqual(before);

@@ -25,7 +25,7 @@ async function insert(table: string, row: Record<string, unknown>, name?: string
   const db = database.db as unknown as import('kysely').Kysely<any>;
   const hasId = !['sessions', 'api_tokens', 'check_counts', 'platform_sessions', 'portal_sessions', 'webauthn_challenges', 'licence_lease_peaks'].includes(table);
   const query = db.insertInto(table).values(row);
-  const id = hasId ? Number((await query.returning('id').executeTakeFirstOrThrow()).id) : (await query.execute(), undefined);
+  const id = hasId ? Number((await query.returning('id').executeTakeFirstOrThrow()).id) : await query.execute().then(() => undefined);
   if (name && id !== undefined) ids[name] = id;
   written.set(table, [...(written.get(table) ?? []), { ...row, ...(id === undefined ? {} : { id }) }]);
 }
@@ -183,6 +183,22 @@ const STEPS: Record<string, { rows?: () => Promise<void>; check?: () => Promise<
       const stamps = await db.selectFrom('licence_stamps').selectAll().orderBy('licence_id').execute();
       expect(stamps.map((row) => ({ ...row, licence_id: Number(row.licence_id), org_id: Number(row.org_id), last_checked_at: row.last_checked_at === null ? null : Number(row.last_checked_at) }))).toEqual(stampsBefore);
       expect(stamps.some((row) => row.archived === 1)).toBe(true);
+    },
+  },
+  '0018_usage_metering': {
+    async check() {
+      // Products and licences made before meters have none (DESIGN.md 19): an upgrade meters nothing.
+      const meters = async (table: 'products' | 'licences') => (await database.db.selectFrom(table).select('meters').execute()).map((r) => r.meters);
+      expect(new Set([...(await meters('products')), ...(await meters('licences'))])).toEqual(new Set(['[]']));
+    },
+  },
+  '0019_single_sign_on': {
+    async check() {
+      // Members are linked to no identity provider, and every session was opened by a password.
+      const db = database.db as unknown as import('kysely').Kysely<any>;
+      expect(await db.selectFrom('users').select(['sso_sub', 'sso_linked_at', 'sso_signed_in_at']).execute()).toEqual([{ sso_sub: null, sso_linked_at: null, sso_signed_in_at: null }]);
+      expect(await db.selectFrom('sessions').select(['method', 'sso_at', 'hard_end']).execute()).toEqual([{ method: 'password', sso_at: null, hard_end: null }]);
+      expect(await db.selectFrom('sso_configs').selectAll().execute()).toEqual([]);
     },
   },
 };

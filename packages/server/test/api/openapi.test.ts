@@ -57,7 +57,10 @@ describe('OpenAPI document', () => {
     const unbounded: string[] = [];
     const walk = (schema: any, where: string) => {
       if (schema === null || typeof schema !== 'object') return;
-      if (Array.isArray(schema)) return schema.forEach((s, i) => walk(s, `${where}[${i}]`));
+      if (Array.isArray(schema)) {
+        for (const [i, s] of schema.entries()) walk(s, `${where}[${i}]`);
+        return;
+      }
       const types = [schema.type].flat();
       // An enum or const bounds a value by listing it; a format like uuid or date-time by its shape.
       const listed = schema.enum !== undefined || schema.const !== undefined;
@@ -78,7 +81,10 @@ describe('OpenAPI document', () => {
     const unsaid: string[] = [];
     const walk = (schema: any, where: string) => {
       if (schema === null || typeof schema !== 'object') return;
-      if (Array.isArray(schema)) return schema.forEach((s, i) => walk(s, `${where}[${i}]`));
+      if (Array.isArray(schema)) {
+        for (const [i, s] of schema.entries()) walk(s, `${where}[${i}]`);
+        return;
+      }
       if (typeof schema.pattern === 'string' && !PATTERNS[schema.pattern]) unsaid.push(`${where}: pattern ${schema.pattern}`);
       if (typeof schema.format === 'string' && !FORMATS[schema.format]) unsaid.push(`${where}: format ${schema.format}`);
       for (const [key, value] of Object.entries(schema)) walk(value, `${where}.${key}`);

@@ -87,7 +87,7 @@ describe.runIf(backend === 'postgres')('the tally clock an issue reads before it
     const later = Date.parse(startUtc(addDays(tomorrow, 61)));
     const org = (await findOrganisationBySlug(h.database.db, slug))!;
 
-    // A read at `later` moves the clock there (licences/tallies.ts advance), held at its last
+    // A read at `later` moves the clock there (listings/repos/tallies.ts advance), held at its last
     // step by a lock on the clock row, so it holds the clock's own lock meanwhile.
     const holder = new pg.Client({ connectionString: h.config.databaseUrl! });
     await holder.connect();

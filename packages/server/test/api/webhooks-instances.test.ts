@@ -41,7 +41,10 @@ async function instance() {
   const database = await openDatabase({ databaseUrl: h.config.databaseUrl, sqliteFile: sqliteFileIn(h.config.dataDir) });
   const app = await buildApp({ config: h.config, database, masterKey: loadMasterKey(h.config, () => {}), logger: false, deliverWebhooks: false });
   await app.ready();
-  return { app, close: async () => (await app.close(), await database.close()) };
+  return { app, close: async () => {
+    await app.close();
+    await database.close();
+  } };
 }
 
 const received = () => receiver.received.map((r) => String(r.headers['webhook-id']));

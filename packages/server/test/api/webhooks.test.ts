@@ -6,7 +6,7 @@ import { operatorCtx } from '../../src/orgs/service.js';
 import { findOrCreateCustomer } from '../../src/customers/service.js';
 import { createPlatformAccount } from '../../src/platform/accounts.js';
 import { inOneRateWindow, startHarness, type Caller, type Harness } from '../harness.js';
-import { addDays, createProduct, fingerprint, issueOk, todayUtc } from '../licence-helpers.js';
+import { addDays, createProduct, issueOk, todayUtc } from '../licence-helpers.js';
 import { checkBody, checkedProduct } from '../check-helpers.js';
 import { addEndpoint, drain, startReceiver, verified, type Receiver } from '../webhook-helpers.js';
 

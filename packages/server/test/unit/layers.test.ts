@@ -32,8 +32,10 @@ const LAYERS: readonly (readonly string[])[] = [
   ['products', 'customers'],
   // The licence lifecycle: issue, renew, revoke, reinstate, archive, restore, verify.
   ['licences'],
-  ['air-gap', 'dashboard', 'webhooks', 'backup'],
+  ['air-gap', 'dashboard', 'webhooks', 'backup', 'usage'],
   ['portal', 'check'],
+  // Single sign-on for operators (DESIGN.md 21): configuration, the OIDC flow, members linked and provisioned.
+  ['sso'],
   // The processes: the app's wiring of every feature, the primary process, and the CLI over both.
   ['app.ts', 'workers.ts'],
   ['cli.ts'],

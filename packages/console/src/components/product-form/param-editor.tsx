@@ -93,6 +93,7 @@ export function ParamEditor({ params, reserved, onChange }: { params: ProductPar
           : 'Each parameter is a claim in the licence: its key is the claim name, its label what the issue form shows.'}
       </Text>
       {params.map((param, i) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: a parameter has no identity but its place; every field in it is controlled
         <Paper key={i} withBorder p="xs" role="group" aria-label={`Parameter ${i + 1}`}>
           <Stack gap="xs">
             <SimpleGrid cols={{ base: 1, sm: 3 }}>

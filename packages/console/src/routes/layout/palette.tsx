@@ -72,6 +72,7 @@ export function CommandPalette() {
           />
           <div role="listbox" aria-label="Results">
             {results.map((r, i) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: two results may lead to the same page
               <NavLink key={`${r.to}-${i}`} role="option" aria-selected={i === active} active={i === active} label={r.label} description={r.hint} onClick={() => go(r.to)} />
             ))}
           </div>

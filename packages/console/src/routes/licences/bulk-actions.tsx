@@ -17,7 +17,7 @@ async function exportRows(filter: Filter, lids: ReadonlySet<string> | null) {
   const csv = await new Response((await exportCsv(filter)).stream).text();
   const [header, ...rows] = csv.split('\r\n').filter(Boolean);
   const kept = lids ? rows.filter((row) => lids.has(row.slice(0, row.indexOf(',')))) : rows;
-  saveCsv([[header, ...kept].join('\r\n') + '\r\n'], 'licences-selected.csv');
+  saveCsv([`${[header, ...kept].join('\r\n')}\r\n`], 'licences-selected.csv');
   return kept.length;
 }
 

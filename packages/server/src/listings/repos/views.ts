@@ -149,6 +149,7 @@ export function toLicenceListItem(view: LicenceView, now: number) {
     lastCheckedAt: iso(view.last_checked_at),
     renewedAt: iso(view.renewed_at),
     notes: view.notes,
+    meters: JSON.parse(view.meters) as Array<{ key: string; label: string; period: 'NONE' | 'DAY' | 'MONTH' | 'YEAR'; limit: number | null; overage: number | null }>,
   };
 }
 

@@ -1,0 +1,43 @@
+import { localDate, startOfDate } from '../core/calendar.js';
+
+export type MeterPeriod = 'NONE' | 'DAY' | 'MONTH' | 'YEAR';
+
+/** A meter's period at an instant: its key, its start and the next period's start (both null for NONE). */
+export interface Period {
+  key: string;
+  start: number | null;
+  resetsAt: number | null;
+}
+
+const DAY_MS = 86_400_000;
+/** How long an id is remembered past its period's end, and a NONE meter's id after it was recorded (DESIGN.md 19). */
+const KEEP_PAST_PERIOD_MS = 35 * DAY_MS;
+const KEEP_NONE_MS = 400 * DAY_MS;
+
+/** The date after a `YYYY-MM-DD` date. */
+function nextDate(date: string): string {
+  const [y, m, d] = date.split('-').map(Number) as [number, number, number];
+  const next = new Date(0);
+  next.setUTCFullYear(y, m - 1, d + 1);
+  return next.toISOString().slice(0, 10);
+}
+
+/**
+ * The calendar period of DESIGN.md 19 current at `now` in the organisation's timezone, computed
+ * when asked: nothing resets a count, so no job runs at a boundary.
+ */
+export function periodAt(period: MeterPeriod, now: number, timeZone: string): Period {
+  if (period === 'NONE') return { key: 'NONE', start: null, resetsAt: null };
+  const today = localDate(now, timeZone);
+  const year = Number(today.slice(0, 4));
+  if (period === 'DAY') return { key: today, start: startOfDate(today, timeZone), resetsAt: startOfDate(nextDate(today), timeZone) };
+  if (period === 'MONTH') {
+    const month = Number(today.slice(5, 7));
+    const next = month === 12 ? `${String(year + 1).padStart(4, '0')}-01-01` : `${today.slice(0, 5)}${String(month + 1).padStart(2, '0')}-01`;
+    return { key: today.slice(0, 7), start: startOfDate(`${today.slice(0, 7)}-01`, timeZone), resetsAt: startOfDate(next, timeZone) };
+  }
+  return { key: today.slice(0, 4), start: startOfDate(`${today.slice(0, 4)}-01-01`, timeZone), resetsAt: startOfDate(`${String(year + 1).padStart(4, '0')}-01-01`, timeZone) };
+}
+
+/** Until when an id recorded now in this period is remembered. */
+export const rememberedUntil = (period: Period, now: number) => (period.resetsAt === null ? now + KEEP_NONE_MS : period.resetsAt + KEEP_PAST_PERIOD_MS);

@@ -1,0 +1,93 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/database.js';
+import type { Tenant } from '../db/tenant.js';
+
+export interface RecordedEvent {
+  event_id: string | null;
+  meter: string;
+  amount: number;
+  at: number | null;
+  result: string;
+}
+
+/** A licence's counts in these period keys. */
+export const countsIn = (t: Tenant, licenceId: number, periodKeys: readonly string[]) =>
+  periodKeys.length === 0
+    ? Promise.resolve([])
+    : t.selectFrom('usage_counts').select(['meter', 'period_key', 'used']).where('licence_id', '=', licenceId).where('period_key', 'in', [...new Set(periodKeys)]).execute();
+
+/** The events of these ids the licence remembers. */
+export const recordedEvents = (t: Tenant, licenceId: number, ids: readonly string[]): Promise<RecordedEvent[]> =>
+  ids.length === 0
+    ? Promise.resolve([])
+    : t.selectFrom('usage_events').select(['event_id', 'meter', 'amount', 'at', 'result']).where('licence_id', '=', licenceId).where('event_id', 'in', [...ids]).execute();
+
+/** How many ids the licence remembers in a period key (DESIGN.md 19's EVENT_LIMIT). */
+export async function idsIn(t: Tenant, licenceId: number, periodKey: string): Promise<number> {
+  const row = await t
+    .selectFrom('usage_events')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('licence_id', '=', licenceId)
+    .where('period_key', '=', periodKey)
+    .where('event_id', 'is not', null)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export interface EventRow {
+  licence_id: number;
+  event_id: string | null;
+  meter: string;
+  amount: number;
+  at: number | null;
+  received_at: number;
+  result: string;
+  period_key: string;
+  source: 'application' | 'operator';
+  machine_id: number | null;
+  actor: string;
+  reason: string | null;
+  expires_at: number;
+}
+
+export async function insertEvents(t: Tenant, rows: readonly EventRow[]): Promise<void> {
+  for (const row of rows) await t.insertInto('usage_events', row).execute();
+}
+
+/** Sets a count, creating its row the first time. */
+export async function setCount(t: Tenant, licenceId: number, meter: string, periodKey: string, used: number): Promise<void> {
+  await t
+    .insertInto('usage_counts', { licence_id: licenceId, meter, period_key: periodKey, used })
+    .onConflict((oc) => oc.columns(['licence_id', 'meter', 'period_key']).doUpdateSet({ used: sql`excluded.used` }))
+    .execute();
+}
+
+/** Writes a threshold mark unless it exists: true when this call wrote it. */
+export async function markThreshold(t: Tenant, mark: { licence_id: number; meter: string; period_key: string; limit_value: number; threshold: number; marked_at: number }): Promise<boolean> {
+  const written = await t
+    .insertInto('usage_marks', mark)
+    .onConflict((oc) => oc.columns(['licence_id', 'meter', 'period_key', 'limit_value', 'threshold']).doNothing())
+    .returning('threshold')
+    .execute();
+  return written.length > 0;
+}
+
+/** The newest recorded events and adjustments of a licence, newest first (in one request the last first). */
+export const recentEvents = (t: Tenant, licenceId: number, limit: number) =>
+  t
+    .selectFrom('usage_events')
+    .select(['id', 'event_id', 'meter', 'amount', 'at', 'received_at', 'result', 'source', 'machine_id', 'actor', 'reason', 'period_key'])
+    .where('licence_id', '=', licenceId)
+    .orderBy('received_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+
+/** Forgets the ids past their horizon, across organisations: a count is never touched. */
+export async function pruneEvents(db: Db, now: number): Promise<number> {
+  const result = await db.deleteFrom('usage_events').where('expires_at', '<', now).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/** A licence's meters as stored on it. */
+export const licenceMetersRow = (t: Tenant, licenceId: number) => t.selectFrom('licences').select(['meters']).where('id', '=', licenceId).executeTakeFirstOrThrow();

@@ -1,0 +1,183 @@
+import { lockRow, type Database } from '../db/database.js';
+import type { Tenant } from '../db/tenant.js';
+import type { Organisation } from '../core/context.js';
+import { iso } from '../core/schemas.js';
+import { recordEvent } from '../audit/events.js';
+import { findLicenceView, toLicence } from '../listings/repos/views.js';
+import { countsIn, idsIn, insertEvents, markThreshold, recordedEvents, setCount, type EventRow, type RecordedEvent } from './repo.js';
+import { periodAt, rememberedUntil, type MeterPeriod, type Period } from './periods.js';
+
+/** The licence as the API answers it, for a usage.threshold event. */
+export const licenceEventData = async (t: Tenant, lid: string, now: number) => toLicence(await findLicenceView(t, lid, now), now);
+
+/** A licence's meter as stored on it (DESIGN.md 19). */
+export interface Meter {
+  key: string;
+  label: string;
+  period: MeterPeriod;
+  limit: number | null;
+  overage: number | null;
+}
+
+export type UsageResult = 'ACCEPTED' | 'LIMIT_REACHED' | 'UNKNOWN_METER' | 'NOT_LICENSED' | 'TOO_OLD' | 'EVENT_LIMIT' | 'ID_REUSED';
+
+/** An event as the application sent it, `at` parsed. */
+export interface UsageEvent {
+  id: string;
+  meter: string;
+  amount: number;
+  at: number | null;
+}
+
+/** The licence the events are for. */
+export interface MeteredLicence {
+  id: number;
+  lid: string;
+  meters: Meter[];
+}
+
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+const TOO_OLD_MS = 30 * 86_400_000;
+const THRESHOLDS = [80, 100] as const;
+
+/** What a meter accepts in a period: `limit + overage`, null without a ceiling. */
+const ceilingOf = (meter: Meter) => (meter.limit === null || meter.overage === null ? null : meter.limit + meter.overage);
+
+export const metersOf = (json: string) => JSON.parse(json) as Meter[];
+
+/** A meter's balance as the usage answers give it. */
+export function balance(meter: Meter, period: Period, used: number) {
+  const ceiling = ceilingOf(meter);
+  return {
+    key: meter.key,
+    label: meter.label,
+    period: meter.period,
+    used,
+    limit: meter.limit,
+    overage: meter.overage,
+    remaining: ceiling === null ? null : Math.max(0, ceiling - used),
+    periodStart: iso(period.start),
+    resetsAt: iso(period.resetsAt),
+    periodKey: period.key,
+  };
+}
+export type Balance = ReturnType<typeof balance>;
+
+/** The periods of a licence's meters now, and their counts as `t` sees them. */
+async function countsNow(t: Tenant, licence: MeteredLicence, now: number, timeZone: string) {
+  const periods = new Map(licence.meters.map((m) => [m.key, periodAt(m.period, now, timeZone)]));
+  const rows = await countsIn(t, licence.id, [...periods.values()].map((p) => p.key));
+  const used = new Map<string, number>();
+  for (const meter of licence.meters) {
+    const row = rows.find((r) => r.meter === meter.key && r.period_key === periods.get(meter.key)!.key);
+    used.set(meter.key, row ? Number(row.used) : 0);
+  }
+  return { periods, used };
+}
+
+/** Every meter's balance, in the licence's order. */
+export async function balances(t: Tenant, licence: MeteredLicence, now: number, timeZone: string): Promise<Balance[]> {
+  const { periods, used } = await countsNow(t, licence, now, timeZone);
+  return licence.meters.map((m) => balance(m, periods.get(m.key)!, used.get(m.key)!));
+}
+
+export interface UsageScope {
+  database: Database;
+  org: Organisation;
+  now: number;
+}
+
+/** A recorded event answers its first result when sent again alike; another meter, amount or `at` is ID_REUSED. */
+const sameEvent = (recorded: RecordedEvent, event: UsageEvent) =>
+  recorded.meter === event.meter && Number(recorded.amount) === event.amount && (recorded.at === null ? null : Number(recorded.at)) === event.at;
+
+/** Raises usage.threshold for each threshold `used` reaches first in this period under this limit (DESIGN.md 19). */
+export async function markThresholds(t: Tenant, scope: UsageScope, licence: MeteredLicence, meter: Meter, period: Period, used: number, licenceData: () => Promise<Record<string, unknown>>) {
+  const { limit } = meter;
+  if (limit === null || limit <= 0) return;
+  for (const threshold of THRESHOLDS) {
+    if (used * 100 < limit * threshold) continue;
+    const mark = { licence_id: licence.id, meter: meter.key, period_key: period.key, limit_value: limit, threshold, marked_at: scope.now };
+    // The mark is written whether or not an endpoint listens, so a later one never hears old crossings.
+    if (!(await markThreshold(t, mark))) continue;
+    await recordEvent(t, scope.now, 'usage.threshold', async () => ({
+      ...(await licenceData()),
+      usage: { meter: meter.key, label: meter.label, threshold, used, limit, overage: meter.overage, periodKey: period.key, periodStart: iso(period.start), resetsAt: iso(period.resetsAt) },
+    }));
+  }
+}
+
+/**
+ * DESIGN.md 19's events, in request order, under the licence-row lock: each new id judged against
+ * the counts as this transaction sees them, ACCEPTED and LIMIT_REACHED recorded with a conditional
+ * count, so concurrent requests on any instance never pass `limit + overage` nor count an id twice.
+ * The caller signs after the commit.
+ */
+export async function applyEvents(
+  t: Tenant,
+  scope: UsageScope,
+  licence: MeteredLicence,
+  events: readonly UsageEvent[],
+  judged: { valid: boolean; machineId: number | null; idsPerPeriod: number; licenceData: () => Promise<Record<string, unknown>> },
+): Promise<{ results: Array<{ id: string; result: UsageResult; duplicate: boolean }>; meters: Balance[] }> {
+  const { now } = scope;
+  await lockRow(scope.database, t.db, 'licences', licence.id);
+  const recorded = new Map((await recordedEvents(t, licence.id, events.map((e) => e.id))).map((r) => [r.event_id!, r]));
+  const { periods, used } = await countsNow(t, licence, now, scope.org.timezone);
+  const before = new Map(used);
+  // The ids remembered in each period key new events fall in, read once each.
+  const idCounts = new Map<string, number>();
+  const rows: EventRow[] = [];
+  const results: Array<{ id: string; result: UsageResult; duplicate: boolean }> = [];
+  for (const event of events) {
+    const first = recorded.get(event.id);
+    if (first) {
+      results.push({ id: event.id, result: (sameEvent(first, event) ? first.result : 'ID_REUSED') as UsageResult, duplicate: true });
+      continue;
+    }
+    const meter = licence.meters.find((m) => m.key === event.meter);
+    let result: UsageResult;
+    if (!judged.valid) result = 'NOT_LICENSED';
+    else if (!meter) result = 'UNKNOWN_METER';
+    else if (event.at !== null && event.at < now - TOO_OLD_MS) result = 'TOO_OLD';
+    else {
+      const period = periods.get(meter.key)!;
+      if (!idCounts.has(period.key)) idCounts.set(period.key, await idsIn(t, licence.id, period.key));
+      const ids = idCounts.get(period.key)!;
+      if (ids >= judged.idsPerPeriod) result = 'EVENT_LIMIT';
+      else {
+        const ceiling = ceilingOf(meter);
+        const after = used.get(meter.key)! + event.amount;
+        result = after > MAX_SAFE || (ceiling !== null && after > ceiling) ? 'LIMIT_REACHED' : 'ACCEPTED';
+        if (result === 'ACCEPTED') used.set(meter.key, after);
+        idCounts.set(period.key, ids + 1);
+        rows.push({
+          licence_id: licence.id,
+          event_id: event.id,
+          meter: meter.key,
+          amount: event.amount,
+          at: event.at,
+          received_at: now,
+          result,
+          period_key: period.key,
+          source: 'application',
+          machine_id: judged.machineId,
+          actor: 'check',
+          reason: null,
+          expires_at: rememberedUntil(period, now),
+        });
+      }
+    }
+    results.push({ id: event.id, result, duplicate: false });
+  }
+  // A request that records nothing writes nothing.
+  if (rows.length > 0) await insertEvents(t, rows);
+  for (const meter of licence.meters) {
+    const after = used.get(meter.key)!;
+    if (after === before.get(meter.key)) continue;
+    const period = periods.get(meter.key)!;
+    await setCount(t, licence.id, meter.key, period.key, after);
+    await markThresholds(t, scope, licence, meter, period, after, judged.licenceData);
+  }
+  return { results, meters: licence.meters.map((m) => balance(m, periods.get(m.key)!, used.get(m.key)!)) };
+}

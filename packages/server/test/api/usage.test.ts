@@ -1,0 +1,266 @@
+import type { ChildProcess } from 'node:child_process';
+import { createPublicKey } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fpDigest, parseLicence, verifyUsageReceipt } from '@licensor/protocol';
+import { backend, startHarness, type Harness } from '../harness.js';
+import { startServe, stopServe } from '../cli.js';
+import { ISO_MS } from '../licence-helpers.js';
+import { checkBody, checkedProduct, nonce, type CheckedProduct } from '../check-helpers.js';
+
+let h: Harness;
+let p: CheckedProduct;
+
+const METERS = [
+  { key: 'exports', label: 'Exports', limit: 20, period: 'MONTH' },
+  { key: 'renders', limit: 5, overage: 2, period: 'DAY' },
+  { key: 'seats.sync', limit: null, period: 'NONE' },
+];
+
+beforeAll(async () => {
+  h = await startHarness({ LICENSOR_USAGE_IDS_PER_PERIOD: '60' });
+  p = await checkedProduct(h, { meters: METERS });
+});
+afterAll(() => h?.close());
+
+const parallel = <T>(n: number, run: (i: number) => Promise<T>) => Promise.all(Array.from({ length: n }, (_, i) => run(i)));
+let ids = 0;
+const ev = (meter: string, amount = 1, extra: Record<string, unknown> = {}): { id: string; meter: string; amount: number; at?: string } => ({ id: `e-${++ids}`, meter, amount, ...extra });
+
+/** A licence of `p` and a body for its first machine, bound by a check. */
+async function bound(overrides: Record<string, unknown> = {}, product = p) {
+  const licence = await product.issue(overrides);
+  const body = checkBody(licence.licenseString, `machine-${licence.lid}`);
+  expect((await product.check(body)).data.valid).toBe(true);
+  return { licence, send: (events: unknown[], extra: Record<string, unknown> = {}) => product.usage({ ...body, nonce: nonce(), events, ...extra }), body };
+}
+
+function receiptOk(answer: any, fingerprint: string, pem = p.publicKeyPem) {
+  return verifyUsageReceipt(
+    { lid: answer.lid, status: answer.status, nonce: answer.nonce, checkedAt: answer.checkedAt, boundAt: answer.boundAt, fpDigest: fpDigest(fingerprint), events: answer.events, meters: answer.meters },
+    answer.receipt,
+    [createPublicKey(pem)],
+  );
+}
+
+describe('product meters', () => {
+  it('fills the defaults, copies the meters to a licence and signs them as mtr', async () => {
+    const product = (await h.admin('GET', `/products/${p.id}`)).data;
+    expect(product.meters).toEqual([
+      { key: 'exports', label: 'Exports', limit: 20, period: 'MONTH', overage: 0 },
+      { key: 'renders', label: 'renders', limit: 5, period: 'DAY', overage: 2 },
+      { key: 'seats.sync', label: 'seats.sync', limit: null, period: 'NONE', overage: 0 },
+    ]);
+    expect((await h.admin('GET', `/products/${p.id}/form`)).data.meters).toEqual(product.meters);
+    expect((await h.admin('GET', '/products/options')).data.meterPeriods.map((c: any) => c.value)).toEqual(['MONTH', 'DAY', 'YEAR', 'NONE']);
+    const licence = await p.issue({ meters: { exports: { limit: 1000, overage: null } } });
+    expect(licence.meters).toEqual([
+      { key: 'exports', label: 'Exports', period: 'MONTH', limit: 1000, overage: null },
+      { key: 'renders', label: 'renders', period: 'DAY', limit: 5, overage: 2 },
+      { key: 'seats.sync', label: 'seats.sync', period: 'NONE', limit: null, overage: 0 },
+    ]);
+    const claims = parseLicence(licence.licenseString).claims;
+    expect(Object.keys(claims).slice(-1)).toEqual(['mtr']);
+    expect(claims.mtr).toEqual([
+      { k: 'exports', p: 'MONTH', l: 1000, o: null },
+      { k: 'renders', p: 'DAY', l: 5, o: 2 },
+      { k: 'seats.sync', p: 'NONE', l: null, o: 0 },
+    ]);
+    const listed = (await h.admin('GET', `/licenses/page?productId=${p.id}`)).data.items.find((l: any) => l.lid === licence.lid);
+    expect(listed.meters).toEqual(licence.meters);
+  });
+
+  it('refuses bad meters with 400 naming the field, and changes nothing', async () => {
+    const bad: Array<[unknown, string]> = [
+      [[{ key: 'a', limit: 1 }, { key: 'a', limit: 2 }], 'meters[1].key'],
+      [[{ key: '1a', limit: 1 }], 'meters[0].key'],
+      [[{ key: 'a' }], 'meters[0].limit'],
+      [[{ key: 'a', limit: -1 }], 'meters[0].limit'],
+      [[{ key: 'a', limit: 1e13 }], 'meters[0].limit'],
+      [[{ key: 'a', limit: null, overage: 5 }], 'meters[0].overage'],
+      [[{ key: 'a', limit: 1, period: 'WEEK' }], 'meters[0].period'],
+      [[{ key: 'a', limit: 1, colour: 'red' }], 'meters[0]'],
+      [Array.from({ length: 21 }, (_, i) => ({ key: `m${i}`, limit: 1 })), 'meters'],
+    ];
+    for (const [meters, field] of bad) {
+      const refused = await h.admin('PUT', `/products/${p.id}`, { meters });
+      expect(refused.statusCode, JSON.stringify(meters)).toBe(400);
+      expect(refused.data.error.toLowerCase()).toContain(field.toLowerCase().split('[')[0]);
+    }
+    expect((await h.admin('GET', `/products/${p.id}`)).data.meters).toHaveLength(3);
+  });
+
+  it('gives an OFFLINE licence no meters, and refuses meters sent for one', async () => {
+    const offline = await p.issue({ licenceType: 'OFFLINE' });
+    expect(offline.meters).toEqual([]);
+    expect(parseLicence(offline.licenseString).claims).not.toHaveProperty('mtr');
+    const refused = await h.admin('POST', '/licenses', { productId: p.id, licensee: 'X', licenceType: 'OFFLINE', meters: { exports: { limit: 3 } } });
+    expect(refused.statusCode).toBe(400);
+    const undeclared = await h.admin('POST', '/licenses', { productId: p.id, licensee: 'X', meters: { nope: { limit: 3 } } });
+    expect(undeclared.statusCode).toBe(400);
+    expect(undeclared.data.error).toContain('meters.nope');
+  });
+
+  it('renewal takes the product list and keeps the licence\'s own limits unless the body gives them', async () => {
+    const product = await checkedProduct(h, { meters: [{ key: 'a', limit: 10 }, { key: 'b', limit: 20 }] });
+    const licence = await product.issue({ meters: { a: { limit: 99 } } });
+    expect((await h.admin('PUT', `/products/${product.id}`, { meters: [{ key: 'a', label: 'A!', limit: 10, period: 'DAY' }, { key: 'c', limit: 30 }] })).statusCode).toBe(200);
+    // A product change alone changes no licence.
+    expect((await h.admin('GET', `/licenses/${licence.lid}`)).data.meters.map((m: any) => m.key)).toEqual(['a', 'b']);
+    const renewed = await h.admin('POST', `/licenses/${licence.lid}/renew`, { meters: { c: { limit: 31, overage: 1 } } });
+    expect(renewed.statusCode).toBe(200);
+    expect(renewed.data.meters).toEqual([
+      { key: 'a', label: 'A!', period: 'DAY', limit: 99, overage: 0 },
+      { key: 'c', label: 'c', period: 'MONTH', limit: 31, overage: 1 },
+    ]);
+  });
+});
+
+describe('POST .../usage', () => {
+  it('applies events in order with their signed results and balances', async () => {
+    const { licence, send, body } = await bound();
+    const answer = (await send([ev('exports', 19), ev('exports', 2), ev('exports', 1), ev('renders', 7), ev('nope'), ev('seats.sync', 1e9)])).data;
+    expect(answer).toMatchObject({ lid: licence.lid, valid: true, status: 'ACTIVE' });
+    expect(answer.events.map((e: any) => e.result)).toEqual(['ACCEPTED', 'LIMIT_REACHED', 'ACCEPTED', 'ACCEPTED', 'UNKNOWN_METER', 'ACCEPTED']);
+    expect(answer.events.every((e: any) => e.duplicate === false)).toBe(true);
+    expect(answer.checkedAt).toMatch(ISO_MS);
+    expect(answer.serverTime).toBe(answer.checkedAt);
+    expect(answer.boundAt).toMatch(ISO_MS);
+    const [exports, renders, sync] = answer.meters;
+    expect(exports).toMatchObject({ key: 'exports', label: 'Exports', period: 'MONTH', used: 20, limit: 20, overage: 0, remaining: 0 });
+    expect(exports.resetsAt).toMatch(/^\d{4}-\d{2}-01T00:00:00\.000Z$/);
+    expect(exports.periodStart).toMatch(/^\d{4}-\d{2}-01T00:00:00\.000Z$/);
+    expect(renders).toMatchObject({ used: 7, limit: 5, overage: 2, remaining: 0 });
+    expect(sync).toEqual({ key: 'seats.sync', label: 'seats.sync', period: 'NONE', used: 1e9, limit: null, overage: 0, remaining: null, periodStart: null, resetsAt: null });
+    expect(receiptOk(answer, body.fingerprint)).toBe(true);
+    expect(receiptOk({ ...answer, events: [{ ...answer.events[0], result: 'LIMIT_REACHED' }, ...answer.events.slice(1)] }, body.fingerprint)).toBe(false);
+    // events: [] reads the balances, and nothing is counted among the checks.
+    const read = (await send([])).data;
+    expect(read.events).toEqual([]);
+    expect(read.meters.map((m: any) => m.used)).toEqual([20, 7, 1e9]);
+    expect(receiptOk(read, body.fingerprint)).toBe(true);
+  });
+
+  it('answers a repeat with its first result, ID_REUSED for another body, counting nothing twice', async () => {
+    const { send } = await bound();
+    const first = { ...ev('exports', 3), at: new Date(Math.floor(Date.now() / 1000) * 1000 - 60_000).toISOString() };
+    expect((await send([first])).data.events).toEqual([{ id: first.id, result: 'ACCEPTED', duplicate: false }]);
+    const again = (await send([first, { ...first, amount: 4 }].slice(0, 1))).data;
+    expect(again.events).toEqual([{ id: first.id, result: 'ACCEPTED', duplicate: true }]);
+    expect(again.meters[0].used).toBe(3);
+    const { at: _at, ...withoutAt } = first;
+    for (const changed of [{ ...first, amount: 4 }, { ...first, meter: 'renders' }, withoutAt]) {
+      expect((await send([changed])).data.events).toEqual([{ id: first.id, result: 'ID_REUSED', duplicate: true }]);
+    }
+    // The same instant written otherwise is the same event.
+    const sameInstant = { ...first, at: `${first.at.slice(0, 19)}Z` };
+    expect((await send([sameInstant])).data.events[0]).toEqual({ id: first.id, result: 'ACCEPTED', duplicate: true });
+    expect((await send([])).data.meters[0].used).toBe(3);
+  });
+
+  it('judges TOO_OLD, NOT_LICENSED (no seat, revoked) and UNKNOWN_LICENCE without counting', async () => {
+    const { licence, send } = await bound();
+    const old = ev('exports', 1, { at: new Date(Date.now() - 31 * 86_400_000).toISOString() });
+    expect((await send([old])).data.events[0].result).toBe('TOO_OLD');
+    // Another machine holds no seat: never bound by a usage request.
+    const stranger = (await p.usage({ ...checkBody(licence.licenseString, 'stranger'), events: [ev('exports')] })).data;
+    expect(stranger).toMatchObject({ valid: false, reason: 'NO_SEAT', status: 'ACTIVE' });
+    expect(stranger).not.toHaveProperty('boundAt');
+    expect(stranger.events[0].result).toBe('NOT_LICENSED');
+    expect((await h.admin('GET', `/licenses/${licence.lid}`)).data.seatsUsed).toBe(1);
+    // NOT_LICENSED is not recorded: the same id counts once the licence is valid for that machine.
+    const retried = ev('exports');
+    await h.admin('POST', `/licenses/${licence.lid}/revoke`, {});
+    const revoked = (await send([retried])).data;
+    expect(revoked).toMatchObject({ valid: false, reason: 'REVOKED', status: 'REVOKED' });
+    expect(revoked.events[0]).toEqual({ id: retried.id, result: 'NOT_LICENSED', duplicate: false });
+    await h.admin('POST', `/licenses/${licence.lid}/reinstate`, {});
+    expect((await send([retried])).data.events[0]).toEqual({ id: retried.id, result: 'ACCEPTED', duplicate: false });
+  });
+
+  it('refuses a bad body with 400 and applies nothing', async () => {
+    const { send } = await bound();
+    const twice = ev('exports');
+    const bad: unknown[][] = [
+      Array.from({ length: 101 }, () => ev('exports')),
+      [twice, ev('exports'), { ...twice }],
+      [ev('exports', 0)],
+      [ev('exports', -1)],
+      [ev('exports', 1.5)],
+      [{ ...ev('exports'), extra: true }],
+      [ev('exports', 1, { at: '2026-02-30T00:00:00Z' })],
+      [ev('exports', 1, { at: '2026-01-01T00:00:00+01:00' })],
+      [{ ...ev('exports'), id: 'has space' }],
+    ];
+    for (const events of bad) {
+      const refused = await send(events);
+      expect(refused.statusCode, JSON.stringify(events).slice(0, 100)).toBe(400);
+      expect(typeof refused.data.error).toBe('string');
+    }
+    expect((await send([ev('exports')], { machineLabel: 'x' })).statusCode).toBe(400);
+    expect((await p.usage({ license: 'x', fingerprint: 'y', nonce: nonce(), events: [] })).statusCode).toBe(400);
+    expect((await send([])).data.meters[0].used).toBe(0);
+  });
+
+  it('refuses an OFFLINE licence as a check does', async () => {
+    const offline = await p.issue({ licenceType: 'OFFLINE' });
+    const refused = await p.usage({ ...checkBody(offline.licenseString, 'o'), events: [] });
+    expect(refused.statusCode).toBe(400);
+  });
+
+  it('stops recording new ids past LICENSOR_USAGE_IDS_PER_PERIOD of a period key (EVENT_LIMIT)', async () => {
+    const product = await checkedProduct(h, { meters: [{ key: 'a', limit: null, period: 'MONTH' }, { key: 'b', limit: null, period: 'MONTH' }, { key: 'c', limit: null, period: 'DAY' }] });
+    const { send } = await bound({}, product);
+    const first = (await send(Array.from({ length: 60 }, (_, i) => ev(i % 2 ? 'a' : 'b')))).data;
+    expect(first.events.every((e: any) => e.result === 'ACCEPTED')).toBe(true);
+    // a and b share the MONTH key; c's DAY key has its own.
+    const next = (await send([ev('a'), ev('b'), ev('c')])).data;
+    expect(next.events.map((e: any) => e.result)).toEqual(['EVENT_LIMIT', 'EVENT_LIMIT', 'ACCEPTED']);
+    expect(next.meters.map((m: any) => m.used)).toEqual([30, 30, 1]);
+  });
+});
+
+describe('usage under concurrency', () => {
+  async function race(send: (i: number, body: unknown) => Promise<{ statusCode: number; data: any }>) {
+    const { body, send: one } = await bound({ meters: { exports: { limit: 20 } } });
+    const answers = await parallel(50, (i) => send(i, { ...body, nonce: nonce(), events: [ev('exports')] }));
+    expect(answers.map((a) => a.statusCode)).toEqual(answers.map(() => 200));
+    expect(answers.filter((a) => a.data.events[0].result === 'ACCEPTED')).toHaveLength(20);
+    expect(answers.filter((a) => a.data.events[0].result === 'LIMIT_REACHED')).toHaveLength(30);
+    expect((await one([])).data.meters[0].used).toBe(20);
+
+    const repeated = ev('exports', 1);
+    const { body: other, send: two } = await bound();
+    const repeats = await parallel(30, (i) => send(i, { ...other, nonce: nonce(), events: [repeated] }));
+    expect(repeats.filter((a) => !a.data.events[0].duplicate)).toHaveLength(1);
+    expect(new Set(repeats.map((a) => a.data.events[0].result))).toEqual(new Set(['ACCEPTED']));
+    expect((await two([])).data.meters[0].used).toBe(1);
+  }
+
+  it('never passes limit + overage, and never counts an id twice, in one process', async () => {
+    await race((_i, body) => p.usage(body));
+    await race((_i, body) => p.usage(body));
+  });
+
+  if (backend === 'postgres') describe('through two service processes sharing one PostgreSQL', () => {
+    const children: ChildProcess[] = [];
+    afterAll(() => Promise.all(children.map(stopServe)));
+    it('never passes limit + overage, and never counts an id twice', async () => {
+      const urls: string[] = [];
+      for (let i = 0; i < 2; i++) {
+        const serve = await startServe({ ...h.env, LOG_LEVEL: 'info', LICENSOR_USAGE_RATE_LICENCE: '0' });
+        children.push(serve.child);
+        urls.push(serve.url);
+      }
+      const send = async (i: number, body: unknown) => {
+        const response = await fetch(`${urls[i % 2]}/o/${h.slug}/api/public/license/${p.checkId}/usage`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${p.token}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+        return { statusCode: response.status, data: await response.json() };
+      };
+      await race(send);
+      await race(send);
+    }, 150_000);
+  });
+});
