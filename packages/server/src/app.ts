@@ -25,6 +25,8 @@ import { memberCallers } from './auth/credentials.js';
 import { authenticatePortal } from './portal/service.js';
 import { customerRoutes } from './customers/routes.js';
 import { dashboardRoutes } from './dashboard/routes.js';
+import { usageRoutes } from './usage/routes.js';
+import { usagePruner } from './usage/prune.js';
 import { Keyring } from './keys/keyring.js';
 import { Hsm } from './keys/pkcs11.js';
 import { airGapRoutes, operatorAirGap } from './air-gap/routes.js';
@@ -189,6 +191,9 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
   app.decorate('webhooks', delivery instanceof Outbox ? delivery : null);
   if (deliverWebhooks) app.addHook('onReady', async () => delivery.start());
   app.addHook('onClose', () => delivery.stop());
+  const pruner = usagePruner(database, app.log);
+  app.addHook('onReady', async () => pruner.start());
+  app.addHook('onClose', async () => pruner.stop());
   const keyring = new Keyring(masterKey, config.pkcs11 && new Hsm(config.pkcs11.module, config.pkcs11.tokens));
   const checkApi = checkGates({ database, keyring, config, limiter: rateLimits, organisations, writes: checkWrites });
   await app.register(
@@ -212,6 +217,7 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
       await api.register(licenceRoutes(keyring));
       await api.register(listingRoutes);
       await api.register(dashboardRoutes);
+      await api.register(usageRoutes);
       await api.register(auditRoutes);
       await api.register(checkRoutes(checkApi));
       await api.register(portalRoutes(database, config));

@@ -91,3 +91,26 @@ export async function pruneEvents(db: Db, now: number): Promise<number> {
 
 /** A licence's meters as stored on it. */
 export const licenceMetersRow = (t: Tenant, licenceId: number) => t.selectFrom('licences').select(['meters']).where('id', '=', licenceId).executeTakeFirstOrThrow();
+
+/** The non-archived licences (of one product) with the most use of a meter in a period key, most first, then by lid. */
+export const topConsumers = (t: Tenant, productId: number, meter: string, periodKey: string, limit: number) =>
+  t
+    .selectFrom('usage_counts')
+    .innerJoin('licences', (join) => join.onRef('licences.id', '=', 'usage_counts.licence_id').onRef('licences.org_id', '=', 'usage_counts.org_id'))
+    .select(['licences.lid', 'licences.licensee', 'licences.meters', 'usage_counts.used'])
+    .where('licences.product_id', '=', productId)
+    .where('licences.archived', '=', 0)
+    .where('usage_counts.meter', '=', meter)
+    .where('usage_counts.period_key', '=', periodKey)
+    .where('usage_counts.used', '>', 0)
+    .orderBy('usage_counts.used', 'desc')
+    .orderBy('licences.lid')
+    .limit(limit)
+    .execute();
+
+/** The organisation's products (or one) with their meters. */
+export const meteredProducts = (t: Tenant, productId: number | undefined) => {
+  let query = t.selectFrom('products').select(['id', 'product_key', 'meters']).orderBy('id');
+  if (productId !== undefined) query = query.where('id', '=', productId);
+  return query.execute();
+};

@@ -92,11 +92,22 @@ const sameEvent = (recorded: RecordedEvent, event: UsageEvent) =>
   recorded.meter === event.meter && Number(recorded.amount) === event.amount && (recorded.at === null ? null : Number(recorded.at)) === event.at;
 
 /** Raises usage.threshold for each threshold `used` reaches first in this period under this limit (DESIGN.md 19). */
-export async function markThresholds(t: Tenant, scope: UsageScope, licence: MeteredLicence, meter: Meter, period: Period, used: number, licenceData: () => Promise<Record<string, unknown>>) {
+export async function markThresholds(
+  t: Tenant,
+  scope: UsageScope,
+  licence: MeteredLicence,
+  meter: Meter,
+  period: Period,
+  used: number,
+  licenceData: () => Promise<Record<string, unknown>>,
+  tried = new Set<string>(),
+) {
   const { limit } = meter;
   if (limit === null || limit <= 0) return;
   for (const threshold of THRESHOLDS) {
-    if (used * 100 < limit * threshold) continue;
+    // Tried once per request: the first event to reach it is the one its data names.
+    if (used * 100 < limit * threshold || tried.has(`${meter.key} ${threshold}`)) continue;
+    tried.add(`${meter.key} ${threshold}`);
     const mark = { licence_id: licence.id, meter: meter.key, period_key: period.key, limit_value: limit, threshold, marked_at: scope.now };
     // The mark is written whether or not an endpoint listens, so a later one never hears old crossings.
     if (!(await markThreshold(t, mark))) continue;
@@ -128,6 +139,7 @@ export async function applyEvents(
   // The ids remembered in each period key new events fall in, read once each.
   const idCounts = new Map<string, number>();
   const rows: EventRow[] = [];
+  const tried = new Set<string>();
   const results: Array<{ id: string; result: UsageResult; duplicate: boolean }> = [];
   for (const event of events) {
     const first = recorded.get(event.id);
@@ -149,7 +161,10 @@ export async function applyEvents(
         const ceiling = ceilingOf(meter);
         const after = used.get(meter.key)! + event.amount;
         result = after > MAX_SAFE || (ceiling !== null && after > ceiling) ? 'LIMIT_REACHED' : 'ACCEPTED';
-        if (result === 'ACCEPTED') used.set(meter.key, after);
+        if (result === 'ACCEPTED') {
+          used.set(meter.key, after);
+          await markThresholds(t, scope, licence, meter, period, after, judged.licenceData, tried);
+        }
         idCounts.set(period.key, ids + 1);
         rows.push({
           licence_id: licence.id,
@@ -177,7 +192,6 @@ export async function applyEvents(
     if (after === before.get(meter.key)) continue;
     const period = periods.get(meter.key)!;
     await setCount(t, licence.id, meter.key, period.key, after);
-    await markThresholds(t, scope, licence, meter, period, after, judged.licenceData);
   }
   return { results, meters: licence.meters.map((m) => balance(m, periods.get(m.key)!, used.get(m.key)!)) };
 }

@@ -17,7 +17,7 @@ const METERS = [
 ];
 
 beforeAll(async () => {
-  h = await startHarness({ LICENSOR_USAGE_IDS_PER_PERIOD: '60' });
+  h = await startHarness({ LICENSOR_USAGE_IDS_PER_PERIOD: '60', LICENSOR_WEBHOOK_ALLOW_NETWORKS: '127.0.0.0/8' });
   p = await checkedProduct(h, { meters: METERS });
 });
 afterAll(() => h?.close());
@@ -216,6 +216,119 @@ describe('POST .../usage', () => {
     const next = (await send([ev('a'), ev('b'), ev('c')])).data;
     expect(next.events.map((e: any) => e.result)).toEqual(['EVENT_LIMIT', 'EVENT_LIMIT', 'ACCEPTED']);
     expect(next.meters.map((m: any) => m.used)).toEqual([30, 30, 1]);
+  });
+});
+
+describe('the Management API', () => {
+  it('reads a licence\'s balances and recent events, newest first, with their sources', async () => {
+    const { licence, send } = await bound();
+    const at = new Date(Math.floor(Date.now() / 1000) * 1000 - 60_000).toISOString();
+    const first = ev('exports', 2, { at });
+    const second = ev('renders', 9);
+    await send([first, second]);
+    const usage = (await h.admin('GET', `/licenses/${licence.lid}/usage`)).data;
+    expect(usage.lid).toBe(licence.lid);
+    expect(usage.meters.map((m: any) => [m.key, m.used])).toEqual([['exports', 2], ['renders', 0], ['seats.sync', 0]]);
+    expect(usage.meters[0].periodKey).toMatch(/^\d{4}-\d{2}$/);
+    expect(usage.meters[1].periodKey).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    expect(usage.meters[2].periodKey).toBe('NONE');
+    const machine = (await h.admin('GET', `/licenses/${licence.lid}/machines`)).data[0];
+    const from = { source: 'application', machineId: machine.id, actor: 'check', reason: null, receivedAt: expect.stringMatching(ISO_MS) };
+    // In one request the last first.
+    expect(usage.events).toEqual([
+      { id: second.id, meter: 'renders', amount: 9, at: null, result: 'LIMIT_REACHED', ...from },
+      { id: first.id, meter: 'exports', amount: 2, at, result: 'ACCEPTED', ...from },
+    ]);
+    expect((await h.admin('GET', '/licenses/nope/usage')).statusCode).toBe(404);
+  });
+
+  it('adjusts the current period with a credit or debit, audited, never below 0, and an archived licence not at all', async () => {
+    const { licence, send } = await bound();
+    await send([ev('exports', 5)]);
+    const debit = await h.admin('POST', `/licenses/${licence.lid}/usage/adjust`, { meter: 'exports', amount: 30, reason: 'Manual export batch' });
+    expect(debit.statusCode).toBe(200);
+    expect(debit.data.meters[0]).toMatchObject({ used: 35, remaining: 0 });
+    expect(debit.data.events[0]).toMatchObject({ id: null, meter: 'exports', amount: 30, result: 'ACCEPTED', source: 'operator', machineId: null, actor: 'admin', reason: 'Manual export batch' });
+    expect(debit.data.events[0].at).toBe(debit.data.events[0].receivedAt);
+    const credit = (await h.admin('POST', `/licenses/${licence.lid}/usage/adjust`, { meter: 'exports', amount: -35, reason: 'Goodwill' })).data;
+    expect(credit.meters[0]).toMatchObject({ used: 0, remaining: 20 });
+    const audit = (await h.admin('GET', `/licenses/${licence.lid}/activity?action=usage.adjusted`)).data.items;
+    expect(audit.map((a: any) => a.details)).toEqual([
+      { meter: 'exports', amount: -35, reason: 'Goodwill', periodKey: credit.meters[0].periodKey, usedBefore: 35, usedAfter: 0 },
+      { meter: 'exports', amount: 30, reason: 'Manual export batch', periodKey: credit.meters[0].periodKey, usedBefore: 5, usedAfter: 35 },
+    ]);
+    for (const body of [
+      { meter: 'exports', amount: -1, reason: 'below zero' },
+      { meter: 'exports', amount: 0, reason: 'zero' },
+      { meter: 'nope', amount: 1, reason: 'no meter' },
+      { meter: 'exports', amount: 1, reason: '   ' },
+      { meter: 'exports', amount: 1.5, reason: 'fraction' },
+      { meter: 'exports', amount: 1 },
+      { meter: 'exports', amount: 1, reason: 'x', extra: 1 },
+    ]) {
+      expect((await h.admin('POST', `/licenses/${licence.lid}/usage/adjust`, body)).statusCode, JSON.stringify(body)).toBe(400);
+    }
+    // Idempotency-Key: the first answer again, nothing added twice.
+    const key = { 'idempotency-key': `adjust-${licence.lid}` };
+    const once = await h.admin('POST', `/licenses/${licence.lid}/usage/adjust`, { meter: 'exports', amount: 3, reason: 'once' }, key);
+    const twice = await h.admin('POST', `/licenses/${licence.lid}/usage/adjust`, { meter: 'exports', amount: 3, reason: 'once' }, key);
+    expect(twice.data).toEqual(once.data);
+    expect((await h.admin('GET', `/licenses/${licence.lid}/usage`)).data.meters[0].used).toBe(3);
+    expect((await h.admin('POST', `/licenses/${licence.lid}/usage/adjust`, { meter: 'exports', amount: 4, reason: 'once' }, key)).statusCode).toBe(409);
+    // A viewer reads but cannot adjust.
+    const viewer = h.as({ cookie: (await h.createMember('VIEWER')).cookie });
+    expect((await viewer('GET', `/licenses/${licence.lid}/usage`)).statusCode).toBe(200);
+    expect((await viewer('POST', `/licenses/${licence.lid}/usage/adjust`, { meter: 'exports', amount: 1, reason: 'x' })).statusCode).toBe(403);
+    await h.admin('POST', `/licenses/${licence.lid}/revoke`, {});
+    expect((await h.admin('POST', `/licenses/${licence.lid}/usage/adjust`, { meter: 'exports', amount: 1, reason: 'revoked is fine' })).statusCode).toBe(200);
+    await h.admin('POST', `/licenses/${licence.lid}/archive`);
+    expect((await h.admin('POST', `/licenses/${licence.lid}/usage/adjust`, { meter: 'exports', amount: 1, reason: 'archived' })).statusCode).toBe(400);
+  });
+
+  it('lists the top consumers of each meter this period, archived and unused licences left out', async () => {
+    const product = await checkedProduct(h, { meters: [{ key: 'calls', limit: 100 }, { key: 'mb', limit: null }] });
+    const licences = [];
+    for (const used of [5, 50, 0, 50]) {
+      const { licence, send } = await bound({}, product);
+      if (used > 0) await send([ev('calls', used)]);
+      licences.push(licence);
+    }
+    const board = (await h.admin('GET', `/dashboard/usage?productId=${product.id}&limit=2`)).data;
+    expect(board.meters.map((m: any) => m.key)).toEqual(['calls', 'mb']);
+    const [calls, mb] = board.meters;
+    const tied = [licences[1].lid, licences[3].lid].sort();
+    expect(calls).toMatchObject({ productId: product.id, key: 'calls', label: 'calls', period: 'MONTH' });
+    expect(calls.top).toEqual(tied.map((lid) => ({ lid, licensee: 'Check Ltd', used: 50, limit: 100, overage: 0, remaining: 50 })));
+    expect(mb.top).toEqual([]);
+    for (const bad of ['limit=0', 'limit=51', 'productId=x', 'limit=1.5']) {
+      const refused = await h.admin('GET', `/dashboard/usage?${bad}`);
+      expect(refused.statusCode, bad).toBe(400);
+      expect(refused.data.error).toContain(bad.split('=')[0]);
+    }
+  });
+
+  it('raises usage.threshold at 80% and 100% once per licence, meter, period and limit, marking it without an endpoint', async () => {
+    const { licence, send } = await bound({ meters: { exports: { limit: 10, overage: 5 } } });
+    const marks = async () => (await h.database.db.selectFrom('usage_marks').select(['threshold', 'limit_value']).where('licence_id', '=', (await h.database.db.selectFrom('licences').select('id').where('lid', '=', licence.lid).executeTakeFirstOrThrow()).id).orderBy('threshold').execute()).map((m) => [Number(m.threshold), Number(m.limit_value)]);
+    const events = async () => (await h.database.db.selectFrom('webhook_events').select(['type', 'data']).where('type', '=', 'usage.threshold').execute()).map((e) => JSON.parse(e.data).usage);
+    // No endpoint yet: the 80% mark is written, no event.
+    await send([ev('exports', 8)]);
+    expect(await marks()).toEqual([[80, 10]]);
+    expect(await events()).toEqual([]);
+    const endpoint = (await h.admin('POST', '/webhooks', { url: 'http://127.0.0.1:9/hooks', events: ['usage.threshold'] })).data;
+    try {
+      await send([ev('exports', 1)]);
+      expect(await events()).toEqual([]);
+      await send([ev('exports', 1), ev('exports', 3)]);
+      expect(await marks()).toEqual([[80, 10], [100, 10]]);
+      const raised = await events();
+      expect(raised).toHaveLength(1);
+      expect(raised[0]).toMatchObject({ meter: 'exports', label: 'Exports', threshold: 100, used: 10, limit: 10, overage: 5 });
+      await send([ev('exports', 1)]);
+      expect(await events()).toHaveLength(1);
+    } finally {
+      await h.admin('DELETE', `/webhooks/${endpoint.id}`);
+    }
   });
 });
 
