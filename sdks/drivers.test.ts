@@ -476,7 +476,10 @@ describe('usage metering through the drivers', () => {
       expect(statSync(path.join(queueOf(lane), file!)).mode & 0o777, lane.lang).toBe(0o600);
     }
 
-    // A restart between queueing and sending: a new driver process sends what the old one queued.
+    // The queue survives clearCache (it forgets the check answer only) and a restart between
+    // queueing and sending: a new driver process sends what the old one queued.
+    agree(await everyone(() => ({ op: 'clearCache' })), ok({}));
+    for (const lane of lanes) expect(readdirSync(queueOf(lane)), lane.lang).toHaveLength(1);
     for (const lane of lanes) {
       lane.driver.stop();
       lane.driver = startDriver(lane.lang, found.find((f) => f.lang === lane.lang)!.driver);
