@@ -47,7 +47,7 @@ interface Lane {
 const lanes: Lane[] = [];
 const temporary: string[] = [];
 
-async function call(method: 'POST' | 'GET', url: string, body?: unknown) {
+async function call(method: 'POST' | 'GET' | 'PUT', url: string, body?: unknown) {
   const response = await h.admin(method, url, body);
   if (response.statusCode >= 300) throw new Error(`${method} ${url}: ${response.statusCode} ${response.body}`);
   return response.data;
@@ -112,7 +112,7 @@ function agree(answers: Answer[], expected: unknown, options: { label?: string; 
 const ok = (result: unknown) => ({ ok: true, result });
 const failed = (code: string, status?: number) => ({ ok: false, error: { code, ...(status === undefined ? {} : { status }) } });
 const checked = (fields: Record<string, unknown>) =>
-  ok({ state: 'VALID', reasons: [], fresh: true, clockRollback: false, ageSeconds: '<age>', noAnswer: null, renewed: false, airGapped: false, leaseEndsAt: null, ...fields });
+  ok({ state: 'VALID', reasons: [], fresh: true, clockRollback: false, ageSeconds: '<age>', noAnswer: null, renewed: false, airGapped: false, leaseEndsAt: null, trial: null, ...fields });
 
 beforeAll(async () => {
   h = await startHarness();
@@ -213,13 +213,13 @@ describe(`the drivers (${found.map((f) => f.lang).join(', ')}) against one servi
       const state = readState(lane);
       expect(Object.keys(state).sort(), lane.lang).toEqual(['answer', 'format', 'lid', 'newestIat', 'offsetMs']);
       expect(Object.keys(state.answer).sort(), lane.lang).toEqual(
-        ['boundAt', 'checkedAt', 'fpDigest', 'leaseEndsAt', 'lid', 'nonce', 'receipt', 'renewed', 'status', 'tag'],
+        ['boundAt', 'checkedAt', 'converted', 'fpDigest', 'leaseEndsAt', 'lid', 'nonce', 'receipt', 'renewed', 'status', 'tag'],
       );
       expect(state, lane.lang).toMatchObject({
         format: 1,
         lid: lane.lid,
         newestIat: lane.iat1,
-        answer: { tag: 'SVCR1', lid: lane.lid, status: 'ACTIVE', fpDigest: fpDigest(FINGERPRINT), leaseEndsAt: '', renewed: false },
+        answer: { tag: 'SVCR1', lid: lane.lid, status: 'ACTIVE', fpDigest: fpDigest(FINGERPRINT), leaseEndsAt: '', renewed: false, converted: false },
       });
       expect(Number.isSafeInteger(state.offsetMs) && Math.abs(state.offsetMs) < 10_000, `${lane.lang} offsetMs ${state.offsetMs}`).toBe(true);
       expect(state.answer.boundAt, lane.lang).not.toBe('');
@@ -379,7 +379,7 @@ describe('air-gapped activation through the drivers', () => {
         expect(await send({ op: 'activateAirGap', response: activated.response }), lane.lang).toEqual(ok({ until: activated.until }));
         expect(await send({ op: 'activateAirGap', response: activated.response }), lane.lang).toMatchObject(failed('BAD_ACTIVATION'));
         const result = expectOk(await send({ op: 'check' }), 'check');
-        expect(result, lane.lang).toEqual({ state: 'VALID', reasons: [], fresh: null, clockRollback: false, ageSeconds: null, noAnswer: { code: 'NETWORK' }, renewed: false, airGapped: true, leaseEndsAt: null });
+        expect(result, lane.lang).toEqual({ state: 'VALID', reasons: [], fresh: null, clockRollback: false, ageSeconds: null, noAnswer: { code: 'NETWORK' }, renewed: false, airGapped: true, leaseEndsAt: null, trial: null });
         const { code } = expectOk(await send({ op: 'deactivateAirGap' }), 'deactivateAirGap');
         expect(expectOk(await send({ op: 'check' }), 'check')).toMatchObject({ state: 'STALE', airGapped: false });
         expect(await call('POST', `/licenses/${issued.lid}/air-gap-deactivations`, { code })).toMatchObject({ machineId: activated.machineId, released: true });
@@ -500,5 +500,118 @@ describe('usage metering through the drivers', () => {
     agree(await everyone(() => ({ op: 'recordUsage', meter: 'exports', amount: 2 })), report({ events: [event(2, 'LIMIT_REACHED')], meters: balance(4) }));
     for (const lane of lanes) expect(readdirSync(queueOf(lane)), lane.lang).toEqual([]);
     agree(await everyone((lane) => configure(lane, lane.t2 || lane.t1)), ok({}));
+  });
+});
+
+/** DESIGN.md 18 through every driver: a trial started, given back, refused, and judged on the service's time. */
+describe('trials through the drivers', () => {
+  const DAY = 86_400;
+  /** Each lane's own machine, so that each starts a trial of its own. */
+  const machineOf = (lane: Lane, changed: Partial<Record<'machine' | 'host' | 'mac' | 'cpu' | 'disk', string>> = {}) =>
+    buildFingerprint({ machine: `tm-${lane.lang}`, host: `th-${lane.lang}`, mac: `ta-${lane.lang}`, cpu: `tc-${lane.lang}`, disk: `td-${lane.lang}`, ...changed });
+  let trialProduct: Product;
+  let token: { checkId: string; checkToken: string };
+  const trials = new Map<Lane, { licence: string; lid: string; endsAt: string }>();
+  /** A configuration of the trial product holding no licence (or the given one). */
+  const configureTrial = (lane: Lane, licence?: string) => {
+    const { licence: _none, ...rest } = configure(lane, '');
+    return { ...rest, ...(licence ? { licence } : {}), productKey: trialProduct.productKey, checkId: token.checkId, checkToken: token.checkToken, publicKeys: [trialProduct.publicKeyPem] };
+  };
+  const each = (answers: Answer[], expected: (lane: Lane) => unknown) => {
+    for (const [i, answer] of answers.entries()) expect(answer, lanes[i]!.lang).toEqual(expected(lanes[i]!));
+  };
+
+  beforeAll(async () => {
+    trialProduct = await call('POST', '/products', {
+      productKey: 'drivers-trial', name: 'drivers-trial', algorithm: 'ED25519', licenceType: 'ONLINE', allowedLicenceTypes: ['ONLINE'],
+      trialDays: 14, fingerprintNeed: 5, trialAddressDailyLimit: null,
+    });
+    token = await call('POST', `/products/${trialProduct.id}/check-token`);
+  });
+
+  it('startTrial: a new trial (created), then this machine\'s own back, held by the driver, checked with its trial block', async () => {
+    setMode('pass');
+    agree(await everyone((lane) => configureTrial(lane)), ok({}));
+    agree(await everyone((lane) => ({ op: 'setFingerprint', fingerprint: machineOf(lane) })), ok({}));
+    // Until a licence is held, only startTrial, fingerprint, setClock and setFingerprint work.
+    agree(await everyone(() => ({ op: 'check' })), failed('INVALID_OPTIONS'));
+
+    const started = await everyone(() => ({ op: 'startTrial', email: 'trial@example.com' }));
+    for (const [i, answer] of started.entries()) {
+      const lane = lanes[i]!;
+      expect(answer, lane.lang).toEqual(ok({ licence: expect.any(String), lid: expect.any(String), created: true, endsAt: expect.any(String), state: 'VALID', reasons: [] }));
+      const { licence, lid, endsAt } = (answer as { result: { licence: string; lid: string; endsAt: string } }).result;
+      const claims = JSON.parse(Buffer.from(licence.split('.')[0]!, 'base64url').toString());
+      expect(claims, lane.lang).toMatchObject({ v: 3, lid, prd: trialProduct.productKey, org: h.slug, typ: 'ONLINE', grace: 0, fp: machineOf(lane), fpn: 5, mm: 1, trl: true });
+      expect(claims.lic, lane.lang).toBeUndefined();
+      expect(claims.exp - claims.iat, lane.lang).toBe(14 * DAY);
+      expect(endsAt, lane.lang).toBe(new Date(claims.exp * 1000).toISOString());
+      trials.set(lane, { licence, lid, endsAt });
+    }
+    // A retry, or a reinstall: the same trial, not a new one.
+    each(await everyone(() => ({ op: 'startTrial' })), (lane) => ok({ ...trials.get(lane)!, created: false, state: 'VALID', reasons: [] }));
+
+    const checks = await everyone(() => ({ op: 'check' }));
+    each(checks, (lane) => checked({ ageSeconds: expect.any(Number), trial: { endsAt: trials.get(lane)!.endsAt, secondsLeft: expect.any(Number), converted: false } }));
+    for (const answer of checks) expect((answer as { result: { trial: { secondsLeft: number } } }).result.trial.secondsLeft).toBeGreaterThan(14 * DAY - 600);
+    each(await everyone(() => ({ op: 'verify' })), (lane) => ok({ valid: true, reasons: [], claims: expect.objectContaining({ lid: trials.get(lane)!.lid, trl: true }) }));
+    // The trial's seat is in its signature (DESIGN 18): it cannot be released.
+    agree(await everyone(() => ({ op: 'release' })), ok({ released: false, reason: 'AT_ISSUE' }));
+  });
+
+  it('refusals: TRIALS_OFF, TRIAL_USED naming what matched, and a limit\'s 429 with retryAfterSeconds', async () => {
+    // The drivers' first product offers no trials.
+    const noTrials = (lane: Lane) => {
+      const { licence: _none, ...rest } = configure(lane, '');
+      return rest;
+    };
+    agree(await everyone(noTrials), ok({}));
+    agree(await everyone(() => ({ op: 'startTrial' })), failed('TRIALS_OFF'));
+
+    // Matching now needs 3 components; each lane's trial signed fpn 5, so a machine sharing 3 is not its own.
+    await call('PUT', `/products/${trialProduct.id}`, { fingerprintNeed: 3 });
+    agree(await everyone((lane) => configureTrial(lane)), ok({}));
+    agree(await everyone((lane) => ({ op: 'setFingerprint', fingerprint: machineOf(lane, { cpu: 'new-cpu', disk: 'new-disk' }) })), ok({}));
+    agree(await everyone(() => ({ op: 'startTrial' })), { ok: false, error: { code: 'TRIAL_USED', matched: ['machine', 'host', 'mac'] } });
+
+    // As many trials today as the lanes started: the product's limit is reached.
+    await call('PUT', `/products/${trialProduct.id}`, { trialDailyLimit: lanes.length });
+    agree(await everyone((lane) => ({ op: 'setFingerprint', fingerprint: machineOf(lane, { machine: 'n', host: 'n', mac: 'n', cpu: 'n', disk: `n-${lane.lang}` }) })), ok({}));
+    const limited = await everyone(() => ({ op: 'startTrial' }));
+    agree(limited, { ok: false, error: { code: 'HTTP_STATUS', status: 429, retryAfterSeconds: expect.any(Number) } });
+    for (const answer of limited) expect(!answer.ok && answer.error.retryAfterSeconds).toBeGreaterThan(DAY - 600);
+    await call('PUT', `/products/${trialProduct.id}`, { trialDailyLimit: null, fingerprintNeed: 5 });
+  });
+
+  it('the end is judged on the service\'s time: a clock ahead ends the trial offline, a clock set back cannot stretch it', async () => {
+    setMode('pass');
+    agree(await everyone((lane) => configureTrial(lane, trials.get(lane)!.licence)), ok({}));
+    agree(await everyone((lane) => ({ op: 'setFingerprint', fingerprint: machineOf(lane) })), ok({}));
+    const trialBlock = (lane: Lane, secondsLeft: unknown) => ({ endsAt: trials.get(lane)!.endsAt, secondsLeft, converted: false });
+    each(await everyone(() => ({ op: 'check' })), (lane) => checked({ ageSeconds: expect.any(Number), trial: trialBlock(lane, expect.any(Number)) }));
+
+    // Past the end by this machine's clock: EXPIRED, and the licence is not sent.
+    agree(await everyone(() => ({ op: 'setClock', offsetMs: 15 * DAY * 1000 })), ok({}));
+    const requests = lanes.map((lane) => lane.proxy.requests);
+    each(await everyone(() => ({ op: 'check' })), (lane) =>
+      checked({ state: 'INVALID', reasons: ['EXPIRED'], fresh: false, ageSeconds: expect.any(Number), trial: trialBlock(lane, 0) }),
+    );
+    expect(lanes.map((lane) => lane.proxy.requests), 'an ended trial is never sent').toEqual(requests);
+
+    // Two hours back: a rollback, and the time left counts from the signed checkedAt, not from the clock.
+    setMode('down');
+    agree(await everyone(() => ({ op: 'setClock', offsetMs: -2 * HOUR })), ok({}));
+    const rolledBack = await everyone(() => ({ op: 'check' }));
+    each(rolledBack, (lane) =>
+      checked({ state: 'STALE', fresh: false, clockRollback: true, ageSeconds: expect.any(Number), noAnswer: { code: 'NETWORK' }, trial: trialBlock(lane, expect.any(Number)) }),
+    );
+    for (const [i, answer] of rolledBack.entries()) {
+      const left = (answer as { result: { trial: { secondsLeft: number } } }).result.trial.secondsLeft;
+      expect(left, lanes[i]!.lang).toBeLessThanOrEqual(Math.floor((Date.parse(trials.get(lanes[i]!)!.endsAt) - Date.now()) / 1000) + 60);
+    }
+    agree(await everyone(() => ({ op: 'setClock', offsetMs: 0 })), ok({}));
+    setMode('pass');
+    agree(await everyone((lane) => configure(lane, lane.t2 || lane.t1)), ok({}));
+    agree(await everyone(() => ({ op: 'setFingerprint', fingerprint: FINGERPRINT })), ok({}));
   });
 });

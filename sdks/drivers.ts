@@ -78,7 +78,11 @@ export async function startProxy(target: string, checkId: string) {
       answer.checkedAt = answer.serverTime = new Date(Date.parse(answer.checkedAt) + 3_600_000).toISOString();
       body = JSON.stringify(answer);
     }
-    response.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' }).end(body);
+    // Retry-After too: a trial limit's 429 (DESIGN.md 18) carries it to the SDK.
+    const retryAfter = upstream.headers.get('retry-after');
+    response
+      .writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json', ...(retryAfter === null ? {} : { 'retry-after': retryAfter }) })
+      .end(body);
   }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   proxy.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -89,7 +93,7 @@ export async function startProxy(target: string, checkId: string) {
   return proxy;
 }
 
-export type Answer = { ok: true; result: any } | { ok: false; error: { code: string; message: string; status?: number } };
+export type Answer = { ok: true; result: any } | { ok: false; error: { code: string; message: string; status?: number; matched?: string[]; retryAfterSeconds?: number } };
 
 /** One driver process: requests are answered one line each, in order. */
 export function startDriver(lang: string, command: string) {

@@ -77,6 +77,20 @@ type CheckResult struct {
 	// AirGapped: Valid rests on an air-gapped activation of this machine (DESIGN.md 14), not on a
 	// check answer.
 	AirGapped bool
+	// Trial is a trial licence's end as the service's clock judges it; nil for any other licence.
+	Trial *TrialStatus
+}
+
+// TrialStatus is a trial licence's end (DESIGN.md 18).
+type TrialStatus struct {
+	// EndsAt is the signed exp.
+	EndsAt time.Time
+	// SecondsLeft counts from the later of the service's time and the newest verified checkedAt
+	// to EndsAt; 0 once ended.
+	SecondsLeft int64
+	// Converted: the last answer said the trial was converted to a paid licence (unsigned): ask
+	// the vendor for it.
+	Converted bool
 }
 
 // Fresh reports whether the state rests on this call's answer.
@@ -118,18 +132,26 @@ const timestampLayout = "2006-01-02T15:04:05.000Z"
 func (c *Client) ask(ctx context.Context, endpoint, until string, vet func(*LicenceVerification) error) (*CheckResult, error) {
 	now := c.clock()
 	licence := c.Licence()
+	if licence == "" {
+		return nil, newError(CodeInvalidOptions, "this client holds no licence")
+	}
 	v := c.verify(licence, now)
 	if vet != nil {
 		if err := vet(v); err != nil {
 			return nil, err
 		}
 	}
-	result := &CheckResult{Licence: v, Reasons: []Reason{}}
 	var record Record
 	var stored *Answer
 	if v.Signed {
 		record, stored = c.load(v.Claims)
 	}
+	// A trial ends by the service's time, never by a clock set back (DESIGN.md 18).
+	if v.Signed && v.Claims.Trial() {
+		v = c.verify(licence, time.UnixMilli(trialNowMs(record.OffsetMs, stored, now)))
+	}
+	result := &CheckResult{Licence: v, Reasons: []Reason{}}
+	defer func() { result.Trial = trialStatus(v, result.Answer, now, record.OffsetMs) }()
 	// Measured against the answer known before this call: a fresh answer proves itself by its nonce.
 	result.ClockRollback = stored != nil && serviceNowMs(record.OffsetMs, now, maxOffset) < checkedAtMs(stored)-rollbackTolerance.Milliseconds()
 	olderTerm := v.Signed && v.Claims.Iat < c.newestSeen(record)
@@ -167,6 +189,18 @@ func (c *Client) ask(ctx context.Context, endpoint, until string, vet func(*Lice
 		c.endAirGapped(v.Claims)
 	}
 
+	offset := c.keep(result, v, fresh, body, now)
+	record.OffsetMs = &offset
+	return result, nil
+}
+
+// keep stores a fresh verified answer (Check, Borrow and StartTrial) and judges it; it answers
+// the clock offset the answer showed.
+func (c *Client) keep(result *CheckResult, v *LicenceVerification, fresh *Answer, body *jsonObject, now time.Time) int64 {
+	maxAge := int64(0)
+	if v.Claims.Max != nil {
+		maxAge = *v.Claims.Max
+	}
 	offset := checkedAtMs(fresh) - now.UnixMilli()
 	c.rememberTerm(v.Claims.Iat)
 	result.StoreError = c.store.Update(c.stateKey(v.Claims), func(r *Record) {
@@ -177,7 +211,29 @@ func (c *Client) ask(ctx context.Context, endpoint, until string, vet func(*Lice
 	})
 	result.ServerReason, _ = fieldOf[string](body, "reason")
 	result.judge(fresh, &offset, now, maxAge)
-	return result, nil
+	return offset
+}
+
+// trialNowMs is the time a trial is judged at: the later of the service's time and the newest
+// verified checkedAt (Unix milliseconds).
+func trialNowMs(offsetMs *int64, answer *Answer, now time.Time) int64 {
+	t := serviceNowMs(offsetMs, now, maxOffset)
+	if answer != nil && checkedAtMs(answer) > t {
+		t = checkedAtMs(answer)
+	}
+	return t
+}
+
+func trialStatus(v *LicenceVerification, answer *Answer, now time.Time, offsetMs *int64) *TrialStatus {
+	if !v.Signed || !v.Claims.Trial() {
+		return nil
+	}
+	end := *v.Claims.Exp * 1000
+	left := (end - trialNowMs(offsetMs, answer, now)) / 1000
+	if left < 0 {
+		left = 0
+	}
+	return &TrialStatus{EndsAt: time.Unix(*v.Claims.Exp, 0).UTC(), SecondsLeft: left, Converted: answer != nil && answer.Converted}
 }
 
 // judge sets the state from the latest verified answer (the licence already verified offline).
@@ -307,7 +363,8 @@ func (c *Client) verifyAnswer(body *jsonObject, claims *Claims, nonce string) (*
 		return nil, newError(CodeBadResponse, "the answer lacks the receipt fields")
 	}
 	renewed, _ := fieldOf[bool](body, "renewed")
-	answer := StoredAnswer{Tag: tag, Receipt: receipt, Renewed: renewed, ReceiptFields: ReceiptFields{
+	converted, _ := fieldOf[bool](body, "converted")
+	answer := StoredAnswer{Tag: tag, Receipt: receipt, Renewed: renewed, Converted: converted, ReceiptFields: ReceiptFields{
 		Lid: claims.Lid, Status: status, Nonce: nonce, CheckedAt: checked, BoundAt: boundAt,
 		FpDigest: FpDigest(c.Fingerprint()), LeaseEndsAt: leaseEndsAt,
 	}}
@@ -345,44 +402,61 @@ type request struct {
 
 // post sends JSON and returns the 200 answer's object; everything else is an *Error.
 func (c *Client) post(ctx context.Context, endpoint string, body request) (*jsonObject, error) {
+	object, _, err := c.send(ctx, endpoint, body)
+	return object, err
+}
+
+// send sends JSON and returns the 200 answer's object (and a trial's 201) with its status;
+// everything else is an *Error.
+func (c *Client) send(ctx context.Context, endpoint string, body any) (*jsonObject, int, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	data, _ := json.Marshal(body) // plain strings and integers: cannot fail
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url+endpoint, bytes.NewReader(data))
 	if err != nil {
-		return nil, newError(CodeNetwork, "the request cannot be made: %v", err)
+		return nil, 0, newError(CodeNetwork, "the request cannot be made: %v", err)
 	}
 	req.Header.Set("Authorization", "Bearer "+c.config.CheckToken)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	response, err := c.httpClient.Do(req)
 	if err != nil {
-		return nil, transportError(ctx, err, "the service cannot be reached", c.timeout)
+		return nil, 0, transportError(ctx, err, "the service cannot be reached", c.timeout)
 	}
 	defer response.Body.Close()
-	if response.StatusCode != http.StatusOK {
-		e := &Error{Code: CodeHTTPStatus, Message: "the service answered " + strconv.Itoa(response.StatusCode), Status: response.StatusCode, retryAfter: -1}
-		if seconds, err := strconv.ParseUint(strings.TrimSpace(response.Header.Get("Retry-After")), 10, 30); err == nil && response.StatusCode == http.StatusTooManyRequests {
-			e.retryAfter = time.Duration(seconds) * time.Second
-		}
-		return nil, e
-	}
+	success := response.StatusCode == http.StatusOK || (endpoint == "trial" && response.StatusCode == http.StatusCreated)
 	text, err := io.ReadAll(io.LimitReader(response.Body, maxAnswerBytes+1))
+	if !success {
+		if endpoint == "trial" {
+			return nil, 0, trialRefusal(response, text)
+		}
+		return nil, 0, &Error{Code: CodeHTTPStatus, Message: "the service answered " + strconv.Itoa(response.StatusCode), Status: response.StatusCode, RetryAfterSeconds: retryAfterSeconds(response)}
+	}
 	if err != nil {
-		return nil, transportError(ctx, err, "the answer was cut off", c.timeout)
+		return nil, 0, transportError(ctx, err, "the answer was cut off", c.timeout)
 	}
 	if len(text) > maxAnswerBytes {
-		return nil, newError(CodeBadResponse, "the answer is too large")
+		return nil, 0, newError(CodeBadResponse, "the answer is too large")
 	}
 	value, err := parseJSON(text)
 	if err != nil {
-		return nil, newError(CodeBadResponse, "the answer is not strict JSON")
+		return nil, 0, newError(CodeBadResponse, "the answer is not strict JSON")
 	}
 	object, ok := value.(*jsonObject)
 	if !ok {
-		return nil, newError(CodeBadResponse, "the answer is not a JSON object")
+		return nil, 0, newError(CodeBadResponse, "the answer is not a JSON object")
 	}
-	return object, nil
+	return object, response.StatusCode, nil
+}
+
+// retryAfterSeconds is a 429's Retry-After (a trial limit, a usage rate) in whole seconds, else 0:
+// an absent or other header says nothing.
+func retryAfterSeconds(response *http.Response) int {
+	seconds, err := strconv.ParseUint(strings.TrimSpace(response.Header.Get("Retry-After")), 10, 30)
+	if err != nil || response.StatusCode != http.StatusTooManyRequests {
+		return 0
+	}
+	return int(seconds)
 }
 
 func transportError(ctx context.Context, err error, what string, timeout time.Duration) error {

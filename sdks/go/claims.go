@@ -47,6 +47,14 @@ type Param struct {
 	Value any
 }
 
+// Trial reports whether the licence is a trial: its trl claim is the boolean true (DESIGN.md 18).
+// For a product whose parameter kept the name trl, it means nothing.
+func (c *Claims) Trial() bool {
+	value, _ := c.Param("trl")
+	trial, _ := value.(bool)
+	return trial && c.Exp != nil
+}
+
 // Param returns the value of the named product parameter.
 func (c *Claims) Param(name string) (any, bool) {
 	for _, p := range c.Params {

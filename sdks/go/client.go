@@ -84,11 +84,16 @@ type Client struct {
 // svcc_<CheckID>_...), CodeInvalidKey for unreadable keys, CodeNotCheckable for an OFFLINE
 // licence (it has no check path: use VerifyLicence).
 func NewClient(config Config) (*Client, error) {
+	return newClient(config, "Licence")
+}
+
+// newClient is NewClient; StartTrial requires ProductKey instead of Licence.
+func newClient(config Config, last string) (*Client, error) {
 	required := map[string]string{
 		"BaseURL": config.BaseURL, "Slug": config.Slug, "CheckID": config.CheckID,
-		"CheckToken": config.CheckToken, "Licence": config.Licence,
+		"CheckToken": config.CheckToken, "Licence": config.Licence, "ProductKey": config.ProductKey,
 	}
-	for _, name := range []string{"BaseURL", "Slug", "CheckID", "CheckToken", "Licence"} {
+	for _, name := range []string{"BaseURL", "Slug", "CheckID", "CheckToken", last} {
 		if required[name] == "" {
 			return nil, newError(CodeInvalidOptions, "%s must be a non-empty string", name)
 		}

@@ -3,7 +3,6 @@ package licensor
 import (
 	"errors"
 	"fmt"
-	"time"
 )
 
 // ErrorCode is a constant an application can switch on; the same codes as the TypeScript SDK.
@@ -37,6 +36,11 @@ const (
 	// CodeBadActivation: an air-gapped activation response is not for this installation, machine,
 	// pending request or product, or there is no activation to deactivate (DESIGN.md 14).
 	CodeBadActivation ErrorCode = "BAD_ACTIVATION"
+	// CodeTrialsOff: StartTrial was refused: the product offers no trials now (DESIGN.md 18).
+	CodeTrialsOff ErrorCode = "TRIALS_OFF"
+	// CodeTrialUsed: StartTrial was refused: a machine like this one already had a trial
+	// (Error.Matched names the equal fingerprint components).
+	CodeTrialUsed ErrorCode = "TRIAL_USED"
 	// CodeQueueFull: RecordUsage found 1,000 events of this licence still waiting to be sent.
 	CodeQueueFull ErrorCode = "QUEUE_FULL"
 )
@@ -56,6 +60,8 @@ var (
 	ErrLidMismatch    = errors.New("licensor: lid mismatch")
 	ErrOlderTerm      = errors.New("licensor: older term")
 	ErrBadActivation  = errors.New("licensor: bad activation")
+	ErrTrialsOff      = errors.New("licensor: trials off")
+	ErrTrialUsed      = errors.New("licensor: trial used")
 	ErrQueueFull      = errors.New("licensor: usage queue full")
 )
 
@@ -72,6 +78,8 @@ var sentinels = map[ErrorCode]error{
 	CodeLidMismatch:    ErrLidMismatch,
 	CodeOlderTerm:      ErrOlderTerm,
 	CodeBadActivation:  ErrBadActivation,
+	CodeTrialsOff:      ErrTrialsOff,
+	CodeTrialUsed:      ErrTrialUsed,
 	CodeQueueFull:      ErrQueueFull,
 }
 
@@ -82,8 +90,12 @@ type Error struct {
 	Message string
 	// Status is the HTTP status for CodeHTTPStatus, else 0.
 	Status int
-	// retryAfter is a 429's Retry-After, -1 when it named none.
-	retryAfter time.Duration
+	// Matched names the equal fingerprint components for CodeTrialUsed (machine, host, mac, cpu,
+	// disk order), else nil.
+	Matched []string
+	// RetryAfterSeconds is an HTTP 429's Retry-After (a trial limit, a usage rate), else 0 (the
+	// service always names at least 1).
+	RetryAfterSeconds int
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("licensor: %s: %s", e.Code, e.Message) }

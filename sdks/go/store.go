@@ -22,6 +22,8 @@ type StoredAnswer struct {
 	Receipt string
 	// Renewed is the answer's unsigned renewed hint.
 	Renewed bool
+	// Converted is the answer's unsigned converted hint (a converted trial, DESIGN.md 18).
+	Converted bool
 }
 
 // Record is what the client remembers about one licence on this machine. NewestIat and OffsetMs
@@ -128,6 +130,7 @@ type answerFile struct {
 	LeaseEndsAt string `json:"leaseEndsAt"`
 	Receipt     string `json:"receipt"`
 	Renewed     bool   `json:"renewed"`
+	Converted   bool   `json:"converted"`
 }
 
 func (s *fileStore) paths(key StateKey) (dir, file string, err error) {
@@ -242,7 +245,7 @@ func writeAtomically(dir, file string, data []byte) error {
 func encodeState(r Record, lid string) []byte {
 	state := stateFile{Format: stateFormat, Lid: lid, NewestIat: r.NewestIat, OffsetMs: r.OffsetMs}
 	if a := r.Answer; a != nil {
-		state.Answer = &answerFile{string(a.Tag), a.Lid, a.Status, a.Nonce, a.CheckedAt, a.BoundAt, a.FpDigest, a.LeaseEndsAt, a.Receipt, a.Renewed}
+		state.Answer = &answerFile{string(a.Tag), a.Lid, a.Status, a.Nonce, a.CheckedAt, a.BoundAt, a.FpDigest, a.LeaseEndsAt, a.Receipt, a.Renewed, a.Converted}
 	}
 	data, _ := json.MarshalIndent(state, "", "  ") // plain fields: cannot fail
 	return append(data, '\n')
@@ -291,6 +294,8 @@ func decodeState(data []byte) Record {
 	if a.Renewed, ok = fieldOf[bool](answer, "renewed"); !ok {
 		return r
 	}
+	// Optional: files written before trials existed have none.
+	a.Converted, _ = fieldOf[bool](answer, "converted")
 	r.Answer = &a
 	return r
 }

@@ -249,8 +249,8 @@ func (c *Client) sendUsage(ctx context.Context, claims *Claims, dir string) *Usa
 				report.NoAnswer = &NoAnswer{Code: e.Code, Status: e.Status, Message: e.Message}
 				if e.Status == 429 {
 					wait := defaultRetryAfter
-					if e.retryAfter >= 0 {
-						wait = e.retryAfter
+					if e.RetryAfterSeconds > 0 {
+						wait = time.Duration(e.RetryAfterSeconds) * time.Second
 					}
 					c.mu.Lock()
 					c.usageRetryAt = c.clock().Add(wait)

@@ -66,6 +66,8 @@ export interface IssuerClaims {
   brw?: number;
   /** The licence's meters (DESIGN.md 19), only with meters. */
   mtr?: MeterClaim[];
+  /** DESIGN.md 18: a trial exactly when this is the boolean `true`. */
+  trl?: boolean;
 }
 
 /** A meter as signed in `mtr` (DESIGN.md 19): key, period, limit and overage, null for unlimited or no ceiling. */
@@ -114,6 +116,8 @@ export interface ClaimsInput {
   brw?: Maybe<number>;
   /** The licence's meters, in its order; omitted when empty (DESIGN.md 19). */
   mtr?: Maybe<readonly MeterClaim[]>;
+  /** A trial (DESIGN.md 18): `true` writes `trl`; anything else omits it. */
+  trl?: Maybe<boolean>;
   /** Product parameters in declared order; entries whose value is null or undefined are omitted. */
   params?: Maybe<ReadonlyArray<readonly [string, Maybe<ParamValue>]> | Readonly<Record<string, Maybe<ParamValue>>>>;
 }
@@ -154,6 +158,7 @@ interface Normalised {
     lse: number | undefined;
     brw: number | undefined;
     mtr: MeterClaim[] | undefined;
+    trl: true | undefined;
   };
   params: Entry[];
 }
@@ -194,6 +199,7 @@ function normalise(input: ClaimsInput): Normalised {
     brw: lse !== undefined && input.brw !== 0 ? (input.brw ?? undefined) : undefined,
     // Each meter written with exactly its four fields in wire order.
     mtr: input.mtr == null || input.mtr.length === 0 ? undefined : input.mtr.map((m) => ({ k: m.k, p: m.p, l: m.l, o: m.o })),
+    trl: input.trl === true ? true : undefined,
   };
   const problem = claimsProblem(claims) ?? (claims.mtr === undefined ? null : meterProblem(claims.mtr));
   if (problem !== null) throw new TypeError(problem);
@@ -207,7 +213,7 @@ function normalise(input: ClaimsInput): Normalised {
       const key = pairs[i]![0];
       const value = pairs[i]![1];
       if (value == null) continue;
-      if (reserved.has(key) || (key === 'mtr' && claims.mtr !== undefined)) throw new TypeError(`parameter "${key}" shadows an issuer claim`);
+      if (reserved.has(key) || (key === 'mtr' && claims.mtr !== undefined) || (key === 'trl' && claims.trl)) throw new TypeError(`parameter "${key}" shadows an issuer claim`);
       const first = key.charCodeAt(0);
       if (first >= 0x30 && first <= 0x39 && INDEX_KEY.test(key)) {
         throw new TypeError(`parameter "${key}" cannot be kept in declared order`);
@@ -234,6 +240,7 @@ export function orderClaims(input: ClaimsInput): LicenceClaims {
   for (const name of CLAIM_NAMES) if (claims[name] !== undefined) entries.push([name, claims[name]]);
   for (const name of FLOATING_CLAIM_NAMES) if (claims[name] !== undefined) entries.push([name, claims[name]]);
   if (claims.mtr !== undefined) entries.push(['mtr', claims.mtr]);
+  if (claims.trl) entries.push(['trl', true]);
   return Object.fromEntries([...entries, ...params]) as LicenceClaims;
 }
 
@@ -271,6 +278,7 @@ export function licencePayload(input: ClaimsInput): string {
   if (c.lse !== undefined) json += `,"lse":${c.lse}`;
   if (c.brw !== undefined) json += `,"brw":${c.brw}`;
   if (c.mtr !== undefined) json += `,"mtr":${JSON.stringify(c.mtr)}`;
+  if (c.trl) json += ',"trl":true';
   for (let i = 0; i < params.length; i++) {
     const value = params[i]![1];
     // Values are checked ParamValues: a string, a safe integer, a boolean or a list of strings.

@@ -183,6 +183,11 @@ export async function deactivate(files: AirGapFiles, lid: string, fingerprint: s
   });
 }
 
+/** This installation's device public key (B64U), made now if there is none for this fingerprint. */
+export function devicePublicKey(files: AirGapFiles, fingerprint: string): Promise<string> {
+  return files.update(fingerprint, async (_state, device) => (await device()).dpk);
+}
+
 /** This licence's kept activation as this machine judges it now, or null. */
 export async function keptActivation(files: AirGapFiles, lid: string, fingerprint: string, keys: readonly KeyObject[]): Promise<AirGapActivation | null> {
   const text = (await files.load()).activations[lid];

@@ -11,13 +11,13 @@ import {
   type ReceiptTag,
   type UsageReceiptFields,
 } from '@licensor/protocol';
-import { acceptResponse, AirGapFiles, deactivate, endActivation, keptActivation, makeRequest } from './air-gap.js';
+import { acceptResponse, AirGapFiles, deactivate, devicePublicKey, endActivation, keptActivation, makeRequest } from './air-gap.js';
 import { emptyState, fileStore, isObject, type StoredState, type StateKey, type StateStore, type StoredAnswer } from './store.js';
 import { leaseLive, LeaseKeeper, type LeaseOptions } from './lease.js';
-import { LicensorError, type LicensorErrorCode } from './errors.js';
+import { LicensorError, type LicensorErrorCode, type LicensorErrorDetails } from './errors.js';
 import { collectFingerprint } from './fingerprint.js';
 import { readPublicKeys, type PublicKeys } from './keys.js';
-import { verifyLicence, type LicenceRefusal, type LicenceVerification } from './verify.js';
+import { verifyLicence, type LicenceRefusal, type LicenceVerification, type SignedLicence } from './verify.js';
 import { BATCH_SIZE, checkEvent, licenceMeters, pendingElsewhere, UsageQueue, type LicenceMeter, type UsageEvent } from './usage.js';
 
 export interface LicenceClientOptions {
@@ -116,9 +116,44 @@ export interface CheckResult {
   airGapped: boolean;
   /** The service's unsigned `reason`, for display only. */
   serverReason: string | null;
+  /** For a trial licence (`trl`), its end as the service's clock judges it; null for any other. */
+  trial: TrialStatus | null;
   /** Set when the state could not be saved (the result still holds). */
   storeError: Error | null;
 }
+
+/** A trial licence's end (DESIGN.md 18). */
+export interface TrialStatus {
+  /** The signed `exp`, ISO 8601. */
+  endsAt: string;
+  /** Seconds until `endsAt`, at the later of the service's time and the newest verified checkedAt; 0 once ended. */
+  secondsLeft: number;
+  /** The last answer said the trial was converted to a paid licence (unsigned): ask the vendor for it. */
+  converted: boolean;
+}
+
+/** The options of startTrial(): a client's, without a licence (the service makes it). `productKey` is needed. */
+export type TrialOptions = Omit<LicenceClientOptions, 'licence'>;
+
+/** What startTrial() answers. */
+export interface TrialStart {
+  /** A client holding the trial licence, for check() and the rest. */
+  client: LicenceClient;
+  /** True when this call started the trial; false when the service gave this machine back its own. */
+  created: boolean;
+  /** The trial licence string: keep it like any licence. */
+  licence: string;
+  /** The trial's end (its `exp`), ISO 8601. */
+  endsAt: string;
+  /** The start's answer judged as check() judges one. */
+  result: CheckResult;
+}
+
+/** The 403 refusals of a trial start that the application must tell apart. */
+const TRIAL_REFUSALS = ['TRIALS_OFF', 'TRIAL_USED'] as const;
+
+/** Lets startTrial() build a client before it holds a licence. */
+const NO_LICENCE_YET = Symbol('trial');
 
 /**
  * An event's result in a usage answer (DESIGN.md 19), or `QUEUED`: still on disk, to be sent
@@ -203,16 +238,21 @@ export class LicenceClient {
   /** Nothing is sent to the usage endpoint before this time (ms), after a 429's Retry-After. */
   #usageRetryAt = 0;
 
-  constructor(options: LicenceClientOptions) {
-    for (const name of ['baseUrl', 'slug', 'checkId', 'checkToken', 'licence'] as const) {
-      if (typeof options[name] !== 'string' || options[name] === '') {
+  constructor(options: LicenceClientOptions);
+  constructor(options: TrialOptions, trial: typeof NO_LICENCE_YET);
+  constructor(options: LicenceClientOptions | TrialOptions, trial?: typeof NO_LICENCE_YET) {
+    const required = ['baseUrl', 'slug', 'checkId', 'checkToken', ...(trial ? (['productKey'] as const) : (['licence'] as const))] as const;
+    for (const name of required) {
+      const value = (options as Partial<Record<string, unknown>>)[name];
+      if (typeof value !== 'string' || value === '') {
         throw new LicensorError('INVALID_OPTIONS', `${name} must be a non-empty string`);
       }
     }
     if (!options.checkToken.startsWith(`svcc_${options.checkId}_`)) {
       throw new LicensorError('INVALID_OPTIONS', 'checkToken must be the whole svcc_<checkId>_<secret> token for this checkId');
     }
-    if (licenceType(options.licence) === 'OFFLINE') {
+    const licence = 'licence' in options && !trial ? options.licence : '';
+    if (licence !== '' && licenceType(licence) === 'OFFLINE') {
       throw new LicensorError('NOT_CHECKABLE', 'an OFFLINE licence has no check path: use verifyLicence()');
     }
     this.#keys = readPublicKeys(options.publicKeyPem);
@@ -228,7 +268,49 @@ export class LicenceClient {
     this.#slug = options.slug;
     this.#productKey = options.productKey;
     this.#machineLabel = options.machineLabel;
-    this.#licence = options.licence;
+    this.#licence = licence;
+  }
+
+  /**
+   * Starts a trial of the product on this machine (DESIGN.md 18), or gets this machine's own
+   * trial back (after a reinstall, or a retry): call it from the application's first run or a
+   * "Start trial" button, never from an installer. `email` is optional and needs the user's
+   * consent. The licence must verify with the product's keys, carry `trl` and match this
+   * machine (`BAD_LICENCE`), its receipt verify (`BAD_RECEIPT`), and no older term than one seen
+   * (`OLDER_TERM`). Refusals: `TRIALS_OFF`, `TRIAL_USED` (with `matched`), `HTTP_STATUS` 429 with
+   * `retryAfterSeconds`; needs the file store (the installation's device key), else
+   * `INVALID_OPTIONS`.
+   */
+  static async startTrial(options: TrialOptions, { email }: { email?: string } = {}): Promise<TrialStart> {
+    const client = new LicenceClient(options, NO_LICENCE_YET);
+    return client.#startTrial(email);
+  }
+
+  async #startTrial(email: string | undefined): Promise<TrialStart> {
+    if (email !== undefined && (typeof email !== 'string' || email === '')) throw new LicensorError('INVALID_OPTIONS', 'email must be a non-empty string when given');
+    const directory = this.#store.productDirectory?.(this.#slug, this.#productKey!);
+    if (directory === undefined) throw new LicensorError('INVALID_OPTIONS', 'a trial counts installations by a device key kept on disk: it needs the file store, not a memory-only one');
+    const dpk = await devicePublicKey(new AirGapFiles(directory), this.fingerprint);
+    const now = this.#clock();
+    const nonce = randomBytes(24).toString('base64url');
+    const sent = { fingerprint: this.fingerprint, nonce, devicePublicKey: dpk, ...(email ? { email } : {}), ...(this.#machineLabel ? { machineLabel: this.#machineLabel } : {}) };
+    const { status, body } = await this.#send('trial', sent);
+    if (typeof body.license !== 'string') throw new LicensorError('BAD_RESPONSE', 'the trial answer has no licence string');
+    const licence = this.#verify(body.license, now);
+    if (!licence.signed) throw new LicensorError('BAD_LICENCE', `the trial licence does not verify: ${licence.message}`);
+    const { claims } = licence;
+    if (claims.trl !== true || claims.exp === undefined) throw new LicensorError('BAD_LICENCE', 'the licence answered is not a trial');
+    if (licence.reasons.includes('WRONG_PRODUCT')) throw new LicensorError('BAD_LICENCE', 'the trial licence is for another product');
+    if (licence.fingerprintMatch !== true) throw new LicensorError('BAD_LICENCE', 'the trial licence is for another machine');
+    if (body.lid !== claims.lid) throw new LicensorError('BAD_LICENCE', "the answer is not the trial licence's");
+    const kept = await this.#load(claims);
+    if (claims.iat < (kept.newestIat ?? 0)) throw new LicensorError('OLDER_TERM', 'the trial term answered is older than one already seen');
+    const fresh = this.#verifyAnswer(body, claims.lid, nonce, now, receiptTagOf(claims));
+    this.#licence = body.license;
+    // Judged at the service's time, as check() judges a trial: an answered trial may have ended.
+    const judged = this.#verify(body.license, trialNow(fresh.offsetMs, fresh, now)) as SignedLicence;
+    const result = await this.#judgeFresh(judged, fresh, body, { clockRollback: false, now, newestIat: kept.newestIat ?? 0 });
+    return { client: this, created: status === 201, licence: body.license, endsAt: new Date(claims.exp * 1000).toISOString(), result };
   }
 
   /** The licence string in use: the one given, or the term fetch() last returned. */
@@ -263,15 +345,18 @@ export class LicenceClient {
    */
   async #ask(endpoint: 'check' | 'borrow', extra: Record<string, string>, vet?: (licence: LicenceVerification) => void): Promise<CheckResult> {
     const now = this.#clock();
-    const licence = this.#verify(this.#licence, now);
-    vet?.(licence);
+    if (this.#licence === '') throw new LicensorError('INVALID_OPTIONS', 'this client holds no licence');
+    const offline = this.#verify(this.#licence, now);
+    vet?.(offline);
     // The presented term alone chooses the receipt's tag (DESIGN.md 13).
-    const tag = licence.signed ? receiptTagOf(licence.claims) : 'SVCR1';
-    const kept = licence.signed ? await this.#load(licence.claims) : { ...emptyState(), verified: null };
+    const tag = offline.signed ? receiptTagOf(offline.claims) : 'SVCR1';
+    const kept = offline.signed ? await this.#load(offline.claims) : { ...emptyState(), verified: null };
     const cached = kept.verified;
+    // A trial ends by the service's time, never by a clock set back (DESIGN.md 18).
+    const licence = isTrial(offline.claims) ? this.#verify(this.#licence, trialNow(kept.offsetMs, cached, now)) : offline;
     // Measured against the answer known before this call: a fresh answer proves itself by its nonce.
     const clockRollback = cached !== null && serviceNow(kept.offsetMs, now) < Date.parse(cached.checkedAt) - ROLLBACK_TOLERANCE_MS;
-    const result = { licence, clockRollback, serverReason: null, storeError: null, noAnswer: null, airGapped: false };
+    const result = { licence, clockRollback, serverReason: null, storeError: null, noAnswer: null, airGapped: false, trial: trialStatus(licence, cached, kept.offsetMs, now) };
     const newestIat = Math.max(this.#newestIat, kept.newestIat ?? 0);
     const olderTerm = licence.signed && licence.claims.iat < newestIat;
 
@@ -294,6 +379,16 @@ export class LicenceClient {
       if (error.status !== undefined) noAnswer.status = error.status;
       return this.#orAirGapped({ ...result, noAnswer, ...judge(cached, kept.offsetMs, now, clockRollback, maxSeconds(licence)) }, licence.claims, now);
     }
+    return this.#judgeFresh(licence, fresh, body, { clockRollback, now, newestIat });
+  }
+
+  /** Keeps a fresh verified answer and judges it (check(), borrow() and startTrial()). */
+  async #judgeFresh(
+    licence: SignedLicence,
+    fresh: VerifiedAnswer,
+    body: Record<string, unknown>,
+    { clockRollback, now, newestIat }: { clockRollback: boolean; now: number; newestIat: number },
+  ): Promise<CheckResult> {
     const files = this.#airGapFiles(licence.claims);
     // A later verified answer that says not licensed ends an air-gapped activation here (DESIGN.md 14).
     if (!fresh.grants && files) await endActivation(files, licence.claims.lid, this.fingerprint).catch(() => undefined);
@@ -301,10 +396,16 @@ export class LicenceClient {
     this.#newestIat = Math.max(newestIat, licence.claims.iat);
     const storeError = await this.#keep(licence.claims, fresh);
     return {
-      ...result,
+      licence,
+      clockRollback,
+      airGapped: false,
+      noAnswer: null,
       serverReason: typeof body.reason === 'string' ? body.reason : null,
       storeError,
+      trial: trialStatus(licence, fresh, fresh.offsetMs, now),
       ...judge(fresh, fresh.offsetMs, now, clockRollback, maxSeconds(licence)),
+      // Only startTrial() hands in a licence refused offline (check() never sends one).
+      ...(licence.valid ? {} : { state: 'INVALID' as const, reasons: [...licence.reasons] }),
     };
   }
 
@@ -595,6 +696,11 @@ export class LicenceClient {
 
   /** POSTs JSON and returns the 200 answer's object; everything else is a LicensorError. */
   async #post(endpoint: 'check' | 'fetch' | 'release' | 'borrow' | 'usage', body: Record<string, unknown>): Promise<Record<string, unknown>> {
+    return (await this.#send(endpoint, body)).body;
+  }
+
+  /** POSTs JSON; a 200 (and a trial's 201) answers its status and object, everything else is a LicensorError. */
+  async #send(endpoint: 'check' | 'fetch' | 'release' | 'borrow' | 'usage' | 'trial', body: Record<string, unknown>): Promise<{ status: number; body: Record<string, unknown> }> {
     const controller = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
@@ -617,16 +723,17 @@ export class LicenceClient {
         if (error instanceof LicensorError) throw error;
         throw new LicensorError('NETWORK', `the service cannot be reached: ${(error as Error).message}`);
       });
-      if (response.status !== 200) {
-        const error = new LicensorError('HTTP_STATUS', `the service answered ${response.status}`, response.status);
-        const retryAfter = response.headers.get('retry-after');
-        if (response.status === 429 && retryAfter !== null && /^\d{1,9}$/.test(retryAfter.trim())) error.retryAfterSeconds = Number(retryAfter);
-        throw error;
+      const success = response.status === 200 || (endpoint === 'trial' && response.status === 201);
+      const read = () =>
+        Promise.race([response.text(), timeout]).catch((error: unknown) => {
+          if (error instanceof LicensorError) throw error;
+          throw new LicensorError('NETWORK', `the answer was cut off: ${(error as Error).message}`);
+        });
+      if (!success) {
+        if (endpoint === 'trial') throw trialRefusal(response, await read().catch(() => ''));
+        throw new LicensorError('HTTP_STATUS', `the service answered ${response.status}`, response.status, retryAfter(response));
       }
-      const text = await Promise.race([response.text(), timeout]).catch((error: unknown) => {
-        if (error instanceof LicensorError) throw error;
-        throw new LicensorError('NETWORK', `the answer was cut off: ${(error as Error).message}`);
-      });
+      const text = await read();
       let parsed: unknown;
       try {
         parsed = JSON.parse(text);
@@ -636,7 +743,7 @@ export class LicenceClient {
       if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
         throw new LicensorError('BAD_RESPONSE', 'the answer is not a JSON object');
       }
-      return parsed as Record<string, unknown>;
+      return { status: response.status, body: parsed as Record<string, unknown> };
     } finally {
       clearTimeout(timer);
     }
@@ -667,6 +774,7 @@ export class LicenceClient {
       leaseEndsAt,
       receipt,
       renewed: body.renewed === true,
+      converted: body.converted === true,
     };
     const verified = this.#verified(answer, true, Math.round(Date.parse(checkedAt) - now));
     if (verified === null) throw new LicensorError('BAD_RECEIPT', 'the receipt does not verify for this licence, nonce and machine');
@@ -713,8 +821,53 @@ function maxSeconds(licence: LicenceVerification): number {
   return licence.claims?.max ?? 0;
 }
 
-function storedPart({ tag, lid, status, nonce, checkedAt, boundAt, fpDigest, leaseEndsAt, receipt, renewed }: StoredAnswer): StoredAnswer {
-  return { tag, lid, status, nonce, checkedAt, boundAt, fpDigest, leaseEndsAt, receipt, renewed };
+function storedPart({ tag, lid, status, nonce, checkedAt, boundAt, fpDigest, leaseEndsAt, receipt, renewed, converted }: StoredAnswer): StoredAnswer {
+  return { tag, lid, status, nonce, checkedAt, boundAt, fpDigest, leaseEndsAt, receipt, renewed, converted };
+}
+
+/** A licence is a trial exactly when `trl` is the boolean true (DESIGN.md 18). */
+function isTrial(claims: LicenceClaims | null): claims is LicenceClaims & { exp: number } {
+  return claims !== null && claims.trl === true && claims.exp !== undefined;
+}
+
+/** The time a trial is judged at: the later of the service's time and the newest verified checkedAt. */
+function trialNow(offsetMs: number | null, answer: StoredAnswer | null, now: number): number {
+  return Math.max(serviceNow(offsetMs, now), answer === null ? -Infinity : Date.parse(answer.checkedAt));
+}
+
+function trialStatus(licence: LicenceVerification, answer: StoredAnswer | null, offsetMs: number | null, now: number): TrialStatus | null {
+  if (!isTrial(licence.claims)) return null;
+  const end = licence.claims.exp * 1000;
+  return {
+    endsAt: new Date(end).toISOString(),
+    secondsLeft: Math.max(0, Math.floor((end - trialNow(offsetMs, answer, now)) / 1000)),
+    converted: answer?.converted === true,
+  };
+}
+
+/** A refused trial start: the reasons an application tells apart, else the status (a 429 with its Retry-After). */
+function trialRefusal(response: Response, text: string): LicensorError {
+  let body: Record<string, unknown> = {};
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) body = parsed as Record<string, unknown>;
+  } catch {
+    // A body that is not JSON names no reason: the status says it.
+  }
+  const message = typeof body.error === 'string' ? body.error : `the service answered ${response.status}`;
+  const reason = (TRIAL_REFUSALS as readonly unknown[]).includes(body.reason) && response.status === 403 ? (body.reason as (typeof TRIAL_REFUSALS)[number]) : null;
+  if (reason === 'TRIAL_USED') {
+    const matched = Array.isArray(body.matched) ? body.matched.filter((name): name is string => typeof name === 'string') : [];
+    return new LicensorError('TRIAL_USED', message, undefined, { matched });
+  }
+  if (reason === 'TRIALS_OFF') return new LicensorError('TRIALS_OFF', message);
+  return new LicensorError('HTTP_STATUS', message, response.status, retryAfter(response));
+}
+
+/** A 429's Retry-After (a trial limit, a usage rate): whole seconds only; an absent or other header says nothing. */
+function retryAfter(response: Response): LicensorErrorDetails {
+  const value = response.headers.get('retry-after')?.trim() ?? '';
+  return response.status === 429 && /^[0-9]{1,9}$/.test(value) ? { retryAfterSeconds: Number(value) } : {};
 }
 
 /** The service's time now, as this machine's clock and the remembered offset tell it. */

@@ -13,6 +13,9 @@
  * - `BAD_ACTIVATION`: an air-gapped activation response that is not for this installation,
  *   machine, pending request or product, is for an activation deactivated here, or does not verify;
  *   or a deactivation with no activation to end.
+ * - `TRIALS_OFF`: startTrial() was refused: the product offers no trials now (DESIGN.md 18).
+ * - `TRIAL_USED`: startTrial() was refused: a machine like this one already had a trial
+ *   (`matched` names the equal fingerprint components).
  * - `QUEUE_FULL`: recordUsage() found 1,000 events of this licence still waiting to be sent.
  */
 export type LicensorErrorCode =
@@ -28,20 +31,33 @@ export type LicensorErrorCode =
   | 'LID_MISMATCH'
   | 'OLDER_TERM'
   | 'BAD_ACTIVATION'
+  | 'TRIALS_OFF'
+  | 'TRIAL_USED'
   | 'QUEUE_FULL';
+
+/** What some refusals add: `matched` for TRIAL_USED, `retryAfterSeconds` for an HTTP 429. */
+export interface LicensorErrorDetails {
+  matched?: string[];
+  retryAfterSeconds?: number;
+}
 
 /** The SDK's one error type. `check()` never throws it for the service's answers: they are data. */
 export class LicensorError extends Error {
-  /** With a 429: the seconds its Retry-After asked to wait. */
-  retryAfterSeconds?: number;
-
   constructor(
     readonly code: LicensorErrorCode,
     message: string,
     /** The HTTP status, for `HTTP_STATUS`. */
     readonly status?: number,
+    details: LicensorErrorDetails = {},
   ) {
     super(message);
     this.name = 'LicensorError';
+    if (details.matched !== undefined) this.matched = details.matched;
+    if (details.retryAfterSeconds !== undefined) this.retryAfterSeconds = details.retryAfterSeconds;
   }
+
+  /** TRIAL_USED: the components of this machine's fingerprint equal to the earlier trial's (machine, host, mac, cpu, disk order). */
+  readonly matched?: string[];
+  /** An HTTP 429 (a trial limit, a usage rate): the seconds its Retry-After asked to wait. */
+  readonly retryAfterSeconds?: number;
 }

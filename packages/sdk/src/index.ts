@@ -1,4 +1,4 @@
-export { LicensorError, type LicensorErrorCode } from './errors.js';
+export { LicensorError, type LicensorErrorCode, type LicensorErrorDetails } from './errors.js';
 export type { PublicKeyInput, PublicKeys } from './keys.js';
 export {
   verifyLicence,
@@ -20,6 +20,9 @@ export {
   type NoAnswer,
   type ReleaseRefusal,
   type ReleaseResult,
+  type TrialOptions,
+  type TrialStart,
+  type TrialStatus,
   type VerifiedAnswer,
   type UsageBalance,
   type UsageEventResult,

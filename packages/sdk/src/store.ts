@@ -21,6 +21,8 @@ export interface StoredAnswer {
   receipt: string;
   /** The unsigned `renewed` hint of that answer. */
   renewed: boolean;
+  /** The unsigned `converted` hint of that answer (a converted trial, DESIGN.md 18). */
+  converted: boolean;
 }
 
 /** What the client keeps per licence (`lid`) on this machine. */
@@ -195,6 +197,7 @@ export function serialiseState(lid: string, state: StoredState): string {
     leaseEndsAt: state.answer.leaseEndsAt,
     receipt: state.answer.receipt,
     renewed: state.answer.renewed,
+    converted: state.answer.converted,
   };
   return `${JSON.stringify({ format: 1, lid, newestIat: state.newestIat, offsetMs: state.offsetMs, answer }, null, 2)}\n`;
 }
@@ -242,5 +245,7 @@ function parseAnswer(value: unknown): StoredAnswer | null {
     leaseEndsAt: text('leaseEndsAt'),
     receipt: text('receipt'),
     renewed: value.renewed,
+    // Optional: files written before trials existed have none.
+    converted: value.converted === true,
   };
 }

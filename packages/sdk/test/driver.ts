@@ -5,7 +5,7 @@ import { createInterface } from 'node:readline';
 import { collectFingerprint, fileStore, LicenceClient, LicensorError, verifyLicence, type CheckResult, type UsageReport } from '../src/index.js';
 
 type Request = Record<string, unknown>;
-type Answer = { ok: true; result: unknown } | { ok: false; error: { code: string; message: string; status?: number } };
+type Answer = { ok: true; result: unknown } | { ok: false; error: { code: string; message: string; status?: number; matched?: string[]; retryAfterSeconds?: number } };
 
 interface Config {
   baseUrl: string;
@@ -14,7 +14,8 @@ interface Config {
   checkId: string;
   checkToken: string;
   publicKeys: string[];
-  licence: string;
+  /** Absent until a licence is held (DESIGN.md 18: startTrial gets one). */
+  licence?: string;
   stateDir: string;
   timeoutMs?: number;
 }
@@ -49,7 +50,7 @@ function readConfig(request: Request): Config {
     checkId: text(request, 'checkId')!,
     checkToken: text(request, 'checkToken')!,
     publicKeys: publicKeys as string[],
-    licence: text(request, 'licence')!,
+    licence: text(request, 'licence', true),
     stateDir: text(request, 'stateDir')!,
     timeoutMs: timeoutMs as number | undefined,
   };
@@ -61,9 +62,19 @@ function configured(): Config {
 }
 
 /** The client for the current configuration, built on first use (a later configure or setFingerprint replaces it). */
+function clientOptions() {
+  const { publicKeys, stateDir, licence: _licence, ...options } = configured();
+  return { ...options, publicKeyPem: publicKeys, store: fileStore(stateDir), clock, fingerprint };
+}
+
+function heldLicence(): string {
+  const { licence } = configured();
+  if (licence === undefined) throw new DriverError('no licence is held: configure one or start a trial');
+  return licence;
+}
+
 function currentClient(): LicenceClient {
-  const { publicKeys, stateDir, ...options } = configured();
-  client ??= new LicenceClient({ ...options, publicKeyPem: publicKeys, store: fileStore(stateDir), clock, fingerprint });
+  client ??= new LicenceClient({ ...clientOptions(), licence: heldLicence() });
   return client;
 }
 
@@ -82,6 +93,7 @@ function checkAnswer(result: CheckResult) {
     renewed: result.renewed,
     airGapped: result.airGapped,
     leaseEndsAt: result.answer?.leaseEndsAt || null,
+    trial: result.trial,
   };
 }
 
@@ -95,7 +107,7 @@ const ops: Record<string, (request: Request) => Promise<unknown> | unknown> = {
   configure(request) {
     config = readConfig(request);
     client = null;
-    currentClient();
+    if (config.licence !== undefined) currentClient();
     return {};
   },
   verify(request) {
@@ -103,7 +115,7 @@ const ops: Record<string, (request: Request) => Promise<unknown> | unknown> = {
     // A given string goes to verify as it is, the empty one included (DESIGN.md 16).
     const given = request.licence;
     if (given !== undefined && typeof given !== 'string') throw new DriverError('licence must be a string');
-    const licence = given ?? configured().licence;
+    const licence = given ?? heldLicence();
     const result = verifyLicence(licence, publicKeys, { now: clock(), fingerprint, productKey, organisation: slug });
     return { valid: result.valid, reasons: result.reasons, claims: result.claims };
   },
@@ -135,6 +147,14 @@ const ops: Record<string, (request: Request) => Promise<unknown> | unknown> = {
   },
   fingerprint() {
     return { fingerprint: collectFingerprint().fingerprint };
+  },
+  async startTrial(request) {
+    const email = text(request, 'email', true);
+    const start = await LicenceClient.startTrial(clientOptions(), email === undefined ? {} : { email });
+    configured().licence = start.licence;
+    client = start.client;
+    const { state, reasons } = start.result;
+    return { licence: start.licence, lid: start.result.licence.claims!.lid, created: start.created, endsAt: start.endsAt, state, reasons };
   },
   async borrow(request) {
     return checkAnswer(await currentClient().borrow(text(request, 'until')!));
@@ -173,7 +193,8 @@ async function answer(line: string): Promise<Answer> {
     return { ok: true, result: await ops[op]!(request as Request) };
   } catch (error) {
     if (error instanceof LicensorError) {
-      return { ok: false, error: { code: error.code, message: error.message, ...(error.status !== undefined ? { status: error.status } : {}) } };
+      const { code, message, status, matched, retryAfterSeconds } = error;
+      return { ok: false, error: { code, message, ...(status !== undefined ? { status } : {}), ...(matched ? { matched } : {}), ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}) } };
     }
     if (!(error instanceof DriverError)) console.error(error);
     return { ok: false, error: { code: 'INVALID_OPTIONS', message: (error as Error).message } };

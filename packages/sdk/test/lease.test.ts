@@ -99,7 +99,7 @@ describe('a floating licence\'s check', () => {
         offsetMs: 0,
         answer: {
           tag: 'SVCR2', lid: f.lid ?? '', status: f.status ?? '', nonce: f.nonce ?? '', checkedAt: f.checkedAt ?? '', boundAt: f.boundAt ?? '',
-          fpDigest: f.fpDigest ?? '', leaseEndsAt: f.leaseEndsAt ?? '', receipt: receipt.receipt, renewed: false,
+          fpDigest: f.fpDigest ?? '', leaseEndsAt: f.leaseEndsAt ?? '', receipt: receipt.receipt, renewed: false, converted: false,
         },
       }));
       const c = new LicenceClient({

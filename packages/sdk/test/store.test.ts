@@ -17,6 +17,7 @@ const answer = (lid: string, checkedAt = '2026-11-22T07:00:00.000Z'): StoredAnsw
   leaseEndsAt: '',
   receipt: 'c2lnbmF0dXJl',
   renewed: false,
+  converted: false,
 });
 const state = (lid: string, newestIat: number | null = 1764000000, offsetMs: number | null = -1234): StoredState => ({ newestIat, offsetMs, answer: answer(lid) });
 const key = (lid: string, productKey = 'cad', slug = 'acme') => ({ slug, productKey, lid });
@@ -84,6 +85,12 @@ describe('fileStore', () => {
     expect(await store.load(key('a'))).toEqual({ newestIat: null, offsetMs: -3, answer: null });
     await store.update(key('a'), (s) => ({ ...s, answer: answer('a') }));
     expect(await store.load(key('a'))).toEqual({ newestIat: null, offsetMs: -3, answer: answer('a') });
+    // `converted` (DESIGN.md 18) is optional: a file written before trials reads as not converted.
+    const { converted: _converted, ...older } = answer('a');
+    writeFileSync(file, JSON.stringify({ format: 1, lid: 'a', newestIat: 5, offsetMs: 0, answer: { ...older, converted: 'yes' } }));
+    expect(await store.load(key('a'))).toEqual({ newestIat: 5, offsetMs: 0, answer: answer('a') });
+    writeFileSync(file, JSON.stringify({ format: 1, lid: 'a', newestIat: 5, offsetMs: 0, answer: older }));
+    expect(await store.load(key('a'))).toEqual({ newestIat: 5, offsetMs: 0, answer: answer('a') });
   });
 
   it('waits for another writer\'s lock, and removes one left by a process that died', async () => {

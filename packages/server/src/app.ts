@@ -10,7 +10,7 @@ import { sql } from 'kysely';
 import { ApiError } from './core/errors.js';
 import { ErrorBody } from './core/schemas.js';
 import { installConsole } from './http/console.js';
-import { installMetrics, installRedisGauge } from './http/metrics.js';
+import { installMetrics, installRedisGauge, usageMetrics, installTrialCounter } from './http/metrics.js';
 import { installOpenApi } from './http/openapi.js';
 import { installTenancy, type ApiRoute } from './http/tenancy.js';
 import { OrganisationCache } from './orgs/repo.js';
@@ -43,7 +43,7 @@ import { Outbox, webhookMetrics } from './webhooks/outbox.js';
 import { DeliveryThread } from './webhooks/thread.js';
 import { webhookRoutes } from './webhooks/routes.js';
 import { passkeyRoutes } from './passkeys/routes.js';
-import { ssoConfigRoutes, ssoFlowRoutes } from './sso/routes.js';
+import { ssoConfigRoutes, ssoFlowRoutes, ssoMetrics } from './sso/routes.js';
 import { memberPasskeys } from './auth/passkeys.js';
 import { VERSION } from './version.js';
 import { logDestination } from './log.js';
@@ -187,6 +187,7 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
   const checkWrites = new CheckWrites(database, (err) => app.log.error({ err }, 'check stamps and counts could not be written'));
   app.addHook('onClose', () => checkWrites.close());
   const counted = webhookMetrics(registry, database);
+  const ssoCounted = ssoMetrics(registry);
   const delivery = deliverWebhooks === 'thread' ? new DeliveryThread(database, masterKey, app.log, counted) : new Outbox(database, masterKey, config.webhookAllowNetworks, app.log, counted);
   app.decorate('webhooks', delivery instanceof Outbox ? delivery : null);
   if (deliverWebhooks) app.addHook('onReady', async () => delivery.start());
@@ -195,7 +196,7 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
   app.addHook('onReady', async () => pruner.start());
   app.addHook('onClose', async () => pruner.stop());
   const keyring = new Keyring(masterKey, config.pkcs11 && new Hsm(config.pkcs11.module, config.pkcs11.tokens));
-  const checkApi = checkGates({ database, keyring, config, limiter: rateLimits, organisations, writes: checkWrites });
+  const checkApi = checkGates({ database, keyring, config, limiter: rateLimits, organisations, writes: checkWrites, usageCounters: usageMetrics(registry), countTrial: installTrialCounter(registry) });
   await app.register(
     async (api) => {
       // DESIGN.md 7: API answers are never cached and never sniffed.
@@ -223,7 +224,7 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
       await api.register(portalRoutes(database, config));
       await api.register(webhookRoutes(database, config, masterKey));
       await api.register(ssoConfigRoutes(config, masterKey));
-      await api.register(ssoFlowRoutes(database, config, masterKey));
+      await api.register(ssoFlowRoutes(database, config, masterKey, ssoCounted));
       await api.register(airGapRoutes(keyring, operatorAirGap));
       await api.register(airGapRoutes(keyring, portalAirGap(database)));
     },

@@ -21,6 +21,7 @@ import { promotion, superviseWorkers } from './workers.js';
 import { processLogger } from './log.js';
 import { PLATFORM_ROLES, type PlatformRole } from './auth/credentials.js';
 import { createPlatformAccount, updatePlatformAccount } from './platform/accounts.js';
+import { disableSso } from './sso/config.js';
 
 const USAGE = `usage: licensor <command>
   serve                                   start the service (applies migrations first)
@@ -32,6 +33,7 @@ const USAGE = `usage: licensor <command>
   platform-account create --username U (--password P | --password-stdin) --role PLATFORM_ADMIN|PLATFORM_SUPPORT
   platform-account set-password --username U (--password P | --password-stdin)
   platform-account set-active --username U --active true|false   (false ends its sessions)
+  sso disable --org S                     turn single sign-on and its enforcement off (password sign-in works again)
   openapi                                 print the OpenAPI document (the console's client is generated from it)
   backup --out FILE                       write a consistent backup of the whole database (secret: mode 0600)
   restore FILE [--check]                  load a backup into an empty database; --check only says which sealed keys open`;
@@ -276,6 +278,13 @@ async function run(argv: string[]): Promise<unknown> {
       const active = need(values, 'active');
       if (active !== 'true' && active !== 'false') throw new UsageError('--active must be true or false');
       return withDatabase(config, (database) => updatePlatformAccount(database, username, { active: active === 'true' }));
+    }
+    case 'sso disable': {
+      const slug = need(values, 'org');
+      return withDatabase(config, async (database) => {
+        await disableSso(await operatorCtx(database, slug));
+        return { organisation: slug, enabled: false, enforce: false };
+      });
     }
     default:
       throw new UsageError(`unknown command "${command}"`);

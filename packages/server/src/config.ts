@@ -44,8 +44,6 @@ export interface Config {
   ssoAllowNetworks: net.BlockList;
   /** DESIGN.md 21's `{base}`: the public URL, or `http://localhost:PORT` on loopback (passkeys' origin). */
   ssoBase: string;
-  /** Days after its last SSO sign-in that a linked member's passkey still signs in. */
-  ssoPasskeyDays: number;
 }
 
 /** A configuration mistake: reported as one line, never a stack trace. */
@@ -194,6 +192,5 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, terminal = proc
     webhookAllowNetworks: webhookNetworks.list,
     ssoAllowNetworks: ssoNetworks.list,
     ssoBase: env.LICENSOR_PUBLIC_URL ? publicUrl : passkeyOrigin,
-    ssoPasskeyDays: integer(env, 'LICENSOR_SSO_PASSKEY_DAYS', 30, 1, 3650),
   };
 }

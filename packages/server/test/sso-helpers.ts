@@ -1,3 +1,4 @@
+/// <reference path="./oidc-provider.d.ts" />
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
@@ -98,11 +99,10 @@ export const ssoSetup = (idp: TestIdp, extra: Record<string, unknown> = {}) => (
 });
 
 /**
- * A browser's sign-in: the service's start, the IdP's pages (its cookies kept) up to the
- * redirect back, then the service's callback with the `svc_sso` cookie. `changeCallback` alters
- * the callback's query (a tampered `iss`); the answer is the callback's.
+ * A browser's way there and back: the service's start, the IdP's pages (its cookies kept) up to
+ * the redirect back to the callback, which is not yet sent: its query and the `svc_sso` cookie.
  */
-export async function signInWithSso(h: Harness, options: { slug?: string; returnTo?: string; changeCallback?: (query: URLSearchParams) => void; ssoCookie?: string } = {}): Promise<{ callback: Response; start: Response; query: URLSearchParams; ssoCookie: string }> {
+export async function throughIdp(h: Harness, options: { slug?: string; returnTo?: string; ssoCookie?: string } = {}): Promise<{ start: Response; query: URLSearchParams; path: string; ssoCookie: string }> {
   const slug = options.slug ?? h.slug;
   const start = await startSso(h, { slug, ...(options.returnTo ? { returnTo: options.returnTo } : {}), ...(options.ssoCookie ? { ssoCookie: options.ssoCookie } : {}) });
   if (start.statusCode !== 302 || !String(start.headers.location).startsWith('http://127.0.0.1')) throw new Error(`start answered ${start.statusCode} ${String(start.headers.location)}`);
@@ -121,9 +121,19 @@ export async function signInWithSso(h: Harness, options: { slug?: string; return
   }
   const back = new URL(location);
   if (!back.pathname.endsWith('/api/sso/callback')) throw new Error(`the IdP did not send the browser back: ${location}`);
-  options.changeCallback?.(back.searchParams);
-  const callback = await h.request('GET', `${back.pathname}?${back.searchParams}`, { cookies: { svc_sso: ssoCookie } });
-  return { callback, start, query: back.searchParams, ssoCookie };
+  return { start, query: back.searchParams, path: back.pathname, ssoCookie };
+}
+
+/**
+ * A browser's sign-in: there and back through the IdP, then the service's callback with the
+ * `svc_sso` cookie. `changeCallback` alters the callback's query (a tampered `iss`); the answer is
+ * the callback's.
+ */
+export async function signInWithSso(h: Harness, options: { slug?: string; returnTo?: string; changeCallback?: (query: URLSearchParams) => void; ssoCookie?: string } = {}): Promise<{ callback: Response; start: Response; query: URLSearchParams; ssoCookie: string }> {
+  const { start, query, path, ssoCookie } = await throughIdp(h, options);
+  options.changeCallback?.(query);
+  const callback = await h.request('GET', `${path}?${query}`, { cookies: { svc_sso: ssoCookie } });
+  return { callback, start, query, ssoCookie };
 }
 
 /** The service's start, as a browser on `{base}` reaches it. */

@@ -97,8 +97,8 @@ def usage_answer(request: dict[str, Any], used: int, status: str = "ACTIVE", bou
         answer["boundAt"] = bound_at
     return answer
 
-
-Responder = Callable[[str, dict[str, Any]], "tuple[int, Any]"]
+#: (status, JSON value or raw bytes), or with a third member: headers to add.
+Responder = Callable[[str, dict[str, Any]], "tuple[Any, ...]"]
 
 
 class FakeService:
@@ -115,9 +115,11 @@ class FakeService:
             def do_POST(self) -> None:  # noqa: N802
                 body = json.loads(self.rfile.read(int(self.headers["content-length"])))
                 service.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
-                status, answer = service.respond(self.path.rsplit("/", 1)[1], body)
+                status, answer, *more = service.respond(self.path.rsplit("/", 1)[1], body)
                 data = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
                 self.send_response(status)
+                for name, value in (more[0] if more else {}).items():
+                    self.send_header(name, value)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))
                 for name, value in service.headers.items():

@@ -57,6 +57,7 @@ def test_is_valid_on_a_verified_answer_that_grants_and_saves_it_in_the_shared_fo
             "leaseEndsAt": "",
             "receipt": result.answer.receipt,
             "renewed": False,
+            "converted": False,
         },
     }
     assert state_file(tmp_path, licence).stat().st_mode & 0o777 == 0o600

@@ -55,7 +55,7 @@ def test_a_session_checks_releases_and_survives_a_restart(session: Session, serv
     assert session.send({"op": "setClock", "offsetMs": round((T0 - time.time()) * 1000)})["ok"]
     checked = session.send({"op": "check"})
     assert checked["ok"] and checked["result"]["state"] == "VALID" and checked["result"]["fresh"] is True
-    assert set(checked["result"]) == {"state", "reasons", "fresh", "clockRollback", "ageSeconds", "noAnswer", "renewed", "airGapped", "leaseEndsAt"}
+    assert set(checked["result"]) == {"state", "reasons", "fresh", "clockRollback", "ageSeconds", "noAnswer", "renewed", "airGapped", "leaseEndsAt", "trial"}
     verified = session.send({"op": "verify"})["result"]
     assert (verified["valid"], verified["claims"]["lid"]) == (True, lid_of(licence))
 

@@ -19,6 +19,7 @@ KEY = StateKey("acme", "cad", "0b8f6a52-3f0e-4c59-9a55-6a1d2f6f7c01")
 ANSWER = {
     "tag": "SVCR1", "lid": KEY.lid, "status": "ACTIVE", "nonce": "n", "checkedAt": "2026-11-22T07:00:00.000Z",
     "boundAt": "2026-01-05T09:30:12.345Z", "fpDigest": "f", "leaseEndsAt": "", "receipt": "r", "renewed": False,
+    "converted": False,
 }
 
 
@@ -54,6 +55,9 @@ def test_a_file_not_of_the_shape_is_empty(tmp_path: Path, content: str) -> None:
         ({"answer": {k: v for k, v in ANSWER.items() if k != "leaseEndsAt"}}, Record(5, 7, None)),
         ({"newestIat": -1, "offsetMs": 1.5}, Record(None, None, ANSWER)),
         ({"newestIat": "5", "offsetMs": None}, Record(None, None, ANSWER)),
+        # ``converted`` (DESIGN 18) is optional: a file written before trials reads as not converted.
+        ({"answer": {k: v for k, v in ANSWER.items() if k != "converted"}}, Record(5, 7, ANSWER)),
+        ({"answer": {**ANSWER, "converted": "yes"}}, Record(5, 7, ANSWER)),
     ],
 )
 def test_a_damaged_field_is_none_alone(tmp_path: Path, change: dict, expected: Record) -> None:

@@ -56,12 +56,36 @@ class Driver:
         timeout = request.get("timeoutMs", 10_000)
         if not isinstance(timeout, int) or isinstance(timeout, bool) or timeout < 1:
             raise bad_request("timeoutMs must be a positive integer")
-        config = {name: text(request, name) for name in ("baseUrl", "slug", "checkId", "checkToken", "licence", "stateDir")}
-        config.update(productKey=text(request, "productKey", optional=True), publicKeys=keys, timeout=timeout / 1000)
+        config = {name: text(request, name) for name in ("baseUrl", "slug", "checkId", "checkToken", "stateDir")}
+        # Without a licence, until one is held, only startTrial and the overrides work (DESIGN 18).
+        config.update(licence=text(request, "licence", optional=True), productKey=text(request, "productKey", optional=True), publicKeys=keys, timeout=timeout / 1000)
         self.config = config
         self.client = None
-        self.current()
+        if config["licence"] is not None:
+            self.current()
         return {}
+
+    def options(self) -> dict[str, Any]:
+        """The client options of the configuration, without the licence."""
+        config = self.configured()
+        return {
+            "base_url": config["baseUrl"],
+            "slug": config["slug"],
+            "check_id": config["checkId"],
+            "check_token": config["checkToken"],
+            "public_keys": config["publicKeys"],
+            "store": file_store(config["stateDir"]),
+            "clock": self.clock,
+            "timeout": config["timeout"],
+            "fingerprint": self.fingerprint,
+            "product_key": config["productKey"],
+        }
+
+    def held_licence(self) -> str:
+        licence = self.configured()["licence"]
+        if licence is None:
+            raise bad_request("no licence is held: configure one or start a trial")
+        return str(licence)
 
     def configured(self) -> dict[str, Any]:
         if self.config is None:
@@ -72,21 +96,15 @@ class Driver:
         """The client for the current configuration, built on first use (a later configure or
         setFingerprint replaces it)."""
         if self.client is None:
-            config = self.configured()
-            self.client = LicenceClient(
-                base_url=config["baseUrl"],
-                slug=config["slug"],
-                check_id=config["checkId"],
-                check_token=config["checkToken"],
-                public_keys=config["publicKeys"],
-                licence=config["licence"],
-                store=file_store(config["stateDir"]),
-                clock=self.clock,
-                timeout=config["timeout"],
-                fingerprint=self.fingerprint,
-                product_key=config["productKey"],
-            )
+            self.client = LicenceClient(licence=self.held_licence(), **self.options())
         return self.client
+
+    def op_startTrial(self, request: dict[str, Any]) -> Any:  # noqa: N802
+        start = LicenceClient.start_trial(email=text(request, "email", optional=True), **self.options())
+        self.configured()["licence"] = start.licence
+        self.client = start.client
+        claims = start.result.licence.claims or {}
+        return {"licence": start.licence, "lid": claims.get("lid"), "created": start.created, "endsAt": start.ends_at, "state": start.result.state, "reasons": start.result.reasons}
 
     def op_setClock(self, request: dict[str, Any]) -> Any:  # noqa: N802
         offset = request.get("offsetMs")
@@ -106,7 +124,7 @@ class Driver:
     def op_verify(self, request: dict[str, Any]) -> Any:
         config = self.configured()
         # A given string goes to verify as it is, the empty one included (DESIGN 16).
-        licence = request.get("licence", config["licence"])
+        licence = request["licence"] if "licence" in request else self.held_licence()
         if not isinstance(licence, str):
             raise bad_request("licence must be a string")
         result = verify_licence(
@@ -196,6 +214,7 @@ def check_answer(result: CheckResult) -> dict[str, Any]:
         "renewed": result.renewed,
         "airGapped": result.air_gapped,
         "leaseEndsAt": result.lease_ends_at,
+        "trial": None if result.trial is None else {"endsAt": result.trial.ends_at, "secondsLeft": result.trial.seconds_left, "converted": result.trial.converted},
     }
 
 
@@ -215,7 +234,14 @@ def main() -> None:
         except Failure as failure:
             answer = {"ok": False, "error": failure.error}
         except LicensorError as error:
-            answer = {"ok": False, "error": {"code": error.code, "message": error.message, **({"status": error.status} if error.status is not None else {})}}
+            failed: dict[str, Any] = {"code": error.code, "message": error.message}
+            if error.status is not None:
+                failed["status"] = error.status
+            if error.matched is not None:
+                failed["matched"] = error.matched
+            if error.retry_after_seconds is not None:
+                failed["retryAfterSeconds"] = error.retry_after_seconds
+            answer = {"ok": False, "error": failed}
         except ValueError as error:
             answer = {"ok": False, "error": {"code": "INVALID_OPTIONS", "message": f"bad request: {error}"}}
         except Exception as error:  # a bug: logged, answered, and the driver keeps going

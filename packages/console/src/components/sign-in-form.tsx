@@ -1,4 +1,4 @@
-import { Alert, Button, PasswordInput, TextInput } from '@mantine/core';
+import { Alert, Button, Divider, PasswordInput, Text, TextInput } from '@mantine/core';
 import { useQueryClient } from '@tanstack/react-query';
 import { startAuthentication, type PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/browser';
 import { useState, type FormEvent, type ReactNode } from 'react';
@@ -21,7 +21,12 @@ export function SignInForm(props: {
   /** A passkey sign-in (DESIGN.md 9): request options, let the browser sign, send the answer. */
   passkey: (sign: (options: PublicKeyCredentialRequestOptionsJSON) => Promise<PasskeyAssertion>) => Promise<unknown>;
   children?: ReactNode;
+  /** Shown first: another way to sign in (single sign-on, DESIGN.md 21). */
+  first?: ReactNode;
+  /** Single sign-on is required: the password form waits behind a button, for break-glass administrators. */
+  passwordBehind?: boolean;
 }) {
+  const [showPassword, setShowPassword] = useState(false);
   const [params] = useSearchParams();
   const navigate = useNavigate();
   const queryClient = useQueryClient();
@@ -50,7 +55,20 @@ export function SignInForm(props: {
           You were signed out, or your session expired. Sign in again to go back to where you were.
         </Alert>
       )}
-      <TextInput label="Username" withAsterisk={false} autoComplete="username" value={username} onChange={(e) => setUsername(e.currentTarget.value)} required error={problems.of('username')} autoFocus />
+      {props.first}
+      {props.first && !props.passwordBehind && <Divider label="or" labelPosition="center" />}
+      {props.passwordBehind && !showPassword ? (
+        <>
+          <Button variant="subtle" fullWidth onClick={() => setShowPassword(true)}>
+            Use a password (break-glass)
+          </Button>
+          <Text size="xs" c="dimmed" ta="center">
+            Single sign-on is required here: a password works only for break-glass administrators.
+          </Text>
+        </>
+      ) : (
+        <>
+      <TextInput label="Username" withAsterisk={false} autoComplete="username" value={username} onChange={(e) => setUsername(e.currentTarget.value)} required error={problems.of('username')} autoFocus={!props.first} />
       <PasswordInput label="Password" withAsterisk={false} autoComplete="current-password" value={password} onChange={(e) => setPassword(e.currentTarget.value)} required error={problems.of('password')} />
       <ErrorText error={attempt.error} title="Not signed in" />
       <Button type="submit" loading={attempt.busy} fullWidth>
@@ -59,6 +77,8 @@ export function SignInForm(props: {
       <Button variant="default" fullWidth disabled={attempt.busy} onClick={() => void passkey()}>
         Sign in with a passkey
       </Button>
+        </>
+      )}
       {props.children}
     </FormCard>
   );

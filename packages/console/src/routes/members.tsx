@@ -1,7 +1,7 @@
 import { Badge, Button, Group, PasswordInput, Select, SimpleGrid, Stack, Switch, Text, TextInput, Title } from '@mantine/core';
 import { useState } from 'react';
 import { bound } from '../api/action';
-import { useDeleteMember, useMembers, useSaveMember, type Member } from '../api/members';
+import { useDeleteMember, useMembers, useSaveMember, useUnlinkMember, type Member } from '../api/members';
 import { roleName, useIsAdmin, useMe, type Role } from '../api/session';
 import { DateTime } from '../components/display';
 import { ConfirmButton, Guarded } from '../components/feedback';
@@ -19,6 +19,7 @@ export default function Members() {
   const me = useMe().data;
   const members = useMembers();
   const remove = useDeleteMember();
+  const unlink = useUnlinkMember();
   const [editing, setEditing] = useState<Member | 'new' | null>(null);
   return (
     <Stack>
@@ -58,6 +59,11 @@ export default function Members() {
                     you
                   </Badge>
                 )}
+                {m.ssoLinkedAt && (
+                  <Badge size="xs" variant="light" color="grape" ml={6} tt="none">
+                    Single sign-on
+                  </Badge>
+                )}
                 <Text size="xs" c="dimmed">
                   {m.username}
                   {m.email && ` · ${m.email}`}
@@ -84,6 +90,15 @@ export default function Members() {
                     consequence={`${m.username} can no longer sign in and their sessions end. Their name stays in the activity trail. The service refuses to delete the last active administrator.`}
                     action={bound(remove, m.id)}
                   />
+                  {m.ssoLinkedAt && (
+                    <ConfirmButton
+                      compact
+                      label="Unlink single sign-on"
+                      title={`Unlink ${m.displayName} from single sign-on`}
+                      consequence={`${m.username}'s single sign-on sessions end. Their next single sign-on links them again only if they have neither a password nor a passkey.`}
+                      action={bound(unlink, m.id)}
+                    />
+                  )}
                 </Group>
               ),
           ],

@@ -8,12 +8,14 @@ import { ErrorText, Guarded, Loading } from '../components/feedback';
 import { useProblems } from '../components/modal-form';
 import { PasskeysCard } from '../components/passkeys';
 import { useZones } from '../components/zones';
+import { SingleSignOn } from './settings-sso';
 
 export default function Settings() {
   return (
     <Stack>
       <Title order={1}>Settings</Title>
       <Timezone />
+      <SingleSignOn />
       <OwnPassword />
       <OwnPasskeys />
     </Stack>

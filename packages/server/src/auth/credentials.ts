@@ -7,6 +7,7 @@ import { isRole } from '../core/access.js';
 import type { Callers } from '../http/tenancy.js';
 import { findOrganisationBySlug, type OrganisationCache } from '../orgs/repo.js';
 import { digestsEqual, sha256Hex } from '../core/secrets.js';
+import { shutOutBySso } from './enforcement.js';
 import { findPlatformSession, findSession, findToken, stampPlatformSession, stampSession, stampToken } from './repo.js';
 
 export const SESSION_COOKIE = 'svc_session';
@@ -81,6 +82,12 @@ async function sessionActor(database: Database, value: string, org: Organisation
   const row = await findSession(database.db, id);
   // Role and `active` are read here on every request, so a change takes effect at once.
   if (!row || row.expires_at <= now || row.active !== 1 || !isRole(row.role)) {
+    throw unauthorized('session expired or signed out');
+  }
+  // DESIGN.md 21, judged when read: an SSO session ends 12 hours after its sign-in and with the
+  // configuration; one opened by a password or passkey ends when enforcement shuts its member out.
+  const sso = { enforce: row.sso_enforce, break_glass: row.sso_break_glass };
+  if ((row.hard_end !== null && row.hard_end <= now) || (row.method === 'sso' ? row.sso_id === null : shutOutBySso(sso, { id: row.user_id, role: row.role, active: row.active }))) {
     throw unauthorized('session expired or signed out');
   }
   if (row.org_id !== org.id) throw forbidden('this credential belongs to another organisation');

@@ -4,7 +4,9 @@ import { tenant } from '../db/tenant.js';
 import { forbidden, tooManyRequests, unauthorized } from '../core/errors.js';
 import type { Organisation } from '../core/context.js';
 import { findUserByUsername, stampLogin, type UserRow } from '../users/repo.js';
-import { clearFailures, insertFailure, insertSession, recentFailures } from './repo.js';
+import { recordAudit } from '../audit/audit.js';
+import { clearFailures, insertFailure, insertSession, recentFailures, ssoEnforcement } from './repo.js';
+import { shutOutBySso, ssoEnforced } from './enforcement.js';
 import { SESSION_LIFETIME_MS } from './credentials.js';
 import { newSecret, sha256Hex } from '../core/secrets.js';
 import { verifyPassword } from '../core/passwords.js';
@@ -68,16 +70,27 @@ export async function signInGate(database: Database, config: Pick<Config, 'login
   };
 }
 
-/** Opens a session for a member who proved who they are; clears their failures from this address. */
-export async function openSession(database: Database, org: Organisation, user: UserRow, username: string, address: string, now: number): Promise<LoginResult> {
+/**
+ * Opens a session for a member who proved who they are; clears their failures from this address.
+ * While single sign-on is enforced only a break-glass member gets here, and the sign-in is audited.
+ */
+export async function openSession(database: Database, org: Organisation, user: UserRow, username: string, address: string, now: number, method: 'password' | 'passkey' = 'password'): Promise<LoginResult> {
   const cookieValue = newSecret();
   await database.db.transaction().execute(async (trx) => {
     const tt = tenant(trx, org.id);
     await clearFailures(tt, username, address);
-    await insertSession(tt, { id: sha256Hex(cookieValue), user_id: user.id, created_at: now, last_seen_at: now, expires_at: now + SESSION_LIFETIME_MS });
+    await insertSession(tt, { id: sha256Hex(cookieValue), user_id: user.id, created_at: now, last_seen_at: now, expires_at: now + SESSION_LIFETIME_MS, method });
     await stampLogin(tt, user.id, now);
+    if (ssoEnforced(await ssoEnforcement(tt))) {
+      await recordAudit(tt, { actor: { name: user.username }, now }, { action: 'auth.break_glass_login', subjectType: 'user', subjectId: user.id, summary: `${user.username} signed in with a ${method} while single sign-on is required (break-glass)`, details: { method } });
+    }
   });
   return { cookieValue, user };
+}
+
+/** DESIGN.md 21: a member single sign-on shuts out gets the answer of wrong credentials. */
+export async function shutOut(database: Database, org: Organisation, user: UserRow): Promise<boolean> {
+  return shutOutBySso(await ssoEnforcement(tenant(database.db, org.id)), user);
 }
 
 /**
@@ -95,6 +108,6 @@ export async function login(
   const fail = await signInGate(database, config, org, input.username, address, now);
   const user = await findUserByUsername(tenant(database.db, org.id), input.username);
   const passwordOk = await verifyPassword(input.password, user?.password_hash ?? null);
-  if (!user || !passwordOk || user.active !== 1) return fail('wrong username or password');
+  if (!user || !passwordOk || user.active !== 1 || (await shutOut(database, org, user))) return fail('wrong username or password');
   return openSession(database, org, user, input.username, address, now);
 }

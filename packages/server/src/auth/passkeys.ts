@@ -8,7 +8,7 @@ import type { Database } from '../db/database.js';
 import { tenant } from '../db/tenant.js';
 import type { PasskeyOwner } from '../passkeys/service.js';
 import { findUser, type UserRow } from '../users/repo.js';
-import { NO_USERNAME, openSession, signInGate } from './login.js';
+import { NO_USERNAME, openSession, shutOut, signInGate } from './login.js';
 import { setSessionCookie } from './cookies.js';
 import { Identity } from './schemas.js';
 import { identity } from './service.js';
@@ -57,10 +57,10 @@ export function memberPasskeys(database: Database, config: Config, version: stri
     signInGate: (request, now) => signInGate(database, config, request.org, NO_USERNAME, request.ip, now),
     signingIn: async (request, userId) => {
       const user = await findUser(tenant(database.db, request.org.id), userId);
-      return user?.active === 1 ? user : undefined;
+      return user?.active === 1 && !(await shutOut(database, request.org, user)) ? user : undefined;
     },
     openSession: async (request, reply, user, now) => {
-      const { cookieValue } = await openSession(database, request.org, user, NO_USERNAME, request.ip, now);
+      const { cookieValue } = await openSession(database, request.org, user, NO_USERNAME, request.ip, now, 'passkey');
       setSessionCookie(reply, config, request.org, cookieValue);
       return identity(request.org, { username: user.username, displayName: user.display_name, role: user.role }, version);
     },

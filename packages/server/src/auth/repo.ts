@@ -17,10 +17,16 @@ export const findSession = (db: Db, id: string) =>
   db
     .selectFrom('sessions')
     .innerJoin('users', 'users.id', 'sessions.user_id')
+    .leftJoin('sso_configs', 'sso_configs.org_id', 'sessions.org_id')
     .select([
       'sessions.org_id',
       'sessions.last_seen_at',
       'sessions.expires_at',
+      'sessions.method',
+      'sessions.hard_end',
+      'sso_configs.id as sso_id',
+      'sso_configs.enforce as sso_enforce',
+      'sso_configs.break_glass as sso_break_glass',
       'users.id as user_id',
       'users.username',
       'users.display_name',
@@ -71,3 +77,6 @@ export async function insertSession(
 export async function deleteSession(t: Tenant, id: string): Promise<void> {
   await t.deleteFrom('sessions').where('id', '=', id).execute();
 }
+
+/** DESIGN.md 21: the organisation's single sign-on enforcement, as a password or passkey sign-in judges it. */
+export const ssoEnforcement = (t: Tenant) => t.selectFrom('sso_configs').select(['enforce', 'break_glass']).executeTakeFirst();

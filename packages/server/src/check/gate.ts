@@ -8,11 +8,13 @@ import type { Organisation } from '../core/context.js';
 import type { CheckWrites } from './counters.js';
 import { borrowLease, fetchLicence, releaseOwnSeat } from './own-seat.js';
 import { CheckProductCache, StaleProduct, type CheckProduct } from './product-cache.js';
+import type { UsageCounters } from '../http/metrics.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import { ReadFingerprints, TokenDigests, VerifiedLicences } from './remembered.js';
 import type { CheckRoute } from './schemas.js';
 import { CHECKS, checkLicence, type CheckScope } from './service.js';
 import { recordUsage } from './usage.js';
+import { startTrial, type TrialOutcome, type TrialRequest } from './trial.js';
 
 const CHECK_TOKEN = /^Bearer svcc_([a-z0-9]{12,32})_([0-9a-f]{64})$/;
 
@@ -36,6 +38,9 @@ export interface GateDeps {
   limiter: RateLimiter;
   organisations: OrganisationCache;
   writes: CheckWrites;
+  usageCounters: UsageCounters;
+  /** Counts a trial request by its outcome (`licensor_trial_requests_total`). */
+  countTrial: (outcome: TrialOutcome) => void;
 }
 
 /** A route of the check API without its HTTP plumbing: the refusals before the body, then the work on the body. */
@@ -52,7 +57,7 @@ export interface CheckGate {
  * route's work finds the product changed, the request is judged again on the product read afresh
  * and the work runs once more.
  */
-export function checkGates({ database, keyring, config, limiter, organisations, writes }: GateDeps): Record<CheckRoute, CheckGate> {
+export function checkGates({ database, keyring, config, limiter, organisations, writes, usageCounters, countTrial }: GateDeps): Record<CheckRoute | 'trial', CheckGate> {
   const products = new CheckProductCache(keyring);
   const tokens = new TokenDigests();
   const verified = new VerifiedLicences();
@@ -76,7 +81,7 @@ export function checkGates({ database, keyring, config, limiter, organisations, 
     return { org, t, product };
   };
 
-  const gate = (route: CheckRoute, work: (scope: CheckScope, body: never) => Promise<unknown>): CheckGate => {
+  const gate = (route: CheckRoute | 'trial', work: (scope: CheckScope, body: never, asked: Asked) => Promise<unknown>): CheckGate => {
     /** What refuses this request on this product, without the rate limit: 401, then 403, then 404 for fetch. */
     const refusalOf = (product: CheckProduct | undefined, secret: string): ApiError | null => {
       if (!product?.tokenHash || !tokens.matches(product.tokenHash, secret)) return unauthorized('unknown or replaced check token');
@@ -120,11 +125,11 @@ export function checkGates({ database, keyring, config, limiter, organisations, 
       },
       async serve(asked, scope, body) {
         try {
-          return await work(scope, body);
+          return await work(scope, body, asked);
         } catch (err) {
           if (!(err instanceof StaleProduct)) throw err;
           const again = await admitOn({ ...asked, org: scope.org }, CHECK_TOKEN.exec(asked.authorization!)![2]!, scope.now, false);
-          return work(again, body);
+          return work(again, body, asked);
         }
       },
     };
@@ -140,6 +145,8 @@ export function checkGates({ database, keyring, config, limiter, organisations, 
     release: gate('release', releaseOwnSeat),
     borrow: gate('borrow', borrowLease),
     // Never counted among the checks per day (DESIGN.md 19).
-    usage: gate('usage', recordUsage({ limiter, ratePerLicence: config.usageRateLicence, idsPerPeriod: config.usageIdsPerPeriod })),
+    usage: gate('usage', recordUsage({ limiter, ratePerLicence: config.usageRateLicence, idsPerPeriod: config.usageIdsPerPeriod, counters: usageCounters })),
+    // DESIGN.md 18: trial requests count towards the check's rate limits, as checks.
+    trial: gate('trial', (scope, body: TrialRequest, asked) => startTrial(scope, body, asked.ip, keyring, countTrial)),
   };
 }

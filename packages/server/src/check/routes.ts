@@ -2,7 +2,8 @@ import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { responses } from '../core/schemas.js';
 import type { Asked, CheckGate } from './gate.js';
-import { CHECK_ROUTES, CheckParams, type CheckRoute } from './schemas.js';
+import { CHECK_ROUTES, CheckParams, TrialAnswer, TrialBody, type CheckRoute } from './schemas.js';
+import type { TrialAnswer as Answered } from './trial.js';
 import type { CheckScope } from './service.js';
 
 declare module 'fastify' {
@@ -36,7 +37,7 @@ function fastifyGate(gate: CheckGate) {
 }
 
 /** The licence check API (SPEC 4.4, DESIGN.md 5): called by installed applications. */
-export function checkRoutes(gates: Record<CheckRoute, CheckGate>): FastifyPluginAsyncTypebox {
+export function checkRoutes(gates: Record<CheckRoute | 'trial', CheckGate>): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.decorateRequest('checkScope', null as unknown as CheckScope);
     const security = 'Authorization: Bearer `svcc_<checkId>_<secret>` (the product’s check token) and Content-Type: application/json.';
@@ -52,5 +53,25 @@ export function checkRoutes(gates: Record<CheckRoute, CheckGate>): FastifyPlugin
         async (request) => gate.serve(request),
       );
     }
+    const trial = fastifyGate(gates.trial);
+    app.post(
+      '/public/license/:checkId/trial',
+      {
+        config: { access: 'check' },
+        onRequest: trial.onRequest,
+        schema: {
+          summary: 'Start a trial on this machine',
+          description: `${security} DESIGN.md 18: the check's refusals in its order (counting towards its rate limits), then 400 for a bad body or a fingerprint with fewer present components than the product's \`fingerprintNeed\`; then the first that applies: 200 with this machine's own trial (whatever became of it), 403 \`TRIALS_OFF\`, 403 \`TRIAL_USED\` with \`matched\`, 429 \`TRIAL_LIMIT\` with Retry-After, or 201 with a new trial. 200 and 201 answer the trial's current term as \`license\` with what a check of it with this fingerprint and nonce answers.`,
+          tags,
+          params: CheckParams,
+          body: TrialBody,
+          response: responses({ 200: TrialAnswer, 201: TrialAnswer }, [415, 429, 503]),
+        },
+      },
+      async (request, reply) => {
+        const { status, body } = (await trial.serve(request)) as Answered;
+        return reply.code(status).send(body);
+      },
+    );
   };
 }

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { Slug, Timestamp } from '../core/schemas.js';
+import { Email } from '../users/schemas.js';
 
 export const CheckParams = Type.Object({ slug: Slug, checkId: Type.String({ maxLength: 64 }) });
 const licenceText = (description: string) => Type.String({ minLength: 1, maxLength: 100_000, description });
@@ -142,6 +143,27 @@ export const UsageAnswer = Type.Object({
 });
 
 export const FetchAnswer = Type.Object({ license: Type.String({ description: 'The current signed licence string.' }) });
+
+/** DESIGN.md 18: a trial's start. Unlike a check's, another field is a 400. */
+export const TrialBody = Type.Object(
+  {
+    fingerprint: Fingerprint,
+    nonce: CheckBody.properties.nonce,
+    devicePublicKey: Type.String({
+      maxLength: 43,
+      pattern: '^[A-Za-z0-9_-]{43}$',
+      description: "The installation's device key (DESIGN.md 14), base64url of exactly 32 bytes. Unsigned: it counts installations and proves nothing.",
+    }),
+    email: Type.Optional({ ...Email, description: 'Optional, with the user\'s consent: kept on the trial until its personal data is erased. Ignored on a later request.' }),
+    machineLabel: CheckBody.properties.machineLabel,
+  },
+  { additionalProperties: false },
+);
+export const TrialAnswer = Type.Object({
+  license: Type.String({ description: "The trial's current signed term: `trl` true, this machine's fingerprint in `fp`." }),
+  ...CheckAnswer.properties,
+  converted: Type.Optional(Type.Boolean({ description: 'Not signed: the trial was converted to a paid licence; ask the user for it.' })),
+});
 
 /**
  * The check API's routes, one row each: the path's last segment, the body, the answer and what the

@@ -3,10 +3,11 @@ import { badRequest, tooManyRequests } from '../core/errors.js';
 import { inTransaction } from '../core/transaction.js';
 import { iso } from '../core/schemas.js';
 import { keyUnavailable } from '../keys/keyring.js';
+import type { UsageCounters } from '../http/metrics.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import { firstProblem } from '../http/validation.js';
 import { applyEvents, balances, licenceEventData, metersOf, type Balance, type UsageEvent, type UsageResult } from '../usage/service.js';
-import { licenceMetersRow } from '../usage/repo.js';
+import { licenceMetersRow, timezoneOf } from '../usage/repo.js';
 import { findTerm, readPresented, seatOf, type CheckScope, type Presented, type Term } from './service.js';
 import { UsageBodyStrict } from './schemas.js';
 
@@ -18,6 +19,7 @@ export interface UsageLimits {
   ratePerLicence: number;
   /** LICENSOR_USAGE_IDS_PER_PERIOD: ids a licence remembers per period key. */
   idsPerPeriod: number;
+  counters: UsageCounters;
 }
 
 interface UsageBody {
@@ -67,6 +69,7 @@ function judgeUsage(scope: CheckScope, term: Term, presented: Presented) {
 
 /** The usage answer, its SVCU1 receipt signed (after any commit) with the key that signed the presented licence. */
 async function usageAnswer(
+  counters: UsageCounters,
   presented: Presented,
   scope: CheckScope,
   body: UsageBody,
@@ -81,6 +84,7 @@ async function usageAnswer(
   const shown = meters.map(({ periodKey: _, ...meter }) => meter);
   const message = usageReceiptMessage({ lid: claims.lid, status: verdict.status, nonce: body.nonce, checkedAt, boundAt, fpDigest: presented.digest, events, meters: shown });
   const receipt = (await key.signer.sign(message)).toString('base64url');
+  for (const event of events) counters.event(event.result, event.duplicate);
   return {
     lid: claims.lid,
     valid: verdict.reason === null,
@@ -107,30 +111,34 @@ export function recordUsage(limits: UsageLimits) {
     const { lid } = presented.claims;
     // Counted only once the licence verified, so nobody can exhaust another licence's limit.
     const perLicence = await limits.limiter.hit(`usage:${scope.org.id}:${lid}`, limits.ratePerLicence, scope.now);
+    if (!perLicence.allowed) limits.counters.rateLimited();
     if (!perLicence.allowed) throw tooManyRequests('too many usage requests for this licence', perLicence.retryAfterSeconds);
     const events = eventsOf(body);
     const term = await findTerm(scope, presented);
     if (!term) {
       const unknown = events.map((e) => ({ id: e.id, result: 'NOT_LICENSED' as const, duplicate: false }));
-      return usageAnswer(presented, scope, body, { status: '', reason: 'UNKNOWN_LICENCE', boundAt: null, renewed: false }, unknown, []);
+      return usageAnswer(limits.counters, presented, scope, body, { status: '', reason: 'UNKNOWN_LICENCE', boundAt: null, renewed: false }, unknown, []);
     }
     const judged = judgeUsage(scope, term, presented);
     const verdict = { status: judged.status, reason: judged.reason, boundAt: judged.seat?.bound_at ?? null, renewed: term.superseded };
     const read = { id: term.licence.id, lid };
     if (events.length === 0) {
-      const meters = await balances(scope.tenant, { ...read, meters: metersOf((await licenceMetersRow(scope.tenant, term.licence.id)).meters) }, scope.now, scope.org.timezone);
-      return usageAnswer(presented, scope, body, verdict, [], meters);
+      const [row, timeZone] = await Promise.all([licenceMetersRow(scope.tenant, term.licence.id), timezoneOf(scope.tenant)]);
+      const meters = await balances(scope.tenant, { ...read, meters: metersOf(row.meters) }, scope.now, timeZone);
+      return usageAnswer(limits.counters, presented, scope, body, verdict, [], meters);
     }
     const applied = await inTransaction(scope, async (t) => {
       // Read under the lock applyEvents takes: a renewal changing the meters waits for it or is seen whole.
       const licence = { ...read, meters: metersOf((await licenceMetersRow(t, term.licence.id)).meters) };
-      return applyEvents(t, scope, licence, events, {
+      // A timezone change moves the boundaries at once (DESIGN.md 19).
+      const org = { ...scope.org, timezone: await timezoneOf(t) };
+      return applyEvents(t, { ...scope, org }, licence, events, {
         valid: judged.reason === null,
         machineId: judged.seat?.id ?? null,
         idsPerPeriod: limits.idsPerPeriod,
         licenceData: async () => ({ licence: await licenceEventData(t, lid, scope.now) }),
       });
     });
-    return usageAnswer(presented, scope, body, verdict, applied.results, applied.meters);
+    return usageAnswer(limits.counters, presented, scope, body, verdict, applied.results, applied.meters);
   };
 }

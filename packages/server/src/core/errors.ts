@@ -5,7 +5,7 @@ export class ApiError extends Error {
     message: string,
     readonly headers: Record<string, string> = {},
     /** Fields the answer carries beside `error` (a refusal's machine-readable `reason`). */
-    readonly extra: Record<string, string> = {},
+    readonly extra: Record<string, string | string[]> = {},
   ) {
     super(message);
   }

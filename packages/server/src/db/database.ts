@@ -239,7 +239,7 @@ export function sqliteFileIn(dataDir: string): string {
 export async function lockRow(
   database: Pick<Database, 'dialect'>,
   trx: Db,
-  table: 'organisations' | 'licences',
+  table: 'organisations' | 'licences' | 'products',
   id: number,
 ): Promise<void> {
   if (database.dialect !== 'postgres') return;

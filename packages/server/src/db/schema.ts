@@ -16,6 +16,8 @@ export interface OrganisationsTable {
   settings_updated_by: string | null;
   created_at: number;
   suspended: Generated<number>;
+  /** DESIGN.md 18: how many non-archived ACTIVE trials the organisation may hold; null = no limit. */
+  trial_limit: number | null;
 }
 
 /** DESIGN.md 8: the people who run the deployment, outside every organisation. */
@@ -157,6 +159,16 @@ export interface ProductsTable {
   /** DESIGN.md 14: whether licences of the product may be activated on air-gapped machines, and for how many days. */
   air_gap_activation: number;
   air_gap_activation_days: number;
+  /** DESIGN.md 18: the trial policy (trial_days 0 = off); params and meters as JSON objects. */
+  trial_days: Generated<number>;
+  trial_params: Generated<string>;
+  trial_meters: Generated<string>;
+  trial_daily_limit: number | null;
+  trial_address_daily_limit: number | null;
+  /** The lowest `fpn` of the product's ledger entries (null: none yet): how many components a lookup reads. */
+  trial_need: number | null;
+  /** HMAC-SHA256(ledger key, `check`), hex: what `restore --check` tries the master key on. */
+  trial_check: string | null;
   params: string;
   /** DESIGN.md 19: the product's meters, a JSON array of {key, label, limit, period, overage}. */
   meters: Generated<string>;
@@ -238,6 +250,40 @@ export interface LicencesTable {
   seat_model: Generated<string>;
   /** DESIGN.md 19: the licence's meters, copied from its product at issue and renewal, a JSON array of {key, label, period, limit, overage}. */
   meters: Generated<string>;
+  /** DESIGN.md 18: 1 for a trial, made by the service on a machine's request. */
+  trial: Generated<number>;
+  trial_started_at: number | null;
+  trial_converted_to: string | null;
+  trial_converted_at: number | null;
+  trial_ledger_reset_at: number | null;
+  /** Distinct device keys the trial was answered to (at most 100). */
+  trial_installations: Generated<number>;
+  converted_from_trial: string | null;
+}
+
+/** DESIGN.md 18: one ledger entry per trial: keyed hashes only (trials/ledger.ts). */
+export interface TrialEntriesTable {
+  id: Generated<number>;
+  org_id: number;
+  product_id: number;
+  licence_id: number;
+  fpn: number;
+  machine: string | null;
+  host: string | null;
+  mac: string | null;
+  cpu: string | null;
+  disk: string | null;
+  addr: string;
+  addr48: string | null;
+  started_at: number;
+  reset_at: number | null;
+}
+
+export interface TrialInstallationsTable {
+  licence_id: number;
+  org_id: number;
+  device_public_key: string;
+  first_seen_at: number;
 }
 
 /** A licence's lastCheckedAt, apart from the licence row so that a stamp is a small write (0016). */
@@ -449,6 +495,8 @@ export interface Schema {
   usage_counts: UsageCountsTable;
   usage_events: UsageEventsTable;
   usage_marks: UsageMarksTable;
+  trial_entries: TrialEntriesTable;
+  trial_installations: TrialInstallationsTable;
   sso_configs: SsoConfigsTable;
   sso_states: SsoStatesTable;
 }

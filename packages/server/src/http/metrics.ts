@@ -32,6 +32,12 @@ export function installMetrics(app: FastifyInstance): { registry: Registry; obse
   return { registry, observe };
 }
 
+/** `licensor_trial_requests_total{outcome}` (DESIGN.md 18): trial starts by outcome, 1 to 5. */
+export function installTrialCounter(registry: Registry): (outcome: string) => void {
+  const counter = new Counter({ name: 'licensor_trial_requests_total', help: 'Trial requests answered, by outcome', labelNames: ['outcome'], registers: [registry] });
+  return (outcome) => counter.inc({ outcome });
+}
+
 /** `licensor_redis_up`: 1 while Redis holds the rate-limit counts, 0 while this process counts without it. */
 export function installRedisGauge(registry: Registry, up: () => boolean): void {
   new Gauge({
@@ -42,4 +48,17 @@ export function installRedisGauge(registry: Registry, up: () => boolean): void {
       this.set(up() ? 1 : 0);
     },
   });
+}
+
+/** What the usage endpoint counts (DESIGN.md 19): each event's result, and the requests refused by the per-licence limit. */
+export interface UsageCounters {
+  event(result: string, duplicate: boolean): void;
+  rateLimited(): void;
+}
+
+/** `licensor_usage_events_total{result, duplicate}` and `licensor_usage_rate_limited_total`. */
+export function usageMetrics(registry: Registry): UsageCounters {
+  const events = new Counter({ name: 'licensor_usage_events_total', help: 'Usage events answered, by result and whether the id was recorded before', labelNames: ['result', 'duplicate'] as const, registers: [registry] });
+  const limited = new Counter({ name: 'licensor_usage_rate_limited_total', help: 'Usage requests refused by LICENSOR_USAGE_RATE_LICENCE', registers: [registry] });
+  return { event: (result, duplicate) => events.inc({ result, duplicate: String(duplicate) }), rateLimited: () => limited.inc() };
 }

@@ -130,6 +130,7 @@ export const PATTERNS: Record<string, { chars: string; length?: [number, number]
   '^[A-Za-z0-9._@-]+$': { chars: 'letters, digits, dot, dash, underscore and @' },
   '^[A-Za-z][A-Za-z0-9_.-]{0,63}$': { chars: 'a letter, then letters, digits, dot, dash and underscore', length: [1, 64] },
   '^[A-Za-z0-9_-]{16,128}$': { chars: 'letters, digits, dash and underscore', length: [16, 128] },
+  '^[A-Za-z0-9_-]{43}$': { chars: 'letters, digits, dash and underscore (base64url of 32 bytes)', length: [43, 43] },
   '^[a-z0-9]{12,32}$': { chars: 'lower-case letters and digits', length: [12, 32] },
   '^[a-z0-9][a-z0-9-]{1,62}$': { chars: 'lower-case letters, digits and dashes, not beginning with a dash', length: [2, 63] },
   '^msg_[A-Za-z0-9_-]{1,36}$': { chars: '"msg_" then letters, digits, dash and underscore', length: [5, 40] },

@@ -1,4 +1,4 @@
-import { createHash, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
+import { createHash, createHmac, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import { ALGORITHM_INFO, algorithmOfKey, generateAlgorithmKeyPair, signBytes, type Algorithm } from '@licensor/protocol';
 import type { ProductKeysTable } from '../db/schema.js';
@@ -113,6 +113,7 @@ export class Keyring {
   private readonly cache = new Map<string, OpenedKey>();
   /** Each product's current signing key (by organisation and product), with the product version it was found at. */
   private readonly signing = new Map<string, { version: number; keyId: number; signer: Signer }>();
+  private readonly ledgerKeys = new Map<number, Buffer>();
 
   constructor(
     private readonly masterKey: Buffer,
@@ -233,6 +234,21 @@ export class Keyring {
     const found = { version: row.version, keyId: row.id, signer: this.signerOf(row, row.version) };
     this.signing.set(`${t.orgId} ${product.id}`, found);
     return found;
+  }
+
+  /**
+   * DESIGN.md 18: the key of a product's trial ledger, HMAC-SHA256(master key, `trial-ledger␟` +
+   * the product id): derived, so nothing new is sealed and a restore under the same master key
+   * keeps matching.
+   */
+  ledgerKey(productId: number): Buffer {
+    let key = this.ledgerKeys.get(productId);
+    if (!key) {
+      key = createHmac('sha256', this.masterKey).update(`trial-ledger\u001f${productId}`).digest();
+      if (this.ledgerKeys.size >= CACHE_LIMIT) this.ledgerKeys.delete(this.ledgerKeys.keys().next().value!);
+      this.ledgerKeys.set(productId, key);
+    }
+    return key;
   }
 
   /** Every key the product has had, opened, current first: what a licence of it may be signed with. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Static } from 'typebox';
 import { isReservedClaimName, signLicenceWith, type LicenceType } from '@licensor/protocol';
-import { recordAudit, type AuditInput } from '../audit/audit.js';
+import { recordAudit, type AuditInput, type Author } from '../audit/audit.js';
 import { EXPIRING_WINDOW_MS, recordTermEvent, subscriptions } from '../audit/events.js';
 import { findCustomerRow } from '../customers/repo.js';
 import { findOrCreateCustomer } from '../customers/service.js';
@@ -203,10 +203,10 @@ async function auditedAnswer(t: Tenant, ctx: Ctx, entry: AuditInput & { lid: str
  * issued or renewed within the expiring window raises `licence.expiring` at once (the delivery
  * loop's scan finds the others).
  */
-async function recordLicenceAudit(t: Tenant, ctx: Ctx, view: LicenceView, entry: AuditInput): Promise<LicenceAnswer> {
+async function recordLicenceAudit(t: Tenant, ctx: Author, view: LicenceView, entry: AuditInput): Promise<LicenceAnswer> {
   const body = toLicence(view, ctx.now);
   await recordAudit(t, ctx, { ...entry, event: () => ({ licence: body }) });
-  const termBegan = entry.action === 'licence.issued' || entry.action === 'licence.renewed';
+  const termBegan = ['licence.issued', 'licence.renewed', 'licence.trial_started', 'licence.trial_extended'].includes(entry.action);
   const expiring = view.revoked === 0 && view.expires_at !== null && view.expires_at > ctx.now && view.expires_at <= ctx.now + EXPIRING_WINDOW_MS;
   if (termBegan && expiring && (await subscriptions(t))('licence.expiring')) {
     await recordTermEvent(t, ctx.now, 'expiring', { licenceId: view.id, termVersion: view.term_version }, () => ({ licence: body }));
@@ -349,6 +349,87 @@ export async function issueLicence(ctx: Ctx, keyring: Keyring, caches: IssueCach
     }),
   );
 }
+
+/** A trial's term as the service signed it (DESIGN.md 18), to be written by insertTrial. */
+export interface TrialTerm {
+  lid: string;
+  productId: number;
+  shape: ProductShape;
+  licenceString: string;
+  keyId: number;
+  /** The start, whole seconds (ms); the end is exactly trialDays × 86,400 s later. */
+  issuedAt: number;
+  expiresAt: number;
+  params: Record<string, unknown>;
+  email: string | null;
+  fingerprint: string;
+  label: string | null;
+}
+
+/**
+ * Writes a trial in the caller's transaction (which holds the product's lock): the licence with
+ * no customer, licensee `Trial`, issued by `trial`, its one seat bound at issue with the machine's
+ * label, its tallies, audited `licence.trial_started` (no `licence.issued`, no `machine.bound`, no
+ * email or label in the details). Never counted against the plan. Returns the licence's row id.
+ */
+export async function insertTrial(t: Tenant, by: Author & { database: Ctx['database'] }, trial: TrialTerm): Promise<number> {
+  const { lid, shape } = trial;
+  const clock = await holdClock(by.database, t, by.now);
+  const columns = {
+    issued_at: trial.issuedAt,
+    starts_at: null,
+    expires_at: trial.expiresAt,
+    grace_days: 0,
+    grace_ends_at: trial.expiresAt,
+    check_every_seconds: shape.checkIntervalSeconds,
+    check_max_seconds: shape.maxOfflineSeconds,
+    params: JSON.stringify(trial.params),
+    licence_string: trial.licenceString,
+    key_id: trial.keyId,
+  };
+  const tally = tallyChange(clock, t, null, { lid, archived: 0, product_id: trial.productId, licence_type: 'ONLINE', revoked: 0, ...columns });
+  const row = await insertLicence(t, {
+    lid,
+    product_id: trial.productId,
+    customer_id: null,
+    licensee: TRIAL_LICENSEE,
+    licensee_email: trial.email,
+    licence_type: 'ONLINE',
+    activation: null,
+    ...columns,
+    max_machines: 1,
+    seat_model: 'NODE_LOCKED',
+    term_version: 0,
+    revoked: 0,
+    revoked_at: null,
+    revoked_reason: null,
+    archived: 0,
+    archived_at: null,
+    issued_by: by.actor.name,
+    renewed_at: null,
+    rebind_count: 0,
+    notes: null,
+    search_text: searchText({ licensee: TRIAL_LICENSEE, email: trial.email, lid, notes: null }),
+    trial: 1,
+    trial_started_at: trial.issuedAt,
+    ...tally.columns,
+  });
+  await insertStamp(t, row.id, lid);
+  await bindAtIssue(t, row.id, [trial.fingerprint], by.now, trial.label);
+  const view = { ...row, product_name: shape.name, product_key: shape.productKey, last_checked_at: null, seats_used: 1, bound_at: by.now };
+  await recordLicenceAudit(t, by, view, {
+    action: 'licence.trial_started',
+    subjectType: 'licence',
+    subjectId: lid,
+    lid,
+    summary: `Started a ${shape.trialDays}-day trial of ${shape.name}`,
+    details: { productId: trial.productId, expiresAt: new Date(trial.expiresAt).toISOString() },
+  });
+  await tally.record();
+  return row.id;
+}
+
+const TRIAL_LICENSEE = 'Trial';
 
 export async function renewLicence(ctx: Ctx, keyring: Keyring, caches: IssueCaches, lid: string, input: RenewInput, idem: IdempotentRequest | null): Promise<LicenceAnswer | Replay> {
   // The renewed term commits only while the term it replaces is still current.

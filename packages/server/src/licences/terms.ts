@@ -1,32 +1,8 @@
 import { parseFingerprint, FingerprintError, type ParamValue } from '@licensor/protocol';
 import { badRequest } from '../core/errors.js';
 import type { ProductMeter, ProductParam } from '../products/schemas.js';
-import { paramDefault } from '../products/shape.js';
+import { paramDefault, paramValue } from '../products/shape.js';
 import { addMonths, isDate, localDate, startOfDate } from '../core/calendar.js';
-
-function checkValue(param: ProductParam, value: unknown): ParamValue {
-  const field = `params.${param.key}`;
-  switch (param.type) {
-    case 'STRING':
-      if (typeof value === 'string') return value;
-      throw badRequest(`${field} must be a string`);
-    case 'ENUM':
-      if (typeof value === 'string' && param.options.includes(value)) return value;
-      throw badRequest(`${field} must be one of ${param.options.join(', ')}`);
-    case 'INTEGER':
-      if (typeof value === 'number' && Number.isSafeInteger(value)) return value;
-      throw badRequest(`${field} must be an integer`);
-    case 'BOOLEAN':
-      if (typeof value === 'boolean') return value;
-      throw badRequest(`${field} must be true or false`);
-    case 'DATE':
-      if (typeof value === 'string' && isDate(value)) return value;
-      throw badRequest(`${field} must be a date (YYYY-MM-DD)`);
-    case 'STRING_LIST':
-      if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return value as string[];
-      throw badRequest(`${field} must be an array of strings`);
-  }
-}
 
 /**
  * The parameter claims in declared order: each given value checked against its type, absent
@@ -39,7 +15,7 @@ export function resolveParams(declared: readonly ProductParam[], given: Record<s
   const claims: Array<[string, ParamValue]> = [];
   for (const param of declared) {
     const raw = given[param.key];
-    const value = raw === undefined || raw === null ? paramDefault(param) : checkValue(param, raw);
+    const value = raw === undefined || raw === null ? paramDefault(param) : paramValue(param, raw, `params.${param.key}`);
     if (value !== null) claims.push([param.key, value]);
     else if (param.required) throw badRequest(`params.${param.key} is required`);
   }

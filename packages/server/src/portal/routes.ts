@@ -42,6 +42,20 @@ const PortalLicence = Type.Object({
   ...PortalLicenceItem.properties,
   airGapActivation: Type.Boolean({ description: "Whether this licence can be activated on an air-gapped computer: its product allows it (DESIGN.md 14) and it is neither OFFLINE nor floating." }),
   releasesLeft: Type.Union([Type.Integer(), Type.Null()], { description: 'Self-service releases this licence has left in the current 30 days; null = no limit.' }),
+  usage: Type.Array(
+    Type.Object({
+      key: Type.String(),
+      label: Type.String(),
+      period: Type.Enum(['NONE', 'DAY', 'MONTH', 'YEAR']),
+      used: Type.Integer(),
+      limit: Type.Union([Type.Integer(), Type.Null()]),
+      overage: Type.Union([Type.Integer(), Type.Null()]),
+      remaining: Type.Union([Type.Integer(), Type.Null()]),
+      periodStart: NullableTimestamp,
+      resetsAt: NullableTimestamp,
+    }),
+    { description: "DESIGN.md 19: each of the licence's meters this period (used, limit, when it resets); [] without meters." },
+  ),
   machines: Type.Array(
     Type.Object({ id: Type.Integer(), boundAt: Timestamp, releasedAt: NullableTimestamp, live: Type.Boolean(), atIssue: Type.Boolean(), airGapped: Type.Boolean(), until: NullableTimestamp }),
   ),

@@ -1,4 +1,6 @@
 import type { FastifyRequest } from 'fastify';
+import { balances, metersOf } from '../usage/service.js';
+import { timezoneOf } from '../usage/repo.js';
 import { graceEndsAt } from '@licensor/protocol';
 import { findCustomerRow } from '../customers/repo.js';
 import { findProductRow } from '../products/repo.js';
@@ -149,11 +151,14 @@ export async function portalLicence(session: PortalSession, lid: string, now: nu
   const product = (await findProductRow(session.tenant, view.product_id))!;
   const limit = product.self_release_limit;
   const machines = await bindingsNewestFirst(session.tenant, view.id);
+  // DESIGN.md 19: the usage answer's meters, in the organisation's timezone.
+  const usage = await balances(session.tenant, { id: view.id, lid: view.lid, meters: metersOf(view.meters) }, now, await timezoneOf(session.tenant));
   return {
     ...portalItem(view, now),
     // What air-gapped activation needs (DESIGN.md 14), so the portal offers it only where it works.
     airGapActivation: product.air_gap_activation === 1 && view.licence_type !== 'OFFLINE' && view.seat_model !== 'FLOATING',
     releasesLeft: limit === null ? null : Math.max(0, limit - (await selfReleasesInWindow(session.tenant, view.id, now))),
+    usage: usage.map(({ periodKey: _, ...meter }) => meter),
     machines: await withActivations(
       session.tenant,
       machines.map((m) => ({ id: m.id, boundAt: iso(m.bound_at), releasedAt: iso(m.released_at), live: isLive(m, now), atIssue: m.at_issue === 1 })),

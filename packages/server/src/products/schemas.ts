@@ -164,6 +164,44 @@ const editable = {
   airGapActivationDays: Type.Optional(
     Nullable(Type.Integer({ minimum: 1, maximum: 3650, description: 'How long an air-gapped activation lasts (at most to the licence’s grace end); null = the default, 90.' })),
   ),
+  trialDays: Type.Optional(
+    Nullable(Type.Integer({ minimum: 0, maximum: 90, description: 'DESIGN.md 18: days an application\'s trial lasts (ONLINE, one machine); 0 = no trials (the default, null too).' })),
+  ),
+  trialParams: Type.Optional(
+    Nullable(
+      Type.Record(Type.String({ maxLength: 64 }), Type.Unknown(), {
+        maxProperties: 100,
+        description: 'Parameter values of trials, checked as issue\'s `params`; absent ones take their defaults. A parameter removed from `params` is dropped here in the same save.',
+      }),
+    ),
+  ),
+  trialMeters: Type.Optional(
+    Nullable(
+      Type.Record(
+        Type.String({ maxLength: 64 }),
+        Type.Object(
+          {
+            limit: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 1_000_000_000_000 }))),
+            overage: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 1_000_000_000_000 }))),
+          },
+          { additionalProperties: false },
+        ),
+        { maxProperties: 20, description: 'A trial\'s limits of the product\'s meters (DESIGN.md 19), by meter key.' },
+      ),
+    ),
+  ),
+  trialDailyLimit: Type.Optional(
+    Nullable(Type.Integer({ minimum: 1, maximum: 100_000, description: 'New trials of the product in any 86,400 s; null = no limit (the default).' })),
+  ),
+  trialAddressDailyLimit: Type.Optional(
+    Nullable(
+      Type.Integer({
+        minimum: 1,
+        maximum: 10_000,
+        description: 'New trials of the product from one client address in any 86,400 s (IPv6: per /64, and per /48 five times this); null = no limit. Default 20.',
+      }),
+    ),
+  ),
   params: Type.Optional(Type.Array(ProductParamInput, { maxItems: 100 })),
   meters: Type.Optional(
     Type.Array(ProductMeterInput, { maxItems: 20, description: 'Usage meters (DESIGN.md 19), at most 20, keys unique; replaces the list. Licences copy them at issue and renewal, signed as `mtr`.' }),
@@ -238,6 +276,15 @@ export const Product = Type.Object({
   maxBorrowedSeats: Type.Integer(),
   airGapActivation: Type.Boolean({ description: 'Whether licences may be activated on air-gapped machines.' }),
   airGapActivationDays: Type.Integer({ description: 'Days an air-gapped activation lasts, at most to the licence’s grace end.' }),
+  trialDays: Type.Integer({ description: 'Days a trial lasts; 0 = no trials.' }),
+  trialParams: Type.Record(Type.String(), Type.Unknown(), { description: 'Parameter values of trials.' }),
+  trialMeters: Type.Record(
+    Type.String(),
+    Type.Object({ limit: Type.Optional(Nullable(Type.Integer())), overage: Type.Optional(Nullable(Type.Integer())) }),
+    { description: 'A trial\'s meter limits, by meter key.' },
+  ),
+  trialDailyLimit: Nullable(Type.Integer({ description: 'New trials per 86,400 s; null = no limit.' })),
+  trialAddressDailyLimit: Nullable(Type.Integer({ description: 'New trials per 86,400 s from one address; null = no limit.' })),
   createdAt: Timestamp,
   updatedAt: Timestamp,
   params: Type.Array(ProductParam),

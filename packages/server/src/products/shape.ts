@@ -26,6 +26,12 @@ export interface ProductShape {
   maxBorrowedSeats: number;
   airGapActivation: boolean;
   airGapActivationDays: number;
+  /** DESIGN.md 18: days a trial lasts (0 = no trials), its parameter values and meters, its two daily limits. */
+  trialDays: number;
+  trialParams: Record<string, unknown>;
+  trialMeters: Record<string, { limit?: number | null; overage?: number | null }>;
+  trialDailyLimit: number | null;
+  trialAddressDailyLimit: number | null;
   params: ProductParam[];
   meters: ProductMeter[];
 }
@@ -51,6 +57,11 @@ export const SHAPE_FIELDS = [
   'maxBorrowedSeats',
   'airGapActivation',
   'airGapActivationDays',
+  'trialDays',
+  'trialParams',
+  'trialMeters',
+  'trialDailyLimit',
+  'trialAddressDailyLimit',
   'params',
   'meters',
 ] as const satisfies ReadonlyArray<keyof ProductShape>;
@@ -73,10 +84,15 @@ const DEFAULTS = {
   maxBorrowSeconds: 0,
   airGapActivation: false,
   airGapActivationDays: 90,
+  trialDays: 0,
+  trialParams: {},
+  trialMeters: {},
+  trialDailyLimit: null,
+  trialAddressDailyLimit: 20,
 } as const;
 
 /** defaultValidityMonths null: asked at issue; selfReleaseLimit null: no limit. */
-const NULL_MEANS_SOMETHING = new Set<string>(['defaultValidityMonths', 'selfReleaseLimit']);
+const NULL_MEANS_SOMETHING = new Set<string>(['defaultValidityMonths', 'selfReleaseLimit', 'trialDailyLimit', 'trialAddressDailyLimit']);
 
 export function shapeOf(row: ProductRow): ProductShape {
   return {
@@ -100,6 +116,11 @@ export function shapeOf(row: ProductRow): ProductShape {
     maxBorrowedSeats: row.max_borrowed_seats,
     airGapActivation: row.air_gap_activation === 1,
     airGapActivationDays: row.air_gap_activation_days,
+    trialDays: row.trial_days,
+    trialParams: JSON.parse(row.trial_params) as ProductShape['trialParams'],
+    trialMeters: JSON.parse(row.trial_meters) as ProductShape['trialMeters'],
+    trialDailyLimit: row.trial_daily_limit,
+    trialAddressDailyLimit: row.trial_address_daily_limit,
     params: JSON.parse(row.params) as ProductParam[],
     meters: JSON.parse(row.meters) as ProductMeter[],
   };
@@ -128,6 +149,11 @@ export function shapeColumns(shape: ProductShape) {
     max_borrowed_seats: shape.maxBorrowedSeats,
     air_gap_activation: shape.airGapActivation ? 1 : 0,
     air_gap_activation_days: shape.airGapActivationDays,
+    trial_days: shape.trialDays,
+    trial_params: JSON.stringify(shape.trialParams),
+    trial_meters: JSON.stringify(shape.trialMeters),
+    trial_daily_limit: shape.trialDailyLimit,
+    trial_address_daily_limit: shape.trialAddressDailyLimit,
     params: JSON.stringify(shape.params),
     meters: JSON.stringify(shape.meters),
   };
@@ -168,6 +194,11 @@ export function nextShape(input: UpdateProductInput, current: ProductShape | nul
   if (input.meters) given.meters = input.meters.map(completeMeter);
   const base = current ?? newProductBase(input);
   const shape = { ...base, ...given } as ProductShape;
+  // A parameter removed from `params` leaves `trialParams` in the same save (DESIGN.md 18).
+  const declared = new Set(shape.params.map((p) => p.key));
+  if (input.trialParams === undefined || input.trialParams === null) {
+    shape.trialParams = Object.fromEntries(Object.entries(shape.trialParams).filter(([key]) => declared.has(key)));
+  }
   // maxBorrowedSeats defaults to maxMachines, and keeps following it while it is "every seat".
   const following = current === null || current.maxBorrowedSeats === current.maxMachines;
   if (input.maxBorrowedSeats === null || (input.maxBorrowedSeats === undefined && following)) {
@@ -203,6 +234,7 @@ function checkShape(shape: ProductShape, current: ProductShape | null): void {
   if (floating && shape.airGapActivation) {
     throw badRequest('airGapActivation: a FLOATING product cannot activate air-gapped machines (its seats are leases renewed by checks)');
   }
+  checkTrials(shape);
   const seen = new Set<string>();
   shape.params.forEach((param, i) => {
     const at = `params[${i}]`;
@@ -227,6 +259,54 @@ function checkShape(shape: ProductShape, current: ProductShape | null): void {
   // A parameter that kept `mtr` from before meters existed signs a value there (DESIGN.md 2).
   if (shape.meters.length > 0 && shape.params.some((param) => param.key === 'mtr')) {
     throw badRequest('meters: this product has a parameter "mtr", the claim meters are signed as; it cannot declare meters');
+  }
+}
+
+/**
+ * DESIGN.md 18's trial policy: never on a FLOATING product, nor one whose parameter kept `trl`;
+ * trial values checked as issue's `params`, and while trials are on every required parameter has
+ * a value; `trialMeters` names declared meters only (this release declares none: docs/decisions.md).
+ */
+function checkTrials(shape: ProductShape): void {
+  const on = shape.trialDays > 0;
+  if (on && shape.seatModel === 'FLOATING') throw badRequest('trialDays: a FLOATING product has no trials (a trial is one machine\'s ONLINE licence)');
+  if (on && shape.params.some((p) => p.key === 'trl')) throw badRequest('trialDays: the product has a parameter "trl", which a trial signs as a claim; rename it first');
+  const declared = new Map(shape.params.map((p) => [p.key, p]));
+  for (const [key, value] of Object.entries(shape.trialParams)) {
+    const param = declared.get(key);
+    if (!param) throw badRequest(`trialParams.${key}: not a parameter of this product`);
+    if (value !== null) paramValue(param, value, `trialParams.${key}`);
+  }
+  for (const param of shape.params) {
+    if (on && param.required && shape.trialParams[param.key] == null && paramDefault(param) === null) {
+      throw badRequest(`trialParams.${param.key}: required, and the parameter has no default`);
+    }
+  }
+  const meter = Object.keys(shape.trialMeters)[0];
+  if (meter !== undefined) throw badRequest(`trialMeters.${meter}: not a meter of this product`);
+}
+
+/** A parameter value as issue takes it: already of the parameter's JSON type (DESIGN.md 3), else a 400 naming `field`. */
+export function paramValue(param: ProductParam, value: unknown, field: string): ParamValue {
+  switch (param.type) {
+    case 'STRING':
+      if (typeof value === 'string') return value;
+      throw badRequest(`${field} must be a string`);
+    case 'ENUM':
+      if (typeof value === 'string' && param.options.includes(value)) return value;
+      throw badRequest(`${field} must be one of ${param.options.join(', ')}`);
+    case 'INTEGER':
+      if (typeof value === 'number' && Number.isSafeInteger(value)) return value;
+      throw badRequest(`${field} must be an integer`);
+    case 'BOOLEAN':
+      if (typeof value === 'boolean') return value;
+      throw badRequest(`${field} must be true or false`);
+    case 'DATE':
+      if (typeof value === 'string' && isDate(value)) return value;
+      throw badRequest(`${field} must be a date (YYYY-MM-DD)`);
+    case 'STRING_LIST':
+      if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return value as string[];
+      throw badRequest(`${field} must be an array of strings`);
   }
 }
 

@@ -28,7 +28,7 @@ export async function machinesOf(t: Tenant, licenceId: number, now: number) {
 }
 
 /** The seats a licence names at issue, bound now and inside its signature. */
-export async function bindAtIssue(t: Tenant, licenceId: number, fingerprints: readonly string[], now: number): Promise<void> {
+export async function bindAtIssue(t: Tenant, licenceId: number, fingerprints: readonly string[], now: number, label: string | null = null): Promise<void> {
   for (const fingerprint of fingerprints) {
     await insertBinding(t, {
       licence_id: licenceId,
@@ -38,7 +38,7 @@ export async function bindAtIssue(t: Tenant, licenceId: number, fingerprints: re
       released_at: null,
       released_by: null,
       at_issue: 1,
-      label: null,
+      label,
       last_seen_at: null,
     });
   }

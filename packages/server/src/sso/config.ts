@@ -9,7 +9,7 @@ import { inTransaction } from '../core/transaction.js';
 import type { Tenant } from '../db/tenant.js';
 import { seal, unseal } from '../keys/sealing.js';
 import { forgetClient, testConnection } from './idp.js';
-import { deleteConfigRow, endSsoSessions, findConfigRow, insertConfigRow, membersWithCredentials, removeLinks, updateConfigRow, type SsoConfigRow } from './repo.js';
+import { deleteConfigRow, endSsoSessions, unlinkRow, findConfigRow, insertConfigRow, membersWithCredentials, removeLinks, updateConfigRow, type SsoConfigRow } from './repo.js';
 
 export const ROLE_VALUES = ['ORG_ADMIN', 'ISSUER', 'VIEWER'] as const;
 export type SsoRole = (typeof ROLE_VALUES)[number];
@@ -257,5 +257,15 @@ export async function disableSso(ctx: Ctx): Promise<void> {
     if (!row) throw conflict(`organisation ${ctx.org.slug} has no single sign-on`);
     await updateConfigRow(t, { enabled: 0, enforce: 0, version: row.version + 1, updated_at: ctx.now, updated_by: ctx.actor.name });
     await recordAudit(t, ctx, { action: 'sso.disabled', subjectType: 'sso', subjectId: null, summary: 'Turned single sign-on and its enforcement off from the command line' });
+  });
+}
+
+/** `DELETE /users/{id}/sso-link`: the member signs in with single sign-on no more until linked again; its SSO sessions end. */
+export async function unlinkMember(ctx: Ctx, id: number): Promise<void> {
+  await inTransaction(ctx, async (t) => {
+    const member = await unlinkRow(t, id);
+    if (!member) throw notFound(`member ${id} is not linked to single sign-on`);
+    await endSsoSessions(t, id);
+    await recordAudit(t, ctx, { action: 'sso.unlinked', subjectType: 'user', subjectId: id, summary: `Unlinked ${member.username} from single sign-on` });
   });
 }

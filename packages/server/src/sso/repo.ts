@@ -82,3 +82,10 @@ export const hasPasskey = async (t: Tenant, userId: number) => (await t.selectFr
 
 /** `sso disable` (the CLI), by slug: the database alone. */
 export const findOrganisationId = (db: Db, slug: string) => db.selectFrom('organisations').select('id').where('slug', '=', slug).executeTakeFirst();
+
+/** Removes a member's link: the member as it was, or undefined when it had none. */
+export async function unlinkRow(t: Tenant, id: number) {
+  const member = await t.selectFrom('users').select(['id', 'username']).where('id', '=', id).where('sso_sub', 'is not', null).executeTakeFirst();
+  if (member) await t.updateTable('users').set({ sso_sub: null, sso_linked_at: null }).where('id', '=', id).execute();
+  return member;
+}

@@ -1,10 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Counter, type Registry } from 'prom-client';
 import { Type } from 'typebox';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { setSessionCookie } from '../auth/cookies.js';
-import { NoContent, Nullable, NullableTimestamp, outputOnly, responses, Timestamp, withoutOutputOnly } from '../core/schemas.js';
-import { deleteSsoConfig, getSsoConfig, OUTPUT_ONLY, putSsoConfig, ROLE_VALUES, signInMethods, testSsoConfig } from './config.js';
+import { IdParams, NoContent, Nullable, NullableTimestamp, outputOnly, responses, Timestamp, withoutOutputOnly } from '../core/schemas.js';
+import { deleteSsoConfig, getSsoConfig, unlinkMember, OUTPUT_ONLY, putSsoConfig, ROLE_VALUES, signInMethods, testSsoConfig } from './config.js';
 import { checkReturnTo, finishSignIn, SSO_COOKIE, startSignIn } from './flow.js';
 
 /** Starts (and links) a minute per address (DESIGN.md 21). */
@@ -124,6 +125,18 @@ export function ssoConfigRoutes(config: Config, masterKey: Buffer): FastifyPlugi
       },
     );
 
+    app.delete(
+      '/users/:id/sso-link',
+      {
+        config: { access: 'users:write' },
+        schema: { summary: "Remove a member's single sign-on link", description: 'Needs `users:write`. 404 when the member is not linked; its single sign-on sessions end.', tags, params: IdParams, response: responses({ 204: NoContent }) },
+      },
+      async (request, reply) => {
+        await unlinkMember(request.ctx, request.params.id);
+        return reply.code(204).send();
+      },
+    );
+
     app.post(
       '/sso/test',
       {
@@ -142,8 +155,16 @@ export function ssoConfigRoutes(config: Config, masterKey: Buffer): FastifyPlugi
 
 const ssoCookiePath = (slug: string) => `/o/${slug}/api/sso/`;
 
+/** `licensor_sso_sign_ins_total{outcome}`: each callback past STATE_INVALID, by `lastAttempt`'s outcome. */
+export function ssoMetrics(registry: Registry): (outcome: string) => void {
+  const outcomes = new Counter({ name: 'licensor_sso_sign_ins_total', help: 'Single sign-on callbacks by outcome (SIGNED_IN or the refusal code)', labelNames: ['outcome'], registers: [registry] });
+  return (outcome) => {
+    if (outcome !== 'STATE_INVALID') outcomes.inc({ outcome });
+  };
+}
+
 /** DESIGN.md 21: the sign-in's start and callback (no credential), and the sign-in page's methods. */
-export function ssoFlowRoutes(database: Database, config: Config, masterKey: Buffer): FastifyPluginAsyncTypebox {
+export function ssoFlowRoutes(database: Database, config: Config, masterKey: Buffer, counted: (outcome: string) => void): FastifyPluginAsyncTypebox {
   const base = config.ssoBase;
   const baseHost = new URL(base).host;
   const allowed = config.ssoAllowNetworks;
@@ -210,6 +231,7 @@ export function ssoFlowRoutes(database: Database, config: Config, masterKey: Buf
         reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
         const query = Object.fromEntries(Object.entries(request.query as Record<string, unknown>).filter(([, v]) => typeof v === 'string')) as Record<string, string>;
         const answer = await finishSignIn(database, masterKey, allowed, base, request.org, { query, cookie: request.cookies[SSO_COOKIE] });
+        counted(answer.outcome);
         if (answer.session) setSessionCookie(reply, config, request.org, answer.session);
         return reply.redirect(answer.location, 302);
       },

@@ -114,3 +114,9 @@ export const meteredProducts = (t: Tenant, productId: number | undefined) => {
   if (productId !== undefined) query = query.where('id', '=', productId);
   return query.execute();
 };
+
+/** The organisation's timezone as stored now: the check path's cached organisation may predate a change. */
+export async function timezoneOf(t: Tenant): Promise<string> {
+  const row = await t.db.selectFrom('organisations').select('timezone').where('id', '=', t.orgId).executeTakeFirstOrThrow();
+  return row.timezone;
+}

@@ -16,6 +16,8 @@ export function toMember(row: UserRow) {
     active: row.active === 1,
     createdAt: iso(row.created_at),
     lastLoginAt: iso(row.last_login_at),
+    ssoLinkedAt: iso(row.sso_linked_at),
+    ssoSignedInAt: iso(row.sso_signed_in_at),
   };
 }
 
@@ -62,4 +64,24 @@ export const updateUser = (t: Tenant, id: number, set: Updateable<UsersTable>) =
 
 export async function deleteUser(t: Tenant, id: number): Promise<void> {
   await t.deleteFrom('users').where('id', '=', id).execute();
+}
+
+/**
+ * DESIGN.md 21: while single sign-on is enforced, how many of its break-glass members can still
+ * sign in without it (active ORG_ADMINs with a password or passkey); null when it is not enforced.
+ */
+export async function breakGlassLeft(t: Tenant): Promise<number | null> {
+  const sso = await t.selectFrom('sso_configs').select(['enforce', 'break_glass']).executeTakeFirst();
+  if (sso?.enforce !== 1) return null;
+  const ids = JSON.parse(sso.break_glass) as number[];
+  if (ids.length === 0) return 0;
+  const row = await t
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('id', 'in', ids)
+    .where('role', '=', 'ORG_ADMIN')
+    .where('active', '=', 1)
+    .where((eb) => eb.or([eb('password_hash', 'is not', null), eb.exists(eb.selectFrom('passkeys').select('passkeys.id').whereRef('passkeys.user_id', '=', 'users.id'))]))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }

@@ -15,6 +15,8 @@ export const Member = Type.Object({
   active: Type.Boolean(),
   createdAt: Timestamp,
   lastLoginAt: NullableTimestamp,
+  ssoLinkedAt: { ...NullableTimestamp, description: 'When the member was linked to the single sign-on identity provider; null: not linked.' },
+  ssoSignedInAt: { ...NullableTimestamp, description: 'The last single sign-on sign-in.' },
 });
 
 export const CreateMemberBody = Type.Object(

@@ -6,7 +6,7 @@ import type { Ctx } from '../core/context.js';
 import { inTransaction } from '../core/transaction.js';
 import type { Tenant } from '../db/tenant.js';
 import { conflict, forbidden, notFound } from '../core/errors.js';
-import { countActiveAdmins, deleteUser, endSessions, findUser, insertUser, listUsers, toMember, updateUser } from './repo.js';
+import { breakGlassLeft, countActiveAdmins, deleteUser, endSessions, findUser, insertUser, listUsers, toMember, updateUser } from './repo.js';
 import type { CreateMemberBody, UpdateMemberBody } from './schemas.js';
 import { retireInitialPassword } from './initial-password.js';
 
@@ -28,10 +28,16 @@ function refusePasswordFromToken(ctx: Ctx, input: { password?: string | undefine
 const adminWhoCanSignIn = (row: { role: string; active: number; password_hash: string | null }) =>
   row.role === 'ORG_ADMIN' && row.active === 1 && row.password_hash !== null;
 
-/** Refuses a change that took away the last administrator who can sign in. */
+/**
+ * Refuses a change that took away the last administrator who can sign in, or, while single sign-on
+ * is enforced, the last break-glass administrator who can sign in without it (DESIGN.md 21).
+ */
 async function guardLastAdmin(t: Tenant, before: Parameters<typeof adminWhoCanSignIn>[0]) {
   if (adminWhoCanSignIn(before) && (await countActiveAdmins(t)) === 0) {
     throw conflict('the organisation must keep at least one active ORG_ADMIN who can sign in');
+  }
+  if ((await breakGlassLeft(t)) === 0) {
+    throw conflict('single sign-on is required: at least one break-glass administrator must keep a way to sign in without it');
   }
 }
 

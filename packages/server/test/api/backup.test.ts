@@ -23,7 +23,7 @@ import { dump, emptyTarget, indexesOf, linesOf, openEnv, rowsOf, serviceOn, with
  */
 const BACKED_UP = [
   'air_gap_activations', 'api_tokens', 'audit_entries', 'check_counts', 'customers', 'idempotency_keys', 'licence_lease_peaks', 'licence_stamps', 'licence_versions', 'licences', 'machine_bindings',
-  'organisations', 'passkeys', 'platform_accounts', 'platform_audit', 'platform_passkeys', 'portal_links', 'product_keys', 'products', 'sso_configs', 'usage_counts', 'usage_events', 'usage_marks', 'users',
+  'organisations', 'passkeys', 'platform_accounts', 'platform_audit', 'platform_passkeys', 'portal_links', 'product_keys', 'products', 'sso_configs', 'trial_entries', 'trial_installations', 'usage_counts', 'usage_events', 'usage_marks', 'users',
   'webhook_attempts', 'webhook_deliveries', 'webhook_endpoints', 'webhook_events', 'webhook_state', 'webhook_term_marks',
 ];
 const PLATFORM_PASSWORD = 'platform operator password';

@@ -185,6 +185,15 @@ const STEPS: Record<string, { rows?: () => Promise<void>; check?: () => Promise<
       expect(stamps.some((row) => row.archived === 1)).toBe(true);
     },
   },
+  '0017_trials': {
+    async check() {
+      // Trials stay off for products made before them (DESIGN.md 18); no licence becomes one.
+      const products = await database.db.selectFrom('products').select(['trial_days', 'trial_params', 'trial_daily_limit', 'trial_address_daily_limit']).execute();
+      expect(products.map((p) => ({ ...p, trial_days: Number(p.trial_days) }))).toEqual(products.map(() => ({ trial_days: 0, trial_params: '{}', trial_daily_limit: null, trial_address_daily_limit: 20 })));
+      const licences = await database.db.selectFrom('licences').select(['trial', 'trial_started_at', 'converted_from_trial']).execute();
+      expect(new Set(licences.map((l) => JSON.stringify([Number(l.trial), l.trial_started_at, l.converted_from_trial])))).toEqual(new Set(['[0,null,null]']));
+    },
+  },
   '0018_usage_metering': {
     async check() {
       // Products and licences made before meters have none (DESIGN.md 19): an upgrade meters nothing.

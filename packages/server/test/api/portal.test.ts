@@ -92,7 +92,7 @@ describe('the customer portal', () => {
       { lid: licence.lid, productName: expect.any(String), licenceType: 'ONLINE', status: 'ACTIVE', startsAt: null, expiresAt: licence.expiresAt, graceEndsAt: expect.any(String), maxMachines: 3, seatsUsed: 2 },
     ]);
     const detail = await call('GET', `/portal/licenses/${licence.lid}`, { cookies: { svc_portal: cookie } });
-    expect(detail.data).toMatchObject({ lid: licence.lid, releasesLeft: 1, airGapActivation: false, machines: [{ live: true, atIssue: false }, { live: true, atIssue: false }] });
+    expect(detail.data).toMatchObject({ lid: licence.lid, releasesLeft: 1, airGapActivation: false, usage: [], machines: [{ live: true, atIssue: false }, { live: true, atIssue: false }] });
     // The portal offers air-gapped activation only where the product allows it.
     expect((await h.admin('PUT', `/products/${product.id}`, { airGapActivation: true })).statusCode).toBe(200);
     expect((await call('GET', `/portal/licenses/${licence.lid}`, { cookies: { svc_portal: cookie } })).data.airGapActivation).toBe(true);

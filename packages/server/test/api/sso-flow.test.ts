@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../harness.js';
-import { sessionCookie, signInWithSso, ssoError, ssoSetup, startIdp, startSso, type TestIdp } from '../sso-helpers.js';
+import { sessionCookie, signInWithSso, ssoError, ssoSetup, startIdp, startSso, throughIdp, type TestIdp } from '../sso-helpers.js';
 
 let h: Harness;
 let idp: TestIdp;
@@ -66,6 +66,7 @@ describe('single sign-on', () => {
     expect(who.data).toMatchObject({ username: `person${n}@example.com`, displayName: `Person ${n}`, role: 'ORG_ADMIN' });
     const config = (await h.admin('GET', '/sso')).data;
     expect(config.verifiedAt).not.toBeNull();
+    expect((await h.request('GET', '/metrics')).body).toMatch(/^licensor_sso_sign_ins_total\{outcome="SIGNED_IN"\} [1-9]/m);
     expect(config.lastAttempt).toMatchObject({ outcome: 'SIGNED_IN', member: `person${n}@example.com`, emailDomain: 'example.com', roleClaimValues: ['licensor-admins'], role: 'ORG_ADMIN' });
     const entries = (await h.admin('GET', '/dashboard/activity?limit=2')).data.items;
     expect(entries.map((e: any) => [e.action, e.actor])).toEqual([['auth.sso_login', `person${n}@example.com`], ['user.created', 'sso']]);
@@ -76,7 +77,18 @@ describe('single sign-on', () => {
     const second = await signInWithSso(h);
     expect((await me(sessionCookie(second.callback)!)).data).toMatchObject({ username: `person${n}@example.com`, role: 'VIEWER' });
     expect((await lastEntry()).details).toEqual({ provisioned: false, linked: false, roleFrom: 'ORG_ADMIN', roleTo: 'VIEWER' });
-    expect((await h.admin('GET', '/users')).data.filter((u: any) => u.username === `person${n}@example.com`)).toHaveLength(1);
+    const members = (await h.admin('GET', '/users')).data.filter((u: any) => u.username === `person${n}@example.com`);
+    expect(members).toHaveLength(1);
+    expect(members[0].ssoLinkedAt).not.toBeNull();
+    expect(members[0].ssoSignedInAt).not.toBeNull();
+
+    // Unlinked: its single sign-on sessions end at once.
+    const session = sessionCookie(second.callback)!;
+    expect((await h.admin('DELETE', `/users/${members[0].id}/sso-link`)).statusCode).toBe(204);
+    expect((await me(session)).statusCode).toBe(401);
+    expect((await h.admin('DELETE', `/users/${members[0].id}/sso-link`)).statusCode).toBe(404);
+    expect((await lastEntry())).toMatchObject({ action: 'sso.unlinked', actor: 'admin' });
+    expect((await h.admin('GET', '/users')).data.find((u: any) => u.id === members[0].id).ssoLinkedAt).toBeNull();
   });
 
   it('refuses a replayed, missing or foreign state without auditing it, and never makes a session', async () => {
@@ -101,6 +113,14 @@ describe('single sign-on', () => {
     const idpError = await h.request('GET', `/o/${h.slug}/api/sso/callback?state=${freshState}&error=access_denied&session_state=abc`, { cookies: { svc_sso: fresh.cookies.find((c) => c.name === 'svc_sso')!.value } });
     expect(ssoError(idpError)).toBe('IDP_ERROR');
     expect((await lastEntry())).toMatchObject({ action: 'auth.sso_refused', actor: 'sso', details: { reason: 'IDP_ERROR', emailDomain: null, memberId: null } });
+  });
+
+  it('lets exactly one of several callbacks presenting one state go on', async () => {
+    // The IdP's answer for one state, presented by several requests at once.
+    const { query, ssoCookie } = await throughIdp(h);
+    const answers = await Promise.all(Array.from({ length: 5 }, () => h.request('GET', `/o/${h.slug}/api/sso/callback?${query}`, { cookies: { svc_sso: ssoCookie } })));
+    expect(answers.filter((a) => ssoError(a) === 'STATE_INVALID')).toHaveLength(4);
+    expect(answers.filter((a) => sessionCookie(a) !== undefined)).toHaveLength(1);
   });
 
   it('refuses an ID token from the wrong issuer, for the wrong audience, with another nonce, unsigned, or expired', async () => {

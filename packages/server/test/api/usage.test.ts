@@ -2,7 +2,8 @@ import type { ChildProcess } from 'node:child_process';
 import { createPublicKey } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fpDigest, parseLicence, verifyUsageReceipt } from '@licensor/protocol';
-import { backend, startHarness, type Harness } from '../harness.js';
+import { backend, inOneRateWindow, startHarness, type Harness } from '../harness.js';
+import { pruneEvents } from '../../src/usage/repo.js';
 import { startServe, stopServe } from '../cli.js';
 import { ISO_MS } from '../licence-helpers.js';
 import { checkBody, checkedProduct, nonce, type CheckedProduct } from '../check-helpers.js';
@@ -332,6 +333,61 @@ describe('the Management API', () => {
   });
 });
 
+describe('limits, pruning, timezone and metrics', () => {
+  it('answers 429 with Retry-After past LICENSOR_USAGE_RATE_LICENCE requests a minute for the licence, applying nothing', async () => {
+    const limited = await startHarness({ LICENSOR_USAGE_RATE_LICENCE: '3' });
+    try {
+      const product = await checkedProduct(limited, { meters: METERS });
+      const { send, licence } = await bound({}, product);
+      const other = await bound({}, product);
+      await inOneRateWindow(10);
+      for (let i = 0; i < 3; i++) expect((await send([ev('exports')])).statusCode).toBe(200);
+      const refused = await send([ev('exports')]);
+      expect(refused.statusCode).toBe(429);
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      // Another licence has its own count.
+      expect((await other.send([])).statusCode).toBe(200);
+      expect((await limited.admin('GET', `/licenses/${licence.lid}/usage`)).data.meters[0].used).toBe(3);
+      const metrics = (await limited.request('GET', '/metrics')).body as string;
+      expect(metrics).toMatch(/licensor_usage_rate_limited_total 1/);
+      expect(metrics).toMatch(/licensor_usage_events_total\{result="ACCEPTED",duplicate="false"\} 3/);
+    } finally {
+      await limited.close();
+    }
+    // It may wait for the next minute (inOneRateWindow) and starts a harness of its own.
+  }, 90_000);
+
+  it('prunes ids past their horizon without changing a count; a pruned id would count again', async () => {
+    const { licence, send } = await bound();
+    const kept = ev('exports', 2);
+    await send([kept]);
+    const row = await h.database.db.selectFrom('licences').select('id').where('lid', '=', licence.lid).executeTakeFirstOrThrow();
+    const expiry = await h.database.db.selectFrom('usage_events').select('expires_at').where('licence_id', '=', row.id).executeTakeFirstOrThrow();
+    // 35 days past the month's end.
+    expect(Number(expiry.expires_at) - Date.now()).toBeGreaterThan(35 * 86_400_000);
+    expect(await pruneEvents(h.database.db, Date.now())).toBe(0);
+    expect(await pruneEvents(h.database.db, Number(expiry.expires_at) + 1)).toBeGreaterThanOrEqual(1);
+    expect((await send([])).data.meters[0].used).toBe(2);
+    expect((await h.admin('GET', `/licenses/${licence.lid}/usage`)).data.events).toEqual([]);
+  });
+
+  it("gives the boundary fields of the organisation's timezone, moved at once by a timezone change", async () => {
+    const { send } = await bound();
+    const utc = (await send([])).data.meters;
+    expect(utc[0].resetsAt).toMatch(/-01T00:00:00\.000Z$/);
+    expect(utc[1].resetsAt).toMatch(/T00:00:00\.000Z$/);
+    expect((await h.admin('PUT', '/settings', { timezone: 'Asia/Tokyo' })).statusCode).toBe(200);
+    try {
+      const tokyo = (await send([])).data.meters;
+      expect(tokyo[0].resetsAt).toMatch(/T15:00:00\.000Z$/);
+      expect(tokyo[1].periodStart).toMatch(/T15:00:00\.000Z$/);
+      expect(Date.parse(tokyo[1].resetsAt) - Date.parse(tokyo[1].periodStart)).toBe(86_400_000);
+    } finally {
+      await h.admin('PUT', '/settings', { timezone: 'UTC' });
+    }
+  });
+});
+
 describe('usage under concurrency', () => {
   async function race(send: (i: number, body: unknown) => Promise<{ statusCode: number; data: any }>) {
     const { body, send: one } = await bound({ meters: { exports: { limit: 20 } } });
@@ -352,7 +408,7 @@ describe('usage under concurrency', () => {
   it('never passes limit + overage, and never counts an id twice, in one process', async () => {
     await race((_i, body) => p.usage(body));
     await race((_i, body) => p.usage(body));
-  });
+  }, 90_000);
 
   if (backend === 'postgres') describe('through two service processes sharing one PostgreSQL', () => {
     const children: ChildProcess[] = [];

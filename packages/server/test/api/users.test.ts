@@ -27,6 +27,8 @@ describe('members', () => {
       active: true,
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       lastLoginAt: null,
+      ssoLinkedAt: null,
+      ssoSignedInAt: null,
     });
     const list = await h.admin('GET', '/users');
     expect(list.body).not.toMatch(secretish);

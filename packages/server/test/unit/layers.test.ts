@@ -32,7 +32,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['products', 'customers'],
   // The licence lifecycle: issue, renew, revoke, reinstate, archive, restore, verify.
   ['licences'],
-  ['air-gap', 'dashboard', 'webhooks', 'backup', 'usage'],
+  ['air-gap', 'dashboard', 'webhooks', 'backup', 'trials', 'usage'],
   ['portal', 'check'],
   // Single sign-on for operators (DESIGN.md 21): configuration, the OIDC flow, members linked and provisioned.
   ['sso'],

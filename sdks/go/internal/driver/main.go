@@ -33,6 +33,7 @@ type request struct {
 	Fingerprint string   `json:"fingerprint"`
 	Response    *string  `json:"response"`
 	Until       *string  `json:"until"`
+	Email       *string  `json:"email"`
 	// Meter and Amount are recordUsage's, handed to the SDK as given (amount 1 when absent).
 	Meter  *string      `json:"meter"`
 	Amount *json.Number `json:"amount"`
@@ -42,6 +43,9 @@ type failure struct {
 	Code    licensor.ErrorCode `json:"code"`
 	Message string             `json:"message"`
 	Status  int                `json:"status,omitempty"`
+	Matched []string           `json:"matched,omitempty"`
+	// RetryAfterSeconds is a 429's Retry-After.
+	RetryAfterSeconds int `json:"retryAfterSeconds,omitempty"`
 }
 
 type answer struct {
@@ -87,7 +91,7 @@ func invalid(message string) answer {
 func fail(err error) answer {
 	var e *licensor.Error
 	if errors.As(err, &e) {
-		return answer{Error: &failure{Code: e.Code, Message: e.Message, Status: e.Status}}
+		return answer{Error: &failure{Code: e.Code, Message: e.Message, Status: e.Status, Matched: e.Matched, RetryAfterSeconds: e.RetryAfterSeconds}}
 	}
 	return invalid(err.Error())
 }
@@ -126,10 +130,15 @@ func (d *driver) handle(line []byte) answer {
 		return ok(map[string]any{"fingerprint": licensor.CollectFingerprint("").Fingerprint})
 	case "verify":
 		return d.verify(r)
+	case "startTrial":
+		return d.startTrial(ctx, r)
 	}
 	if d.client == nil && needsClient[r.Op] {
 		if d.configErr != nil {
 			return fail(d.configErr)
+		}
+		if d.config != nil {
+			return invalid("no licence is held: configure one or start a trial")
 		}
 		return invalid("configure first")
 	}
@@ -222,7 +231,8 @@ func (d *driver) configure(r request) answer {
 			return invalid(name + " must be a non-empty string")
 		}
 	}
-	if r.Licence == nil || *r.Licence == "" {
+	// Without a licence, until one is held, only startTrial and the overrides work (DESIGN.md 18).
+	if r.Licence != nil && *r.Licence == "" {
 		return invalid("licence must be a non-empty string")
 	}
 	if r.ProductKey != nil && *r.ProductKey == "" {
@@ -236,7 +246,10 @@ func (d *driver) configure(r request) answer {
 	}
 	config := licensor.Config{
 		BaseURL: r.BaseURL, Slug: r.Slug, CheckID: r.CheckID, CheckToken: r.CheckToken, PublicKeys: r.PublicKeys,
-		Licence: *r.Licence, Store: licensor.FileStore(r.StateDir), Clock: d.now,
+		Store: licensor.FileStore(r.StateDir), Clock: d.now,
+	}
+	if r.Licence != nil {
+		config.Licence = *r.Licence
 	}
 	if r.ProductKey != nil {
 		config.ProductKey = *r.ProductKey
@@ -261,7 +274,38 @@ func (d *driver) rebuild() {
 	if d.client != nil {
 		config.Licence = d.client.Licence()
 	}
+	if config.Licence == "" {
+		d.client, d.configErr = nil, nil
+		return
+	}
 	d.client, d.configErr = licensor.NewClient(config)
+}
+
+// startTrial starts a trial with the configuration (its licence left out); the driver then holds
+// the trial licence.
+func (d *driver) startTrial(ctx context.Context, r request) answer {
+	if d.config == nil {
+		return invalid("configure first")
+	}
+	email := ""
+	if r.Email != nil {
+		if *r.Email == "" {
+			return invalid("email must be a non-empty string")
+		}
+		email = *r.Email
+	}
+	config := *d.config
+	config.Fingerprint = d.fingerprint
+	start, err := licensor.StartTrial(ctx, config, email)
+	if err != nil {
+		return fail(err)
+	}
+	d.config.Licence = start.Licence
+	d.client, d.configErr = start.Client, nil
+	return ok(map[string]any{
+		"licence": start.Licence, "lid": start.Result.Licence.Claims.Lid, "created": start.Created,
+		"endsAt": start.EndsAt.Format("2006-01-02T15:04:05.000Z"), "state": start.Result.State, "reasons": start.Result.Reasons,
+	})
 }
 
 func (d *driver) verify(r request) answer {
@@ -278,6 +322,8 @@ func (d *driver) verify(r request) answer {
 	}
 	if r.Licence != nil {
 		licence = *r.Licence
+	} else if licence == "" {
+		return invalid("no licence is held: configure one or start a trial")
 	}
 	v := licensor.VerifyLicence(licence, keys, licensor.VerifyOptions{
 		Now: d.now(), Fingerprint: d.fingerprint, ProductKey: d.config.ProductKey, Organisation: d.config.Slug,
@@ -305,6 +351,10 @@ func checkResult(r *licensor.CheckResult) map[string]any {
 	result := map[string]any{
 		"state": r.State, "reasons": r.Reasons, "fresh": nil, "clockRollback": r.ClockRollback,
 		"ageSeconds": nil, "noAnswer": nil, "renewed": r.Renewed, "airGapped": r.AirGapped, "leaseEndsAt": nil,
+		"trial": nil,
+	}
+	if t := r.Trial; t != nil {
+		result["trial"] = map[string]any{"endsAt": t.EndsAt.Format("2006-01-02T15:04:05.000Z"), "secondsLeft": t.SecondsLeft, "converted": t.Converted}
 	}
 	if r.Answer != nil {
 		result["fresh"] = r.Answer.Fresh

@@ -17,6 +17,8 @@ from .client import (
     NoAnswerCode,
     ReleaseRefusal,
     ReleaseResult,
+    TrialStart,
+    TrialStatus,
     VerifiedAnswer,
 )
 from .errors import ErrorCode, LicensorError
@@ -54,6 +56,8 @@ __all__ = [
     "ReleaseResult",
     "StateKey",
     "StateStore",
+    "TrialStart",
+    "TrialStatus",
     "UsageBalance",
     "UsageEvent",
     "UsageEventResult",

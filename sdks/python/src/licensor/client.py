@@ -9,9 +9,9 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Literal, Mapping, cast
 from urllib.parse import quote
 
-from ._http import post_json
-from .air_gap import AirGapFiles, accept_response, deactivate, end_activation, groups_of_five, make_request, usable_activation
-from ._wire import MalformedError, b64u_encode, fp_digest, receipt_grants, receipt_tag, verify_receipt, verify_signature
+from ._http import post_json, post_json_status
+from .air_gap import AirGapFiles, accept_response, deactivate, dpk_of, end_activation, groups_of_five, make_request, usable_activation
+from ._wire import MalformedError, b64u_encode, fp_digest, is_int, receipt_grants, receipt_tag, verify_receipt, verify_signature
 from .errors import LicensorError
 from .fingerprint import collect_fingerprint
 from .keys import PublicKeys, read_public_keys
@@ -57,6 +57,8 @@ class VerifiedAnswer:
     grants: bool
     #: True when it is this call's answer, False when it came from the saved state.
     fresh: bool
+    #: The unsigned hint that this trial was converted to a paid licence (DESIGN 18).
+    converted: bool = False
 
     def stored(self) -> dict[str, Any]:
         return {
@@ -70,6 +72,7 @@ class VerifiedAnswer:
             "leaseEndsAt": self.lease_ends_at,
             "receipt": self.receipt,
             "renewed": self.renewed,
+            "converted": self.converted,
         }
 
 
@@ -80,6 +83,18 @@ class NoAnswer:
     code: NoAnswerCode
     message: str
     status: int | None = None
+
+
+@dataclass(frozen=True)
+class TrialStatus:
+    """A trial licence's end (DESIGN 18)."""
+
+    #: The signed ``exp`` (ISO time).
+    ends_at: str
+    #: Whole seconds from the later of the service's time and the newest verified checkedAt to ``ends_at``; 0 once ended.
+    seconds_left: int
+    #: The last answer said the trial was converted to a paid licence (unsigned): ask the vendor for it.
+    converted: bool
 
 
 @dataclass(frozen=True)
@@ -107,6 +122,8 @@ class CheckResult:
     lease_ends_at: str | None = None
     #: VALID rests on an air-gapped activation of this machine (DESIGN 14), not on a check answer.
     air_gapped: bool = False
+    #: For a trial licence (``trl``), its end as the service's clock judges it; None for any other.
+    trial: TrialStatus | None = None
 
     @property
     def fresh(self) -> bool | None:
@@ -122,6 +139,22 @@ class ReleaseResult:
     #: Why not released: NO_SEAT, AT_ISSUE, UNKNOWN_LICENCE, or BORROWED (a floating lease
     #: borrowed until a time still ahead: only an operator frees it early).
     reason: ReleaseRefusal | None = None
+
+
+@dataclass(frozen=True)
+class TrialStart:
+    """What start_trial() answers."""
+
+    #: A client holding the trial licence, for check() and the rest.
+    client: LicenceClient
+    #: True when this call started the trial; False when the service gave this machine back its own.
+    created: bool
+    #: The trial licence string: keep it like any licence.
+    licence: str
+    #: The trial's end (its ``exp``, ISO time).
+    ends_at: str
+    #: The start's answer judged as check() judges one.
+    result: CheckResult
 
 
 @dataclass(frozen=True)
@@ -163,7 +196,7 @@ class LicenceClient:
         check_id: str,
         check_token: str,
         public_keys: PublicKeys,
-        licence: str,
+        licence: str | None,
         store: StateStore | None = None,
         clock: Callable[[], float] = time.time,
         timeout: float = DEFAULT_TIMEOUT_SECONDS,
@@ -172,14 +205,16 @@ class LicenceClient:
         product_key: str | None = None,
         machine_label: str | None = None,
     ) -> None:
-        for name, value in (("base_url", base_url), ("slug", slug), ("check_id", check_id), ("check_token", check_token), ("licence", licence)):
+        # Only start_trial() builds a client without a licence, and it pins the product instead.
+        last = ("licence", licence) if licence is not None else ("product_key", product_key)
+        for name, value in (("base_url", base_url), ("slug", slug), ("check_id", check_id), ("check_token", check_token), last):
             if not isinstance(value, str) or value == "":
                 raise LicensorError("INVALID_OPTIONS", f"{name} must be a non-empty string")
         if not check_token.startswith(f"svcc_{check_id}_"):
             raise LicensorError("INVALID_OPTIONS", "check_token must be the whole svcc_<checkId>_<secret> token for this check_id")
         if not isinstance(timeout, (int, float)) or not timeout > 0:
             raise LicensorError("INVALID_OPTIONS", "timeout must be a positive number of seconds")
-        if _licence_type(licence) == "OFFLINE":
+        if licence is not None and _licence_type(licence) == "OFFLINE":
             raise LicensorError("NOT_CHECKABLE", "an OFFLINE licence has no check path: use verify_licence()")
         self._keys = read_public_keys(public_keys)
         self._url = f"{base_url.rstrip('/')}/o/{quote(slug, safe='')}/api/public/license/{quote(check_id, safe='')}"
@@ -192,13 +227,86 @@ class LicenceClient:
         self._slug = slug
         self._product_key = product_key
         self._machine_label = machine_label
-        self._licence = licence
+        self._licence = licence or ""
         #: The newest term seen by this client, beside the one remembered in the state.
         self._newest_iat = 0
         #: This client's last verified usage answer and its lid; nothing is sent to the usage
         #: endpoint before _usage_retry_at (ms) after a 429 (DESIGN 19).
         self._usage: tuple[str, SignedUsage] | None = None
         self._usage_retry_at = 0
+
+    @classmethod
+    def start_trial(
+        cls,
+        *,
+        base_url: str,
+        slug: str,
+        check_id: str,
+        check_token: str,
+        public_keys: PublicKeys,
+        product_key: str,
+        email: str | None = None,
+        **options: Any,
+    ) -> TrialStart:
+        """Starts a trial of the product on this machine (DESIGN 18), or gets this machine's own
+        trial back (after a reinstall, or a retry): call it from the application's first run or a
+        "Start trial" button, never from an installer. Takes a client's options without a
+        licence; ``product_key`` is needed, and the file store (the installation's device key
+        lives on disk: ``memory_store()`` raises INVALID_OPTIONS). ``email`` is optional and needs
+        the user's consent. Raises LicensorError: TRIALS_OFF, TRIAL_USED (with ``matched``),
+        HTTP_STATUS (a 429 with ``retry_after_seconds``), BAD_LICENCE (the licence does not verify,
+        is not a trial, is for another product or machine), BAD_RECEIPT, OLDER_TERM."""
+        if "licence" in options:
+            raise LicensorError("INVALID_OPTIONS", "start_trial() takes no licence: the service makes it")
+        client = cls(base_url=base_url, slug=slug, check_id=check_id, check_token=check_token, public_keys=public_keys, licence=None, product_key=product_key, **options)
+        return client._start_trial(email)
+
+    def _start_trial(self, email: str | None) -> TrialStart:
+        if email is not None and (not isinstance(email, str) or email == ""):
+            raise LicensorError("INVALID_OPTIONS", "email must be a non-empty string when given")
+        if not isinstance(self._store, FileStore):
+            raise LicensorError("INVALID_OPTIONS", "a trial counts installations by a device key kept on disk: it needs file_store(), not memory_store()")
+        assert self._product_key is not None
+        try:
+            files = AirGapFiles(self._store.folder(StateKey(self._slug, self._product_key, "x")))
+        except ValueError as error:
+            raise LicensorError("INVALID_OPTIONS", str(error)) from None
+        dpk = files.update(self.fingerprint, lambda _state, device: dpk_of(device()))
+        now = self.now_ms()
+        nonce = b64u_encode(secrets.token_bytes(24))
+        sent = {"fingerprint": self.fingerprint, "nonce": nonce, "devicePublicKey": dpk}
+        if email is not None:
+            sent["email"] = email
+        if self._machine_label:
+            sent["machineLabel"] = self._machine_label
+        status, body = post_json_status(f"{self._url}/trial", self._check_token, sent, self._timeout, trial=True)
+        text = body.get("license")
+        if not isinstance(text, str):
+            raise LicensorError("BAD_RESPONSE", "the trial answer has no licence string")
+        licence = self._verify(text, now)
+        if licence.claims is None:
+            raise LicensorError("BAD_LICENCE", f"the trial licence does not verify: {licence.message}")
+        if not _is_trial(licence):
+            raise LicensorError("BAD_LICENCE", "the licence answered is not a trial")
+        if "WRONG_PRODUCT" in licence.reasons:
+            raise LicensorError("BAD_LICENCE", "the trial licence is for another product")
+        if licence.fingerprint_match is not True:
+            raise LicensorError("BAD_LICENCE", "the trial licence is for another machine")
+        if body.get("lid") != licence.claims["lid"]:
+            raise LicensorError("BAD_LICENCE", "the answer is not the trial licence's")
+        record = self._load(licence)
+        newest_iat = max(self._newest_iat, record.newest_iat or 0)
+        if licence.claims["iat"] < newest_iat:
+            raise LicensorError("OLDER_TERM", "the trial term answered is older than one already seen")
+        fresh, fresh_offset = self._verify_answer(body, licence, nonce, now)
+        self._licence = text
+        # Judged at the service's time, as check() judges a trial: an answered trial may have ended.
+        judged = self._verify(text, _trial_now(fresh_offset, fresh, now))
+        result = self._keep(judged, fresh, fresh_offset, body, now, False, newest_iat)
+        if not judged.valid:
+            result = replace(result, state="INVALID", reasons=list(judged.reasons))
+        ends_at = _iso(datetime.fromtimestamp(licence.claims["exp"], timezone.utc))
+        return TrialStart(self, status == 201, text, ends_at, result)
 
     @property
     def licence(self) -> str:
@@ -443,10 +551,15 @@ class LicenceClient:
 
     def _ask(self, endpoint: str, extra: Mapping[str, str]) -> CheckResult:
         now = self.now_ms()
+        if self._licence == "":
+            raise LicensorError("INVALID_OPTIONS", "this client holds no licence")
         licence = self._verify(self._licence, now)
         record = self._load(licence)
         cached = self._verified(record.answer, licence, fresh=False) if record.answer is not None else None
         offset = record.offset_ms
+        if _is_trial(licence):
+            # A trial ends by the service's time, never by a clock set back (DESIGN 18).
+            licence = self._verify(self._licence, _trial_now(offset, cached, now))
         # Measured against the answer known before this call: a fresh answer proves itself by its nonce.
         clock_rollback = cached is not None and _service_now(offset, now) < _time(cached.checked_at) - ROLLBACK_TOLERANCE_MS
         newest_iat = max(self._newest_iat, record.newest_iat or 0)
@@ -458,7 +571,7 @@ class LicenceClient:
             if older_term:
                 reasons.append("OLDER_TERM")
             refused = replace(_judge(cached, offset, now, clock_rollback, 0), state="INVALID", reasons=reasons)
-            return _result(licence, refused, clock_rollback)
+            return _result(licence, refused, clock_rollback, trial=_trial_status(licence, cached, offset, now))
 
         assert licence.claims is not None
         nonce = b64u_encode(secrets.token_bytes(24))
@@ -472,9 +585,16 @@ class LicenceClient:
             if error.code not in _NO_ANSWER_CODES:
                 raise
             no_answer = NoAnswer(cast(NoAnswerCode, error.code), error.message, error.status)
-            kept = _result(licence, _judge(cached, offset, now, clock_rollback, _max_seconds(licence)), clock_rollback, no_answer=no_answer)
+            judged = _judge(cached, offset, now, clock_rollback, _max_seconds(licence))
+            kept = _result(licence, judged, clock_rollback, no_answer=no_answer, trial=_trial_status(licence, cached, offset, now))
             return self._or_air_gapped(kept, now)
+        return self._keep(licence, fresh, fresh_offset, body, now, clock_rollback, newest_iat)
 
+    def _keep(
+        self, licence: LicenceVerification, fresh: VerifiedAnswer, fresh_offset: int, body: Mapping[str, Any], now: int, clock_rollback: bool, newest_iat: int
+    ) -> CheckResult:
+        """Saves a fresh verified answer and judges it (check(), borrow() and start_trial())."""
+        assert licence.claims is not None
         files = self._air_gap_files(licence)
         if not fresh.grants and files is not None:
             # A later verified answer that says not licensed ends an air-gapped activation here (DESIGN 14).
@@ -491,7 +611,9 @@ class LicenceClient:
         )
         reason = body.get("reason")
         judged = _judge(fresh, fresh_offset, now, clock_rollback, _max_seconds(licence))
-        return _result(licence, judged, clock_rollback, server_reason=reason if isinstance(reason, str) else None, store_error=store_error)
+        server_reason = reason if isinstance(reason, str) else None
+        trial = _trial_status(licence, fresh, fresh_offset, now)
+        return _result(licence, judged, clock_rollback, server_reason=server_reason, store_error=store_error, trial=trial)
 
     def now_ms(self) -> int:
         """This client's clock (the ``clock`` option), in milliseconds since the epoch."""
@@ -593,6 +715,7 @@ class LicenceClient:
             "leaseEndsAt": lease_ends_at,
             "receipt": receipt,
             "renewed": body.get("renewed") is True,
+            "converted": body.get("converted") is True,
         }
         verified = self._verified(stored, licence, fresh=True)
         if verified is None:
@@ -623,6 +746,7 @@ class LicenceClient:
             renewed=stored["renewed"],
             grants=receipt_grants(stored["status"], stored["boundAt"], stored["leaseEndsAt"], tag),
             fresh=fresh,
+            converted=stored.get("converted") is True,
         )
 
 
@@ -631,6 +755,26 @@ def _licence_type(licence: str) -> str | None:
         return parse_licence(licence).claims.get("typ")
     except MalformedError:
         return None
+
+
+def _is_trial(licence: LicenceVerification) -> bool:
+    """A licence is a trial exactly when ``trl`` is the boolean True (DESIGN 18)."""
+    return licence.claims is not None and licence.claims.get("trl") is True and is_int(licence.claims.get("exp"))
+
+
+def _trial_now(offset_ms: int | None, answer: VerifiedAnswer | None, now: int) -> int:
+    """The time a trial is judged at (ms): the later of the service's time and the newest verified checkedAt."""
+    service = _service_now(offset_ms, now)
+    return service if answer is None else max(service, _time(answer.checked_at))
+
+
+def _trial_status(licence: LicenceVerification, answer: VerifiedAnswer | None, offset_ms: int | None, now: int) -> TrialStatus | None:
+    if not _is_trial(licence):
+        return None
+    assert licence.claims is not None
+    end = licence.claims["exp"] * 1000
+    left = max(0, (end - _trial_now(offset_ms, answer, now)) // 1000)
+    return TrialStatus(_iso(datetime.fromtimestamp(licence.claims["exp"], timezone.utc)), left, answer is not None and answer.converted)
 
 
 def _max_seconds(licence: LicenceVerification) -> int:
@@ -709,6 +853,7 @@ def _result(
     no_answer: NoAnswer | None = None,
     server_reason: str | None = None,
     store_error: Exception | None = None,
+    trial: TrialStatus | None = None,
 ) -> CheckResult:
     return CheckResult(
         state=judged.state,
@@ -722,6 +867,7 @@ def _result(
         server_reason=server_reason,
         store_error=store_error,
         lease_ends_at=judged.lease_ends_at,
+        trial=trial,
     )
 
 

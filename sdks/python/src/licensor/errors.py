@@ -17,6 +17,8 @@ ErrorCode = Literal[
     "LID_MISMATCH",
     "OLDER_TERM",
     "BAD_ACTIVATION",
+    "TRIALS_OFF",
+    "TRIAL_USED",
     "QUEUE_FULL",
 ]
 
@@ -37,18 +39,31 @@ class LicensorError(Exception):
     - ``BAD_ACTIVATION``: an air-gapped activation response not for this installation, machine,
       pending request or product, a deactivated one, or one that does not verify; or a
       deactivation with no activation to end.
+    - ``TRIALS_OFF``: start_trial() was refused: the product offers no trials now (DESIGN 18).
+    - ``TRIAL_USED``: start_trial() was refused: a machine like this one already had a trial
+      (``matched`` names the equal fingerprint components).
     - ``QUEUE_FULL``: record_usage() found 1,000 events of this licence still waiting to be sent.
+
+    ``retry_after_seconds`` is an HTTP 429's ``Retry-After`` (a trial limit, a usage rate), else None.
 
     ``LicenceClient.check()`` never raises it for what the service does: those answers are data.
     """
 
-    def __init__(self, code: ErrorCode, message: str, status: int | None = None) -> None:
+    def __init__(
+        self,
+        code: ErrorCode,
+        message: str,
+        status: int | None = None,
+        *,
+        matched: list[str] | None = None,
+        retry_after_seconds: int | None = None,
+    ) -> None:
         super().__init__(message)
         self.code: ErrorCode = code
         self.message = message
         self.status = status
-        #: With a 429: the seconds its Retry-After asked to wait, else None.
-        self.retry_after_seconds: int | None = None
+        self.matched = matched
+        self.retry_after_seconds = retry_after_seconds
 
     def __repr__(self) -> str:
         status = "" if self.status is None else f", status={self.status}"

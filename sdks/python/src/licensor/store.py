@@ -168,7 +168,9 @@ def _record_from_text(text: str) -> Record:
         return record
     if not all(isinstance(answer.get(name), str) for name in ANSWER_TEXT_FIELDS) or not isinstance(answer.get("renewed"), bool):
         return record
-    return replace(record, answer={name: answer[name] for name in (*ANSWER_TEXT_FIELDS, "renewed")})
+    # ``converted`` is optional: files written before trials (DESIGN 18) have none.
+    kept = {name: answer[name] for name in (*ANSWER_TEXT_FIELDS, "renewed")}
+    return replace(record, answer={**kept, "converted": answer.get("converted") is True})
 
 
 class FileLock:

@@ -7,12 +7,13 @@ import { ModalForm, useProblems } from '../modal-form';
 import type { ProductParam } from '../param-input';
 import { ParamEditor, paramProblems } from './param-editor';
 import { SeatFields, type SeatDraft } from './seat-fields';
+import { TrialFields, trialParamsOf, trialProblems, type TrialDraft } from './trial-fields';
 
 type LicenceType = 'OFFLINE' | 'ONLINE' | 'HYBRID';
 type Algorithm = Product['algorithm'];
 type Count = number | '';
 
-interface Draft extends SeatDraft {
+interface Draft extends SeatDraft, TrialDraft {
   productKey: string;
   name: string;
   description: string;
@@ -80,6 +81,10 @@ function draftOf(product: Product | undefined): Draft {
     airGapActivation: product?.airGapActivation ?? false,
     airGapActivationDays: product?.airGapActivationDays ?? 90,
     params: (product?.params as ProductParam[] | undefined) ?? [],
+    trialDays: product?.trialDays ?? 0,
+    trialDailyLimit: product?.trialDailyLimit ?? '',
+    trialAddressDailyLimit: product ? (product.trialAddressDailyLimit ?? '') : 20,
+    trialParams: (product?.trialParams as TrialDraft['trialParams'] | undefined) ?? {},
   };
 }
 
@@ -124,7 +129,7 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
   const paramsOk = paramProblems(draft.params, reserved).every((p) => Object.keys(p).length === 0);
   const editing = product !== undefined;
 
-  const problems = useProblems({
+  const problems = useProblems<string>({
     name: !draft.name.trim() && 'Enter the product’s name',
     productKey: !draft.productKey.trim() ? 'Enter a product key' : !/^[A-Za-z0-9._-]{1,64}$/.test(draft.productKey.trim()) && 'Letters, digits, dot, dash and underscore, at most 64 characters',
     privateKeyPem: draft.keySource === 'pem' && !draft.privateKeyPem.trim() && 'Paste the private key',
@@ -132,7 +137,12 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
     pin: draft.keySource === 'pkcs11' && !draft.pin && 'Enter the token’s PIN',
     certificatePem: draft.certificateType === 'IMPORTED' && draft.keySource !== 'pkcs12' && !draft.certificatePem.trim() && 'Paste the certificate',
     allowedLicenceTypes: draft.allowedLicenceTypes.length === 0 && 'Allow at least one licence type',
+    ...trialProblems(draft, draft.params),
   });
+  // A refusal naming a trial field shows beside it; any other below the form.
+  const message = save.error instanceof Error ? save.error.message : '';
+  const trialField = /^(?:body\.)?(trialDays|trialDailyLimit|trialAddressDailyLimit|trialParams\.[A-Za-z][A-Za-z0-9_.-]*?)(?=[ :]|$)/.exec(message)?.[1] ?? null;
+  const trialErrorOf = (field: string) => problems.of(field) ?? (trialField === field ? message : undefined);
 
   const close = () => {
     setDraft(draftOf(product));
@@ -174,6 +184,10 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
       airGapActivation: draft.airGapActivation,
       airGapActivationDays: orNull(draft.airGapActivationDays),
       params: draft.params.map((p) => ({ ...p, label: p.label.trim() || p.key })),
+      trialDays: draft.trialDays === '' ? 0 : draft.trialDays,
+      trialDailyLimit: orNull(draft.trialDailyLimit),
+      trialAddressDailyLimit: orNull(draft.trialAddressDailyLimit),
+      trialParams: trialParamsOf(draft.params, draft.trialParams),
     };
     const saved = await save.run(body);
     if (saved) {
@@ -195,7 +209,7 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
       onClose={close}
       size="xl"
       fullScreen={window.innerWidth < 600}
-      action={save}
+      action={{ busy: save.busy, error: trialField ? null : save.error }}
       onSubmit={submit}
       disabled={!paramsOk || !options.data}
     >
@@ -315,8 +329,9 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
             onChange={(change) =>
               set({
                 ...change,
-                // Floating licences are ONLINE, and fetch their renewed terms (the API's defaults too); their seats are leases, never air-gapped.
-                ...(change.seatModel === 'FLOATING' ? { allowedLicenceTypes: ['ONLINE'], licenceType: 'ONLINE', licenceFetchEnabled: true, airGapActivation: false } : {}),
+                // Floating licences are ONLINE, and fetch their renewed terms (the API's defaults too); their seats are leases, never air-gapped,
+                // and never trials (a trial holds one machine).
+                ...(change.seatModel === 'FLOATING' ? { allowedLicenceTypes: ['ONLINE'], licenceType: 'ONLINE', licenceFetchEnabled: true, airGapActivation: false, trialDays: 0 } : {}),
               })
             }
           />
@@ -381,6 +396,9 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
 
           <Divider label="Parameters" labelPosition="left" />
           <ParamEditor params={draft.params} reserved={reserved} onChange={(params) => set({ params })} />
+
+          <Divider label="Trial" labelPosition="left" />
+          <TrialFields draft={draft} params={draft.params.filter((p) => p.key.trim() !== '')} floating={draft.seatModel === 'FLOATING'} errorOf={trialErrorOf} onChange={set} />
     </ModalForm>
   );
 }

@@ -128,6 +128,9 @@ export default function ProductPage() {
           <Field label="Air-gapped activation">
             {p.seatModel === 'FLOATING' ? 'not for floating seats' : p.airGapActivation ? `on: ${days(p.airGapActivationDays)} an activation` : 'off'}
           </Field>
+          <Field label="Trials">
+            {p.trialDays === 0 ? 'off' : `${days(p.trialDays)} each; ${p.trialDailyLimit === null ? 'no daily limit' : `at most ${p.trialDailyLimit.toLocaleString()} a day`}, ${p.trialAddressDailyLimit === null ? 'no limit per address' : `${p.trialAddressDailyLimit.toLocaleString()} a day per address`}`}
+          </Field>
           <Field label="Created">
             <DateTime value={p.createdAt} /> <Text span size="xs" c="dimmed">by {p.createdBy}</Text>
           </Field>

@@ -16,6 +16,7 @@ import { airGapActivation } from './0013_air_gap_activation.js';
 import { webhooks } from './0014_webhooks.js';
 import { licenceTrigrams } from './0015_licence_trigrams.js';
 import { licenceStamps } from './0016_licence_stamps.js';
+import { trials } from './0017_trials.js';
 import { usageMetering } from './0018_usage_metering.js';
 import { singleSignOn } from './0019_single_sign_on.js';
 
@@ -37,6 +38,7 @@ const migrations: Record<string, (dialect: DialectName) => Migration> = {
   '0014_webhooks': webhooks,
   '0015_licence_trigrams': licenceTrigrams,
   '0016_licence_stamps': licenceStamps,
+  '0017_trials': trials,
   '0018_usage_metering': usageMetering,
   '0019_single_sign_on': singleSignOn,
 };

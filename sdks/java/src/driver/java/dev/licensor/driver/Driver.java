@@ -12,6 +12,7 @@ import dev.licensor.sdk.StateStore;
 import dev.licensor.sdk.LicenceVerification;
 import dev.licensor.sdk.NoAnswer;
 import dev.licensor.sdk.UsageReport;
+import dev.licensor.sdk.TrialStart;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
@@ -97,7 +98,10 @@ public final class Driver {
             answer.put("result", result);
         } catch (LicensorException failed) {
             answer.put("ok", false);
-            answer.put("error", error(failed.reason().name(), failed.getMessage(), failed.status()));
+            Map<String, Object> error = error(failed.reason().name(), failed.getMessage(), failed.status());
+            if (failed.reason() == LicensorException.Reason.TRIAL_USED) error.put("matched", failed.matched());
+            if (failed.retryAfterSeconds() != null) error.put("retryAfterSeconds", (long) failed.retryAfterSeconds());
+            answer.put("error", error);
         } catch (BadRequest bad) {
             answer.put("ok", false);
             answer.put("error", error("INVALID_OPTIONS", bad.getMessage(), null));
@@ -124,8 +128,12 @@ public final class Driver {
                 // A configure that fails leaves no client, but its keys still serve verify.
                 options = request;
                 client = null;
-                client = build(text(request, "licence", true));
+                // Without a licence, until one is held, only startTrial and the overrides work (DESIGN.md 18).
+                String licence = text(request, "licence", false);
+                if (licence != null) client = build(licence);
                 return Map.of();
+            case "startTrial":
+                return startTrial(text(request, "email", false));
             case "setClock":
                 clock.offsetMs = integer(request, "offsetMs");
                 return Map.of();
@@ -136,7 +144,7 @@ public final class Driver {
             case "fingerprint":
                 return Map.of("fingerprint", Fingerprint.collect().value());
             case "verify":
-                return verify(request.containsKey("licence") ? text(request, "licence", true) : client != null ? client.licence() : text(options(), "licence", true));
+                return verify(request.containsKey("licence") ? text(request, "licence", true) : client().licence());
             case "check":
                 return check(client().check());
             case "release":
@@ -172,11 +180,30 @@ public final class Driver {
     }
 
     private LicenceClient client() throws BadRequest {
-        if (client == null) throw new BadRequest("configure first");
+        if (client == null) throw new BadRequest(options == null ? "configure first" : "no licence is held: configure one or start a trial");
         return client;
     }
 
     private LicenceClient build(String licence) throws LicensorException, BadRequest {
+        return builder().licence(licence).build();
+    }
+
+    private Map<String, Object> startTrial(String email) throws LicensorException, BadRequest {
+        options();
+        TrialStart start = builder().startTrial(email);
+        client = start.client();
+        Map<String, Object> result = new LinkedHashMap<>();
+        result.put("licence", start.licence());
+        result.put("lid", start.result().licence().claims().map(claims -> (Object) claims.lid()).orElse(null));
+        result.put("created", start.created());
+        result.put("endsAt", ISO.format(start.endsAt()));
+        result.put("state", start.result().state().name());
+        result.put("reasons", start.result().reasons().stream().map(Enum::name).toList());
+        return result;
+    }
+
+    /** A builder of the configuration, without the licence. */
+    private LicenceClient.Builder builder() throws BadRequest {
         LicenceClient.Builder builder = LicenceClient.builder()
             .baseUrl(text(options, "baseUrl", true))
             .slug(text(options, "slug", true))
@@ -184,13 +211,12 @@ public final class Driver {
             .checkToken(text(options, "checkToken", true))
             .productKey(text(options, "productKey", false))
             .publicKeys(keys().toArray(new String[0]))
-            .licence(licence)
             .clock(clock)
             .fingerprint(fingerprint);
         String stateDir = text(options, "stateDir", false);
         builder.store(stateDir == null ? StateStore.files() : StateStore.files(Paths.get(stateDir)));
         if (options.get("timeoutMs") != null) builder.timeout(Duration.ofMillis(integer(options, "timeoutMs")));
-        return builder.build();
+        return builder;
     }
 
     private List<String> keys() throws BadRequest {
@@ -229,6 +255,13 @@ public final class Driver {
         result.put("renewed", check.renewed());
         result.put("airGapped", check.airGapped());
         result.put("leaseEndsAt", check.leaseEndsAt().map(ISO::format).orElse(null));
+        result.put("trial", check.trial().map(trial -> {
+            Map<String, Object> block = new LinkedHashMap<>();
+            block.put("endsAt", ISO.format(trial.endsAt()));
+            block.put("secondsLeft", trial.secondsLeft());
+            block.put("converted", trial.converted());
+            return (Object) block;
+        }).orElse(null));
         return result;
     }
 

@@ -33,6 +33,11 @@ final class AirGapFiles {
         }
     }
 
+    /** This installation's device public key (B64U) for this fingerprint, made now when there is none. */
+    String devicePublicKey(String fingerprint) throws LicensorException {
+        return update(state -> deviceKeyMadeIfNeeded(fingerprint).dpk());
+    }
+
     /** A new pending request for {@code lid} from this machine, replacing any other. */
     String request(String lid, String fingerprint, String nonce, long nowSeconds) throws LicensorException {
         return update(state -> {

@@ -7,6 +7,8 @@ import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -27,8 +29,20 @@ final class CheckApi {
         this.http = http;
     }
 
+    /** A 200 (or a trial's 201) answer: its status and object. */
+    record Answer(int status, Map<String, Object> body) {}
+
     /** POSTs JSON and returns the 200 answer's object; everything else is a LicensorException. */
     Map<String, Object> post(String endpoint, Map<String, Object> body) throws LicensorException {
+        return send(endpoint, body).body();
+    }
+
+    /**
+     * {@link #post} with the status; {@code trial} (DESIGN.md 18) also takes a 201, and its
+     * refusals are their own codes: TRIALS_OFF, TRIAL_USED with {@code matched}, else HTTP_STATUS
+     * (a 429 with {@code retryAfterSeconds}).
+     */
+    Answer send(String endpoint, Map<String, Object> body) throws LicensorException {
         HttpRequest request = HttpRequest.newBuilder(URI.create(url + "/" + endpoint))
             .timeout(timeout)
             .header("Authorization", "Bearer " + checkToken)
@@ -53,16 +67,42 @@ final class CheckApi {
             pending.cancel(true);
             throw new LicensorException(LicensorException.Reason.NETWORK, "interrupted while waiting for the service");
         }
-        if (response.statusCode() != 200) {
-            LicensorException refused = new LicensorException(LicensorException.Reason.HTTP_STATUS, "the service answered " + response.statusCode(), response.statusCode());
-            String retryAfter = response.headers().firstValue("Retry-After").orElse("").trim();
-            if (response.statusCode() == 429 && retryAfter.matches("[0-9]{1,9}")) refused.retryAfter(Long.parseLong(retryAfter));
-            throw refused;
+        boolean trial = "trial".equals(endpoint);
+        if (response.statusCode() != 200 && !(trial && response.statusCode() == 201)) {
+            if (trial) throw trialRefusal(response);
+            throw new LicensorException(LicensorException.Reason.HTTP_STATUS, "the service answered " + response.statusCode(), response.statusCode(), List.of(), retryAfterSeconds(response));
         }
         try {
-            return Json.parseObject(response.body());
+            return new Answer(response.statusCode(), Json.parseObject(response.body()));
         } catch (Json.JsonException notJson) {
             throw new LicensorException(LicensorException.Reason.BAD_RESPONSE, "the answer is not a JSON object: " + notJson.getMessage());
         }
+    }
+
+    private static LicensorException trialRefusal(HttpResponse<String> response) {
+        int status = response.statusCode();
+        Map<String, Object> body;
+        try {
+            body = Json.parseObject(response.body());
+        } catch (Json.JsonException | RuntimeException notJson) {
+            body = Map.of();
+        }
+        String message = body.get("error") instanceof String ? (String) body.get("error") : "the service answered " + status;
+        Object reason = body.get("reason");
+        if (status == 403 && "TRIAL_USED".equals(reason)) {
+            List<String> matched = new ArrayList<>();
+            if (body.get("matched") instanceof List) {
+                for (Object name : (List<?>) body.get("matched")) if (name instanceof String) matched.add((String) name);
+            }
+            return new LicensorException(LicensorException.Reason.TRIAL_USED, message, null, matched, null);
+        }
+        if (status == 403 && "TRIALS_OFF".equals(reason)) return new LicensorException(LicensorException.Reason.TRIALS_OFF, message);
+        return new LicensorException(LicensorException.Reason.HTTP_STATUS, message, status, List.of(), retryAfterSeconds(response));
+    }
+
+    /** A 429's Retry-After (a trial limit, a usage rate): whole seconds only; an absent or other header says nothing. */
+    private static Integer retryAfterSeconds(HttpResponse<String> response) {
+        String header = response.headers().firstValue("retry-after").orElse("").trim();
+        return response.statusCode() == 429 && header.matches("[0-9]{1,9}") ? Integer.valueOf(header) : null;
     }
 }

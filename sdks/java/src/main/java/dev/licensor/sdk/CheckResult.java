@@ -21,11 +21,12 @@ import java.util.OptionalDouble;
  * @param storeError the verified answer could not be kept (the result still holds)
  * @param leaseEndsAt a floating licence's signed lease end the state rests on
  * @param airGapped VALID rests on an air-gapped activation of this machine (DESIGN.md 14), not on a check answer
+ * @param trial for a trial licence ({@code trl}), its end as the service's clock judges it; empty for any other
  */
 public record CheckResult(CheckState state, List<Reason> reasons, LicenceVerification licence, Optional<VerifiedAnswer> answer,
                           Optional<NoAnswer> noAnswer, OptionalDouble ageSeconds, boolean clockRollback, boolean renewed,
                           Optional<String> serverReason, Optional<IOException> storeError, Optional<Instant> leaseEndsAt,
-                          boolean airGapped) {
+                          boolean airGapped, Optional<TrialStatus> trial) {
     /** Why a check is INVALID: an offline refusal, or what the signed status and boundAt say. */
     public enum Reason {
         MALFORMED, BAD_SIGNATURE, WRONG_PRODUCT, NOT_YET_VALID, EXPIRED, FINGERPRINT_MISMATCH,

@@ -227,6 +227,14 @@ public final class LicenceClaims {
     }
 
     /**
+     * Whether the licence is a trial: its {@code trl} claim is the boolean true, with an end
+     * (DESIGN.md 18). For a product whose parameter kept the name {@code trl}, it means nothing.
+     */
+    public boolean trial() {
+        return Boolean.TRUE.equals(all.get("trl")) && expiresAt().isPresent();
+    }
+
+    /**
      * A signed meter ({@code mtr}, DESIGN.md 19): {@code period} NONE, DAY, MONTH or YEAR; {@code limit}
      * empty is unlimited, {@code overage} empty no ceiling.
      */

@@ -44,6 +44,8 @@ public final class LicenceClient {
     private final Clock clock;
     private final String machineLabel;
     private final String stableId;
+    private final String productKey;
+    private final String slug;
     private String fingerprint;
     private String licence;
     /** The newest term seen by this client, beside the one remembered in the store. */
@@ -53,8 +55,10 @@ public final class LicenceClient {
     /** Nothing is sent to the usage endpoint before this time (ms), after a 429's Retry-After. */
     private long usageRetryAt;
 
-    private LicenceClient(Builder b) throws LicensorException {
-        String[][] required = {{"baseUrl", b.baseUrl}, {"slug", b.slug}, {"checkId", b.checkId}, {"checkToken", b.checkToken}, {"licence", b.licence}};
+    private LicenceClient(Builder b, boolean trial) throws LicensorException {
+        // A trial's client gets its licence from the service, and pins the product instead.
+        String[] last = trial ? new String[] {"productKey", b.productKey} : new String[] {"licence", b.licence};
+        String[][] required = {{"baseUrl", b.baseUrl}, {"slug", b.slug}, {"checkId", b.checkId}, {"checkToken", b.checkToken}, last};
         for (String[] option : required) {
             if (option[1] == null || option[1].isEmpty()) throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, option[0] + " must be a non-empty string");
         }
@@ -65,7 +69,7 @@ public final class LicenceClient {
             throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "machineLabel must be 1 to 64 printable characters");
         }
         if (b.timeout.isNegative() || b.timeout.isZero()) throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "timeout must be positive");
-        if ("OFFLINE".equals(licenceType(b.licence))) {
+        if (!trial && "OFFLINE".equals(licenceType(b.licence))) {
             throw new LicensorException(LicensorException.Reason.NOT_CHECKABLE, "an OFFLINE licence has no check path: use LicenceVerifier");
         }
         this.verifier = LicenceVerifier.builder().publicKeys(b.keys).productKey(b.productKey).organisation(b.slug).stableId(b.stableId).clock(b.clock).build();
@@ -78,7 +82,9 @@ public final class LicenceClient {
         this.machineLabel = b.machineLabel;
         this.stableId = b.stableId;
         this.fingerprint = b.fingerprint;
-        this.licence = b.licence;
+        this.licence = trial ? null : b.licence;
+        this.productKey = b.productKey;
+        this.slug = b.slug;
     }
 
     private static String encode(String segment) {
@@ -159,7 +165,29 @@ public final class LicenceClient {
          *     {@code NOT_CHECKABLE} for an OFFLINE licence, {@code INVALID_KEY} for unreadable keys
          */
         public LicenceClient build() throws LicensorException {
-            return new LicenceClient(this);
+            return new LicenceClient(this, false);
+        }
+
+        /**
+         * Starts a trial of the product on this machine (DESIGN.md 18), or gets this machine's own
+         * trial back (after a reinstall, or a retry): call it from the application's first run or a
+         * "Start trial" button, never from an installer. Takes the options without a licence;
+         * {@code productKey} is needed, and a file state store (the installation's device key lives
+         * on disk). {@code email} (null for none) needs the user's consent.
+         *
+         * @throws LicensorException {@code TRIALS_OFF}; {@code TRIAL_USED} with {@link LicensorException#matched()};
+         *     {@code HTTP_STATUS} (a 429 with {@link LicensorException#retryAfterSeconds()}), {@code TIMEOUT},
+         *     {@code NETWORK}, {@code BAD_RESPONSE}; {@code BAD_LICENCE} when the licence does not verify with
+         *     the product's keys, is not a trial, or is for another product or machine; {@code BAD_RECEIPT};
+         *     {@code OLDER_TERM}; {@code INVALID_OPTIONS} for the options or a memory-only store
+         */
+        public TrialStart startTrial(String email) throws LicensorException {
+            if (licence != null) throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "a trial takes no licence: the service makes it");
+            if (email != null && email.isEmpty()) throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "email must be a non-empty string when given");
+            LicenceClient client = new LicenceClient(this, true);
+            synchronized (client) {
+                return client.startTrial(email);
+            }
         }
     }
 
@@ -209,6 +237,52 @@ public final class LicenceClient {
         return ask("borrow", until);
     }
 
+    private TrialStart startTrial(String email) throws LicensorException {
+        Path directory;
+        try {
+            directory = store.productDirectory(slug, productKey);
+        } catch (IOException unnamable) {
+            throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, unnamable.getMessage());
+        }
+        if (directory == null) throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS,
+            "a trial counts installations by a device key kept on disk: it needs a file state store, not a memory-only one");
+        String dpk = new AirGapFiles(directory).devicePublicKey(fingerprint());
+        long now = clock.millis();
+        String nonce = nonce();
+        Map<String, Object> sent = new LinkedHashMap<>();
+        sent.put("fingerprint", fingerprint());
+        sent.put("nonce", nonce);
+        sent.put("devicePublicKey", dpk);
+        if (email != null) sent.put("email", email);
+        if (machineLabel != null) sent.put("machineLabel", machineLabel);
+        CheckApi.Answer answered = api.send("trial", sent);
+        Map<String, Object> body = answered.body();
+        if (!(body.get("license") instanceof String)) throw new LicensorException(LicensorException.Reason.BAD_RESPONSE, "the trial answer has no licence string");
+        String text = (String) body.get("license");
+        LicenceVerification verified = verify(text, now);
+        LicenceClaims claims = verified.claims().orElseThrow(() -> new LicensorException(LicensorException.Reason.BAD_LICENCE,
+            "the trial licence does not verify: " + verified.message().orElse("")));
+        if (!claims.trial()) throw new LicensorException(LicensorException.Reason.BAD_LICENCE, "the licence answered is not a trial");
+        if (verified.reasons().contains(LicenceVerification.Refusal.WRONG_PRODUCT)) throw new LicensorException(LicensorException.Reason.BAD_LICENCE, "the trial licence is for another product");
+        if (!verified.fingerprintMatch().orElse(false)) throw new LicensorException(LicensorException.Reason.BAD_LICENCE, "the trial licence is for another machine");
+        if (!claims.lid().equals(body.get("lid"))) throw new LicensorException(LicensorException.Reason.BAD_LICENCE, "the answer is not the trial licence's");
+        StateStore.State state = loadState(claims);
+        long newest = Math.max(newestIat, state.newestIat() == null ? 0 : state.newestIat());
+        if (claims.issuedAt() < newest) throw new LicensorException(LicensorException.Reason.OLDER_TERM, "the trial term answered is older than one already seen");
+        Answer fresh = verifyAnswer(body, claims, nonce, now);
+        licence = text;
+        // Judged at the service's time, as check() judges a trial: an answered trial may have ended.
+        LicenceVerification judged = verify(text, trialNow(fresh, fresh.offsetMs, now));
+        CheckResult result = keep(fresh, body, claims, judged, newest, false, now);
+        if (!judged.valid()) {
+            List<CheckResult.Reason> reasons = new ArrayList<>();
+            for (LicenceVerification.Refusal refusal : judged.reasons()) reasons.add(CheckResult.Reason.valueOf(refusal.name()));
+            result = new CheckResult(CheckState.INVALID, reasons, result.licence(), result.answer(), result.noAnswer(), result.ageSeconds(),
+                result.clockRollback(), result.renewed(), result.serverReason(), result.storeError(), result.leaseEndsAt(), result.airGapped(), result.trial());
+        }
+        return new TrialStart(this, answered.status() == 201, text, Instant.ofEpochSecond(claims.expiresAt().getAsLong()), result);
+    }
+
     /** A check, or a borrow (a check that asks for a lease until {@code until}). */
     private CheckResult ask(String endpoint, Instant until) {
         long now = clock.millis();
@@ -216,6 +290,9 @@ public final class LicenceClient {
         LicenceClaims claims = verified.claims().orElse(null);
         StateStore.State state = claims == null ? StateStore.State.EMPTY : loadState(claims);
         Answer cached = claims == null ? null : remembered(state, claims);
+        long keptOffset = state.offsetMs() == null ? 0 : state.offsetMs();
+        // A trial ends by the service's time, never by a clock set back (DESIGN.md 18).
+        if (claims != null && claims.trial()) verified = verify(licence, trialNow(cached, keptOffset, now));
         // Measured against the answer known before this call: a fresh answer proves itself by its nonce.
         boolean clockRollback = cached != null && serviceNow(cached.offsetMs, now) < cached.checkedAtMs - ROLLBACK_TOLERANCE_MS;
         long newest = Math.max(newestIat, state.newestIat() == null ? 0 : state.newestIat());
@@ -226,7 +303,7 @@ public final class LicenceClient {
             List<CheckResult.Reason> reasons = new ArrayList<>();
             for (LicenceVerification.Refusal refusal : verified.reasons()) reasons.add(CheckResult.Reason.valueOf(refusal.name()));
             if (olderTerm) reasons.add(CheckResult.Reason.OLDER_TERM);
-            return judge(cached, now, clockRollback, 0, verified, reasons, null, null, null);
+            return judge(cached, keptOffset, now, clockRollback, 0, verified, reasons, null, null, null);
         }
 
         String nonce = nonce();
@@ -243,8 +320,13 @@ public final class LicenceClient {
             fresh = verifyAnswer(body, claims, nonce, now);
         } catch (LicensorException noAnswer) {
             NoAnswer why = new NoAnswer(noAnswer.reason(), Optional.ofNullable(noAnswer.status()), noAnswer.getMessage());
-            return orAirGapped(judge(cached, now, clockRollback, maxSeconds(claims), verified, null, why, null, null), claims, now);
+            return orAirGapped(judge(cached, keptOffset, now, clockRollback, maxSeconds(claims), verified, null, why, null, null), claims, now);
         }
+        return keep(fresh, body, claims, verified, newest, clockRollback, now);
+    }
+
+    /** Keeps a fresh verified answer and judges it (check, borrow and a trial's start). */
+    private CheckResult keep(Answer fresh, Map<String, Object> body, LicenceClaims claims, LicenceVerification verified, long newest, boolean clockRollback, long now) {
         // A later verified answer that says not licensed ends an air-gapped activation here (DESIGN.md 14).
         AirGapFiles airGap = fresh.stored.fields().grants() ? null : airGapFilesOrNull(claims);
         if (airGap != null) airGap.end(claims.lid());
@@ -259,7 +341,21 @@ public final class LicenceClient {
             storeError = failed instanceof IOException ? (IOException) failed : new IOException(failed.getMessage(), failed);
         }
         String serverReason = body.get("reason") instanceof String ? (String) body.get("reason") : null;
-        return judge(fresh, now, clockRollback, maxSeconds(claims), verified, null, null, serverReason, storeError);
+        return judge(fresh, fresh.offsetMs, now, clockRollback, maxSeconds(claims), verified, null, null, serverReason, storeError);
+    }
+
+    /** The time a trial is judged at (ms): the later of the service's time and the newest verified checkedAt. */
+    private static long trialNow(Answer answer, long offsetMs, long now) {
+        long service = serviceNow(offsetMs, now);
+        return answer == null ? service : Math.max(service, answer.checkedAtMs);
+    }
+
+    private static Optional<TrialStatus> trialStatus(LicenceVerification licence, Answer answer, long offsetMs, long now) {
+        LicenceClaims claims = licence.claims().orElse(null);
+        if (claims == null || !claims.trial()) return Optional.empty();
+        long end = claims.expiresAt().getAsLong() * 1000;
+        long left = Math.max(0, Math.floorDiv(end - trialNow(answer, offsetMs, now), 1000));
+        return Optional.of(new TrialStatus(Instant.ofEpochMilli(end), left, answer != null && answer.stored.converted()));
     }
 
     /**
@@ -418,7 +514,8 @@ public final class LicenceClient {
         boolean rollback = now < iatMs - ROLLBACK_TOLERANCE_MS;
         if (!rollback && now >= activation.seconds("until") * 1000) return result;
         return new CheckResult(rollback ? CheckState.STALE : CheckState.VALID, List.of(), result.licence(), result.answer(), result.noAnswer(),
-            result.ageSeconds(), rollback || result.clockRollback(), result.renewed(), result.serverReason(), result.storeError(), result.leaseEndsAt(), !rollback);
+            result.ageSeconds(), rollback || result.clockRollback(), result.renewed(), result.serverReason(), result.storeError(), result.leaseEndsAt(), !rollback,
+            result.trial());
     }
 
     /**
@@ -503,7 +600,7 @@ public final class LicenceClient {
                 } catch (LicensorException refused) {
                     noAnswer = new NoAnswer(refused.reason(), Optional.ofNullable(refused.status()), refused.getMessage());
                     if (Integer.valueOf(429).equals(refused.status())) {
-                        usageRetryAt = clock.millis() + (refused.retryAfterSeconds() == null ? 60 : refused.retryAfterSeconds()) * 1000;
+                        usageRetryAt = clock.millis() + (refused.retryAfterSeconds() == null ? 60 : refused.retryAfterSeconds()) * 1000L;
                     }
                     break;
                 }
@@ -716,7 +813,8 @@ public final class LicenceClient {
         }
         Receipt fields = new Receipt(tag, claims.lid(), (String) status, nonce, (String) checkedAt, (String) boundAt,
             Fingerprint.digest(fingerprint()), (String) leaseEndsAt);
-        StateStore.StoredAnswer stored = new StateStore.StoredAnswer(fields, (String) receipt, Boolean.TRUE.equals(body.get("renewed")));
+        StateStore.StoredAnswer stored = new StateStore.StoredAnswer(fields, (String) receipt, Boolean.TRUE.equals(body.get("renewed")),
+            Boolean.TRUE.equals(body.get("converted")));
         Long checkedAtMs = parseTime((String) checkedAt);
         Answer answer = checkedAtMs == null ? null : verified(stored, checkedAtMs - now, true);
         if (answer == null) throw new LicensorException(LicensorException.Reason.BAD_RECEIPT, "the receipt does not verify for this licence, nonce and machine");
@@ -754,8 +852,8 @@ public final class LicenceClient {
      * The result from the latest verified answer (the licence already verified offline), or
      * INVALID with {@code offline} when the licence was refused before sending.
      */
-    private static CheckResult judge(Answer answer, long now, boolean clockRollback, long max, LicenceVerification licence, List<CheckResult.Reason> offline,
-                                     NoAnswer noAnswer, String serverReason, IOException storeError) {
+    private static CheckResult judge(Answer answer, long keptOffset, long now, boolean clockRollback, long max, LicenceVerification licence,
+                                     List<CheckResult.Reason> offline, NoAnswer noAnswer, String serverReason, IOException storeError) {
         Double ageSeconds = answer == null ? null : (serviceNow(answer.offsetMs, now) - answer.checkedAtMs) / 1000.0;
         boolean floating = answer != null && Receipt.FLOATING.equals(answer.stored.fields().tag());
         CheckState state;
@@ -775,7 +873,8 @@ public final class LicenceClient {
         return new CheckResult(state, reasons, licence, Optional.ofNullable(answer).map(Answer::view), Optional.ofNullable(noAnswer),
             ageSeconds == null ? OptionalDouble.empty() : OptionalDouble.of(ageSeconds), clockRollback,
             answer != null && answer.fresh && answer.stored.renewed(), Optional.ofNullable(serverReason), Optional.ofNullable(storeError),
-            answer == null ? Optional.empty() : instant(answer.stored.fields().leaseEndsAt()), false);
+            answer == null ? Optional.empty() : instant(answer.stored.fields().leaseEndsAt()), false,
+            trialStatus(licence, answer, answer == null ? keptOffset : answer.offsetMs, now));
     }
 
     /** The signed lease end has passed, judged with the remembered offset clamped to ±60 s (DESIGN.md 13). */

@@ -1,5 +1,7 @@
 package dev.licensor.sdk;
 
+import java.util.List;
+
 /**
  * The SDK's one checked exception. {@link LicenceClient#check()} never throws it for what the
  * service answers (that is data in the {@link CheckResult}); it signals programming errors and
@@ -34,23 +36,43 @@ public final class LicensorException extends Exception {
         OLDER_TERM,
         /** An air-gapped activation response (or deactivation) that this installation cannot accept (DESIGN.md 14). */
         BAD_ACTIVATION,
+        /** A trial start was refused: the product offers no trials now (DESIGN.md 18). */
+        TRIALS_OFF,
+        /** A trial start was refused: a machine like this one already had a trial ({@link #matched()} says what matched). */
+        TRIAL_USED,
         /** {@link LicenceClient#recordUsage} found 1,000 events of this licence still waiting to be sent. */
         QUEUE_FULL
     }
 
     private final Reason reason;
     private final Integer status;
-    /** With a 429: the seconds its Retry-After asked to wait, else null. */
-    private Long retryAfterSeconds;
+    private final List<String> matched;
+    private final Integer retryAfterSeconds;
 
     public LicensorException(Reason reason, String message) {
         this(reason, message, null);
     }
 
     public LicensorException(Reason reason, String message, Integer status) {
+        this(reason, message, status, List.of(), null);
+    }
+
+    LicensorException(Reason reason, String message, Integer status, List<String> matched, Integer retryAfterSeconds) {
         super(message);
         this.reason = reason;
         this.status = status;
+        this.matched = List.copyOf(matched);
+        this.retryAfterSeconds = retryAfterSeconds;
+    }
+
+    /** For {@link Reason#TRIAL_USED}: the equal fingerprint components (machine, host, mac, cpu, disk order); else empty. */
+    public List<String> matched() {
+        return matched;
+    }
+
+    /** An HTTP 429's {@code Retry-After} in seconds (a trial limit, a usage rate), else null. */
+    public Integer retryAfterSeconds() {
+        return retryAfterSeconds;
     }
 
     /** Why it was thrown. */
@@ -61,15 +83,5 @@ public final class LicensorException extends Exception {
     /** The HTTP status for {@link Reason#HTTP_STATUS}, else null. */
     public Integer status() {
         return status;
-    }
-
-    /** With a 429: the seconds its {@code Retry-After} asked to wait, else null. */
-    public Long retryAfterSeconds() {
-        return retryAfterSeconds;
-    }
-
-    LicensorException retryAfter(Long seconds) {
-        this.retryAfterSeconds = seconds;
-        return this;
     }
 }

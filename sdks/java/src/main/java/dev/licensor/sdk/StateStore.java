@@ -31,8 +31,11 @@ public abstract class StateStore {
         static final State EMPTY = new State(null, null, null);
     }
 
-    /** A verified answer's signed fields (the exact strings), its receipt and its unsigned {@code renewed} hint. */
-    record StoredAnswer(Receipt fields, String receipt, boolean renewed) {}
+    /**
+     * A verified answer's signed fields (the exact strings), its receipt and its unsigned
+     * {@code renewed} and {@code converted} (a converted trial, DESIGN.md 18) hints.
+     */
+    record StoredAnswer(Receipt fields, String receipt, boolean renewed, boolean converted) {}
 
     abstract State load(String slug, String productKey, String lid) throws IOException;
 
@@ -205,7 +208,8 @@ public abstract class StateStore {
                 }
                 if (ok) {
                     Receipt fields = new Receipt(values[0], values[1], values[2], values[3], values[4], values[5], values[6], values[7]);
-                    answer = new StoredAnswer(fields, values[8], (Boolean) a.get("renewed"));
+                    // converted is optional: files written before trials have none.
+                    answer = new StoredAnswer(fields, values[8], (Boolean) a.get("renewed"), Boolean.TRUE.equals(a.get("converted")));
                 }
             }
             return new State(newestIat, offsetMs, answer);
@@ -231,6 +235,7 @@ public abstract class StateStore {
                 answer.put("leaseEndsAt", f.leaseEndsAt());
                 answer.put("receipt", state.answer().receipt());
                 answer.put("renewed", state.answer().renewed());
+                answer.put("converted", state.answer().converted());
             }
             object.put("answer", answer);
             return Json.write(object) + "\n";

@@ -75,7 +75,7 @@ class ClientTest extends ServiceTest {
         assertEquals(NOW / 1000 - 86_400, state.get("newestIat"));
         assertEquals(1234L, state.get("offsetMs"));
         Map<String, Object> answer = Vectors.map(state.get("answer"));
-        assertEquals(List.of("tag", "lid", "status", "nonce", "checkedAt", "boundAt", "fpDigest", "leaseEndsAt", "receipt", "renewed"), List.copyOf(answer.keySet()));
+        assertEquals(List.of("tag", "lid", "status", "nonce", "checkedAt", "boundAt", "fpDigest", "leaseEndsAt", "receipt", "renewed", "converted"), List.copyOf(answer.keySet()));
         assertEquals("SVCR1", answer.get("tag"));
         assertEquals(sent.get("nonce"), answer.get("nonce"));
         assertEquals(Fingerprint.digest(MACHINE), answer.get("fpDigest"));

@@ -18,8 +18,12 @@ final class FakeService implements AutoCloseable {
     static final String CHECK_ID = "k3x9abcdefgh";
     static final String TOKEN = "svcc_" + CHECK_ID + "_" + "0".repeat(64);
 
-    /** What the service answers: a status and a body. */
-    record Reply(int status, String body) {}
+    /** What the service answers: a status, a body and headers to add. */
+    record Reply(int status, String body, Map<String, String> headers) {
+        Reply(int status, String body) {
+            this(status, body, Map.of());
+        }
+    }
 
     static final java.time.format.DateTimeFormatter ISO =
         java.time.format.DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'").withZone(java.time.ZoneOffset.UTC);
@@ -51,6 +55,7 @@ final class FakeService implements AutoCloseable {
             Reply reply = handler.apply(request);
             byte[] bytes = reply.body().getBytes(StandardCharsets.UTF_8);
             exchange.getResponseHeaders().add("Content-Type", "application/json");
+            reply.headers().forEach(exchange.getResponseHeaders()::add);
             headers.forEach((name, value) -> exchange.getResponseHeaders().add(name, value));
             exchange.sendResponseHeaders(reply.status(), bytes.length);
             try (OutputStream out = exchange.getResponseBody()) {

@@ -1,0 +1,115 @@
+import type { Insertable } from 'kysely';
+import type { FingerprintComponent } from '@licensor/protocol';
+import type { TrialEntriesTable } from '../db/schema.js';
+import type { Tenant } from '../db/tenant.js';
+import type { LedgerEntry } from './ledger.js';
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The product's ledger entries (not reset) that share one of these (component, hash) pairs, each
+ * read by its own index (product, component), never by a scan; with the trial's lid, current
+ * term and conversion.
+ */
+export async function ledgerCandidates(t: Tenant, productId: number, pairs: ReadonlyArray<[FingerprintComponent, string]>) {
+  const one = ([component, hash]: [FingerprintComponent, string]) =>
+    t
+      .selectFrom('trial_entries')
+      .innerJoin('licences', 'licences.id', 'trial_entries.licence_id')
+      .select([
+        'trial_entries.id',
+        'trial_entries.fpn',
+        'trial_entries.machine',
+        'trial_entries.host',
+        'trial_entries.mac',
+        'trial_entries.cpu',
+        'trial_entries.disk',
+        'trial_entries.started_at',
+        'licences.lid',
+        'licences.id as licence_id',
+        'licences.licence_string',
+        'licences.trial_converted_to',
+      ])
+      .where('trial_entries.product_id', '=', productId)
+      .where(`trial_entries.${component}`, '=', hash)
+      .where('trial_entries.reset_at', 'is', null);
+  let query = one(pairs[0]!);
+  for (const pair of pairs.slice(1)) query = query.unionAll(one(pair));
+  const rows = await query.execute();
+  const seen = new Map<number, (typeof rows)[number] & LedgerEntry>();
+  for (const row of rows) seen.set(Number(row.id), { ...row, id: Number(row.id), started_at: Number(row.started_at), licence_id: Number(row.licence_id) });
+  return [...seen.values()];
+}
+
+export type Candidate = Awaited<ReturnType<typeof ledgerCandidates>>[number];
+
+/**
+ * The start time of the `limit`-th newest trial of the product (of one address, when given)
+ * started in the 86,400 s before `now`, whatever became of it; undefined while fewer were started.
+ */
+export async function limitReachedAt(t: Tenant, productId: number, address: { column: 'addr' | 'addr48'; hash: string } | null, limit: number, now: number): Promise<number | undefined> {
+  let query = t.selectFrom('trial_entries').select('started_at').where('product_id', '=', productId).where('started_at', '>', now - DAY_MS);
+  if (address) query = query.where(address.column, '=', address.hash);
+  const row = await query.orderBy('started_at', 'desc').limit(1).offset(limit - 1).executeTakeFirst();
+  return row === undefined ? undefined : Number(row.started_at);
+}
+
+/** The product's trial policy as it is now, read under the product row's lock by the caller. */
+export const trialState = (t: Tenant, productId: number) =>
+  t.selectFrom('products').select(['version', 'trial_need']).where('id', '=', productId).executeTakeFirst();
+
+/** The organisation's `trialLimit` (DESIGN.md 18), null for none. */
+export async function trialLimitOf(t: Tenant): Promise<number | null> {
+  const row = await t.db.selectFrom('organisations').select('trial_limit').where('id', '=', t.orgId).executeTakeFirstOrThrow();
+  return row.trial_limit === null ? null : Number(row.trial_limit);
+}
+
+/** `counts.trials`: the organisation's non-archived ACTIVE trials (no trial has a start date or grace). */
+export async function activeTrials(t: Tenant, now: number): Promise<number> {
+  const row = await t
+    .selectFrom('licences')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('trial', '=', 1)
+    .where('archived', '=', 0)
+    .where('revoked', '=', 0)
+    .where('expires_at', '>', now)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function insertEntry(t: Tenant, values: Omit<Insertable<TrialEntriesTable>, 'org_id'>): Promise<void> {
+  await t.insertInto('trial_entries', values).execute();
+}
+
+/** Keeps the lowest `fpn` of the product's entries on the product: how many components a lookup must read. */
+export async function lowerTrialNeed(t: Tenant, productId: number, fpn: number): Promise<void> {
+  await t
+    .updateTable('products')
+    .set({ trial_need: fpn })
+    .where('id', '=', productId)
+    .where((eb) => eb.or([eb('trial_need', 'is', null), eb('trial_need', '>', fpn)]))
+    .execute();
+}
+
+/** Records a device key the trial was answered to, among its first 100; true when it is new. */
+export async function noteInstallation(t: Tenant, licenceId: number, devicePublicKey: string, now: number): Promise<boolean> {
+  const inserted = await t
+    .insertInto('trial_installations', { licence_id: licenceId, device_public_key: devicePublicKey, first_seen_at: now })
+    .onConflict((oc) => oc.columns(['licence_id', 'device_public_key']).doNothing())
+    .executeTakeFirst();
+  if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return false;
+  await t.updateTable('licences').set((eb) => ({ trial_installations: eb('trial_installations', '+', 1) })).where('id', '=', licenceId).execute();
+  return true;
+}
+
+/** Whether the trial already holds this device key, or its 100. */
+export async function installationKnown(t: Tenant, licenceId: number, devicePublicKey: string): Promise<boolean> {
+  const row = await t
+    .selectFrom('licences')
+    .leftJoin('trial_installations as i', (join) => join.onRef('i.licence_id', '=', 'licences.id').on('i.device_public_key', '=', devicePublicKey))
+    .select(['licences.trial_installations', 'i.first_seen_at'])
+    .where('licences.id', '=', licenceId)
+    .executeTakeFirst();
+  return !row || row.first_seen_at !== null || row.trial_installations >= 100;
+}
+
