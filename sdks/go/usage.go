@@ -131,8 +131,6 @@ func (c *Client) LicenceMeters() []LicenceMeter {
 	if !v.Signed {
 		return nil
 	}
-	value, _ := v.Claims.Param("mtr")
-	list, _ := value.([]any)
 	meters := []LicenceMeter{}
 	count := func(o *jsonObject, name string) (*int64, bool) {
 		member, _ := o.get(name)
@@ -143,9 +141,9 @@ func (c *Client) LicenceMeters() []LicenceMeter {
 		i, integer := n.integer()
 		return &i, ok && integer && i >= 0
 	}
-	for _, item := range list {
-		o, ok := item.(*jsonObject)
-		if !ok || len(o.members) != 4 {
+	for _, item := range v.Claims.Mtr {
+		o := item.(*jsonObject) // isMeterClaim: every item is an object
+		if len(o.members) != 4 {
 			return nil
 		}
 		key, keyOK := fieldOf[string](o, "k")

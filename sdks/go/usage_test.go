@@ -259,3 +259,20 @@ func TestLicenceMetersReadTheMtrClaim(t *testing.T) {
 		t.Fatal("a licence without mtr has meters")
 	}
 }
+
+func TestTheMtrClaimIsNoProductParameter(t *testing.T) {
+	f := newFakeService(t)
+	client := newTestClient(t, testConfig(t, f, testLicence(t, dayAgo(), ""), MemoryStore(), &testClock{}))
+	metered := client.Verify(testLicence(t, dayAgo(), `,"mtr":[{"k":"exports","p":"MONTH","l":1000,"o":0}],"tier":"pro"`))
+	if !metered.Valid || len(metered.Claims.Params) != 1 || metered.Claims.Params[0].Name != "tier" || len(metered.Claims.Mtr) != 1 {
+		t.Fatalf("claims %+v", metered.Claims)
+	}
+	if data, _ := metered.Claims.MarshalJSON(); !strings.Contains(string(data), `"max":3600,"mtr":[{"k":"exports","p":"MONTH","l":1000,"o":0}],"tier":"pro"}`) {
+		t.Fatalf("payload %s", data)
+	}
+	// A product's parameter that kept the name from before meters existed stays a parameter.
+	kept := client.Verify(testLicence(t, dayAgo(), `,"mtr":"legacy"`))
+	if value, ok := kept.Claims.Param("mtr"); !kept.Valid || !ok || value != "legacy" || kept.Claims.Mtr != nil {
+		t.Fatalf("claims %+v", kept.Claims)
+	}
+}

@@ -261,9 +261,18 @@ public final class LicenceClaims {
         boolean floating = version() == 5;
         for (Map.Entry<String, Object> entry : all.entrySet()) {
             String key = entry.getKey();
-            if (!ISSUER_CLAIMS.contains(key) && !(floating && FLOATING_CLAIMS.contains(key))) params.put(key, entry.getValue());
+            boolean meters = "mtr".equals(key) && isMeterClaim(entry.getValue());
+            if (!ISSUER_CLAIMS.contains(key) && !(floating && FLOATING_CLAIMS.contains(key)) && !meters) params.put(key, entry.getValue());
         }
         return Collections.unmodifiableMap(params);
+    }
+
+    /**
+     * {@code mtr} is the meters claim (DESIGN.md 19) exactly when it is a non-empty list of objects,
+     * which no parameter's value is; a product's parameter that kept the name stays a parameter.
+     */
+    private static boolean isMeterClaim(Object value) {
+        return value instanceof List<?> list && !list.isEmpty() && list.stream().allMatch(item -> item instanceof Map);
     }
 
     /** Every claim in signed order, as parsed from the payload. */

@@ -217,4 +217,15 @@ class UsageTest extends ServiceTest {
         assertNotNull(client().verify().claims().orElseThrow().meters());
         assertEquals(List.of(), client().verify().claims().orElseThrow().meters());
     }
+
+    @Test
+    void theMtrClaimIsNoProductParameter() throws Exception {
+        LicenceClaims metered = builder(licence(",\"mtr\":[{\"k\":\"exports\",\"p\":\"MONTH\",\"l\":1000,\"o\":0}],\"tier\":\"pro\"")).build().verify().claims().orElseThrow();
+        assertEquals(Map.of("tier", "pro"), metered.params());
+        assertEquals(1, metered.meters().size());
+        // A product's parameter that kept the name from before meters existed stays a parameter.
+        LicenceClaims kept = builder(licence(",\"mtr\":\"legacy\"")).build().verify().claims().orElseThrow();
+        assertEquals(Map.of("mtr", "legacy"), kept.params());
+        assertEquals(List.of(), kept.meters());
+    }
 }
