@@ -611,6 +611,38 @@ describe('trials through the drivers', () => {
     }
     agree(await everyone(() => ({ op: 'setClock', offsetMs: 0 })), ok({}));
     setMode('pass');
+  });
+
+  it('an extended trial: the check says renewed, and startTrial again answers the new term', async () => {
+    agree(await everyone((lane) => configureTrial(lane, trials.get(lane)!.licence)), ok({}));
+    agree(await everyone((lane) => ({ op: 'setFingerprint', fingerprint: machineOf(lane) })), ok({}));
+    // A new term's iat is whole seconds: let one pass since the trials started.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const extended = new Map<Lane, string>();
+    for (const lane of lanes) extended.set(lane, (await call('POST', `/licenses/${trials.get(lane)!.lid}/extend-trial`, { days: 7 })).licenseString);
+    const endOf = (licence: string) => new Date(JSON.parse(Buffer.from(licence.split('.')[0]!, 'base64url').toString()).exp * 1000).toISOString();
+    for (const lane of lanes) expect(Date.parse(endOf(extended.get(lane)!)) - Date.parse(trials.get(lane)!.endsAt), lane.lang).toBeGreaterThanOrEqual(7 * DAY * 1000);
+    const block = (lane: Lane, licence: string) => ({ endsAt: endOf(licence), secondsLeft: expect.any(Number), converted: false });
+    each(await everyone(() => ({ op: 'check' })), (lane) => checked({ ageSeconds: expect.any(Number), renewed: true, trial: block(lane, trials.get(lane)!.licence) }));
+    each(await everyone(() => ({ op: 'startTrial' })), (lane) =>
+      ok({ licence: extended.get(lane), lid: trials.get(lane)!.lid, created: false, endsAt: endOf(extended.get(lane)!), state: 'VALID', reasons: [] }),
+    );
+    each(await everyone(() => ({ op: 'check' })), (lane) => checked({ ageSeconds: expect.any(Number), trial: block(lane, extended.get(lane)!) }));
+  });
+
+  it('a converted trial runs on, its start saying converted (kept with the answer)', async () => {
+    for (const lane of lanes) await call('POST', `/licenses/${trials.get(lane)!.lid}/convert`, { licensee: 'Buyer Ltd', validityMonths: 12 });
+    const held = await everyone(() => ({ op: 'startTrial' }));
+    each(held, (lane) => ok({ licence: expect.any(String), lid: trials.get(lane)!.lid, created: false, endsAt: expect.any(String), state: 'VALID', reasons: [] }));
+    const endsAt = (i: number) => (held[i] as { result: { endsAt: string } }).result.endsAt;
+    setMode('down');
+    const kept = await everyone(() => ({ op: 'check' }));
+    for (const [i, answer] of kept.entries()) {
+      expect(answer, lanes[i]!.lang).toEqual(
+        checked({ fresh: false, ageSeconds: expect.any(Number), noAnswer: { code: 'NETWORK' }, trial: { endsAt: endsAt(i), secondsLeft: expect.any(Number), converted: true } }),
+      );
+    }
+    setMode('pass');
     agree(await everyone((lane) => configure(lane, lane.t2 || lane.t1)), ok({}));
     agree(await everyone(() => ({ op: 'setFingerprint', fingerprint: FINGERPRINT })), ok({}));
   });

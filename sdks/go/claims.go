@@ -39,6 +39,9 @@ type Claims struct {
 	// Mtr is the signed meters claim as read (DESIGN.md 19: a non-empty list of objects), nil
 	// without one; a product's parameter that kept the name mtr is not one and stays in Params.
 	Mtr []any
+	// Trl: the licence is a trial (its trl claim is the boolean true, DESIGN.md 18); a trl of any
+	// other value is a product parameter.
+	Trl bool
 	// Params are the product's parameters in payload order.
 	Params []Param
 }
@@ -53,9 +56,7 @@ type Param struct {
 // Trial reports whether the licence is a trial: its trl claim is the boolean true (DESIGN.md 18).
 // For a product whose parameter kept the name trl, it means nothing.
 func (c *Claims) Trial() bool {
-	value, _ := c.Param("trl")
-	trial, _ := value.(bool)
-	return trial && c.Exp != nil
+	return c.Trl && c.Exp != nil
 }
 
 // Param returns the value of the named product parameter.
@@ -220,6 +221,10 @@ func parseClaims(object *jsonObject) (*Claims, string) {
 	}
 
 	for _, m := range object.members {
+		if trial, _ := m.value.(bool); m.key == "trl" && trial {
+			c.Trl = true // a trial's claim, not a parameter (as the TypeScript SDK's params)
+			continue
+		}
 		if m.key == "mtr" && isMeterClaim(m.value) {
 			c.Mtr = m.value.([]any)
 		} else if !issuerClaims[m.key] && !(c.V == 5 && floatingClaims[m.key]) {
@@ -362,6 +367,10 @@ func (c *Claims) MarshalJSON() ([]byte, error) {
 	if c.Mtr != nil {
 		member("mtr")
 		writeJSON(&b, c.Mtr)
+	}
+	if c.Trl {
+		member("trl")
+		b.WriteString("true")
 	}
 	for _, p := range c.Params {
 		member(p.Name)

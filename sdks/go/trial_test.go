@@ -125,6 +125,14 @@ func TestStartTrialSendsThisMachineAndHoldsTheTrial(t *testing.T) {
 	if !start.Created || start.Licence != s.licence || start.Client.Licence() != s.licence || start.Result.State != Valid {
 		t.Fatalf("got %+v, result %+v", start, start.Result)
 	}
+	// trl is the trial's claim, not a parameter, and it is kept in the claims' JSON.
+	claims := start.Result.Licence.Claims
+	if _, isParam := claims.Param("trl"); isParam || !claims.Trl {
+		t.Fatalf("trl read as %+v", claims)
+	}
+	if data, _ := json.Marshal(claims); !strings.Contains(string(data), `"max":3600,"trl":true}`) {
+		t.Fatalf("claims JSON %s", data)
+	}
 	trial := start.Result.Trial
 	if trial == nil || trial.Converted || trial.SecondsLeft < 14*86400-5 || !trial.EndsAt.Equal(start.EndsAt) {
 		t.Fatalf("trial %+v", trial)

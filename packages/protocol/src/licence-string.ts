@@ -430,5 +430,9 @@ export function readLicence(text: string, publicKeys: readonly KeyObject[]): Lic
 export function licenceParams(claims: LicenceClaims): Record<string, unknown> {
   const reserved = reservedFor(claims.v);
   // fromEntries defines own properties, so a "__proto__" key from JSON.parse stays data.
-  return Object.fromEntries(Object.entries(claims).filter(([key, value]) => !reserved.has(key) && !(key === 'mtr' && isMeterClaim(value))));
+  // A trial's `trl` is its claim; a product whose parameter kept the name has no trials (DESIGN.md 2).
+  const trial = claims.trl === true;
+  return Object.fromEntries(
+    Object.entries(claims).filter(([key, value]) => !reserved.has(key) && !(key === 'mtr' && isMeterClaim(value)) && !(trial && key === 'trl')),
+  );
 }

@@ -18,6 +18,7 @@ import { CheckWrites } from './check/counters.js';
 import { schemaErrorMessage, textProblem, validatorCompiler } from './http/validation.js';
 import { auditRoutes } from './audit/routes.js';
 import { checkRoutes } from './check/routes.js';
+import { trialRoutes } from './trials/routes.js';
 import { checkGates } from './check/gate.js';
 import { leanCheckHandler } from './check/lean.js';
 import { authRoutes } from './auth/routes.js';
@@ -221,6 +222,7 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
       await api.register(usageRoutes);
       await api.register(auditRoutes);
       await api.register(checkRoutes(checkApi));
+      await api.register(trialRoutes);
       await api.register(portalRoutes(database, config));
       await api.register(webhookRoutes(database, config, masterKey));
       await api.register(ssoConfigRoutes(config, masterKey));

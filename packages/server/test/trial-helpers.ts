@@ -1,7 +1,7 @@
 // Shared by the trials*.test.ts API tests: a product offering trials, and trial starts.
 import { randomBytes } from 'node:crypto';
 import { buildFingerprint, parseLicence } from '@licensor/protocol';
-import type { Harness, Response } from './harness.js';
+import type { Caller, Harness, Response } from './harness.js';
 import { checkedProduct, nonce, type CheckedProduct } from './check-helpers.js';
 
 export interface TrialProduct extends CheckedProduct {
@@ -10,9 +10,9 @@ export interface TrialProduct extends CheckedProduct {
 }
 
 /** An ONLINE product offering 14-day trials without limits unless `body` says otherwise, its check token rotated in. */
-export async function trialProduct(h: Harness, body: Record<string, unknown> = {}): Promise<TrialProduct> {
-  const product = await checkedProduct(h, { trialDays: 14, trialAddressDailyLimit: null, ...body });
-  const caller = h.as({ token: product.token });
+export async function trialProduct(h: Harness, body: Record<string, unknown> = {}, admin: Caller = h.admin, slug = h.slug): Promise<TrialProduct> {
+  const product = await checkedProduct(h, { trialDays: 14, trialAddressDailyLimit: null, ...body }, admin, slug);
+  const caller = h.as({ token: product.token }, slug);
   return {
     ...product,
     start: (b, address = '192.0.2.1') => caller('POST', `/public/license/${product.checkId}/trial`, b, { 'x-forwarded-for': address }),

@@ -67,6 +67,8 @@ def test_sends_this_machine_and_holds_the_trial(service: FakeService, start: Cal
     assert sorted(sent["body"]) == ["devicePublicKey", "email", "fingerprint", "nonce"]
     assert sent["body"]["fingerprint"] == MY_FP and sent["body"]["email"] == "ada@example.com" and len(sent["body"]["devicePublicKey"]) == 43
     assert trial.created and trial.licence == trial_licence() and trial.client.licence == trial.licence
+    # ``trl`` is the trial's claim, not a product parameter.
+    assert trial.result.licence.claims is not None and trial.result.licence.claims["trl"] is True and "trl" not in trial.result.licence.params
     assert trial.ends_at == "2026-12-06T07:00:00.000Z"
     assert trial.result.state == "VALID" and trial.result.trial is not None
     assert (trial.result.trial.seconds_left, trial.result.trial.converted, trial.result.trial.ends_at) == (14 * DAY, False, trial.ends_at)

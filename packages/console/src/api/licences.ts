@@ -1,6 +1,7 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { key, useAction } from './action';
 import { api, unwrap, type Answer, type Body, type Query } from './client';
+import type { paths } from './schema';
 
 export type Licence = Answer<'/licenses/{lid}', 'get'>;
 export type LicenceRow = Answer<'/licenses/page', 'get'>['items'][number];
@@ -11,6 +12,10 @@ export type PageQuery = Query<'listLicencePage'>;
 export type Filter = Omit<PageQuery, 'limit' | 'offset' | 'cursor'>;
 export type IssueBody = Body<'issueLicence'>;
 export type RenewBody = Body<'renewLicence'>;
+/** The JSON body `POST path` takes (for the operations without an operation id). */
+type PostBody<P extends keyof paths> = paths[P] extends { post: { requestBody?: { content: { 'application/json': infer J } } } } ? J : never;
+export type ExtendBody = PostBody<'/licenses/{lid}/extend-trial'>;
+export type ConvertBody = PostBody<'/licenses/{lid}/convert'>;
 
 const licences = () => key('licences');
 const one = (lid: string) => key('licences', 'one', lid);
@@ -71,6 +76,13 @@ export const useRestore = (lid: string) => useAction(() => unwrap(api().POST('/l
 export const useRenew = (lid: string) => useAction((body: RenewBody) => unwrap(api().POST('/licenses/{lid}/renew', { ...lidPath(lid), body })), afterWrite);
 export const useSaveNotes = (lid: string) => useAction((notes: string | null) => unwrap(api().PUT('/licenses/{lid}/notes', { ...lidPath(lid), body: { notes } })), afterWrite);
 export const useReleaseMachine = (lid: string) => useAction((machineId: number) => unwrap(api().POST('/licenses/{lid}/release-binding', { ...lidPath(lid), body: { machineId } })), afterWrite);
+
+/** A trial's vendor actions (DESIGN.md 18): extend its term, convert it to a paid licence, free its machine's ledger entry. */
+export const useTrialInstallations = (lid: string, enabled: boolean) =>
+  useQuery({ queryKey: [...one(lid), 'trial-installations'], queryFn: () => unwrap(api().GET('/licenses/{lid}/trial-installations', lidPath(lid))), enabled });
+export const useExtendTrial = (lid: string) => useAction((body: ExtendBody) => unwrap(api().POST('/licenses/{lid}/extend-trial', { ...lidPath(lid), body })), afterWrite);
+export const useConvertTrial = (lid: string) => useAction((body: ConvertBody) => unwrap(api().POST('/licenses/{lid}/convert', { ...lidPath(lid), body })), afterWrite);
+export const useResetTrialLedger = (lid: string) => useAction(() => unwrap(api().POST('/licenses/{lid}/reset-trial-ledger', { ...lidPath(lid), body: {} })), afterWrite);
 
 /** Several licences revoked or archived one request each (what a script would do), a few at a time. */
 export const useBulk = () => useAction(async ({ lids: which, each }: { lids: () => Promise<string[]>; each: (lid: string, of: number) => Promise<unknown> }) => {

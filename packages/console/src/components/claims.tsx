@@ -11,7 +11,8 @@ export function splitClaims(claims: Record<string, unknown>) {
   const issuer: Record<string, unknown> = {};
   const params: Record<string, unknown> = {};
   const names = claims.v === 5 ? FLOATING_CLAIMS : ISSUER_CLAIMS;
-  for (const [name, value] of Object.entries(claims)) (names.has(name) ? issuer : params)[name] = value;
+  // `trl` is the trial mark only as the boolean true (DESIGN.md 18); an old product's parameter may keep the name.
+  for (const [name, value] of Object.entries(claims)) (names.has(name) || (name === 'trl' && value === true) ? issuer : params)[name] = value;
   return { ...issuer, params };
 }
 
@@ -37,6 +38,7 @@ const ISSUER_WORDS: Record<string, [string, (value: unknown) => ReactNode]> = {
   max: ['Works offline for', (v) => duration(Number(v))],
   lse: ['Lease length', (v) => duration(Number(v))],
   brw: ['Longest borrow', (v) => duration(Number(v))],
+  trl: ['Trial', () => 'yes: started by the application'],
 };
 
 /** A parameter's signed value in words: yes/no, a list joined, anything else as it is. */

@@ -14,6 +14,15 @@ export function StatusBadge({ status }: { status: string }) {
   );
 }
 
+/** A licence the service made for an application's trial (DESIGN.md 18). */
+export function TrialBadge() {
+  return (
+    <Badge color="violet" variant="light" tt="none">
+      Trial
+    </Badge>
+  );
+}
+
 /** How a licence's checks stand, in words (DESIGN.md 5's check health). */
 const HEALTH_WORDS: Record<string, string> = { OK: 'Checking in', DUE: 'Check due', OVERDUE: 'Check overdue', NEVER: 'Never checked in', NOT_APPLICABLE: 'No checks (offline)' };
 

@@ -1,26 +1,38 @@
-import { Autocomplete, Divider, NumberInput, Select, SimpleGrid, TagsInput, Textarea, TextInput } from '@mantine/core';
+import { Autocomplete, Divider, NumberInput, Select, SimpleGrid, Switch, TagsInput, Textarea, TextInput } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { useEffect, useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
 import { useCustomers } from '../api/customers';
-import { useIssueLicence, type IssueBody } from '../api/licences';
+import { useConvertTrial, useIssueLicence, type IssueBody } from '../api/licences';
 import { useProductForm, useProducts } from '../api/products';
 import { ModalForm, notEmail, useProblems } from './modal-form';
 import { defaultOf, fieldOf, missingParams, ParamInput, type ParamValue, type ProductParam } from './param-input';
 
-/** Fields that show a 400 naming them beside themselves; any other error shows below the form. */
-const SHOWN_BESIDE = new Set(['productId', 'licensee', 'licenseeEmail', 'licenceType', 'activation', 'validityMonths', 'graceDays', 'maxMachines', 'fingerprints', 'fingerprint', 'notes']);
+const withoutProduct = ({ productId: _, ...rest }: IssueBody) => rest;
 
-/** The issue form (DESIGN.md 7's labels), built from the chosen product's form options. */
-export function IssueLicence({ opened, onClose, customer }: { opened: boolean; onClose: () => void; customer?: { name: string; email: string | null } }) {
+/** Fields that show a 400 naming them beside themselves; any other error shows below the form. */
+const SHOWN_BESIDE = new Set(['productId', 'licensee', 'licenseeEmail', 'licenceType', 'activation', 'validityMonths', 'graceDays', 'maxMachines', 'fingerprints', 'fingerprint', 'notes', 'keepMachine']);
+
+/** A trial to convert: the form then issues under its product, without `Product`, and may keep its machine (DESIGN.md 18). */
+export interface Converting {
+  lid: string;
+  productId: number;
+  email: string | null;
+}
+
+/** The issue form (DESIGN.md 7's labels), built from the chosen product's form options; with `trial`, the conversion form. */
+export function IssueLicence({ opened, onClose, customer, trial }: { opened: boolean; onClose: () => void; customer?: { name: string; email: string | null }; trial?: Converting }) {
   const { slug = '' } = useParams();
   const navigate = useNavigate();
-  const issue = useIssueLicence();
-  const products = useProducts(opened);
-  const [productId, setProductId] = useState<string | null>(null);
+  const issueNew = useIssueLicence();
+  const convert = useConvertTrial(trial?.lid ?? '');
+  const issue = trial ? convert : issueNew;
+  const products = useProducts(opened && !trial);
+  const [productId, setProductId] = useState<string | null>(trial ? String(trial.productId) : null);
+  const [keepMachine, setKeepMachine] = useState(false);
   const form = useProductForm(productId === null ? null : Number(productId), opened);
   const [name, setName] = useState(customer?.name ?? '');
-  const [email, setEmail] = useState(customer?.email ?? '');
+  const [email, setEmail] = useState(customer?.email ?? trial?.email ?? '');
   const [searched] = useDebouncedValue(name.trim(), 250);
   const customers = useCustomers(searched, opened && searched.length >= 2);
   const [licenceType, setLicenceType] = useState<string | null>(null);
@@ -74,24 +86,26 @@ export function IssueLicence({ opened, onClose, customer }: { opened: boolean; o
       ...(notes.trim() ? { notes } : {}),
       params: given,
     };
-    const licence = await issue.run(body);
+    const licence = trial ? await convert.run({ ...withoutProduct(body), keepMachine }) : await issueNew.run(body);
     if (licence) navigate(`/o/${slug}/licences/${licence.value.lid}`);
     return licence;
   };
 
   const suggestions = (customers.data ?? []).map((c) => ({ value: `${c.id}`, label: c.email ? `${c.name} <${c.email}>` : c.name }));
   return (
-    <ModalForm title="Issue licence" submit="Issue" opened={opened} onClose={onClose} fullScreen={window.innerWidth < 600} action={{ busy: issue.busy, error: beside ? null : issue.error }} onSubmit={submit}>
-      <Select
-        label="Product"
-        placeholder="Choose a product"
-        data={(products.data ?? []).filter((p) => p.active).map((p) => ({ value: String(p.id), label: `${p.name} (${p.productKey})` }))}
-        value={productId}
-        onChange={setProductId}
-        searchable
-        required
-        error={errorFor('productId')}
-      />
+    <ModalForm title={trial ? 'Convert to paid licence' : 'Issue licence'} submit={trial ? 'Convert' : 'Issue'} opened={opened} onClose={onClose} fullScreen={window.innerWidth < 600} action={{ busy: issue.busy, error: beside ? null : issue.error }} onSubmit={submit}>
+      {!trial && (
+        <Select
+          label="Product"
+          placeholder="Choose a product"
+          data={(products.data ?? []).filter((p) => p.active).map((p) => ({ value: String(p.id), label: `${p.name} (${p.productKey})` }))}
+          value={productId}
+          onChange={setProductId}
+          searchable
+          required
+          error={errorFor('productId')}
+        />
+      )}
       <SimpleGrid cols={{ base: 1, sm: 2 }}>
         <Autocomplete
           label="Customer name"
@@ -128,6 +142,19 @@ export function IssueLicence({ opened, onClose, customer }: { opened: boolean; o
             onChange={setFingerprints}
             error={errorFor('fingerprints') ?? errorFor('fingerprint')}
           />
+          {trial && (
+            <Switch
+              label="Keep this machine"
+              description={
+                licenceType === 'OFFLINE' || (licenceType === 'HYBRID' && activation === 'OFFLINE')
+                  ? 'The trial’s machine is signed into the licence: the licence can then never move to another machine.'
+                  : 'The trial’s machine takes a seat at once, released like any other.'
+              }
+              checked={keepMachine}
+              onChange={(e) => setKeepMachine(e.currentTarget.checked)}
+              error={errorFor('keepMachine')}
+            />
+          )}
           {declared.length > 0 && <Divider label="Parameters" labelPosition="left" />}
           {declared.map((param) => (
             <ParamInput key={param.key} param={param} value={params[param.key] ?? null} error={errorFor(`params.${param.key}`)} onChange={(value) => setParams((all) => ({ ...all, [param.key]: value }))} />

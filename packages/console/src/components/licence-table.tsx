@@ -1,7 +1,7 @@
 import { Anchor, Group, Text } from '@mantine/core';
 import { Link, useParams } from 'react-router';
 import type { LicenceRow } from '../api/licences';
-import { DateTime, HealthBadge, StatusBadge } from './display';
+import { DateTime, HealthBadge, StatusBadge, TrialBadge } from './display';
 import { RecordTable, type Column, type Selection, type Sorting } from './record-table';
 
 export type Sort = 'issuedAt' | 'expiresAt' | 'licensee' | 'status' | 'product' | 'lastCheckedAt';
@@ -38,6 +38,7 @@ function columns(slug: string): Array<Column<LicenceRow>> {
       (licence) => (
         <Group gap={4} wrap="nowrap">
           <StatusBadge status={licence.status} />
+          {licence.trial && <TrialBadge />}
           {licence.archived && <Text size="xs" c="dimmed">archived</Text>}
         </Group>
       ),

@@ -68,6 +68,8 @@ function refuseStatus(row: LicenceRow, now: number): 'ACTIVE' | 'GRACE' {
 export async function activateAirGapped(caller: AirGapCaller, keyring: Keyring, lid: string, requestText: string) {
   const { now } = caller;
   const licence = await findLicenceRow(caller.tenant, lid);
+  // DESIGN.md 18: a trial is one machine's ONLINE licence, started by that machine's own request.
+  if (licence.trial === 1) throw badRequest('trials are activated online');
   const request = read('request', requestText, parseActivationRequest);
   if (!verifyActivationRequest(request)) throw badRequest('request: the signature does not verify with its device key');
   const { fields } = request;

@@ -26,7 +26,7 @@ export const readProduct = preparedQuery((t, checkId: string, slug: string) =>
     .where('o.slug', '=', slug),
 );
 
-const LICENCE_COLUMNS = ['id', 'licence_string', 'revoked', 'revoked_at', 'revoked_reason', 'max_machines', 'seat_model'] as const;
+const LICENCE_COLUMNS = ['id', 'licence_string', 'revoked', 'revoked_at', 'revoked_reason', 'max_machines', 'seat_model', 'trial_converted_to'] as const;
 // What the licence's JSON array holds before its seats: its columns, then its stamp (licence_stamps).
 export const READ_COLUMNS = [...LICENCE_COLUMNS, 'last_checked_at'] as const;
 export const SEAT_COLUMNS = ['id', 'parts', 'bound_at', 'label', 'last_seen_at', 'released_at', 'lease_ends_at', 'borrowed_until', 'fp_digest'] as const;

@@ -53,6 +53,7 @@ export const CheckAnswer = Type.Object({
   checkEverySeconds: Type.Optional(Type.Integer()),
   checkMaxSeconds: Type.Optional(Type.Integer()),
   retryAfterSeconds: Type.Optional(Type.Integer({ description: 'SEATS_FULL on a floating licence: whole seconds until the earliest lease ends.' })),
+  converted: Type.Optional(Type.Boolean({ description: 'Not signed (DESIGN.md 18): this trial was converted to a paid licence; ask the user for it.' })),
   reason: Type.Optional(
     Type.Enum(['UNKNOWN_LICENCE', 'REVOKED', 'SUPERSEDED', 'NOT_YET_VALID', 'EXPIRED', 'FINGERPRINT_MISMATCH', 'SEATS_FULL'], {
       description: 'Why valid is false: the first that applies, in this order.',
@@ -162,7 +163,6 @@ export const TrialBody = Type.Object(
 export const TrialAnswer = Type.Object({
   license: Type.String({ description: "The trial's current signed term: `trl` true, this machine's fingerprint in `fp`." }),
   ...CheckAnswer.properties,
-  converted: Type.Optional(Type.Boolean({ description: 'Not signed: the trial was converted to a paid licence; ask the user for it.' })),
 });
 
 /**

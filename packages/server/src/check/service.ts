@@ -109,7 +109,7 @@ async function readLicence(scope: CheckScope, t: Tenant, lid: string, digest: st
   if (!scope.confirmed && row?.product_version !== scope.product.version) throw new StaleProduct();
   if (!row?.licence) return undefined;
   const values = fromJson(row.licence);
-  const licence = rowOf<{ id: number; licence_string: string; revoked: number; revoked_at: number | null; revoked_reason: string | null; max_machines: number; last_checked_at: number | null; seat_model: string; lid: string; floating: boolean }>(
+  const licence = rowOf<{ id: number; licence_string: string; revoked: number; revoked_at: number | null; revoked_reason: string | null; max_machines: number; last_checked_at: number | null; seat_model: string; trial_converted_to: string | null; lid: string; floating: boolean }>(
     READ_COLUMNS,
     values,
   );
@@ -316,6 +316,8 @@ export async function answer(scope: CheckScope, presented: Presented, nonce: str
     checkMaxSeconds: term ? claims.max : undefined,
     reason: verdict.reason ?? undefined,
     retryAfterSeconds: verdict.retryAfterSeconds,
+    // DESIGN.md 18, unsigned: the trial was converted, so the application asks for the paid licence.
+    converted: licence?.trial_converted_to != null ? true : undefined,
   };
 }
 

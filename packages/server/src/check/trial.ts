@@ -8,9 +8,10 @@ import type { Keyring } from '../keys/keyring.js';
 import { findProductRow } from '../products/repo.js';
 import { shapeOf, type ProductShape } from '../products/shape.js';
 import { insertTrial } from '../licences/service.js';
+import { activeTrials } from '../listings/repos/tallies.js';
 import { resolveParams } from '../licences/terms.js';
 import { addressHashes, bestMatch, equalComponents, ledgerHashes, lookupPairs, presentComponents, type LedgerHashes } from '../trials/ledger.js';
-import { activeTrials, insertEntry, installationKnown, ledgerCandidates, limitReachedAt, lowerTrialNeed, noteInstallation, trialLimitOf, trialState, type Candidate } from '../trials/repo.js';
+import { insertEntry, installationKnown, ledgerCandidates, limitReachedAt, lowerTrialNeed, noteInstallation, trialLimitOf, trialState, type Candidate } from '../trials/repo.js';
 import { StaleProduct } from './product-cache.js';
 import { checkLicence, type CheckAnswer, type CheckScope } from './service.js';
 
@@ -33,7 +34,7 @@ export type TrialOutcome = 'RETURNED' | 'TRIALS_OFF' | 'TRIAL_USED' | 'TRIAL_LIM
 
 export interface TrialAnswer {
   status: 200 | 201;
-  body: CheckAnswer & { license: string; converted?: true | undefined };
+  body: CheckAnswer & { license: string };
 }
 
 /** What a start works with: the product as read for it, this machine's keyed hashes, the address's. */
@@ -131,7 +132,7 @@ async function start(scope: CheckScope, request: TrialRequest, ip: string, keyri
   });
   // A match found under the lock discards the signed term: this machine's own trial answers.
   if (outcome) return returned(s, outcome);
-  return { status: 201, body: await checked(s, signed.licenceString, false) };
+  return { status: 201, body: await checked(s, signed.licenceString) };
 }
 
 /** Candidates of the ledger: n is the lower of the product's fingerprintNeed and its entries' lowest fpn. */
@@ -208,13 +209,13 @@ async function returned(s: Start, own: Candidate): Promise<TrialAnswer> {
   if (!(await installationKnown(scope.tenant, own.licence_id, request.devicePublicKey))) {
     await inTransaction(scope, (t) => noteInstallation(t, own.licence_id, request.devicePublicKey, scope.now));
   }
-  return { status: 200, body: await checked(s, own.licence_string, own.trial_converted_to !== null) };
+  return { status: 200, body: await checked(s, own.licence_string) };
 }
 
-/** What a check of the term with this fingerprint and nonce answers (with that check's effects), beside the term. */
-async function checked(s: Start, license: string, converted: boolean): Promise<TrialAnswer['body']> {
+/** What a check of the term with this fingerprint and nonce answers (with that check's effects, `converted` included), beside the term. */
+async function checked(s: Start, license: string): Promise<TrialAnswer['body']> {
   const { fingerprint, nonce, machineLabel } = s.request;
   const answer = await checkLicence(s.scope, { license, fingerprint, nonce, machineLabel });
   s.scope.writes.count(s.scope.org.id, s.scope.now);
-  return { license, ...answer, converted: converted ? true : undefined };
+  return { license, ...answer };
 }

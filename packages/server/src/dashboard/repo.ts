@@ -26,9 +26,22 @@ export const issuedPerBucket = (t: Tenant, since: number) =>
     .selectFrom('licences')
     .select([issuedBucket.as('bucket'), (eb) => eb.fn.countAll<number>().as('n')])
     .where('licences.archived', '=', 0)
+    .where('licences.trial', '=', 0)
     .where('licences.issued_at', '>=', since)
     .groupBy(issuedBucket)
     .execute();
+
+/** DESIGN.md 18: trials started (or converted) since `since`, counted per bucket of that instant. */
+export function trialsPerBucket(t: Tenant, column: 'trial_started_at' | 'trial_converted_at', since: number) {
+  const bucket = sql<number>`${sql.ref(`licences.${column}`)} / ${sql.lit(BUCKET_MS)} * ${sql.lit(BUCKET_MS)}`;
+  return t
+    .selectFrom('licences')
+    .select([bucket.as('bucket'), (eb) => eb.fn.countAll<number>().as('n')])
+    .where('licences.trial', '=', 1)
+    .where(`licences.${column}`, '>=', since)
+    .groupBy(bucket)
+    .execute();
+}
 
 /** Checks answered in the buckets from `since` on (check/counters.ts writes them). */
 export const checksPerBucket = (t: Tenant, since: number) => t.selectFrom('check_counts').select(['bucket', 'count as n']).where('bucket', '>=', since).execute();

@@ -24,6 +24,14 @@ const metricsFields = {
     },
     { description: "The organisation's plan capacity and its use." },
   ),
+  trials: Type.Object(
+    {
+      active: Type.Integer({ description: 'Non-archived ACTIVE trials.' }),
+      started: Series,
+      converted: Series,
+    },
+    { description: 'DESIGN.md 18: trials, which no other figure but series.checks counts: started by trialStartedAt, converted by trialConvertedAt, as series.issued.' },
+  ),
 };
 const Metrics = Type.Object(metricsFields, { description: 'Over licences that are not archived.' });
 const Dashboard = Type.Object({ ...metricsFields, expiringSoon: Type.Array(LicenceListItem) });

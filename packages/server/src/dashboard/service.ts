@@ -2,8 +2,8 @@ import type { Ctx } from '../core/context.js';
 import { localDate, startOfDate } from '../core/calendar.js';
 import { STATUSES } from '../listings/filter.js';
 import { nextToExpire, toLicenceListItem } from '../listings/repos/views.js';
-import { countExpiring, countingLicences, tallies, type TallyKey } from '../listings/repos/tallies.js';
-import { BUCKET_MS, checksPerBucket, issuedPerBucket, liveSeatCount } from './repo.js';
+import { activeTrials, countExpiring, planCount, tallies, type TallyKey } from '../listings/repos/tallies.js';
+import { BUCKET_MS, checksPerBucket, issuedPerBucket, liveSeatCount, trialsPerBucket } from './repo.js';
 
 const LICENCE_TYPES = ['OFFLINE', 'ONLINE', 'HYBRID'] as const;
 const SERIES_DAYS = 30;
@@ -33,12 +33,15 @@ export async function dashboardMetrics(ctx: Ctx) {
   const dates = lastDates(now, timeZone);
   const since = startOfDate(dates[0]!, timeZone);
 
-  const [counts, expiring, seats, issued, checks] = await Promise.all([
+  const [counts, expiring, seats, issued, checks, trialsActive, started, converted] = await Promise.all([
     tallies(ctx),
     countExpiring(t, now),
     liveSeatCount(t, now),
     issuedPerBucket(t, since),
     checksPerBucket(t, since - BUCKET_MS),
+    activeTrials(t, now),
+    trialsPerBucket(t, 'trial_started_at', since),
+    trialsPerBucket(t, 'trial_converted_at', since),
   ]);
   const filed = (where: (k: TallyKey) => boolean) => counts.sum((k) => k.archived === 0 && where(k));
   return {
@@ -51,7 +54,8 @@ export async function dashboardMetrics(ctx: Ctx) {
     expiring: { d7: expiring['7d'], d30: expiring['30d'], d90: expiring['90d'] },
     series: { issued: series(dates, issued, timeZone), checks: series(dates, checks, timeZone) },
     // The same count the plan limit is enforced on, so the organisation sees it before the 403.
-    plan: { limit: ctx.org.planLimit, used: countingLicences(counts) },
+    plan: { limit: ctx.org.planLimit, used: await planCount(t, counts, now) },
+    trials: { active: trialsActive, started: series(dates, started, timeZone), converted: series(dates, converted, timeZone) },
   };
 }
 

@@ -10,7 +10,7 @@ import { findLicenceRow, findVersion, toVersionListItem, versionsOf } from './re
 export const MAX_LIST = 25_000;
 
 /** Every licence in list form, or one product's or customer's; refused above MAX_LIST. */
-export async function listLicences(ctx: Ctx, filter: { productId?: number | undefined; customerId?: number | undefined }) {
+export async function listLicences(ctx: Ctx, filter: { productId?: number | undefined; customerId?: number | undefined; trial?: boolean | undefined }) {
   const found = await listViews(ctx.tenant, ctx.now, filter, MAX_LIST + 1);
   if (found.length > MAX_LIST) throw badRequest(`more than ${MAX_LIST} licences match: use GET /licenses/page`);
   return found.map((view) => toLicenceListItem(view, ctx.now));

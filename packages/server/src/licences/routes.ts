@@ -8,7 +8,7 @@ import { confirmed } from '../http/tenancy.js';
 import { idempotentRequest, Replay } from './idempotency.js';
 import { ProductCache } from './opening.js';
 import { getLicence, licenceActivity, licenceFile, licenceLeasePeaks, licenceMachines, licenceVersion, licenceVersions, listLicences, MAX_LIST, versionString } from './reads.js';
-import { IssueBody, LicenceVersion, LicenceVersionListItem, LidParams, NotesBody, ReleaseBody, RenewBody, RevokeBody, VerifyBody, VerifyResult, VersionParams } from './schemas.js';
+import { ConvertBody, ExtendTrialBody, IssueBody, LicenceVersion, LicenceVersionListItem, LidParams, NotesBody, ReleaseBody, RenewBody, RevokeBody, VerifyBody, VerifyResult, VersionParams } from './schemas.js';
 import { Licence, LicenceListItem } from '../listings/schemas.js';
 import { LeasePeak, MachineBinding } from '../seats/schemas.js';
 import {
@@ -17,6 +17,8 @@ import {
   issueLicence,
   reinstateLicence,
   releaseBinding,
+  convertTrial,
+  extendTrial,
   renewLicence,
   restoreLicence,
   revokeLicence,
@@ -53,7 +55,7 @@ export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
           description: `List form, archived licences included. Refused above ${MAX_LIST} rows: use the page listing.`,
           tags,
           querystring: Type.Object(
-            { productId: Type.Optional(Id()), customerId: Type.Optional(Id()) },
+            { productId: Type.Optional(Id()), customerId: Type.Optional(Id()), trial: Type.Optional(Type.Boolean({ description: 'true: trials only (DESIGN.md 18); false: without trials.' })) },
             { additionalProperties: false },
           ),
           response: responses({ 200: Type.Array(LicenceListItem) }),
@@ -134,6 +136,46 @@ export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
       async (request, reply) => {
         const idem = idempotentRequest(request.headers['idempotency-key'], `renew ${request.params.lid}`, request.body);
         return sendAnswer(reply, 200, await confirmed(request, (ctx) => renewLicence(ctx, keyring, caches, request.params.lid, request.body, idem)));
+      },
+    );
+
+    app.post(
+      '/licenses/:lid/extend-trial',
+      {
+        config: { access: 'licenses:write', cachedCaller: true },
+        schema: {
+          summary: 'Extend a trial',
+          description: "DESIGN.md 18: `{days}` (1 to 365, added to the later of now and the current end) or `{expiresAt}`; at most 365 days after the trial started. A new term, as a renewal makes one: the old term checks SUPERSEDED. 400 on a licence that is not a trial.",
+          tags,
+          params: LidParams,
+          headers: IdempotencyHeader,
+          body: ExtendTrialBody,
+          response: responses({ 200: Licence }, [409]),
+        },
+      },
+      async (request, reply) => {
+        const idem = idempotentRequest(request.headers['idempotency-key'], `extend-trial ${request.params.lid}`, request.body);
+        return sendAnswer(reply, 200, await confirmed(request, (ctx) => extendTrial(ctx, keyring, caches, request.params.lid, request.body, idem)));
+      },
+    );
+
+    app.post(
+      '/licenses/:lid/convert',
+      {
+        config: { access: 'licenses:write', cachedCaller: true },
+        schema: {
+          summary: 'Convert a trial to a paid licence',
+          description: "DESIGN.md 18: `POST /licenses`' body without `productId`, plus `keepMachine`; issued exactly as `POST /licenses` under the trial's product → 201 with the paid licence (`convertedFromTrial`). The trial gets `trialConvertedTo` and `trialConvertedAt` and runs to its end; converting it again is a 409. 400 on a licence that is not a trial.",
+          tags,
+          params: LidParams,
+          headers: IdempotencyHeader,
+          body: ConvertBody,
+          response: responses({ 201: Licence }, [409]),
+        },
+      },
+      async (request, reply) => {
+        const idem = idempotentRequest(request.headers['idempotency-key'], `convert ${request.params.lid}`, request.body);
+        return sendAnswer(reply, 201, await confirmed(request, (ctx) => convertTrial(ctx, keyring, caches, request.params.lid, request.body, idem)));
       },
     );
 

@@ -61,6 +61,24 @@ export const RenewBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** DESIGN.md 18: `POST /licenses`' body without `productId` (the trial's), plus `keepMachine`. */
+export const ConvertBody = Type.Object(
+  {
+    ...Type.Omit(IssueBody, ['productId']).properties,
+    keepMachine: Type.Optional(Type.Boolean({ description: "Default false. True: the paid licence takes the trial's machine (ONLINE: a seat as a first check would; OFFLINE or offline-activated HYBRID: its fingerprint signed in, first)." })),
+  },
+  { additionalProperties: false },
+);
+
+/** DESIGN.md 18: exactly one of `days` and `expiresAt`. */
+export const ExtendTrialBody = Type.Object(
+  {
+    days: Type.Optional(Type.Integer({ minimum: 1, maximum: 365, description: 'Days added to the later of now and the current end.' })),
+    expiresAt: Type.Optional(Type.String({ format: 'date-time', maxLength: 64, description: 'The new end: zero milliseconds, after now and the current end.' })),
+  },
+  { additionalProperties: false },
+);
+
 export const RevokeBody = Type.Object({ reason: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))) }, { additionalProperties: false });
 export const NotesBody = Type.Object(
   { notes: Nullable(Type.String({ maxLength: 10_000, description: 'Replaces the notes; null clears them. Never signed.' })) },

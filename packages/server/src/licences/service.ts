@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Static } from 'typebox';
-import { isReservedClaimName, signLicenceWith, type LicenceType } from '@licensor/protocol';
+import { isReservedClaimName, licenceParams, parseFingerprint, parseLicence, signLicenceWith, type LicenceType, type ParamValue } from '@licensor/protocol';
 import { recordAudit, type AuditInput, type Author } from '../audit/audit.js';
 import { EXPIRING_WINDOW_MS, recordTermEvent, subscriptions } from '../audit/events.js';
 import { findCustomerRow } from '../customers/repo.js';
@@ -8,7 +8,7 @@ import { findOrCreateCustomer } from '../customers/service.js';
 import type { Tenant } from '../db/tenant.js';
 import type { Ctx } from '../core/context.js';
 import { inTransaction } from '../core/transaction.js';
-import { badRequest, forbidden, notFound } from '../core/errors.js';
+import { badRequest, conflict, forbidden, notFound } from '../core/errors.js';
 import type { Keyring } from '../keys/keyring.js';
 import { planLimitOf } from '../orgs/repo.js';
 import type { SeatModel } from '../products/schemas.js';
@@ -21,8 +21,8 @@ import { searchText } from '../listings/repos/search.js';
 import { findLicenceRow, insertLicence, insertStamp, insertVersion, lockLicenceRow, setStampArchived, updateLicence } from './repo.js';
 import type { IssueBody, ReleaseBody, RenewBody } from './schemas.js';
 import { atIssueFingerprints } from '../seats/repo.js';
-import { bindAtIssue, releaseBindings } from '../seats/service.js';
-import { countingLicences, holdClock, tallyChange, talliesWithin, type TallyChange } from '../listings/repos/tallies.js';
+import { bindAtIssue, bindSeat, releaseBindings } from '../seats/service.js';
+import { holdClock, planCount, tallyChange, talliesWithin, type TallyChange } from '../listings/repos/tallies.js';
 import { countsAgainstPlan, graceEnd, licenceStatus, type LicenceStatus } from '../listings/status.js';
 import { extendedTerm, licenceMeters, mergeFingerprints, resolveParams, termDate, termFrom, validityMonths, type LicenceMeter, type TermDates } from './terms.js';
 
@@ -45,7 +45,7 @@ async function enforcePlan(ctx: Ctx, t: Tenant, before: LicenceStatus | null, af
   if (ctx.org.planLimit === null) return;
   const limit = await planLimitOf(t.db, ctx.org.id);
   if (limit === null) return;
-  if (countingLicences(await talliesWithin(ctx.database, t, ctx.now)) >= limit) {
+  if ((await planCount(t, await talliesWithin(ctx.database, t, ctx.now), ctx.now)) >= limit) {
     throw forbidden(`the plan's limit of ${limit} active licences is reached`);
   }
 }
@@ -264,7 +264,32 @@ function signThenCommit(
   });
 }
 
-export async function issueLicence(ctx: Ctx, keyring: Keyring, caches: IssueCaches, input: IssueInput, idem: IdempotentRequest | null): Promise<LicenceAnswer | Replay> {
+/** DESIGN.md 18: an issue that converts a trial (its row as read), keeping its machine or not. */
+interface Conversion {
+  trial: LicenceRow;
+  /** The trial's seat: its fingerprint and label. */
+  seat: { fingerprint: string; label: string | null };
+  keepMachine: boolean;
+}
+
+/**
+ * `POST /licenses/{lid}/convert` (DESIGN.md 18): issued exactly as `POST /licenses` under the
+ * trial's product, the paid licence naming the trial (`convertedFromTrial`), the trial marked
+ * converted in the same transaction (again: 409); it runs to its end and its entry stays.
+ */
+export async function convertTrial(ctx: Ctx, keyring: Keyring, caches: IssueCaches, lid: string, input: Omit<IssueInput, 'productId'> & { keepMachine?: boolean | undefined }, idem: IdempotentRequest | null) {
+  const trial = await findLicenceRow(ctx.tenant, lid);
+  if (trial.trial !== 1) throw badRequest('only a trial can be converted');
+  // Converted already: a 409 from the issue's transaction, after an Idempotency-Key's replay.
+  const [seat] = await atIssueFingerprints(ctx.tenant, trial.id);
+  const { keepMachine = false, ...issue } = input;
+  return issueLicence(ctx, keyring, caches, { ...issue, productId: trial.product_id }, idem, { trial, seat: seat!, keepMachine });
+}
+
+/** The actor of what a conversion does for the trial's machine (DESIGN.md 18). */
+const TRIAL_ACTOR = { name: 'trial' };
+
+export async function issueLicence(ctx: Ctx, keyring: Keyring, caches: IssueCaches, input: IssueInput, idem: IdempotentRequest | null, conversion?: Conversion): Promise<LicenceAnswer | Replay> {
   return signThenCommit(ctx, idem, 201, (commit) =>
     caches.products.with(ctx.tenant, input.productId, async (product) => {
       const { shape } = product;
@@ -275,7 +300,10 @@ export async function issueLicence(ctx: Ctx, keyring: Keyring, caches: IssueCach
       }
       if (licenceType !== 'HYBRID' && input.activation !== undefined) throw badRequest('activation applies to HYBRID licences only');
       const activation = licenceType === 'HYBRID' ? (input.activation ?? 'ONLINE') : null;
-      const fingerprints = mergeFingerprints(input.fingerprint, input.fingerprints);
+      const given = mergeFingerprints(input.fingerprint, input.fingerprints);
+      // A paid licence that cannot be bound by a check keeps the trial's machine in its signature, first.
+      const signsMachine = conversion?.keepMachine === true && (licenceType === 'OFFLINE' || activation === 'OFFLINE');
+      const fingerprints = signsMachine ? [...new Set([conversion.seat.fingerprint, ...given])] : given;
       if (activation === 'OFFLINE' && fingerprints.length === 0) {
         throw badRequest('fingerprint: a HYBRID licence activated offline binds at issue and needs a fingerprint');
       }
@@ -329,13 +357,16 @@ export async function issueLicence(ctx: Ctx, keyring: Keyring, caches: IssueCach
           rebind_count: 0,
           notes: input.notes ?? null,
           search_text: searchText({ licensee: owner.name, email: owner.email, lid, notes: input.notes ?? null }),
+          converted_from_trial: conversion?.trial.lid ?? null,
           ...tally.columns,
         });
         await insertStamp(t, row.id, lid);
-        await bindAtIssue(t, row.id, fingerprints, ctx.now);
+        await bindAtIssue(t, row.id, fingerprints, ctx.now, signsMachine ? conversion.seat.label : null);
+        const kept = conversion ? await markConverted(ctx, t, conversion, { id: row.id, lid, maxMachines, bound: fingerprints.length, signsMachine }) : 0;
         // The answer (and the event's licence) is the row just written, beside what is known of it
         // without reading it again: the product (confirmed in this transaction) and the at-issue seats, bound now.
-        const view = { ...row, product_name: shape.name, product_key: shape.productKey, last_checked_at: null, seats_used: fingerprints.length, bound_at: fingerprints.length > 0 ? ctx.now : null };
+        const seats = fingerprints.length + kept;
+        const view = { ...row, product_name: shape.name, product_key: shape.productKey, last_checked_at: null, seats_used: seats, bound_at: seats > 0 ? ctx.now : null };
         const body = await recordLicenceAudit(t, ctx, view, {
           action: 'licence.issued',
           subjectType: 'licence',
@@ -431,10 +462,37 @@ export async function insertTrial(t: Tenant, by: Author & { database: Ctx['datab
 
 const TRIAL_LICENSEE = 'Trial';
 
+/**
+ * In the paid licence's transaction: the trial, locked, gets trialConvertedTo and
+ * trialConvertedAt (already converted: 409), audited `licence.trial_converted`; a kept machine
+ * takes a seat of the paid licence as its first check would (`machine.bound`, actor `trial`).
+ */
+async function markConverted(ctx: Ctx, t: Tenant, conversion: Conversion, paid: { id: number; lid: string; maxMachines: number; bound: number; signsMachine: boolean }): Promise<number> {
+  const trial = await lockLicenceRow(ctx.database.dialect, t, conversion.trial.lid);
+  if (trial.trial_converted_to !== null) throw conflict(`the trial is already converted to ${trial.trial_converted_to}`);
+  if (conversion.keepMachine && !paid.signsMachine) {
+    if (paid.bound >= paid.maxMachines) throw badRequest("keepMachine: the paid licence has no free seat for the trial's machine");
+    const { fingerprint, label } = conversion.seat;
+    await bindSeat(t, { actor: TRIAL_ACTOR, now: ctx.now }, paid, { fingerprint, parts: parseFingerprint(fingerprint), label: label ?? undefined });
+  }
+  const kept = conversion.keepMachine && !paid.signsMachine ? 1 : 0;
+  await updateLicence(t, trial.id, { trial_converted_to: paid.lid, trial_converted_at: ctx.now });
+  await auditedAnswer(t, ctx, {
+    action: 'licence.trial_converted',
+    subjectType: 'licence',
+    subjectId: trial.lid,
+    lid: trial.lid,
+    summary: `Converted to the paid licence ${paid.lid}`,
+    details: { convertedTo: paid.lid, keepMachine: conversion.keepMachine },
+  });
+  return kept;
+}
+
 export async function renewLicence(ctx: Ctx, keyring: Keyring, caches: IssueCaches, lid: string, input: RenewInput, idem: IdempotentRequest | null): Promise<LicenceAnswer | Replay> {
   // The renewed term commits only while the term it replaces is still current.
   return signThenCommit(ctx, idem, 200, async (commit) => {
     const current = await findLicenceRow(ctx.tenant, lid);
+    if (current.trial === 1) throw badRequest('a trial is extended, not renewed: POST /licenses/{lid}/extend-trial');
     if (current.archived === 1) throw badRequest('an archived licence cannot be renewed: restore it first');
     return caches.products.with(ctx.tenant, current.product_id, async (product) => {
       const months = validityMonths(input.validityMonths, product.shape.defaultValidityMonths);
@@ -463,19 +521,7 @@ export async function renewLicence(ctx: Ctx, keyring: Keyring, caches: IssueCach
         if (fresh.archived === 1) throw badRequest('an archived licence cannot be renewed: restore it first');
         const before = statusOf(fresh, ctx.now);
         await enforcePlan(ctx, t, before, licenceStatus({ revoked: fresh.revoked === 1, ...dates, graceDays: term.graceDays }, ctx.now));
-        await insertVersion(t, {
-          licence_id: fresh.id,
-          version_no: fresh.term_version + 1,
-          issued_at: fresh.issued_at,
-          starts_at: fresh.starts_at,
-          expires_at: fresh.expires_at,
-          grace_days: fresh.grace_days,
-          issued_by: fresh.issued_by,
-          revoked_reason: fresh.revoked_reason,
-          licence_string: fresh.licence_string,
-          key_id: fresh.key_id,
-          superseded_at: ctx.now,
-        });
+        await supersede(t, fresh, ctx.now);
         const tally = tallyChange(clock, t, fresh, { ...fresh, ...termColumns(term) });
         await updateLicence(t, fresh.id, { ...termColumns(term), term_version: fresh.term_version + 1, issued_by: ctx.actor.name, renewed_at: ctx.now, ...tally.columns });
         const body = await auditedAnswer(t, ctx, {
@@ -489,6 +535,91 @@ export async function renewLicence(ctx: Ctx, keyring: Keyring, caches: IssueCach
         return { body, tally };
       });
     });
+  });
+}
+
+const DAY_S = 86_400;
+
+/** The end DESIGN.md 18's extension asks for, in Unix seconds, checked against the trial's current end and its start. */
+function extendedEnd(input: { days?: number | undefined; expiresAt?: string | undefined }, currentExp: number, startedAt: number, nowS: number): number {
+  if ((input.days === undefined) === (input.expiresAt === undefined)) throw badRequest('send exactly one of days and expiresAt');
+  let exp: number;
+  if (input.days !== undefined) exp = Math.max(nowS, currentExp) + input.days * DAY_S;
+  else {
+    const ms = Date.parse(input.expiresAt!);
+    if (Number.isNaN(ms) || ms % 1000 !== 0) throw badRequest('expiresAt: must be a time with zero milliseconds');
+    exp = ms / 1000;
+    if (exp <= nowS || exp <= currentExp) throw badRequest("expiresAt: must be later than now and than the trial's current end");
+  }
+  if (exp > startedAt + 365 * DAY_S) throw badRequest(`${input.days !== undefined ? 'days' : 'expiresAt'}: a trial ends at most 365 days after it started`);
+  return exp;
+}
+
+/**
+ * `POST /licenses/{lid}/extend-trial` (DESIGN.md 18): a new term as a renewal makes one (the old
+ * term superseded, renewedAt, revoked stays revoked), carrying the current term's claims with only
+ * `iat`, `exp`, `chk` and `max` new; audited `licence.trial_extended`.
+ */
+export async function extendTrial(ctx: Ctx, keyring: Keyring, caches: IssueCaches, lid: string, input: { days?: number | undefined; expiresAt?: string | undefined }, idem: IdempotentRequest | null): Promise<LicenceAnswer | Replay> {
+  return signThenCommit(ctx, idem, 200, async (commit) => {
+    const current = await findLicenceRow(ctx.tenant, lid);
+    if (current.trial !== 1) throw badRequest('only a trial can be extended');
+    if (current.archived === 1) throw badRequest('an archived licence cannot be extended: restore it first');
+    const claims = parseLicence(current.licence_string).claims;
+    const nowS = Math.floor(ctx.now / 1000);
+    const exp = extendedEnd(input, claims.exp!, Math.floor(Number(current.trial_started_at) / 1000), nowS);
+    return caches.products.with(ctx.tenant, current.product_id, async (product) => {
+      const { shape } = product;
+      const { keyId, signer } = await keyring.signingKeyFor(ctx.tenant, product);
+      const licenceString = await signLicenceWith(
+        { ...claims, iat: nowS, exp, chk: shape.checkIntervalSeconds, max: shape.maxOfflineSeconds, trl: true, params: licenceParams(claims) as Record<string, ParamValue> },
+        signer.sign,
+      );
+      const columns = {
+        issued_at: nowS * 1000,
+        expires_at: exp * 1000,
+        grace_ends_at: exp * 1000,
+        check_every_seconds: shape.checkIntervalSeconds,
+        check_max_seconds: shape.maxOfflineSeconds,
+        licence_string: licenceString,
+        key_id: keyId,
+      };
+      return commit(async (t) => {
+        const clock = await openWrite(ctx, t, caches.products, product);
+        const fresh = await lockLicenceRow(ctx.database.dialect, t, lid);
+        if (fresh.term_version !== current.term_version) throw new SignAgain();
+        if (fresh.archived === 1) throw badRequest('an archived licence cannot be extended: restore it first');
+        await supersede(t, fresh, ctx.now);
+        const tally = tallyChange(clock, t, fresh, { ...fresh, ...columns });
+        await updateLicence(t, fresh.id, { ...columns, term_version: fresh.term_version + 1, renewed_at: ctx.now, ...tally.columns });
+        const body = await auditedAnswer(t, ctx, {
+          action: 'licence.trial_extended',
+          subjectType: 'licence',
+          subjectId: lid,
+          lid,
+          summary: `Extended the trial until ${new Date(exp * 1000).toISOString()}`,
+          details: { versionNo: fresh.term_version + 1, previousExpiresAt: fresh.expires_at && new Date(fresh.expires_at).toISOString() },
+        });
+        return { body, tally };
+      });
+    });
+  });
+}
+
+/** Keeps the current term as a superseded version (renewal and extension alike). */
+async function supersede(t: Tenant, fresh: LicenceRow, now: number): Promise<void> {
+  await insertVersion(t, {
+    licence_id: fresh.id,
+    version_no: fresh.term_version + 1,
+    issued_at: fresh.issued_at,
+    starts_at: fresh.starts_at,
+    expires_at: fresh.expires_at,
+    grace_days: fresh.grace_days,
+    issued_by: fresh.issued_by,
+    revoked_reason: fresh.revoked_reason,
+    licence_string: fresh.licence_string,
+    key_id: fresh.key_id,
+    superseded_at: now,
   });
 }
 

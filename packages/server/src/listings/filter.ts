@@ -15,6 +15,8 @@ export interface ListingFilter {
   window: Window;
   productId?: number | undefined;
   customerId?: number | undefined;
+  /** DESIGN.md 18: trials only (true) or none (false). */
+  trial?: boolean | undefined;
   sort: SortKey;
   asc: boolean;
 }

@@ -48,6 +48,13 @@ const listFields = {
   renewedAt: NullableTimestamp,
   notes: Nullable(Type.String()),
   meters: Type.Array(LicenceMeterSchema, { description: 'Usage meters (DESIGN.md 19), signed as `mtr`; [] for none.' }),
+  trial: Type.Boolean({ description: 'DESIGN.md 18: a trial the service started on a machine\'s request.' }),
+  trialStartedAt: Nullable(Type.String({ format: 'date-time', description: "A trial's first term's iat." })),
+  trialConvertedTo: Nullable(Type.String({ description: 'The paid licence a trial was converted to.' })),
+  trialConvertedAt: NullableTimestamp,
+  trialLedgerResetAt: NullableTimestamp,
+  trialInstallations: Nullable(Type.Integer({ description: "Distinct device keys a trial was answered to (at most 100)." })),
+  convertedFromTrial: Nullable(Type.String({ description: 'The trial this paid licence was converted from.' })),
 };
 
 export const LicenceListItem = Type.Object(listFields, { description: 'A licence in list form: every field but claims and licenseString.' });
@@ -69,6 +76,7 @@ const filterFields = {
   window: Type.Optional(Type.Enum([...WINDOWS], { description: 'Default `all` (archived licences excluded).' })),
   productId: Type.Optional(Id({ description: "Only this product's licences." })),
   customerId: Type.Optional(Id({ description: "Only this customer's licences." })),
+  trial: Type.Optional(Type.Boolean({ description: 'true: trials only (DESIGN.md 18); false: without trials.' })),
   sort: Type.Optional(Type.Enum([...SORTS], { description: 'Default `issuedAt`. Nulls last; ties by lid.' })),
   asc: Type.Optional(Type.Boolean({ description: 'Default false.' })),
 };

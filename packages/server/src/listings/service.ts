@@ -18,6 +18,7 @@ export async function listingFilter(ctx: Ctx, query: Static<typeof ListingQuery>
     window: query.window ?? 'all',
     productId: query.productId,
     customerId: query.customerId,
+    trial: query.trial,
     sort: query.sort ?? 'issuedAt',
     asc: query.asc ?? false,
   };

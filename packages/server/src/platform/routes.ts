@@ -24,6 +24,7 @@ const OrganisationRecord = Type.Object({
   counts: Type.Object({
     licences: Type.Integer(),
     countingLicences: Type.Integer({ description: 'Licences the plan limit counts now.' }),
+    trials: Type.Integer({ description: 'DESIGN.md 18: non-archived ACTIVE trials, which the plan limit never counts.' }),
     products: Type.Integer(),
     members: Type.Integer(),
   }),

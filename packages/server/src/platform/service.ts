@@ -6,7 +6,7 @@ import { iso } from '../core/schemas.js';
 import { hashPassword } from '../core/passwords.js';
 import { isUniqueViolation, transaction, type Database } from '../db/database.js';
 import { tenant } from '../db/tenant.js';
-import { countingLicences, tallies } from '../listings/repos/tallies.js';
+import { activeTrials, planCount, tallies } from '../listings/repos/tallies.js';
 import { findOrganisationBySlug, insertOrganisation, listOrganisations, updateOrganisation } from '../orgs/repo.js';
 import { insertMember } from '../users/service.js';
 import type { Role } from '../core/access.js';
@@ -32,7 +32,7 @@ async function toRecord(database: Database, org: Organisation, now: number) {
     suspended: org.suspended,
     timezone: org.timezone,
     createdAt: iso(org.createdAt),
-    counts: { licences: counts.licences, countingLicences: countingLicences(await tallies({ database, org, tenant: t, now })), products: counts.products, members: counts.members },
+    counts: { licences: counts.licences, countingLicences: await planCount(t, await tallies({ database, org, tenant: t, now }), now), trials: await activeTrials(t, now), products: counts.products, members: counts.members },
   };
 }
 

@@ -47,7 +47,7 @@ export function liveBindings(t: Tenant, licenceId: number, now: number, bindingI
 
 /** The fingerprints signed into a licence at issue, in the order they were given. */
 export const atIssueFingerprints = (t: Tenant, licenceId: number) =>
-  t.selectFrom('machine_bindings').select('fingerprint').where('licence_id', '=', licenceId).where('at_issue', '=', 1).orderBy('id').execute();
+  t.selectFrom('machine_bindings').select(['fingerprint', 'label']).where('licence_id', '=', licenceId).where('at_issue', '=', 1).orderBy('id').execute();
 
 export const insertBinding = (t: Tenant, values: Omit<Insertable<MachineBindingsTable>, 'org_id'>) =>
   t.insertInto('machine_bindings', values).returning(['id', 'bound_at']).executeTakeFirstOrThrow();

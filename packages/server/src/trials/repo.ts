@@ -8,8 +8,8 @@ const DAY_MS = 86_400_000;
 
 /**
  * The product's ledger entries (not reset) that share one of these (component, hash) pairs, each
- * read by its own index (product, component), never by a scan; with the trial's lid, current
- * term and conversion.
+ * read by its own index (product, component), never by a scan; with the trial's lid and current
+ * term.
  */
 export async function ledgerCandidates(t: Tenant, productId: number, pairs: ReadonlyArray<[FingerprintComponent, string]>) {
   const one = ([component, hash]: [FingerprintComponent, string]) =>
@@ -28,7 +28,6 @@ export async function ledgerCandidates(t: Tenant, productId: number, pairs: Read
         'licences.lid',
         'licences.id as licence_id',
         'licences.licence_string',
-        'licences.trial_converted_to',
       ])
       .where('trial_entries.product_id', '=', productId)
       .where(`trial_entries.${component}`, '=', hash)
@@ -62,19 +61,6 @@ export const trialState = (t: Tenant, productId: number) =>
 export async function trialLimitOf(t: Tenant): Promise<number | null> {
   const row = await t.db.selectFrom('organisations').select('trial_limit').where('id', '=', t.orgId).executeTakeFirstOrThrow();
   return row.trial_limit === null ? null : Number(row.trial_limit);
-}
-
-/** `counts.trials`: the organisation's non-archived ACTIVE trials (no trial has a start date or grace). */
-export async function activeTrials(t: Tenant, now: number): Promise<number> {
-  const row = await t
-    .selectFrom('licences')
-    .select((eb) => eb.fn.countAll<number | string>().as('n'))
-    .where('trial', '=', 1)
-    .where('archived', '=', 0)
-    .where('revoked', '=', 0)
-    .where('expires_at', '>', now)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
 }
 
 export async function insertEntry(t: Tenant, values: Omit<Insertable<TrialEntriesTable>, 'org_id'>): Promise<void> {
@@ -113,3 +99,13 @@ export async function installationKnown(t: Tenant, licenceId: number, devicePubl
   return !row || row.first_seen_at !== null || row.trial_installations >= 100;
 }
 
+
+/** DESIGN.md 18: the trial's entry never matches again; the licence says when. */
+export async function resetEntry(t: Tenant, licenceId: number, now: number): Promise<void> {
+  await t.updateTable('trial_entries').set({ reset_at: now }).where('licence_id', '=', licenceId).execute();
+  await t.updateTable('licences').set({ trial_ledger_reset_at: now }).where('id', '=', licenceId).execute();
+}
+
+/** The device keys a trial was answered to, oldest first. */
+export const installationsOf = (t: Tenant, licenceId: number) =>
+  t.selectFrom('trial_installations').select(['device_public_key', 'first_seen_at']).where('licence_id', '=', licenceId).orderBy('first_seen_at').orderBy('device_public_key').execute();

@@ -84,7 +84,7 @@ describe('control plane', () => {
   it('creates an organisation and its first administrator, who signs in and issues', async () => {
     const created = await asAdmin('POST', '/platform/api/organisations', { slug: 'initech', name: 'Initech', planLimit: 5, timezone: 'Europe/Berlin' });
     expect(created.statusCode).toBe(201);
-    expect(created.data).toMatchObject({ slug: 'initech', name: 'Initech', planLimit: 5, suspended: false, timezone: 'Europe/Berlin', counts: { licences: 0, countingLicences: 0, products: 0, members: 0 } });
+    expect(created.data).toMatchObject({ slug: 'initech', name: 'Initech', planLimit: 5, suspended: false, timezone: 'Europe/Berlin', counts: { licences: 0, countingLicences: 0, trials: 0, products: 0, members: 0 } });
     const member = await asAdmin('POST', '/platform/api/organisations/initech/members', { username: 'peter', password: 'peter password 1', role: 'ORG_ADMIN', email: 'peter@initech.example' });
     expect(member.statusCode).toBe(201);
     expect(member.data).toMatchObject({ username: 'peter', role: 'ORG_ADMIN', active: true });
@@ -93,7 +93,7 @@ describe('control plane', () => {
     expect(product.statusCode).toBe(201);
     await issueOk(peter, { productId: product.data.id, licensee: 'Lumbergh' });
     const read = await call('GET', '/platform/api/organisations/initech', { cookies: { svc_platform: supportCookie } });
-    expect(read.data.counts).toEqual({ licences: 1, countingLicences: 1, products: 1, members: 1 });
+    expect(read.data.counts).toEqual({ licences: 1, countingLicences: 1, trials: 0, products: 1, members: 1 });
     const audited = await peter('GET', '/dashboard/activity?action=user.created');
     expect(audited.data.items[0]).toMatchObject({ actor: 'platform/ops', summary: 'Created ORG_ADMIN peter' });
 

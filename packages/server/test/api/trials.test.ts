@@ -241,3 +241,185 @@ describe('starting a trial', () => {
     expect((await b.start(startBody(fp))).statusCode).toBe(201);
   });
 });
+
+describe("a trial's resource and vendor actions", () => {
+  it('answers the trial fields on every licence, and filters lists, pages and exports by trial', async () => {
+    const p = await trialProduct(h);
+    const started = await p.start(startBody(machine('fields')));
+    const trial = (await h.admin('GET', `/licenses/${started.data.lid}`)).data;
+    expect(trial).toMatchObject({ trial: true, trialStartedAt: new Date(claimsOf(started.data.license).iat * 1000).toISOString(), trialConvertedTo: null, trialConvertedAt: null, trialLedgerResetAt: null, trialInstallations: 1, convertedFromTrial: null, licensee: 'Trial', customerId: null, issuedBy: 'trial' });
+    const paid = await p.issue();
+    expect(paid).toMatchObject({ trial: false, trialStartedAt: null, trialInstallations: null, convertedFromTrial: null });
+    const trials = (await h.admin('GET', `/licenses?productId=${p.id}&trial=true`)).data;
+    expect(trials.map((l: any) => l.lid)).toEqual([started.data.lid]);
+    const others = (await h.admin('GET', `/licenses?productId=${p.id}&trial=false`)).data;
+    expect(others.map((l: any) => l.lid)).toEqual([paid.lid]);
+    const page = (await h.admin('GET', `/licenses/page?productId=${p.id}&trial=true`)).data;
+    expect(page.items.map((l: any) => l.lid)).toEqual([started.data.lid]);
+    expect(page.total).toBe(1);
+    const csv = await h.admin('GET', `/licenses/export.csv?productId=${p.id}&trial=false`);
+    expect(csv.body).toContain(paid.lid);
+    expect(csv.body).not.toContain(started.data.lid);
+    for (const path of ['/licenses?trial=maybe', '/licenses/page?trial=1x', '/licenses/export.csv?trial=yes']) {
+      const bad = await h.admin('GET', path);
+      expect(bad.statusCode, path).toBe(400);
+      expect(bad.data.error).toMatch(/trial/);
+    }
+  });
+
+  it('extends a trial with a new term; the old one checks SUPERSEDED and a start answers the new one', async () => {
+    const p = await trialProduct(h);
+    const fp = machine('extend');
+    const started = await p.start(startBody(fp));
+    const before = claimsOf(started.data.license);
+    const extended = await h.admin('POST', `/licenses/${started.data.lid}/extend-trial`, { days: 10 }, { 'idempotency-key': 'extend-1' });
+    expect(extended.statusCode).toBe(200);
+    const after = claimsOf(extended.data.licenseString);
+    expect(after.exp).toBe(before.exp! + 10 * 86_400);
+    expect(after).toMatchObject({ trl: true, fp, fpn: 3, mm: 1, grace: 0, lid: started.data.lid });
+    expect(extended.data.renewedAt).not.toBeNull();
+    const replay = await h.admin('POST', `/licenses/${started.data.lid}/extend-trial`, { days: 10 }, { 'idempotency-key': 'extend-1' });
+    expect(replay.data.licenseString).toBe(extended.data.licenseString);
+    const old = await p.check({ license: started.data.license, fingerprint: fp, nonce: startBody(fp).nonce });
+    expect(old.data).toMatchObject({ valid: false, reason: 'SUPERSEDED' });
+    const again = await p.start(startBody(fp));
+    expect(again.statusCode).toBe(200);
+    expect(again.data.license).toBe(extended.data.licenseString);
+    expect((await audits(started.data.lid)).map((a) => a.action)).toContain('licence.trial_extended');
+
+    const at = new Date((after.exp! + 86_400) * 1000).toISOString();
+    expect((await h.admin('POST', `/licenses/${started.data.lid}/extend-trial`, { expiresAt: at })).data.expiresAt).toBe(at);
+    const refusals: Array<[unknown, RegExp]> = [
+      [{}, /exactly one of days and expiresAt/],
+      [{ days: 1, expiresAt: at }, /exactly one of days and expiresAt/],
+      [{ days: 0 }, /days/i],
+      [{ days: 366 }, /days/i],
+      [{ days: 365 }, /^days: a trial ends at most 365 days after it started/],
+      [{ expiresAt: '2020-01-01T00:00:00.000Z' }, /^expiresAt: must be later/],
+      [{ expiresAt: new Date(Date.now() + 40 * 86_400_000 + 1).toISOString() }, /^expiresAt: must be a time with zero milliseconds/],
+    ];
+    for (const [body, error] of refusals) {
+      const response = await h.admin('POST', `/licenses/${started.data.lid}/extend-trial`, body);
+      expect(response.statusCode, JSON.stringify(body)).toBe(400);
+      expect(response.data.error).toMatch(error);
+    }
+    const paid = await p.issue();
+    expect((await h.admin('POST', `/licenses/${paid.lid}/extend-trial`, { days: 1 })).statusCode).toBe(400);
+    const renew = await h.admin('POST', `/licenses/${started.data.lid}/renew`, {});
+    expect(renew.statusCode).toBe(400);
+    expect(renew.data.error).toMatch(/extend-trial/);
+  });
+
+  it('resets the ledger entry (ORG_ADMIN and tokens only), so the machine may start a new trial', async () => {
+    const p = await trialProduct(h);
+    const fp = machine('reset');
+    const started = await p.start(startBody(fp));
+    const issuer = await h.createMember('ISSUER');
+    const refused = await h.as({ cookie: issuer.cookie })('POST', `/licenses/${started.data.lid}/reset-trial-ledger`);
+    expect(refused.statusCode).toBe(403);
+    const reset = await h.admin('POST', `/licenses/${started.data.lid}/reset-trial-ledger`);
+    expect(reset.statusCode).toBe(200);
+    expect(reset.data.trialLedgerResetAt).not.toBeNull();
+    expect((await h.admin('POST', `/licenses/${started.data.lid}/reset-trial-ledger`)).statusCode).toBe(400);
+    expect((await audits(started.data.lid)).map((a) => a.action)).toContain('licence.trial_ledger_reset');
+    const again = await p.start(startBody(fp));
+    expect(again.statusCode).toBe(201);
+    expect(again.data.lid).not.toBe(started.data.lid);
+    const token = await h.createToken(['licenses:write']);
+    expect((await h.as({ token })('POST', `/licenses/${again.data.lid}/reset-trial-ledger`)).statusCode).toBe(200);
+    const paid = await p.issue();
+    expect((await h.admin('POST', `/licenses/${paid.lid}/reset-trial-ledger`)).statusCode).toBe(400);
+  });
+
+  it('lists the installations, oldest first', async () => {
+    const p = await trialProduct(h);
+    const fp = machine('installations');
+    const first = startBody(fp);
+    const started = await p.start(first);
+    const second = startBody(fp);
+    await p.start(second);
+    const listed = await h.admin('GET', `/licenses/${started.data.lid}/trial-installations`);
+    expect(listed.statusCode).toBe(200);
+    expect(listed.data.map((i: any) => i.devicePublicKey)).toEqual([first.devicePublicKey, second.devicePublicKey]);
+    expect((await h.admin('GET', `/licenses/${(await p.issue()).lid}/trial-installations`)).statusCode).toBe(400);
+  });
+});
+
+describe('converting a trial', () => {
+  it('issues the paid licence under the trial product, marks the trial, and a start then says converted', async () => {
+    const p = await trialProduct(h);
+    const fp = machine('convert');
+    const started = await p.start(startBody(fp, { machineLabel: 'Desk' }));
+    const converted = await h.admin('POST', `/licenses/${started.data.lid}/convert`, { customer: { name: 'Buyer Ltd', email: 'buyer@example.com' }, keepMachine: true }, { 'idempotency-key': 'convert-1' });
+    expect(converted.statusCode).toBe(201);
+    expect(converted.data).toMatchObject({ productId: p.id, licensee: 'Buyer Ltd', convertedFromTrial: started.data.lid, trial: false, seatsUsed: 1 });
+    expect(converted.data.claims.trl).toBeUndefined();
+    const replay = await h.admin('POST', `/licenses/${started.data.lid}/convert`, { customer: { name: 'Buyer Ltd', email: 'buyer@example.com' }, keepMachine: true }, { 'idempotency-key': 'convert-1' });
+    expect(replay.data.lid).toBe(converted.data.lid);
+    const trial = (await h.admin('GET', `/licenses/${started.data.lid}`)).data;
+    expect(trial).toMatchObject({ trialConvertedTo: converted.data.lid, status: 'ACTIVE' });
+    expect(trial.trialConvertedAt).not.toBeNull();
+    // The paid licence holds the trial's machine as a releasable seat with its label.
+    const seats = (await h.admin('GET', `/licenses/${converted.data.lid}/machines`)).data;
+    expect(seats).toMatchObject([{ label: 'Desk' }]);
+    const check = await p.check({ license: converted.data.licenseString, fingerprint: fp, nonce: startBody(fp).nonce });
+    expect(check.data.valid).toBe(true);
+    const again = await h.admin('POST', `/licenses/${started.data.lid}/convert`, { customer: { name: 'Buyer Ltd', email: 'buyer@example.com' } });
+    expect(again.statusCode).toBe(409);
+    const start = await p.start(startBody(fp));
+    expect(start.statusCode).toBe(200);
+    expect(start.data).toMatchObject({ lid: started.data.lid, converted: true });
+    const trialCheck = await p.check({ license: started.data.license, fingerprint: fp, nonce: startBody(fp).nonce });
+    expect(trialCheck.data).toMatchObject({ valid: true, converted: true });
+    expect(check.data.converted).toBeUndefined();
+    expect((await audits(started.data.lid)).map((a) => a.action)).toContain('licence.trial_converted');
+    const bound = (await audits(converted.data.lid)).filter((a) => a.action === 'machine.bound');
+    expect(bound.map((a) => a.actor)).toEqual(['trial']);
+  });
+
+  it('signs the machine into an OFFLINE paid licence, first; refuses productId, a non-trial, and no customer', async () => {
+    const p = await trialProduct(h);
+    const fp = machine('convert-offline');
+    const started = await p.start(startBody(fp));
+    const offline = await h.admin('POST', `/licenses/${started.data.lid}/convert`, { licensee: 'Off Ltd', licenceType: 'OFFLINE', keepMachine: true, fingerprint: machine('other') });
+    expect(offline.statusCode).toBe(201);
+    expect(offline.data.claims.fp).toEqual([fp, machine('other')]);
+    const other = await p.start(startBody(machine('convert-bad')));
+    const withProduct = await h.admin('POST', `/licenses/${other.data.lid}/convert`, { licensee: 'X', productId: p.id });
+    expect(withProduct.statusCode).toBe(400);
+    expect(withProduct.data.error).toMatch(/product/i);
+    const noCustomer = await h.admin('POST', `/licenses/${other.data.lid}/convert`, {});
+    expect(noCustomer.statusCode).toBe(400);
+    const paid = await p.issue();
+    expect((await h.admin('POST', `/licenses/${paid.lid}/convert`, { licensee: 'X' })).statusCode).toBe(400);
+    expect((await h.admin('GET', `/licenses/${other.data.lid}`)).data.trialConvertedTo).toBeNull();
+  });
+});
+
+describe('trials and the plan', () => {
+  it('never counts a trial against planLimit, and the dashboard counts trials apart', async () => {
+    const other = await h.otherOrg();
+    await h.database.db.updateTable('organisations').set({ plan_limit: 1 }).where('slug', '=', other.slug).execute();
+    const p = await trialProduct(h, {}, other.admin, other.slug);
+    const started = await p.start(startBody(machine('plan')));
+    expect(started.statusCode).toBe(201);
+    const paid = await other.admin('POST', '/licenses', { productId: p.id, licensee: 'Paying Ltd' });
+    expect(paid.statusCode).toBe(201);
+    // The plan is full now; a trial still starts.
+    expect((await p.start(startBody(machine('plan-2')))).statusCode).toBe(201);
+    expect((await other.admin('POST', '/licenses', { productId: p.id, licensee: 'Another Ltd' })).statusCode).toBe(403);
+    const converted = await other.admin('POST', `/licenses/${started.data.lid}/convert`, { licensee: 'Buyer' });
+    expect(converted.statusCode).toBe(403);
+    const dashboard = (await other.admin('GET', '/dashboard')).data;
+    const total = (series: Array<{ count: number }>) => series.reduce((n, d) => n + d.count, 0);
+    expect(dashboard.plan).toEqual({ limit: 1, used: 1 });
+    expect(dashboard.trials.active).toBe(2);
+    expect(total(dashboard.trials.started)).toBe(2);
+    expect(total(dashboard.trials.converted)).toBe(0);
+    expect(total(dashboard.series.issued)).toBe(1);
+    await h.database.db.updateTable('organisations').set({ plan_limit: null }).where('slug', '=', other.slug).execute();
+    expect((await other.admin('POST', `/licenses/${started.data.lid}/convert`, { licensee: 'Buyer' })).statusCode).toBe(201);
+    const after = (await other.admin('GET', '/dashboard/metrics')).data;
+    expect(total(after.trials.converted)).toBe(1);
+  });
+});

@@ -229,7 +229,8 @@ def verify_licence(
         valid=not reasons,
         reasons=reasons,
         claims=claims,
-        params={key: value for key, value in claims.items() if key not in reserved and not (key == "mtr" and is_meter_claim(value))},
+        # A trial's ``trl`` is its claim (DESIGN 18); a product whose parameter kept the name has no trials.
+        params={key: value for key, value in claims.items() if key not in reserved and not (key == "trl" and claims["trl"] is True) and not (key == "mtr" and is_meter_claim(value))},
         status=status,
         starts_at=_date(claims.get("nbf")),
         expires_at=_date(claims.get("exp")),

@@ -26,6 +26,64 @@ function Figure({ label, value, hint }: { label: string; value: number | string;
   );
 }
 
+type Series = Array<{ date: string; count: number }>;
+const sum = (series: Series) => series.reduce((total, point) => total + point.count, 0);
+
+/** Trials apart from every other figure (DESIGN.md 18): running now, started and converted per day. */
+function Trials({ trials }: { trials: { active: number; started: Series; converted: Series } }) {
+  const { slug = '' } = useParams();
+  const started = sum(trials.started);
+  const converted = sum(trials.converted);
+  return (
+    <Card withBorder>
+      <Title order={2} size="h4" mb="sm">
+        Trials
+      </Title>
+      <SimpleGrid cols={{ base: 1, md: 3 }}>
+        <Group grow align="flex-start">
+          <Anchor component={Link} to={`/o/${slug}/licences?trial=true&status=ACTIVE`} underline="never">
+            <Text fz={24} fw={700}>
+              {trials.active.toLocaleString()}
+            </Text>
+            <Text size="xs" c="dimmed">
+              running now
+            </Text>
+          </Anchor>
+          <div>
+            <Text fz={24} fw={700}>
+              {started.toLocaleString()}
+            </Text>
+            <Text size="xs" c="dimmed">
+              started in {trials.started.length} days
+            </Text>
+          </div>
+          <div>
+            <Text fz={24} fw={700}>
+              {converted.toLocaleString()}
+            </Text>
+            <Text size="xs" c="dimmed">
+              converted{started > 0 ? ` (${Math.round((converted / started) * 100)}%)` : ''}
+            </Text>
+          </div>
+        </Group>
+        {(
+          [
+            ['Started per day', trials.started, 'var(--mantine-color-violet-6)'],
+            ['Converted per day', trials.converted, 'var(--mantine-color-green-6)'],
+          ] as const
+        ).map(([title, series, colour]) => (
+          <div key={title}>
+            <Text size="sm" fw={500}>
+              {title}
+            </Text>
+            <DayChart title={`Trials ${title.toLowerCase()}`} series={series} colour={colour} />
+          </div>
+        ))}
+      </SimpleGrid>
+    </Card>
+  );
+}
+
 export default function Dashboard() {
   const { slug = '' } = useParams();
   const dashboard = useDashboard();
@@ -129,6 +187,8 @@ export default function Dashboard() {
               </Card>
             ))}
           </SimpleGrid>
+
+          {(products.data?.some((p) => p.trialDays > 0) || d.trials.active > 0 || sum(d.trials.started) > 0) && <Trials trials={d.trials} />}
 
           <Card withBorder>
             <Title order={2} size="h4" mb="sm">

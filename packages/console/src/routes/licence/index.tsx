@@ -6,7 +6,7 @@ import { useProduct } from '../../api/products';
 import { useCanWrite } from '../../api/session';
 import { useAction } from '../../api/action';
 import { ClaimsTable } from '../../components/claims';
-import { CopyBox, DateTime, days, download, Field, HealthBadge, Sentence, StatusBadge } from '../../components/display';
+import { CopyBox, DateTime, days, download, Field, HealthBadge, Sentence, StatusBadge, TrialBadge } from '../../components/display';
 import { ConfirmButton, ErrorText, Guarded, Loading } from '../../components/feedback';
 import type { ProductParam } from '../../components/param-input';
 import { RecordTable } from '../../components/record-table';
@@ -14,6 +14,7 @@ import { Leases } from './leases';
 import { Machines } from './machines';
 import { Notes } from './notes';
 import { Renew } from './renew';
+import { Trial } from './trial';
 
 export default function LicencePage() {
   const { slug = '', lid = '' } = useParams();
@@ -38,6 +39,7 @@ export default function LicencePage() {
           <Group gap="xs">
             <StatusBadge status={l.status} />
             <HealthBadge health={l.checkHealth} />
+            {l.trial && <TrialBadge />}
             {l.archived && <Badge color="gray">archived</Badge>}
             <Text size="sm" c="dimmed">
               {l.productName} · {l.licenceType}
@@ -56,8 +58,13 @@ export default function LicencePage() {
             <Code>{l.lid}</Code>
           </Field>
           <Field label="Customer">
-            {l.licensee}
+            {l.trial ? <Text span c="dimmed" inherit>none: a trial</Text> : l.licensee}
             {l.licenseeEmail && <Text size="sm" c="dimmed">{l.licenseeEmail}</Text>}
+            {l.convertedFromTrial && (
+              <Anchor component={Link} to={`/o/${slug}/licences/${l.convertedFromTrial}`} size="sm" display="block">
+                Converted from a trial
+              </Anchor>
+            )}
           </Field>
           <Field label="Issued">
             <DateTime value={l.issuedAt} /> <Text span size="xs" c="dimmed">by {l.issuedBy}</Text>
@@ -82,6 +89,7 @@ export default function LicencePage() {
         </SimpleGrid>
       </Card>
 
+      {l.trial && <Trial licence={l} write={write} />}
       <Notes lid={lid} notes={l.notes} write={write} />
 
       <SimpleGrid cols={{ base: 1, md: 2 }}>
@@ -122,7 +130,8 @@ function Lifecycle({ licence: l, disabled, onRenew }: { licence: Licence; disabl
   return (
     <Stack gap="xs" maw={520}>
       <Group gap="xs">
-        {!l.archived && (
+        {/* A trial is extended instead (its own card), never renewed. */}
+        {!l.archived && !l.trial && (
           <Button onClick={onRenew} disabled={disabled}>
             Renew
           </Button>

@@ -17,8 +17,8 @@ export function Machines({ licence: l, airGap, write }: { licence: Licence; airG
         <Title order={2} size="h4">
           Machines
         </Title>
-        {/* Offered only where it can work: the product has it on, and the licence checks in (DESIGN.md 14). */}
-        {airGap && l.licenceType !== 'OFFLINE' && !l.archived && (
+        {/* Offered only where it can work: the product has it on, and the licence checks in (DESIGN.md 14); trials are activated online (18). */}
+        {airGap && l.licenceType !== 'OFFLINE' && !l.archived && !l.trial && (
           <Guarded allowed={write.allowed} reason={write.reason}>
             {(disabled) => <AirGapActions subject={l.lid} disabled={disabled} activate={airGapActions.activate} deactivate={airGapActions.deactivate} />}
           </Guarded>

@@ -1,4 +1,4 @@
-import { Button, CloseButton, Group, MultiSelect, SimpleGrid, Stack, Tabs, Text, TextInput, Title } from '@mantine/core';
+import { Button, CloseButton, Group, MultiSelect, Select, SimpleGrid, Stack, Tabs, Text, TextInput, Title } from '@mantine/core';
 import { useDebouncedCallback } from '@mantine/hooks';
 import { useState } from 'react';
 import { useSearchParams } from 'react-router';
@@ -26,6 +26,13 @@ const WINDOWS = [
 ] as const;
 type Window = (typeof WINDOWS)[number][0];
 const STATUSES = ['PENDING', 'ACTIVE', 'GRACE', 'EXPIRED', 'REVOKED'];
+/** The Trials select: every licence, trials only, or paid licences only (query `trial`). */
+const TRIALS = [
+  { value: '', label: 'All' },
+  { value: 'true', label: 'Trials only' },
+  { value: 'false', label: 'Without trials' },
+];
+type Trials = '' | 'true' | 'false';
 /** Every filter lives in the URL, so a filtered list can be bookmarked and shared (DESIGN.md 7). */
 function useFilters() {
   const [params, setParams] = useSearchParams();
@@ -38,6 +45,7 @@ function useFilters() {
     offset: Math.max(0, Number(params.get('offset') ?? 0) || 0),
     productId: Number(params.get('productId')) || null,
     customerId: Number(params.get('customerId')) || null,
+    trial: (['true', 'false'].includes(params.get('trial') ?? '') ? params.get('trial') : '') as Trials,
   };
   const update = (change: Partial<typeof filters>) => {
     const next = { ...filters, offset: 0, ...change };
@@ -50,6 +58,7 @@ function useFilters() {
     if (next.offset) out.set('offset', String(next.offset));
     if (next.productId) out.set('productId', String(next.productId));
     if (next.customerId) out.set('customerId', String(next.customerId));
+    if (next.trial) out.set('trial', next.trial);
     setParams(out, { replace: true });
   };
   return { filters, update };
@@ -69,6 +78,7 @@ export default function Licences() {
     window: filters.window,
     ...(filters.productId ? { productId: filters.productId } : {}),
     ...(filters.customerId ? { customerId: filters.customerId } : {}),
+    ...(filters.trial ? { trial: filters.trial === 'true' } : {}),
     sort: filters.sort,
     asc: filters.asc,
   };
@@ -126,7 +136,7 @@ export default function Licences() {
         </Tabs.List>
       </Tabs>
 
-      <SimpleGrid cols={{ base: 1, sm: 2 }}>
+      <SimpleGrid cols={{ base: 1, sm: 3 }}>
         <TextInput
           label="Search"
           placeholder="Licensee, email, lid, product or notes"
@@ -137,6 +147,7 @@ export default function Licences() {
           }}
         />
         <MultiSelect label="Status" placeholder="Any status" data={STATUSES} value={filters.status} onChange={(status) => update({ status })} clearable />
+        <Select label="Trials" data={TRIALS} value={filters.trial} onChange={(trial) => update({ trial: (trial ?? '') as Trials })} allowDeselect={false} />
       </SimpleGrid>
       {scope.map(([label, clear]) => (
         <Group key={label} gap={4}>

@@ -93,6 +93,7 @@ export function matches(filter: ListingFilter, now: number, c: Columns = visible
     if (filter.status) conditions.push(statusIs(filter.status));
     if (filter.productId !== undefined) conditions.push(eb('licences.product_id', '=', filter.productId));
     if (filter.customerId !== undefined) conditions.push(eb('licences.customer_id', '=', filter.customerId));
+    if (filter.trial !== undefined) conditions.push(eb('licences.trial', '=', filter.trial ? 1 : 0));
     const { search } = filter;
     if (search) {
       const like = sql<SqlBool>`licences.search_text like ${substringPattern(search.q)} escape '\\'`;
@@ -133,7 +134,7 @@ const FILTER_FIRST_UP_TO = 100_000;
 
 export function readPlan(filter: ListingFilter, matching: number): ReadPlan {
   const narrowed =
-    filter.window !== 'all' || filter.status !== undefined || filter.search !== undefined || filter.productId !== undefined || filter.customerId !== undefined;
+    filter.window !== 'all' || filter.status !== undefined || filter.search !== undefined || filter.productId !== undefined || filter.customerId !== undefined || filter.trial !== undefined;
   return narrowed && matching <= FILTER_FIRST_UP_TO ? 'filter-first' : 'walk-sort-index';
 }
 

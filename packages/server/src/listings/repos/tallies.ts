@@ -363,10 +363,29 @@ export const WINDOW_KEYS: Partial<Record<Window, (k: TallyKey) => boolean>> = {
 /** Which keys a listing filter holds; null when the filter asks what the tallies do not keep. */
 export function talliedFilter(filter: ListingFilter): ((key: TallyKey) => boolean) | null {
   const inWindow = WINDOW_KEYS[filter.window];
-  if (!inWindow || filter.search !== undefined || filter.customerId !== undefined) return null;
+  if (!inWindow || filter.search !== undefined || filter.customerId !== undefined || filter.trial !== undefined) return null;
   const statuses = filter.status && new Set(filter.status);
   return (k) => inWindow(k) && (!statuses || statuses.has(k.status)) && (filter.productId === undefined || k.productId === filter.productId);
 }
+
+/**
+ * `counts.trials` (DESIGN.md 18): the non-archived ACTIVE trials (a trial has no start date and no
+ * grace). The plan's count leaves them out: trials never count against `planLimit`.
+ */
+export async function activeTrials(t: Tenant, now: number): Promise<number> {
+  const row = await t
+    .selectFrom('licences')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('trial', '=', 1)
+    .where('archived', '=', 0)
+    .where('revoked', '=', 0)
+    .where('expires_at', '>', now)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** The licences the plan limit counts: ACTIVE and GRACE ones, trials left out. */
+export const planCount = async (t: Tenant, counts: Counts, now: number) => countingLicences(counts) - (await activeTrials(t, now));
 
 /** How many licences match a listing filter: from the tallies (just read) where they can say, else counted. */
 export async function countListing(ctx: Ctx, filter: ListingFilter, counts: Counts): Promise<number> {

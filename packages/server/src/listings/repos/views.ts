@@ -53,10 +53,11 @@ export async function viewsInOrder(t: Tenant, lids: string[], now: number): Prom
 }
 
 /** Up to `limit` licences in list form, newest first, archived ones included: all, or one product's or customer's. */
-export async function listViews(t: Tenant, now: number, filter: { productId?: number | undefined; customerId?: number | undefined }, limit: number): Promise<LicenceView[]> {
+export async function listViews(t: Tenant, now: number, filter: { productId?: number | undefined; customerId?: number | undefined; trial?: boolean | undefined }, limit: number): Promise<LicenceView[]> {
   let rows = licenceViews(t, now);
   if (filter.productId !== undefined) rows = rows.where('licences.product_id', '=', filter.productId);
   if (filter.customerId !== undefined) rows = rows.where('licences.customer_id', '=', filter.customerId);
+  if (filter.trial !== undefined) rows = rows.where('licences.trial', '=', filter.trial ? 1 : 0);
   return (await rows.orderBy('licences.issued_at', 'desc').orderBy('licences.lid', 'desc').limit(limit).execute()) as LicenceView[];
 }
 
@@ -150,6 +151,13 @@ export function toLicenceListItem(view: LicenceView, now: number) {
     renewedAt: iso(view.renewed_at),
     notes: view.notes,
     meters: JSON.parse(view.meters) as Array<{ key: string; label: string; period: 'NONE' | 'DAY' | 'MONTH' | 'YEAR'; limit: number | null; overage: number | null }>,
+    trial: view.trial === 1,
+    trialStartedAt: iso(view.trial_started_at === null ? null : Number(view.trial_started_at)),
+    trialConvertedTo: view.trial_converted_to,
+    trialConvertedAt: iso(view.trial_converted_at === null ? null : Number(view.trial_converted_at)),
+    trialLedgerResetAt: iso(view.trial_ledger_reset_at === null ? null : Number(view.trial_ledger_reset_at)),
+    trialInstallations: view.trial === 1 ? view.trial_installations : null,
+    convertedFromTrial: view.converted_from_trial,
   };
 }
 

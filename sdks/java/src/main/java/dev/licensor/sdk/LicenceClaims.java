@@ -259,10 +259,12 @@ public final class LicenceClaims {
     public Map<String, Object> params() {
         Map<String, Object> params = new LinkedHashMap<>();
         boolean floating = version() == 5;
+        // A trial's trl is its claim (DESIGN.md 18); a product whose parameter kept the name has no trials.
+        boolean trial = Boolean.TRUE.equals(all.get("trl"));
         for (Map.Entry<String, Object> entry : all.entrySet()) {
             String key = entry.getKey();
             boolean meters = "mtr".equals(key) && isMeterClaim(entry.getValue());
-            if (!ISSUER_CLAIMS.contains(key) && !(floating && FLOATING_CLAIMS.contains(key)) && !meters) params.put(key, entry.getValue());
+            if (!ISSUER_CLAIMS.contains(key) && !(floating && FLOATING_CLAIMS.contains(key)) && !(trial && key.equals("trl")) && !meters) params.put(key, entry.getValue());
         }
         return Collections.unmodifiableMap(params);
     }

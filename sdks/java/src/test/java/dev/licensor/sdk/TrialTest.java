@@ -66,6 +66,10 @@ class TrialTest extends ServiceTest {
         assertEquals(trial(), start.client().licence());
         assertEquals(Instant.ofEpochMilli(NOW + 14 * DAY_MS), start.endsAt());
         assertEquals(CheckState.VALID, start.result().state());
+        // trl is the trial's claim, not a product parameter.
+        LicenceClaims claims = start.result().licence().claims().orElseThrow();
+        assertTrue(claims.trial());
+        assertFalse(claims.params().containsKey("trl"));
         assertEquals(new TrialStatus(start.endsAt(), 14 * 86_400, false), start.result().trial().orElseThrow());
 
         answering(200, trial(), "ACTIVE", NOW, Map.of());
