@@ -424,6 +424,85 @@ describe('floating licences through the drivers', () => {
   });
 });
 
+/**
+ * DESIGN.md 19 through every driver: events queued on disk before any send, counted once against
+ * the signed limit, balances from a verified SVCU1 receipt only, and a restart between queueing
+ * and sending that loses nothing and counts nothing twice.
+ */
+describe('usage metering through the drivers', () => {
+  it('recordUsage counts, queues without an answer, survives a restart, refuses bad input and never counts twice', async () => {
+    const metered = await call('POST', '/products', {
+      productKey: 'drivers-metered', name: 'drivers-metered', algorithm: 'ED25519', licenceType: 'ONLINE', allowedLicenceTypes: ['ONLINE'],
+      meters: [{ key: 'exports', label: 'Exports', limit: 5, period: 'MONTH' }],
+    });
+    const token = await call('POST', `/products/${metered.id}/check-token`);
+    const issued = new Map<Lane, { lid: string; licenseString: string }>();
+    for (const lane of lanes) issued.set(lane, await call('POST', '/licenses', { productId: metered.id, licensee: 'Metered Customer', validityMonths: 12 }));
+    const configureMetered = (lane: Lane) => ({
+      ...configure(lane, issued.get(lane)!.licenseString),
+      productKey: metered.productKey, checkId: token.checkId, checkToken: token.checkToken, publicKeys: [metered.publicKeyPem],
+    });
+    const balance = (used: number, pending = 0) => [{ key: 'exports', used, limit: 5, overage: 0, remaining: Math.max(0, 5 - used), resetsAt: expect.any(String), pending }];
+    const event = (amount: number, result: string) => ({ id: expect.any(String), meter: 'exports', amount, result });
+    const report = (fields: Record<string, unknown>) => ok({ licensed: true, reason: null, events: [], meters: null, fresh: true, pending: 0, noAnswer: null, ...fields });
+    const queueOf = (lane: Lane) => path.join(lane.stateDir, 'usage', issued.get(lane)!.lid);
+
+    setMode('pass');
+    agree(await everyone(configureMetered), ok({}));
+    agree(await everyone(() => ({ op: 'check' })), checked({}));
+    // Before any usage answer: the balances of every meter, nothing queued.
+    agree(await everyone(() => ({ op: 'usage' })), report({ meters: balance(0) }));
+    agree(await everyone(() => ({ op: 'recordUsage', meter: 'exports', amount: 2 })), report({ events: [event(2, 'ACCEPTED')], meters: balance(2) }));
+    for (const lane of lanes) expect(readdirSync(queueOf(lane)), `${lane.lang}: the counted event's file is gone`).toEqual([]);
+
+    // Refused before anything is queued or sent: what the service would answer 400.
+    const requests = lanes.map((lane) => lane.proxy.requests);
+    for (const bad of [{ meter: '1exports', amount: 1 }, { meter: 'exports', amount: 0 }, { meter: 'exports', amount: 1.5 }, { meter: 'exports', amount: 1_000_000_001 }]) {
+      agree(await everyone(() => ({ op: 'recordUsage', ...bad })), failed('INVALID_OPTIONS'), { label: JSON.stringify(bad) });
+    }
+    expect(lanes.map((lane) => lane.proxy.requests), 'nothing was sent').toEqual(requests);
+
+    // No answer: the event waits on disk, exactly {id, meter, amount, at}; the last verified balances stand.
+    setMode('down');
+    agree(await everyone(() => ({ op: 'recordUsage', meter: 'exports' })), report({ events: [event(1, 'QUEUED')], meters: balance(2, 1), fresh: false, noAnswer: { code: 'NETWORK' } }));
+    for (const lane of lanes) {
+      const [file] = readdirSync(queueOf(lane));
+      const stored = JSON.parse(readFileSync(path.join(queueOf(lane), file!), 'utf8'));
+      expect(Object.keys(stored), lane.lang).toEqual(['id', 'meter', 'amount', 'at']);
+      expect(stored, lane.lang).toMatchObject({ meter: 'exports', amount: 1 });
+      expect(file, lane.lang).toBe(`${stored.id}.json`);
+      expect(stored.id, `${lane.lang}: 16 random bytes`).toMatch(/^[A-Za-z0-9_-]{22}$/);
+      expect(stored.at, lane.lang).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+      expect(statSync(path.join(queueOf(lane), file!)).mode & 0o777, lane.lang).toBe(0o600);
+    }
+
+    // The queue survives clearCache (it forgets the check answer only) and a restart between
+    // queueing and sending: a new driver process sends what the old one queued.
+    agree(await everyone(() => ({ op: 'clearCache' })), ok({}));
+    for (const lane of lanes) expect(readdirSync(queueOf(lane)), lane.lang).toHaveLength(1);
+    for (const lane of lanes) {
+      lane.driver.stop();
+      lane.driver = startDriver(lane.lang, found.find((f) => f.lang === lane.lang)!.driver);
+    }
+    agree(await everyone(configureMetered), ok({}));
+    agree(await everyone(() => ({ op: 'setFingerprint', fingerprint: FINGERPRINT })), ok({}));
+    setMode('pass');
+    agree(await everyone(() => ({ op: 'usage' })), report({ events: [event(1, 'ACCEPTED')], meters: balance(3) }));
+    for (const lane of lanes) expect(readdirSync(queueOf(lane)), lane.lang).toEqual([]);
+    agree(await everyone(() => ({ op: 'usage' })), report({ meters: balance(3) }));
+
+    // A forged answer is no answer: the event stays; the service counted it once, and the resend is answered with that result.
+    setMode('forge');
+    agree(await everyone(() => ({ op: 'recordUsage', meter: 'exports' })), report({ events: [event(1, 'QUEUED')], meters: balance(3, 1), fresh: false, noAnswer: { code: 'BAD_RECEIPT' } }));
+    setMode('pass');
+    agree(await everyone(() => ({ op: 'usage' })), report({ events: [event(1, 'ACCEPTED')], meters: balance(4) }));
+    // Past limit + overage nothing is counted, and the event is done with.
+    agree(await everyone(() => ({ op: 'recordUsage', meter: 'exports', amount: 2 })), report({ events: [event(2, 'LIMIT_REACHED')], meters: balance(4) }));
+    for (const lane of lanes) expect(readdirSync(queueOf(lane)), lane.lang).toEqual([]);
+    agree(await everyone((lane) => configure(lane, lane.t2 || lane.t1)), ok({}));
+  });
+});
+
 /** DESIGN.md 18 through every driver: a trial started, given back, refused, and judged on the service's time. */
 describe('trials through the drivers', () => {
   const DAY = 86_400;

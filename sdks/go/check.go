@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -395,6 +396,8 @@ type request struct {
 	Nonce        string `json:"nonce,omitempty"`
 	MachineLabel string `json:"machineLabel,omitempty"`
 	Until        string `json:"until,omitempty"`
+	// Events is a usage request's batch; nil for the other calls.
+	Events *[]UsageEvent `json:"events,omitempty"`
 }
 
 // post sends JSON and returns the 200 answer's object; everything else is an *Error.
@@ -408,7 +411,7 @@ func (c *Client) post(ctx context.Context, endpoint string, body request) (*json
 func (c *Client) send(ctx context.Context, endpoint string, body any) (*jsonObject, int, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	data, _ := json.Marshal(body) // plain strings: cannot fail
+	data, _ := json.Marshal(body) // plain strings and integers: cannot fail
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url+endpoint, bytes.NewReader(data))
 	if err != nil {
 		return nil, 0, newError(CodeNetwork, "the request cannot be made: %v", err)
@@ -427,7 +430,7 @@ func (c *Client) send(ctx context.Context, endpoint string, body any) (*jsonObje
 		if endpoint == "trial" {
 			return nil, 0, trialRefusal(response, text)
 		}
-		return nil, 0, &Error{Code: CodeHTTPStatus, Message: "the service answered " + strconv.Itoa(response.StatusCode), Status: response.StatusCode}
+		return nil, 0, &Error{Code: CodeHTTPStatus, Message: "the service answered " + strconv.Itoa(response.StatusCode), Status: response.StatusCode, RetryAfterSeconds: retryAfterSeconds(response)}
 	}
 	if err != nil {
 		return nil, 0, transportError(ctx, err, "the answer was cut off", c.timeout)
@@ -444,6 +447,16 @@ func (c *Client) send(ctx context.Context, endpoint string, body any) (*jsonObje
 		return nil, 0, newError(CodeBadResponse, "the answer is not a JSON object")
 	}
 	return object, response.StatusCode, nil
+}
+
+// retryAfterSeconds is a 429's Retry-After (a trial limit, a usage rate) in whole seconds, else 0:
+// an absent or other header says nothing.
+func retryAfterSeconds(response *http.Response) int {
+	seconds, err := strconv.ParseUint(strings.TrimSpace(response.Header.Get("Retry-After")), 10, 30)
+	if err != nil || response.StatusCode != http.StatusTooManyRequests {
+		return 0
+	}
+	return int(seconds)
 }
 
 func transportError(ctx context.Context, err error, what string, timeout time.Duration) error {

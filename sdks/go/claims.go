@@ -36,6 +36,9 @@ type Claims struct {
 	// licence's (V 5, DESIGN.md 13); in other payloads those names are product parameters.
 	Lse *int64
 	Brw *int64
+	// Mtr is the signed meters claim as read (DESIGN.md 19: a non-empty list of objects), nil
+	// without one; a product's parameter that kept the name mtr is not one and stays in Params.
+	Mtr []any
 	// Trl: the licence is a trial (its trl claim is the boolean true, DESIGN.md 18); a trl of any
 	// other value is a product parameter.
 	Trl bool
@@ -222,11 +225,28 @@ func parseClaims(object *jsonObject) (*Claims, string) {
 			c.Trl = true // a trial's claim, not a parameter (as the TypeScript SDK's params)
 			continue
 		}
-		if !issuerClaims[m.key] && !(c.V == 5 && floatingClaims[m.key]) {
+		if m.key == "mtr" && isMeterClaim(m.value) {
+			c.Mtr = m.value.([]any)
+		} else if !issuerClaims[m.key] && !(c.V == 5 && floatingClaims[m.key]) {
 			c.Params = append(c.Params, Param{Name: m.key, Value: paramValue(m.value)})
 		}
 	}
 	return c, ""
+}
+
+// isMeterClaim: mtr is the meters claim exactly when it is a non-empty list of objects (a
+// parameter's value never is one), as the TypeScript protocol's isMeterClaim says.
+func isMeterClaim(value any) bool {
+	list, ok := value.([]any)
+	if !ok || len(list) == 0 {
+		return false
+	}
+	for _, item := range list {
+		if _, ok := item.(*jsonObject); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // parseFloating reads a floating licence's claims: ONLINE, no at-issue fingerprints, a lease
@@ -343,6 +363,10 @@ func (c *Claims) MarshalJSON() ([]byte, error) {
 	if c.V == 5 {
 		integer("lse", c.Lse)
 		integer("brw", c.Brw)
+	}
+	if c.Mtr != nil {
+		member("mtr")
+		writeJSON(&b, c.Mtr)
 	}
 	if c.Trl {
 		member("trl")

@@ -73,6 +73,10 @@ type Client struct {
 	mu        sync.Mutex
 	licence   string
 	newestIat int64 // the newest term this client has seen, beside the stored one
+	// lastUsage is this client's last verified usage answer; usageRetryAt holds back usage sends
+	// after a 429 (DESIGN.md 19).
+	lastUsage    *verifiedUsage
+	usageRetryAt time.Time
 }
 
 // NewClient checks the configuration and reads the keys; it touches neither the network nor the

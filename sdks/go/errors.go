@@ -41,6 +41,8 @@ const (
 	// CodeTrialUsed: StartTrial was refused: a machine like this one already had a trial
 	// (Error.Matched names the equal fingerprint components).
 	CodeTrialUsed ErrorCode = "TRIAL_USED"
+	// CodeQueueFull: RecordUsage found 1,000 events of this licence still waiting to be sent.
+	CodeQueueFull ErrorCode = "QUEUE_FULL"
 )
 
 // Sentinel errors, one per code, for errors.Is. Every error the package returns is an *Error
@@ -60,6 +62,7 @@ var (
 	ErrBadActivation  = errors.New("licensor: bad activation")
 	ErrTrialsOff      = errors.New("licensor: trials off")
 	ErrTrialUsed      = errors.New("licensor: trial used")
+	ErrQueueFull      = errors.New("licensor: usage queue full")
 )
 
 var sentinels = map[ErrorCode]error{
@@ -77,6 +80,7 @@ var sentinels = map[ErrorCode]error{
 	CodeBadActivation:  ErrBadActivation,
 	CodeTrialsOff:      ErrTrialsOff,
 	CodeTrialUsed:      ErrTrialUsed,
+	CodeQueueFull:      ErrQueueFull,
 }
 
 // Error is the SDK's one error type: a code, a message, and the HTTP status for CodeHTTPStatus.
@@ -89,7 +93,8 @@ type Error struct {
 	// Matched names the equal fingerprint components for CodeTrialUsed (machine, host, mac, cpu,
 	// disk order), else nil.
 	Matched []string
-	// RetryAfterSeconds is an HTTP 429's Retry-After (a trial limit), else 0.
+	// RetryAfterSeconds is an HTTP 429's Retry-After (a trial limit, a usage rate), else 0 (the
+	// service always names at least 1).
 	RetryAfterSeconds int
 }
 

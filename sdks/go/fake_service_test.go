@@ -3,6 +3,7 @@ package licensor
 import (
 	"crypto/ed25519"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -34,6 +35,11 @@ type fakeService struct {
 	requests   map[string]int
 	lastBody   map[string]string
 	lastAuth   string
+	// Usage (DESIGN.md 19): the events of each usage request, what each counts as, the signed total.
+	usageSent   [][]UsageEvent
+	usageResult func(UsageEvent) string
+	used        int64
+	retryAfter  string // sent with a 429
 }
 
 const (
@@ -80,13 +86,22 @@ func (f *fakeService) serve(w http.ResponseWriter, r *http.Request) {
 	f.requests[endpoint]++
 	f.lastAuth = r.Header.Get("Authorization")
 	f.lastBody = map[string]string{}
-	_ = json.NewDecoder(r.Body).Decode(&f.lastBody)
+	raw, _ := io.ReadAll(r.Body)
+	_ = json.Unmarshal(raw, &f.lastBody) // the usage events are read below; other fields are strings
+	if endpoint == "usage" {
+		var usage struct{ Events []UsageEvent }
+		_ = json.Unmarshal(raw, &usage)
+		f.usageSent = append(f.usageSent, usage.Events)
+	}
 	if delay := f.delay; delay > 0 {
 		f.mu.Unlock()
 		time.Sleep(delay)
 		f.mu.Lock()
 	}
 	if f.httpStatus != 0 {
+		if f.retryAfter != "" {
+			w.Header().Set("Retry-After", f.retryAfter)
+		}
 		w.WriteHeader(f.httpStatus)
 		w.Write([]byte(`{"error":"refused"}`))
 		return
@@ -101,6 +116,8 @@ func (f *fakeService) serve(w http.ResponseWriter, r *http.Request) {
 		answer = f.checkAnswer()
 	case "fetch":
 		answer = map[string]any{"license": f.fetched}
+	case "usage":
+		answer = f.usageAnswer(f.usageSent[len(f.usageSent)-1])
 	case "release":
 		answer = map[string]any{"lid": testLidValue, "nonce": f.lastBody["nonce"]}
 		for k, v := range f.released {
@@ -153,6 +170,49 @@ func (f *fakeService) checkAnswer() map[string]any {
 	if fields.LeaseEndsAt != "" {
 		end, _ := time.Parse(time.RFC3339, fields.LeaseEndsAt)
 		answer["leaseEndsAt"] = end.Add(f.stretch).UTC().Format(timestampLayout)
+	}
+	return answer
+}
+
+// usageAnswer counts the events (ACCEPTED unless usageResult says otherwise) against the meter
+// "exports" (limit 1000) and signs the answer as DESIGN.md 19 says (SVCU1).
+func (f *fakeService) usageAnswer(events []UsageEvent) map[string]any {
+	checkedAt := time.Now().Add(f.offset).UTC().Format(timestampLayout)
+	claims := claimsOf(f.lastBody["license"])
+	signed := &verifiedUsage{lid: claims.Lid, status: f.status}
+	if f.bound {
+		signed.boundAt = testBoundAt
+	}
+	answered := []map[string]any{}
+	for _, event := range events {
+		result := "ACCEPTED"
+		if f.usageResult != nil {
+			result = f.usageResult(event)
+		}
+		if result == "ACCEPTED" {
+			f.used += event.Amount
+		}
+		signed.events = append(signed.events, UsageEventResult{ID: event.ID, Result: result})
+		answered = append(answered, map[string]any{"id": event.ID, "result": result, "duplicate": false})
+	}
+	limit, overage, remaining := int64(1000), int64(0), 1000-f.used
+	signed.meters = []UsageBalance{{Key: "exports", Used: f.used, Limit: &limit, Overage: &overage, Remaining: &remaining, ResetsAt: "2026-12-01T00:00:00.000Z"}}
+	message, _ := signed.message(f.lastBody["nonce"], checkedAt, FpDigest(f.lastBody["fingerprint"]))
+	key := f.key
+	if f.forge {
+		key = ed25519.NewKeyFromSeed(make([]byte, 32))
+	}
+	answer := map[string]any{
+		"valid": f.valid, "lid": claims.Lid, "nonce": f.lastBody["nonce"], "checkedAt": checkedAt, "serverTime": checkedAt,
+		"events": answered, "receipt": encodeB64U(ed25519.Sign(key, message)),
+		"meters": []map[string]any{{"key": "exports", "label": "Exports", "period": "MONTH", "used": f.used, "limit": limit, "overage": overage,
+			"remaining": remaining, "periodStart": "2026-11-01T00:00:00.000Z", "resetsAt": "2026-12-01T00:00:00.000Z"}},
+	}
+	if signed.status != "" {
+		answer["status"] = signed.status
+	}
+	if signed.boundAt != "" {
+		answer["boundAt"] = signed.boundAt
 	}
 	return answer
 }

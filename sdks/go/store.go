@@ -227,6 +227,9 @@ func writeAtomically(dir, file string, data []byte) error {
 		return err
 	}
 	_, err = temporary.Write(data)
+	if err == nil {
+		err = temporary.Sync()
+	}
 	if closeErr := temporary.Close(); err == nil {
 		err = closeErr
 	}

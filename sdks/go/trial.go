@@ -136,9 +136,5 @@ func trialRefusal(response *http.Response, text []byte) *Error {
 	case response.StatusCode == http.StatusForbidden && reason == string(CodeTrialsOff):
 		return &Error{Code: CodeTrialsOff, Message: message}
 	}
-	e := &Error{Code: CodeHTTPStatus, Message: message, Status: response.StatusCode}
-	if seconds, err := strconv.Atoi(response.Header.Get("Retry-After")); err == nil && seconds >= 0 && response.StatusCode == http.StatusTooManyRequests {
-		e.RetryAfterSeconds = seconds
-	}
-	return e
+	return &Error{Code: CodeHTTPStatus, Message: message, Status: response.StatusCode, RetryAfterSeconds: retryAfterSeconds(response)}
 }

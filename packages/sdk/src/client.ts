@@ -1,12 +1,24 @@
 import { randomBytes, type KeyObject } from 'node:crypto';
-import { fpDigest, parseLicence, receiptGrantsLicence, receiptTagOf, verifyReceipt, type LicenceClaims, type ReceiptTag } from '@licensor/protocol';
+import path from 'node:path';
+import {
+  fpDigest,
+  parseLicence,
+  receiptGrantsLicence,
+  receiptTagOf,
+  verifyReceipt,
+  verifyUsageReceipt,
+  type LicenceClaims,
+  type ReceiptTag,
+  type UsageReceiptFields,
+} from '@licensor/protocol';
 import { acceptResponse, AirGapFiles, deactivate, devicePublicKey, endActivation, keptActivation, makeRequest } from './air-gap.js';
-import { emptyState, fileStore, type StoredState, type StateKey, type StateStore, type StoredAnswer } from './store.js';
+import { emptyState, fileStore, isObject, type StoredState, type StateKey, type StateStore, type StoredAnswer } from './store.js';
 import { leaseLive, LeaseKeeper, type LeaseOptions } from './lease.js';
-import { LicensorError, type LicensorErrorCode } from './errors.js';
+import { LicensorError, type LicensorErrorCode, type LicensorErrorDetails } from './errors.js';
 import { collectFingerprint } from './fingerprint.js';
 import { readPublicKeys, type PublicKeys } from './keys.js';
 import { verifyLicence, type LicenceRefusal, type LicenceVerification, type SignedLicence } from './verify.js';
+import { BATCH_SIZE, checkEvent, licenceMeters, pendingElsewhere, UsageQueue, type LicenceMeter, type UsageEvent } from './usage.js';
 
 export interface LicenceClientOptions {
   /** The service's address, e.g. `https://licensing.example.com`. */
@@ -143,6 +155,59 @@ const TRIAL_REFUSALS = ['TRIALS_OFF', 'TRIAL_USED'] as const;
 /** Lets startTrial() build a client before it holds a licence. */
 const NO_LICENCE_YET = Symbol('trial');
 
+/**
+ * An event's result in a usage answer (DESIGN.md 19), or `QUEUED`: still on disk, to be sent
+ * again (no answer yet, or `NOT_LICENSED`, the one result that is not final).
+ */
+export type UsageEventResult = 'ACCEPTED' | 'LIMIT_REACHED' | 'UNKNOWN_METER' | 'NOT_LICENSED' | 'TOO_OLD' | 'EVENT_LIMIT' | 'ID_REUSED' | 'QUEUED';
+
+/** A meter's balance as the last verified usage receipt signed it, and what is queued for it here. */
+export interface UsageBalance {
+  key: string;
+  used: number;
+  /** Null: unlimited. */
+  limit: number | null;
+  /** Accepted past `limit`; null: no ceiling. */
+  overage: number | null;
+  /** `limit + overage − used`, at least 0; null without a ceiling. */
+  remaining: number | null;
+  /** When the period's count starts again; null for a NONE period. */
+  resetsAt: string | null;
+  /** The amount queued on this machine for this meter and not counted yet. */
+  pending: number;
+}
+
+/** What recordUsage() and usage() answer. */
+export interface UsageReport {
+  /** Licensed on this machine by the signed fields of the last verified usage answer; null before any. */
+  licensed: boolean | null;
+  /** Why not licensed, as for a check; null when licensed or without an answer. */
+  reason: InvalidReason | null;
+  /** This licence's queued events this call dealt with, oldest first, each with its result. */
+  events: Array<{ id: string; meter: string; amount: number; result: UsageEventResult }>;
+  /** The last verified balances of every meter of the licence, in order; null before any. */
+  meters: UsageBalance[] | null;
+  /** True: this call's answer; false: an earlier one of this client; null: none. */
+  fresh: boolean | null;
+  /** Events queued here for other licences (a converted trial's, a replaced licence's): never sent for this one. */
+  pending: number;
+  /** Why this call got no verified answer (a 429 also holds back every send until its Retry-After). */
+  noAnswer: NoAnswer | null;
+  /** Set when a counted event's file could not be removed (it is sent again and answered as a duplicate). */
+  storeError: Error | null;
+}
+
+/** A meter's fields that SVCU1 signs. */
+type SignedMeter = Omit<UsageBalance, 'pending'>;
+
+/** The signed part of a verified usage answer. */
+interface VerifiedUsage {
+  status: string;
+  boundAt: string;
+  events: Array<{ id: string; result: string }>;
+  meters: SignedMeter[];
+}
+
 const DEFAULT_TIMEOUT_MS = 10_000;
 /** How far a remembered clock offset is believed: an edited store cannot stretch an answer's life by more. */
 const MAX_OFFSET_MS = 24 * 3600_000;
@@ -154,7 +219,7 @@ export class LicenceClient {
   readonly #keys: KeyObject[];
   readonly #url: string;
   readonly #checkToken: string;
-  readonly #store: StateStore & { productDirectory?(slug: string, productKey: string): string };
+  readonly #store: StateStore & { productDirectory?(slug: string, productKey: string): string; usageDirectory?(lid: string): string };
   readonly #fetch: typeof fetch;
   readonly #clock: () => number;
   readonly #timeoutMs: number;
@@ -168,6 +233,10 @@ export class LicenceClient {
   #newestIat = 0;
   /** When a borrow() of this client ends (ms); a borrowed lease is never released by the lease helper. */
   #borrowedUntil = 0;
+  /** The last verified usage answer of this client, and for which licence. */
+  #usage: { lid: string; answer: VerifiedUsage } | null = null;
+  /** Nothing is sent to the usage endpoint before this time (ms), after a 429's Retry-After. */
+  #usageRetryAt = 0;
 
   constructor(options: LicenceClientOptions);
   constructor(options: TrialOptions, trial: typeof NO_LICENCE_YET);
@@ -497,6 +566,111 @@ export class LicenceClient {
     return keeper;
   }
 
+  /** The licence's signed meters (`mtr` claim, DESIGN.md 19); none when it does not verify or has none. */
+  get meters(): LicenceMeter[] {
+    const licence = this.#verify(this.#licence, this.#clock());
+    return licence.signed ? licenceMeters(licence.claims) : [];
+  }
+
+  /**
+   * Counts `amount` (an integer from 1 to 10^9) of `meter` for this licence (DESIGN.md 19): the
+   * event is written to this machine's queue first (`<stateDir>/usage/<lid>/`), then the queue is
+   * sent oldest first, and each event leaves the queue only when a verified receipt gives it a
+   * final result, so a crash or an unreachable service loses nothing and a resend counts nothing
+   * twice. Throws INVALID_OPTIONS for a meter that is not a key, an amount out of range or a
+   * memory-only store, NOT_CHECKABLE for an OFFLINE licence, QUEUE_FULL at 1,000 queued events,
+   * all adding nothing; the service's failures are `noAnswer`, never thrown.
+   */
+  async recordUsage(meter: string, amount = 1): Promise<UsageReport> {
+    checkEvent(meter, amount);
+    const { claims, queue } = this.#usageQueue();
+    if (queue === null) throw new LicensorError('INVALID_OPTIONS', 'usage events are queued on disk before they are sent: recordUsage needs the file store, not a memory-only one');
+    const kept = await this.#load(claims);
+    await queue.add(meter, amount, new Date(serviceNow(kept.offsetMs, this.#clock())).toISOString());
+    return this.#sendUsage(claims, queue);
+  }
+
+  /** Sends this licence's queued events (or none, to read the balances) and reports as recordUsage() does. */
+  async usage(): Promise<UsageReport> {
+    const { claims, queue } = this.#usageQueue();
+    return this.#sendUsage(claims, queue);
+  }
+
+  /** The signed licence in use and its usage queue (null with a memory-only store). */
+  #usageQueue(): { claims: LicenceClaims; queue: UsageQueue | null } {
+    const licence = this.#verify(this.#licence, this.#clock());
+    if (!licence.signed) throw new LicensorError('BAD_LICENCE', `the licence in use does not verify: ${licence.message}`);
+    if (licence.claims.typ === 'OFFLINE') throw new LicensorError('NOT_CHECKABLE', 'an OFFLINE licence has no meters and no check path');
+    const directory = this.#store.usageDirectory?.(licence.claims.lid);
+    return { claims: licence.claims, queue: directory === undefined ? null : new UsageQueue(directory) };
+  }
+
+  /** Sends the queue in batches until it is empty, an answer is missing or an event is NOT_LICENSED. */
+  async #sendUsage(claims: LicenceClaims, queue: UsageQueue | null): Promise<UsageReport> {
+    const queued: UsageEvent[] = queue === null ? [] : await queue.events();
+    const results = new Map<string, string>();
+    let noAnswer: NoAnswer | null = null;
+    let fresh = false;
+    let storeError: Error | null = null;
+    if (this.#clock() < this.#usageRetryAt) {
+      noAnswer = { code: 'HTTP_STATUS', status: 429, message: 'the service asked to wait before sending usage again' };
+    } else {
+      for (let offset = 0; offset === 0 || offset < queued.length; offset += BATCH_SIZE) {
+        const batch = queued.slice(offset, offset + BATCH_SIZE);
+        let answer: VerifiedUsage;
+        try {
+          answer = await this.#postUsage(claims, batch);
+        } catch (error) {
+          if (!(error instanceof LicensorError) || !isNoAnswerCode(error.code)) throw error;
+          noAnswer = { code: error.code, message: error.message };
+          if (error.status !== undefined) noAnswer.status = error.status;
+          if (error.status === 429) this.#usageRetryAt = this.#clock() + (error.retryAfterSeconds ?? 60) * 1000;
+          break;
+        }
+        fresh = true;
+        this.#usage = { lid: claims.lid, answer };
+        for (const { id, result } of answer.events) {
+          results.set(id, result);
+          // Every verified result is final but NOT_LICENSED (DESIGN.md 19).
+          if (result !== 'NOT_LICENSED') await queue!.remove(id).catch((error: Error) => (storeError = error));
+        }
+        if (answer.events.some((event) => event.result === 'NOT_LICENSED')) break;
+      }
+    }
+    const events = queued.map(({ id, meter, amount }) => ({ id, meter, amount, result: (results.get(id) ?? 'QUEUED') as UsageEventResult }));
+    const kept = this.#usage?.lid === claims.lid ? this.#usage.answer : null;
+    const waiting = (key: string) => events.filter((e) => e.meter === key && (e.result === 'QUEUED' || e.result === 'NOT_LICENSED')).reduce((sum, e) => sum + e.amount, 0);
+    const licensed = kept === null ? null : receiptGrantsLicence(kept);
+    return {
+      licensed,
+      reason: kept === null || licensed ? null : signedReason(kept),
+      events,
+      meters: kept && kept.meters.map((meter) => ({ ...meter, pending: waiting(meter.key) })),
+      fresh: kept === null ? null : fresh,
+      pending: queue === null ? 0 : await pendingElsewhere(path.dirname(queue.directory), claims.lid),
+      noAnswer,
+      storeError,
+    };
+  }
+
+  /** One usage request with a fresh nonce; answers its signed part once the SVCU1 receipt verifies. */
+  async #postUsage(claims: LicenceClaims, events: UsageEvent[]): Promise<VerifiedUsage> {
+    const nonce = randomBytes(24).toString('base64url');
+    const body = await this.#post('usage', { license: this.#licence, fingerprint: this.fingerprint, nonce, events });
+    const { status = '', checkedAt, boundAt = '', receipt } = body;
+    const answered = parseUsageLists(body.events, body.meters);
+    if (typeof status !== 'string' || typeof boundAt !== 'string' || typeof checkedAt !== 'string' || typeof receipt !== 'string' || answered === null) {
+      throw new LicensorError('BAD_RESPONSE', 'the usage answer lacks the receipt fields');
+    }
+    // The ids are the ones sent, in order, so an answer to another request cannot verify.
+    const sameIds = answered.events.length === events.length && answered.events.every((event, i) => event.id === events[i]!.id);
+    const fields: UsageReceiptFields = { lid: claims.lid, status, nonce, checkedAt, boundAt, fpDigest: fpDigest(this.fingerprint), ...answered };
+    if (!sameIds || Number.isNaN(Date.parse(checkedAt)) || !verifyUsageReceipt(fields, receipt, this.#keys)) {
+      throw new LicensorError('BAD_RECEIPT', 'the usage receipt does not verify for this licence, nonce, machine and events');
+    }
+    return { status, boundAt, ...answered };
+  }
+
   #verify(licence: string, now: number): LicenceVerification {
     return verifyLicence(licence, this.#keys, { now, fingerprint: this.fingerprint, productKey: this.#productKey, organisation: this.#slug });
   }
@@ -521,12 +695,12 @@ export class LicenceClient {
   }
 
   /** POSTs JSON and returns the 200 answer's object; everything else is a LicensorError. */
-  async #post(endpoint: 'check' | 'fetch' | 'release' | 'borrow', body: Record<string, string>): Promise<Record<string, unknown>> {
+  async #post(endpoint: 'check' | 'fetch' | 'release' | 'borrow' | 'usage', body: Record<string, unknown>): Promise<Record<string, unknown>> {
     return (await this.#send(endpoint, body)).body;
   }
 
   /** POSTs JSON; a 200 (and a trial's 201) answers its status and object, everything else is a LicensorError. */
-  async #send(endpoint: 'check' | 'fetch' | 'release' | 'borrow' | 'trial', body: Record<string, string>): Promise<{ status: number; body: Record<string, unknown> }> {
+  async #send(endpoint: 'check' | 'fetch' | 'release' | 'borrow' | 'usage' | 'trial', body: Record<string, unknown>): Promise<{ status: number; body: Record<string, unknown> }> {
     const controller = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
@@ -557,7 +731,7 @@ export class LicenceClient {
         });
       if (!success) {
         if (endpoint === 'trial') throw trialRefusal(response, await read().catch(() => ''));
-        throw new LicensorError('HTTP_STATUS', `the service answered ${response.status}`, response.status);
+        throw new LicensorError('HTTP_STATUS', `the service answered ${response.status}`, response.status, retryAfter(response));
       }
       const text = await read();
       let parsed: unknown;
@@ -687,10 +861,13 @@ function trialRefusal(response: Response, text: string): LicensorError {
     return new LicensorError('TRIAL_USED', message, undefined, { matched });
   }
   if (reason === 'TRIALS_OFF') return new LicensorError('TRIALS_OFF', message);
-  // Whole seconds only (DESIGN.md 18); an absent or other header says nothing.
-  const retryAfter = response.headers.get('retry-after')?.trim() ?? '';
-  const details = response.status === 429 && /^[0-9]{1,9}$/.test(retryAfter) ? { retryAfterSeconds: Number(retryAfter) } : {};
-  return new LicensorError('HTTP_STATUS', message, response.status, details);
+  return new LicensorError('HTTP_STATUS', message, response.status, retryAfter(response));
+}
+
+/** A 429's Retry-After (a trial limit, a usage rate): whole seconds only; an absent or other header says nothing. */
+function retryAfter(response: Response): LicensorErrorDetails {
+  const value = response.headers.get('retry-after')?.trim() ?? '';
+  return response.status === 429 && /^[0-9]{1,9}$/.test(value) ? { retryAfterSeconds: Number(value) } : {};
 }
 
 /** The service's time now, as this machine's clock and the remembered offset tell it. */
@@ -711,7 +888,26 @@ function judge(answer: VerifiedAnswer | null, offsetMs: number | null, now: numb
   return { ...base, state: 'VALID' as const };
 }
 
-function signedReason(answer: VerifiedAnswer): InvalidReason {
+/** A usage answer's `events` as `{id, result}` and `meters` as their signed fields, or null when not of that form. */
+function parseUsageLists(events: unknown, meters: unknown): Pick<VerifiedUsage, 'events' | 'meters'> | null {
+  if (!Array.isArray(events) || !Array.isArray(meters)) return null;
+  const count = (value: unknown): value is number | null => value === null || (Number.isSafeInteger(value) && (value as number) >= 0);
+  const parsedEvents: VerifiedUsage['events'] = [];
+  for (const event of events) {
+    if (!isObject(event) || typeof event.id !== 'string' || typeof event.result !== 'string') return null;
+    parsedEvents.push({ id: event.id, result: event.result });
+  }
+  const parsedMeters: SignedMeter[] = [];
+  for (const meter of meters) {
+    if (!isObject(meter) || typeof meter.key !== 'string' || !Number.isSafeInteger(meter.used) || (meter.used as number) < 0) return null;
+    const { limit, overage, remaining, resetsAt } = meter;
+    if (!count(limit) || !count(overage) || !count(remaining) || (resetsAt !== null && typeof resetsAt !== 'string')) return null;
+    parsedMeters.push({ key: meter.key, used: meter.used as number, limit, overage, remaining, resetsAt });
+  }
+  return { events: parsedEvents, meters: parsedMeters };
+}
+
+function signedReason(answer: { status: string }): InvalidReason {
   switch (answer.status) {
     case '':
       return 'UNKNOWN_LICENCE';

@@ -16,6 +16,7 @@
  * - `TRIALS_OFF`: startTrial() was refused: the product offers no trials now (DESIGN.md 18).
  * - `TRIAL_USED`: startTrial() was refused: a machine like this one already had a trial
  *   (`matched` names the equal fingerprint components).
+ * - `QUEUE_FULL`: recordUsage() found 1,000 events of this licence still waiting to be sent.
  */
 export type LicensorErrorCode =
   | 'INVALID_KEY'
@@ -31,7 +32,8 @@ export type LicensorErrorCode =
   | 'OLDER_TERM'
   | 'BAD_ACTIVATION'
   | 'TRIALS_OFF'
-  | 'TRIAL_USED';
+  | 'TRIAL_USED'
+  | 'QUEUE_FULL';
 
 /** What some refusals add: `matched` for TRIAL_USED, `retryAfterSeconds` for an HTTP 429. */
 export interface LicensorErrorDetails {
@@ -56,6 +58,6 @@ export class LicensorError extends Error {
 
   /** TRIAL_USED: the components of this machine's fingerprint equal to the earlier trial's (machine, host, mac, cpu, disk order). */
   readonly matched?: string[];
-  /** An HTTP 429 (a trial limit): seconds until a retry can succeed. */
+  /** An HTTP 429 (a trial limit, a usage rate): the seconds its Retry-After asked to wait. */
   readonly retryAfterSeconds?: number;
 }

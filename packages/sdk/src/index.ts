@@ -24,6 +24,10 @@ export {
   type TrialStart,
   type TrialStatus,
   type VerifiedAnswer,
+  type UsageBalance,
+  type UsageEventResult,
+  type UsageReport,
 } from './client.js';
+export { licenceMeters, type LicenceMeter, type UsageEvent } from './usage.js';
 export { LeaseKeeper, type LeaseOptions } from './lease.js';
 export type { LicenceClaims, CalendarStatus, FingerprintParts, FingerprintComponent } from '@licensor/protocol';

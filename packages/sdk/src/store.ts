@@ -104,7 +104,9 @@ const PATH_PART = /^[A-Za-z0-9._-]{1,128}$/;
  * holding the lock file `<lid>.lock`, created exclusively; the load that precedes it happens
  * under the same lock. A file that cannot be read counts as empty; readable fields are kept.
  */
-export function fileStore(root: string = defaultStoreDir()): StateStore & { file(key: StateKey): string; productDirectory(slug: string, productKey: string): string } {
+export function fileStore(
+  root: string = defaultStoreDir(),
+): StateStore & { file(key: StateKey): string; productDirectory(slug: string, productKey: string): string; usageDirectory(lid: string): string } {
   function file(key: StateKey): string {
     for (const part of [key.slug, key.productKey, key.lid]) {
       if (!PATH_PART.test(part) || /^\.+$/.test(part)) throw new Error(`"${part}" cannot name a state file`);
@@ -119,6 +121,11 @@ export function fileStore(root: string = defaultStoreDir()): StateStore & { file
     /** The product's directory, where air-gapped activation keeps its device key and requests (DESIGN.md 14). */
     productDirectory(slug: string, productKey: string): string {
       return path.dirname(file({ slug, productKey, lid: 'x' }));
+    },
+    /** The licence's queue of usage events, `<root>/usage/<lid>/` (DESIGN.md 19). */
+    usageDirectory(lid: string): string {
+      if (!PATH_PART.test(lid) || /^\.+$/.test(lid)) throw new Error(`"${lid}" cannot name a usage folder`);
+      return path.join(root, 'usage', lid);
     },
     async load(key) {
       return read(file(key));

@@ -2,7 +2,7 @@
 // one JSON answer a line on stdout, in order; logs go to stderr. Started by `packages/sdk/driver`.
 // A test program: it is not in the package's `files`.
 import { createInterface } from 'node:readline';
-import { collectFingerprint, fileStore, LicenceClient, LicensorError, verifyLicence, type CheckResult } from '../src/index.js';
+import { collectFingerprint, fileStore, LicenceClient, LicensorError, verifyLicence, type CheckResult, type UsageReport } from '../src/index.js';
 
 type Request = Record<string, unknown>;
 type Answer = { ok: true; result: unknown } | { ok: false; error: { code: string; message: string; status?: number; matched?: string[]; retryAfterSeconds?: number } };
@@ -78,6 +78,9 @@ function currentClient(): LicenceClient {
   return client;
 }
 
+/** `{code, status?}`: the driver's no answer, without the SDK's message. */
+const noAnswerOf = (noAnswer: CheckResult['noAnswer']) => noAnswer && { code: noAnswer.code, ...(noAnswer.status !== undefined ? { status: noAnswer.status } : {}) };
+
 /** DESIGN.md 16's check result. */
 function checkAnswer(result: CheckResult) {
   return {
@@ -86,12 +89,18 @@ function checkAnswer(result: CheckResult) {
     fresh: result.answer?.fresh ?? null,
     clockRollback: result.clockRollback,
     ageSeconds: result.ageSeconds,
-    noAnswer: result.noAnswer && { code: result.noAnswer.code, ...(result.noAnswer.status !== undefined ? { status: result.noAnswer.status } : {}) },
+    noAnswer: noAnswerOf(result.noAnswer),
     renewed: result.renewed,
     airGapped: result.airGapped,
     leaseEndsAt: result.answer?.leaseEndsAt || null,
     trial: result.trial,
   };
+}
+
+/** DESIGN.md 19's usage result. */
+function usageAnswer(report: UsageReport) {
+  const { licensed, reason, events, meters, fresh, pending, noAnswer } = report;
+  return { licensed, reason, events, meters, fresh, pending, noAnswer: noAnswerOf(noAnswer) };
 }
 
 const ops: Record<string, (request: Request) => Promise<unknown> | unknown> = {
@@ -149,6 +158,13 @@ const ops: Record<string, (request: Request) => Promise<unknown> | unknown> = {
   },
   async borrow(request) {
     return checkAnswer(await currentClient().borrow(text(request, 'until')!));
+  },
+  async recordUsage(request) {
+    // Handed over as given, so the SDK itself refuses a bad meter or amount.
+    return usageAnswer(await currentClient().recordUsage(request.meter as string, request.amount as number | undefined));
+  },
+  async usage() {
+    return usageAnswer(await currentClient().usage());
   },
   activationRequest() {
     return currentClient().createAirGapRequest();

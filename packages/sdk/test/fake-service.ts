@@ -1,6 +1,7 @@
 // A stand-in for the check API: answers signed with test keys, and whatever forgery a test asks for.
 import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
-import { buildFingerprint, fpDigest, parseLicence, receiptTagOf, signLicence, signReceipt, type ClaimsInput } from '@licensor/protocol';
+import { buildFingerprint, fpDigest, parseLicence, receiptTagOf, signBytes, signLicence, signReceipt, usageReceiptMessage, type ClaimsInput } from '@licensor/protocol';
+import type { UsageBalance } from '@licensor/sdk';
 import { LicenceClient, memoryStore, type LicenceClientOptions } from '@licensor/sdk';
 
 export const keys = generateKeyPairSync('ed25519');
@@ -27,7 +28,7 @@ export interface SentRequest {
   url: string;
   method: string;
   headers: Record<string, string>;
-  body: Record<string, string>;
+  body: Record<string, any>;
 }
 
 export interface Answer {
@@ -69,6 +70,43 @@ export function genuineAnswer(
   if (fields.status !== '') answer.status = fields.status;
   if (fields.boundAt !== '') answer.boundAt = fields.boundAt;
   if (signed.leaseEndsAt) answer.leaseEndsAt = signed.leaseEndsAt;
+  return answer;
+}
+
+/**
+ * A usage answer as DESIGN.md 19 has the service sign it (SVCU1): each sent event's result from
+ * `result` (ACCEPTED unless it says otherwise), the meters given; `tweak` forges it.
+ */
+export function usageAnswer(
+  request: SentRequest,
+  signed: { status?: string; boundAt?: string; checkedAt?: string; meters?: Array<Omit<UsageBalance, 'pending'>>; result?: (event: { id: string; meter: string; amount: number }) => string },
+  tweak: { nonce?: string; key?: KeyObject; ids?: string[] } = {},
+): Record<string, unknown> {
+  const claims = parseLicence(request.body.license).claims;
+  const sent = request.body.events as Array<{ id: string; meter: string; amount: number }>;
+  const events = sent.map((event, i) => ({ id: tweak.ids?.[i] ?? event.id, result: signed.result?.(event) ?? 'ACCEPTED' }));
+  const fields = {
+    lid: claims.lid,
+    status: signed.status ?? '',
+    nonce: tweak.nonce ?? request.body.nonce,
+    checkedAt: signed.checkedAt ?? new Date(T0).toISOString(),
+    boundAt: signed.boundAt ?? '',
+    fpDigest: fpDigest(request.body.fingerprint),
+    events,
+    meters: signed.meters ?? [],
+  };
+  const answer: Record<string, unknown> = {
+    lid: claims.lid,
+    valid: (fields.status === 'ACTIVE' || fields.status === 'GRACE') && fields.boundAt !== '',
+    nonce: fields.nonce,
+    checkedAt: fields.checkedAt,
+    serverTime: fields.checkedAt,
+    events: events.map((event) => ({ ...event, duplicate: false })),
+    meters: fields.meters.map((meter) => ({ label: meter.key, period: 'MONTH', periodStart: '2026-11-01T00:00:00.000Z', ...meter })),
+    receipt: signBytes(tweak.key ?? keys.privateKey, usageReceiptMessage(fields)).toString('base64url'),
+  };
+  if (fields.status !== '') answer.status = fields.status;
+  if (fields.boundAt !== '') answer.boundAt = fields.boundAt;
   return answer;
 }
 

@@ -79,6 +79,24 @@ def genuine(request: dict[str, Any], status: str = "ACTIVE", bound_at: str = BOU
     return answer
 
 
+def usage_answer(request: dict[str, Any], used: int, status: str = "ACTIVE", bound_at: str = BOUND_AT, *, results: Callable[[dict[str, Any]], str] | None = None, private_pem: str = KEY["privateKeyPem"], nonce: str | None = None, ids: list[str] | None = None) -> dict[str, Any]:
+    """A usage answer as DESIGN 19 has the service sign it (SVCU1): each event's result
+    (ACCEPTED unless ``results`` says otherwise), the meter ``exports`` (limit 1000) at ``used``;
+    the keyword arguments forge it."""
+    events = [{"id": ids[i] if ids else e["id"], "result": results(e) if results else "ACCEPTED", "duplicate": False} for i, e in enumerate(request["events"])]
+    meter = {"key": "exports", "label": "Exports", "period": "MONTH", "used": used, "limit": 1000, "overage": 0, "remaining": 1000 - used, "periodStart": "2026-11-01T00:00:00.000Z", "resetsAt": "2026-12-01T00:00:00.000Z"}
+    digest = hashlib.sha256(request["fingerprint"].encode()).hexdigest()[:32]
+    fields = [lid_of(request["license"]), status, nonce or request["nonce"], iso(T0), bound_at, digest, str(len(events))]
+    for event in events:
+        fields += [event["id"], event["result"]]
+    fields += ["1", "exports", str(used), "1000", "0", str(1000 - used), meter["resetsAt"]]
+    answer: dict[str, Any] = {"lid": fields[0], "valid": status in ("ACTIVE", "GRACE") and bound_at != "", "nonce": fields[2], "checkedAt": iso(T0), "serverTime": iso(T0), "events": events, "meters": [meter], "receipt": sign_receipt(private_pem, fields, "SVCU1")}
+    if status:
+        answer["status"] = status
+    if bound_at:
+        answer["boundAt"] = bound_at
+    return answer
+
 #: (status, JSON value or raw bytes), or with a third member: headers to add.
 Responder = Callable[[str, dict[str, Any]], "tuple[Any, ...]"]
 
@@ -89,6 +107,8 @@ class FakeService:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self.respond: Responder = lambda endpoint, body: (200, genuine(body))
+        #: Sent with every answer (e.g. a 429's Retry-After).
+        self.headers: dict[str, str] = {}
         service = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -102,6 +122,8 @@ class FakeService:
                     self.send_header(name, value)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))
+                for name, value in service.headers.items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(data)
 

@@ -77,6 +77,13 @@ def test_a_correct_signed_payload_with_every_parameter_type_verifies() -> None:
     assert result.params == {"n": -3, "s": "é", "b": True, "l": ["x"]}
 
 
+def test_the_meters_claim_is_no_parameter_and_a_kept_parameter_named_mtr_is_one() -> None:
+    metered = verify('{"v":3,"lid":"l-1","prd":"acme-cad","org":"acme","iat":1700000000,"grace":7,"mm":1,"mtr":[{"k":"exports","p":"MONTH","l":1000,"o":0}],"tier":"pro"}')
+    assert metered.valid and metered.params == {"tier": "pro"}
+    kept = verify('{"v":3,"lid":"l-1","prd":"acme-cad","org":"acme","iat":1700000000,"grace":7,"mm":1,"mtr":"legacy"}')
+    assert kept.valid and kept.params == {"mtr": "legacy"}
+
+
 @pytest.mark.parametrize("text", ["QQ==", "QQ=", "Q", "QR", "Q+", "Q/", "Q Q", "QQ\n", "é"])
 def test_base64url_decoding_refuses_anything_that_does_not_reencode_to_itself(text: str) -> None:
     with pytest.raises(MalformedError):

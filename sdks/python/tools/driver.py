@@ -8,7 +8,7 @@ import time
 import traceback
 from typing import Any
 
-from licensor import LicenceClient, LicensorError, collect_fingerprint, file_store, verify_licence
+from licensor import LicenceClient, LicensorError, NoAnswer, UsageReport, collect_fingerprint, file_store, verify_licence
 from licensor.client import CheckResult
 from licensor.keys import read_public_keys
 
@@ -169,13 +169,41 @@ class Driver:
     def op_deactivateAirGap(self, request: dict[str, Any]) -> Any:  # noqa: N802
         return {"code": self.current().deactivate_air_gapped().code}
 
+    def op_recordUsage(self, request: dict[str, Any]) -> Any:  # noqa: N802
+        # Handed over as given, so the SDK itself refuses a bad meter or amount.
+        return usage_answer(self.current().record_usage(request.get("meter"), request.get("amount", 1)))
+
+    def op_usage(self, request: dict[str, Any]) -> Any:
+        return usage_answer(self.current().usage())
+
+
+def no_answer_of(no_answer: NoAnswer | None) -> dict[str, Any] | None:
+    if no_answer is None:
+        return None
+    return {"code": no_answer.code, **({"status": no_answer.status} if no_answer.status is not None else {})}
+
+
+def usage_answer(report: UsageReport) -> dict[str, Any]:
+    """DESIGN 19's {licensed, reason, events, meters, fresh, pending, noAnswer}."""
+    meters = None
+    if report.meters is not None:
+        meters = [
+            {"key": m.key, "used": m.used, "limit": m.limit, "overage": m.overage, "remaining": m.remaining, "resetsAt": m.resets_at, "pending": m.pending}
+            for m in report.meters
+        ]
+    return {
+        "licensed": report.licensed,
+        "reason": report.reason,
+        "events": [{"id": e.id, "meter": e.meter, "amount": e.amount, "result": e.result} for e in report.events],
+        "meters": meters,
+        "fresh": report.fresh,
+        "pending": report.pending,
+        "noAnswer": no_answer_of(report.no_answer),
+    }
+
 
 def check_answer(result: CheckResult) -> dict[str, Any]:
-    no_answer: dict[str, Any] | None = None
-    if result.no_answer is not None:
-        no_answer = {"code": result.no_answer.code}
-        if result.no_answer.status is not None:
-            no_answer["status"] = result.no_answer.status
+    no_answer = no_answer_of(result.no_answer)
     return {
         "state": result.state,
         "reasons": result.reasons,

@@ -34,6 +34,9 @@ type request struct {
 	Response    *string  `json:"response"`
 	Until       *string  `json:"until"`
 	Email       *string  `json:"email"`
+	// Meter and Amount are recordUsage's, handed to the SDK as given (amount 1 when absent).
+	Meter  *string      `json:"meter"`
+	Amount *json.Number `json:"amount"`
 }
 
 type failure struct {
@@ -184,6 +187,28 @@ func (d *driver) handle(line []byte) answer {
 			return fail(err)
 		}
 		return ok(map[string]any{"until": activation.Until.Format("2006-01-02T15:04:05.000Z")})
+	case "recordUsage":
+		if r.Meter == nil {
+			return invalid("meter must be a string")
+		}
+		amount := int64(1)
+		if r.Amount != nil {
+			var err error
+			if amount, err = r.Amount.Int64(); err != nil {
+				return invalid("amount must be an integer")
+			}
+		}
+		report, err := d.client.RecordUsage(ctx, *r.Meter, amount)
+		if err != nil {
+			return fail(err)
+		}
+		return ok(usageResult(report))
+	case "usage":
+		report, err := d.client.Usage(ctx)
+		if err != nil {
+			return fail(err)
+		}
+		return ok(usageResult(report))
 	case "deactivateAirGap":
 		deactivation, err := d.client.DeactivateAirGapped()
 		if err != nil {
@@ -197,7 +222,7 @@ func (d *driver) handle(line []byte) answer {
 // needsClient: the ops that answer "configure first" before a configure.
 var needsClient = map[string]bool{
 	"check": true, "borrow": true, "release": true, "fetch": true, "clearCache": true,
-	"activationRequest": true, "activateAirGap": true, "deactivateAirGap": true,
+	"activationRequest": true, "activateAirGap": true, "deactivateAirGap": true, "recordUsage": true, "usage": true,
 }
 
 func (d *driver) configure(r request) answer {
@@ -338,12 +363,46 @@ func checkResult(r *licensor.CheckResult) map[string]any {
 			result["leaseEndsAt"] = r.Answer.LeaseEndsAt
 		}
 	}
-	if r.NoAnswer != nil {
-		noAnswer := map[string]any{"code": r.NoAnswer.Code}
-		if r.NoAnswer.Status != 0 {
-			noAnswer["status"] = r.NoAnswer.Status
+	result["noAnswer"] = noAnswerOf(r.NoAnswer)
+	return result
+}
+
+// noAnswerOf is the driver's {code, status?}, or nil.
+func noAnswerOf(n *licensor.NoAnswer) any {
+	if n == nil {
+		return nil
+	}
+	noAnswer := map[string]any{"code": n.Code}
+	if n.Status != 0 {
+		noAnswer["status"] = n.Status
+	}
+	return noAnswer
+}
+
+// usageResult is DESIGN.md 19's {licensed, reason, events, meters, fresh, pending, noAnswer}.
+func usageResult(r *licensor.UsageReport) map[string]any {
+	events := []map[string]any{}
+	for _, e := range r.Events {
+		events = append(events, map[string]any{"id": e.ID, "meter": e.Meter, "amount": e.Amount, "result": e.Result})
+	}
+	result := map[string]any{
+		"licensed": r.Licensed, "reason": nil, "events": events, "meters": nil, "fresh": r.Fresh,
+		"pending": r.Pending, "noAnswer": noAnswerOf(r.NoAnswer),
+	}
+	if r.Reason != "" {
+		result["reason"] = r.Reason
+	}
+	if r.Meters != nil {
+		meters := []map[string]any{}
+		for _, m := range r.Meters {
+			var resetsAt any
+			if m.ResetsAt != "" {
+				resetsAt = m.ResetsAt
+			}
+			meters = append(meters, map[string]any{"key": m.Key, "used": m.Used, "limit": m.Limit, "overage": m.Overage,
+				"remaining": m.Remaining, "resetsAt": resetsAt, "pending": m.Pending})
 		}
-		result["noAnswer"] = noAnswer
+		result["meters"] = meters
 	}
 	return result
 }

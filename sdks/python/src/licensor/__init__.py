@@ -26,6 +26,7 @@ from .fingerprint import FingerprintReport, collect_fingerprint
 from .keys import PublicKeyInput, PublicKeys
 from .lease import LeaseKeeper
 from .licence import LicenceRefusal, LicenceVerification, read_licence_file, verify_licence
+from .usage import LicenceMeter, UsageBalance, UsageEvent, UsageEventResult, UsageReport
 from .store import FileStore, MemoryStore, Record, StateKey, StateStore, default_store_dir, file_store, memory_store
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "InvalidReason",
     "LeaseKeeper",
     "LicenceClient",
+    "LicenceMeter",
     "LicenceRefusal",
     "LicenceVerification",
     "LicensorError",
@@ -56,6 +58,10 @@ __all__ = [
     "StateStore",
     "TrialStart",
     "TrialStatus",
+    "UsageBalance",
+    "UsageEvent",
+    "UsageEventResult",
+    "UsageReport",
     "VerifiedAnswer",
     "collect_fingerprint",
     "default_store_dir",

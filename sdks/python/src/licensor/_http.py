@@ -16,7 +16,7 @@ from .errors import LicensorError
 MAX_ANSWER_BYTES = 1 << 20
 
 
-def post_json(url: str, token: str, body: Mapping[str, str], timeout: float) -> dict[str, Any]:
+def post_json(url: str, token: str, body: Mapping[str, Any], timeout: float) -> dict[str, Any]:
     """The 200 answer's JSON object. The request runs beside the calling thread so that the
     timeout bounds the whole exchange, not each read."""
     return post_json_status(url, token, body, timeout)[1]
@@ -65,9 +65,13 @@ def _trial_refusal(status: int, text: bytes, retry_after: str | None) -> Licenso
         return LicensorError("TRIAL_USED", message, matched=names)
     if status == 403 and reason == "TRIALS_OFF":
         return LicensorError("TRIALS_OFF", message)
-    seconds = retry_after.strip() if retry_after is not None else ""
-    after = int(seconds) if status == 429 and seconds.isascii() and seconds.isdigit() else None
-    return LicensorError("HTTP_STATUS", message, status, retry_after_seconds=after)
+    return LicensorError("HTTP_STATUS", message, status, retry_after_seconds=_retry_after(status, retry_after))
+
+
+def _retry_after(status: int, header: str | None) -> int | None:
+    """A 429's Retry-After (a trial limit, a usage rate): whole seconds only; an absent or other header says nothing."""
+    seconds = (header or "").strip()
+    return int(seconds) if status == 429 and seconds.isascii() and seconds.isdigit() and len(seconds) <= 9 else None
 
 
 def _exchange(url: str, token: str, data: bytes, timeout: float, trial: bool = False) -> tuple[int, bytes]:
@@ -93,7 +97,7 @@ def _exchange(url: str, token: str, data: bytes, timeout: float, trial: bool = F
             if response.status != 200 and not (trial and response.status == 201):
                 if trial:
                     raise _trial_refusal(response.status, response.read(MAX_ANSWER_BYTES), response.getheader("retry-after"))
-                raise LicensorError("HTTP_STATUS", f"the service answered {response.status}", response.status)
+                raise LicensorError("HTTP_STATUS", f"the service answered {response.status}", response.status, retry_after_seconds=_retry_after(response.status, response.getheader("retry-after")))
             text = response.read(MAX_ANSWER_BYTES + 1)
         finally:
             connection.close()

@@ -158,6 +158,14 @@ def verify_receipt(fields: Mapping[str, str | None], receipt: str, keys: list[Pu
     """True when one of the keys signed exactly these fields; false for anything malformed."""
     try:
         message = receipt_message(fields, tag)
+    except (MalformedError, UnicodeEncodeError):
+        return False
+    return verify_signature(message, receipt, keys)
+
+
+def verify_signature(message: bytes, receipt: str, keys: list[PublicKey]) -> bool:
+    """True when one of the keys signed the message, ``receipt`` its strict base64url signature."""
+    try:
         signature = b64u_decode(receipt, "receipt")
     except (MalformedError, UnicodeEncodeError):
         return False

@@ -11,12 +11,13 @@ from urllib.parse import quote
 
 from ._http import post_json, post_json_status
 from .air_gap import AirGapFiles, accept_response, deactivate, dpk_of, end_activation, groups_of_five, make_request, usable_activation
-from ._wire import MalformedError, b64u_encode, fp_digest, is_int, receipt_grants, receipt_tag, verify_receipt
+from ._wire import MalformedError, b64u_encode, fp_digest, is_int, receipt_grants, receipt_tag, verify_receipt, verify_signature
 from .errors import LicensorError
 from .fingerprint import collect_fingerprint
 from .keys import PublicKeys, read_public_keys
 from .licence import LicenceRefusal, LicenceVerification, parse_licence, verify_licence
 from .store import EMPTY, FileStore, Record, StateKey, StateStore, file_store
+from .usage import BATCH_SIZE, LicenceMeter, SignedUsage, UsageBalance, UsageEvent, UsageEventResult, UsageQueue, UsageReport, check_event, licence_meters, pending_elsewhere, read_signed, usage_message
 
 #: ``VALID``: the latest verified answer says licensed here and is this call's or younger than the
 #: licence's ``max``. ``STALE``: it said licensed but is older (or its age cannot be trusted: the
@@ -229,6 +230,10 @@ class LicenceClient:
         self._licence = licence or ""
         #: The newest term seen by this client, beside the one remembered in the state.
         self._newest_iat = 0
+        #: This client's last verified usage answer and its lid; nothing is sent to the usage
+        #: endpoint before _usage_retry_at (ms) after a 429 (DESIGN 19).
+        self._usage: tuple[str, SignedUsage] | None = None
+        self._usage_retry_at = 0
 
     @classmethod
     def start_trial(
@@ -426,7 +431,123 @@ class LicenceClient:
         code = deactivate(files, lid, self.fingerprint, self.now_ms() // 1000)
         return AirGapDeactivation(code, groups_of_five(code))
 
+    @property
+    def meters(self) -> list[LicenceMeter]:
+        """The licence's signed meters (``mtr``, DESIGN 19); none when it does not verify or has none."""
+        licence = self._verify(self._licence, self.now_ms())
+        return [] if licence.claims is None else licence_meters(licence.claims)
+
+    def record_usage(self, meter: str, amount: int = 1) -> UsageReport:
+        """Counts ``amount`` (an integer from 1 to 10^9) of ``meter`` (DESIGN 19): the event is
+        written to this machine's queue (``<stateDir>/usage/<lid>/``) before anything is sent, then
+        the queue is sent oldest first, and an event leaves it only when a verified receipt gives it
+        a final result, so a crash or an unreachable service loses nothing and a resend counts
+        nothing twice. Raises, adding nothing, ``INVALID_OPTIONS`` (a meter that is not a key, an
+        amount out of range, memory_store()), ``NOT_CHECKABLE`` (OFFLINE), ``QUEUE_FULL`` (1,000
+        queued events); the service's failures are ``no_answer``, never raised."""
+        check_event(meter, amount)
+        licence, queue = self._usage_queue()
+        if queue is None:
+            raise LicensorError("INVALID_OPTIONS", "usage events are queued on disk before they are sent: record_usage needs file_store(), not memory_store()")
+        record = self._load(licence)
+        queue.add(meter, amount, _iso(datetime.fromtimestamp(_service_now(record.offset_ms, self.now_ms()) / 1000, timezone.utc)))
+        return self._send_usage(licence, queue)
+
+    def usage(self) -> UsageReport:
+        """Sends this licence's queued events (or none, to read the balances) and reports as record_usage() does."""
+        licence, queue = self._usage_queue()
+        return self._send_usage(licence, queue)
+
     # --- internals ------------------------------------------------------------------------------
+
+    def _usage_queue(self) -> tuple[LicenceVerification, UsageQueue | None]:
+        """The signed licence in use and its usage queue (None with a memory-only store)."""
+        licence = self._verify(self._licence, self.now_ms())
+        if licence.claims is None:
+            raise LicensorError("BAD_LICENCE", f"the licence in use does not verify: {licence.message}")
+        if licence.claims.get("typ") == "OFFLINE":
+            raise LicensorError("NOT_CHECKABLE", "an OFFLINE licence has no meters and no check path")
+        if not isinstance(self._store, FileStore):
+            return licence, None
+        try:
+            self._store.folder(self._key(licence))
+        except ValueError as error:
+            raise LicensorError("INVALID_OPTIONS", str(error)) from None
+        return licence, UsageQueue(self._store.root / "usage" / licence.claims["lid"])
+
+    def _send_usage(self, licence: LicenceVerification, queue: UsageQueue | None) -> UsageReport:
+        """Sends the queue in batches until it is empty, an answer is missing or an event is NOT_LICENSED."""
+        assert licence.claims is not None
+        lid = licence.claims["lid"]
+        queued = queue.events() if queue is not None else []
+        results: dict[str, str] = {}
+        no_answer: NoAnswer | None = None
+        fresh = False
+        store_error: Exception | None = None
+        if self.now_ms() < self._usage_retry_at:
+            no_answer = NoAnswer("HTTP_STATUS", "the service asked to wait before sending usage again", 429)
+        else:
+            offset = 0
+            while offset == 0 or offset < len(queued):
+                batch = queued[offset : offset + BATCH_SIZE]
+                offset += BATCH_SIZE
+                try:
+                    answer = self._post_usage(licence, batch)
+                except LicensorError as error:
+                    if error.code not in _NO_ANSWER_CODES:
+                        raise
+                    no_answer = NoAnswer(cast(NoAnswerCode, error.code), error.message, error.status)
+                    if error.status == 429:
+                        wait = error.retry_after_seconds
+                        self._usage_retry_at = self.now_ms() + (60 if wait is None else wait) * 1000
+                    break
+                fresh = True
+                self._usage = (lid, answer)
+                for event_id, result in answer.events:
+                    results[event_id] = result
+                    # Every verified result is final but NOT_LICENSED (DESIGN 19).
+                    if result != "NOT_LICENSED" and queue is not None:
+                        try:
+                            queue.remove(event_id)
+                        except OSError as error:
+                            store_error = error
+                if any(result == "NOT_LICENSED" for _, result in answer.events):
+                    break
+        events = [UsageEvent(e["id"], e["meter"], e["amount"], cast(UsageEventResult, results.get(e["id"], "QUEUED"))) for e in queued]
+        waiting: dict[str, int] = {}
+        for event in events:
+            if event.result in ("QUEUED", "NOT_LICENSED"):
+                waiting[event.meter] = waiting.get(event.meter, 0) + event.amount
+        kept = self._usage[1] if self._usage is not None and self._usage[0] == lid else None
+        licensed = None if kept is None else receipt_grants(kept.status, kept.bound_at)
+        return UsageReport(
+            licensed=licensed,
+            reason=None if kept is None or licensed else _signed_reason(kept.status),
+            events=events,
+            meters=None if kept is None else [replace(m, pending=waiting.get(m.key, 0)) for m in kept.meters],
+            fresh=None if kept is None else fresh,
+            pending=0 if queue is None else pending_elsewhere(queue.folder.parent, lid),
+            no_answer=no_answer,
+            store_error=store_error,
+        )
+
+    def _post_usage(self, licence: LicenceVerification, events: list[dict[str, Any]]) -> SignedUsage:
+        """One usage request with a fresh nonce; its signed part once the SVCU1 receipt verifies,
+        rebuilt from the licence's lid, the nonce sent, this machine's fpDigest and the ids sent in
+        order, so an answer to another licence, request, machine or batch cannot verify."""
+        assert licence.claims is not None
+        nonce = b64u_encode(secrets.token_bytes(24))
+        body = self._post("usage", {"license": self._licence, "fingerprint": self.fingerprint, "nonce": nonce, "events": events})
+        status, checked_at, bound_at, receipt = body.get("status", ""), body.get("checkedAt"), body.get("boundAt", ""), body.get("receipt")
+        signed = read_signed(body)
+        if signed is None or not all(isinstance(value, str) for value in (status, checked_at, bound_at, receipt)):
+            raise LicensorError("BAD_RESPONSE", "the usage answer lacks the receipt fields")
+        pairs, meters = signed
+        message = usage_message(licence.claims["lid"], status, nonce, checked_at, bound_at, fp_digest(self.fingerprint), pairs, meters)
+        same_ids = [event_id for event_id, _ in pairs] == [event["id"] for event in events]
+        if not same_ids or message is None or _parse_time(checked_at) is None or not verify_signature(message, receipt, self._keys):
+            raise LicensorError("BAD_RECEIPT", "the usage receipt does not verify for this licence, nonce, machine and events")
+        return SignedUsage(status, bound_at, pairs, meters)
 
     def _ask(self, endpoint: str, extra: Mapping[str, str]) -> CheckResult:
         now = self.now_ms()
@@ -568,7 +689,7 @@ class LicenceClient:
             return result
         return replace(result, state="VALID", reasons=[], air_gapped=True)
 
-    def _post(self, endpoint: str, body: Mapping[str, str]) -> dict[str, Any]:
+    def _post(self, endpoint: str, body: Mapping[str, Any]) -> dict[str, Any]:
         return post_json(f"{self._url}/{endpoint}", self._check_token, body, self._timeout)
 
     def _verify_answer(self, body: Mapping[str, Any], licence: LicenceVerification, nonce: str, now: int) -> tuple[VerifiedAnswer, int]:

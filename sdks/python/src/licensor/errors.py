@@ -19,6 +19,7 @@ ErrorCode = Literal[
     "BAD_ACTIVATION",
     "TRIALS_OFF",
     "TRIAL_USED",
+    "QUEUE_FULL",
 ]
 
 
@@ -41,8 +42,9 @@ class LicensorError(Exception):
     - ``TRIALS_OFF``: start_trial() was refused: the product offers no trials now (DESIGN 18).
     - ``TRIAL_USED``: start_trial() was refused: a machine like this one already had a trial
       (``matched`` names the equal fingerprint components).
+    - ``QUEUE_FULL``: record_usage() found 1,000 events of this licence still waiting to be sent.
 
-    ``retry_after_seconds`` is an HTTP 429's ``Retry-After`` (a trial limit), else None.
+    ``retry_after_seconds`` is an HTTP 429's ``Retry-After`` (a trial limit, a usage rate), else None.
 
     ``LicenceClient.check()`` never raises it for what the service does: those answers are data.
     """

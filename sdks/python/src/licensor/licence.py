@@ -32,6 +32,14 @@ LicenceRefusal = Literal["MALFORMED", "BAD_SIGNATURE", "WRONG_PRODUCT", "NOT_YET
 CLAIM_NAMES = ("v", "lid", "prd", "org", "typ", "act", "lic", "iat", "nbf", "exp", "grace", "fp", "fpn", "mm", "chk", "max")
 #: What a floating licence (``v`` 5, DESIGN 13) adds after ``max``; in ``v`` 3 and 4 they are parameters.
 FLOATING_CLAIM_NAMES = ("lse", "brw")
+
+
+def is_meter_claim(value: object) -> bool:
+    """``mtr`` is the meters claim (DESIGN 19) exactly when it is a non-empty list of objects, which
+    no parameter's value is; a product's parameter that kept the name stays a parameter."""
+    return isinstance(value, list) and bool(value) and all(isinstance(item, dict) for item in value)
+
+
 LEASE_SECONDS_RANGE = (60, 3_600)
 BORROW_SECONDS_MAX = 2_592_000
 #: The service's default fingerprintNeed, used when a licence signs ``fp`` without ``fpn``.
@@ -222,7 +230,7 @@ def verify_licence(
         reasons=reasons,
         claims=claims,
         # A trial's ``trl`` is its claim (DESIGN 18); a product whose parameter kept the name has no trials.
-        params={key: value for key, value in claims.items() if key not in reserved and not (key == "trl" and claims["trl"] is True)},
+        params={key: value for key, value in claims.items() if key not in reserved and not (key == "trl" and claims["trl"] is True) and not (key == "mtr" and is_meter_claim(value))},
         status=status,
         starts_at=_date(claims.get("nbf")),
         expires_at=_date(claims.get("exp")),

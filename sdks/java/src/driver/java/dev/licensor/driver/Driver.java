@@ -10,6 +10,8 @@ import dev.licensor.sdk.LicensorException;
 import dev.licensor.sdk.ReleaseResult;
 import dev.licensor.sdk.StateStore;
 import dev.licensor.sdk.LicenceVerification;
+import dev.licensor.sdk.NoAnswer;
+import dev.licensor.sdk.UsageReport;
 import dev.licensor.sdk.TrialStart;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -25,6 +27,7 @@ import java.time.format.DateTimeFormatter;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * The Java SDK's driver (DESIGN.md 16): one JSON request a line on stdin, one JSON answer a line
@@ -161,6 +164,11 @@ public final class Driver {
                 return Map.of("code", client().deactivateAirGapped().text());
             case "borrow":
                 return check(client().borrow(instant(request, "until")));
+            case "recordUsage":
+                // Handed over as given (an integer), so the SDK itself refuses a bad meter or amount.
+                return usage(client().recordUsage(text(request, "meter", true), request.containsKey("amount") ? integer(request, "amount") : 1));
+            case "usage":
+                return usage(client().usage());
             default:
                 throw new BadRequest("unknown op \"" + op + "\"");
         }
@@ -243,12 +251,7 @@ public final class Driver {
         result.put("fresh", check.fresh().orElse(null));
         result.put("clockRollback", check.clockRollback());
         result.put("ageSeconds", check.ageSeconds().isPresent() ? (Object) check.ageSeconds().getAsDouble() : null);
-        result.put("noAnswer", check.noAnswer().map(none -> {
-            Map<String, Object> noAnswer = new LinkedHashMap<>();
-            noAnswer.put("code", none.code().name());
-            none.status().ifPresent(status -> noAnswer.put("status", (long) status));
-            return (Object) noAnswer;
-        }).orElse(null));
+        result.put("noAnswer", noAnswer(check.noAnswer()));
         result.put("renewed", check.renewed());
         result.put("airGapped", check.airGapped());
         result.put("leaseEndsAt", check.leaseEndsAt().map(ISO::format).orElse(null));
@@ -259,6 +262,52 @@ public final class Driver {
             block.put("converted", trial.converted());
             return (Object) block;
         }).orElse(null));
+        return result;
+    }
+
+    /** {@code {code, status?}}, or null. */
+    private static Object noAnswer(Optional<NoAnswer> none) {
+        return none.map(n -> {
+            Map<String, Object> noAnswer = new LinkedHashMap<>();
+            noAnswer.put("code", n.code().name());
+            n.status().ifPresent(status -> noAnswer.put("status", (long) status));
+            return (Object) noAnswer;
+        }).orElse(null);
+    }
+
+    /** DESIGN.md 19's {licensed, reason, events, meters, fresh, pending, noAnswer}. */
+    private static Map<String, Object> usage(UsageReport report) {
+        Map<String, Object> result = new LinkedHashMap<>();
+        result.put("licensed", report.licensed().orElse(null));
+        result.put("reason", report.reason().map(Enum::name).orElse(null));
+        List<Object> events = new java.util.ArrayList<>();
+        for (UsageReport.Event e : report.events()) {
+            Map<String, Object> event = new LinkedHashMap<>();
+            event.put("id", e.id());
+            event.put("meter", e.meter());
+            event.put("amount", e.amount());
+            event.put("result", e.result());
+            events.add(event);
+        }
+        result.put("events", events);
+        result.put("meters", report.meters().map(meters -> {
+            List<Object> list = new java.util.ArrayList<>();
+            for (UsageReport.Balance m : meters) {
+                Map<String, Object> meter = new LinkedHashMap<>();
+                meter.put("key", m.key());
+                meter.put("used", m.used());
+                meter.put("limit", m.limit().orElse(null));
+                meter.put("overage", m.overage().orElse(null));
+                meter.put("remaining", m.remaining().orElse(null));
+                meter.put("resetsAt", m.resetsAt().orElse(null));
+                meter.put("pending", m.pending());
+                list.add(meter);
+            }
+            return (Object) list;
+        }).orElse(null));
+        result.put("fresh", report.fresh().orElse(null));
+        result.put("pending", (long) report.pending());
+        result.put("noAnswer", noAnswer(report.noAnswer()));
         return result;
     }
 

@@ -70,7 +70,7 @@ final class CheckApi {
         boolean trial = "trial".equals(endpoint);
         if (response.statusCode() != 200 && !(trial && response.statusCode() == 201)) {
             if (trial) throw trialRefusal(response);
-            throw new LicensorException(LicensorException.Reason.HTTP_STATUS, "the service answered " + response.statusCode(), response.statusCode());
+            throw new LicensorException(LicensorException.Reason.HTTP_STATUS, "the service answered " + response.statusCode(), response.statusCode(), List.of(), retryAfterSeconds(response));
         }
         try {
             return new Answer(response.statusCode(), Json.parseObject(response.body()));
@@ -97,9 +97,12 @@ final class CheckApi {
             return new LicensorException(LicensorException.Reason.TRIAL_USED, message, null, matched, null);
         }
         if (status == 403 && "TRIALS_OFF".equals(reason)) return new LicensorException(LicensorException.Reason.TRIALS_OFF, message);
-        Integer retryAfter = null;
+        return new LicensorException(LicensorException.Reason.HTTP_STATUS, message, status, List.of(), retryAfterSeconds(response));
+    }
+
+    /** A 429's Retry-After (a trial limit, a usage rate): whole seconds only; an absent or other header says nothing. */
+    private static Integer retryAfterSeconds(HttpResponse<String> response) {
         String header = response.headers().firstValue("retry-after").orElse("").trim();
-        if (status == 429 && header.matches("[0-9]{1,9}")) retryAfter = Integer.valueOf(header);
-        return new LicensorException(LicensorException.Reason.HTTP_STATUS, message, status, List.of(), retryAfter);
+        return response.statusCode() == 429 && header.matches("[0-9]{1,9}") ? Integer.valueOf(header) : null;
     }
 }

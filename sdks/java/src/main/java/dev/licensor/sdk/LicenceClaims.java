@@ -234,6 +234,27 @@ public final class LicenceClaims {
         return Boolean.TRUE.equals(all.get("trl")) && expiresAt().isPresent();
     }
 
+    /**
+     * A signed meter ({@code mtr}, DESIGN.md 19): {@code period} NONE, DAY, MONTH or YEAR; {@code limit}
+     * empty is unlimited, {@code overage} empty no ceiling.
+     */
+    public record Meter(String key, String period, Optional<Long> limit, Optional<Long> overage) {}
+
+    /** {@code mtr}: the licence's meters in signed order; none when absent or not of that form. */
+    public List<Meter> meters() {
+        if (!(all.get("mtr") instanceof List)) return List.of();
+        List<Meter> meters = new java.util.ArrayList<>();
+        for (Object item : (List<?>) all.get("mtr")) {
+            if (!(item instanceof Map) || ((Map<?, ?>) item).size() != 4) return List.of();
+            Map<?, ?> m = (Map<?, ?>) item;
+            Object k = m.get("k"), p = m.get("p"), l = m.get("l"), o = m.get("o");
+            boolean counts = m.containsKey("l") && m.containsKey("o") && (l == null || l instanceof Long && (Long) l >= 0) && (o == null || o instanceof Long && (Long) o >= 0);
+            if (!(k instanceof String) || !List.of("NONE", "DAY", "MONTH", "YEAR").contains(p) || !counts) return List.of();
+            meters.add(new Meter((String) k, (String) p, Optional.ofNullable((Long) l), Optional.ofNullable((Long) o)));
+        }
+        return List.copyOf(meters);
+    }
+
     /** The product's parameters in signed order (strings, {@link Long}s, booleans, lists of strings). */
     public Map<String, Object> params() {
         Map<String, Object> params = new LinkedHashMap<>();
@@ -242,9 +263,18 @@ public final class LicenceClaims {
         boolean trial = Boolean.TRUE.equals(all.get("trl"));
         for (Map.Entry<String, Object> entry : all.entrySet()) {
             String key = entry.getKey();
-            if (!ISSUER_CLAIMS.contains(key) && !(floating && FLOATING_CLAIMS.contains(key)) && !(trial && key.equals("trl"))) params.put(key, entry.getValue());
+            boolean meters = "mtr".equals(key) && isMeterClaim(entry.getValue());
+            if (!ISSUER_CLAIMS.contains(key) && !(floating && FLOATING_CLAIMS.contains(key)) && !(trial && key.equals("trl")) && !meters) params.put(key, entry.getValue());
         }
         return Collections.unmodifiableMap(params);
+    }
+
+    /**
+     * {@code mtr} is the meters claim (DESIGN.md 19) exactly when it is a non-empty list of objects,
+     * which no parameter's value is; a product's parameter that kept the name stays a parameter.
+     */
+    private static boolean isMeterClaim(Object value) {
+        return value instanceof List<?> list && !list.isEmpty() && list.stream().allMatch(item -> item instanceof Map);
     }
 
     /** Every claim in signed order, as parsed from the payload. */

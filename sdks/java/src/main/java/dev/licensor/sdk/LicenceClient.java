@@ -50,6 +50,10 @@ public final class LicenceClient {
     private String licence;
     /** The newest term seen by this client, beside the one remembered in the store. */
     private long newestIat;
+    /** This client's last verified usage answer (DESIGN.md 19). */
+    private SignedUsage lastUsage;
+    /** Nothing is sent to the usage endpoint before this time (ms), after a 429's Retry-After. */
+    private long usageRetryAt;
 
     private LicenceClient(Builder b, boolean trial) throws LicensorException {
         // A trial's client gets its licence from the service, and pins the product instead.
@@ -512,6 +516,203 @@ public final class LicenceClient {
         return new CheckResult(rollback ? CheckState.STALE : CheckState.VALID, List.of(), result.licence(), result.answer(), result.noAnswer(),
             result.ageSeconds(), rollback || result.clockRollback(), result.renewed(), result.serverReason(), result.storeError(), result.leaseEndsAt(), !rollback,
             result.trial());
+    }
+
+    /**
+     * Counts {@code amount} (1 to 10^9) of {@code meter} for this licence (DESIGN.md 19): the event
+     * is written to this machine's queue ({@code <stateDir>/usage/<lid>/}) before anything is sent,
+     * then the queue is sent oldest first, and an event leaves it only when a verified receipt
+     * gives it a final result, so a crash or an unreachable service loses nothing and a resend
+     * counts nothing twice. The service's failures are {@link UsageReport#noAnswer()}, never thrown.
+     *
+     * @throws LicensorException, adding nothing: {@code INVALID_OPTIONS} (a meter that is not a key, an
+     *     amount out of range, a memory-only store), {@code NOT_CHECKABLE} (OFFLINE), {@code BAD_LICENCE},
+     *     {@code QUEUE_FULL} (1,000 queued events)
+     */
+    public synchronized UsageReport recordUsage(String meter, long amount) throws LicensorException {
+        if (meter == null || !UsageQueue.METER_KEY.matcher(meter).matches()) {
+            throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "meter must be a meter key: a letter, then up to 63 letters, digits, \"_\", \".\" or \"-\"");
+        }
+        if (amount < 1 || amount > UsageQueue.MAX_AMOUNT) throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "amount must be an integer from 1 to " + UsageQueue.MAX_AMOUNT);
+        LicenceClaims claims = usageClaims();
+        UsageQueue queue = usageQueue(claims);
+        if (queue == null) throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "usage events are queued on disk before they are sent: recordUsage needs a file state store");
+        StateStore.State state = loadState(claims);
+        String at = ISO.format(Instant.ofEpochMilli(serviceNow(state.offsetMs() == null ? 0 : state.offsetMs(), clock.millis())));
+        try {
+            queue.add(meter, amount, at);
+        } catch (IOException failed) {
+            throw new UncheckedIOException(failed);
+        }
+        return sendUsage(claims, queue);
+    }
+
+    /** {@link #recordUsage(String, long)} with amount 1. */
+    public synchronized UsageReport recordUsage(String meter) throws LicensorException {
+        return recordUsage(meter, 1);
+    }
+
+    /**
+     * Sends this licence's queued events (or none, to read the balances) and reports as {@link #recordUsage} does.
+     *
+     * @throws LicensorException {@code NOT_CHECKABLE} or {@code BAD_LICENCE}
+     */
+    public synchronized UsageReport usage() throws LicensorException {
+        LicenceClaims claims = usageClaims();
+        return sendUsage(claims, usageQueue(claims));
+    }
+
+    private LicenceClaims usageClaims() throws LicensorException {
+        LicenceVerification verified = verify(licence, clock.millis());
+        LicenceClaims claims = verified.claims().orElseThrow(() -> new LicensorException(LicensorException.Reason.BAD_LICENCE,
+            "the licence in use does not verify: " + verified.message().orElse("")));
+        if (claims.type().map("OFFLINE"::equals).orElse(false)) throw new LicensorException(LicensorException.Reason.NOT_CHECKABLE, "an OFFLINE licence has no meters and no check path");
+        return claims;
+    }
+
+    /** The licence's usage queue, or null with a memory-only store. */
+    private UsageQueue usageQueue(LicenceClaims claims) throws LicensorException {
+        try {
+            Path directory = store.usageDirectory(claims.lid());
+            return directory == null ? null : new UsageQueue(directory);
+        } catch (IOException unnamable) {
+            throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, unnamable.getMessage());
+        }
+    }
+
+    /** The signed part of a verified usage answer. */
+    private record SignedUsage(String lid, String status, String boundAt, List<String[]> events, List<UsageReport.Balance> meters) {}
+
+    /** Sends the queue in batches until it is empty, an answer is missing or an event is NOT_LICENSED. */
+    private UsageReport sendUsage(LicenceClaims claims, UsageQueue queue) {
+        List<UsageQueue.Event> queued = queue == null ? List.of() : queue.events();
+        Map<String, String> results = new java.util.HashMap<>();
+        NoAnswer noAnswer = null;
+        IOException storeError = null;
+        boolean fresh = false;
+        if (clock.millis() < usageRetryAt) {
+            noAnswer = new NoAnswer(LicensorException.Reason.HTTP_STATUS, Optional.of(429), "the service asked to wait before sending usage again");
+        } else {
+            for (int offset = 0; offset == 0 || offset < queued.size(); offset += UsageQueue.BATCH) {
+                SignedUsage answer;
+                try {
+                    answer = postUsage(claims, queued.subList(offset, Math.min(queued.size(), offset + UsageQueue.BATCH)));
+                } catch (LicensorException refused) {
+                    noAnswer = new NoAnswer(refused.reason(), Optional.ofNullable(refused.status()), refused.getMessage());
+                    if (Integer.valueOf(429).equals(refused.status())) {
+                        usageRetryAt = clock.millis() + (refused.retryAfterSeconds() == null ? 60 : refused.retryAfterSeconds()) * 1000L;
+                    }
+                    break;
+                }
+                fresh = true;
+                lastUsage = answer;
+                boolean notLicensed = false;
+                for (String[] event : answer.events()) {
+                    results.put(event[0], event[1]);
+                    // Every verified result is final but NOT_LICENSED (DESIGN.md 19).
+                    if ("NOT_LICENSED".equals(event[1])) notLicensed = true;
+                    else {
+                        try {
+                            queue.remove(event[0]);
+                        } catch (IOException failed) {
+                            storeError = failed;
+                        }
+                    }
+                }
+                if (notLicensed) break;
+            }
+        }
+        List<UsageReport.Event> events = new ArrayList<>();
+        Map<String, Long> waiting = new java.util.HashMap<>();
+        for (UsageQueue.Event e : queued) {
+            String result = results.getOrDefault(e.id(), UsageReport.QUEUED);
+            if (result.equals(UsageReport.QUEUED) || result.equals("NOT_LICENSED")) waiting.merge(e.meter(), e.amount(), Long::sum);
+            events.add(new UsageReport.Event(e.id(), e.meter(), e.amount(), result));
+        }
+        SignedUsage kept = lastUsage != null && lastUsage.lid().equals(claims.lid()) ? lastUsage : null;
+        Optional<Boolean> licensed = Optional.empty();
+        Optional<CheckResult.Reason> reason = Optional.empty();
+        Optional<List<UsageReport.Balance>> meters = Optional.empty();
+        if (kept != null) {
+            boolean grants = (kept.status().equals("ACTIVE") || kept.status().equals("GRACE")) && !kept.boundAt().isEmpty();
+            licensed = Optional.of(grants);
+            if (!grants) reason = Optional.of(signedReason(kept.status()));
+            List<UsageReport.Balance> balances = new ArrayList<>();
+            for (UsageReport.Balance m : kept.meters()) {
+                balances.add(new UsageReport.Balance(m.key(), m.used(), m.limit(), m.overage(), m.remaining(), m.resetsAt(), waiting.getOrDefault(m.key(), 0L)));
+            }
+            meters = Optional.of(List.copyOf(balances));
+        }
+        int pending = queue == null ? 0 : UsageQueue.pendingElsewhere(queue.directory.getParent(), claims.lid());
+        return new UsageReport(licensed, reason, List.copyOf(events), meters, kept == null ? Optional.empty() : Optional.of(fresh), pending,
+            Optional.ofNullable(noAnswer), Optional.ofNullable(storeError));
+    }
+
+    /**
+     * One usage request with a fresh nonce; its signed part once the SVCU1 receipt verifies,
+     * rebuilt from the licence's lid, the nonce sent, this machine's fpDigest and the ids sent in
+     * order, so an answer to another licence, request, machine or batch cannot verify.
+     */
+    private SignedUsage postUsage(LicenceClaims claims, List<UsageQueue.Event> batch) throws LicensorException {
+        String nonce = nonce();
+        Map<String, Object> sent = new LinkedHashMap<>();
+        sent.put("license", licence);
+        sent.put("fingerprint", fingerprint());
+        sent.put("nonce", nonce);
+        List<Object> events = new ArrayList<>();
+        for (UsageQueue.Event e : batch) events.add(e.json());
+        sent.put("events", events);
+        Map<String, Object> body = api.post("usage", sent);
+        Object status = body.containsKey("status") ? body.get("status") : "";
+        Object boundAt = body.containsKey("boundAt") ? body.get("boundAt") : "";
+        Object checkedAt = body.get("checkedAt");
+        Object receipt = body.get("receipt");
+        List<String[]> answered = new ArrayList<>();
+        List<UsageReport.Balance> meters = new ArrayList<>();
+        boolean listed = readUsageLists(body, answered, meters);
+        if (!(status instanceof String && boundAt instanceof String && checkedAt instanceof String && receipt instanceof String) || !listed) {
+            throw new LicensorException(LicensorException.Reason.BAD_RESPONSE, "the usage answer lacks the receipt fields");
+        }
+        boolean sameIds = answered.size() == batch.size();
+        for (int i = 0; sameIds && i < batch.size(); i++) sameIds = answered.get(i)[0].equals(batch.get(i).id());
+        byte[] message = UsageQueue.receiptMessage(claims.lid(), (String) status, nonce, (String) checkedAt, (String) boundAt, Fingerprint.digest(fingerprint()), answered, meters);
+        byte[] signature = Base64Url.decode((String) receipt);
+        if (!sameIds || message == null || signature == null || parseTime((String) checkedAt) == null || !keys.verify(message, signature)) {
+            throw new LicensorException(LicensorException.Reason.BAD_RECEIPT, "the usage receipt does not verify for this licence, nonce, machine and events");
+        }
+        return new SignedUsage(claims.lid(), (String) status, (String) boundAt, List.copyOf(answered), List.copyOf(meters));
+    }
+
+    /** Reads the answer's events as {id, result} and meters as their signed fields; false when either is not of that form. */
+    private static boolean readUsageLists(Map<String, Object> body, List<String[]> events, List<UsageReport.Balance> meters) {
+        if (!(body.get("events") instanceof List) || !(body.get("meters") instanceof List)) return false;
+        for (Object item : (List<?>) body.get("events")) {
+            if (!(item instanceof Map)) return false;
+            Object id = ((Map<?, ?>) item).get("id"), result = ((Map<?, ?>) item).get("result");
+            if (!(id instanceof String) || !(result instanceof String)) return false;
+            events.add(new String[] {(String) id, (String) result});
+        }
+        for (Object item : (List<?>) body.get("meters")) {
+            if (!(item instanceof Map)) return false;
+            Map<?, ?> m = (Map<?, ?>) item;
+            Object key = m.get("key"), used = m.get("used"), resetsAt = m.get("resetsAt");
+            if (!(key instanceof String) || !(used instanceof Long) || (Long) used < 0 || !(resetsAt == null || resetsAt instanceof String)) return false;
+            List<Optional<Long>> counts = countsOf(m);
+            if (counts == null) return false;
+            meters.add(new UsageReport.Balance((String) key, (Long) used, counts.get(0), counts.get(1), counts.get(2), Optional.ofNullable((String) resetsAt), 0));
+        }
+        return true;
+    }
+
+    /** limit, overage and remaining: each null or an integer of at least 0; null when one is neither. */
+    private static List<Optional<Long>> countsOf(Map<?, ?> meter) {
+        List<Optional<Long>> counts = new ArrayList<>();
+        for (String name : new String[] {"limit", "overage", "remaining"}) {
+            Object value = meter.get(name);
+            if (value != null && (!(value instanceof Long) || (Long) value < 0)) return null;
+            counts.add(Optional.ofNullable((Long) value));
+        }
+        return counts;
     }
 
     /**

@@ -39,7 +39,9 @@ public final class LicensorException extends Exception {
         /** A trial start was refused: the product offers no trials now (DESIGN.md 18). */
         TRIALS_OFF,
         /** A trial start was refused: a machine like this one already had a trial ({@link #matched()} says what matched). */
-        TRIAL_USED
+        TRIAL_USED,
+        /** {@link LicenceClient#recordUsage} found 1,000 events of this licence still waiting to be sent. */
+        QUEUE_FULL
     }
 
     private final Reason reason;
@@ -68,7 +70,7 @@ public final class LicensorException extends Exception {
         return matched;
     }
 
-    /** An HTTP 429's {@code Retry-After} in seconds (a trial limit), else null. */
+    /** An HTTP 429's {@code Retry-After} in seconds (a trial limit, a usage rate), else null. */
     public Integer retryAfterSeconds() {
         return retryAfterSeconds;
     }

@@ -45,6 +45,14 @@ public abstract class StateStore {
     /** The product's directory, where the air-gap files live (DESIGN.md 14); null for a memory-only store. */
     abstract Path productDirectory(String slug, String productKey) throws IOException;
 
+    /** The licence's queue of usage events, {@code <root>/usage/<lid>} (DESIGN.md 19); null for a memory-only store. */
+    abstract Path usageDirectory(String lid) throws IOException;
+
+    /** Creates the directory and its missing parents, private (0700) where the file system allows. */
+    static void createDirectories(Path directory) throws IOException {
+        Files_.createPrivateDirectories(directory);
+    }
+
     /** Work done holding a lock file. */
     interface Locked<T> {
         T run() throws IOException, LicensorException;
@@ -133,6 +141,11 @@ public abstract class StateStore {
 
         @Override
         Path productDirectory(String slug, String productKey) {
+            return null;
+        }
+
+        @Override
+        Path usageDirectory(String lid) {
             return null;
         }
     }
@@ -244,6 +257,12 @@ public abstract class StateStore {
         @Override
         Path productDirectory(String slug, String productKey) throws IOException {
             return directory(slug, productKey, "air-gap");
+        }
+
+        @Override
+        Path usageDirectory(String lid) throws IOException {
+            directory("usage", "usage", lid);
+            return root.resolve("usage").resolve(lid);
         }
 
         /** A new file, private from the start where the file system has POSIX permissions, flushed to disk. */

@@ -33,6 +33,8 @@ final class FakeService implements AutoCloseable {
     final List<String> authorizations = new ArrayList<>();
     private final HttpServer server;
     volatile Function<Map<String, Object>, Reply> handler = request -> new Reply(503, "{\"error\":\"down\"}");
+    /** Sent with every answer (a 429's Retry-After). */
+    volatile Map<String, String> headers = Map.of();
 
     FakeService(Map<String, Object> algorithm) throws IOException {
         this.algorithm = algorithm;
@@ -54,6 +56,7 @@ final class FakeService implements AutoCloseable {
             byte[] bytes = reply.body().getBytes(StandardCharsets.UTF_8);
             exchange.getResponseHeaders().add("Content-Type", "application/json");
             reply.headers().forEach(exchange.getResponseHeaders()::add);
+            headers.forEach((name, value) -> exchange.getResponseHeaders().add(name, value));
             exchange.sendResponseHeaders(reply.status(), bytes.length);
             try (OutputStream out = exchange.getResponseBody()) {
                 out.write(bytes);
@@ -92,6 +95,49 @@ final class FakeService implements AutoCloseable {
             throw new IllegalStateException(impossible);
         }
         body.putAll(extra);
+        return new Reply(200, Json.write(body));
+    }
+
+    /**
+     * A usage answer as DESIGN.md 19 has the service sign it (SVCU1): each event's result from
+     * {@code result}, the meter {@code exports} (limit 1000) at {@code used}; {@code key} signs it.
+     */
+    Reply usageAnswer(Map<String, Object> request, String lid, String status, long used, Function<Map<String, Object>, String> result, Map<String, Object> key) {
+        String checked = ISO.format(Instant.ofEpochMilli(ServiceTest.NOW));
+        List<String[]> events = new ArrayList<>();
+        List<Object> answered = new ArrayList<>();
+        for (Object item : (List<?>) request.get("events")) {
+            @SuppressWarnings("unchecked")
+            Map<String, Object> event = (Map<String, Object>) item;
+            String outcome = result.apply(event);
+            events.add(new String[] {(String) event.get("id"), outcome});
+            answered.add(Map.of("id", event.get("id"), "result", outcome, "duplicate", false));
+        }
+        UsageReport.Balance meter = new UsageReport.Balance("exports", used, java.util.Optional.of(1000L), java.util.Optional.of(0L),
+            java.util.Optional.of(1000 - used), java.util.Optional.of("2026-12-01T00:00:00.000Z"), 0);
+        byte[] message = UsageQueue.receiptMessage(lid, status, (String) request.get("nonce"), checked, "2026-01-05T09:30:12.345Z",
+            Fingerprint.digest((String) request.get("fingerprint")), events, List.of(meter));
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("lid", lid);
+        body.put("status", status);
+        body.put("nonce", request.get("nonce"));
+        body.put("checkedAt", checked);
+        body.put("boundAt", "2026-01-05T09:30:12.345Z");
+        body.put("events", answered);
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("key", "exports");
+        m.put("label", "Exports");
+        m.put("used", used);
+        m.put("limit", 1000L);
+        m.put("overage", 0L);
+        m.put("remaining", 1000 - used);
+        m.put("resetsAt", "2026-12-01T00:00:00.000Z");
+        body.put("meters", List.of(m));
+        try {
+            body.put("receipt", Base64Url.encode(Vectors.sign(key, message)));
+        } catch (Exception impossible) {
+            throw new IllegalStateException(impossible);
+        }
         return new Reply(200, Json.write(body));
     }
 
