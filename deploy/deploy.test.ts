@@ -47,7 +47,10 @@ function withTool(reason: string | null, name: string, test: () => void | Promis
 
 /** Dockerfile instructions, continuation lines joined, comments dropped, per stage. */
 function dockerfileStages(text: string) {
-  const lines = text.replace(/\\\n/g, ' ').split('\n').filter((line) => line.trim() !== '' && !line.trimStart().startsWith('#'));
+  const lines = text
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .filter((line) => line.trim() !== '' && !line.trimStart().startsWith('#'));
   const stages: Array<Array<{ op: string; args: string }>> = [];
   for (const line of lines) {
     const [, op = '', args = ''] = /^\s*(\S+)\s+(.*)$/.exec(line) ?? [];
@@ -77,7 +80,8 @@ describe('Dockerfile', () => {
     expect(fromBuild).not.toContain(undefined);
     // `npm run build` (run before the tests) leaves exactly what the build stage's npm ci makes.
     for (const source of fromBuild) expect(existsSync(path.join(root, source!)), source).toBe(true);
-    for (const needed of ['node_modules', 'bin', 'packages/server/dist', 'packages/protocol/dist', 'packages/console/dist']) expect(fromBuild).toContain(needed);
+    for (const needed of ['node_modules', 'bin', 'packages/server/dist', 'packages/protocol/dist', 'packages/console/dist'])
+      expect(fromBuild).toContain(needed);
     const ignored = read('Dockerfile.dockerignore').split('\n');
     for (const pattern of ['**/node_modules', '**/dist', 'data']) expect(ignored).toContain(pattern);
   });
@@ -129,7 +133,11 @@ describe('compose.yaml', () => {
     for (const name of instances) {
       const service = compose.services[name];
       expect(service.env_file).toBe('licensor.env');
-      expect(service.environment).toMatchObject({ LICENSOR_TRUST_PROXY: 'true', LICENSOR_ARTIFACT_DIR: '/var/lib/licensor/artifacts', REDIS_URL: 'redis://redis:6379' });
+      expect(service.environment).toMatchObject({
+        LICENSOR_TRUST_PROXY: 'true',
+        LICENSOR_ARTIFACT_DIR: '/var/lib/licensor/artifacts',
+        REDIS_URL: 'redis://redis:6379',
+      });
       expect(service.environment.DATABASE_URL).toMatch(/^postgres:\/\/licensor:\$\{POSTGRES_PASSWORD:\?[^}]+\}@postgres:5432\/licensor$/);
       expect(service.volumes).toContain('artifacts:/var/lib/licensor/artifacts');
       expect(service.read_only).toBe(true);
@@ -146,7 +154,10 @@ describe('compose.yaml', () => {
     mkdirSync(path.join(folder, 'deploy'));
     for (const file of ['compose.yaml', 'nginx.conf']) copyFileSync(path.join(here, file), path.join(folder, 'deploy', file));
     writeFileSync(path.join(folder, 'deploy/.env'), read('.env.example').replace('POSTGRES_PASSWORD=', 'POSTGRES_PASSWORD=pg-secret'));
-    writeFileSync(path.join(folder, 'deploy/licensor.env'), read('licensor.env.example').replace('LICENSOR_MASTER_KEY=', `LICENSOR_MASTER_KEY=${Buffer.alloc(32, 7).toString('base64')}`));
+    writeFileSync(
+      path.join(folder, 'deploy/licensor.env'),
+      read('licensor.env.example').replace('LICENSOR_MASTER_KEY=', `LICENSOR_MASTER_KEY=${Buffer.alloc(32, 7).toString('base64')}`),
+    );
     const config = spawnSync('docker-compose', ['-f', 'deploy/compose.yaml', 'config'], { cwd: folder, encoding: 'utf8' });
     expect(config.status, config.stderr).toBe(0);
     const resolved = load(config.stdout) as any;
@@ -160,7 +171,11 @@ describe('compose.yaml', () => {
     expect(resolved.services.proxy.ports).toEqual([expect.objectContaining({ published: 8080, target: 80 })]);
     // Without the password compose refuses to start, naming the file to set it in.
     rmSync(path.join(folder, 'deploy/.env'));
-    const refused = spawnSync('docker-compose', ['-f', 'deploy/compose.yaml', 'config'], { cwd: folder, encoding: 'utf8', env: { ...process.env, POSTGRES_PASSWORD: '' } });
+    const refused = spawnSync('docker-compose', ['-f', 'deploy/compose.yaml', 'config'], {
+      cwd: folder,
+      encoding: 'utf8',
+      env: { ...process.env, POSTGRES_PASSWORD: '' },
+    });
     expect(refused.status).not.toBe(0);
     expect(refused.stderr).toContain('set POSTGRES_PASSWORD in deploy/.env');
   });
@@ -187,7 +202,9 @@ describe('nginx.conf', () => {
     };
     const grant = `SVCG1.${'a'.repeat(40)}.${'b'.repeat(43)}`;
     expect(logged(`/o/acme/api/public/downloads/${grant}/app-1.2.0.dmg`)).toBe(`/o/acme/api/public/downloads/${grant.slice(0, 12)}…/app-1.2.0.dmg`);
-    expect(logged(`/o/acme/api/public/feeds/${'f'.repeat(64)}/electron/latest.yml?x=1`)).toBe(`/o/acme/api/public/feeds/${'f'.repeat(12)}…/electron/latest.yml?x=1`);
+    expect(logged(`/o/acme/api/public/feeds/${'f'.repeat(64)}/electron/latest.yml?x=1`)).toBe(
+      `/o/acme/api/public/feeds/${'f'.repeat(12)}…/electron/latest.yml?x=1`,
+    );
     expect(logged('/o/acme/api/licenses?q=x')).toBe('/o/acme/api/licenses?q=x');
   });
 });
@@ -195,55 +212,71 @@ describe('nginx.conf', () => {
 describe('Kubernetes base', () => {
   const kustomize = missing('kubectl', ['version', '--client']);
 
-  withTool(kustomize, 'renders with kubectl kustomize into objects that pass the Kubernetes schemas', () => {
-    const rendered = spawnSync('kubectl', ['kustomize', path.join(here, 'kubernetes')], { encoding: 'utf8' });
-    expect(rendered.status, rendered.stderr).toBe(0);
-    const objects = loadAll(rendered.stdout) as any[];
-    const models: Record<string, new (data: never) => { validate(): void }> = {
-      'v1/ConfigMap': ConfigMap, 'v1/Service': Service, 'v1/PersistentVolumeClaim': PersistentVolumeClaim,
-      'apps/v1/Deployment': Deployment, 'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
-    };
-    const byKind = new Map<string, any>();
-    for (const object of objects) {
-      const Model = models[`${object.apiVersion}/${object.kind}`];
-      expect(Model, `${object.apiVersion} ${object.kind}`).toBeDefined();
-      expect(() => new Model!(object as never).validate(), `${object.kind} ${object.metadata.name}`).not.toThrow();
-      byKind.set(object.kind, object);
-    }
-    expect([...byKind.keys()].sort()).toEqual(['ConfigMap', 'Deployment', 'PersistentVolumeClaim', 'PodDisruptionBudget', 'Service']);
+  withTool(
+    kustomize,
+    'renders with kubectl kustomize into objects that pass the Kubernetes schemas',
+    () => {
+      const rendered = spawnSync('kubectl', ['kustomize', path.join(here, 'kubernetes')], { encoding: 'utf8' });
+      expect(rendered.status, rendered.stderr).toBe(0);
+      const objects = loadAll(rendered.stdout) as any[];
+      const models: Record<string, new (data: never) => { validate(): void }> = {
+        'v1/ConfigMap': ConfigMap,
+        'v1/Service': Service,
+        'v1/PersistentVolumeClaim': PersistentVolumeClaim,
+        'apps/v1/Deployment': Deployment,
+        'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
+      };
+      const byKind = new Map<string, any>();
+      for (const object of objects) {
+        const Model = models[`${object.apiVersion}/${object.kind}`];
+        expect(Model, `${object.apiVersion} ${object.kind}`).toBeDefined();
+        expect(() => new Model!(object as never).validate(), `${object.kind} ${object.metadata.name}`).not.toThrow();
+        byKind.set(object.kind, object);
+      }
+      expect([...byKind.keys()].sort()).toEqual(['ConfigMap', 'Deployment', 'PersistentVolumeClaim', 'PodDisruptionBudget', 'Service']);
 
-    const deployment = byKind.get('Deployment');
-    expect(deployment.spec.replicas).toBe(2);
-    // DESIGN 17: every old instance stops before the first new one migrates.
-    expect(deployment.spec.strategy).toEqual({ type: 'Recreate' });
-    const pod = deployment.spec.template;
-    const [container] = pod.spec.containers;
-    expect(container.readinessProbe.httpGet.path).toBe('/readyz');
-    expect(container.livenessProbe.httpGet.path).toBe('/healthz');
-    expect(container.resources.requests).toEqual({ cpu: expect.any(String), memory: expect.any(String) });
-    expect(container.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
-    expect(pod.spec.securityContext.runAsNonRoot).toBe(true);
-    expect(container.envFrom).toEqual([{ configMapRef: { name: 'licensor' } }, { secretRef: { name: 'licensor' } }]);
-    const config = byKind.get('ConfigMap').data;
-    expect(config).toMatchObject({ LICENSOR_TRUST_PROXY: 'true', LICENSOR_ARTIFACT_DIR: '/var/lib/licensor/artifacts' });
-    expect(Object.keys(config), 'secrets come from the Secret, never the ConfigMap').not.toContain('LICENSOR_MASTER_KEY');
-    const artifacts = container.volumeMounts.find((mount: { mountPath: string }) => mount.mountPath === config.LICENSOR_ARTIFACT_DIR);
-    const claim = pod.spec.volumes.find((volume: { name: string }) => volume.name === artifacts.name).persistentVolumeClaim.claimName;
-    expect(byKind.get('PersistentVolumeClaim')).toMatchObject({ metadata: { name: claim }, spec: { accessModes: ['ReadWriteMany'] } });
-    // The budget and the service select the pods the Deployment makes.
-    for (const selector of [byKind.get('PodDisruptionBudget').spec.selector.matchLabels, byKind.get('Service').spec.selector]) {
-      expect(pod.metadata.labels).toMatchObject(selector);
-      expect(deployment.spec.selector.matchLabels).toEqual(selector);
-    }
-    expect(byKind.get('PodDisruptionBudget').spec.minAvailable).toBe(1);
-  }, false);
+      const deployment = byKind.get('Deployment');
+      expect(deployment.spec.replicas).toBe(2);
+      // DESIGN 17: every old instance stops before the first new one migrates.
+      expect(deployment.spec.strategy).toEqual({ type: 'Recreate' });
+      const pod = deployment.spec.template;
+      const [container] = pod.spec.containers;
+      expect(container.readinessProbe.httpGet.path).toBe('/readyz');
+      expect(container.livenessProbe.httpGet.path).toBe('/healthz');
+      expect(container.resources.requests).toEqual({ cpu: expect.any(String), memory: expect.any(String) });
+      expect(container.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
+      expect(pod.spec.securityContext.runAsNonRoot).toBe(true);
+      expect(container.envFrom).toEqual([{ configMapRef: { name: 'licensor' } }, { secretRef: { name: 'licensor' } }]);
+      const config = byKind.get('ConfigMap').data;
+      expect(config).toMatchObject({ LICENSOR_TRUST_PROXY: 'true', LICENSOR_ARTIFACT_DIR: '/var/lib/licensor/artifacts' });
+      expect(Object.keys(config), 'secrets come from the Secret, never the ConfigMap').not.toContain('LICENSOR_MASTER_KEY');
+      const artifacts = container.volumeMounts.find((mount: { mountPath: string }) => mount.mountPath === config.LICENSOR_ARTIFACT_DIR);
+      const claim = pod.spec.volumes.find((volume: { name: string }) => volume.name === artifacts.name).persistentVolumeClaim.claimName;
+      expect(byKind.get('PersistentVolumeClaim')).toMatchObject({ metadata: { name: claim }, spec: { accessModes: ['ReadWriteMany'] } });
+      // The budget and the service select the pods the Deployment makes.
+      for (const selector of [byKind.get('PodDisruptionBudget').spec.selector.matchLabels, byKind.get('Service').spec.selector]) {
+        expect(pod.metadata.labels).toMatchObject(selector);
+        expect(deployment.spec.selector.matchLabels).toEqual(selector);
+      }
+      expect(byKind.get('PodDisruptionBudget').spec.minAvailable).toBe(1);
+    },
+    false,
+  );
 });
 
 describe('systemd unit', () => {
   const unit = read('systemd/licensor.service');
 
   it('serves from /opt/licensor as an unprivileged user, configured by an env file, restarted when it exits', () => {
-    for (const line of ['User=licensor', 'EnvironmentFile=/etc/licensor/licensor.env', 'ExecStart=/usr/bin/node bin/licensor.js serve', 'Restart=always', 'StateDirectory=licensor', 'NoNewPrivileges=yes', 'ProtectSystem=strict']) {
+    for (const line of [
+      'User=licensor',
+      'EnvironmentFile=/etc/licensor/licensor.env',
+      'ExecStart=/usr/bin/node bin/licensor.js serve',
+      'Restart=always',
+      'StateDirectory=licensor',
+      'NoNewPrivileges=yes',
+      'ProtectSystem=strict',
+    ]) {
       expect(unit.split('\n')).toContain(line);
     }
     expect(unit).toMatch(/^Environment=.*LICENSOR_BACKUP_DIR=\/var\/lib\/licensor\/backups/m);

@@ -39,7 +39,8 @@ function describe(result: CheckResult): string {
 }
 
 async function main(): Promise<void> {
-  if (!token || !lid) throw new Error('set LICENSOR_TOKEN (licenses:read and products:read) and LICENSOR_LICENCE (the licence id) first: see the top of this file');
+  if (!token || !lid)
+    throw new Error('set LICENSOR_TOKEN (licenses:read and products:read) and LICENSOR_LICENCE (the licence id) first: see the top of this file');
 
   const licence = await read(`/licenses/${encodeURIComponent(lid)}`);
   const product = await read(`/products/${licence.productId}`);
@@ -51,7 +52,7 @@ async function main(): Promise<void> {
 
   const offline = verifyLicence(licence.licenseString, keys, { fingerprint: fingerprint.fingerprint });
   step(`verified it offline: ${offline.valid ? `valid, ${offline.status}` : `not valid (${offline.reasons.join(', ')})`}`);
-  expect(offline.signed, 'the licence string does not verify with the product\'s keys');
+  expect(offline.signed, "the licence string does not verify with the product's keys");
   if (licence.licenceType === 'OFFLINE') {
     step('an OFFLINE licence is only ever verified offline: nothing to check online');
     console.log('done');

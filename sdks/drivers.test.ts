@@ -93,7 +93,12 @@ function agree(answers: Answer[], expected: unknown, options: { label?: string; 
     const lane = lanes[i]!;
     let text = JSON.stringify(answer);
     if (!options.sameStrings) {
-      for (const [value, name] of [[lane.t2, '<t2>'], [lane.t1, '<t1>'], [lane.lid, '<lid>']] as const) if (value) text = text.split(value).join(name);
+      for (const [value, name] of [
+        [lane.t2, '<t2>'],
+        [lane.t1, '<t1>'],
+        [lane.lid, '<lid>'],
+      ] as const)
+        if (value) text = text.split(value).join(name);
     }
     const parsed = JSON.parse(text);
     if (parsed.ok && typeof parsed.result?.ageSeconds === 'number') parsed.result.ageSeconds = '<age>';
@@ -112,14 +117,34 @@ function agree(answers: Answer[], expected: unknown, options: { label?: string; 
 const ok = (result: unknown) => ({ ok: true, result });
 const failed = (code: string, status?: number) => ({ ok: false, error: { code, ...(status === undefined ? {} : { status }) } });
 const checked = (fields: Record<string, unknown>) =>
-  ok({ state: 'VALID', reasons: [], fresh: true, clockRollback: false, ageSeconds: '<age>', noAnswer: null, renewed: false, airGapped: false, leaseEndsAt: null, trial: null, ...fields });
+  ok({
+    state: 'VALID',
+    reasons: [],
+    fresh: true,
+    clockRollback: false,
+    ageSeconds: '<age>',
+    noAnswer: null,
+    renewed: false,
+    airGapped: false,
+    leaseEndsAt: null,
+    trial: null,
+    ...fields,
+  });
 
 beforeAll(async () => {
   h = await startHarness();
   await h.app.listen({ port: 0, host: '127.0.0.1' });
   serviceUrl = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
   const create = (productKey: string) =>
-    call('POST', '/products', { productKey, name: productKey, algorithm: 'ED25519', licenceType: 'ONLINE', allowedLicenceTypes: ['ONLINE'], licenceFetchEnabled: true, airGapActivation: true });
+    call('POST', '/products', {
+      productKey,
+      name: productKey,
+      algorithm: 'ED25519',
+      licenceType: 'ONLINE',
+      allowedLicenceTypes: ['ONLINE'],
+      licenceFetchEnabled: true,
+      airGapActivation: true,
+    });
   product = await create('drivers-app');
   otherProduct = await create('drivers-other');
   credential = await call('POST', `/products/${product.id}/check-token`);
@@ -164,11 +189,15 @@ for (const { lang, reason } of missing) {
 }
 
 describe(`the drivers (${found.map((f) => f.lang).join(', ')}) against one service`, () => {
-  it('verify: the configured licence, tampered strings and another product\'s licence', async () => {
+  it("verify: the configured licence, tampered strings and another product's licence", async () => {
     const mine = await everyone(() => ({ op: 'verify' }));
     for (const [i, answer] of mine.entries()) {
       expect(answer, lanes[i]!.lang).toMatchObject(
-        ok({ valid: true, reasons: [], claims: { v: 3, lid: lanes[i]!.lid, prd: product.productKey, org: h.slug, typ: 'ONLINE', lic: 'Driver Customer', mm: 1 } }),
+        ok({
+          valid: true,
+          reasons: [],
+          claims: { v: 3, lid: lanes[i]!.lid, prd: product.productKey, org: h.slug, typ: 'ONLINE', lic: 'Driver Customer', mm: 1 },
+        }),
       );
     }
 
@@ -194,9 +223,13 @@ describe(`the drivers (${found.map((f) => f.lang).join(', ')}) against one servi
     for (const [label, text, reasons] of cases) {
       agree(await everyone(() => ({ op: 'verify', licence: text })), ok({ valid: false, reasons, claims: null }), { label, sameStrings: true });
     }
-    const other = agree(await everyone(() => ({ op: 'verify', licence: otherLicence })), ok({ valid: false, reasons: ['WRONG_PRODUCT'], claims: expect.any(Object) }), {
-      sameStrings: true,
-    });
+    const other = agree(
+      await everyone(() => ({ op: 'verify', licence: otherLicence })),
+      ok({ valid: false, reasons: ['WRONG_PRODUCT'], claims: expect.any(Object) }),
+      {
+        sameStrings: true,
+      },
+    );
     expect(other.ok && other.result.claims).toMatchObject({ prd: 'drivers-other', org: h.slug, lic: 'Other Customer' });
     // The same string verified by every driver gives the same claims, key for key.
     agree(await everyone(() => ({ op: 'verify', licence })), ok({ valid: true, reasons: [], claims }), { sameStrings: true });
@@ -212,9 +245,19 @@ describe(`the drivers (${found.map((f) => f.lang).join(', ')}) against one servi
       expect(readdirSync(path.dirname(file)), `${lane.lang}: no lock or temporary file left`).toEqual([`${lane.lid}.json`]);
       const state = readState(lane);
       expect(Object.keys(state).sort(), lane.lang).toEqual(['answer', 'format', 'lid', 'newestIat', 'offsetMs']);
-      expect(Object.keys(state.answer).sort(), lane.lang).toEqual(
-        ['boundAt', 'checkedAt', 'converted', 'fpDigest', 'leaseEndsAt', 'lid', 'nonce', 'receipt', 'renewed', 'status', 'tag'],
-      );
+      expect(Object.keys(state.answer).sort(), lane.lang).toEqual([
+        'boundAt',
+        'checkedAt',
+        'converted',
+        'fpDigest',
+        'leaseEndsAt',
+        'lid',
+        'nonce',
+        'receipt',
+        'renewed',
+        'status',
+        'tag',
+      ]);
       expect(state, lane.lang).toMatchObject({
         format: 1,
         lid: lane.lid,
@@ -253,7 +296,9 @@ describe(`the drivers (${found.map((f) => f.lang).join(', ')}) against one servi
     await Promise.all(lanes.map((lane, i) => lane.driver.send(configure(swapped[i]!, next(lane).t1))));
     const answers = await everyone(() => ({ op: 'check' }));
     for (const [i, answer] of answers.entries()) {
-      expect(answer, `${lanes[i]!.lang} reading ${next(lanes[i]!).lang}'s state`).toMatchObject(checked({ fresh: false, noAnswer: { code: 'NETWORK' }, ageSeconds: expect.any(Number) }));
+      expect(answer, `${lanes[i]!.lang} reading ${next(lanes[i]!).lang}'s state`).toMatchObject(
+        checked({ fresh: false, noAnswer: { code: 'NETWORK' }, ageSeconds: expect.any(Number) }),
+      );
     }
     agree(await everyone((lane) => configure(lane, lane.t1)), ok({}));
   });
@@ -272,10 +317,13 @@ describe(`the drivers (${found.map((f) => f.lang).join(', ')}) against one servi
     agree(await everyone(() => ({ op: 'check' })), checked({}));
   });
 
-  it('a clock moved back is a rollback: STALE, whatever the answer\'s age', async () => {
+  it("a clock moved back is a rollback: STALE, whatever the answer's age", async () => {
     setMode('down');
     agree(await everyone(() => ({ op: 'setClock', offsetMs: -2 * HOUR })), ok({}));
-    const answers = agree(await everyone(() => ({ op: 'check' })), checked({ state: 'STALE', fresh: false, clockRollback: true, noAnswer: { code: 'NETWORK' } }));
+    const answers = agree(
+      await everyone(() => ({ op: 'check' })),
+      checked({ state: 'STALE', fresh: false, clockRollback: true, noAnswer: { code: 'NETWORK' } }),
+    );
     expect(answers.ok && answers.result.ageSeconds).toBeLessThan(-7000);
     agree(await everyone(() => ({ op: 'setClock', offsetMs: 0 })), ok({}));
     setMode('pass');
@@ -299,7 +347,10 @@ describe(`the drivers (${found.map((f) => f.lang).join(', ')}) against one servi
     agree(await everyone((lane) => configure(lane, lane.t1)), ok({}));
     const requests = lanes.map((lane) => lane.proxy.requests);
     agree(await everyone(() => ({ op: 'check' })), checked({ state: 'INVALID', reasons: ['OLDER_TERM'], fresh: false }));
-    expect(lanes.map((lane) => lane.proxy.requests), 'the older term is never sent').toEqual(requests);
+    expect(
+      lanes.map((lane) => lane.proxy.requests),
+      'the older term is never sent',
+    ).toEqual(requests);
     agree(await everyone((lane) => configure(lane, lane.t2)), ok({}));
   });
 
@@ -350,14 +401,16 @@ describe(`the drivers (${found.map((f) => f.lang).join(', ')}) against one servi
  */
 describe('air-gapped activation through the drivers', () => {
   const AIR_GAPPED = buildFingerprint({ machine: 'air-m', host: 'air-h', mac: 'air-a', cpu: 'air-c', disk: 'air-d' });
-  const notYet = (answer: Answer) => !answer.ok && answer.error.code === 'INVALID_OPTIONS' && answer.error.message === 'air-gapped activation is not supported yet';
+  const notYet = (answer: Answer) =>
+    !answer.ok && answer.error.code === 'INVALID_OPTIONS' && answer.error.message === 'air-gapped activation is not supported yet';
 
   it('request, activation with the network down, VALID airGapped, deactivation code, the seat released', async () => {
     const probes = await everyone(() => ({ op: 'deactivateAirGap' }));
     const supporting = lanes.filter((_, i) => !notYet(probes[i]!));
     for (const lane of lanes.filter((l) => !supporting.includes(l))) {
       console.warn(`drivers.test.ts: the ${lane.lang} driver does not support air-gapped activation yet`);
-      for (const op of ['activationRequest', 'activateAirGap', 'deactivateAirGap']) expect(notYet(await lane.driver.send({ op, response: 'x' })), `${lane.lang} ${op}`).toBe(true);
+      for (const op of ['activationRequest', 'activateAirGap', 'deactivateAirGap'])
+        expect(notYet(await lane.driver.send({ op, response: 'x' })), `${lane.lang} ${op}`).toBe(true);
     }
     expect(supporting.map((l) => l.lang)).toContain('typescript');
     await Promise.all(
@@ -379,7 +432,18 @@ describe('air-gapped activation through the drivers', () => {
         expect(await send({ op: 'activateAirGap', response: activated.response }), lane.lang).toEqual(ok({ until: activated.until }));
         expect(await send({ op: 'activateAirGap', response: activated.response }), lane.lang).toMatchObject(failed('BAD_ACTIVATION'));
         const result = expectOk(await send({ op: 'check' }), 'check');
-        expect(result, lane.lang).toEqual({ state: 'VALID', reasons: [], fresh: null, clockRollback: false, ageSeconds: null, noAnswer: { code: 'NETWORK' }, renewed: false, airGapped: true, leaseEndsAt: null, trial: null });
+        expect(result, lane.lang).toEqual({
+          state: 'VALID',
+          reasons: [],
+          fresh: null,
+          clockRollback: false,
+          ageSeconds: null,
+          noAnswer: { code: 'NETWORK' },
+          renewed: false,
+          airGapped: true,
+          leaseEndsAt: null,
+          trial: null,
+        });
         const { code } = expectOk(await send({ op: 'deactivateAirGap' }), 'deactivateAirGap');
         expect(expectOk(await send({ op: 'check' }), 'check')).toMatchObject({ state: 'STALE', airGapped: false });
         expect(await call('POST', `/licenses/${issued.lid}/air-gap-deactivations`, { code })).toMatchObject({ machineId: activated.machineId, released: true });
@@ -395,15 +459,24 @@ describe('air-gapped activation through the drivers', () => {
 describe('floating licences through the drivers', () => {
   it('check holds a lease, borrow keeps it until `until`, and a refused borrow is no answer with its status', async () => {
     const floating = await call('POST', '/products', {
-      productKey: 'drivers-floating', name: 'drivers-floating', algorithm: 'ED25519', licenceType: 'ONLINE', allowedLicenceTypes: ['ONLINE'],
-      seatModel: 'FLOATING', leaseSeconds: 300, maxBorrowSeconds: 86_400,
+      productKey: 'drivers-floating',
+      name: 'drivers-floating',
+      algorithm: 'ED25519',
+      licenceType: 'ONLINE',
+      allowedLicenceTypes: ['ONLINE'],
+      seatModel: 'FLOATING',
+      leaseSeconds: 300,
+      maxBorrowSeconds: 86_400,
     });
     const token = await call('POST', `/products/${floating.id}/check-token`);
     const issued = new Map<Lane, { lid: string; licenseString: string }>();
     for (const lane of lanes) issued.set(lane, await call('POST', '/licenses', { productId: floating.id, licensee: 'Floating Customer', validityMonths: 12 }));
     const configureFloating = (lane: Lane) => ({
       ...configure(lane, issued.get(lane)!.licenseString),
-      productKey: floating.productKey, checkId: token.checkId, checkToken: token.checkToken, publicKeys: [floating.publicKeyPem],
+      productKey: floating.productKey,
+      checkId: token.checkId,
+      checkToken: token.checkToken,
+      publicKeys: [floating.publicKeyPem],
     });
     const lease = { leaseEndsAt: expect.any(String) };
     agree(await everyone(configureFloating), ok({}));
@@ -432,7 +505,11 @@ describe('floating licences through the drivers', () => {
 describe('usage metering through the drivers', () => {
   it('recordUsage counts, queues without an answer, survives a restart, refuses bad input and never counts twice', async () => {
     const metered = await call('POST', '/products', {
-      productKey: 'drivers-metered', name: 'drivers-metered', algorithm: 'ED25519', licenceType: 'ONLINE', allowedLicenceTypes: ['ONLINE'],
+      productKey: 'drivers-metered',
+      name: 'drivers-metered',
+      algorithm: 'ED25519',
+      licenceType: 'ONLINE',
+      allowedLicenceTypes: ['ONLINE'],
       meters: [{ key: 'exports', label: 'Exports', limit: 5, period: 'MONTH' }],
     });
     const token = await call('POST', `/products/${metered.id}/check-token`);
@@ -440,11 +517,17 @@ describe('usage metering through the drivers', () => {
     for (const lane of lanes) issued.set(lane, await call('POST', '/licenses', { productId: metered.id, licensee: 'Metered Customer', validityMonths: 12 }));
     const configureMetered = (lane: Lane) => ({
       ...configure(lane, issued.get(lane)!.licenseString),
-      productKey: metered.productKey, checkId: token.checkId, checkToken: token.checkToken, publicKeys: [metered.publicKeyPem],
+      productKey: metered.productKey,
+      checkId: token.checkId,
+      checkToken: token.checkToken,
+      publicKeys: [metered.publicKeyPem],
     });
-    const balance = (used: number, pending = 0) => [{ key: 'exports', used, limit: 5, overage: 0, remaining: Math.max(0, 5 - used), resetsAt: expect.any(String), pending }];
+    const balance = (used: number, pending = 0) => [
+      { key: 'exports', used, limit: 5, overage: 0, remaining: Math.max(0, 5 - used), resetsAt: expect.any(String), pending },
+    ];
     const event = (amount: number, result: string) => ({ id: expect.any(String), meter: 'exports', amount, result });
-    const report = (fields: Record<string, unknown>) => ok({ licensed: true, reason: null, events: [], meters: null, fresh: true, pending: 0, noAnswer: null, ...fields });
+    const report = (fields: Record<string, unknown>) =>
+      ok({ licensed: true, reason: null, events: [], meters: null, fresh: true, pending: 0, noAnswer: null, ...fields });
     const queueOf = (lane: Lane) => path.join(lane.stateDir, 'usage', issued.get(lane)!.lid);
 
     setMode('pass');
@@ -457,14 +540,25 @@ describe('usage metering through the drivers', () => {
 
     // Refused before anything is queued or sent: what the service would answer 400.
     const requests = lanes.map((lane) => lane.proxy.requests);
-    for (const bad of [{ meter: '1exports', amount: 1 }, { meter: 'exports', amount: 0 }, { meter: 'exports', amount: 1.5 }, { meter: 'exports', amount: 1_000_000_001 }]) {
+    for (const bad of [
+      { meter: '1exports', amount: 1 },
+      { meter: 'exports', amount: 0 },
+      { meter: 'exports', amount: 1.5 },
+      { meter: 'exports', amount: 1_000_000_001 },
+    ]) {
       agree(await everyone(() => ({ op: 'recordUsage', ...bad })), failed('INVALID_OPTIONS'), { label: JSON.stringify(bad) });
     }
-    expect(lanes.map((lane) => lane.proxy.requests), 'nothing was sent').toEqual(requests);
+    expect(
+      lanes.map((lane) => lane.proxy.requests),
+      'nothing was sent',
+    ).toEqual(requests);
 
     // No answer: the event waits on disk, exactly {id, meter, amount, at}; the last verified balances stand.
     setMode('down');
-    agree(await everyone(() => ({ op: 'recordUsage', meter: 'exports' })), report({ events: [event(1, 'QUEUED')], meters: balance(2, 1), fresh: false, noAnswer: { code: 'NETWORK' } }));
+    agree(
+      await everyone(() => ({ op: 'recordUsage', meter: 'exports' })),
+      report({ events: [event(1, 'QUEUED')], meters: balance(2, 1), fresh: false, noAnswer: { code: 'NETWORK' } }),
+    );
     for (const lane of lanes) {
       const [file] = readdirSync(queueOf(lane));
       const stored = JSON.parse(readFileSync(path.join(queueOf(lane), file!), 'utf8'));
@@ -493,7 +587,10 @@ describe('usage metering through the drivers', () => {
 
     // A forged answer is no answer: the event stays; the service counted it once, and the resend is answered with that result.
     setMode('forge');
-    agree(await everyone(() => ({ op: 'recordUsage', meter: 'exports' })), report({ events: [event(1, 'QUEUED')], meters: balance(3, 1), fresh: false, noAnswer: { code: 'BAD_RECEIPT' } }));
+    agree(
+      await everyone(() => ({ op: 'recordUsage', meter: 'exports' })),
+      report({ events: [event(1, 'QUEUED')], meters: balance(3, 1), fresh: false, noAnswer: { code: 'BAD_RECEIPT' } }),
+    );
     setMode('pass');
     agree(await everyone(() => ({ op: 'usage' })), report({ events: [event(1, 'ACCEPTED')], meters: balance(4) }));
     // Past limit + overage nothing is counted, and the event is done with.
@@ -508,14 +605,28 @@ describe('trials through the drivers', () => {
   const DAY = 86_400;
   /** Each lane's own machine, so that each starts a trial of its own. */
   const machineOf = (lane: Lane, changed: Partial<Record<'machine' | 'host' | 'mac' | 'cpu' | 'disk', string>> = {}) =>
-    buildFingerprint({ machine: `tm-${lane.lang}`, host: `th-${lane.lang}`, mac: `ta-${lane.lang}`, cpu: `tc-${lane.lang}`, disk: `td-${lane.lang}`, ...changed });
+    buildFingerprint({
+      machine: `tm-${lane.lang}`,
+      host: `th-${lane.lang}`,
+      mac: `ta-${lane.lang}`,
+      cpu: `tc-${lane.lang}`,
+      disk: `td-${lane.lang}`,
+      ...changed,
+    });
   let trialProduct: Product;
   let token: { checkId: string; checkToken: string };
   const trials = new Map<Lane, { licence: string; lid: string; endsAt: string }>();
   /** A configuration of the trial product holding no licence (or the given one). */
   const configureTrial = (lane: Lane, licence?: string) => {
     const { licence: _none, ...rest } = configure(lane, '');
-    return { ...rest, ...(licence ? { licence } : {}), productKey: trialProduct.productKey, checkId: token.checkId, checkToken: token.checkToken, publicKeys: [trialProduct.publicKeyPem] };
+    return {
+      ...rest,
+      ...(licence ? { licence } : {}),
+      productKey: trialProduct.productKey,
+      checkId: token.checkId,
+      checkToken: token.checkToken,
+      publicKeys: [trialProduct.publicKeyPem],
+    };
   };
   const each = (answers: Answer[], expected: (lane: Lane) => unknown) => {
     for (const [i, answer] of answers.entries()) expect(answer, lanes[i]!.lang).toEqual(expected(lanes[i]!));
@@ -523,13 +634,19 @@ describe('trials through the drivers', () => {
 
   beforeAll(async () => {
     trialProduct = await call('POST', '/products', {
-      productKey: 'drivers-trial', name: 'drivers-trial', algorithm: 'ED25519', licenceType: 'ONLINE', allowedLicenceTypes: ['ONLINE'],
-      trialDays: 14, fingerprintNeed: 5, trialAddressDailyLimit: null,
+      productKey: 'drivers-trial',
+      name: 'drivers-trial',
+      algorithm: 'ED25519',
+      licenceType: 'ONLINE',
+      allowedLicenceTypes: ['ONLINE'],
+      trialDays: 14,
+      fingerprintNeed: 5,
+      trialAddressDailyLimit: null,
     });
     token = await call('POST', `/products/${trialProduct.id}/check-token`);
   });
 
-  it('startTrial: a new trial (created), then this machine\'s own back, held by the driver, checked with its trial block', async () => {
+  it("startTrial: a new trial (created), then this machine's own back, held by the driver, checked with its trial block", async () => {
     setMode('pass');
     agree(await everyone((lane) => configureTrial(lane)), ok({}));
     agree(await everyone((lane) => ({ op: 'setFingerprint', fingerprint: machineOf(lane) })), ok({}));
@@ -539,10 +656,23 @@ describe('trials through the drivers', () => {
     const started = await everyone(() => ({ op: 'startTrial', email: 'trial@example.com' }));
     for (const [i, answer] of started.entries()) {
       const lane = lanes[i]!;
-      expect(answer, lane.lang).toEqual(ok({ licence: expect.any(String), lid: expect.any(String), created: true, endsAt: expect.any(String), state: 'VALID', reasons: [] }));
+      expect(answer, lane.lang).toEqual(
+        ok({ licence: expect.any(String), lid: expect.any(String), created: true, endsAt: expect.any(String), state: 'VALID', reasons: [] }),
+      );
       const { licence, lid, endsAt } = (answer as { result: { licence: string; lid: string; endsAt: string } }).result;
       const claims = JSON.parse(Buffer.from(licence.split('.')[0]!, 'base64url').toString());
-      expect(claims, lane.lang).toMatchObject({ v: 3, lid, prd: trialProduct.productKey, org: h.slug, typ: 'ONLINE', grace: 0, fp: machineOf(lane), fpn: 5, mm: 1, trl: true });
+      expect(claims, lane.lang).toMatchObject({
+        v: 3,
+        lid,
+        prd: trialProduct.productKey,
+        org: h.slug,
+        typ: 'ONLINE',
+        grace: 0,
+        fp: machineOf(lane),
+        fpn: 5,
+        mm: 1,
+        trl: true,
+      });
       expect(claims.lic, lane.lang).toBeUndefined();
       expect(claims.exp - claims.iat, lane.lang).toBe(14 * DAY);
       expect(endsAt, lane.lang).toBe(new Date(claims.exp * 1000).toISOString());
@@ -552,14 +682,18 @@ describe('trials through the drivers', () => {
     each(await everyone(() => ({ op: 'startTrial' })), (lane) => ok({ ...trials.get(lane)!, created: false, state: 'VALID', reasons: [] }));
 
     const checks = await everyone(() => ({ op: 'check' }));
-    each(checks, (lane) => checked({ ageSeconds: expect.any(Number), trial: { endsAt: trials.get(lane)!.endsAt, secondsLeft: expect.any(Number), converted: false } }));
+    each(checks, (lane) =>
+      checked({ ageSeconds: expect.any(Number), trial: { endsAt: trials.get(lane)!.endsAt, secondsLeft: expect.any(Number), converted: false } }),
+    );
     for (const answer of checks) expect((answer as { result: { trial: { secondsLeft: number } } }).result.trial.secondsLeft).toBeGreaterThan(14 * DAY - 600);
-    each(await everyone(() => ({ op: 'verify' })), (lane) => ok({ valid: true, reasons: [], claims: expect.objectContaining({ lid: trials.get(lane)!.lid, trl: true }) }));
+    each(await everyone(() => ({ op: 'verify' })), (lane) =>
+      ok({ valid: true, reasons: [], claims: expect.objectContaining({ lid: trials.get(lane)!.lid, trl: true }) }),
+    );
     // The trial's seat is in its signature (DESIGN 18): it cannot be released.
     agree(await everyone(() => ({ op: 'release' })), ok({ released: false, reason: 'AT_ISSUE' }));
   });
 
-  it('refusals: TRIALS_OFF, TRIAL_USED naming what matched, and a limit\'s 429 with retryAfterSeconds', async () => {
+  it("refusals: TRIALS_OFF, TRIAL_USED naming what matched, and a limit's 429 with retryAfterSeconds", async () => {
     // The drivers' first product offers no trials.
     const noTrials = (lane: Lane) => {
       const { licence: _none, ...rest } = configure(lane, '');
@@ -576,14 +710,20 @@ describe('trials through the drivers', () => {
 
     // As many trials today as the lanes started: the product's limit is reached.
     await call('PUT', `/products/${trialProduct.id}`, { trialDailyLimit: lanes.length });
-    agree(await everyone((lane) => ({ op: 'setFingerprint', fingerprint: machineOf(lane, { machine: 'n', host: 'n', mac: 'n', cpu: 'n', disk: `n-${lane.lang}` }) })), ok({}));
+    agree(
+      await everyone((lane) => ({
+        op: 'setFingerprint',
+        fingerprint: machineOf(lane, { machine: 'n', host: 'n', mac: 'n', cpu: 'n', disk: `n-${lane.lang}` }),
+      })),
+      ok({}),
+    );
     const limited = await everyone(() => ({ op: 'startTrial' }));
     agree(limited, { ok: false, error: { code: 'HTTP_STATUS', status: 429, retryAfterSeconds: expect.any(Number) } });
     for (const answer of limited) expect(!answer.ok && answer.error.retryAfterSeconds).toBeGreaterThan(DAY - 600);
     await call('PUT', `/products/${trialProduct.id}`, { trialDailyLimit: null, fingerprintNeed: 5 });
   });
 
-  it('the end is judged on the service\'s time: a clock ahead ends the trial offline, a clock set back cannot stretch it', async () => {
+  it("the end is judged on the service's time: a clock ahead ends the trial offline, a clock set back cannot stretch it", async () => {
     setMode('pass');
     agree(await everyone((lane) => configureTrial(lane, trials.get(lane)!.licence)), ok({}));
     agree(await everyone((lane) => ({ op: 'setFingerprint', fingerprint: machineOf(lane) })), ok({}));
@@ -596,14 +736,24 @@ describe('trials through the drivers', () => {
     each(await everyone(() => ({ op: 'check' })), (lane) =>
       checked({ state: 'INVALID', reasons: ['EXPIRED'], fresh: false, ageSeconds: expect.any(Number), trial: trialBlock(lane, 0) }),
     );
-    expect(lanes.map((lane) => lane.proxy.requests), 'an ended trial is never sent').toEqual(requests);
+    expect(
+      lanes.map((lane) => lane.proxy.requests),
+      'an ended trial is never sent',
+    ).toEqual(requests);
 
     // Two hours back: a rollback, and the time left counts from the signed checkedAt, not from the clock.
     setMode('down');
     agree(await everyone(() => ({ op: 'setClock', offsetMs: -2 * HOUR })), ok({}));
     const rolledBack = await everyone(() => ({ op: 'check' }));
     each(rolledBack, (lane) =>
-      checked({ state: 'STALE', fresh: false, clockRollback: true, ageSeconds: expect.any(Number), noAnswer: { code: 'NETWORK' }, trial: trialBlock(lane, expect.any(Number)) }),
+      checked({
+        state: 'STALE',
+        fresh: false,
+        clockRollback: true,
+        ageSeconds: expect.any(Number),
+        noAnswer: { code: 'NETWORK' },
+        trial: trialBlock(lane, expect.any(Number)),
+      }),
     );
     for (const [i, answer] of rolledBack.entries()) {
       const left = (answer as { result: { trial: { secondsLeft: number } } }).result.trial.secondsLeft;
@@ -621,9 +771,12 @@ describe('trials through the drivers', () => {
     const extended = new Map<Lane, string>();
     for (const lane of lanes) extended.set(lane, (await call('POST', `/licenses/${trials.get(lane)!.lid}/extend-trial`, { days: 7 })).licenseString);
     const endOf = (licence: string) => new Date(JSON.parse(Buffer.from(licence.split('.')[0]!, 'base64url').toString()).exp * 1000).toISOString();
-    for (const lane of lanes) expect(Date.parse(endOf(extended.get(lane)!)) - Date.parse(trials.get(lane)!.endsAt), lane.lang).toBeGreaterThanOrEqual(7 * DAY * 1000);
-    const block = (lane: Lane, licence: string) => ({ endsAt: endOf(licence), secondsLeft: expect.any(Number), converted: false });
-    each(await everyone(() => ({ op: 'check' })), (lane) => checked({ ageSeconds: expect.any(Number), renewed: true, trial: block(lane, trials.get(lane)!.licence) }));
+    for (const lane of lanes)
+      expect(Date.parse(endOf(extended.get(lane)!)) - Date.parse(trials.get(lane)!.endsAt), lane.lang).toBeGreaterThanOrEqual(7 * DAY * 1000);
+    const block = (_lane: Lane, licence: string) => ({ endsAt: endOf(licence), secondsLeft: expect.any(Number), converted: false });
+    each(await everyone(() => ({ op: 'check' })), (lane) =>
+      checked({ ageSeconds: expect.any(Number), renewed: true, trial: block(lane, trials.get(lane)!.licence) }),
+    );
     each(await everyone(() => ({ op: 'startTrial' })), (lane) =>
       ok({ licence: extended.get(lane), lid: trials.get(lane)!.lid, created: false, endsAt: endOf(extended.get(lane)!), state: 'VALID', reasons: [] }),
     );
@@ -633,13 +786,20 @@ describe('trials through the drivers', () => {
   it('a converted trial runs on, its start saying converted (kept with the answer)', async () => {
     for (const lane of lanes) await call('POST', `/licenses/${trials.get(lane)!.lid}/convert`, { licensee: 'Buyer Ltd', validityMonths: 12 });
     const held = await everyone(() => ({ op: 'startTrial' }));
-    each(held, (lane) => ok({ licence: expect.any(String), lid: trials.get(lane)!.lid, created: false, endsAt: expect.any(String), state: 'VALID', reasons: [] }));
+    each(held, (lane) =>
+      ok({ licence: expect.any(String), lid: trials.get(lane)!.lid, created: false, endsAt: expect.any(String), state: 'VALID', reasons: [] }),
+    );
     const endsAt = (i: number) => (held[i] as { result: { endsAt: string } }).result.endsAt;
     setMode('down');
     const kept = await everyone(() => ({ op: 'check' }));
     for (const [i, answer] of kept.entries()) {
       expect(answer, lanes[i]!.lang).toEqual(
-        checked({ fresh: false, ageSeconds: expect.any(Number), noAnswer: { code: 'NETWORK' }, trial: { endsAt: endsAt(i), secondsLeft: expect.any(Number), converted: true } }),
+        checked({
+          fresh: false,
+          ageSeconds: expect.any(Number),
+          noAnswer: { code: 'NETWORK' },
+          trial: { endsAt: endsAt(i), secondsLeft: expect.any(Number), converted: true },
+        }),
       );
     }
     setMode('pass');

@@ -22,7 +22,9 @@ const onPath = (command: string) => spawnSync('sh', ['-c', `command -v ${command
 const toolchains: Record<string, () => string | null> = {
   java: () => (onPath('javac') && onPath('java') ? null : 'javac and java (openjdk-17-jdk-headless) are not installed'),
   python: () =>
-    spawnSync('/usr/bin/python3', ['-c', 'import cryptography']).status === 0 ? null : "Debian's /usr/bin/python3 with cryptography (python3-cryptography) is not installed",
+    spawnSync('/usr/bin/python3', ['-c', 'import cryptography']).status === 0
+      ? null
+      : "Debian's /usr/bin/python3 with cryptography (python3-cryptography) is not installed",
   go: () => (onPath('go') || existsSync('/usr/bin/go') ? null : 'go (golang-go) is not installed'),
 };
 
@@ -81,7 +83,10 @@ export async function startProxy(target: string, checkId: string) {
     // Retry-After too: a trial limit's 429 (DESIGN.md 18) carries it to the SDK.
     const retryAfter = upstream.headers.get('retry-after');
     response
-      .writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json', ...(retryAfter === null ? {} : { 'retry-after': retryAfter }) })
+      .writeHead(upstream.status, {
+        'content-type': upstream.headers.get('content-type') ?? 'application/json',
+        ...(retryAfter === null ? {} : { 'retry-after': retryAfter }),
+      })
       .end(body);
   }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -93,7 +98,9 @@ export async function startProxy(target: string, checkId: string) {
   return proxy;
 }
 
-export type Answer = { ok: true; result: any } | { ok: false; error: { code: string; message: string; status?: number; matched?: string[]; retryAfterSeconds?: number } };
+export type Answer =
+  | { ok: true; result: any }
+  | { ok: false; error: { code: string; message: string; status?: number; matched?: string[]; retryAfterSeconds?: number } };
 
 /** One driver process: requests are answered one line each, in order. */
 export function startDriver(lang: string, command: string) {

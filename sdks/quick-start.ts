@@ -49,7 +49,11 @@ export async function startQuickStartService(): Promise<QuickStartService> {
     return response.data;
   };
   const product = await call('POST', '/products', {
-    productKey: 'quick-start', name: 'Quick start', algorithm: 'ED25519', licenceType: 'ONLINE', allowedLicenceTypes: ['ONLINE'],
+    productKey: 'quick-start',
+    name: 'Quick start',
+    algorithm: 'ED25519',
+    licenceType: 'ONLINE',
+    allowedLicenceTypes: ['ONLINE'],
   });
   const token = await call('POST', `/products/${product.id}/check-token`);
   return {
@@ -112,7 +116,13 @@ export async function succeed(command: string, args: string[], cwd: string, env:
  * The quick start, run in `folder` for a valid licence and then a revoked one, says each verdict
  * in words a person reads: a date, never a raw ISO time, an Optional or a list of booleans.
  */
-export async function expectQuickStartVerdicts(service: QuickStartService, folder: string, command: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<void> {
+export async function expectQuickStartVerdicts(
+  service: QuickStartService,
+  folder: string,
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<void> {
   await service.writeFiles(folder);
   const valid = await run(command, args, folder, { ...env, ...service.env });
   expect(valid.code, valid.output).toBe(0);

@@ -33,10 +33,14 @@ describe.skipIf(missing !== null && !required)(`Go SDK (${missing ?? version.out
     expect(result.ok, result.output).toBe(true);
   }, 600_000);
 
-  it.each(['linux', 'darwin', 'windows'])('vets cleanly for GOOS=%s', (goos) => {
-    const result = go(['vet', './...'], { GOOS: goos });
-    expect(result.ok, result.output).toBe(true);
-  }, 600_000);
+  it.each(['linux', 'darwin', 'windows'])(
+    'vets cleanly for GOOS=%s',
+    (goos) => {
+      const result = go(['vet', './...'], { GOOS: goos });
+      expect(result.ok, result.output).toBe(true);
+    },
+    600_000,
+  );
 
   it("builds the README's quick start in a module of its own, as the README says, and runs it against a fresh service", async () => {
     const readme = path.join(dir, 'README.md');
@@ -44,15 +48,22 @@ describe.skipIf(missing !== null && !required)(`Go SDK (${missing ?? version.out
     const service = await startQuickStartService();
     try {
       // The README's commands, with the checkout's real place for its /path/to/licensor.
-      const commands = readmeBlock(readme, 'Install', 'sh').split('\n').filter((line) => line.startsWith('go '));
+      const commands = readmeBlock(readme, 'Install', 'sh')
+        .split('\n')
+        .filter((line) => line.startsWith('go '));
       expect(commands).toHaveLength(2);
       for (const command of commands) {
-        const args = command.replace(/\s+#.*$/, '').replace('/path/to/licensor', root).split(' ').slice(1);
+        const args = command
+          .replace(/\s+#.*$/, '')
+          .replace('/path/to/licensor', root)
+          .split(' ')
+          .slice(1);
         const result = go(args, {}, app);
         expect(result.ok, `${command}\n${result.output}`).toBe(true);
       }
       const goMod = readFileSync(path.join(app, 'go.mod'), 'utf8');
-      for (const line of readmeBlock(readme, 'Install', '').trim().split('\n').filter(Boolean)) expect(goMod).toContain(line.replace('/path/to/licensor', root));
+      for (const line of readmeBlock(readme, 'Install', '').trim().split('\n').filter(Boolean))
+        expect(goMod).toContain(line.replace('/path/to/licensor', root));
       writeFileSync(path.join(app, 'main.go'), readmeBlock(readme, 'Quick start', 'go'));
       const vet = go(['vet', '.'], {}, app);
       expect(vet.ok, vet.output).toBe(true);

@@ -49,7 +49,10 @@ describe.skipIf(missing !== null && !required)('Java SDK (sdks/java)', () => {
     const classes = listing('licensor-sdk-0.1.0.jar');
     expect(classes).toContain('dev/licensor/sdk/LicenceClient.class');
     expect(classes).toContain('META-INF/maven/dev.licensor/licensor-sdk/pom.xml');
-    expect(classes.filter((entry) => entry.includes('driver')), 'the driver is a test program, never in the jar').toEqual([]);
+    expect(
+      classes.filter((entry) => entry.includes('driver')),
+      'the driver is a test program, never in the jar',
+    ).toEqual([]);
     const sources = listing('licensor-sdk-0.1.0-sources.jar');
     expect(sources).toContain('dev/licensor/sdk/LicenceClient.java');
     expect(readFileSync(path.join(build, 'licensor-sdk-0.1.0.pom'), 'utf8')).toBe(pom);
@@ -63,7 +66,11 @@ describe.skipIf(missing !== null && !required)('Java SDK (sdks/java)', () => {
       const [compile, , launch] = readmeBlock(path.join(here, 'README.md'), 'Quick start', 'sh').split('\n');
       expect(compile).toBe('javac -cp licensor-sdk-0.1.0.jar QuickStart.java');
       await succeed('javac', compile!.split(' ').slice(1), app);
-      const java = launch!.trim().split(' ').filter((word) => !word.includes('=')).slice(1);
+      const java = launch!
+        .trim()
+        .split(' ')
+        .filter((word) => !word.includes('='))
+        .slice(1);
       expect(java).toEqual(['-cp', 'licensor-sdk-0.1.0.jar:.', 'QuickStart']);
       await expectQuickStartVerdicts(service, app, 'java', java);
     } finally {

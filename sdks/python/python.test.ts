@@ -16,7 +16,8 @@ const REQUIRE = process.env.LICENSOR_REQUIRE_SDKS === '1';
 function missing(): string | null {
   const probe = spawnSync(PYTHON, ['-c', 'import cryptography, pytest, ensurepip, setuptools, wheel, pip'], { encoding: 'utf8' });
   if (probe.error) return `${PYTHON} is not installed`;
-  if (probe.status !== 0) return `${PYTHON} lacks cryptography, pytest, venv or pip (apt-get install python3-cryptography python3-pytest python3-venv python3-pip)`;
+  if (probe.status !== 0)
+    return `${PYTHON} lacks cryptography, pytest, venv or pip (apt-get install python3-cryptography python3-pytest python3-venv python3-pip)`;
   return null;
 }
 
@@ -47,7 +48,9 @@ if (reason !== null && !REQUIRE) {
     try {
       // A copy of the checkout's sdks/python: a build in place would leave build/ behind, and an old build/ would leak into the wheel.
       for (const entry of ['pyproject.toml', 'README.md', 'src']) cpSync(path.join(here, entry), path.join(sources, entry), { recursive: true });
-      const [build, venv, install] = readmeBlock(path.join(here, 'README.md'), 'Install', 'sh').split('\n').filter((line) => line.startsWith('python3 ') || line.startsWith('venv/'));
+      const [build, venv, install] = readmeBlock(path.join(here, 'README.md'), 'Install', 'sh')
+        .split('\n')
+        .filter((line) => line.startsWith('python3 ') || line.startsWith('venv/'));
       expect([build, venv, install]).toEqual([
         'python3 -m pip wheel --no-deps --no-build-isolation --wheel-dir dist .',
         'python3 -m venv --system-site-packages venv',

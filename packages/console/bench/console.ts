@@ -31,7 +31,8 @@ try {
   const cookie = (await service.signIn()).split('=');
   if (LICENCES === 0) {
     const headers = { cookie: cookie.join('='), 'content-type': 'application/json' };
-    const api = (apiPath: string, body: unknown) => fetch(`${service.url}/o/default/api${apiPath}`, { method: 'POST', headers, body: JSON.stringify(body) }).then((r) => r.json());
+    const api = (apiPath: string, body: unknown) =>
+      fetch(`${service.url}/o/default/api${apiPath}`, { method: 'POST', headers, body: JSON.stringify(body) }).then((r) => r.json());
     const product = (await api('/products', { productKey: 'bench', name: 'Bench Product' })) as { id: number };
     for (let i = 0; i < 20; i++) await api('/licenses', { productId: product.id, licensee: `Customer ${i}`, validityMonths: 1 + (i % 12) });
   }
@@ -48,7 +49,11 @@ try {
     const page = await freshPage();
     const assets = new Map<string, Promise<number>>();
     page.on('response', (response) => {
-      if (/\.(js|css)$/.test(new URL(response.url()).pathname)) assets.set(response.url(), response.body().then((body) => gzipSync(body).length));
+      if (/\.(js|css)$/.test(new URL(response.url()).pathname))
+        assets.set(
+          response.url(),
+          response.body().then((body) => gzipSync(body).length),
+        );
     });
     await page.goto('/o/default/');
     await page.getByLabel('Licence figures').getByText('Licences').waitFor({ timeout: 120_000 });
@@ -56,7 +61,9 @@ try {
     bytes = (await Promise.all(assets.values())).reduce((a, b) => a + b, 0);
     await page.context().close();
   }
-  console.log(`dashboard, empty cache: JS+CSS ${(bytes / 1024).toFixed(1)} kB gzip; figures visible ${median(times).toFixed(0)} ms after navigation start (median of ${RUNS}; min ${Math.min(...times).toFixed(0)}, max ${Math.max(...times).toFixed(0)})`);
+  console.log(
+    `dashboard, empty cache: JS+CSS ${(bytes / 1024).toFixed(1)} kB gzip; figures visible ${median(times).toFixed(0)} ms after navigation start (median of ${RUNS}; min ${Math.min(...times).toFixed(0)}, max ${Math.max(...times).toFixed(0)})`,
+  );
 
   if (LICENCES > 0) {
     const page = await freshPage();
@@ -71,7 +78,9 @@ try {
       await page.waitForURL((url) => !url.search.includes('q='));
       await page.getByRole('table', { name: 'Licences' }).waitFor();
     }
-    console.log(`licence list at ${LICENCES.toLocaleString()} licences, render after the API answered: next page ${median(next).toFixed(0)} ms, search ${median(search).toFixed(0)} ms (median of ${RUNS})`);
+    console.log(
+      `licence list at ${LICENCES.toLocaleString()} licences, render after the API answered: next page ${median(next).toFixed(0)} ms, search ${median(search).toFixed(0)} ms (median of ${RUNS})`,
+    );
   }
   await browser.close();
 } finally {
@@ -99,7 +108,14 @@ async function renderAfterAnswer(page: Page, act: () => Promise<unknown>): Promi
   );
   const shownAt = (await shown.jsonValue()) as number;
   return page.evaluate(
-    (at) => at - (performance.getEntriesByType('resource').filter((e) => e.name.includes('/licenses/page')).at(-1) as unknown as { responseEnd: number }).responseEnd,
+    (at) =>
+      at -
+      (
+        performance
+          .getEntriesByType('resource')
+          .filter((e) => e.name.includes('/licenses/page'))
+          .at(-1) as unknown as { responseEnd: number }
+      ).responseEnd,
     shownAt,
   );
 }

@@ -38,20 +38,29 @@ describe('members', () => {
     await signIn(carol, 'carol', 'carol password 1');
     await carol.goto('/o/default/members');
     await expect.poll(() => carol.getByRole('button', { name: 'Add member' }).isDisabled()).toBe(true);
-    await carol.getByText(/Only an Administrator manages members/).first().waitFor();
+    await carol
+      .getByText(/Only an Administrator manages members/)
+      .first()
+      .waitFor();
 
     await page.getByRole('button', { name: 'Edit carol' }).click();
     const edit = page.getByRole('dialog', { name: 'Edit Carol Chen' });
     await choose(edit, 'Role', 'Viewer: reads everything');
     await edit.getByRole('button', { name: 'Save changes' }).click();
-    await page.getByRole('row', { name: /Carol Chen/ }).getByText('Viewer', { exact: true }).waitFor();
+    await page
+      .getByRole('row', { name: /Carol Chen/ })
+      .getByText('Viewer', { exact: true })
+      .waitFor();
     await carol.reload();
     await carol.getByText('Carol Chen · Viewer').waitFor();
 
     await page.getByRole('button', { name: 'Edit carol' }).click();
     await page.getByRole('dialog', { name: 'Edit Carol Chen' }).getByLabel('Active').uncheck();
     await page.getByRole('dialog', { name: 'Edit Carol Chen' }).getByRole('button', { name: 'Save changes' }).click();
-    await page.getByRole('row', { name: /Carol Chen/ }).getByText('inactive').waitFor();
+    await page
+      .getByRole('row', { name: /Carol Chen/ })
+      .getByText('inactive')
+      .waitFor();
     // Her next request is refused, and the console sends her to sign in.
     await carol.goto('/o/default/licences');
     await carol.waitForURL(/\/o\/default\/sign-in/);
@@ -65,13 +74,19 @@ describe('members', () => {
     const edit = page.getByRole('dialog', { name: /^Edit / });
     await choose(edit, 'Role', 'Viewer: reads everything');
     await edit.getByRole('button', { name: 'Save changes' }).click();
-    await edit.getByRole('alert').getByText(/at least one active ORG_ADMIN/).waitFor();
+    await edit
+      .getByRole('alert')
+      .getByText(/at least one active ORG_ADMIN/)
+      .waitFor();
     await edit.getByRole('button', { name: 'Cancel' }).click();
     expect((await c.api('GET', '/auth/me')).role).toBe('ORG_ADMIN');
   });
 
   it('deletes a member', async () => {
-    await page.getByRole('row', { name: /Carol Chen/ }).getByRole('button', { name: 'Delete' }).click();
+    await page
+      .getByRole('row', { name: /Carol Chen/ })
+      .getByRole('button', { name: 'Delete' })
+      .click();
     await page.getByRole('dialog', { name: 'Delete Carol Chen' }).getByRole('button', { name: 'Delete' }).click();
     await expect.poll(() => page.getByRole('row', { name: /Carol Chen/ }).count()).toBe(0);
     expect((await c.api('GET', '/users')).map((u: { username: string }) => u.username)).toEqual(['admin']);
@@ -96,18 +111,31 @@ describe('API tokens', () => {
     await form.getByText('It will not be shown again').waitFor();
     await expectLayout(page, 'token-created');
     await form.getByRole('button', { name: 'Done' }).click();
-    await page.getByRole('row', { name: /ci-deploy/ }).getByText('licenses:write').waitFor();
+    await page
+      .getByRole('row', { name: /ci-deploy/ })
+      .getByText('licenses:write')
+      .waitFor();
     expect(await page.getByText(token).count()).toBe(0);
 
     const call = (method: string, path: string, body?: unknown) =>
-      fetch(`${c.url}/o/default/api${path}`, { method, headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { body: JSON.stringify(body) } : {}) });
+      fetch(`${c.url}/o/default/api${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
     expect((await call('GET', '/products')).status).toBe(200);
     expect((await call('POST', '/licenses', { productId: product.id, licensee: 'Issued by CI' })).status).toBe(201);
     expect((await call('POST', '/customers', { name: 'Not allowed' })).status).toBe(403);
 
-    await page.getByRole('row', { name: /ci-deploy/ }).getByRole('button', { name: 'Revoke' }).click();
+    await page
+      .getByRole('row', { name: /ci-deploy/ })
+      .getByRole('button', { name: 'Revoke' })
+      .click();
     await page.getByRole('dialog', { name: 'Revoke ci-deploy' }).getByRole('button', { name: 'Revoke' }).click();
-    await page.getByRole('row', { name: /ci-deploy/ }).getByText('revoked').waitFor();
+    await page
+      .getByRole('row', { name: /ci-deploy/ })
+      .getByText('revoked')
+      .waitFor();
     expect((await call('GET', '/products')).status).toBe(401);
     await expectAccessible(page, 'tokens page');
     await expectLayout(page, 'tokens');
@@ -161,7 +189,14 @@ describe('passkeys', () => {
     const cdp = await erin.context().newCDPSession(erin);
     await cdp.send('WebAuthn.enable');
     await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+      options: {
+        protocol: 'ctap2',
+        transport: 'internal',
+        hasResidentKey: true,
+        hasUserVerification: true,
+        isUserVerified: true,
+        automaticPresenceSimulation: true,
+      },
     });
     await signIn(erin, 'erin', 'erin password 01');
     await erin.goto('/o/default/settings');

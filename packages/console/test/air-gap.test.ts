@@ -9,7 +9,14 @@ let product: any;
 
 beforeAll(async () => {
   c = await startConsole();
-  product = await c.api('POST', '/products', { productKey: 'lab', name: 'Lab Suite', licenceType: 'ONLINE', allowedLicenceTypes: ['ONLINE'], airGapActivation: true, selfReleaseLimit: 3 });
+  product = await c.api('POST', '/products', {
+    productKey: 'lab',
+    name: 'Lab Suite',
+    licenceType: 'ONLINE',
+    allowedLicenceTypes: ['ONLINE'],
+    airGapActivation: true,
+    selfReleaseLimit: 3,
+  });
 });
 afterAll(() => c?.close());
 
@@ -17,8 +24,15 @@ afterAll(() => c?.close());
 function computer(lid: string, name: string) {
   const key = generateKeyPairSync('ed25519').privateKey;
   const fp = buildFingerprint({ machine: name, host: `${name}-host`, mac: `${name}-mac`, cpu: 'cpu', disk: 'disk' });
-  const request = signActivationRequest({ lid, fp, dpk: devicePublicKeyText(key), nonce: randomBytes(18).toString('base64url'), iat: Math.floor(Date.now() / 1000) }, key);
-  return { request, groups: request.match(/.{1,5}/g)!.join(' '), code: (aid: string) => signDeactivation({ lid, aid, iat: Math.floor(Date.now() / 1000) }, key) };
+  const request = signActivationRequest(
+    { lid, fp, dpk: devicePublicKeyText(key), nonce: randomBytes(18).toString('base64url'), iat: Math.floor(Date.now() / 1000) },
+    key,
+  );
+  return {
+    request,
+    groups: request.match(/.{1,5}/g)!.join(' '),
+    code: (aid: string) => signDeactivation({ lid, aid, iat: Math.floor(Date.now() / 1000) }, key),
+  };
 }
 
 describe('air-gapped activation in the console and the portal', () => {
@@ -64,11 +78,13 @@ describe('air-gapped activation in the console and the portal', () => {
 
     // Offered only where it can work: the product page says whether it is on, and a product without it offers nothing.
     await page.goto(`/o/default/products/${product.id}`);
-    expect((await page.getByText('Air-gapped activation', { exact: true }).locator('xpath=following-sibling::div[1]').textContent())).toBe('on: 90 days an activation');
+    expect(await page.getByText('Air-gapped activation', { exact: true }).locator('xpath=following-sibling::div[1]').textContent()).toBe(
+      'on: 90 days an activation',
+    );
     const plain = await c.api('POST', '/products', { productKey: 'plain', name: 'Plain Suite', licenceType: 'ONLINE', allowedLicenceTypes: ['ONLINE'] });
     await c.api('POST', '/licenses', { productId: plain.id, licensee: 'Dry Land Co' });
     await page.goto(`/o/default/products/${plain.id}`);
-    expect((await page.getByText('Air-gapped activation', { exact: true }).locator('xpath=following-sibling::div[1]').textContent())).toBe('off');
+    expect(await page.getByText('Air-gapped activation', { exact: true }).locator('xpath=following-sibling::div[1]').textContent()).toBe('off');
     // Through the console's own links, so the licence page already knows its product.
     await page.getByRole('link', { name: '1 licence' }).click();
     await page.getByRole('link', { name: 'Dry Land Co' }).click();

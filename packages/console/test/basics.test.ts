@@ -7,8 +7,17 @@ let c: Console;
 let walker: Page | undefined;
 beforeAll(async () => {
   c = await startConsole();
-  const product = await c.api('POST', '/products', { productKey: 'atlas', name: 'Atlas Studio', licenceType: 'ONLINE', allowedLicenceTypes: ['OFFLINE', 'ONLINE'] });
-  for (const [licensee, extra] of [['Ada Labs', {}], ['Brook & Sons', { validityMonths: 1 }], ['Cobalt GmbH', { validityMonths: 0 }]] as const) {
+  const product = await c.api('POST', '/products', {
+    productKey: 'atlas',
+    name: 'Atlas Studio',
+    licenceType: 'ONLINE',
+    allowedLicenceTypes: ['OFFLINE', 'ONLINE'],
+  });
+  for (const [licensee, extra] of [
+    ['Ada Labs', {}],
+    ['Brook & Sons', { validityMonths: 1 }],
+    ['Cobalt GmbH', { validityMonths: 0 }],
+  ] as const) {
     await c.api('POST', '/licenses', { productId: product.id, licensee, licenseeEmail: `${licensee.split(' ')[0]!.toLowerCase()}@example.com`, ...extra });
   }
 });
@@ -18,7 +27,9 @@ describe('console basics', () => {
   it('serves the console with the headers of DESIGN 7, and the API with its own', async () => {
     const page = await fetch(`${c.url}/o/default/licences?q=x`);
     expect(page.status).toBe(200);
-    expect(page.headers.get('content-security-policy')).toMatch(/default-src 'self'.*script-src 'self';.*frame-ancestors 'none'.*object-src 'none'.*base-uri 'self'/);
+    expect(page.headers.get('content-security-policy')).toMatch(
+      /default-src 'self'.*script-src 'self';.*frame-ancestors 'none'.*object-src 'none'.*base-uri 'self'/,
+    );
     expect(page.headers.get('x-content-type-options')).toBe('nosniff');
     expect(page.headers.get('referrer-policy')).toBe('same-origin');
     const html = await page.text();
@@ -29,7 +40,11 @@ describe('console basics', () => {
     expect(plain.headers.get('content-encoding')).toBeNull();
     expect(plain.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
     const raw = Buffer.from(await plain.arrayBuffer());
-    for (const [accept, encoding] of [['gzip, deflate, br', 'br'], ['gzip', 'gzip'], ['br;q=0, gzip', 'gzip']] as const) {
+    for (const [accept, encoding] of [
+      ['gzip, deflate, br', 'br'],
+      ['gzip', 'gzip'],
+      ['br;q=0, gzip', 'gzip'],
+    ] as const) {
       const encoded = await fetch(script, { headers: { 'accept-encoding': accept } });
       expect(encoded.headers.get('content-encoding')).toBe(encoding);
       expect(encoded.headers.get('vary')).toBe('accept-encoding');
@@ -75,7 +90,12 @@ describe('console basics', () => {
       await expect.poll(() => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).count()).toBe(1);
     }
     // The API reference the service serves, for the people who script what the console does.
-    expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: /^API reference/ }).getAttribute('href')).toBe('/docs');
+    expect(
+      await page
+        .getByRole('navigation', { name: 'Main' })
+        .getByRole('link', { name: /^API reference/ })
+        .getAttribute('href'),
+    ).toBe('/docs');
     await expectAccessible(page, 'dashboard');
     await expectLayout(page, 'dashboard');
     await expiring.click();
@@ -136,7 +156,11 @@ describe('console basics', () => {
     }
     await walker.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).click();
     await walker.getByRole('heading', { level: 1, name }).waitFor();
-    await walker.getByRole('main').getByText(/Atlas Studio|Ada Labs|admin|UTC|No API token/).first().waitFor();
+    await walker
+      .getByRole('main')
+      .getByText(/Atlas Studio|Ada Labs|admin|UTC|No API token/)
+      .first()
+      .waitFor();
     await expectAccessible(walker, name);
     await expectLayout(walker, file);
   });
@@ -149,7 +173,11 @@ describe('console basics', () => {
     await page.getByText('Enter your password').waitFor();
     // Ten failures for one name from one address lock it out for a while (DESIGN.md 4).
     for (let i = 0; i < 10; i++) {
-      await fetch(`${c.url}/o/default/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'mallory', password: `guess number ${i}` }) });
+      await fetch(`${c.url}/o/default/api/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: 'mallory', password: `guess number ${i}` }),
+      });
     }
     await page.getByLabel('Username').fill('mallory');
     await page.getByLabel('Password', { exact: true }).fill('one more guess');

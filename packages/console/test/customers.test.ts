@@ -140,8 +140,14 @@ describe('bulk actions on the licence list', () => {
     await page.getByRole('link', { name: 'Bulk Buyer 50' }).waitFor();
     await page.getByLabel(/^Select Bulk Buyer 04 /).check();
     await page.getByRole('region', { name: 'Bulk actions' }).getByRole('button', { name: 'Export selected' }).click();
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('dialog', { name: 'Export 1 licence' }).getByRole('button', { name: 'Export 1' }).click()]);
-    const lines = fs.readFileSync((await download.path())!, 'utf8').trim().split('\r\n');
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('dialog', { name: 'Export 1 licence' }).getByRole('button', { name: 'Export 1' }).click(),
+    ]);
+    const lines = fs
+      .readFileSync((await download.path())!, 'utf8')
+      .trim()
+      .split('\r\n');
     expect(lines).toHaveLength(2);
     expect(lines[1]).toContain('Bulk Buyer 04');
   });

@@ -42,7 +42,14 @@ describe('floating licences in the console', () => {
     await page.getByRole('heading', { level: 1, name: 'Drafting Floor' }).waitFor();
     await page.getByText('Floating: 15 minutes leases').waitFor();
     const product = (await c.api('GET', '/products')).find((p: { productKey: string }) => p.productKey === 'drafting-floor');
-    expect(product).toMatchObject({ seatModel: 'FLOATING', leaseSeconds: 900, maxBorrowSeconds: 86_400, maxBorrowedSeats: 2, maxMachines: 400, licenceFetchEnabled: true });
+    expect(product).toMatchObject({
+      seatModel: 'FLOATING',
+      leaseSeconds: 900,
+      maxBorrowSeconds: 86_400,
+      maxBorrowedSeats: 2,
+      maxMachines: 400,
+      licenceFetchEnabled: true,
+    });
     // The first dashboard ticks the step done, the figures beside the steps still to do.
     await page.goto('/o/default/');
     const steps = page.getByRole('region', { name: 'First steps' });
@@ -52,7 +59,13 @@ describe('floating licences in the console', () => {
   });
 
   it('shows live and lapsed leases; releasing one frees the seat for another machine', async () => {
-    const product = await c.api('POST', '/products', { productKey: 'studio-seats', name: 'Studio Seats', seatModel: 'FLOATING', leaseSeconds: 600, maxBorrowSeconds: 86_400 });
+    const product = await c.api('POST', '/products', {
+      productKey: 'studio-seats',
+      name: 'Studio Seats',
+      seatModel: 'FLOATING',
+      leaseSeconds: 600,
+      maxBorrowSeconds: 86_400,
+    });
     const { checkToken } = await c.api('POST', `/products/${product.id}/check-token`);
     const licence = await c.api('POST', '/licenses', { productId: product.id, licensee: 'Harbour Architects', maxMachines: 2 });
     const machine = (name: string) =>
@@ -67,7 +80,12 @@ describe('floating licences in the console', () => {
         fingerprint: buildFingerprint({ machine: name, host: `${name}.example`, mac: name, cpu: 'cpu', disk: name }),
         machineLabel: name,
       });
-    const [north, south, east, west] = ['North desk', 'South desk', 'East desk', 'West desk'].map(machine) as [LicenceClient, LicenceClient, LicenceClient, LicenceClient];
+    const [north, south, east, west] = ['North desk', 'South desk', 'East desk', 'West desk'].map(machine) as [
+      LicenceClient,
+      LicenceClient,
+      LicenceClient,
+      LicenceClient,
+    ];
     expect((await north.check()).state).toBe('VALID');
     expect((await south.check()).state).toBe('VALID');
     expect(await east.check()).toMatchObject({ state: 'INVALID', serverReason: 'SEATS_FULL' });

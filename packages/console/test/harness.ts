@@ -85,12 +85,22 @@ export async function expectAccessible(page: Page, what: string) {
     // Evaluated through the DevTools protocol, which the page's CSP does not govern.
     await page.evaluate(AXE);
     const violations = await page.evaluate(async () => {
-      const result = await (globalThis as unknown as { axe: { run: (o: object) => Promise<{ violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: string[] }> }> }> } }).axe.run({
+      const result = await (
+        globalThis as unknown as {
+          axe: { run: (o: object) => Promise<{ violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: string[] }> }> }> };
+        }
+      ).axe.run({
         runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] },
       });
       return result.violations
         .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-        .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
+        .map(
+          (v) =>
+            `${v.id} (${v.impact}): ${v.help} at ${v.nodes
+              .slice(0, 3)
+              .map((n) => n.target.join(' '))
+              .join(', ')}`,
+        );
     });
     expect(violations, `${what} in ${scheme}`).toEqual([]);
   }
@@ -106,12 +116,14 @@ async function misfits(page: Page): Promise<string[]> {
     // Runs in the page; the tests are typed without the DOM's types.
     const { document, getComputedStyle } = globalThis as any;
     const found: string[] = [];
-    const name = (el: any) => `${el.tagName.toLowerCase()}${el.getAttribute('aria-label') ? `[${el.getAttribute('aria-label')}]` : ''}.${[...el.classList].slice(0, 2).join('.')}`;
+    const name = (el: any) =>
+      `${el.tagName.toLowerCase()}${el.getAttribute('aria-label') ? `[${el.getAttribute('aria-label')}]` : ''}.${[...el.classList].slice(0, 2).join('.')}`;
     const root = document.scrollingElement;
     if (root.scrollWidth > root.clientWidth) found.push(`the page scrolls sideways (${root.scrollWidth} > ${root.clientWidth})`);
     for (const el of document.querySelectorAll('body *')) {
       const { overflowX } = getComputedStyle(el);
-      if ((overflowX === 'auto' || overflowX === 'scroll') && el.scrollWidth > el.clientWidth + 1 && el.clientWidth > 0) found.push(`${name(el)} scrolls sideways (${el.scrollWidth} > ${el.clientWidth})`);
+      if ((overflowX === 'auto' || overflowX === 'scroll') && el.scrollWidth > el.clientWidth + 1 && el.clientWidth > 0)
+        found.push(`${name(el)} scrolls sideways (${el.scrollWidth} > ${el.clientWidth})`);
     }
     // A card clips what does not fit it (a date too wide for its column).
     for (const card of document.querySelectorAll('.mantine-Card-root')) {

@@ -53,7 +53,13 @@ beforeAll(async () => {
     params: PARAMS,
   });
   checkToken = (await c.api('POST', `/products/${product.id}/check-token`)).checkToken;
-  const expired = await c.api('POST', '/licenses', { productId: product.id, licensee: 'Old Timer Ltd', issueDate: '2024-01-10', validityMonths: 12, params: { edition: 'Legacy' } });
+  const expired = await c.api('POST', '/licenses', {
+    productId: product.id,
+    licensee: 'Old Timer Ltd',
+    issueDate: '2024-01-10',
+    validityMonths: 12,
+    params: { edition: 'Legacy' },
+  });
   expiredLid = expired.lid;
   await c.api('POST', '/users', { username: 'viewer', role: 'VIEWER', password: 'viewer password 1' });
   page = await c.page();
@@ -98,7 +104,13 @@ describe('the licence lifecycle in the console', () => {
 
     const lid = page.url().split('/').pop()!;
     const licence = await c.api('GET', `/licenses/${lid}`);
-    expect(licence).toMatchObject({ licenceType: 'ONLINE', graceDays: 7, maxMachines: 2, notes: 'Pilot for the Q1 rollout', licenseeEmail: 'ops@quokka.example' });
+    expect(licence).toMatchObject({
+      licenceType: 'ONLINE',
+      graceDays: 7,
+      maxMachines: 2,
+      notes: 'Pilot for the Q1 rollout',
+      licenseeEmail: 'ops@quokka.example',
+    });
     expect(licence.claims).toMatchObject({ edition: 'Studio', seats: 25, beta: true, 'support-until': '2027-06-30', modules: ['export', 'api'], tier: 'pro' });
   });
 
@@ -130,7 +142,11 @@ describe('the licence lifecycle in the console', () => {
     expect(await page.getByRole('table').count()).toBe(0);
     expect(await line(card, 'Product')).toBe('Atlas Studio');
     expect(await line(card, 'Seats')).toBe('0 / 2');
-    const parts = [card.getByRole('link', { name: 'Quokka Systems' }), card.getByText('ACTIVE', { exact: true }), card.locator('dd', { has: page.locator('time') }).first()];
+    const parts = [
+      card.getByRole('link', { name: 'Quokka Systems' }),
+      card.getByText('ACTIVE', { exact: true }),
+      card.locator('dd', { has: page.locator('time') }).first(),
+    ];
     for (const part of parts) {
       const box = (await part.boundingBox())!;
       expect(box.x >= 0 && box.x + box.width <= 390, `${await part.textContent()} within the screen`).toBe(true);
@@ -187,7 +203,9 @@ describe('the licence lifecycle in the console', () => {
     const dialog = page.getByRole('dialog', { name: 'Release Reception PC' });
     await dialog.getByRole('button', { name: 'Release', exact: true }).click();
     await expect.poll(() => page.getByRole('button', { name: 'Release', exact: true }).count()).toBe(0);
-    await expect.poll(async () => (await c.api('GET', `/licenses/${lid}/machines`))[0]).toMatchObject({ live: false, releasedBy: 'admin', label: 'Reception PC' });
+    await expect
+      .poll(async () => (await c.api('GET', `/licenses/${lid}/machines`))[0])
+      .toMatchObject({ live: false, releasedBy: 'admin', label: 'Reception PC' });
   });
 
   it('edits the notes in place', async () => {
@@ -223,7 +241,16 @@ describe('the licence lifecycle in the console', () => {
     const lid = (await c.api('GET', '/licenses/page?q=quokka')).items[0].lid;
     const full = await c.api('GET', `/licenses/${lid}`);
     // A machine its check bound, though the string names none.
-    const client = new LicenceClient({ baseUrl: c.url, slug: 'default', checkId: product.checkId, checkToken, publicKeyPem: product.publicKeyPem, licence: full.licenseString, store: memoryStore(), stableId: 'verify-test-machine' });
+    const client = new LicenceClient({
+      baseUrl: c.url,
+      slug: 'default',
+      checkId: product.checkId,
+      checkToken,
+      publicKeyPem: product.publicKeyPem,
+      licence: full.licenseString,
+      store: memoryStore(),
+      stableId: 'verify-test-machine',
+    });
     expect((await client.check()).state).toBe('VALID');
     // Pasted as an email client wraps it: the service removes the line breaks and says so.
     const verdict = await verify(full.licenseString.match(/.{1,72}/g)!.join('\n'));
@@ -247,7 +274,10 @@ describe('the licence lifecycle in the console', () => {
     expect(await line(until, 'Times in')).toBe('Pacific/Auckland');
     const graceEnd = value(until, 'Grace ends').locator('time');
     const graceEndsAt = await graceEnd.getAttribute('datetime');
-    const inZone = await page.evaluate((iso) => new Intl.DateTimeFormat(undefined, { timeZone: 'Pacific/Auckland', dateStyle: 'medium', timeStyle: 'short' }).format(new Date(iso)), graceEndsAt!);
+    const inZone = await page.evaluate(
+      (iso) => new Intl.DateTimeFormat(undefined, { timeZone: 'Pacific/Auckland', dateStyle: 'medium', timeStyle: 'short' }).format(new Date(iso)),
+      graceEndsAt!,
+    );
     expect(await graceEnd.textContent()).toBe(inZone);
     const ledger = verdict.getByRole('region', { name: 'Ledger' });
     await ledger.getByText('ACTIVE', { exact: true }).waitFor();
@@ -262,7 +292,10 @@ describe('the licence lifecycle in the console', () => {
     const superseded = await verify(old.licenseString);
     await superseded.getByText(/a renewal replaced this term/).waitFor();
     await superseded.getByRole('region', { name: 'Ledger' }).getByText('superseded', { exact: true }).waitFor();
-    await superseded.getByRole('region', { name: 'Ledger' }).getByText(/the current term expires/).waitFor();
+    await superseded
+      .getByRole('region', { name: 'Ledger' })
+      .getByText(/the current term expires/)
+      .waitFor();
     await c.api('PUT', '/settings', { timezone: 'UTC' });
   });
 
@@ -288,9 +321,14 @@ describe('the licence lifecycle in the console', () => {
     await c.api('POST', `/licenses/${licence.lid}/revoke`, { reason: 'Unpaid' });
     // The plan is full: reinstating would make one more licence count.
     await c.cli(['platform-account', 'create', '--username', 'ops', '--password', 'platform password 1', '--role', 'PLATFORM_ADMIN']);
-    const login = await fetch(`${c.url}/platform/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'ops', password: 'platform password 1' }) });
+    const login = await fetch(`${c.url}/platform/api/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'ops', password: 'platform password 1' }),
+    });
     const platform = { 'content-type': 'application/json', cookie: login.headers.get('set-cookie')!.split(';')[0]! };
-    const plan = (planLimit: number | null) => fetch(`${c.url}/platform/api/organisations/default`, { method: 'PUT', headers: platform, body: JSON.stringify({ planLimit }) });
+    const plan = (planLimit: number | null) =>
+      fetch(`${c.url}/platform/api/organisations/default`, { method: 'PUT', headers: platform, body: JSON.stringify({ planLimit }) });
     await plan((await c.api('GET', '/dashboard')).plan.used);
     await page.goto(`/o/default/licences/${licence.lid}`);
     await page.getByRole('heading', { level: 1, name: 'Plan Limit Co' }).waitFor();
@@ -298,7 +336,12 @@ describe('the licence lifecycle in the console', () => {
     const claims = page.getByRole('table', { name: 'Claims' });
     await claims.getByRole('row', { name: /^Grace 0 days$/ }).waitFor();
     await claims.getByRole('row', { name: /^Edition name Lite$/ }).waitFor();
-    expect(await claims.getByRole('row', { name: /^Expires / }).locator('time').count()).toBe(1);
+    expect(
+      await claims
+        .getByRole('row', { name: /^Expires / })
+        .locator('time')
+        .count(),
+    ).toBe(1);
     await page.getByText('Never checked in', { exact: true }).waitFor();
     await page.getByLabel('Show the raw claims').check();
     await claims.getByRole('row', { name: /^grace 0$/ }).waitFor();
@@ -335,7 +378,10 @@ describe('the licence lifecycle in the console', () => {
     await signIn(viewer, 'viewer', 'viewer password 1');
     await viewer.goto('/o/default/licences');
     await expect.poll(() => viewer.getByRole('button', { name: 'Issue licence' }).isDisabled()).toBe(true);
-    await viewer.getByLabel(/can read but not change/).first().waitFor();
+    await viewer
+      .getByLabel(/can read but not change/)
+      .first()
+      .waitFor();
     await viewer.getByRole('link', { name: 'Quokka Systems' }).click();
     await expect.poll(() => viewer.getByRole('button', { name: 'Renew', exact: true }).isDisabled()).toBe(true);
     await viewer.context().close();

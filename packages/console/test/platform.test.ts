@@ -60,30 +60,56 @@ describe('the control plane console', () => {
     const plan = page.getByRole('dialog', { name: 'Change plan of Initech' });
     await plan.getByLabel('Plan limit').fill('10');
     await plan.getByRole('button', { name: 'Save plan' }).click();
-    await page.getByRole('row', { name: /Initech/ }).getByText('0 of 10').waitFor();
+    await page
+      .getByRole('row', { name: /Initech/ })
+      .getByText('0 of 10')
+      .waitFor();
 
-    await page.getByRole('row', { name: /Initech/ }).getByRole('button', { name: 'Suspend' }).click();
+    await page
+      .getByRole('row', { name: /Initech/ })
+      .getByRole('button', { name: 'Suspend' })
+      .click();
     const dialog = page.getByRole('dialog', { name: 'Suspend Initech' });
     await dialog.getByText(/keep checking in/).waitFor();
     await dialog.getByRole('button', { name: 'Suspend' }).click();
-    await page.getByRole('row', { name: /Initech/ }).getByText('suspended').waitFor();
-    const refused = await fetch(`${c.url}/o/initech/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'initech admin password' }) });
+    await page
+      .getByRole('row', { name: /Initech/ })
+      .getByText('suspended')
+      .waitFor();
+    const refused = await fetch(`${c.url}/o/initech/api/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'admin', password: 'initech admin password' }),
+    });
     expect([refused.status, ((await refused.json()) as { error: string }).error]).toEqual([403, 'organisation suspended']);
     await expectAccessible(page, 'organisations page');
     await expectLayout(page, 'platform-organisations');
 
-    await page.getByRole('row', { name: /Initech/ }).getByRole('button', { name: 'Resume' }).click();
+    await page
+      .getByRole('row', { name: /Initech/ })
+      .getByRole('button', { name: 'Resume' })
+      .click();
     await page.getByRole('dialog', { name: 'Resume Initech' }).getByRole('button', { name: 'Resume' }).click();
-    await page.getByRole('row', { name: /Initech/ }).getByText('active', { exact: true }).waitFor();
+    await page
+      .getByRole('row', { name: /Initech/ })
+      .getByText('active', { exact: true })
+      .waitFor();
   });
 
   it('shows the activity, and opens an organisation’s console as the platform', async () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Activity' }).click();
     await page.getByRole('heading', { level: 1, name: 'Activity' }).waitFor();
-    for (const action of ['Organisation: created', 'Member: created', 'Organisation: suspended', 'Organisation: resumed']) await page.getByText(action, { exact: true }).first().waitFor();
+    for (const action of ['Organisation: created', 'Member: created', 'Organisation: suspended', 'Organisation: resumed'])
+      await page.getByText(action, { exact: true }).first().waitFor();
     // Details in words, never the recorded JSON.
-    await page.getByText(/plan limit (unlimited|\d+) → 10/).first().waitFor();
-    await page.getByText(/role Administrator/).first().waitFor();
+    await page
+      .getByText(/plan limit (unlimited|\d+) → 10/)
+      .first()
+      .waitFor();
+    await page
+      .getByText(/role Administrator/)
+      .first()
+      .waitFor();
     expect(await page.getByText(/[{"]/).count()).toBe(0);
     await expectAccessible(page, 'platform activity');
     await expectLayout(page, 'platform-activity');
@@ -93,7 +119,10 @@ describe('the control plane console', () => {
     await expectAccessible(page, 'platform passkeys');
 
     await page.goto('/platform/');
-    await page.getByRole('row', { name: /Initech/ }).getByRole('link', { name: 'Open console' }).click();
+    await page
+      .getByRole('row', { name: /Initech/ })
+      .getByRole('link', { name: 'Open console' })
+      .click();
     await page.getByRole('heading', { level: 1, name: 'Dashboard' }).waitFor();
     await page.getByText('platform/ops · Administrator').waitFor();
   });
@@ -102,7 +131,10 @@ describe('the control plane console', () => {
     const support = await c.page();
     await platformSignIn(support, 'helpdesk');
     await expect.poll(() => support.getByRole('button', { name: 'New organisation' }).isDisabled()).toBe(true);
-    await support.getByText(/Only a platform administrator changes organisations/).first().waitFor();
+    await support
+      .getByText(/Only a platform administrator changes organisations/)
+      .first()
+      .waitFor();
     expect(await support.getByRole('button', { name: 'Change plan of Initech' }).count()).toBe(0);
     await support.context().close();
   });

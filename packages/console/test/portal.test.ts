@@ -13,7 +13,13 @@ let portalUrl: string;
 
 beforeAll(async () => {
   c = await startConsole();
-  const product = await c.api('POST', '/products', { productKey: 'studio', name: 'Studio Pro', licenceType: 'ONLINE', allowedLicenceTypes: ['ONLINE'], selfReleaseLimit: 2 });
+  const product = await c.api('POST', '/products', {
+    productKey: 'studio',
+    name: 'Studio Pro',
+    licenceType: 'ONLINE',
+    allowedLicenceTypes: ['ONLINE'],
+    selfReleaseLimit: 2,
+  });
   const { checkToken } = await c.api('POST', `/products/${product.id}/check-token`);
   licence = await c.api('POST', '/licenses', { productId: product.id, licensee: 'Kiwi Design', licenseeEmail: 'hello@kiwi.example', maxMachines: 2 });
   customerId = licence.customerId;

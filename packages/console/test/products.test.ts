@@ -64,7 +64,9 @@ beforeAll(async () => {
     hsm.initToken('vendor-hsm', TOKEN_PIN);
     hsm.generate('vendor-hsm', TOKEN_PIN, 'EC_P256', 'signing-2026');
   }
-  c = await startConsole(hsm ? { LICENSOR_PKCS11_MODULE: hsm.module, LICENSOR_PKCS11_TOKENS: 'default=vendor-hsm', SOFTHSM2_CONF: process.env.SOFTHSM2_CONF! } : {});
+  c = await startConsole(
+    hsm ? { LICENSOR_PKCS11_MODULE: hsm.module, LICENSOR_PKCS11_TOKENS: 'default=vendor-hsm', SOFTHSM2_CONF: process.env.SOFTHSM2_CONF! } : {},
+  );
   page = await c.page();
   await signIn(page);
 });
@@ -86,8 +88,27 @@ describe('products in the console', () => {
       ['seats', 'Seats', 'Whole number', async (p) => p.getByLabel('Default').fill('5')],
       ['beta', 'Beta', 'Yes / no', async (p) => choose(p, 'Default', 'No')],
       ['support', 'Support until', 'Date', async (p) => p.getByLabel('Default').fill('2030-01-31')],
-      ['modules', 'Modules', 'List of texts', async (p) => { await p.getByLabel('Default').fill('sync'); await p.getByLabel('Default').press('Enter'); }],
-      ['tier', 'Tier', 'One of a list', async (p) => { await p.getByLabel('Options').fill('basic'); await p.getByLabel('Options').press('Enter'); await p.getByLabel('Options').fill('pro'); await p.getByLabel('Options').press('Enter'); await choose(p, 'Default', 'pro'); }],
+      [
+        'modules',
+        'Modules',
+        'List of texts',
+        async (p) => {
+          await p.getByLabel('Default').fill('sync');
+          await p.getByLabel('Default').press('Enter');
+        },
+      ],
+      [
+        'tier',
+        'Tier',
+        'One of a list',
+        async (p) => {
+          await p.getByLabel('Options').fill('basic');
+          await p.getByLabel('Options').press('Enter');
+          await p.getByLabel('Options').fill('pro');
+          await p.getByLabel('Options').press('Enter');
+          await choose(p, 'Default', 'pro');
+        },
+      ],
     ];
     for (const [i, [key, label, type, fill]] of types.entries()) {
       await form.getByRole('button', { name: 'Add parameter' }).click();
@@ -113,7 +134,14 @@ describe('products in the console', () => {
     await page.getByRole('heading', { level: 1, name: 'Orbit Suite' }).waitFor();
 
     const [product] = await c.api('GET', '/products');
-    expect(product).toMatchObject({ productKey: 'orbit', algorithm: 'ED25519', licenceType: 'ONLINE', allowedLicenceTypes: ['OFFLINE', 'ONLINE'], maxMachines: 2, licenceFetchEnabled: true });
+    expect(product).toMatchObject({
+      productKey: 'orbit',
+      algorithm: 'ED25519',
+      licenceType: 'ONLINE',
+      allowedLicenceTypes: ['OFFLINE', 'ONLINE'],
+      maxMachines: 2,
+      licenceFetchEnabled: true,
+    });
     expect(product.params).toEqual([
       { key: 'edition', label: 'Edition', type: 'STRING', required: true, defaultValue: null, options: [], help: null },
       { key: 'seats', label: 'Seats', type: 'INTEGER', required: false, defaultValue: '5', options: [], help: null },
@@ -125,7 +153,16 @@ describe('products in the console', () => {
 
     const lid = await issue('Orbit Suite (orbit)', 'Nebula Labs', (dialog) => dialog.getByLabel('Edition').fill('Studio'));
     const licence = await c.api('GET', `/licenses/${lid}`);
-    expect(licence.claims).toMatchObject({ prd: 'orbit', typ: 'ONLINE', edition: 'Studio', seats: 5, beta: false, support: '2030-01-31', modules: ['sync'], tier: 'pro' });
+    expect(licence.claims).toMatchObject({
+      prd: 'orbit',
+      typ: 'ONLINE',
+      edition: 'Studio',
+      seats: 5,
+      beta: false,
+      support: '2030-01-31',
+      modules: ['sync'],
+      tier: 'pro',
+    });
   });
 
   it('creates a product of each other algorithm and issues a licence that verifies with its key', async () => {
@@ -161,7 +198,12 @@ describe('products in the console', () => {
     await history.getByText(`${keys[0].keyFingerprint.slice(0, 16)}…`).waitFor();
     const old = (await c.api('GET', '/licenses/page?q=nebula')).items[0];
     const full = await c.api('GET', `/licenses/${old.lid}`);
-    expect(verifyLicence(full.licenseString, keys.map((k: { publicKeyPem: string }) => k.publicKeyPem)).valid).toBe(true);
+    expect(
+      verifyLicence(
+        full.licenseString,
+        keys.map((k: { publicKeyPem: string }) => k.publicKeyPem),
+      ).valid,
+    ).toBe(true);
   });
 
   it('rotates the check token, shows it once with the check URL, and the SDK checks in with it', async () => {
@@ -198,7 +240,10 @@ describe('products in the console', () => {
     // Rotating again warns that installed applications stop checking in.
     await page.reload();
     await page.getByRole('button', { name: 'Rotate check token' }).click();
-    await page.getByRole('dialog', { name: 'Rotate the check token' }).getByText(/stops checking in/).waitFor();
+    await page
+      .getByRole('dialog', { name: 'Rotate the check token' })
+      .getByText(/stops checking in/)
+      .waitFor();
     await page.getByRole('dialog', { name: 'Rotate the check token' }).getByRole('button', { name: 'Rotate check token' }).click();
     const rotated = (await page.getByLabel('check token', { exact: true }).textContent())!;
     expect(rotated).not.toBe(token);
@@ -207,7 +252,16 @@ describe('products in the console', () => {
     const licence = await c.api('GET', `/licenses/${lid}`);
     const keys = await c.api('GET', `/products/${product.id}/keys`);
     const client = (checkToken: string) =>
-      new LicenceClient({ baseUrl: c.url, slug: 'default', checkId: product.checkId, checkToken, publicKeyPem: keys.map((k: { publicKeyPem: string }) => k.publicKeyPem), licence: licence.licenseString, store: memoryStore(), stableId: 'products-test' });
+      new LicenceClient({
+        baseUrl: c.url,
+        slug: 'default',
+        checkId: product.checkId,
+        checkToken,
+        publicKeyPem: keys.map((k: { publicKeyPem: string }) => k.publicKeyPem),
+        licence: licence.licenseString,
+        store: memoryStore(),
+        stableId: 'products-test',
+      });
     expect((await client(rotated).check()).state).toBe('VALID');
     expect((await client(token).check()).state).toBe('STALE');
   });
@@ -248,7 +302,9 @@ describe('products in the console', () => {
     await page.getByText('Imported, sealed here').waitFor();
     const product = (await c.api('GET', '/products')).find((p: { productKey: string }) => p.productKey === 'keystore');
     expect(product).toMatchObject({ keyOrigin: 'imported', algorithm: 'EC_P384', certificateType: 'IMPORTED' });
-    expect(new crypto.X509Certificate(product.certificatePem).publicKey.export({ type: 'spki', format: 'der' })).toEqual(store.publicKey.export({ type: 'spki', format: 'der' }));
+    expect(new crypto.X509Certificate(product.certificatePem).publicKey.export({ type: 'spki', format: 'der' })).toEqual(
+      store.publicKey.export({ type: 'spki', format: 'der' }),
+    );
   });
 
   it.skipIf(softHsmMissing)('creates a product whose key stays on a PKCS#11 token, refusing a wrong PIN with the API’s message', async () => {
@@ -269,7 +325,12 @@ describe('products in the console', () => {
     await expectAccessible(page, 'product on a token');
     await expectLayout(page, 'product-pkcs11');
     const product = (await c.api('GET', '/products')).find((p: { productKey: string }) => p.productKey === 'token');
-    expect(product).toMatchObject({ keyOrigin: 'pkcs11', algorithm: 'EC_P256', keyState: 'OK', pkcs11: { tokenLabel: 'vendor-hsm', keyLabel: 'signing-2026' } });
+    expect(product).toMatchObject({
+      keyOrigin: 'pkcs11',
+      algorithm: 'EC_P256',
+      keyState: 'OK',
+      pkcs11: { tokenLabel: 'vendor-hsm', keyLabel: 'signing-2026' },
+    });
     const licence = await c.api('POST', '/licenses', { productId: product.id, licensee: 'Token Buyer' });
     expect(verifyLicence(licence.licenseString, [product.publicKeyPem])).toMatchObject({ valid: true });
   });

@@ -9,7 +9,16 @@ const CLI = path.resolve(import.meta.dirname, '../../../bin/licensor.js');
 
 /** STACK.md: Debian's Chromium, never a downloaded browser. */
 export const CHROMIUM = process.env.LICENSOR_CHROMIUM ?? '/usr/bin/chromium';
-export const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+export const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -21,7 +30,6 @@ function freePort(): Promise<number> {
   });
 }
 
-
 /**
  * A real service process (`serve`) on a fresh SQLite data directory and a free port, reached as
  * `http://localhost:PORT` (DESIGN.md 9: its own origin by default).
@@ -32,7 +40,14 @@ export async function startService(options: { dataDir?: string; env?: Record<str
   const port = await freePort();
   const url = `http://localhost:${port}`;
   const child = spawn(process.execPath, [CLI, 'serve'], {
-    env: { PATH: process.env.PATH ?? '', LICENSOR_DATA_DIR: dataDir, PORT: String(port), LICENSOR_BOOTSTRAP_PASSWORD: password, LOG_LEVEL: 'info', ...options.env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      LICENSOR_DATA_DIR: dataDir,
+      PORT: String(port),
+      LICENSOR_BOOTSTRAP_PASSWORD: password,
+      LOG_LEVEL: 'info',
+      ...options.env,
+    },
   });
   await new Promise<void>((resolve, reject) => {
     let output = '';
@@ -53,8 +68,11 @@ export async function startService(options: { dataDir?: string; env?: Record<str
     /** Runs an operator CLI command against this service's data directory; answers its JSON. */
     cli(args: string[]): Promise<unknown> {
       return new Promise((resolve, reject) => {
-        execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', LICENSOR_DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...options.env } }, (error, stdout, stderr) =>
-          error ? reject(new Error(`licensor ${args.join(' ')}: ${stderr}`)) : resolve(JSON.parse(stdout)),
+        execFile(
+          process.execPath,
+          [CLI, ...args],
+          { env: { PATH: process.env.PATH ?? '', LICENSOR_DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...options.env } },
+          (error, stdout, stderr) => (error ? reject(new Error(`licensor ${args.join(' ')}: ${stderr}`)) : resolve(JSON.parse(stdout))),
         );
       });
     },

@@ -68,7 +68,12 @@ describe('trials in the console', () => {
     await form.getByRole('button', { name: 'Save changes' }).click();
     await form.waitFor({ state: 'detached' });
     await page.getByText('14 days each; at most 500 a day, 20 a day per address').waitFor();
-    expect(await c.api('GET', `/products/${product.id}`)).toMatchObject({ trialDays: 14, trialDailyLimit: 500, trialAddressDailyLimit: 20, trialParams: { seats: 1 } });
+    expect(await c.api('GET', `/products/${product.id}`)).toMatchObject({
+      trialDays: 14,
+      trialDailyLimit: 500,
+      trialAddressDailyLimit: 20,
+      trialParams: { seats: 1 },
+    });
   });
 
   it('lists trials apart with the Trials filter and a Trial badge', async () => {

@@ -76,10 +76,16 @@ describe('Webhooks', () => {
     const dialog = page.getByRole('dialog', { name: 'Rotate secret' });
     await dialog.getByLabel('Overlap (hours)').fill('1');
     await dialog.getByRole('button', { name: 'Rotate secret' }).click();
-    await dialog.getByText(/^whsec_/).first().waitFor();
+    await dialog
+      .getByText(/^whsec_/)
+      .first()
+      .waitFor();
     await dialog.getByRole('button', { name: 'Done' }).click();
     await row.getByRole('button', { name: 'Disable' }).click();
-    await page.getByRole('dialog', { name: /^Disable / }).getByRole('button', { name: 'Disable' }).click();
+    await page
+      .getByRole('dialog', { name: /^Disable / })
+      .getByRole('button', { name: 'Disable' })
+      .click();
     await row.getByText('disabled by admin').waitFor();
     await row.getByRole('button', { name: 'Enable' }).click();
     await row.getByRole('button', { name: 'Disable' }).waitFor();

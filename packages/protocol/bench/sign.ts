@@ -38,7 +38,11 @@ const claims: ClaimsInput = {
   mm: 1,
   chk: 86_400,
   max: 604_800,
-  params: [['edition', 'pro'], ['seats', 25], ['modules', ['2d', '3d']]],
+  params: [
+    ['edition', 'pro'],
+    ['seats', 25],
+    ['modules', ['2d', '3d']],
+  ],
 };
 // Bare signing gets the claims already in wire order, built once: the most it could be spared.
 const wireOrdered = orderClaims(claims);
@@ -127,9 +131,15 @@ for (const algorithm of ALGORITHMS) {
   process.stderr.write(`${row}\n`);
 }
 
-console.log(`\nLicence payload ${Buffer.byteLength(JSON.stringify(wireOrdered))} bytes of JSON (strings up to ${licenceLength} characters); operations per CPU second, one thread, Node ${process.version}.`);
-console.log('Protocol = signLicence / readLicence; bare = the same job by hand with node:crypto and JSON; ratio = protocol / bare (median of rounds); signature only = node:crypto on prebuilt bytes.\n');
-console.log('| Algorithm | sign: protocol | bare | ratio | signature only | protocol / signature only | verify: protocol | bare | ratio | signature only | protocol / signature only |');
+console.log(
+  `\nLicence payload ${Buffer.byteLength(JSON.stringify(wireOrdered))} bytes of JSON (strings up to ${licenceLength} characters); operations per CPU second, one thread, Node ${process.version}.`,
+);
+console.log(
+  'Protocol = signLicence / readLicence; bare = the same job by hand with node:crypto and JSON; ratio = protocol / bare (median of rounds); signature only = node:crypto on prebuilt bytes.\n',
+);
+console.log(
+  '| Algorithm | sign: protocol | bare | ratio | signature only | protocol / signature only | verify: protocol | bare | ratio | signature only | protocol / signature only |',
+);
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const row of rows) console.log(row);
 console.log(`\nLowest protocol / bare ratio: ${pct(worst.ratio)} (${worst.cell}); target at least 90%: ${worst.ratio >= 0.9 ? 'met' : 'MISSED'}.`);

@@ -58,7 +58,15 @@ export function airGapVectors(algorithms: AlgorithmVector[], fp: string, otherFp
 
   const responses = algorithms.map((vector) => {
     const fields: ActivationResponseFields = {
-      lid: LID, aid: '42', fp, dpk, nonce: NONCE, status: 'ACTIVE', iat: 1_764_000_600, boundAt: 1_764_000_600, until: 1_771_776_600,
+      lid: LID,
+      aid: '42',
+      fp,
+      dpk,
+      nonce: NONCE,
+      status: 'ACTIVE',
+      iat: 1_764_000_600,
+      boundAt: 1_764_000_600,
+      until: 1_771_776_600,
     };
     return { algorithm: vector.algorithm, fields, text: signActivationResponse(fields, createPrivateKey(vector.privateKeyPem)) };
   });
@@ -67,14 +75,18 @@ export function airGapVectors(algorithms: AlgorithmVector[], fp: string, otherFp
   const secondKey = createPrivateKey(algorithms[1]!.privateKeyPem);
   const badResponses: BadText[] = [
     ...badTexts('SVCX1', first!.text, firstKey, secondKey, ['"until":1771776600', '"until":1871776600']),
-    { name: 'fp of another machine, re-encoded', text: `SVCX1.${b64uEncode(Buffer.from(first!.text.split('.')[1]!, 'base64url').toString('utf8').replace(fp, otherFp))}.${first!.text.split('.')[2]}`, expected: 'BAD_SIGNATURE' },
+    {
+      name: 'fp of another machine, re-encoded',
+      text: `SVCX1.${b64uEncode(Buffer.from(first!.text.split('.')[1]!, 'base64url').toString('utf8').replace(fp, otherFp))}.${first!.text.split('.')[2]}`,
+      expected: 'BAD_SIGNATURE',
+    },
     { name: 'signed with status EXPIRED', text: signActivationResponseRaw(first!.fields, firstKey, { status: 'EXPIRED' }), expected: 'MALFORMED' },
     { name: 'signed with a numeric aid', text: signActivationResponseRaw(first!.fields, firstKey, { aid: 42 }), expected: 'MALFORMED' },
   ];
 
   return {
     description:
-      'DESIGN.md 14. Responses are signed with the key of the algorithm vector of the same name (the first verifies with the first algorithm vector\'s public key); badResponses verify with algorithms[0]\'s public key; badRequests and badDeactivations with deviceKey.',
+      "DESIGN.md 14. Responses are signed with the key of the algorithm vector of the same name (the first verifies with the first algorithm vector's public key); badResponses verify with algorithms[0]'s public key; badRequests and badDeactivations with deviceKey.",
     deviceKey: { seed: devicePrivateKeySeed(device), dpk },
     otherDeviceKey: { seed: devicePrivateKeySeed(otherDevice), dpk: devicePublicKeyText(otherDevice) },
     request: { fields: requestFields, text: request, groups: groupsOfFive(request) },
@@ -82,7 +94,11 @@ export function airGapVectors(algorithms: AlgorithmVector[], fp: string, otherFp
       ...badTexts('SVCA1', request, device, otherDevice, [NONCE, `${NONCE}x`]),
       { name: 'signed with a short nonce', text: signedText('SVCA1', JSON.stringify({ ...requestFields, nonce: 'short' }), device), expected: 'MALFORMED' },
       { name: 'signed with a bad fingerprint', text: signedText('SVCA1', JSON.stringify({ ...requestFields, fp: 'SVC1.x.y' }), device), expected: 'MALFORMED' },
-      { name: 'signed with a 31-byte dpk', text: signedText('SVCA1', JSON.stringify({ ...requestFields, dpk: dpk.slice(0, 42) }), device), expected: 'MALFORMED' },
+      {
+        name: 'signed with a 31-byte dpk',
+        text: signedText('SVCA1', JSON.stringify({ ...requestFields, dpk: dpk.slice(0, 42) }), device),
+        expected: 'MALFORMED',
+      },
     ],
     deactivation: { fields: deactivationFields, text: deactivation },
     badDeactivations: badTexts('SVCD1', deactivation, device, otherDevice, ['"aid":"42"', '"aid":"43"']),

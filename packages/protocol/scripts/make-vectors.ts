@@ -100,7 +100,13 @@ const CLAIMS: Record<Algorithm, ClaimsInput> = {
     mm: 2,
     chk: 86_400,
     max: 604_800,
-    params: [['edition', 'pro'], ['seats', 25], ['beta', false], ['modules', ['2d', '3d']], ['supportUntil', '2026-12-31']],
+    params: [
+      ['edition', 'pro'],
+      ['seats', 25],
+      ['beta', false],
+      ['modules', ['2d', '3d']],
+      ['supportUntil', '2026-12-31'],
+    ],
   },
   RSA_2048: {
     ...BASE,
@@ -152,16 +158,34 @@ const CLAIMS: Record<Algorithm, ClaimsInput> = {
     lic: 'P-384 Org',
     exp: 1_795_420_800,
     fp: [FP_B, FP_C],
-    params: [['flags', []], ['limit', 0]],
+    params: [
+      ['flags', []],
+      ['limit', 0],
+    ],
   },
 };
 
 // Floating licences (v 5): ONLINE, no fp, a lease length, a borrow limit on some.
 const floating = (lid: string, extra: Partial<ClaimsInput>): ClaimsInput => ({
-  ...BASE, lid, typ: 'ONLINE', lic: 'Floating Seats Ltd', exp: 1_795_420_800, mm: 5, chk: 300, max: 1_800, lse: 900, ...extra,
+  ...BASE,
+  lid,
+  typ: 'ONLINE',
+  lic: 'Floating Seats Ltd',
+  exp: 1_795_420_800,
+  mm: 5,
+  chk: 300,
+  max: 1_800,
+  lse: 900,
+  ...extra,
 });
 const FLOATING: Record<Algorithm, ClaimsInput> = {
-  ED25519: floating('5f000000-0000-4000-8000-000000000001', { brw: 604_800, params: [['edition', 'pro'], ['seats', 5]] }),
+  ED25519: floating('5f000000-0000-4000-8000-000000000001', {
+    brw: 604_800,
+    params: [
+      ['edition', 'pro'],
+      ['seats', 5],
+    ],
+  }),
   RSA_2048: floating('5f000000-0000-4000-8000-000000000002', { lse: 60, chk: 20, max: 60, mm: 1 }),
   RSA_3072: floating('5f000000-0000-4000-8000-000000000003', { lse: 3_600, brw: 2_592_000, nbf: 1_764_547_200, exp: 1_796_083_200 }),
   RSA_4096: floating('5f000000-0000-4000-8000-000000000004', { exp: undefined, lic: 'Perpetual Floating Inc', mm: 50 }),
@@ -195,7 +219,11 @@ function tamperedLicences(licence: string, key: KeyObject, otherKeyLicence: stri
     { name: 'signed JSON array', licence: signPayload('[1,2]', key), expected: 'MALFORMED' },
     { name: 'signed non-JSON', licence: signPayload('not json', key), expected: 'MALFORMED' },
     { name: 'signed payload without lid', licence: signPayload(json.replace(/"lid":"[^"]*",/, ''), key), expected: 'MALFORMED' },
-    { name: 'signed payload with null exp', licence: signPayload(json.replace(/,"exp":\d+/, '').replace('"grace":', '"exp":null,"grace":'), key), expected: 'MALFORMED' },
+    {
+      name: 'signed payload with null exp',
+      licence: signPayload(json.replace(/,"exp":\d+/, '').replace('"grace":', '"exp":null,"grace":'), key),
+      expected: 'MALFORMED',
+    },
     { name: 'signed payload with negative grace', licence: signPayload(json.replace(/"grace":\d+/, '"grace":-1'), key), expected: 'MALFORMED' },
     { name: 'signed payload with string iat', licence: signPayload(json.replace(/"iat":(\d+)/, '"iat":"$1"'), key), expected: 'MALFORMED' },
     { name: 'signed payload with v 2', licence: signPayload(json.replace(/"v":\d/, '"v":2'), key), expected: 'MALFORMED' },
@@ -267,7 +295,13 @@ function floatingVector(input: ClaimsInput, licence: string, key: KeyObject, oth
   const lse = input.lse!;
   const digest = fpDigest(FP_A);
   const lease: ReceiptFieldsVector = {
-    lid: input.lid, status: 'ACTIVE', nonce: NONCE, checkedAt: CHECKED_AT, boundAt: '2026-11-22T06:45:00.000Z', fpDigest: digest, leaseEndsAt: iso(lse),
+    lid: input.lid,
+    status: 'ACTIVE',
+    nonce: NONCE,
+    checkedAt: CHECKED_AT,
+    boundAt: '2026-11-22T06:45:00.000Z',
+    fpDigest: digest,
+    leaseEndsAt: iso(lse),
   };
   const sets: Array<[string, ReceiptFieldsVector]> = [
     ['lease taken or renewed', lease],
@@ -369,24 +403,81 @@ async function main(): Promise<void> {
       name: 'scrambled input, nulls and non-applicable claims dropped',
       claimsInput: {
         params: { colour: 'blue', count: 3 },
-        max: null, chk: 60, mm: 1, fpn: 3, fp: null, grace: 0, exp: null, nbf: null, iat: 1_700_000_000,
-        lic: null, act: 'ONLINE', typ: 'OFFLINE', org: 'o', prd: 'p', lid: 'l',
+        max: null,
+        chk: 60,
+        mm: 1,
+        fpn: 3,
+        fp: null,
+        grace: 0,
+        exp: null,
+        nbf: null,
+        iat: 1_700_000_000,
+        lic: null,
+        act: 'ONLINE',
+        typ: 'OFFLINE',
+        org: 'o',
+        prd: 'p',
+        lid: 'l',
       },
     },
     { name: 'duplicate fingerprints collapse to one string', claimsInput: { ...BASE, lid: 'l', fp: [FP_A, FP_A] } },
     { name: 'several fingerprints make v 4', claimsInput: { ...BASE, lid: 'l', typ: 'HYBRID', act: 'OFFLINE', fp: [FP_B, FP_A, FP_B], fpn: 1 } },
-    { name: 'null parameter omitted', claimsInput: { ...BASE, lid: 'l', params: [['z', 1], ['a', null], ['m', ['x']]] } },
-    { name: 'lse and brw are parameters of a node-locked licence', claimsInput: { ...BASE, lid: 'l', typ: 'ONLINE', params: [['brw', 'x'], ['lse', 7]] } },
+    {
+      name: 'null parameter omitted',
+      claimsInput: {
+        ...BASE,
+        lid: 'l',
+        params: [
+          ['z', 1],
+          ['a', null],
+          ['m', ['x']],
+        ],
+      },
+    },
+    {
+      name: 'lse and brw are parameters of a node-locked licence',
+      claimsInput: {
+        ...BASE,
+        lid: 'l',
+        typ: 'ONLINE',
+        params: [
+          ['brw', 'x'],
+          ['lse', 7],
+        ],
+      },
+    },
     {
       name: 'lse makes v 5, brw follows it, then parameters',
-      claimsInput: { params: [['seats', 5]], brw: 86_400, lse: 900, max: 1_800, chk: 300, mm: 5, grace: 0, iat: 1_700_000_000, typ: 'ONLINE', org: 'o', prd: 'p', lid: 'l' },
+      claimsInput: {
+        params: [['seats', 5]],
+        brw: 86_400,
+        lse: 900,
+        max: 1_800,
+        chk: 300,
+        mm: 5,
+        grace: 0,
+        iat: 1_700_000_000,
+        typ: 'ONLINE',
+        org: 'o',
+        prd: 'p',
+        lid: 'l',
+      },
     },
     { name: 'brw 0 omitted', claimsInput: { ...BASE, lid: 'l', typ: 'ONLINE', chk: 300, max: 1_800, lse: 60, brw: 0 } },
     { name: 'brw without lse omitted', claimsInput: { ...BASE, lid: 'l', typ: 'ONLINE', brw: 3_600 } },
   ].map((c) => ({ ...c, payloadJson: licencePayload(c.claimsInput as unknown as ClaimsInput) }));
 
   const rawSets: Array<[string, Record<string, string | null>]> = [
-    ['all components', { machine: 'f1e2d3c4b5a6978899aabbccddeeff00', host: 'build-01', mac: '52:54:00:12:34:56', cpu: 'AMD EPYC 7B13 64-Core Processor', disk: 'S4EVNX0N123456' }],
+    [
+      'all components',
+      {
+        machine: 'f1e2d3c4b5a6978899aabbccddeeff00',
+        host: 'build-01',
+        mac: '52:54:00:12:34:56',
+        cpu: 'AMD EPYC 7B13 64-Core Processor',
+        disk: 'S4EVNX0N123456',
+      },
+    ],
     ['two unreadable', { machine: 'f1e2d3c4b5a6978899aabbccddeeff00', host: 'build-01', mac: null, cpu: 'AMD EPYC 7B13 64-Core Processor', disk: null }],
     ['empty counts as unreadable', { machine: '', host: 'host', mac: '00:00:00:00:00:01', cpu: '', disk: 'd' }],
     ['non-ASCII raw values', { machine: 'ünïcödé', host: 'hôte-é', mac: '00:11:22:33:44:55', cpu: '处理器', disk: 'disk' }],
@@ -415,7 +506,11 @@ async function main(): Promise<void> {
     { name: 'empty body', fingerprint: `SVC1..${goodSum}`, problem: 'ENCODING' },
     { name: 'padded body', fingerprint: withSum(`${goodBody}==`), problem: 'ENCODING' },
     { name: 'standard base64 body', fingerprint: withSum(Buffer.from(`machine=${h};host=-;mac=-;cpu=-;disk=-???`).toString('base64')), problem: 'ENCODING' },
-    { name: 'body trailing bits set', fingerprint: withSum(body('machine=-;host=-;mac=-;cpu=-;disk=-').replace(/.$/, (c) => ALPHABET[ALPHABET.indexOf(c) | 1]!)), problem: 'ENCODING' },
+    {
+      name: 'body trailing bits set',
+      fingerprint: withSum(body('machine=-;host=-;mac=-;cpu=-;disk=-').replace(/.$/, (c) => ALPHABET[ALPHABET.indexOf(c) | 1]!)),
+      problem: 'ENCODING',
+    },
     { name: 'four components', fingerprint: withSum(body(`machine=${h};host=${h};mac=${h};cpu=${h}`)), problem: 'COMPONENTS' },
     { name: 'six components', fingerprint: withSum(body(`machine=${h};host=${h};mac=${h};cpu=${h};disk=${h};gpu=${h}`)), problem: 'COMPONENTS' },
     { name: 'wrong order', fingerprint: withSum(body(`host=${h};machine=${h};mac=${h};cpu=${h};disk=${h}`)), problem: 'COMPONENTS' },
@@ -456,8 +551,7 @@ async function main(): Promise<void> {
   ].map((s) => ({ ...s, status: calendarStatus(s.claims, s.now), graceEndsAt: graceEndsAt(s.claims.exp, s.claims.grace) }));
 
   const vectors: Vectors = {
-    description:
-      'Licensor wire-format golden vectors (DESIGN.md section 2). Generated by packages/protocol/scripts/make-vectors.ts; test keys only.',
+    description: 'Licensor wire-format golden vectors (DESIGN.md section 2). Generated by packages/protocol/scripts/make-vectors.ts; test keys only.',
     algorithms,
     claimOrder,
     fingerprints,

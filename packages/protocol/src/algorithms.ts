@@ -104,8 +104,7 @@ export function algorithmOfKey(key: KeyObject): Algorithm | null {
 export function generateAlgorithmKeyPair(algorithm: Algorithm): Promise<{ privateKey: KeyObject; publicKey: KeyObject }> {
   const { type, options } = ALGORITHM_INFO[algorithm].keyGeneration;
   return new Promise((resolve, reject) => {
-    const done = (error: Error | null, publicKey: KeyObject, privateKey: KeyObject) =>
-      error ? reject(error) : resolve({ privateKey, publicKey });
+    const done = (error: Error | null, publicKey: KeyObject, privateKey: KeyObject) => (error ? reject(error) : resolve({ privateKey, publicKey }));
     // The overloads are per literal type, so each branch calls its own.
     if (type === 'ed25519') generateKeyPair('ed25519', {}, done);
     else if (type === 'rsa') generateKeyPair('rsa', options, done);

@@ -29,10 +29,7 @@ function decodeCanonical(text: string, transient = false): Buffer | null {
   const rest = length % 4;
   if (rest === 1) return null;
   const size = (length * 3) >>> 2;
-  const bytes =
-    transient && size <= scratch.length
-      ? scratch.subarray(0, scratch.write(text, 0, 'base64url'))
-      : Buffer.from(text, 'base64url');
+  const bytes = transient && size <= scratch.length ? scratch.subarray(0, scratch.write(text, 0, 'base64url')) : Buffer.from(text, 'base64url');
   if (bytes.length !== size || text.includes('+') || text.includes('/')) return null;
   if (rest !== 0) {
     const code = text.charCodeAt(length - 1);

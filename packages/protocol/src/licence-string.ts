@@ -10,10 +10,7 @@ export type Activation = 'ONLINE' | 'OFFLINE';
 export type ParamValue = string | number | boolean | readonly string[];
 
 /** The issuer's claims of every licence, in wire order (DESIGN.md 2). Product parameters follow them. */
-export const CLAIM_NAMES = [
-  'v', 'lid', 'prd', 'org', 'typ', 'act', 'lic', 'iat', 'nbf', 'exp',
-  'grace', 'fp', 'fpn', 'mm', 'chk', 'max',
-] as const;
+export const CLAIM_NAMES = ['v', 'lid', 'prd', 'org', 'typ', 'act', 'lic', 'iat', 'nbf', 'exp', 'grace', 'fp', 'fpn', 'mm', 'chk', 'max'] as const;
 export type ClaimName = (typeof CLAIM_NAMES)[number];
 
 /**
@@ -213,7 +210,8 @@ function normalise(input: ClaimsInput): Normalised {
       const key = pairs[i]![0];
       const value = pairs[i]![1];
       if (value == null) continue;
-      if (reserved.has(key) || (key === 'mtr' && claims.mtr !== undefined) || (key === 'trl' && claims.trl)) throw new TypeError(`parameter "${key}" shadows an issuer claim`);
+      if (reserved.has(key) || (key === 'mtr' && claims.mtr !== undefined) || (key === 'trl' && claims.trl))
+        throw new TypeError(`parameter "${key}" shadows an issuer claim`);
       const first = key.charCodeAt(0);
       if (first >= 0x30 && first <= 0x39 && INDEX_KEY.test(key)) {
         throw new TypeError(`parameter "${key}" cannot be kept in declared order`);
@@ -408,9 +406,7 @@ export function verifyLicence(parsed: ParsedLicence, publicKeys: readonly KeyObj
   return null;
 }
 
-export type LicenceReading =
-  | { ok: true; parsed: ParsedLicence; key: KeyObject }
-  | { ok: false; reason: 'MALFORMED' | 'BAD_SIGNATURE'; message: string };
+export type LicenceReading = { ok: true; parsed: ParsedLicence; key: KeyObject } | { ok: false; reason: 'MALFORMED' | 'BAD_SIGNATURE'; message: string };
 
 /** Parse and verify in one step, with the refusal the service and SDK both report. */
 export function readLicence(text: string, publicKeys: readonly KeyObject[]): LicenceReading {

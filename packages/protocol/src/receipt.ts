@@ -57,12 +57,7 @@ export function signReceipt(fields: ReceiptFields, privateKey: KeyObject, tag: R
 }
 
 /** True when one of the keys signed exactly these fields under this tag; false for anything malformed. */
-export function verifyReceipt(
-  fields: ReceiptFields,
-  receipt: string,
-  publicKeys: readonly KeyObject[],
-  tag: ReceiptTag = 'SVCR1',
-): boolean {
+export function verifyReceipt(fields: ReceiptFields, receipt: string, publicKeys: readonly KeyObject[], tag: ReceiptTag = 'SVCR1'): boolean {
   let message: Buffer;
   let signature: Buffer;
   try {
@@ -80,10 +75,7 @@ export function verifyReceipt(
  * SVCR2 a lease end must be signed too (and the lease counts only until then, which is the
  * caller's to judge against its clock).
  */
-export function receiptGrantsLicence(
-  fields: Pick<ReceiptFields, 'status' | 'boundAt' | 'leaseEndsAt'>,
-  tag: ReceiptTag = 'SVCR1',
-): boolean {
+export function receiptGrantsLicence(fields: Pick<ReceiptFields, 'status' | 'boundAt' | 'leaseEndsAt'>, tag: ReceiptTag = 'SVCR1'): boolean {
   const filled = (value: string | null | undefined) => typeof value === 'string' && value !== '';
   return (fields.status === 'ACTIVE' || fields.status === 'GRACE') && filled(fields.boundAt) && (tag === 'SVCR1' || filled(fields.leaseEndsAt));
 }
@@ -97,7 +89,14 @@ export interface UsageReceiptFields {
   boundAt?: string | null;
   fpDigest: string;
   events: ReadonlyArray<{ id: string; result: string }>;
-  meters: ReadonlyArray<{ key: string; used: number | string; limit: number | string | null; overage: number | string | null; remaining: number | string | null; resetsAt: string | null }>;
+  meters: ReadonlyArray<{
+    key: string;
+    used: number | string;
+    limit: number | string | null;
+    overage: number | string | null;
+    remaining: number | string | null;
+    resetsAt: string | null;
+  }>;
 }
 
 /** An integer field of SVCU1: the decimal digits of its JSON number as answered (a string is taken as those digits). */

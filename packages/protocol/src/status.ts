@@ -8,10 +8,7 @@ export function graceEndsAt(exp: number | null | undefined, graceDays: number): 
 }
 
 /** The calendar status of a term given its claims (Unix seconds). Revocation is not a calendar matter. */
-export function calendarStatus(
-  claims: { nbf?: number | null; exp?: number | null; grace: number },
-  nowSeconds: number,
-): CalendarStatus {
+export function calendarStatus(claims: { nbf?: number | null; exp?: number | null; grace: number }, nowSeconds: number): CalendarStatus {
   if (claims.nbf != null && nowSeconds < claims.nbf) return 'PENDING';
   if (claims.exp == null) return 'ACTIVE';
   if (nowSeconds < claims.exp) return 'ACTIVE';

@@ -1,15 +1,6 @@
 import { describe, it, expect, beforeAll } from 'vitest';
 import { generateKeyPairSync, createPublicKey, type KeyObject } from 'node:crypto';
-import {
-  ALGORITHMS,
-  ALGORITHM_INFO,
-  algorithmOfKey,
-  generateAlgorithmKeyPair,
-  isAlgorithm,
-  signBytes,
-  verifyBytes,
-  type Algorithm,
-} from '../src/index.js';
+import { ALGORITHMS, ALGORITHM_INFO, algorithmOfKey, generateAlgorithmKeyPair, isAlgorithm, signBytes, verifyBytes, type Algorithm } from '../src/index.js';
 
 const pairs = new Map<Algorithm, { privateKey: KeyObject; publicKey: KeyObject }>();
 
@@ -21,11 +12,14 @@ beforeAll(async () => {
 describe('algorithm metadata', () => {
   it('lists the six ids with labels and JDK names', () => {
     expect(ALGORITHMS).toEqual(['ED25519', 'RSA_2048', 'RSA_3072', 'RSA_4096', 'EC_P256', 'EC_P384']);
-    expect(ALGORITHMS.map((a) => ALGORITHM_INFO[a].label)).toEqual([
-      'Ed25519', 'RSA 2048-bit', 'RSA 3072-bit', 'RSA 4096-bit', 'ECDSA P-256', 'ECDSA P-384',
-    ]);
+    expect(ALGORITHMS.map((a) => ALGORITHM_INFO[a].label)).toEqual(['Ed25519', 'RSA 2048-bit', 'RSA 3072-bit', 'RSA 4096-bit', 'ECDSA P-256', 'ECDSA P-384']);
     expect(ALGORITHMS.map((a) => ALGORITHM_INFO[a].signatureAlgorithm)).toEqual([
-      'Ed25519', 'SHA256withRSA', 'SHA256withRSA', 'SHA256withRSA', 'SHA256withECDSA', 'SHA384withECDSA',
+      'Ed25519',
+      'SHA256withRSA',
+      'SHA256withRSA',
+      'SHA256withRSA',
+      'SHA256withECDSA',
+      'SHA384withECDSA',
     ]);
     expect(isAlgorithm('EC_P256')).toBe(true);
     expect(isAlgorithm('RSA_1024')).toBe(false);
@@ -75,7 +69,7 @@ describe('signBytes / verifyBytes', () => {
     expect(verifyBytes(publicKey, data, signature)).toBe(true);
   });
 
-  it('never verifies with another algorithm\'s key', () => {
+  it("never verifies with another algorithm's key", () => {
     const signature = signBytes(pairs.get('EC_P256')!.privateKey, data);
     for (const [algorithm, { publicKey }] of pairs) {
       expect(verifyBytes(publicKey, data, signature)).toBe(algorithm === 'EC_P256');

@@ -52,7 +52,7 @@ describe('base64url', () => {
     // the definition, so a change in Node shows up here.
     const pool = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_AQgw+/= .\n\t!\u00e9\u0100\ud83d\ude00';
     let seed = 12345;
-    const random = (n: number) => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n);
+    const random = (n: number) => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n;
     let canonical = 0;
     for (let i = 0; i < 200_000; i++) {
       const length = random(12);

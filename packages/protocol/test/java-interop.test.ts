@@ -64,7 +64,14 @@ describe.skipIf(!hasJava)('a Java 17 verifier', () => {
   it('accepts a receipt of each algorithm', async () => {
     const items = ALGORITHMS.map((algorithm): JavaVerifyItem => {
       const { privateKey, publicKey } = pairs.get(algorithm)!;
-      const fields = { lid: 'l', status: 'ACTIVE', nonce: 'abcdefghijklmnop', checkedAt: '2026-01-01T00:00:00.000Z', boundAt: null, fpDigest: fpDigest(fingerprint) };
+      const fields = {
+        lid: 'l',
+        status: 'ACTIVE',
+        nonce: 'abcdefghijklmnop',
+        checkedAt: '2026-01-01T00:00:00.000Z',
+        boundAt: null,
+        fpDigest: fpDigest(fingerprint),
+      };
       return {
         algorithm: ALGORITHM_INFO[algorithm].signatureAlgorithm,
         publicKey,
@@ -80,13 +87,23 @@ describe.skipIf(!hasJava)('a Java 17 verifier', () => {
     const expected: boolean[] = [];
     for (const algorithm of ALGORITHMS) {
       const { privateKey, publicKey } = pairs.get(algorithm)!;
-      const base = { lid: 'l', status: 'ACTIVE', nonce: 'abcdefghijklmnop', checkedAt: '2026-01-01T00:00:00.000Z', boundAt: '2025-12-31T23:50:00.000Z', fpDigest: fpDigest(fingerprint) };
+      const base = {
+        lid: 'l',
+        status: 'ACTIVE',
+        nonce: 'abcdefghijklmnop',
+        checkedAt: '2026-01-01T00:00:00.000Z',
+        boundAt: '2025-12-31T23:50:00.000Z',
+        fpDigest: fpDigest(fingerprint),
+      };
       const lease = { ...base, leaseEndsAt: '2026-01-01T00:15:00.000Z' };
       const order = [base.lid, base.status, base.nonce, base.checkedAt, base.boundAt, base.fpDigest];
       const svcr2 = Buffer.from(signReceipt(lease, privateKey, 'SVCR2'), 'base64url');
       const svcr1 = Buffer.from(signReceipt(base, privateKey), 'base64url');
       const item = (tag: string, fields: string[], signature: Buffer): JavaVerifyItem => ({
-        algorithm: ALGORITHM_INFO[algorithm].signatureAlgorithm, publicKey, message: { tag, fields }, signature,
+        algorithm: ALGORITHM_INFO[algorithm].signatureAlgorithm,
+        publicKey,
+        message: { tag, fields },
+        signature,
       });
       items.push(item('SVCR2', [...order, lease.leaseEndsAt], svcr2), item('SVCR1', order, svcr1));
       expected.push(true, true);

@@ -41,9 +41,27 @@ const signRaw = (json: string, key: KeyObject) => {
 describe('orderClaims', () => {
   it('puts every claim in wire order, then parameters in declared order', () => {
     const claims = orderClaims({
-      params: [['zeta', 'z'], ['alpha', 1], ['list', ['a']], ['flag', true]],
-      max: 600, chk: 120, mm: 2, fpn: 4, fp: [FP1, FP2], grace: 3, exp: 2_000, nbf: 1_500, iat: 1_000,
-      lic: 'Lic', act: 'OFFLINE', typ: 'HYBRID', org: 'o', prd: 'p', lid: 'l',
+      params: [
+        ['zeta', 'z'],
+        ['alpha', 1],
+        ['list', ['a']],
+        ['flag', true],
+      ],
+      max: 600,
+      chk: 120,
+      mm: 2,
+      fpn: 4,
+      fp: [FP1, FP2],
+      grace: 3,
+      exp: 2_000,
+      nbf: 1_500,
+      iat: 1_000,
+      lic: 'Lic',
+      act: 'OFFLINE',
+      typ: 'HYBRID',
+      org: 'o',
+      prd: 'p',
+      lid: 'l',
     });
     expect(Object.keys(claims)).toEqual([...CLAIM_NAMES, 'zeta', 'alpha', 'list', 'flag']);
     expect(JSON.stringify(claims)).toBe(
@@ -108,7 +126,15 @@ describe('orderClaims', () => {
     }
     expect(isReservedClaimName('edition')).toBe(false);
     expect(() => orderClaims({ ...base, params: [['7', 'x']] })).toThrow(TypeError);
-    expect(() => orderClaims({ ...base, params: [['a', 1], ['a', 2]] })).toThrow(/twice/);
+    expect(() =>
+      orderClaims({
+        ...base,
+        params: [
+          ['a', 1],
+          ['a', 2],
+        ],
+      }),
+    ).toThrow(/twice/);
     expect(() => orderClaims({ ...base, params: [['__proto__', 'x']] })).toThrow(TypeError);
     expect(() => orderClaims({ ...base, params: [['a', 1.5]] })).toThrow(TypeError);
     expect(() => orderClaims({ ...base, params: [['a', [1] as unknown as string[]]] })).toThrow(TypeError);
@@ -155,7 +181,13 @@ describe('floating licences (v 5)', () => {
     expect(isReservedClaimName('brw')).toBe(false);
     expect(isReservedClaimName('lse', true)).toBe(true);
     expect(isReservedClaimName('max', true)).toBe(true);
-    const nodeLocked = orderClaims({ ...base, params: [['lse', 'x'], ['brw', 2]] });
+    const nodeLocked = orderClaims({
+      ...base,
+      params: [
+        ['lse', 'x'],
+        ['brw', 2],
+      ],
+    });
     expect(licenceParams(nodeLocked)).toEqual({ lse: 'x', brw: 2 });
     expect(() => orderClaims({ ...floating, params: [['lse', 'x']] })).toThrow(/shadows/);
     expect(() => orderClaims({ ...floating, params: [['brw', 1]] })).toThrow(/shadows/);
@@ -176,8 +208,20 @@ describe('floating licences (v 5)', () => {
 
 describe('signLicence / parseLicence / verifyLicence', () => {
   const claims: ClaimsInput = {
-    ...base, typ: 'ONLINE', lic: 'Zoë "Q" <ü>', exp: 1_800_000_000, grace: 7, fp: [FP1, FP2], fpn: 3, mm: 2, chk: 3_600, max: 86_400,
-    params: [['edition', 'pro'], ['n', 5]],
+    ...base,
+    typ: 'ONLINE',
+    lic: 'Zoë "Q" <ü>',
+    exp: 1_800_000_000,
+    grace: 7,
+    fp: [FP1, FP2],
+    fpn: 3,
+    mm: 2,
+    chk: 3_600,
+    max: 86_400,
+    params: [
+      ['edition', 'pro'],
+      ['n', 5],
+    ],
   };
 
   it.each(ALGORITHMS)('%s: signs, parses and verifies', (algorithm) => {
@@ -220,7 +264,7 @@ describe('signLicence / parseLicence / verifyLicence', () => {
     }
   });
 
-  it.each(ALGORITHMS)('%s: no replacement of the signature\'s last character verifies', (algorithm) => {
+  it.each(ALGORITHMS)("%s: no replacement of the signature's last character verifies", (algorithm) => {
     const { privateKey, publicKey } = keys(algorithm);
     const licence = signLicence(claims, privateKey);
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
@@ -317,7 +361,16 @@ describe('signLicence / parseLicence / verifyLicence', () => {
   it('writes exactly what JSON.stringify writes for the ordered object', () => {
     const inputs: ClaimsInput[] = [
       base,
-      { ...base, lic: 'quote " backslash \\ newline \n tab \t nul \u0000 lone \ud800 emoji 😀', params: [['k"ey', 'v'], ['ü', ['a', 'b"']], ['b', true], ['z', -5]] },
+      {
+        ...base,
+        lic: 'quote " backslash \\ newline \n tab \t nul \u0000 lone \ud800 emoji 😀',
+        params: [
+          ['k"ey', 'v'],
+          ['ü', ['a', 'b"']],
+          ['b', true],
+          ['z', -5],
+        ],
+      },
       { ...base, typ: 'HYBRID', act: 'ONLINE', fp: [FP1, FP2, FP3], fpn: 5, nbf: 0, exp: 0, chk: 0, max: 0, params: { e: [], s: '' } },
     ];
     for (const input of inputs) expect(licencePayload(input)).toBe(JSON.stringify(orderClaims(input)));

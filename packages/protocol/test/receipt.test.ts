@@ -57,11 +57,13 @@ describe('SVCR2 (floating licences)', () => {
   const lease = { ...fields, leaseEndsAt: '2026-11-22T07:15:00.000Z' };
 
   it('appends leaseEndsAt after fpDigest under its own tag', () => {
-    expect(receiptMessage(lease, 'SVCR2').toString('utf8')).toBe(`${receiptMessage(fields).toString('utf8').replace('SVCR1', 'SVCR2')}\x1f2026-11-22T07:15:00.000Z`);
+    expect(receiptMessage(lease, 'SVCR2').toString('utf8')).toBe(
+      `${receiptMessage(fields).toString('utf8').replace('SVCR1', 'SVCR2')}\x1f2026-11-22T07:15:00.000Z`,
+    );
     expect(receiptMessage({}, 'SVCR2').toString('hex')).toBe(`5356435232${'1f'.repeat(7)}`);
   });
 
-  it('is chosen by the presented term\'s v alone', () => {
+  it("is chosen by the presented term's v alone", () => {
     expect(receiptTagOf({ v: 5 })).toBe('SVCR2');
     expect(receiptTagOf({ v: 4 })).toBe('SVCR1');
     expect(receiptTagOf({ v: 3 })).toBe('SVCR1');

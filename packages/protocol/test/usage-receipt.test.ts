@@ -32,9 +32,19 @@ describe('SVCU1', () => {
   });
 
   it('writes null and absent fields empty, so an empty last field ends the text in 0x1F', () => {
-    const text = usageReceiptMessage({ ...example, status: undefined, boundAt: null, events: [], meters: [{ key: 'k', used: 0, limit: null, overage: 0, remaining: null, resetsAt: null }] });
+    const text = usageReceiptMessage({
+      ...example,
+      status: undefined,
+      boundAt: null,
+      events: [],
+      meters: [{ key: 'k', used: 0, limit: null, overage: 0, remaining: null, resetsAt: null }],
+    });
     expect(text.toString('utf8')).toBe('SVCU1\x1fL\x1f\x1fN\x1f2026-11-22T07:00:00.000Z\x1f\x1fD\x1f0\x1f1\x1fk\x1f0\x1f\x1f0\x1f\x1f');
-    expect(usageReceiptMessage({ ...example, events: [], meters: [] }).toString('utf8').endsWith('\x1fD\x1f0\x1f0')).toBe(true);
+    expect(
+      usageReceiptMessage({ ...example, events: [], meters: [] })
+        .toString('utf8')
+        .endsWith('\x1fD\x1f0\x1f0'),
+    ).toBe(true);
   });
 
   it('refuses a field holding the separator and a non-integer count', () => {
@@ -56,7 +66,9 @@ describe('mtr', () => {
   it('is signed after max (and brw), before the parameters, each meter as {k, p, l, o}', () => {
     const input = { ...base, mtr: [{ k: 'exports', p: 'MONTH' as const, l: 1000, o: null }], params: [['tier', 'pro']] as const };
     const json = licencePayload(input);
-    expect(json).toBe('{"v":3,"lid":"l","prd":"p","org":"o","typ":"ONLINE","iat":1,"grace":0,"mm":1,"chk":120,"max":120,"mtr":[{"k":"exports","p":"MONTH","l":1000,"o":null}],"tier":"pro"}');
+    expect(json).toBe(
+      '{"v":3,"lid":"l","prd":"p","org":"o","typ":"ONLINE","iat":1,"grace":0,"mm":1,"chk":120,"max":120,"mtr":[{"k":"exports","p":"MONTH","l":1000,"o":null}],"tier":"pro"}',
+    );
     expect(JSON.stringify(orderClaims(input))).toBe(json);
     const claims = JSON.parse(json);
     expect(isMeterClaim(claims.mtr)).toBe(true);

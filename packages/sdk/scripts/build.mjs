@@ -23,8 +23,7 @@ await build({
   logLevel: 'warning',
 });
 
-const [declarations] = generateDtsBundle(
-  [{ filePath: entry, libraries: { inlinedLibraries: ['@licensor/protocol'] }, output: { noBanner: true } }],
-  { preferredConfigPath: path.join(here, 'tsconfig.json') },
-);
+const [declarations] = generateDtsBundle([{ filePath: entry, libraries: { inlinedLibraries: ['@licensor/protocol'] }, output: { noBanner: true } }], {
+  preferredConfigPath: path.join(here, 'tsconfig.json'),
+});
 writeFileSync(path.join(here, 'dist/index.d.ts'), declarations);

@@ -60,7 +60,9 @@ function parseAirGap(data: Record<string, unknown> | null): AirGapState {
     ? Object.fromEntries(Object.entries(data.activations).filter((entry): entry is [string, string] => typeof entry[1] === 'string'))
     : {};
   const deactivated = Array.isArray(data.deactivated)
-    ? data.deactivated.filter((d): d is { aid: string; nonce: string } => isObject(d) && typeof d.aid === 'string' && typeof d.nonce === 'string').map(({ aid, nonce }) => ({ aid, nonce }))
+    ? data.deactivated
+        .filter((d): d is { aid: string; nonce: string } => isObject(d) && typeof d.aid === 'string' && typeof d.nonce === 'string')
+        .map(({ aid, nonce }) => ({ aid, nonce }))
     : [];
   return { pending: typeof data.pending === 'string' ? data.pending : null, activations, deactivated };
 }

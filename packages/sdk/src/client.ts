@@ -287,13 +287,21 @@ export class LicenceClient {
   }
 
   async #startTrial(email: string | undefined): Promise<TrialStart> {
-    if (email !== undefined && (typeof email !== 'string' || email === '')) throw new LicensorError('INVALID_OPTIONS', 'email must be a non-empty string when given');
+    if (email !== undefined && (typeof email !== 'string' || email === ''))
+      throw new LicensorError('INVALID_OPTIONS', 'email must be a non-empty string when given');
     const directory = this.#store.productDirectory?.(this.#slug, this.#productKey!);
-    if (directory === undefined) throw new LicensorError('INVALID_OPTIONS', 'a trial counts installations by a device key kept on disk: it needs the file store, not a memory-only one');
+    if (directory === undefined)
+      throw new LicensorError('INVALID_OPTIONS', 'a trial counts installations by a device key kept on disk: it needs the file store, not a memory-only one');
     const dpk = await devicePublicKey(new AirGapFiles(directory), this.fingerprint);
     const now = this.#clock();
     const nonce = randomBytes(24).toString('base64url');
-    const sent = { fingerprint: this.fingerprint, nonce, devicePublicKey: dpk, ...(email ? { email } : {}), ...(this.#machineLabel ? { machineLabel: this.#machineLabel } : {}) };
+    const sent = {
+      fingerprint: this.fingerprint,
+      nonce,
+      devicePublicKey: dpk,
+      ...(email ? { email } : {}),
+      ...(this.#machineLabel ? { machineLabel: this.#machineLabel } : {}),
+    };
     const { status, body } = await this.#send('trial', sent);
     if (typeof body.license !== 'string') throw new LicensorError('BAD_RESPONSE', 'the trial answer has no licence string');
     const licence = this.#verify(body.license, now);
@@ -356,7 +364,15 @@ export class LicenceClient {
     const licence = isTrial(offline.claims) ? this.#verify(this.#licence, trialNow(kept.offsetMs, cached, now)) : offline;
     // Measured against the answer known before this call: a fresh answer proves itself by its nonce.
     const clockRollback = cached !== null && serviceNow(kept.offsetMs, now) < Date.parse(cached.checkedAt) - ROLLBACK_TOLERANCE_MS;
-    const result = { licence, clockRollback, serverReason: null, storeError: null, noAnswer: null, airGapped: false, trial: trialStatus(licence, cached, kept.offsetMs, now) };
+    const result = {
+      licence,
+      clockRollback,
+      serverReason: null,
+      storeError: null,
+      noAnswer: null,
+      airGapped: false,
+      trial: trialStatus(licence, cached, kept.offsetMs, now),
+    };
     const newestIat = Math.max(this.#newestIat, kept.newestIat ?? 0);
     const olderTerm = licence.signed && licence.claims.iat < newestIat;
 
@@ -367,7 +383,13 @@ export class LicenceClient {
     }
 
     const nonce = randomBytes(24).toString('base64url');
-    const sent = { license: this.#licence, fingerprint: this.fingerprint, nonce, ...extra, ...(this.#machineLabel ? { machineLabel: this.#machineLabel } : {}) };
+    const sent = {
+      license: this.#licence,
+      fingerprint: this.fingerprint,
+      nonce,
+      ...extra,
+      ...(this.#machineLabel ? { machineLabel: this.#machineLabel } : {}),
+    };
     let fresh: VerifiedAnswer;
     let body: Record<string, unknown>;
     try {
@@ -501,7 +523,8 @@ export class LicenceClient {
     const licence = this.#verify(this.#licence, this.#clock());
     if (!licence.signed) throw new LicensorError('BAD_LICENCE', `the licence in use does not verify: ${licence.message}`);
     const files = this.#airGapFiles(licence.claims);
-    if (files === null) throw new LicensorError('INVALID_OPTIONS', 'air-gapped activation keeps a device key on disk: it needs the file store, not a memory-only one');
+    if (files === null)
+      throw new LicensorError('INVALID_OPTIONS', 'air-gapped activation keeps a device key on disk: it needs the file store, not a memory-only one');
     return { claims: licence.claims, files };
   }
 
@@ -584,7 +607,11 @@ export class LicenceClient {
   async recordUsage(meter: string, amount = 1): Promise<UsageReport> {
     checkEvent(meter, amount);
     const { claims, queue } = this.#usageQueue();
-    if (queue === null) throw new LicensorError('INVALID_OPTIONS', 'usage events are queued on disk before they are sent: recordUsage needs the file store, not a memory-only one');
+    if (queue === null)
+      throw new LicensorError(
+        'INVALID_OPTIONS',
+        'usage events are queued on disk before they are sent: recordUsage needs the file store, not a memory-only one',
+      );
     const kept = await this.#load(claims);
     await queue.add(meter, amount, new Date(serviceNow(kept.offsetMs, this.#clock())).toISOString());
     return this.#sendUsage(claims, queue);
@@ -639,13 +666,14 @@ export class LicenceClient {
     }
     const events = queued.map(({ id, meter, amount }) => ({ id, meter, amount, result: (results.get(id) ?? 'QUEUED') as UsageEventResult }));
     const kept = this.#usage?.lid === claims.lid ? this.#usage.answer : null;
-    const waiting = (key: string) => events.filter((e) => e.meter === key && (e.result === 'QUEUED' || e.result === 'NOT_LICENSED')).reduce((sum, e) => sum + e.amount, 0);
+    const waiting = (key: string) =>
+      events.filter((e) => e.meter === key && (e.result === 'QUEUED' || e.result === 'NOT_LICENSED')).reduce((sum, e) => sum + e.amount, 0);
     const licensed = kept === null ? null : receiptGrantsLicence(kept);
     return {
       licensed,
       reason: kept === null || licensed ? null : signedReason(kept),
       events,
-      meters: kept && kept.meters.map((meter) => ({ ...meter, pending: waiting(meter.key) })),
+      meters: kept === null ? null : kept.meters.map((meter) => ({ ...meter, pending: waiting(meter.key) })),
       fresh: kept === null ? null : fresh,
       pending: queue === null ? 0 : await pendingElsewhere(path.dirname(queue.directory), claims.lid),
       noAnswer,
@@ -700,7 +728,10 @@ export class LicenceClient {
   }
 
   /** POSTs JSON; a 200 (and a trial's 201) answers its status and object, everything else is a LicensorError. */
-  async #send(endpoint: 'check' | 'fetch' | 'release' | 'borrow' | 'usage' | 'trial', body: Record<string, unknown>): Promise<{ status: number; body: Record<string, unknown> }> {
+  async #send(
+    endpoint: 'check' | 'fetch' | 'release' | 'borrow' | 'usage' | 'trial',
+    body: Record<string, unknown>,
+  ): Promise<{ status: number; body: Record<string, unknown> }> {
     const controller = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
@@ -758,7 +789,13 @@ export class LicenceClient {
     const { status = '', checkedAt, boundAt = '', receipt } = body;
     // Read only when the tag signs it: an SVCR1 answer's lease end would vouch for nothing.
     const leaseEndsAt = tag === 'SVCR2' ? (body.leaseEndsAt ?? '') : '';
-    if (typeof status !== 'string' || typeof boundAt !== 'string' || typeof checkedAt !== 'string' || typeof receipt !== 'string' || typeof leaseEndsAt !== 'string') {
+    if (
+      typeof status !== 'string' ||
+      typeof boundAt !== 'string' ||
+      typeof checkedAt !== 'string' ||
+      typeof receipt !== 'string' ||
+      typeof leaseEndsAt !== 'string'
+    ) {
       throw new LicensorError('BAD_RESPONSE', 'the answer lacks the receipt fields');
     }
     // The verdict comes from the signed fields alone (DESIGN.md 2): the unsigned `valid` and
@@ -855,7 +892,8 @@ function trialRefusal(response: Response, text: string): LicensorError {
     // A body that is not JSON names no reason: the status says it.
   }
   const message = typeof body.error === 'string' ? body.error : `the service answered ${response.status}`;
-  const reason = (TRIAL_REFUSALS as readonly unknown[]).includes(body.reason) && response.status === 403 ? (body.reason as (typeof TRIAL_REFUSALS)[number]) : null;
+  const reason =
+    (TRIAL_REFUSALS as readonly unknown[]).includes(body.reason) && response.status === 403 ? (body.reason as (typeof TRIAL_REFUSALS)[number]) : null;
   if (reason === 'TRIAL_USED') {
     const matched = Array.isArray(body.matched) ? body.matched.filter((name): name is string => typeof name === 'string') : [];
     return new LicensorError('TRIAL_USED', message, undefined, { matched });
@@ -882,7 +920,8 @@ function judge(answer: VerifiedAnswer | null, offsetMs: number | null, now: numb
   if (answer === null) return { ...base, state: 'STALE' as const };
   if (!answer.grants) return { ...base, state: 'INVALID' as const, reasons: [signedReason(answer)] };
   // A floating licence is licensed until its signed lease end, whatever `max` says (DESIGN.md 13).
-  if (answer.tag === 'SVCR2') return { ...base, state: (answer.fresh || !clockRollback) && leaseLive(answer.leaseEndsAt, offsetMs, now) ? ('VALID' as const) : ('STALE' as const) };
+  if (answer.tag === 'SVCR2')
+    return { ...base, state: (answer.fresh || !clockRollback) && leaseLive(answer.leaseEndsAt, offsetMs, now) ? ('VALID' as const) : ('STALE' as const) };
   if (answer.fresh) return { ...base, state: 'VALID' as const };
   if (clockRollback || ageSeconds! > max) return { ...base, state: 'STALE' as const };
   return { ...base, state: 'VALID' as const };

@@ -48,9 +48,7 @@ export function collectFingerprint(options: FingerprintOptions = {}): Fingerprin
   };
   const fingerprint = buildFingerprint(raw);
   const parts = parseFingerprint(fingerprint);
-  const readable = Object.fromEntries(
-    FINGERPRINT_COMPONENTS.map((name) => [name, parts[name] !== MISSING_COMPONENT]),
-  ) as Record<FingerprintComponent, boolean>;
+  const readable = Object.fromEntries(FINGERPRINT_COMPONENTS.map((name) => [name, parts[name] !== MISSING_COMPONENT])) as Record<FingerprintComponent, boolean>;
   return { fingerprint, parts, readable, stableId: Boolean(options.stableId) };
 }
 
@@ -93,8 +91,7 @@ function readMachineId(platform: NodeJS.Platform): string | null {
 function primaryMac(platform: NodeJS.Platform): string | null {
   return attempt(() => {
     const interfaces = os.networkInterfaces();
-    const usable = (name: string) =>
-      (interfaces[name] ?? []).find((address) => !address.internal && address.mac !== '00:00:00:00:00:00')?.mac;
+    const usable = (name: string) => (interfaces[name] ?? []).find((address) => !address.internal && address.mac !== '00:00:00:00:00:00')?.mac;
     if (platform === 'linux') {
       const routed = attempt(() => defaultRouteInterface());
       const mac = routed ? usable(routed) : undefined;

@@ -6,5 +6,7 @@ import { readFileSync } from 'node:fs';
  * strict (a string with a trailing newline is MALFORMED), so read files through this.
  */
 export function readLicenceFile(file: string): string {
-  return readFileSync(file, 'utf8').replace(/^\uFEFF/, '').replace(/^[ \t\r\n\f\v]+|[ \t\r\n\f\v]+$/g, '');
+  return readFileSync(file, 'utf8')
+    .replace(/^\uFEFF/, '')
+    .replace(/^[ \t\r\n\f\v]+|[ \t\r\n\f\v]+$/g, '');
 }

@@ -80,11 +80,7 @@ export function memoryStore(): StateStore {
  * `~/.config/licensor` (Linux and others), `~/Library/Application Support/licensor` (macOS),
  * `%APPDATA%\licensor` (Windows).
  */
-export function defaultStoreDir(
-  platform: NodeJS.Platform = process.platform,
-  env: NodeJS.ProcessEnv = process.env,
-  home: string = os.homedir(),
-): string {
+export function defaultStoreDir(platform: NodeJS.Platform = process.platform, env: NodeJS.ProcessEnv = process.env, home: string = os.homedir()): string {
   if (platform === 'win32') return path.win32.join(env.APPDATA || path.win32.join(home, 'AppData', 'Roaming'), 'licensor');
   if (platform === 'darwin') return path.posix.join(home, 'Library', 'Application Support', 'licensor');
   return path.posix.join(env.XDG_CONFIG_HOME || path.posix.join(home, '.config'), 'licensor');
@@ -174,7 +170,10 @@ export async function lock(lockFile: string): Promise<() => Promise<void>> {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
-    const since = await stat(lockFile).then((s) => Date.now() - s.mtimeMs, () => 0);
+    const since = await stat(lockFile).then(
+      (s) => Date.now() - s.mtimeMs,
+      () => 0,
+    );
     if (since > STALE_LOCK_MS) {
       await rm(lockFile, { force: true });
       continue;

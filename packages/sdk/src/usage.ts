@@ -41,7 +41,8 @@ export function licenceMeters(claims: LicenceClaims): LicenceMeter[] {
   const count = (value: unknown) => value === null || (Number.isSafeInteger(value) && (value as number) >= 0);
   const meters: LicenceMeter[] = [];
   for (const entry of mtr) {
-    if (!isObject(entry) || Object.keys(entry).length !== 4 || typeof entry.k !== 'string' || !['NONE', 'DAY', 'MONTH', 'YEAR'].includes(entry.p as string)) return [];
+    if (!isObject(entry) || Object.keys(entry).length !== 4 || typeof entry.k !== 'string' || !['NONE', 'DAY', 'MONTH', 'YEAR'].includes(entry.p as string))
+      return [];
     if (!count(entry.l) || !count(entry.o)) return [];
     meters.push({ key: entry.k, period: entry.p as LicenceMeter['period'], limit: entry.l as number | null, overage: entry.o as number | null });
   }
@@ -50,7 +51,8 @@ export function licenceMeters(claims: LicenceClaims): LicenceMeter[] {
 
 /** Refuses (INVALID_OPTIONS, nothing queued) what the service would answer 400, so no queued event can draw one. */
 export function checkEvent(meter: unknown, amount: unknown): asserts meter is string {
-  if (typeof meter !== 'string' || !METER_KEY.test(meter)) throw new LicensorError('INVALID_OPTIONS', 'meter must be a meter key: a letter, then up to 63 letters, digits, "_", "." or "-"');
+  if (typeof meter !== 'string' || !METER_KEY.test(meter))
+    throw new LicensorError('INVALID_OPTIONS', 'meter must be a meter key: a letter, then up to 63 letters, digits, "_", "." or "-"');
   if (!Number.isSafeInteger(amount) || (amount as number) < 1 || (amount as number) > MAX_AMOUNT) {
     throw new LicensorError('INVALID_OPTIONS', `amount must be an integer from 1 to ${MAX_AMOUNT}`);
   }
@@ -88,7 +90,8 @@ export class UsageQueue {
 
   /** Queues a new event, or fails QUEUE_FULL with QUEUE_LIMIT events here. */
   async add(meter: string, amount: number, at: string): Promise<UsageEvent> {
-    if ((await this.#names()).length >= QUEUE_LIMIT) throw new LicensorError('QUEUE_FULL', `${QUEUE_LIMIT} usage events are waiting to be sent for this licence`);
+    if ((await this.#names()).length >= QUEUE_LIMIT)
+      throw new LicensorError('QUEUE_FULL', `${QUEUE_LIMIT} usage events are waiting to be sent for this licence`);
     const event = { id: randomBytes(16).toString('base64url'), meter, amount, at };
     await mkdir(this.directory, { recursive: true, mode: 0o700 });
     await writeFileAtomically(path.join(this.directory, `${event.id}.json`), `${JSON.stringify(event)}\n`);

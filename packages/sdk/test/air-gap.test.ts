@@ -12,7 +12,11 @@ const product = generateKeyPairSync('ed25519');
 const publicKeyPem = product.publicKey.export({ type: 'spki', format: 'pem' }).toString();
 const machine = buildFingerprint({ machine: 'unit-m', host: 'unit-h', mac: 'unit-a', cpu: 'unit-c', disk: 'unit-d' });
 const now = Math.floor(Date.now() / 1000);
-const licenceOf = (lid: string) => signLicence({ lid, prd: 'unit-app', org: 'unit', typ: 'ONLINE', iat: now - 60, exp: now + 86_400 * 365, grace: 0, mm: 1, chk: 86_400, max: 604_800 }, product.privateKey);
+const licenceOf = (lid: string) =>
+  signLicence(
+    { lid, prd: 'unit-app', org: 'unit', typ: 'ONLINE', iat: now - 60, exp: now + 86_400 * 365, grace: 0, mm: 1, chk: 86_400, max: 604_800 },
+    product.privateKey,
+  );
 
 function installation(lid = 'unit-licence-1', dir = mkdtempSync(path.join(os.tmpdir(), 'licensor-sdk-airgap-'))) {
   const client = new LicenceClient({
@@ -34,10 +38,17 @@ function installation(lid = 'unit-licence-1', dir = mkdtempSync(path.join(os.tmp
 /** The service's answer to a request, with fields changed as given. */
 function respond(request: string, changes: Partial<ActivationResponseFields> = {}): string {
   const { lid, fp, dpk, nonce } = parseActivationRequest(request).fields;
-  return signActivationResponse({ lid, aid: '7', fp, dpk, nonce, status: 'ACTIVE', iat: now, boundAt: now, until: now + 86_400, ...changes }, product.privateKey);
+  return signActivationResponse(
+    { lid, aid: '7', fp, dpk, nonce, status: 'ACTIVE', iat: now, boundAt: now, until: now + 86_400, ...changes },
+    product.privateKey,
+  );
 }
 
-const code = (promise: Promise<unknown>) => promise.then(() => 'resolved', (error) => (error instanceof LicensorError ? error.code : String(error)));
+const code = (promise: Promise<unknown>) =>
+  promise.then(
+    () => 'resolved',
+    (error) => (error instanceof LicensorError ? error.code : String(error)),
+  );
 
 describe('air-gapped activation in the SDK', () => {
   it('refuses a response for another licence, nonce or activation deactivated here, and an unknown key', async () => {
@@ -47,7 +58,11 @@ describe('air-gapped activation in the SDK', () => {
     expect(await code(client.activateAirGapped(respond(request, { nonce: 'another-nonce-0000000' })))).toBe('BAD_ACTIVATION');
     const foreign = generateKeyPairSync('ed25519').privateKey;
     const { lid, fp, dpk, nonce } = parseActivationRequest(request).fields;
-    expect(await code(client.activateAirGapped(signActivationResponse({ lid, aid: '7', fp, dpk, nonce, status: 'ACTIVE', iat: now, boundAt: now, until: now + 60 }, foreign)))).toBe('BAD_ACTIVATION');
+    expect(
+      await code(
+        client.activateAirGapped(signActivationResponse({ lid, aid: '7', fp, dpk, nonce, status: 'ACTIVE', iat: now, boundAt: now, until: now + 60 }, foreign)),
+      ),
+    ).toBe('BAD_ACTIVATION');
 
     await client.activateAirGapped(respond(request));
     expect((await client.check()).state).toBe('VALID');

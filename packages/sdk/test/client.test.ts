@@ -23,7 +23,8 @@ const client = testClient;
 /** Where a licence's state is kept: under its signed organisation and product. */
 const keyOf = (claims: LicenceClaims | null): StateKey => ({ slug: claims!.org, productKey: claims!.prd, lid: claims!.lid });
 
-const ok = (signed: Parameters<typeof genuineAnswer>[1] = licensed(), tweak: Parameters<typeof genuineAnswer>[2] = {}) =>
+const ok =
+  (signed: Parameters<typeof genuineAnswer>[1] = licensed(), tweak: Parameters<typeof genuineAnswer>[2] = {}) =>
   (request: SentRequest): Answer => ({ status: 200, body: genuineAnswer(request, signed, tweak) });
 
 describe('LicenceClient.check', () => {
@@ -55,7 +56,7 @@ describe('LicenceClient.check', () => {
     });
   });
 
-  it('accepts a receipt signed by an older key of the product\'s history', async () => {
+  it("accepts a receipt signed by an older key of the product's history", async () => {
     const old = generateKeyPairSync('ed25519');
     const { client: c } = client(ok(licensed(), { key: old.privateKey }), { publicKeyPem: [publicKeyPem, old.publicKey] });
     expect((await c.check()).state).toBe('VALID');
@@ -158,7 +159,11 @@ describe('LicenceClient.check', () => {
 
   describe('counts a forged or failed answer as no answer', () => {
     const forgeries: Array<[string, (request: SentRequest) => Answer | Promise<Answer>, string]> = [
-      ['a status changed to ACTIVE', (r) => ({ status: 200, body: { ...genuineAnswer(r, { status: 'REVOKED', boundAt: 'x' }), status: 'ACTIVE', valid: true } }), 'BAD_RECEIPT'],
+      [
+        'a status changed to ACTIVE',
+        (r) => ({ status: 200, body: { ...genuineAnswer(r, { status: 'REVOKED', boundAt: 'x' }), status: 'ACTIVE', valid: true } }),
+        'BAD_RECEIPT',
+      ],
       ['a receipt for another nonce', ok(licensed(), { nonce: 'another_nonce_0123456789' }), 'BAD_RECEIPT'],
       ['a receipt for another machine', ok(licensed(), { fingerprint: otherFingerprint }), 'BAD_RECEIPT'],
       ['a receipt for another licence of the product', ok(licensed(), { lid: '7d1e4c1a-0000-4000-8000-000000000000' }), 'BAD_RECEIPT'],
@@ -210,7 +215,7 @@ describe('LicenceClient.check', () => {
   it.each([
     ['5 minutes behind', -300_000],
     ['5 minutes ahead', 300_000],
-  ])('takes a client clock %s for skew, not rollback, and ages answers in the service\'s time', async (_name, skew) => {
+  ])("takes a client clock %s for skew, not rollback, and ages answers in the service's time", async (_name, skew) => {
     let up = true;
     // The service signs T0 while this machine's clock reads T0 + skew.
     const { client: c, clock } = client((request) => (up ? ok(licensed(new Date(T0).toISOString()))(request) : { status: 500, body: {} }));
@@ -308,9 +313,9 @@ describe('LicenceClient.fetch', () => {
     const old = onlineLicence();
     const lid = JSON.parse(Buffer.from(old.split('.')[0]!, 'base64url').toString()).lid as string;
     const renewed = onlineLicence({ lid, exp: T0 / 1000 + 800 * 86_400 });
-    const { client: c, requests } = client((request) =>
-      request.url.endsWith('/fetch') ? { status: 200, body: { license: renewed } } : ok()(request),
-    { licence: old });
+    const { client: c, requests } = client((request) => (request.url.endsWith('/fetch') ? { status: 200, body: { license: renewed } } : ok()(request)), {
+      licence: old,
+    });
     expect(await c.fetch()).toBe(renewed);
     expect(requests[0]!.url).toBe('https://licensing.example.com/o/acme/api/public/license/abc123def456/fetch');
     expect(requests[0]!.body).toEqual({ license: old, fingerprint: myFingerprint });

@@ -5,7 +5,9 @@ import { createInterface } from 'node:readline';
 import { collectFingerprint, fileStore, LicenceClient, LicensorError, verifyLicence, type CheckResult, type UsageReport } from '../src/index.js';
 
 type Request = Record<string, unknown>;
-type Answer = { ok: true; result: unknown } | { ok: false; error: { code: string; message: string; status?: number; matched?: string[]; retryAfterSeconds?: number } };
+type Answer =
+  | { ok: true; result: unknown }
+  | { ok: false; error: { code: string; message: string; status?: number; matched?: string[]; retryAfterSeconds?: number } };
 
 interface Config {
   baseUrl: string;
@@ -79,7 +81,8 @@ function currentClient(): LicenceClient {
 }
 
 /** `{code, status?}`: the driver's no answer, without the SDK's message. */
-const noAnswerOf = (noAnswer: CheckResult['noAnswer']) => noAnswer && { code: noAnswer.code, ...(noAnswer.status !== undefined ? { status: noAnswer.status } : {}) };
+const noAnswerOf = (noAnswer: CheckResult['noAnswer']) =>
+  noAnswer && { code: noAnswer.code, ...(noAnswer.status !== undefined ? { status: noAnswer.status } : {}) };
 
 /** DESIGN.md 16's check result. */
 function checkAnswer(result: CheckResult) {
@@ -194,7 +197,16 @@ async function answer(line: string): Promise<Answer> {
   } catch (error) {
     if (error instanceof LicensorError) {
       const { code, message, status, matched, retryAfterSeconds } = error;
-      return { ok: false, error: { code, message, ...(status !== undefined ? { status } : {}), ...(matched ? { matched } : {}), ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}) } };
+      return {
+        ok: false,
+        error: {
+          code,
+          message,
+          ...(status !== undefined ? { status } : {}),
+          ...(matched ? { matched } : {}),
+          ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}),
+        },
+      };
     }
     if (!(error instanceof DriverError)) console.error(error);
     return { ok: false, error: { code: 'INVALID_OPTIONS', message: (error as Error).message } };

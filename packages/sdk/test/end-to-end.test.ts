@@ -156,7 +156,14 @@ describe('the SDK against a real service', () => {
     const before = await counts();
     const { stdout } = await promisify(execFile)(process.execPath, [path.join(root, 'node_modules/tsx/dist/cli.mjs'), 'examples/check-licence.ts'], {
       cwd: root,
-      env: { ...process.env, LICENSOR_URL: baseUrl, LICENSOR_ORG: h.slug, LICENSOR_TOKEN: token, LICENSOR_LICENCE: licence.lid, LICENSOR_CHECK_TOKEN: credential.checkToken },
+      env: {
+        ...process.env,
+        LICENSOR_URL: baseUrl,
+        LICENSOR_ORG: h.slug,
+        LICENSOR_TOKEN: token,
+        LICENSOR_LICENCE: licence.lid,
+        LICENSOR_CHECK_TOKEN: credential.checkToken,
+      },
       timeout: 60_000,
     });
     expect(stdout).toContain(`- read licence ${licence.lid} of SDK Customer`);

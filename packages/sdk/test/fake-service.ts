@@ -1,6 +1,16 @@
 // A stand-in for the check API: answers signed with test keys, and whatever forgery a test asks for.
 import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
-import { buildFingerprint, fpDigest, parseLicence, receiptTagOf, signBytes, signLicence, signReceipt, usageReceiptMessage, type ClaimsInput } from '@licensor/protocol';
+import {
+  buildFingerprint,
+  fpDigest,
+  parseLicence,
+  receiptTagOf,
+  signBytes,
+  signLicence,
+  signReceipt,
+  usageReceiptMessage,
+  type ClaimsInput,
+} from '@licensor/protocol';
 import type { UsageBalance } from '@licensor/sdk';
 import { LicenceClient, memoryStore, type LicenceClientOptions } from '@licensor/sdk';
 
@@ -79,7 +89,13 @@ export function genuineAnswer(
  */
 export function usageAnswer(
   request: SentRequest,
-  signed: { status?: string; boundAt?: string; checkedAt?: string; meters?: Array<Omit<UsageBalance, 'pending'>>; result?: (event: { id: string; meter: string; amount: number }) => string },
+  signed: {
+    status?: string;
+    boundAt?: string;
+    checkedAt?: string;
+    meters?: Array<Omit<UsageBalance, 'pending'>>;
+    result?: (event: { id: string; meter: string; amount: number }) => string;
+  },
   tweak: { nonce?: string; key?: KeyObject; ids?: string[] } = {},
 ): Record<string, unknown> {
   const claims = parseLicence(request.body.license).claims;

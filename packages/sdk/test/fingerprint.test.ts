@@ -16,16 +16,16 @@ describe.runIf(process.platform === 'linux')('collectFingerprint on this Linux m
   });
 
   it('reads the components this machine has', () => {
-    const machineId = ['/etc/machine-id', '/var/lib/dbus/machine-id']
-      .map((file) => (existsSync(file) ? readFileSync(file, 'utf8').trim() : ''))
-      .find(Boolean);
+    const machineId = ['/etc/machine-id', '/var/lib/dbus/machine-id'].map((file) => (existsSync(file) ? readFileSync(file, 'utf8').trim() : '')).find(Boolean);
     expect(report.readable.machine).toBe(Boolean(machineId));
     if (machineId) expect(report.parts.machine).toBe(hashComponent(machineId));
     expect(report.parts.host).toBe(hashComponent(os.hostname()));
     const cpu = /^model name[ \t]*:(.*)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1]?.trim();
     expect(report.readable.cpu).toBe(Boolean(cpu));
     if (cpu) expect(report.parts.cpu).toBe(hashComponent(cpu));
-    const macs = Object.values(os.networkInterfaces()).flat().filter((a) => a && !a.internal && a.mac !== '00:00:00:00:00:00');
+    const macs = Object.values(os.networkInterfaces())
+      .flat()
+      .filter((a) => a && !a.internal && a.mac !== '00:00:00:00:00:00');
     expect(report.readable.mac).toBe(macs.length > 0);
     if (report.readable.mac) expect(macs.map((a) => hashComponent(a!.mac))).toContain(report.parts.mac);
     console.info('fingerprint components readable here:', report.readable);

@@ -4,22 +4,12 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { buildFingerprint, parseLicence } from '@licensor/protocol';
 import { LicenceClient, memoryStore, type LeaseOptions, type LicenceClientOptions } from '@licensor/sdk';
 import { loadVectors } from '../../protocol/test-vectors/index.js';
-import {
-  checkToken,
-  floatingLicence,
-  genuineAnswer,
-  leased,
-  licensed,
-  myFingerprint,
-  T0,
-  testClient,
-  type Answer,
-  type SentRequest,
-} from './fake-service.js';
+import { checkToken, floatingLicence, genuineAnswer, leased, licensed, myFingerprint, T0, testClient, type Answer, type SentRequest } from './fake-service.js';
 
 const LEASE = 900;
 
-const client = (respond: (request: SentRequest) => Answer | Promise<Answer>, options: Partial<LicenceClientOptions> = {}) => testClient(respond, { licence: floatingLicence(), ...options });
+const client = (respond: (request: SentRequest) => Answer | Promise<Answer>, options: Partial<LicenceClientOptions> = {}) =>
+  testClient(respond, { licence: floatingLicence(), ...options });
 
 const down = (): Answer => ({ status: 503, body: { error: 'down' } });
 
@@ -27,7 +17,7 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-describe('a floating licence\'s check', () => {
+describe("a floating licence's check", () => {
   it('verifies an SVCR2 answer and counts it as licensed until its signed leaseEndsAt, whatever max says', async () => {
     let online = true;
     const { client: c, clock } = client((request) => (online ? { status: 200, body: genuineAnswer(request, leased()) } : down()));
@@ -59,7 +49,10 @@ describe('a floating licence\'s check', () => {
     await c.check();
     online = false;
     const { org, prd, lid } = parseLicence(c.licence).claims;
-    await store.update({ slug: org, productKey: prd, lid }, (state) => ({ ...state, answer: { ...state.answer!, leaseEndsAt: new Date(T0 + 86_400_000).toISOString() } }));
+    await store.update({ slug: org, productKey: prd, lid }, (state) => ({
+      ...state,
+      answer: { ...state.answer!, leaseEndsAt: new Date(T0 + 86_400_000).toISOString() },
+    }));
     clock.now = T0 + 60_000;
     expect(await c.check()).toMatchObject({ state: 'STALE', answer: null });
   });
@@ -68,9 +61,7 @@ describe('a floating licence\'s check', () => {
     let online = true;
     // The service's clock is ten minutes ahead of this machine's.
     const ahead = 10 * 60_000;
-    const { client: c, clock } = client((request) =>
-      online ? { status: 200, body: genuineAnswer(request, leased(T0 + ahead)) } : down(),
-    );
+    const { client: c, clock } = client((request) => (online ? { status: 200, body: genuineAnswer(request, leased(T0 + ahead)) } : down()));
     expect((await c.check()).state).toBe('VALID');
     online = false;
     // By the service's clock the lease ended at T0 + 25 min (local T0 + 15 min); the offset counts for a minute only.
@@ -81,14 +72,23 @@ describe('a floating licence\'s check', () => {
   });
 
   it('says INVALID for a verified SEATS_FULL answer', async () => {
-    const { client: c } = client((request) => ({ status: 200, body: { ...genuineAnswer(request, { status: 'ACTIVE' }), reason: 'SEATS_FULL', retryAfterSeconds: 60 } }));
+    const { client: c } = client((request) => ({
+      status: 200,
+      body: { ...genuineAnswer(request, { status: 'ACTIVE' }), reason: 'SEATS_FULL', retryAfterSeconds: 60 },
+    }));
     expect(await c.check()).toMatchObject({ state: 'INVALID', reasons: ['NO_SEAT'], serverReason: 'SEATS_FULL' });
   });
 
   it.each(loadVectors().algorithms)('verifies the golden SVCR2 receipts of $algorithm from the store', async (vector) => {
     const floating = vector.floating!;
     // FP_A of the vectors script: every receipt is signed for it.
-    const fingerprint = buildFingerprint({ machine: 'alpha-machine-id', host: 'alpha.example', mac: '52:54:00:12:34:56', cpu: 'AMD EPYC 7B13', disk: 'WD-alpha' });
+    const fingerprint = buildFingerprint({
+      machine: 'alpha-machine-id',
+      host: 'alpha.example',
+      mac: '52:54:00:12:34:56',
+      cpu: 'AMD EPYC 7B13',
+      disk: 'WD-alpha',
+    });
     const checkedAt = Date.parse(floating.receipts[0]!.fields.checkedAt!);
     for (const receipt of floating.receipts) {
       const store = memoryStore();
@@ -98,14 +98,30 @@ describe('a floating licence\'s check', () => {
         newestIat: null,
         offsetMs: 0,
         answer: {
-          tag: 'SVCR2', lid: f.lid ?? '', status: f.status ?? '', nonce: f.nonce ?? '', checkedAt: f.checkedAt ?? '', boundAt: f.boundAt ?? '',
-          fpDigest: f.fpDigest ?? '', leaseEndsAt: f.leaseEndsAt ?? '', receipt: receipt.receipt, renewed: false, converted: false,
+          tag: 'SVCR2',
+          lid: f.lid ?? '',
+          status: f.status ?? '',
+          nonce: f.nonce ?? '',
+          checkedAt: f.checkedAt ?? '',
+          boundAt: f.boundAt ?? '',
+          fpDigest: f.fpDigest ?? '',
+          leaseEndsAt: f.leaseEndsAt ?? '',
+          receipt: receipt.receipt,
+          renewed: false,
+          converted: false,
         },
       }));
       const c = new LicenceClient({
-        baseUrl: 'https://licensing.example.com', slug: 'acme', checkId: 'abc123def456', checkToken,
-        publicKeyPem: createPublicKey(vector.publicKeyPem), licence: floating.licence, fingerprint, store: store,
-        fetchImpl: (async () => new Response('{}', { status: 503 })) as typeof fetch, clock: () => checkedAt + 1000,
+        baseUrl: 'https://licensing.example.com',
+        slug: 'acme',
+        checkId: 'abc123def456',
+        checkToken,
+        publicKeyPem: createPublicKey(vector.publicKeyPem),
+        licence: floating.licence,
+        fingerprint,
+        store: store,
+        fetchImpl: (async () => new Response('{}', { status: 503 })) as typeof fetch,
+        clock: () => checkedAt + 1000,
       });
       const result = await c.check();
       expect({ name: receipt.name, state: result.state }).toEqual({ name: receipt.name, state: receipt.grants ? 'VALID' : 'INVALID' });
@@ -117,10 +133,12 @@ describe('a floating licence\'s check', () => {
 describe('borrow()', () => {
   it('sends until, and the borrowed lease counts until then', async () => {
     const until = T0 + 3 * 86_400_000;
-    const { client: c, requests, clock } = client((request) =>
-      request.url.endsWith('/borrow')
-        ? { status: 200, body: genuineAnswer(request, { ...leased(), leaseEndsAt: new Date(until).toISOString() }) }
-        : down(),
+    const {
+      client: c,
+      requests,
+      clock,
+    } = client((request) =>
+      request.url.endsWith('/borrow') ? { status: 200, body: genuineAnswer(request, { ...leased(), leaseEndsAt: new Date(until).toISOString() }) } : down(),
     );
     const result = await c.borrow(new Date(until));
     expect(requests[0]!.url).toMatch(/\/borrow$/);
@@ -133,7 +151,7 @@ describe('borrow()', () => {
     expect((await c.check()).state).toBe('STALE');
   });
 
-  it('answers the service\'s refusal as no answer with its status, and refuses a node-locked licence before sending', async () => {
+  it("answers the service's refusal as no answer with its status, and refuses a node-locked licence before sending", async () => {
     const { client: c } = client(() => ({ status: 403, body: { error: 'borrowing is off' } }));
     expect(await c.borrow(T0 + 60_000)).toMatchObject({ state: 'STALE', answer: null, noAnswer: { code: 'HTTP_STATUS', status: 403 } });
     expect(c.borrowedUntil).toBe(0);
@@ -153,14 +171,23 @@ function floatingService(options: { seats?: boolean; renewed?: boolean } = {}) {
     if (request.url.endsWith('/release')) {
       state.released++;
       state.end = 0;
-      return { status: 200, body: { lid: JSON.parse(Buffer.from(request.body.license!.split('.')[0]!, 'base64url').toString()).lid, released: true, releasedAt: new Date(now).toISOString(), nonce: request.body.nonce } };
+      return {
+        status: 200,
+        body: {
+          lid: JSON.parse(Buffer.from(request.body.license!.split('.')[0]!, 'base64url').toString()).lid,
+          released: true,
+          releasedAt: new Date(now).toISOString(),
+          nonce: request.body.nonce,
+        },
+      };
     }
     if (request.url.endsWith('/fetch')) {
       state.fetched++;
       state.renewed = false;
       return { status: 200, body: { license: request.body.license } };
     }
-    if (!state.seats && state.end <= now) return { status: 200, body: { ...genuineAnswer(request, { status: 'ACTIVE', checkedAt: new Date(now).toISOString() }), reason: 'SEATS_FULL' } };
+    if (!state.seats && state.end <= now)
+      return { status: 200, body: { ...genuineAnswer(request, { status: 'ACTIVE', checkedAt: new Date(now).toISOString() }), reason: 'SEATS_FULL' } };
     if (state.end - now < (LEASE * 1000) / 2) state.end = now + LEASE * 1000;
     const body = genuineAnswer(request, { ...licensed(new Date(now).toISOString()), leaseEndsAt: new Date(state.end).toISOString() });
     return { status: 200, body: state.renewed ? { ...body, renewed: true } : body };
@@ -272,7 +299,7 @@ describe('keepLease()', () => {
     expect(service.state.released).toBe(0);
   });
 
-  it('releases on SIGTERM and lets the process go on to the signal\'s end', async () => {
+  it("releases on SIGTERM and lets the process go on to the signal's end", async () => {
     const service = floatingService();
     const { keeper } = await keeping(service, { releaseOnSignals: true });
     // Another listener stands in for the default action, which would end the test process.

@@ -40,8 +40,14 @@ it('verifies a licence from an ES module and from CommonJS', async () => {
   const body = (load: string) => `${load}
 const result = verifyLicence(readLicenceFile('licence.lic'), readFileSync('product.pem', 'utf8'), { now: ${(vector.claims.iat as number) * 1000}, fingerprint: '${fingerprint}' });
 console.log(JSON.stringify({ valid: result.valid, lid: result.claims?.lid, client: typeof LicenceClient }));`;
-  writeFileSync(path.join(app, 'esm.mjs'), body(`import { readFileSync } from 'node:fs';\nimport { LicenceClient, readLicenceFile, verifyLicence } from '@licensor/sdk';`));
-  writeFileSync(path.join(app, 'cjs.cjs'), body(`const { readFileSync } = require('node:fs');\nconst { LicenceClient, readLicenceFile, verifyLicence } = require('@licensor/sdk');`));
+  writeFileSync(
+    path.join(app, 'esm.mjs'),
+    body(`import { readFileSync } from 'node:fs';\nimport { LicenceClient, readLicenceFile, verifyLicence } from '@licensor/sdk';`),
+  );
+  writeFileSync(
+    path.join(app, 'cjs.cjs'),
+    body(`const { readFileSync } = require('node:fs');\nconst { LicenceClient, readLicenceFile, verifyLicence } = require('@licensor/sdk');`),
+  );
   const expected = { valid: true, lid: vector.claims.lid, client: 'function' };
   for (const file of ['esm.mjs', 'cjs.cjs']) expect(JSON.parse(await succeed(process.execPath, [file], app)), file).toEqual(expected);
 });
@@ -61,7 +67,14 @@ verifyLicence(1, 'pem');
     path.join(app, 'tsconfig.json'),
     JSON.stringify({
       // Node's own types from this repository: an application has @types/node of its own.
-      compilerOptions: { module: 'nodenext', strict: true, noEmit: true, skipLibCheck: false, types: ['node'], typeRoots: [path.join(root, 'node_modules/@types')] },
+      compilerOptions: {
+        module: 'nodenext',
+        strict: true,
+        noEmit: true,
+        skipLibCheck: false,
+        types: ['node'],
+        typeRoots: [path.join(root, 'node_modules/@types')],
+      },
       files: ['use.mts', 'use.cts'],
     }),
   );

@@ -19,7 +19,11 @@ const answer = (lid: string, checkedAt = '2026-11-22T07:00:00.000Z'): StoredAnsw
   renewed: false,
   converted: false,
 });
-const state = (lid: string, newestIat: number | null = 1764000000, offsetMs: number | null = -1234): StoredState => ({ newestIat, offsetMs, answer: answer(lid) });
+const state = (lid: string, newestIat: number | null = 1764000000, offsetMs: number | null = -1234): StoredState => ({
+  newestIat,
+  offsetMs,
+  answer: answer(lid),
+});
 const key = (lid: string, productKey = 'cad', slug = 'acme') => ({ slug, productKey, lid });
 
 const dirs: string[] = [];
@@ -56,7 +60,7 @@ describe('fileStore', () => {
     expect(await again.load(key('a', 'cad', 'globex'))).toEqual(state('a', 7, 8));
   });
 
-  it('never makes a path of a name outside the service\'s alphabet', async () => {
+  it("never makes a path of a name outside the service's alphabet", async () => {
     const store = fileStore(tempDir());
     for (const bad of [key('..'), key('a', '../etc'), key('a', 'cad', 'a/b'), key('')]) {
       await expect(store.update(bad, () => state('a'))).rejects.toThrow('cannot name a state file');
@@ -93,7 +97,7 @@ describe('fileStore', () => {
     expect(await store.load(key('a'))).toEqual({ newestIat: 5, offsetMs: 0, answer: answer('a') });
   });
 
-  it('waits for another writer\'s lock, and removes one left by a process that died', async () => {
+  it("waits for another writer's lock, and removes one left by a process that died", async () => {
     const store = fileStore(tempDir());
     await store.update(key('a'), () => state('a', 1));
     const lockFile = store.file(key('a')).replace(/\.json$/, '.lock');
@@ -118,9 +122,19 @@ describe('fileStore', () => {
     const root = tempDir();
     const times = 40;
     const writer = (name: string) =>
-      promisify(execFile)(process.execPath, [path.resolve(import.meta.dirname, '../../../node_modules/tsx/dist/cli.mjs'), path.join(import.meta.dirname, 'store-writer.ts'), root, name, String(times)], {
-        timeout: 60_000,
-      });
+      promisify(execFile)(
+        process.execPath,
+        [
+          path.resolve(import.meta.dirname, '../../../node_modules/tsx/dist/cli.mjs'),
+          path.join(import.meta.dirname, 'store-writer.ts'),
+          root,
+          name,
+          String(times),
+        ],
+        {
+          timeout: 60_000,
+        },
+      );
     await Promise.all([writer('first'), writer('second')]);
     const store = fileStore(root);
     expect((await store.load(key('shared'))).newestIat).toBe(2 * times);
@@ -143,7 +157,7 @@ describe('memoryStore', () => {
 });
 
 describe('defaultStoreDir', () => {
-  it('follows each platform\'s convention for configuration', () => {
+  it("follows each platform's convention for configuration", () => {
     expect(defaultStoreDir('linux', {}, '/home/ada')).toBe('/home/ada/.config/licensor');
     expect(defaultStoreDir('linux', { XDG_CONFIG_HOME: '/xdg' }, '/home/ada')).toBe('/xdg/licensor');
     expect(defaultStoreDir('darwin', {}, '/Users/ada')).toBe('/Users/ada/Library/Application Support/licensor');

@@ -7,7 +7,21 @@ import { randomUUID, type KeyObject } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { fpDigest, signLicence, signReceipt, type ClaimsInput } from '@licensor/protocol';
 import { fileStore, LicenceClient, LicensorError, memoryStore, type TrialOptions } from '@licensor/sdk';
-import { checkToken, fakeFetch, genuineAnswer, keys, licensed, testClient, myFingerprint, otherFingerprint, otherKeys, publicKeyPem, T0, type Answer, type SentRequest } from './fake-service.js';
+import {
+  checkToken,
+  fakeFetch,
+  genuineAnswer,
+  keys,
+  licensed,
+  testClient,
+  myFingerprint,
+  otherFingerprint,
+  otherKeys,
+  publicKeyPem,
+  T0,
+  type Answer,
+  type SentRequest,
+} from './fake-service.js';
 
 const DAY = 86_400_000;
 const LID = randomUUID();
@@ -16,13 +30,33 @@ const LID = randomUUID();
 function trialLicence(overrides: Partial<ClaimsInput> = {}, trl: string | boolean | null = true, key: KeyObject = keys.privateKey): string {
   const iat = T0 / 1000;
   return signLicence(
-    { lid: LID, prd: 'cad', org: 'acme', typ: 'ONLINE', iat, exp: iat + 14 * 86_400, grace: 0, fp: myFingerprint, fpn: 3, mm: 1, chk: 3600, max: 86_400, params: { trl }, ...overrides },
+    {
+      lid: LID,
+      prd: 'cad',
+      org: 'acme',
+      typ: 'ONLINE',
+      iat,
+      exp: iat + 14 * 86_400,
+      grace: 0,
+      fp: myFingerprint,
+      fpn: 3,
+      mm: 1,
+      chk: 3600,
+      max: 86_400,
+      params: { trl },
+      ...overrides,
+    },
     key,
   );
 }
 
 /** The service's answer to a start (or a check of the trial): the term and its SVCR1 receipt for this request. */
-function trialAnswer(request: SentRequest, licence = trialLicence(), signed: { status?: string; checkedAt?: number; nonce?: string } = {}, extra: Record<string, unknown> = {}) {
+function trialAnswer(
+  request: SentRequest,
+  licence = trialLicence(),
+  signed: { status?: string; checkedAt?: number; nonce?: string } = {},
+  extra: Record<string, unknown> = {},
+) {
   const fields = {
     lid: LID,
     status: signed.status ?? 'ACTIVE',
@@ -66,10 +100,12 @@ function trialClient(respond: (request: SentRequest) => Answer | Promise<Answer>
   return { start: (email?: string) => LicenceClient.startTrial(config, email === undefined ? {} : { email }), requests, clock, config };
 }
 
-const started = (status = 201, licence?: string, signed?: Parameters<typeof trialAnswer>[2], extra?: Record<string, unknown>) => (request: SentRequest): Answer => ({
-  status,
-  body: trialAnswer(request, licence, signed, extra),
-});
+const started =
+  (status = 201, licence?: string, signed?: Parameters<typeof trialAnswer>[2], extra?: Record<string, unknown>) =>
+  (request: SentRequest): Answer => ({
+    status,
+    body: trialAnswer(request, licence, signed, extra),
+  });
 
 async function refusal(promise: Promise<unknown>): Promise<LicensorError> {
   const error = await promise.then(
@@ -91,7 +127,11 @@ describe('LicenceClient.startTrial', () => {
     expect(sent!.body).toMatchObject({ fingerprint: myFingerprint, email: 'ada@example.com' });
     expect(sent!.body.devicePublicKey).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(trial).toMatchObject({ created: true, licence: trialLicence(), endsAt: new Date(T0 + 14 * DAY).toISOString() });
-    expect(trial.result).toMatchObject({ state: 'VALID', reasons: [], trial: { endsAt: new Date(T0 + 14 * DAY).toISOString(), secondsLeft: 14 * 86_400, converted: false } });
+    expect(trial.result).toMatchObject({
+      state: 'VALID',
+      reasons: [],
+      trial: { endsAt: new Date(T0 + 14 * DAY).toISOString(), secondsLeft: 14 * 86_400, converted: false },
+    });
     expect(trial.client.licence).toBe(trialLicence());
   });
 
@@ -105,7 +145,11 @@ describe('LicenceClient.startTrial', () => {
 
   it.each([
     ['TRIALS_OFF', { error: 'this product offers no trials', reason: 'TRIALS_OFF' }, { code: 'TRIALS_OFF' }],
-    ['TRIAL_USED', { error: 'this machine had a trial', reason: 'TRIAL_USED', matched: ['machine', 'disk'] }, { code: 'TRIAL_USED', matched: ['machine', 'disk'] }],
+    [
+      'TRIAL_USED',
+      { error: 'this machine had a trial', reason: 'TRIAL_USED', matched: ['machine', 'disk'] },
+      { code: 'TRIAL_USED', matched: ['machine', 'disk'] },
+    ],
     ['another 403', { error: 'product inactive' }, { code: 'HTTP_STATUS', status: 403 }],
   ])('a 403 %s is its own code', async (_name, body, expected) => {
     const { start } = trialClient(() => ({ status: 403, body }));
@@ -113,7 +157,8 @@ describe('LicenceClient.startTrial', () => {
   });
 
   it('a 429 is HTTP_STATUS with retryAfterSeconds', async () => {
-    const limited = (async () => new Response(JSON.stringify({ error: 'too many trials', reason: 'TRIAL_LIMIT' }), { status: 429, headers: { 'retry-after': '3600' } })) as typeof fetch;
+    const limited = (async () =>
+      new Response(JSON.stringify({ error: 'too many trials', reason: 'TRIAL_LIMIT' }), { status: 429, headers: { 'retry-after': '3600' } })) as typeof fetch;
     const { start } = trialClient(() => ({ status: 200, body: {} }), { fetchImpl: limited });
     expect(await refusal(start())).toMatchObject({ code: 'HTTP_STATUS', status: 429, retryAfterSeconds: 3600 });
     // Without the header (or with a date), no retryAfterSeconds.
@@ -183,13 +228,17 @@ describe('a trial client', () => {
     expect(requests).toHaveLength(2);
   });
 
-  it('carries the last answer\'s converted, kept with the answer', async () => {
+  it("carries the last answer's converted, kept with the answer", async () => {
     const { start, clock, config } = trialClient(started(200, undefined, {}, { converted: true }));
     const { client, result } = await start();
     expect(result.trial!.converted).toBe(true);
     clock.now = T0 + 3600_000;
     const down = new LicenceClient({ ...config, licence: client.licence, fetchImpl: (async () => new Response('', { status: 503 })) as typeof fetch });
-    expect(await down.check()).toMatchObject({ state: 'VALID', noAnswer: { code: 'HTTP_STATUS' }, trial: { converted: true, secondsLeft: 14 * 86_400 - 3600 } });
+    expect(await down.check()).toMatchObject({
+      state: 'VALID',
+      noAnswer: { code: 'HTTP_STATUS' },
+      trial: { converted: true, secondsLeft: 14 * 86_400 - 3600 },
+    });
   });
 
   it('has no trial block for a licence without trl', async () => {

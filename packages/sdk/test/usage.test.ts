@@ -17,7 +17,11 @@ function counting(signed: Parameters<typeof usageAnswer>[1] = {}, tweak: Paramet
   };
 }
 
-function metered(respond: (request: SentRequest) => Answer | Promise<Answer>, dir = mkdtempSync(path.join(os.tmpdir(), 'licensor-sdk-usage-')), licence = onlineLicence()) {
+function metered(
+  respond: (request: SentRequest) => Answer | Promise<Answer>,
+  dir = mkdtempSync(path.join(os.tmpdir(), 'licensor-sdk-usage-')),
+  licence = onlineLicence(),
+) {
   const made = testClient(respond, { store: fileStore(dir), licence });
   const lid = parseLicence(licence).claims.lid;
   const folder = path.join(dir, 'usage', lid);
@@ -162,7 +166,10 @@ describe('recordUsage', () => {
       const id = `e${String(149 - i).padStart(3, '0')}`;
       ids.push(id);
       // Two events at each instant: the id decides between them.
-      writeFileSync(path.join(folder, `${id}.json`), JSON.stringify({ id, meter: 'exports', amount: 1, at: new Date(T0 - Math.floor(i / 2) * 1000).toISOString() }));
+      writeFileSync(
+        path.join(folder, `${id}.json`),
+        JSON.stringify({ id, meter: 'exports', amount: 1, at: new Date(T0 - Math.floor(i / 2) * 1000).toISOString() }),
+      );
     }
     const report = await client.recordUsage('exports');
     expect(requests.map((r) => r.body.events.length)).toEqual([100, 51]);
@@ -192,7 +199,7 @@ describe('recordUsage', () => {
 
   it.each([
     ['a receipt by another key', {}, { key: otherKeys.privateKey }],
-    ['another request\'s nonce', {}, { nonce: 'another-nonce-abcdefgh' }],
+    ["another request's nonce", {}, { nonce: 'another-nonce-abcdefgh' }],
     ['other event ids', {}, { ids: ['someone-else'] }],
   ])('treats %s as no answer (BAD_RECEIPT) and keeps the event', async (_name, signed, tweak) => {
     const { client, queued } = metered(counting(signed, tweak));
@@ -214,14 +221,17 @@ describe('recordUsage', () => {
   it.each([
     ['a body that is not an object', '[]'],
     ['no receipt', { events: [], meters: [], checkedAt: new Date(T0).toISOString() }],
-    ['a used count that is not an integer', { events: [], meters: [{ key: 'exports', used: 1.5, limit: null, overage: null, remaining: null, resetsAt: null }], checkedAt: 'x', receipt: 'x' }],
+    [
+      'a used count that is not an integer',
+      { events: [], meters: [{ key: 'exports', used: 1.5, limit: null, overage: null, remaining: null, resetsAt: null }], checkedAt: 'x', receipt: 'x' },
+    ],
   ])('treats %s as no answer (BAD_RESPONSE)', async (_name, body) => {
     const { client, queued } = metered(() => ({ status: 200, body }));
     expect((await client.recordUsage('exports')).noAnswer).toMatchObject({ code: 'BAD_RESPONSE' });
     expect(queued()).toHaveLength(1);
   });
 
-  it('sends nothing before a 429\'s Retry-After, then sends the queue', async () => {
+  it("sends nothing before a 429's Retry-After, then sends the queue", async () => {
     let refuse = true;
     const respond = counting();
     const { client, clock, requests, queued } = metered((request) => (refuse ? { status: 429, body: { error: 'too many' } } : respond(request)));
@@ -243,10 +253,15 @@ describe('recordUsage', () => {
     const { client } = metered((request) => (up ? respond(request) : down()));
     await client.recordUsage('exports', 5);
     up = false;
-    expect(await client.recordUsage('exports', 2)).toMatchObject({ licensed: true, fresh: false, meters: [{ ...exports(5), pending: 2 }], noAnswer: { code: 'NETWORK' } });
+    expect(await client.recordUsage('exports', 2)).toMatchObject({
+      licensed: true,
+      fresh: false,
+      meters: [{ ...exports(5), pending: 2 }],
+      noAnswer: { code: 'NETWORK' },
+    });
   });
 
-  it('reports other licences\' queued events as pending and never sends them', async () => {
+  it("reports other licences' queued events as pending and never sends them", async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'licensor-sdk-usage-'));
     const trial = metered(down, dir);
     await trial.client.recordUsage('exports');

@@ -95,7 +95,7 @@ describe('verifyLicence calendar and machine', () => {
     expect(result.reasons).toEqual(['EXPIRED', 'FINGERPRINT_MISMATCH']);
   });
 
-  it('collects this machine\'s fingerprint when none is given', () => {
+  it("collects this machine's fingerprint when none is given", () => {
     // This machine is not the stranger, so the licence signed for the stranger is refused.
     expect(verifyLicence(licence({ fp: stranger }), publicKeyPem, { now: iat * 1000 }).reasons).toEqual(['FINGERPRINT_MISMATCH']);
   });

@@ -47,8 +47,13 @@ async function run(backend: 'sqlite' | 'postgres') {
     const restore = await timed(['restore', file], target.env);
     console.log('| step | rows | seconds | rows/s | peak RSS MiB | file MiB |\n|---|---|---|---|---|---|');
     const size = (fs.statSync(file).size / 1024 / 1024).toFixed(1);
-    for (const [step, result] of [['backup', backup], ['restore', restore]] as const) {
-      console.log(`| ${step} | ${rows.toLocaleString('en')} | ${result.seconds.toFixed(1)} | ${Math.round(rows / result.seconds).toLocaleString('en')} | ${result.peakMiB.toFixed(0)} | ${size} |`);
+    for (const [step, result] of [
+      ['backup', backup],
+      ['restore', restore],
+    ] as const) {
+      console.log(
+        `| ${step} | ${rows.toLocaleString('en')} | ${result.seconds.toFixed(1)} | ${Math.round(rows / result.seconds).toLocaleString('en')} | ${result.peakMiB.toFixed(0)} | ${size} |`,
+      );
     }
   } finally {
     fs.rmSync(path.dirname(file), { recursive: true, force: true });

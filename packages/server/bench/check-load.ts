@@ -107,7 +107,15 @@ async function paced(rate: number): Promise<{ rps: number; p50: number; p99: num
     }
   }
   let live = job.connections;
-  const connections = await Promise.all(Array.from({ length: job.connections }, () => new Promise<Connection>((resolve) => { const c: Connection = new Connection(() => resolve(c)); })));
+  const connections = await Promise.all(
+    Array.from(
+      { length: job.connections },
+      () =>
+        new Promise<Connection>((resolve) => {
+          const c: Connection = new Connection(() => resolve(c));
+        }),
+    ),
+  );
   idle.push(...connections);
   start = performance.now();
   await new Promise<void>((done) => {

@@ -50,7 +50,9 @@ const LEASE_MS = 3_600_000;
 function cryptoBound(algorithm: Algorithm): number {
   const { privateKey, publicKey } = benchKeyPair(algorithm);
   const licence = Buffer.from(randomBytes(300).toString('base64url'));
-  const receipt = Buffer.from(`SVCR1\x1f${randomUUID()}\x1fACTIVE\x1f${randomBytes(18).toString('base64url')}\x1f2026-01-01T00:00:00.000Z\x1f2026-01-01T00:00:00.000Z\x1f${'a'.repeat(32)}`);
+  const receipt = Buffer.from(
+    `SVCR1\x1f${randomUUID()}\x1fACTIVE\x1f${randomBytes(18).toString('base64url')}\x1f2026-01-01T00:00:00.000Z\x1f2026-01-01T00:00:00.000Z\x1f${'a'.repeat(32)}`,
+  );
   const signature = signBytes(privateKey, licence);
   let pairs = 0;
   const start = performance.now();
@@ -81,68 +83,120 @@ async function seed(env: Record<string, string>, workDir: string): Promise<Seede
   const headers = { cookie: `svc_session=${login.cookies.find((c) => c.name === 'svc_session')!.value}` };
   const org = await database.db.selectFrom('organisations').select('id').where('slug', '=', 'default').executeTakeFirstOrThrow();
   const seeded: Seeded[] = [];
-  for (const algorithm of ALGORITHMS) for (const kind of KINDS) {
-    const { privateKey } = benchKeyPair(algorithm);
-    const productKey = `bench-${algorithm.toLowerCase()}-${kind}`;
-    const floating = kind !== 'node-locked';
-    const product = (
-      await app.inject({
-        method: 'POST',
-        url: '/o/default/api/products',
-        headers,
-        payload: {
-          productKey,
-          name: `Bench ${algorithm} ${kind}`,
-          licenceType: 'ONLINE',
-          privateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }),
-          ...(floating ? { seatModel: 'FLOATING', leaseSeconds: LEASE_MS / 1000, allowedLicenceTypes: ['ONLINE'] } : {}),
-        },
-      })
-    ).json() as { id: number };
-    const rotated = (await app.inject({ method: 'POST', url: `/o/default/api/products/${product.id}/check-token`, headers })).json() as { checkId: string; checkToken: string };
-    const key = await database.db.selectFrom('product_keys').select('id').where('product_id', '=', product.id).executeTakeFirstOrThrow();
-    const now = Date.now();
-    const iat = Math.floor(now / 1000);
-    const exp = iat + 365 * 86_400;
-    const pairs: Array<[string, string]> = [];
-    for (let i = 0; i < LICENCES; i += 500) {
-      const licences = [];
-      const machines = [];
-      for (let j = i; j < Math.min(LICENCES, i + 500); j++) {
-        const lid = randomUUID();
-        const fingerprint = buildFingerprint({ machine: `m${j}-${algorithm}`, host: `h${j}`, mac: `a${j}`, cpu: 'cpu', disk: `d${j}` });
-        const licenceString = signLicence(
-          { lid, prd: productKey, org: 'default', typ: 'ONLINE', lic: `Customer ${j}`, iat, exp, grace: 0, mm: 1, chk: 86_400, max: 604_800, lse: floating ? LEASE_MS / 1000 : null },
-          privateKey,
-        );
-        pairs.push([licenceString, fingerprint]);
-        licences.push({
-          org_id: org.id, lid, product_id: product.id, customer_id: null, licensee: `Customer ${j}`, licensee_email: null,
-          licence_type: 'ONLINE', activation: null, issued_at: iat * 1000, starts_at: null, expires_at: exp * 1000, grace_days: 0,
-          grace_ends_at: exp * 1000, max_machines: 1, check_every_seconds: 86_400, check_max_seconds: 604_800, params: '{}',
-          licence_string: licenceString, key_id: key.id, term_version: 0, revoked: 0, revoked_at: null, revoked_reason: null,
-          archived: 0, archived_at: null, issued_by: 'bench', renewed_at: null, rebind_count: 0, notes: null,
-          search_text: searchText({ licensee: `Customer ${j}`, email: null, lid, notes: null }),
-          seat_model: floating ? 'FLOATING' : 'NODE_LOCKED',
-        });
-        machines.push({ lid, fingerprint });
+  for (const algorithm of ALGORITHMS)
+    for (const kind of KINDS) {
+      const { privateKey } = benchKeyPair(algorithm);
+      const productKey = `bench-${algorithm.toLowerCase()}-${kind}`;
+      const floating = kind !== 'node-locked';
+      const product = (
+        await app.inject({
+          method: 'POST',
+          url: '/o/default/api/products',
+          headers,
+          payload: {
+            productKey,
+            name: `Bench ${algorithm} ${kind}`,
+            licenceType: 'ONLINE',
+            privateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }),
+            ...(floating ? { seatModel: 'FLOATING', leaseSeconds: LEASE_MS / 1000, allowedLicenceTypes: ['ONLINE'] } : {}),
+          },
+        })
+      ).json() as { id: number };
+      const rotated = (await app.inject({ method: 'POST', url: `/o/default/api/products/${product.id}/check-token`, headers })).json() as {
+        checkId: string;
+        checkToken: string;
+      };
+      const key = await database.db.selectFrom('product_keys').select('id').where('product_id', '=', product.id).executeTakeFirstOrThrow();
+      const now = Date.now();
+      const iat = Math.floor(now / 1000);
+      const exp = iat + 365 * 86_400;
+      const pairs: Array<[string, string]> = [];
+      for (let i = 0; i < LICENCES; i += 500) {
+        const licences = [];
+        const machines = [];
+        for (let j = i; j < Math.min(LICENCES, i + 500); j++) {
+          const lid = randomUUID();
+          const fingerprint = buildFingerprint({ machine: `m${j}-${algorithm}`, host: `h${j}`, mac: `a${j}`, cpu: 'cpu', disk: `d${j}` });
+          const licenceString = signLicence(
+            {
+              lid,
+              prd: productKey,
+              org: 'default',
+              typ: 'ONLINE',
+              lic: `Customer ${j}`,
+              iat,
+              exp,
+              grace: 0,
+              mm: 1,
+              chk: 86_400,
+              max: 604_800,
+              lse: floating ? LEASE_MS / 1000 : null,
+            },
+            privateKey,
+          );
+          pairs.push([licenceString, fingerprint]);
+          licences.push({
+            org_id: org.id,
+            lid,
+            product_id: product.id,
+            customer_id: null,
+            licensee: `Customer ${j}`,
+            licensee_email: null,
+            licence_type: 'ONLINE',
+            activation: null,
+            issued_at: iat * 1000,
+            starts_at: null,
+            expires_at: exp * 1000,
+            grace_days: 0,
+            grace_ends_at: exp * 1000,
+            max_machines: 1,
+            check_every_seconds: 86_400,
+            check_max_seconds: 604_800,
+            params: '{}',
+            licence_string: licenceString,
+            key_id: key.id,
+            term_version: 0,
+            revoked: 0,
+            revoked_at: null,
+            revoked_reason: null,
+            archived: 0,
+            archived_at: null,
+            issued_by: 'bench',
+            renewed_at: null,
+            rebind_count: 0,
+            notes: null,
+            search_text: searchText({ licensee: `Customer ${j}`, email: null, lid, notes: null }),
+            seat_model: floating ? 'FLOATING' : 'NODE_LOCKED',
+          });
+          machines.push({ lid, fingerprint });
+        }
+        const ids = await database.db.insertInto('licences').values(licences).returning(['id', 'lid']).execute();
+        const idOf = new Map(ids.map((r) => [r.lid, r.id]));
+        await database.db
+          .insertInto('licence_stamps')
+          .values(ids.map((r) => ({ licence_id: r.id, org_id: org.id, archived: 0, lid: r.lid, last_checked_at: now })))
+          .execute();
+        await database.db
+          .insertInto('machine_bindings')
+          .values(
+            machines.map((m) => ({
+              org_id: org.id,
+              licence_id: idOf.get(m.lid)!,
+              fingerprint: m.fingerprint,
+              parts: JSON.stringify(parseFingerprint(m.fingerprint)),
+              bound_at: now,
+              released_at: null,
+              released_by: null,
+              at_issue: 0,
+              ...(floating ? { fp_digest: fpDigest(m.fingerprint), lease_ends_at: now + LEASE_MS } : {}),
+            })),
+          )
+          .execute();
       }
-      const ids = await database.db.insertInto('licences').values(licences).returning(['id', 'lid']).execute();
-      const idOf = new Map(ids.map((r) => [r.lid, r.id]));
-      await database.db.insertInto('licence_stamps').values(ids.map((r) => ({ licence_id: r.id, org_id: org.id, archived: 0, lid: r.lid, last_checked_at: now }))).execute();
-      await database.db
-        .insertInto('machine_bindings')
-        .values(machines.map((m) => ({
-          org_id: org.id, licence_id: idOf.get(m.lid)!, fingerprint: m.fingerprint, parts: JSON.stringify(parseFingerprint(m.fingerprint)),
-          bound_at: now, released_at: null, released_by: null, at_issue: 0,
-          ...(floating ? { fp_digest: fpDigest(m.fingerprint), lease_ends_at: now + LEASE_MS } : {}),
-        })))
-        .execute();
+      const bodiesFile = path.join(workDir, `${algorithm}-${kind}.json`);
+      fs.writeFileSync(bodiesFile, JSON.stringify(pairs));
+      seeded.push({ algorithm, kind, productId: product.id, checkId: rotated.checkId, token: rotated.checkToken, bodiesFile });
     }
-    const bodiesFile = path.join(workDir, `${algorithm}-${kind}.json`);
-    fs.writeFileSync(bodiesFile, JSON.stringify(pairs));
-    seeded.push({ algorithm, kind, productId: product.id, checkId: rotated.checkId, token: rotated.checkToken, bodiesFile });
-  }
   // Statistics now, rather than autovacuum's own pass competing with the load for the cores.
   await sql`${sql.raw(database.dialect === 'postgres' ? 'vacuum analyze' : 'analyze')}`.execute(database.db);
   await app.close();
@@ -158,7 +212,11 @@ async function seed(env: Record<string, string>, workDir: string): Promise<Seede
  * product's paced run came first had the slow tail: 99.2 to 99.6% of checks answered within 10 ms,
  * against 99.9 to 100% for the next).
  */
-async function alter(env: Record<string, string>, productId: number, change: (db: Db, licenceIds: SelectQueryBuilder<Schema, 'licences', { id: number }>) => Promise<unknown>): Promise<void> {
+async function alter(
+  env: Record<string, string>,
+  productId: number,
+  change: (db: Db, licenceIds: SelectQueryBuilder<Schema, 'licences', { id: number }>) => Promise<unknown>,
+): Promise<void> {
   const config = loadConfig(env);
   const database = await openDatabase({ databaseUrl: config.databaseUrl, sqliteFile: sqliteFileIn(config.dataDir) }, { migrate: false });
   try {
@@ -188,11 +246,28 @@ const stampsDue = (env: Record<string, string>, productId: number) =>
     await db.updateTable('machine_bindings').set({ last_seen_at: longAgo }).where('licence_id', 'in', ids).execute();
   });
 
-interface LoadResult { rps: number; p50: number; p99: number; non2xx: number; errors: number; firstFailure: string | null }
+interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+  firstFailure: string | null;
+}
 
-function load(job: { url: string; token: string; bodiesFile: string; connections: number; seconds: number; rate?: number; amount?: number }): Promise<LoadResult> {
+function load(job: {
+  url: string;
+  token: string;
+  bodiesFile: string;
+  connections: number;
+  seconds: number;
+  rate?: number;
+  amount?: number;
+}): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'check-load.ts'), JSON.stringify(job)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'check-load.ts'), JSON.stringify(job)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.on('error', reject);
@@ -205,13 +280,22 @@ function load(job: { url: string; token: string; bodiesFile: string; connections
  * server doing a check's one sign (and one PostgreSQL round trip when given a URL).
  */
 async function control(job: { bodiesFile: string; seconds: number }, algorithm: Algorithm, databaseUrl: string | undefined): Promise<LoadResult> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'check-floor.ts'), JSON.stringify({ algorithm, databaseUrl })], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'check-floor.ts'), JSON.stringify({ algorithm, databaseUrl })], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   try {
     const port = await new Promise<string>((resolve, reject) => {
       child.stdout.once('data', (d: Buffer) => resolve(d.toString().trim()));
       child.once('exit', (code) => reject(new Error(`the control server exited ${code}`)));
     });
-    return await load({ url: `http://127.0.0.1:${port}/check`, token: 'control', bodiesFile: job.bodiesFile, connections: 32, seconds: job.seconds, rate: 1000 });
+    return await load({
+      url: `http://127.0.0.1:${port}/check`,
+      token: 'control',
+      bodiesFile: job.bodiesFile,
+      connections: 32,
+      seconds: job.seconds,
+      rate: 1000,
+    });
   } finally {
     child.kill();
   }
@@ -223,7 +307,8 @@ async function control(job: { bodiesFile: string; seconds: number }, algorithm: 
  */
 async function answered(url: string): Promise<{ within10ms: number; all: number }> {
   const text = await (await fetch(`${url}/metrics`)).text();
-  const bucket = (le: string) => Number(new RegExp(`http_request_duration_seconds_bucket\\{le="${le}",method="POST",route="[^"]*/check",status_code="200"\\} (\\d+)`).exec(text)?.[1] ?? 0);
+  const bucket = (le: string) =>
+    Number(new RegExp(`http_request_duration_seconds_bucket\\{le="${le}",method="POST",route="[^"]*/check",status_code="200"\\} (\\d+)`).exec(text)?.[1] ?? 0);
   return { within10ms: bucket('0.01'), all: bucket('\\+Inf') };
 }
 
@@ -253,7 +338,8 @@ for (const backend of BACKENDS) {
           // Floating: leases just renewed (no check extends one), or with less than half left
           // before each run of the extending kind, whose runs check each licence once.
           const extending = kind === 'extending';
-          const resetLeases = () => (kind === 'node-locked' ? Promise.resolve() : setLeases(env, productId, Date.now() + (extending ? LEASE_MS / 2 - 60_000 : LEASE_MS)));
+          const resetLeases = () =>
+            kind === 'node-locked' ? Promise.resolve() : setLeases(env, productId, Date.now() + (extending ? LEASE_MS / 2 - 60_000 : LEASE_MS));
           await resetLeases();
           await load({ ...job, connections: 16, seconds: 2 }); // warm-up: JIT, key cache, pools
           // Measured right before the load it divides: this VM's speed drifts from hour to hour.
@@ -269,7 +355,8 @@ for (const backend of BACKENDS) {
           const fixed = await load({ ...job, connections: 32, seconds: pacedSeconds, rate: 1000 });
           const answeredAfter = await answered(service.url);
           // /metrics is one worker's: with more than one, the share is of whichever answered.
-          const serviceWithin10ms = workers === 1 ? `${((100 * (answeredAfter.within10ms - answeredBefore.within10ms)) / (answeredAfter.all - answeredBefore.all)).toFixed(1)}%` : '';
+          const serviceWithin10ms =
+            workers === 1 ? `${((100 * (answeredAfter.within10ms - answeredBefore.within10ms)) / (answeredAfter.all - answeredBefore.all)).toFixed(1)}%` : '';
           const series = `${algorithm} ${kind}`;
           if (workers === 1) oneWorker.set(series, sustained.rps);
           const scaling = workers === 1 ? '' : `${(sustained.rps / oneWorker.get(series)!).toFixed(2)}×`;
@@ -288,12 +375,15 @@ for (const backend of BACKENDS) {
           for (let round = 0; round < ROUNDS; round++) {
             await setLeases(env, pair[1].productId, Date.now() + LEASE_MS);
             const rps = new Map<Kind, number>();
-            for (const product of round % 2 === 0 ? pair : [...pair].reverse()) rps.set(product!.kind, (await load({ ...jobOf(product!), connections: 32, seconds: PAIRED_SECONDS })).rps);
+            for (const product of round % 2 === 0 ? pair : [...pair].reverse())
+              rps.set(product!.kind, (await load({ ...jobOf(product!), connections: 32, seconds: PAIRED_SECONDS })).rps);
             ratios.push(rps.get('floating')! / rps.get('node-locked')!);
           }
           const sorted = [...ratios].sort((a, b) => a - b);
           const median = (sorted[Math.floor((ROUNDS - 1) / 2)]! + sorted[Math.ceil((ROUNDS - 1) / 2)]!) / 2;
-          paired.push(`| ${backend} | ${workers} | ${ALGORITHM_INFO[algorithm].label} | ${median.toFixed(3)} | ${sorted[0]!.toFixed(3)} to ${sorted.at(-1)!.toFixed(3)} | ${ratios.map((r) => r.toFixed(3)).join(', ')} |`);
+          paired.push(
+            `| ${backend} | ${workers} | ${ALGORITHM_INFO[algorithm].label} | ${median.toFixed(3)} | ${sorted[0]!.toFixed(3)} to ${sorted.at(-1)!.toFixed(3)} | ${ratios.map((r) => r.toFixed(3)).join(', ')} |`,
+          );
           console.error(paired.at(-1));
         }
       } finally {
@@ -306,12 +396,18 @@ for (const backend of BACKENDS) {
   }
 }
 
-console.log(`\nbench:check — ${LICENCES} bound licences per product, ${SECONDS} s per run; ${os.cpus().length} × ${os.cpus()[0]?.model}, Node ${process.version}\n`);
-console.log(`| Backend | Workers | Algorithm | Seats | Crypto bound (verify+sign pairs/s, 1 core) | Sustained checks/s | of bound | vs 1 worker | p99 at max (ms) | Paced checks/s | p50 at 1,000/s (ms) | p99 at 1,000/s (ms) | paced, answered by the service within 10 ms | control: p99 at 1,000/s of a bare server doing one sign${BACKENDS.includes('postgres') ? ' (and on PostgreSQL one round trip)' : ''} (ms) | non-2xx/errors |`);
+console.log(
+  `\nbench:check — ${LICENCES} bound licences per product, ${SECONDS} s per run; ${os.cpus().length} × ${os.cpus()[0]?.model}, Node ${process.version}\n`,
+);
+console.log(
+  `| Backend | Workers | Algorithm | Seats | Crypto bound (verify+sign pairs/s, 1 core) | Sustained checks/s | of bound | vs 1 worker | p99 at max (ms) | Paced checks/s | p50 at 1,000/s (ms) | p99 at 1,000/s (ms) | paced, answered by the service within 10 ms | control: p99 at 1,000/s of a bare server doing one sign${BACKENDS.includes('postgres') ? ' (and on PostgreSQL one round trip)' : ''} (ms) | non-2xx/errors |`,
+);
 console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const row of rows) console.log(row);
 if (paired.length) {
-  console.log(`\nFloating checks with no extension ÷ node-locked checks, ${ROUNDS} rounds of alternating ${PAIRED_SECONDS} s sustained runs (32 connections), order swapped every round\n`);
+  console.log(
+    `\nFloating checks with no extension ÷ node-locked checks, ${ROUNDS} rounds of alternating ${PAIRED_SECONDS} s sustained runs (32 connections), order swapped every round\n`,
+  );
   console.log('| Backend | Workers | Algorithm | Median ratio | Range | Every round |');
   console.log('|---|---|---|---|---|---|');
   for (const row of paired) console.log(row);

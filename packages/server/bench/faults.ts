@@ -21,7 +21,13 @@ export const CLI = path.resolve(import.meta.dirname, '../../../bin/licensor.js')
 function postgresBin(): string | null {
   const candidates = [
     ...(process.env.PATH ?? '').split(':'),
-    ...(fs.existsSync('/usr/lib/postgresql') ? fs.readdirSync('/usr/lib/postgresql').sort().reverse().map((v) => `/usr/lib/postgresql/${v}/bin`) : []),
+    ...(fs.existsSync('/usr/lib/postgresql')
+      ? fs
+          .readdirSync('/usr/lib/postgresql')
+          .sort()
+          .reverse()
+          .map((v) => `/usr/lib/postgresql/${v}/bin`)
+      : []),
   ];
   return candidates.find((dir) => dir && fs.existsSync(path.join(dir, 'initdb')) && fs.existsSync(path.join(dir, 'pg_ctl'))) ?? null;
 }
@@ -241,10 +247,14 @@ export class Service {
     const service = new Service(child, `http://127.0.0.1:${port}`);
     const workers = Number(env.LICENSOR_WORKERS ?? '1');
     try {
-      await until(async () => {
-        if (child.exitCode !== null) throw new Error(`serve exited with ${child.exitCode}:\n${service.output()}`);
-        return service.workers().length === workers && (await service.get('/healthz').catch(() => null))?.status === 200;
-      }, 'serve to answer', 60_000);
+      await until(
+        async () => {
+          if (child.exitCode !== null) throw new Error(`serve exited with ${child.exitCode}:\n${service.output()}`);
+          return service.workers().length === workers && (await service.get('/healthz').catch(() => null))?.status === 200;
+        },
+        'serve to answer',
+        60_000,
+      );
     } catch (err) {
       service.kill();
       throw err;
@@ -295,7 +305,14 @@ export interface Answer {
 }
 
 /** One request; `agent` false puts it on a connection of its own. A socket error rejects. */
-export function request(url: string, method: string, body?: unknown, headers: Record<string, string> = {}, agent: http.Agent | false = false, timeoutMs = 15_000): Promise<Answer> {
+export function request(
+  url: string,
+  method: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+  agent: http.Agent | false = false,
+  timeoutMs = 15_000,
+): Promise<Answer> {
   const payload = body === undefined ? '' : JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = http.request(url, {
@@ -350,13 +367,26 @@ export async function seed(url: string): Promise<Seeded> {
   const login = await request(`${api}/auth/login`, 'POST', { username: 'admin', password: BOOTSTRAP_PASSWORD });
   if (login.status !== 200) throw new Error(`login failed: ${login.status} ${JSON.stringify(login.data)}`);
   const cookie = String(login.headers['set-cookie']![0]).split(';')[0]!;
-  const made = await request(`${api}/tokens`, 'POST', { name: 'faults', scopes: ['licenses:read', 'licenses:write', 'products:read', 'products:write'] }, { cookie, origin: url });
+  const made = await request(
+    `${api}/tokens`,
+    'POST',
+    { name: 'faults', scopes: ['licenses:read', 'licenses:write', 'products:read', 'products:write'] },
+    { cookie, origin: url },
+  );
   if (made.status !== 201) throw new Error(`token failed: ${made.status} ${JSON.stringify(made.data)}`);
   const token = made.data.token as string;
   const auth = { authorization: `Bearer ${token}` };
-  const product = await request(`${api}/products`, 'POST', { productKey: `faults-${randomBytes(3).toString('hex')}`, name: 'Faults', licenceType: 'ONLINE' }, auth);
+  const product = await request(
+    `${api}/products`,
+    'POST',
+    { productKey: `faults-${randomBytes(3).toString('hex')}`, name: 'Faults', licenceType: 'ONLINE' },
+    auth,
+  );
   if (product.status !== 201) throw new Error(`product failed: ${product.status} ${JSON.stringify(product.data)}`);
   const rotated = await request(`${api}/products/${product.data.id}/check-token`, 'POST', undefined, auth);
   if (rotated.status !== 200) throw new Error(`check token failed: ${rotated.status}`);
-  return { token, product: { id: product.data.id, checkId: product.data.checkId, checkToken: rotated.data.checkToken, publicKeyPem: product.data.publicKeyPem } };
+  return {
+    token,
+    product: { id: product.data.id, checkId: product.data.checkId, checkToken: rotated.data.checkToken, publicKeyPem: product.data.publicKeyPem },
+  };
 }

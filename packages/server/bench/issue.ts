@@ -20,8 +20,12 @@ async function run(backend: 'sqlite' | 'postgres') {
       body: JSON.stringify({ username: 'admin', password: 'bench admin password' }),
     });
     const headers = { cookie: login.headers.get('set-cookie')!.split(';')[0]!, 'content-type': 'application/json' };
-    const product = (await (await fetch(`${api}/products`, { method: 'POST', headers, body: JSON.stringify({ productKey: 'bench', name: 'Bench' }) })).json()) as { id: number };
-    const token = (await (await fetch(`${api}/tokens`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench', scopes: ['licenses:write'] }) })).json()) as { token: string };
+    const product = (await (
+      await fetch(`${api}/products`, { method: 'POST', headers, body: JSON.stringify({ productKey: 'bench', name: 'Bench' }) })
+    ).json()) as { id: number };
+    const token = (await (
+      await fetch(`${api}/tokens`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench', scopes: ['licenses:write'] }) })
+    ).json()) as { token: string };
     const auth = { authorization: `Bearer ${token.token}`, 'content-type': 'application/json' };
 
     let issued = 0;

@@ -26,12 +26,18 @@ async function run(backend: 'sqlite' | 'postgres') {
       const get = (path: string) => () => fetch(`${service.url}/o/default/api${path}`, { headers: { cookie } });
       const cases: Array<[string, string, number]> = [
         ['default page', '/licenses/page', 30],
-        ...['7d', '30d', '90d', 'grace', 'expired', 'perpetual', 'archived'].map((w): [string, string, number] => [`window ${w}`, `/licenses/page?window=${w}`, 30]),
-        ['status=GRACE,EXPIRED', '/licenses/page?status=GRACE,EXPIRED', 20],
-        ...['issuedAt', 'expiresAt', 'licensee', 'status', 'product', 'lastCheckedAt'].flatMap((s): Array<[string, string, number]> => [
-          [`sort ${s} asc`, `/licenses/page?sort=${s}&asc=true`, 10],
-          [`sort ${s} desc`, `/licenses/page?sort=${s}&asc=false`, 10],
+        ...['7d', '30d', '90d', 'grace', 'expired', 'perpetual', 'archived'].map((w): [string, string, number] => [
+          `window ${w}`,
+          `/licenses/page?window=${w}`,
+          30,
         ]),
+        ['status=GRACE,EXPIRED', '/licenses/page?status=GRACE,EXPIRED', 20],
+        ...['issuedAt', 'expiresAt', 'licensee', 'status', 'product', 'lastCheckedAt'].flatMap(
+          (s): Array<[string, string, number]> => [
+            [`sort ${s} asc`, `/licenses/page?sort=${s}&asc=true`, 10],
+            [`sort ${s} desc`, `/licenses/page?sort=${s}&asc=false`, 10],
+          ],
+        ),
         // Common trigrams, few matches; then a phrase in every row.
         ['q=customer 4242', '/licenses/page?q=customer%204242', 20],
         ['q=renewal call 7', '/licenses/page?q=renewal%20call%207', 20],
@@ -53,7 +59,9 @@ async function run(backend: 'sqlite' | 'postgres') {
       const ms = performance.now() - started;
       const after = memoryOf(service.child.pid!);
       const rows = body.split('\r\n').length - 2;
-      console.log(`| export ${rows.toLocaleString('en')} rows (HTTP ${response.status}) | ${fmt(ms)} total | peak RSS growth ${(after.peak - before.now).toFixed(1)} MiB |`);
+      console.log(
+        `| export ${rows.toLocaleString('en')} rows (HTTP ${response.status}) | ${fmt(ms)} total | peak RSS growth ${(after.peak - before.now).toFixed(1)} MiB |`,
+      );
     } finally {
       await service.stop();
     }

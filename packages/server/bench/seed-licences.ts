@@ -20,8 +20,17 @@ export async function seedLicences(env: Record<string, string>, total: number) {
   const login = await app.inject({ method: 'POST', url: '/o/default/api/auth/login', payload: { username: 'admin', password: 'bench admin password' } });
   const cookie = `svc_session=${login.cookies.find((c) => c.name === 'svc_session')!.value}`;
   const products = [];
-  for (const [key, name] of [['desk', 'Desk Studio'], ['cloud', 'Cloud Sync'], ['mobile', 'Mobile Kit']]) {
-    const created = await app.inject({ method: 'POST', url: '/o/default/api/products', headers: { cookie }, payload: { productKey: key, name, allowedLicenceTypes: ['OFFLINE', 'ONLINE', 'HYBRID'] } });
+  for (const [key, name] of [
+    ['desk', 'Desk Studio'],
+    ['cloud', 'Cloud Sync'],
+    ['mobile', 'Mobile Kit'],
+  ]) {
+    const created = await app.inject({
+      method: 'POST',
+      url: '/o/default/api/products',
+      headers: { cookie },
+      payload: { productKey: key, name, allowedLicenceTypes: ['OFFLINE', 'ONLINE', 'HYBRID'] },
+    });
     products.push(created.json() as { id: number });
   }
   const org = await database.db.selectFrom('organisations').select('id').where('slug', '=', 'default').executeTakeFirstOrThrow();
@@ -35,7 +44,7 @@ export async function seedLicences(env: Record<string, string>, total: number) {
     const checkedAt = new Map<string, number | null>();
     for (let j = i; j < Math.min(total, i + batch); j++) {
       const product = products[j % 3]!;
-      const issuedAt = now - Math.floor(((j * 7919) % total) / total * 3 * YEAR);
+      const issuedAt = now - Math.floor((((j * 7919) % total) / total) * 3 * YEAR);
       const perpetual = j % 20 === 0;
       const expiresAt = perpetual ? null : issuedAt + YEAR;
       const grace = j % 4 === 0 ? 14 : 0;
@@ -96,4 +105,3 @@ export async function seedLicences(env: Record<string, string>, total: number) {
   await database.close();
   return seconds;
 }
-

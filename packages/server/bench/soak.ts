@@ -202,47 +202,64 @@ const OPERATIONS: Array<[number, () => Promise<unknown>]> = [
   [70, () => check(pick(checked)!, undefined, 'check', Math.random() < 0.1)],
   [16, () => check(pick(toggled)!, undefined, 'check', true)],
   [4, () => issue(3)],
-  [3, () => exclusive(pick(idle(checked)), async (l) => {
-    const answer = await call('renew', `${api}/licenses/${l.lid}/renew`, 'POST', {});
-    if (ok('renew', answer)) l.versionNo = Math.max(l.versionNo, answer.data.versionNo);
-    // The renewed term is the one the application now presents.
-    if (ok('renew', answer)) l.licenseString = answer.data.licenseString;
-  })],
-  [4, () => exclusive(pick(idle(toggled)), async (l) => {
-    if (l.revoked === null) {
-      // The last revoke or reinstate went unanswered (a fault): it may or may not have happened.
-      const read = await call('read', `${api}/licenses/${l.lid}`, 'GET');
-      if (ok('read', read)) l.revoked = read.data.revoked;
-    } else if (l.revoked === false) {
-      const answer = await call('revoke', `${api}/licenses/${l.lid}/revoke`, 'POST', { reason: 'soak' });
-      l.revoked = ok('revoke', answer) ? true : null;
-      l.mustBeRevoked = l.revoked === true;
-    } else {
-      // From the moment a reinstatement is sent, a check may see the licence ACTIVE again.
-      l.mustBeRevoked = false;
-      l.reinstatements++;
-      const answer = await call('reinstate', `${api}/licenses/${l.lid}/reinstate`, 'POST', {});
-      l.revoked = ok('reinstate', answer) ? false : null;
-    }
-  })],
-  [2, () => exclusive(pick(idle(releasable)), async (l) => {
-    // A new machine takes the free seat; the operator then releases it.
-    const machine = newMachine();
-    const bound = await check(l, machine);
-    if (!bound?.data?.boundAt) return;
-    const machines = await call('read', `${api}/licenses/${l.lid}/machines`, 'GET');
-    const seat = ok('read', machines) ? (machines.data as Array<{ id: number; live: boolean; boundAt: string }>).find((m) => m.live && m.boundAt === bound.data.boundAt) : undefined;
-    if (!seat) return;
-    const released = await call('release', `${api}/licenses/${l.lid}/release-binding`, 'POST', { machineId: seat.id });
-    const status = released?.status;
-    if (ok('release', released)) l.released.add(seat.id);
-    else if (status === undefined || status === 503) l.unsure.add(seat.id);
-  })],
+  [
+    3,
+    () =>
+      exclusive(pick(idle(checked)), async (l) => {
+        const answer = await call('renew', `${api}/licenses/${l.lid}/renew`, 'POST', {});
+        if (ok('renew', answer)) l.versionNo = Math.max(l.versionNo, answer.data.versionNo);
+        // The renewed term is the one the application now presents.
+        if (ok('renew', answer)) l.licenseString = answer.data.licenseString;
+      }),
+  ],
+  [
+    4,
+    () =>
+      exclusive(pick(idle(toggled)), async (l) => {
+        if (l.revoked === null) {
+          // The last revoke or reinstate went unanswered (a fault): it may or may not have happened.
+          const read = await call('read', `${api}/licenses/${l.lid}`, 'GET');
+          if (ok('read', read)) l.revoked = read.data.revoked;
+        } else if (l.revoked === false) {
+          const answer = await call('revoke', `${api}/licenses/${l.lid}/revoke`, 'POST', { reason: 'soak' });
+          l.revoked = ok('revoke', answer) ? true : null;
+          l.mustBeRevoked = l.revoked === true;
+        } else {
+          // From the moment a reinstatement is sent, a check may see the licence ACTIVE again.
+          l.mustBeRevoked = false;
+          l.reinstatements++;
+          const answer = await call('reinstate', `${api}/licenses/${l.lid}/reinstate`, 'POST', {});
+          l.revoked = ok('reinstate', answer) ? false : null;
+        }
+      }),
+  ],
+  [
+    2,
+    () =>
+      exclusive(pick(idle(releasable)), async (l) => {
+        // A new machine takes the free seat; the operator then releases it.
+        const machine = newMachine();
+        const bound = await check(l, machine);
+        if (!bound?.data?.boundAt) return;
+        const machines = await call('read', `${api}/licenses/${l.lid}/machines`, 'GET');
+        const seat = ok('read', machines)
+          ? (machines.data as Array<{ id: number; live: boolean; boundAt: string }>).find((m) => m.live && m.boundAt === bound.data.boundAt)
+          : undefined;
+        if (!seat) return;
+        const released = await call('release', `${api}/licenses/${l.lid}/release-binding`, 'POST', { machineId: seat.id });
+        const status = released?.status;
+        if (ok('release', released)) l.released.add(seat.id);
+        else if (status === undefined || status === 503) l.unsure.add(seat.id);
+      }),
+  ],
   // New machines activating on one licence at once: never more seats than it has.
-  [1, async () => {
-    const l = await issue(2);
-    if (l) await Promise.all(Array.from({ length: 5 }, () => check(l, newMachine(), 'activate')));
-  }],
+  [
+    1,
+    async () => {
+      const l = await issue(2);
+      if (l) await Promise.all(Array.from({ length: 5 }, () => check(l, newMachine(), 'activate')));
+    },
+  ],
 ];
 const totalWeight = OPERATIONS.reduce((sum, [weight]) => sum + weight, 0);
 function operation(): () => Promise<unknown> {
@@ -342,10 +359,14 @@ async function killWorker(k: number): Promise<void> {
   process.kill(victim, 'SIGKILL');
   // Over: once two workers serve again, the victim not among them (the primary promotes its
   // standby, which has loaded the service already, and starts a new standby).
-  await until(async () => {
-    const serving = service!.workers();
-    return serving.length === 2 && !serving.includes(victim);
-  }, 'the replacement worker', 60_000);
+  await until(
+    async () => {
+      const serving = service!.workers();
+      return serving.length === 2 && !serving.includes(victim);
+    },
+    'the replacement worker',
+    60_000,
+  );
   fault.end = Date.now();
   fault.healedAt = await until(() => firstCheck(fault.end), 'a check after the replacement', 60_000);
 }
@@ -369,15 +390,14 @@ async function stopRedis(): Promise<void> {
   await redis!.start();
   fault.end = Date.now();
   // Healed when the checks are counted in Redis again (it came back empty).
-  fault.healedAt = await until(async () => ((await redisKeys.keys(`${prefix}address:*`).catch(() => [])).length > 0 ? Date.now() : null), 'counts in Redis again', 60_000);
+  fault.healedAt = await until(
+    async () => ((await redisKeys.keys(`${prefix}address:*`).catch(() => [])).length > 0 ? Date.now() : null),
+    'counts in Redis again',
+    60_000,
+  );
 }
 
-await Promise.all([
-  drive(rate, endAt),
-  ...Array.from({ length: minutes }, (_, k) => killWorker(k)),
-  restartPostgres(),
-  stopRedis(),
-]);
+await Promise.all([drive(rate, endAt), ...Array.from({ length: minutes }, (_, k) => killWorker(k)), restartPostgres(), stopRedis()]);
 redisKeys.disconnect();
 const load = log;
 log = [];
@@ -436,8 +456,14 @@ const describe = (list: Sent[]) => {
 };
 
 say('');
-say(`requests                 ${load.length} in ${elapsed.toFixed(0)} s (${(load.length / elapsed).toFixed(1)}/s; capacity measured ${capacityRequests.toFixed(0)}/s)`);
-say(`  by kind                ${Object.keys(EXPECTED).map((k) => `${k} ${load.filter((e) => e.kind === k).length}`).join(', ')}`);
+say(
+  `requests                 ${load.length} in ${elapsed.toFixed(0)} s (${(load.length / elapsed).toFixed(1)}/s; capacity measured ${capacityRequests.toFixed(0)}/s)`,
+);
+say(
+  `  by kind                ${Object.keys(EXPECTED)
+    .map((k) => `${k} ${load.filter((e) => e.kind === k).length}`)
+    .join(', ')}`,
+);
 say(`  not sent (${MAX_IN_FLIGHT} open)    ${counters.dropped}`);
 say(`lost writes              ${lostWrites} (of ${tracked.length} licences read back)`);
 say(`seats beyond maxMachines ${seatsBeyond}`);
@@ -446,7 +472,9 @@ say(`bad receipts             ${counters.badReceipts} (of ${counters.receiptsVer
 say(`errors outside faults    ${errorsOutside.length} of ${outside.length} (${(errorRate * 100).toFixed(3)}%): ${describe(errorsOutside)}`);
 say(`errors inside faults     ${errorsInside.length}: ${describe(errorsInside)}`);
 for (const f of heals) {
-  say(`fault at ${((f.start - t0) / 1000).toFixed(0).padStart(5)} s  ${f.name}: over after ${f.end ? f.end - f.start : '∞'} ms, healed ${f.heal === Infinity ? 'never' : `${f.heal} ms`} later`);
+  say(
+    `fault at ${((f.start - t0) / 1000).toFixed(0).padStart(5)} s  ${f.name}: over after ${f.end ? f.end - f.start : '∞'} ms, healed ${f.heal === Infinity ? 'never' : `${f.heal} ms`} later`,
+  );
 }
 
 const problems = [

@@ -42,7 +42,13 @@ export async function benchEnv(backend: 'sqlite' | 'postgres'): Promise<{ env: R
       await client.end();
     };
   }
-  return { env, dispose: async () => { await drop(); fs.rmSync(dataDir, { recursive: true, force: true }); } };
+  return {
+    env,
+    dispose: async () => {
+      await drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** A free loopback port, found by letting the OS pick one. */
@@ -79,12 +85,20 @@ export async function startService(env: Record<string, string>): Promise<{ child
   child.once('exit', () => (exited = true));
   for (let i = 0; i < 300; i++) {
     if (exited) throw new Error(`service exited:\n${output}`);
-    const ready = await fetch(`${url}/healthz`).then((r) => r.ok, () => false);
+    const ready = await fetch(`${url}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ready) {
       return {
         child,
         url,
-        stop: () => new Promise((done) => { if (exited) return done(); child.once('exit', () => done()); child.kill('SIGTERM'); }),
+        stop: () =>
+          new Promise((done) => {
+            if (exited) return done();
+            child.once('exit', () => done());
+            child.kill('SIGTERM');
+          }),
       };
     }
     await new Promise((resolve) => setTimeout(resolve, 100));

@@ -29,7 +29,11 @@ async function run(backend: 'sqlite' | 'postgres') {
   const service = await startService({ ...env, LICENSOR_CHECK_RATE_ADDRESS: '0', LICENSOR_CHECK_RATE_PRODUCT: '0', LICENSOR_USAGE_RATE_LICENCE: '0' });
   try {
     const api = `${service.url}/o/default/api`;
-    const login = await fetch(`${api}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'bench admin password' }) });
+    const login = await fetch(`${api}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'admin', password: 'bench admin password' }),
+    });
     const admin = { cookie: login.headers.get('set-cookie')!.split(';')[0]!, 'content-type': 'application/json' };
     const post = async (path: string, body: unknown, headers: Record<string, string> = admin) => {
       const response = await fetch(`${api}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
@@ -48,19 +52,25 @@ async function run(backend: 'sqlite' | 'postgres') {
       machines.push(machine);
     }
     const send = (route: 'check' | 'usage', i: number, events?: unknown[]) =>
-      fetch(`${api}/public/license/${product.checkId}/${route}`, { method: 'POST', headers: check, body: JSON.stringify({ ...machines[i % LICENCES]!, nonce: nonce(), ...(events ? { events } : {}) }) });
+      fetch(`${api}/public/license/${product.checkId}/${route}`, {
+        method: 'POST',
+        headers: check,
+        body: JSON.stringify({ ...machines[i % LICENCES]!, nonce: nonce(), ...(events ? { events } : {}) }),
+      });
 
     /** CLIENTS loops for SECONDS; each request's worth (events accepted, or 1 per valid check). */
     const sustained = async (route: 'check' | 'usage') => {
       let done = 0;
       let next = 0;
       const until = performance.now() + SECONDS * 1000;
-      await Promise.all(Array.from({ length: CLIENTS }, async () => {
-        while (performance.now() < until) {
-          const answer = (await (await send(route, next++, route === 'usage' ? eventIds(BATCH) : undefined)).json()) as any;
-          done += route === 'usage' ? answer.events.filter((e: any) => e.result === 'ACCEPTED').length : answer.valid ? 1 : 0;
-        }
-      }));
+      await Promise.all(
+        Array.from({ length: CLIENTS }, async () => {
+          while (performance.now() < until) {
+            const answer = (await (await send(route, next++, route === 'usage' ? eventIds(BATCH) : undefined)).json()) as any;
+            done += route === 'usage' ? answer.events.filter((e: any) => e.result === 'ACCEPTED').length : answer.valid ? 1 : 0;
+          }
+        }),
+      );
       return done / SECONDS;
     };
     /** PACE_PER_SECOND requests a second, each on the next licence, for SECONDS: their p50 in ms. */
@@ -73,17 +83,27 @@ async function run(backend: 'sqlite' | 'postgres') {
         const wait = due - performance.now();
         if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
         const sent = performance.now();
-        pending.push(send(route, i, route === 'usage' ? eventIds(1) : undefined).then(async (r) => { await r.arrayBuffer(); times.push(performance.now() - sent); }));
+        pending.push(
+          send(route, i, route === 'usage' ? eventIds(1) : undefined).then(async (r) => {
+            await r.arrayBuffer();
+            times.push(performance.now() - sent);
+          }),
+        );
       }
       await Promise.all(pending);
-      return percentile(times.sort((a, b) => a - b), 50);
+      return percentile(
+        times.sort((a, b) => a - b),
+        50,
+      );
     };
 
     const checks = await sustained('check');
     const events = await sustained('usage');
     const checkP50 = await paced('check');
     const usageP50 = await paced('usage');
-    console.log(`${backend}: ${events.toFixed(0)} events/s in batches of ${BATCH} vs ${checks.toFixed(0)} checks/s (${(events / checks).toFixed(1)}×, target ≥ 5×); paced ${PACE_PER_SECOND}/s p50: usage ${fmt(usageP50)} ms vs check ${fmt(checkP50)} ms (${(usageP50 / checkP50).toFixed(2)}×, target ≤ 2×)`);
+    console.log(
+      `${backend}: ${events.toFixed(0)} events/s in batches of ${BATCH} vs ${checks.toFixed(0)} checks/s (${(events / checks).toFixed(1)}×, target ≥ 5×); paced ${PACE_PER_SECOND}/s p50: usage ${fmt(usageP50)} ms vs check ${fmt(checkP50)} ms (${(usageP50 / checkP50).toFixed(2)}×, target ≤ 2×)`,
+    );
   } finally {
     await service.stop();
     await dispose();

@@ -48,14 +48,22 @@ async function run(backend: 'sqlite' | 'postgres', receiver: Receiver | null) {
   const service = await startService({ ...env, LICENSOR_WEBHOOK_ALLOW_NETWORKS: '127.0.0.0/8' });
   try {
     const api = `${service.url}/o/default/api`;
-    const login = await fetch(`${api}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'bench admin password' }) });
+    const login = await fetch(`${api}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'admin', password: 'bench admin password' }),
+    });
     const headers = { cookie: login.headers.get('set-cookie')!.split(';')[0]!, 'content-type': 'application/json' };
-    const product = (await (await fetch(`${api}/products`, { method: 'POST', headers, body: JSON.stringify({ productKey: 'bench', name: 'Bench' }) })).json()) as { id: number };
+    const product = (await (
+      await fetch(`${api}/products`, { method: 'POST', headers, body: JSON.stringify({ productKey: 'bench', name: 'Bench' }) })
+    ).json()) as { id: number };
     if (receiver) {
       const created = await fetch(`${api}/webhooks`, { method: 'POST', headers, body: JSON.stringify({ url: receiver.url, events: ['licence.issued'] }) });
       if (created.status !== 201) throw new Error(`endpoint: ${created.status} ${await created.text()}`);
     }
-    const token = (await (await fetch(`${api}/tokens`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench', scopes: ['licenses:write'] }) })).json()) as { token: string };
+    const token = (await (
+      await fetch(`${api}/tokens`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench', scopes: ['licenses:write'] }) })
+    ).json()) as { token: string };
     const auth = { authorization: `Bearer ${token.token}`, 'content-type': 'application/json' };
     let next = 0;
     let failed = 0;
@@ -63,7 +71,11 @@ async function run(backend: 'sqlite' | 'postgres', receiver: Receiver | null) {
     const worker = async () => {
       while (next < LICENCES) {
         const i = next++;
-        const response = await fetch(`${api}/licenses`, { method: 'POST', headers: auth, body: JSON.stringify({ productId: product.id, customer: { name: `Customer ${i}`, email: `c${i}@example.com` } }) });
+        const response = await fetch(`${api}/licenses`, {
+          method: 'POST',
+          headers: auth,
+          body: JSON.stringify({ productId: product.id, customer: { name: `Customer ${i}`, email: `c${i}@example.com` } }),
+        });
         const text = await response.text();
         if (response.status !== 201) {
           failed++;
@@ -74,7 +86,17 @@ async function run(backend: 'sqlite' | 'postgres', receiver: Receiver | null) {
     const started = performance.now();
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
     const issuing = (performance.now() - started) / 1000;
-    const row = { backend, endpoint: receiver !== null, rate: (LICENCES - failed) / issuing, failed, firstFailure, allDeliveredAfter: null as number | null, lagP50: null as number | null, lagP99: null as number | null, duplicates: 0 };
+    const row = {
+      backend,
+      endpoint: receiver !== null,
+      rate: (LICENCES - failed) / issuing,
+      failed,
+      firstFailure,
+      allDeliveredAfter: null as number | null,
+      lagP50: null as number | null,
+      lagP99: null as number | null,
+      duplicates: 0,
+    };
     if (receiver) {
       while (receiver.lags.size < LICENCES - failed) await new Promise((resolve) => setTimeout(resolve, 50));
       row.allDeliveredAfter = (performance.now() - started) / 1000;
@@ -91,7 +113,9 @@ async function run(backend: 'sqlite' | 'postgres', receiver: Receiver | null) {
 }
 
 console.log(`bench:webhooks on ${os.cpus().length} × ${os.cpus()[0]?.model}, Node ${process.version}, ${LICENCES} licences, ${CONCURRENCY} clients`);
-console.log('| backend | endpoint | licences/s | all delivered after s | lag p50 ms | lag p99 ms | duplicates | failures |\n|---|---|---:|---:|---:|---:|---:|---:|');
+console.log(
+  '| backend | endpoint | licences/s | all delivered after s | lag p50 ms | lag p99 ms | duplicates | failures |\n|---|---|---:|---:|---:|---:|---:|---:|',
+);
 const backends = process.env.DATABASE_URL ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const);
 // BACKENDS=postgres (or sqlite) runs one of them only.
 for (const backend of backends.filter((b) => !process.env.BACKENDS || process.env.BACKENDS.split(',').includes(b))) {
@@ -100,7 +124,9 @@ for (const backend of backends.filter((b) => !process.env.BACKENDS || process.en
     try {
       const r = await run(backend, receiver);
       const f = (n: number | null, digits = 0) => (n === null ? '–' : n.toFixed(digits));
-      console.log(`| ${backend} | ${r.endpoint ? 'licence.issued' : 'none'} | ${r.rate.toFixed(0)} | ${f(r.allDeliveredAfter, 1)} | ${f(r.lagP50)} | ${f(r.lagP99)} | ${r.endpoint ? r.duplicates : '–'} | ${r.failed} |`);
+      console.log(
+        `| ${backend} | ${r.endpoint ? 'licence.issued' : 'none'} | ${r.rate.toFixed(0)} | ${f(r.allDeliveredAfter, 1)} | ${f(r.lagP50)} | ${f(r.lagP99)} | ${r.endpoint ? r.duplicates : '–'} | ${r.failed} |`,
+      );
       if (r.firstFailure) console.log(`first failure: ${r.firstFailure}`);
     } finally {
       await receiver?.close();

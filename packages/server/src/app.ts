@@ -107,7 +107,10 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
   const destination = logDestination(config);
   const app = Fastify({
     // A logger the caller chooses (the tests' trace logger) keeps what is never logged: credentials, codes and states.
-    logger: logger === false ? false : { ...LOGGED, level: config.logLevel, ...(destination ? { stream: destination } : {}), ...(typeof logger === 'object' ? logger : {}) },
+    logger:
+      logger === false
+        ? false
+        : { ...LOGGED, level: config.logLevel, ...(destination ? { stream: destination } : {}), ...(typeof logger === 'object' ? logger : {}) },
     trustProxy: config.trustProxy,
     bodyLimit: BODY_LIMIT,
     genReqId,
@@ -143,9 +146,7 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
     const failure = failureOf(err, request, () => request.log);
     return reply.code(failure.status).headers(failure.headers).send(failure.body);
   });
-  app.setNotFoundHandler((request, reply) =>
-    reply.code(404).send({ error: `no such endpoint: ${request.method} ${request.url.split('?')[0]}` }),
-  );
+  app.setNotFoundHandler((request, reply) => reply.code(404).send({ error: `no such endpoint: ${request.method} ${request.url.split('?')[0]}` }));
 
   await app.register(cookie);
   const { registry, observe } = installMetrics(app);
@@ -161,15 +162,14 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
       return reply.code(503).header('retry-after', '1').send({ error: 'database unavailable' });
     }
   });
-  app.get('/metrics', hidden, async (_request, reply) =>
-    reply.type(registry.contentType).send(await registry.metrics()),
-  );
+  app.get('/metrics', hidden, async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()));
   installConsole(app);
 
   // A path segment that is not storable text addresses nothing: 404 before any lookup.
   app.addHook('onRequest', async (request) => {
     for (const value of Object.values((request.params ?? {}) as Record<string, unknown>)) {
-      if (typeof value === 'string' && textProblem(value) !== null) throw new ApiError(404, `no such endpoint: ${request.method} ${request.routeOptions.url ?? ''}`);
+      if (typeof value === 'string' && textProblem(value) !== null)
+        throw new ApiError(404, `no such endpoint: ${request.method} ${request.routeOptions.url ?? ''}`);
     }
   });
 
@@ -189,7 +189,10 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
   app.addHook('onClose', () => checkWrites.close());
   const counted = webhookMetrics(registry, database);
   const ssoCounted = ssoMetrics(registry);
-  const delivery = deliverWebhooks === 'thread' ? new DeliveryThread(database, masterKey, app.log, counted) : new Outbox(database, masterKey, config.webhookAllowNetworks, app.log, counted);
+  const delivery =
+    deliverWebhooks === 'thread'
+      ? new DeliveryThread(database, masterKey, app.log, counted)
+      : new Outbox(database, masterKey, config.webhookAllowNetworks, app.log, counted);
   app.decorate('webhooks', delivery instanceof Outbox ? delivery : null);
   if (deliverWebhooks) app.addHook('onReady', async () => delivery.start());
   app.addHook('onClose', () => delivery.stop());
@@ -197,14 +200,26 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
   app.addHook('onReady', async () => pruner.start());
   app.addHook('onClose', async () => pruner.stop());
   const keyring = new Keyring(masterKey, config.pkcs11 && new Hsm(config.pkcs11.module, config.pkcs11.tokens));
-  const checkApi = checkGates({ database, keyring, config, limiter: rateLimits, organisations, writes: checkWrites, usageCounters: usageMetrics(registry), countTrial: installTrialCounter(registry) });
+  const checkApi = checkGates({
+    database,
+    keyring,
+    config,
+    limiter: rateLimits,
+    organisations,
+    writes: checkWrites,
+    usageCounters: usageMetrics(registry),
+    countTrial: installTrialCounter(registry),
+  });
   await app.register(
     async (api) => {
       // DESIGN.md 7: API answers are never cached and never sniffed.
       api.addHook('onSend', async (_request, reply) => {
         reply.header('x-content-type-options', 'nosniff').header('cache-control', 'no-store');
       });
-      installTenancy(api, database, app.apiRoutes, { ...memberCallers(database, config, organisations), customer: (request, org, now) => authenticatePortal(request, database, config, org, now) });
+      installTenancy(api, database, app.apiRoutes, {
+        ...memberCallers(database, config, organisations),
+        customer: (request, org, now) => authenticatePortal(request, database, config, org, now),
+      });
       // Whatever reads an organisation's data sees every check this process has answered.
       api.addHook('onRequest', async (request) => {
         if (request.routeOptions.config.access !== 'check') await checkWrites.settle();
@@ -235,7 +250,20 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
   // The control plane (DESIGN.md 8): outside every organisation, never reached by a token.
   await app.register(platformRoutes(database, config, VERSION, app.platformApiRoutes), { prefix: PLATFORM_PREFIX });
 
-  app.decorate('checkApiLean', leanCheckHandler({ gates: checkApi, database, organisations, trustProxy: config.trustProxy, bodyLimit: BODY_LIMIT, parseJsonBody, genReqId, log: app.log as Logger, observe }));
+  app.decorate(
+    'checkApiLean',
+    leanCheckHandler({
+      gates: checkApi,
+      database,
+      organisations,
+      trustProxy: config.trustProxy,
+      bodyLimit: BODY_LIMIT,
+      parseJsonBody,
+      genReqId,
+      log: app.log as Logger,
+      observe,
+    }),
+  );
   serveCheckApiFirst(app);
   return app;
 }

@@ -49,7 +49,9 @@ const HELP = Symbol('help');
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }
 
 function need(values: Record<string, unknown>, name: string): string {
@@ -208,7 +210,7 @@ async function run(argv: string[]): Promise<unknown> {
         ...result,
         notice:
           'this file is secret (password and token hashes, licences, customers): keep it like the database. ' +
-          'It does not hold the master key: restoring it needs the same LICENSOR_MASTER_KEY (or the data dir\'s master.key).',
+          "It does not hold the master key: restoring it needs the same LICENSOR_MASTER_KEY (or the data dir's master.key).",
       };
     }
     case 'restore': {
@@ -251,9 +253,7 @@ async function run(argv: string[]): Promise<unknown> {
       const problem = firstProblem(CreateMemberBody, input, 'user');
       if (problem) throw new UsageError(problem);
       const slug = need(values, 'org');
-      return withDatabase(config, async (database) =>
-        createMember(await operatorCtx(database, slug), input as Parameters<typeof createMember>[1]),
-      );
+      return withDatabase(config, async (database) => createMember(await operatorCtx(database, slug), input as Parameters<typeof createMember>[1]));
     }
     case 'user set-password': {
       const slug = need(values, 'org');

@@ -159,7 +159,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, terminal = proc
   if ((pkcs11Module === null) !== !env.LICENSOR_PKCS11_TOKENS) throw new ConfigError('LICENSOR_PKCS11_MODULE and LICENSOR_PKCS11_TOKENS go together');
 
   const webhookNetworks = allowList(env.LICENSOR_WEBHOOK_ALLOW_NETWORKS ?? '');
-  if (webhookNetworks.bad !== null) throw new ConfigError(`LICENSOR_WEBHOOK_ALLOW_NETWORKS must be CIDR ranges separated by commas, got "${webhookNetworks.bad}"`);
+  if (webhookNetworks.bad !== null)
+    throw new ConfigError(`LICENSOR_WEBHOOK_ALLOW_NETWORKS must be CIDR ranges separated by commas, got "${webhookNetworks.bad}"`);
 
   const ssoNetworks = allowList(env.LICENSOR_SSO_ALLOW_NETWORKS ?? '');
   if (ssoNetworks.bad !== null) throw new ConfigError(`LICENSOR_SSO_ALLOW_NETWORKS must be CIDR ranges separated by commas, got "${ssoNetworks.bad}"`);
@@ -175,7 +176,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, terminal = proc
     redisUrl: env.REDIS_URL ? url('REDIS_URL', env.REDIS_URL, ['redis:', 'rediss:']) : null,
     redisPrefix: env.LICENSOR_REDIS_PREFIX || 'licensor:',
     publicUrl,
-    consoleUrl: env.LICENSOR_PUBLIC_URL ? `${publicUrl}/` : LOOPBACK_HOSTS.has(host) || WILDCARD_HOSTS.has(host) ? `http://localhost:${port}/` : `${publicUrl}/`,
+    consoleUrl: env.LICENSOR_PUBLIC_URL
+      ? `${publicUrl}/`
+      : LOOPBACK_HOSTS.has(host) || WILDCARD_HOSTS.has(host)
+        ? `http://localhost:${port}/`
+        : `${publicUrl}/`,
     ownOrigins,
     passkeyOrigin,
     trustProxy: boolean(env, 'LICENSOR_TRUST_PROXY'),

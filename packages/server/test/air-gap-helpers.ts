@@ -18,7 +18,10 @@ export function device(): Device {
     key,
     dpk,
     request: (lid, machine, fields = {}) =>
-      signActivationRequest({ lid, fp: fingerprint(machine), dpk, nonce: randomBytes(18).toString('base64url'), iat: Math.floor(Date.now() / 1000), ...fields }, key),
+      signActivationRequest(
+        { lid, fp: fingerprint(machine), dpk, nonce: randomBytes(18).toString('base64url'), iat: Math.floor(Date.now() / 1000), ...fields },
+        key,
+      ),
     deactivation: (lid, aid) => signDeactivation({ lid, aid, iat: Math.floor(Date.now() / 1000) }, key),
   };
 }

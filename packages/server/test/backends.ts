@@ -2,7 +2,7 @@
 export default function announceBackends(): void {
   // Each project runs the global setup; say it once.
   if (process.env.LICENSOR_BACKENDS_ANNOUNCED) return;
-  process.env.LICENSOR_BACKENDS_ANNOUNCED = "1";
+  process.env.LICENSOR_BACKENDS_ANNOUNCED = '1';
   const url = process.env.TEST_DATABASE_URL;
   process.stdout.write(
     url

@@ -58,7 +58,11 @@ export const rowsOf = (dumped: Record<string, string[]>, table: string) => dumpe
 export interface Service {
   app: FastifyInstance;
   database: Database;
-  request(method: string, url: string, options?: { body?: unknown; headers?: Record<string, string> }): Promise<{ statusCode: number; data: any; cookies: Array<{ name: string; value: string }> }>;
+  request(
+    method: string,
+    url: string,
+    options?: { body?: unknown; headers?: Record<string, string> },
+  ): Promise<{ statusCode: number; data: any; cookies: Array<{ name: string; value: string }> }>;
   close(): Promise<void>;
 }
 
@@ -111,7 +115,9 @@ export function withRows(lines: string[], extra: Record<string, unknown[][]>): s
     out.push(line);
   }
   flush();
-  const sha256 = createHash('sha256').update(out.map((l) => `${l}\n`).join('')).digest('hex');
+  const sha256 = createHash('sha256')
+    .update(out.map((l) => `${l}\n`).join(''))
+    .digest('hex');
   return [...out, JSON.stringify({ trailer: true, counts, sha256 }), ''];
 }
 

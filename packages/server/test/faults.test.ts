@@ -46,7 +46,11 @@ function held(url: string, body: unknown, headers: Record<string, string>, hold:
   const payload = JSON.stringify(body);
   const half = Math.floor(payload.length / 2);
   return new Promise<Answer>((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', agent: false, headers: { ...headers, 'content-type': 'application/json', 'content-length': String(payload.length) } });
+    const req = http.request(url, {
+      method: 'POST',
+      agent: false,
+      headers: { ...headers, 'content-type': 'application/json', 'content-length': String(payload.length) },
+    });
     req.on('error', reject);
     req.on('response', (response) => {
       let text = '';
@@ -92,7 +96,13 @@ describe.skipIf(skip)('PostgreSQL restarts and worker deaths', () => {
     const seen: Array<number | string> = [];
     const load = Promise.all(
       Array.from({ length: 4 }, async () => {
-        while (loading) seen.push(await c.check(licence.licenseString, 'pg').then((a) => a.status, (err: Error) => err.message));
+        while (loading)
+          seen.push(
+            await c.check(licence.licenseString, 'pg').then(
+              (a) => a.status,
+              (err: Error) => err.message,
+            ),
+          );
       }),
     );
     await sleep(300);
@@ -185,7 +195,10 @@ describe.skipIf(skip)('Redis stopped mid-run, and SQLite busy', () => {
     // Said by the two serving workers (the standby, which serves nothing, has its own connection).
     const fromWorkers = (pattern: RegExp) => {
       const serving = new Set(service.workers());
-      return service.output().split('\n').filter((line) => pattern.test(line) && serving.has(Number(/"pid":(\d+)/.exec(line)?.[1]))).length;
+      return service
+        .output()
+        .split('\n')
+        .filter((line) => pattern.test(line) && serving.has(Number(/"pid":(\d+)/.exec(line)?.[1]))).length;
     };
     const warnings = () => fromWorkers(/Redis unreachable/);
     const returns = () => fromWorkers(/Redis reachable again/);

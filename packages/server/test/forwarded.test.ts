@@ -65,7 +65,10 @@ describe('statements forwarded to the owner of a SQLite database', () => {
         .then(() => (ownerWrote = true));
       await sleep(50);
       expect(ownerWrote).toBe(false);
-      const count = await trx.selectFrom('organisations').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const count = await trx
+        .selectFrom('organisations')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow();
       expect(Number(count.n)).toBe(1);
     });
     await ownerWrite;

@@ -94,7 +94,11 @@ export interface Harness {
   anonymous: Caller;
   as(credential: { cookie?: string; token?: string }, slug?: string): Caller;
   /** Any path of the service (not only an organisation's), with the cookies and headers given. */
-  request(method: string, url: string, options?: { cookies?: Record<string, string>; body?: unknown; headers?: Record<string, string>; app?: FastifyInstance }): Promise<Response>;
+  request(
+    method: string,
+    url: string,
+    options?: { cookies?: Record<string, string>; body?: unknown; headers?: Record<string, string>; app?: FastifyInstance },
+  ): Promise<Response>;
   signIn(username: string, password: string, slug?: string): Promise<string>;
   /** Creates a token through the API and returns the whole `svc_...` string. */
   createToken(scopes: string[], slug?: string): Promise<string>;
@@ -122,7 +126,11 @@ export async function startHarness(envOverrides: Record<string, string> = {}): P
     await createMember(await operatorCtx(database, slug), { username: 'admin', role: 'ORG_ADMIN', password: ADMIN_PASSWORD });
   }
 
-  async function request(method: string, url: string, options: { cookies?: Record<string, string>; body?: unknown; headers?: Record<string, string>; app?: FastifyInstance } = {}): Promise<Response> {
+  async function request(
+    method: string,
+    url: string,
+    options: { cookies?: Record<string, string>; body?: unknown; headers?: Record<string, string>; app?: FastifyInstance } = {},
+  ): Promise<Response> {
     const headers: Record<string, string> = { ...options.headers };
     const cookies = Object.entries(options.cookies ?? {}).map(([k, v]) => `${k}=${v}`);
     if (cookies.length) headers.cookie = cookies.join('; ');

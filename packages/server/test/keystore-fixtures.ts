@@ -56,7 +56,22 @@ export function keystores() {
     make(tool: KeystoreTool, algorithm: Algorithm, password: string, options: { certificate?: boolean; iterations?: number } = {}): Keystore {
       const p12 = file('store.p12');
       if (tool === 'keytool') {
-        run('keytool', ['-genkeypair', '-storetype', 'PKCS12', '-keystore', p12, '-storepass', password, '-alias', 'vendor', ...KEYTOOL_KEY[algorithm], '-dname', 'CN=Vendor', '-validity', '30']);
+        run('keytool', [
+          '-genkeypair',
+          '-storetype',
+          'PKCS12',
+          '-keystore',
+          p12,
+          '-storepass',
+          password,
+          '-alias',
+          'vendor',
+          ...KEYTOOL_KEY[algorithm],
+          '-dname',
+          'CN=Vendor',
+          '-validity',
+          '30',
+        ]);
         return readBack(p12, password);
       }
       const key = file('key.pem');
@@ -65,15 +80,40 @@ export function keystores() {
       const withCertificate = options.certificate ?? true;
       if (withCertificate) run('openssl', ['req', '-new', '-x509', '-key', key, '-subj', '/CN=Vendor Signing', '-days', '30', '-out', certificate]);
       run('openssl', [
-        'pkcs12', '-export', ...(tool === 'openssl-legacy' ? ['-legacy'] : []), ...(options.iterations ? ['-iter', String(options.iterations)] : []), '-inkey', key,
-        ...(withCertificate ? ['-in', certificate] : ['-nocerts']), '-out', p12, '-passout', `pass:${password}`,
+        'pkcs12',
+        '-export',
+        ...(tool === 'openssl-legacy' ? ['-legacy'] : []),
+        ...(options.iterations ? ['-iter', String(options.iterations)] : []),
+        '-inkey',
+        key,
+        ...(withCertificate ? ['-in', certificate] : ['-nocerts']),
+        '-out',
+        p12,
+        '-passout',
+        `pass:${password}`,
       ]);
       return readBack(p12, password, tool === 'openssl-legacy');
     },
     /** A keytool keystore holding two key entries. */
     twoKeys(password: string): string {
       const p12 = file('two.p12');
-      for (const alias of ['first', 'second']) run('keytool', ['-genkeypair', '-storetype', 'PKCS12', '-keystore', p12, '-storepass', password, '-alias', alias, ...KEYTOOL_KEY.EC_P256, '-dname', `CN=${alias}`, '-validity', '30']);
+      for (const alias of ['first', 'second'])
+        run('keytool', [
+          '-genkeypair',
+          '-storetype',
+          'PKCS12',
+          '-keystore',
+          p12,
+          '-storepass',
+          password,
+          '-alias',
+          alias,
+          ...KEYTOOL_KEY.EC_P256,
+          '-dname',
+          `CN=${alias}`,
+          '-validity',
+          '30',
+        ]);
       return fs.readFileSync(p12).toString('base64');
     },
     /** A keystore with a certificate and no key. */

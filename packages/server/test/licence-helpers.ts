@@ -46,11 +46,13 @@ export function addMonths(date: string, months: number): string {
 export const startUtc = (date: string) => `${date}T00:00:00.000Z`;
 
 /** The stored row of a licence, read directly. */
-export const licenceRow = (h: Harness, lid: string) =>
-  h.database.db.selectFrom('licences').selectAll().where('lid', '=', lid).executeTakeFirstOrThrow();
+export const licenceRow = (h: Harness, lid: string) => h.database.db.selectFrom('licences').selectAll().where('lid', '=', lid).executeTakeFirstOrThrow();
 
 export async function countRows(h: Harness, table: 'licences' | 'customers' | 'licence_versions' | 'machine_bindings'): Promise<number> {
-  const row = await h.database.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const row = await h.database.db
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 

@@ -50,7 +50,13 @@ export class SoftAuthenticator {
   /** What navigator.credentials.create() would answer for these creation options. */
   register(options: { challenge: string }) {
     const clientDataJSON = JSON.stringify({ type: 'webauthn.create', challenge: options.challenge, origin: this.origin, crossOrigin: false });
-    const attestationObject = isoCBOR.encode(new Map<string, unknown>([['fmt', 'none'], ['attStmt', new Map()], ['authData', this.authData(UP | UV | AT, true)]]) as never);
+    const attestationObject = isoCBOR.encode(
+      new Map<string, unknown>([
+        ['fmt', 'none'],
+        ['attStmt', new Map()],
+        ['authData', this.authData(UP | UV | AT, true)],
+      ]) as never,
+    );
     return {
       id: this.id,
       rawId: this.id,

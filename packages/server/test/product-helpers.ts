@@ -7,7 +7,10 @@ import type { Caller } from './harness.js';
  * field (one field, a new name, the record read back with a change) keep the product's key,
  * its origin and its certificate, and a licence still issues.
  */
-export async function expectEditsKeepKey(caller: Caller, product: { id: number; name: string; keyOrigin: string; publicKeyPem: string; certificatePem: string | null }) {
+export async function expectEditsKeepKey(
+  caller: Caller,
+  product: { id: number; name: string; keyOrigin: string; publicKeyPem: string; certificatePem: string | null },
+) {
   const edits: Array<() => Promise<Record<string, unknown>>> = [
     async () => ({ licenceFetchEnabled: true }),
     async () => ({ name: `${product.name} renamed` }),
@@ -16,7 +19,12 @@ export async function expectEditsKeepKey(caller: Caller, product: { id: number; 
   for (const edit of edits) {
     const response = await caller('PUT', `/products/${product.id}`, await edit());
     expect(response.statusCode, response.body).toBe(200);
-    expect(response.data).toMatchObject({ keyOrigin: product.keyOrigin, keyState: 'OK', publicKeyPem: product.publicKeyPem, certificatePem: product.certificatePem });
+    expect(response.data).toMatchObject({
+      keyOrigin: product.keyOrigin,
+      keyState: 'OK',
+      publicKeyPem: product.publicKeyPem,
+      certificatePem: product.certificatePem,
+    });
   }
   const after = (await caller('GET', `/products/${product.id}`)).data;
   expect(after).toMatchObject({ licenceFetchEnabled: true, name: `${product.name} renamed`, maxMachines: 7 });

@@ -9,7 +9,8 @@ const MODULE = process.env.LICENSOR_TEST_PKCS11_MODULE ?? '/usr/lib/softhsm/libs
 const missing = [MODULE, '/usr/bin/softhsm2-util', '/usr/bin/pkcs11-tool'].filter((file) => !fs.existsSync(file));
 
 /** Why the PKCS#11 tests cannot run here, or null. CI installs softhsm2 and opensc and sets LICENSOR_REQUIRE_SOFTHSM, so there they never skip. */
-export const softHsmMissing = missing.length === 0 ? null : `SoftHSM2 or OpenSC is not installed (missing ${missing.join(', ')}): apt-get install softhsm2 opensc`;
+export const softHsmMissing =
+  missing.length === 0 ? null : `SoftHSM2 or OpenSC is not installed (missing ${missing.join(', ')}): apt-get install softhsm2 opensc`;
 if (softHsmMissing && process.env.LICENSOR_REQUIRE_SOFTHSM) throw new Error(softHsmMissing);
 
 export const SO_PIN = '87654321';
@@ -42,7 +43,10 @@ export function softHsm(): SoftHsm {
   fs.writeFileSync(path.join(dir, 'softhsm2.conf'), `directories.tokendir = ${dir}/tokens\nobjectstore.backend = file\nlog.level = ERROR\n`);
   process.env.SOFTHSM2_CONF = path.join(dir, 'softhsm2.conf');
   const tool = (token: string, pin: string, ...args: string[]) =>
-    execFileSync('pkcs11-tool', ['--module', MODULE, '--token-label', token, '--login', '--pin', pin, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    execFileSync('pkcs11-tool', ['--module', MODULE, '--token-label', token, '--login', '--pin', pin, ...args], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
   return {
     module: MODULE,
     initToken(label, pin) {

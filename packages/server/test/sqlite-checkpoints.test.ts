@@ -20,7 +20,11 @@ it('copies the write-ahead log of a serving SQLite database into its file in the
     const before = fs.statSync(file).size;
     // About 250 pages: a quarter of SQLite's default threshold, so no automatic checkpoint runs.
     await database.db.transaction().execute(async (trx) => {
-      for (let i = 0; i < 250; i++) await trx.insertInto('filler' as never).values({ body: 'x'.repeat(4_000) } as never).execute();
+      for (let i = 0; i < 250; i++)
+        await trx
+          .insertInto('filler' as never)
+          .values({ body: 'x'.repeat(4_000) } as never)
+          .execute();
     });
     await expect.poll(() => fs.statSync(file).size, { timeout: 5_000 }).toBeGreaterThan(before + 900_000);
   } finally {

@@ -42,7 +42,9 @@ export async function startIdp(redirectUri: string): Promise<TestIdp> {
   const idp: TestIdp = { issuer, account: { sub: 'nobody' }, forge: null, close: async () => void (await new Promise((r) => server.close(r))) };
   const accounts = new Map<string, Account>();
   const provider = new Provider(issuer, {
-    clients: [{ client_id: CLIENT_ID, client_secret: CLIENT_SECRET, redirect_uris: [redirectUri], grant_types: ['authorization_code'], response_types: ['code'] }],
+    clients: [
+      { client_id: CLIENT_ID, client_secret: CLIENT_SECRET, redirect_uris: [redirectUri], grant_types: ['authorization_code'], response_types: ['code'] },
+    ],
     jwks: { keys: [jwk] },
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'], groups: ['groups'] },
     findAccount: (_ctx: unknown, sub: string) => {
@@ -76,7 +78,9 @@ export async function startIdp(redirectUri: string): Promise<TestIdp> {
         const idToken =
           alg === 'none'
             ? `${Buffer.from(JSON.stringify({ alg: 'none' })).toString('base64url')}.${Buffer.from(JSON.stringify(forged.claims)).toString('base64url')}.`
-            : await new SignJWT(forged.claims).setProtectedHeader({ alg, kid: 'test-key' }).sign(alg.startsWith('HS') ? new TextEncoder().encode(CLIENT_SECRET) : privateKey);
+            : await new SignJWT(forged.claims)
+                .setProtectedHeader({ alg, kid: 'test-key' })
+                .sign(alg.startsWith('HS') ? new TextEncoder().encode(CLIENT_SECRET) : privateKey);
         res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
         return void res.end(JSON.stringify({ access_token: 'forged', token_type: 'Bearer', expires_in: 300, id_token: idToken }));
       }
@@ -102,10 +106,18 @@ export const ssoSetup = (idp: TestIdp, extra: Record<string, unknown> = {}) => (
  * A browser's way there and back: the service's start, the IdP's pages (its cookies kept) up to
  * the redirect back to the callback, which is not yet sent: its query and the `svc_sso` cookie.
  */
-export async function throughIdp(h: Harness, options: { slug?: string; returnTo?: string; ssoCookie?: string } = {}): Promise<{ start: Response; query: URLSearchParams; path: string; ssoCookie: string }> {
+export async function throughIdp(
+  h: Harness,
+  options: { slug?: string; returnTo?: string; ssoCookie?: string } = {},
+): Promise<{ start: Response; query: URLSearchParams; path: string; ssoCookie: string }> {
   const slug = options.slug ?? h.slug;
-  const start = await startSso(h, { slug, ...(options.returnTo ? { returnTo: options.returnTo } : {}), ...(options.ssoCookie ? { ssoCookie: options.ssoCookie } : {}) });
-  if (start.statusCode !== 302 || !String(start.headers.location).startsWith('http://127.0.0.1')) throw new Error(`start answered ${start.statusCode} ${String(start.headers.location)}`);
+  const start = await startSso(h, {
+    slug,
+    ...(options.returnTo ? { returnTo: options.returnTo } : {}),
+    ...(options.ssoCookie ? { ssoCookie: options.ssoCookie } : {}),
+  });
+  if (start.statusCode !== 302 || !String(start.headers.location).startsWith('http://127.0.0.1'))
+    throw new Error(`start answered ${start.statusCode} ${String(start.headers.location)}`);
   const ssoCookie = start.cookies.find((c) => c.name === 'svc_sso')?.value ?? options.ssoCookie!;
   const jar = new Map<string, string>();
   let location = String(start.headers.location);
@@ -129,7 +141,10 @@ export async function throughIdp(h: Harness, options: { slug?: string; returnTo?
  * `svc_sso` cookie. `changeCallback` alters the callback's query (a tampered `iss`); the answer is
  * the callback's.
  */
-export async function signInWithSso(h: Harness, options: { slug?: string; returnTo?: string; changeCallback?: (query: URLSearchParams) => void; ssoCookie?: string } = {}): Promise<{ callback: Response; start: Response; query: URLSearchParams; ssoCookie: string }> {
+export async function signInWithSso(
+  h: Harness,
+  options: { slug?: string; returnTo?: string; changeCallback?: (query: URLSearchParams) => void; ssoCookie?: string } = {},
+): Promise<{ callback: Response; start: Response; query: URLSearchParams; ssoCookie: string }> {
   const { start, query, path, ssoCookie } = await throughIdp(h, options);
   options.changeCallback?.(query);
   const callback = await h.request('GET', `${path}?${query}`, { cookies: { svc_sso: ssoCookie } });
@@ -138,10 +153,14 @@ export async function signInWithSso(h: Harness, options: { slug?: string; return
 
 /** The service's start, as a browser on `{base}` reaches it. */
 export const startSso = (h: Harness, options: { slug?: string; returnTo?: string; ssoCookie?: string; query?: string } = {}) =>
-  h.request('GET', `/o/${options.slug ?? h.slug}/api/sso/start${options.query ?? (options.returnTo ? `?returnTo=${encodeURIComponent(options.returnTo)}` : '')}`, {
-    cookies: options.ssoCookie ? { svc_sso: options.ssoCookie } : {},
-    headers: { host: new URL(h.config.ssoBase).host },
-  });
+  h.request(
+    'GET',
+    `/o/${options.slug ?? h.slug}/api/sso/start${options.query ?? (options.returnTo ? `?returnTo=${encodeURIComponent(options.returnTo)}` : '')}`,
+    {
+      cookies: options.ssoCookie ? { svc_sso: options.ssoCookie } : {},
+      headers: { host: new URL(h.config.ssoBase).host },
+    },
+  );
 
 /** The `ssoError` code a refused callback sends the browser to the sign-in page with. */
 export const ssoError = (response: Response) => new URL(String(response.headers.location)).searchParams.get('ssoError');

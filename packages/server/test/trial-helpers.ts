@@ -27,6 +27,11 @@ export const machine = (label: string, given: Partial<Record<'machine' | 'host' 
 export const deviceKey = () => randomBytes(32).toString('base64url');
 
 /** A start body for a fingerprint, with a fresh nonce and device key. */
-export const startBody = (fingerprint: string, extra: Record<string, unknown> = {}) => ({ fingerprint, nonce: nonce(), devicePublicKey: deviceKey(), ...extra });
+export const startBody = (fingerprint: string, extra: Record<string, unknown> = {}) => ({
+  fingerprint,
+  nonce: nonce(),
+  devicePublicKey: deviceKey(),
+  ...extra,
+});
 
 export const claimsOf = (license: string) => parseLicence(license).claims;

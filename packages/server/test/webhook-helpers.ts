@@ -11,7 +11,9 @@ export interface Received {
 }
 
 /** How the receiver answers: a status, and headers. */
-export type Answer = (request: Received) => { status: number; headers?: Record<string, string> } | Promise<{ status: number; headers?: Record<string, string> }>;
+export type Answer = (
+  request: Received,
+) => { status: number; headers?: Record<string, string> } | Promise<{ status: number; headers?: Record<string, string> }>;
 
 export interface Receiver {
   url: string;

@@ -17,14 +17,22 @@ export interface Action<A = void, R = unknown> {
  * The one way a write runs: `work`, then every query it changed refetched (`invalidates`, said
  * once by the resource's hook) before the action counts as done, so what follows sees the change.
  */
-export function useAction<A = void, R = unknown>(work: (arg: A) => Promise<R>, invalidates: QueryKey[] | ((result: R, arg: A) => QueryKey[]) = []): Action<A, R> {
+export function useAction<A = void, R = unknown>(
+  work: (arg: A) => Promise<R>,
+  invalidates: QueryKey[] | ((result: R, arg: A) => QueryKey[]) = [],
+): Action<A, R> {
   const queryClient = useQueryClient();
   const mutation = useMutation({
     mutationFn: work,
-    onSuccess: (result, arg) => Promise.all((typeof invalidates === 'function' ? invalidates(result, arg) : invalidates).map((queryKey) => queryClient.invalidateQueries({ queryKey }))),
+    onSuccess: (result, arg) =>
+      Promise.all((typeof invalidates === 'function' ? invalidates(result, arg) : invalidates).map((queryKey) => queryClient.invalidateQueries({ queryKey }))),
   });
   return {
-    run: (arg) => mutation.mutateAsync(arg).then((value) => ({ value }), () => null),
+    run: (arg) =>
+      mutation.mutateAsync(arg).then(
+        (value) => ({ value }),
+        () => null,
+      ),
     busy: mutation.isPending,
     error: mutation.error,
     reset: mutation.reset,

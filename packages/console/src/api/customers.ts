@@ -11,12 +11,21 @@ const idPath = (id: number) => ({ params: { path: { id } } });
 
 /** Customers whose name or email holds `q` (all of them without one). */
 export const useCustomers = (q: string, enabled = true) =>
-  useQuery({ queryKey: [...customers(), 'list', q], queryFn: () => unwrap(api().GET('/customers', { params: { query: q ? { q } : {} } })), placeholderData: keepPreviousData, enabled });
-export const useCustomer = (id: number | null) => useQuery({ queryKey: one(id ?? 0), queryFn: () => unwrap(api().GET('/customers/{id}', idPath(id!))), enabled: id !== null });
+  useQuery({
+    queryKey: [...customers(), 'list', q],
+    queryFn: () => unwrap(api().GET('/customers', { params: { query: q ? { q } : {} } })),
+    placeholderData: keepPreviousData,
+    enabled,
+  });
+export const useCustomer = (id: number | null) =>
+  useQuery({ queryKey: one(id ?? 0), queryFn: () => unwrap(api().GET('/customers/{id}', idPath(id!))), enabled: id !== null });
 
 /** Creates a customer (no id) or saves one. */
 export const useSaveCustomer = (id?: number) =>
-  useAction((body: CustomerBody) => unwrap(id === undefined ? api().POST('/customers', { body }) : api().PUT('/customers/{id}', { ...idPath(id), body })), [customers()]);
+  useAction(
+    (body: CustomerBody) => unwrap(id === undefined ? api().POST('/customers', { body }) : api().PUT('/customers/{id}', { ...idPath(id), body })),
+    [customers()],
+  );
 export const useDeleteCustomer = (id: number) => useAction(() => unwrap(api().DELETE('/customers/{id}', idPath(id))), [customers()]);
 
 const links = (id: number) => [...one(id), 'portal-links'];

@@ -6,4 +6,8 @@ export type Entry = Answer<'/dashboard/activity', 'get'>['items'][number];
 
 export const useDashboard = () => useQuery({ queryKey: key('dashboard'), queryFn: () => unwrap(api().GET('/dashboard')) });
 export const useActivity = (query: Query<'listActivity'>) =>
-  useQuery({ queryKey: key('activity', query), queryFn: () => unwrap(api().GET('/dashboard/activity', { params: { query } })), placeholderData: keepPreviousData });
+  useQuery({
+    queryKey: key('activity', query),
+    queryFn: () => unwrap(api().GET('/dashboard/activity', { params: { query } })),
+    placeholderData: keepPreviousData,
+  });

@@ -23,10 +23,14 @@ const one = (lid: string) => key('licences', 'one', lid);
 const afterWrite = () => [licences(), key('dashboard')];
 const lidPath = (lid: string) => ({ params: { path: { lid } } });
 
-export const useLicence = (lid: string | null) => useQuery({ queryKey: one(lid ?? ''), queryFn: () => unwrap(api().GET('/licenses/{lid}', lidPath(lid!))), enabled: lid !== null });
-export const useMachines = (lid: string) => useQuery({ queryKey: [...one(lid), 'machines'], queryFn: () => unwrap(api().GET('/licenses/{lid}/machines', lidPath(lid))) });
-export const useVersions = (lid: string) => useQuery({ queryKey: [...one(lid), 'versions'], queryFn: () => unwrap(api().GET('/licenses/{lid}/versions', lidPath(lid))) });
-export const useLeasePeaks = (lid: string) => useQuery({ queryKey: [...one(lid), 'lease-peaks'], queryFn: () => unwrap(api().GET('/licenses/{lid}/lease-peaks', lidPath(lid))) });
+export const useLicence = (lid: string | null) =>
+  useQuery({ queryKey: one(lid ?? ''), queryFn: () => unwrap(api().GET('/licenses/{lid}', lidPath(lid!))), enabled: lid !== null });
+export const useMachines = (lid: string) =>
+  useQuery({ queryKey: [...one(lid), 'machines'], queryFn: () => unwrap(api().GET('/licenses/{lid}/machines', lidPath(lid))) });
+export const useVersions = (lid: string) =>
+  useQuery({ queryKey: [...one(lid), 'versions'], queryFn: () => unwrap(api().GET('/licenses/{lid}/versions', lidPath(lid))) });
+export const useLeasePeaks = (lid: string) =>
+  useQuery({ queryKey: [...one(lid), 'lease-peaks'], queryFn: () => unwrap(api().GET('/licenses/{lid}/lease-peaks', lidPath(lid))) });
 export function useLicenceActivity(lid: string, limit: number, offset: number) {
   return useQuery({
     queryKey: [...one(lid), 'activity', offset],
@@ -37,7 +41,12 @@ export function useLicenceActivity(lid: string, limit: number, offset: number) {
 
 /** A page of licences; the previous page stays in view while the next one comes. */
 export function useLicencePage(query: PageQuery, enabled = true) {
-  return useQuery({ queryKey: [...licences(), 'page', query], queryFn: () => unwrap(api().GET('/licenses/page', { params: { query } })), placeholderData: keepPreviousData, enabled });
+  return useQuery({
+    queryKey: [...licences(), 'page', query],
+    queryFn: () => unwrap(api().GET('/licenses/page', { params: { query } })),
+    placeholderData: keepPreviousData,
+    enabled,
+  });
 }
 export const useLicenceWindows = () => useQuery({ queryKey: [...licences(), 'windows'], queryFn: () => unwrap(api().GET('/licenses/windows')) });
 
@@ -62,7 +71,8 @@ export async function exportCsv(filter: Filter) {
   return { stream: body as ReadableStream<Uint8Array>, name };
 }
 
-export const downloadTerm = (lid: string, versionNo: number) => unwrap(api().GET('/licenses/{lid}/versions/{versionNo}', { params: { path: { lid, versionNo } } }));
+export const downloadTerm = (lid: string, versionNo: number) =>
+  unwrap(api().GET('/licenses/{lid}/versions/{versionNo}', { params: { path: { lid, versionNo } } }));
 
 export const useIssueLicence = () => useAction((body: IssueBody) => unwrap(api().POST('/licenses', { body })), afterWrite);
 
@@ -74,34 +84,40 @@ export const useReinstate = (lid: string) => useAction(() => unwrap(api().POST('
 export const useArchive = (lid: string) => useAction(() => archiveLicence(lid), afterWrite);
 export const useRestore = (lid: string) => useAction(() => unwrap(api().POST('/licenses/{lid}/restore', { ...lidPath(lid), body: {} })), afterWrite);
 export const useRenew = (lid: string) => useAction((body: RenewBody) => unwrap(api().POST('/licenses/{lid}/renew', { ...lidPath(lid), body })), afterWrite);
-export const useSaveNotes = (lid: string) => useAction((notes: string | null) => unwrap(api().PUT('/licenses/{lid}/notes', { ...lidPath(lid), body: { notes } })), afterWrite);
-export const useReleaseMachine = (lid: string) => useAction((machineId: number) => unwrap(api().POST('/licenses/{lid}/release-binding', { ...lidPath(lid), body: { machineId } })), afterWrite);
+export const useSaveNotes = (lid: string) =>
+  useAction((notes: string | null) => unwrap(api().PUT('/licenses/{lid}/notes', { ...lidPath(lid), body: { notes } })), afterWrite);
+export const useReleaseMachine = (lid: string) =>
+  useAction((machineId: number) => unwrap(api().POST('/licenses/{lid}/release-binding', { ...lidPath(lid), body: { machineId } })), afterWrite);
 
 /** A trial's vendor actions (DESIGN.md 18): extend its term, convert it to a paid licence, free its machine's ledger entry. */
 export const useTrialInstallations = (lid: string, enabled: boolean) =>
   useQuery({ queryKey: [...one(lid), 'trial-installations'], queryFn: () => unwrap(api().GET('/licenses/{lid}/trial-installations', lidPath(lid))), enabled });
-export const useExtendTrial = (lid: string) => useAction((body: ExtendBody) => unwrap(api().POST('/licenses/{lid}/extend-trial', { ...lidPath(lid), body })), afterWrite);
-export const useConvertTrial = (lid: string) => useAction((body: ConvertBody) => unwrap(api().POST('/licenses/{lid}/convert', { ...lidPath(lid), body })), afterWrite);
-export const useResetTrialLedger = (lid: string) => useAction(() => unwrap(api().POST('/licenses/{lid}/reset-trial-ledger', { ...lidPath(lid), body: {} })), afterWrite);
+export const useExtendTrial = (lid: string) =>
+  useAction((body: ExtendBody) => unwrap(api().POST('/licenses/{lid}/extend-trial', { ...lidPath(lid), body })), afterWrite);
+export const useConvertTrial = (lid: string) =>
+  useAction((body: ConvertBody) => unwrap(api().POST('/licenses/{lid}/convert', { ...lidPath(lid), body })), afterWrite);
+export const useResetTrialLedger = (lid: string) =>
+  useAction(() => unwrap(api().POST('/licenses/{lid}/reset-trial-ledger', { ...lidPath(lid), body: {} })), afterWrite);
 
 /** Several licences revoked or archived one request each (what a script would do), a few at a time. */
-export const useBulk = () => useAction(async ({ lids: which, each }: { lids: () => Promise<string[]>; each: (lid: string, of: number) => Promise<unknown> }) => {
-  const lids = await which();
-  const failures: Array<{ lid: string; message: string }> = [];
-  const queue = [...lids];
-  // A few at a time: quick for hundreds, gentle on the service for thousands.
-  const worker = async () => {
-    for (let lid = queue.shift(); lid !== undefined; lid = queue.shift()) {
-      try {
-        await each(lid, lids.length);
-      } catch (e) {
-        failures.push({ lid, message: e instanceof Error ? e.message : String(e) });
+export const useBulk = () =>
+  useAction(async ({ lids: which, each }: { lids: () => Promise<string[]>; each: (lid: string, of: number) => Promise<unknown> }) => {
+    const lids = await which();
+    const failures: Array<{ lid: string; message: string }> = [];
+    const queue = [...lids];
+    // A few at a time: quick for hundreds, gentle on the service for thousands.
+    const worker = async () => {
+      for (let lid = queue.shift(); lid !== undefined; lid = queue.shift()) {
+        try {
+          await each(lid, lids.length);
+        } catch (e) {
+          failures.push({ lid, message: e instanceof Error ? e.message : String(e) });
+        }
       }
-    }
-  };
-  await Promise.all([worker(), worker(), worker(), worker()]);
-  return { attempted: lids.length, failures };
-}, afterWrite);
+    };
+    await Promise.all([worker(), worker(), worker(), worker()]);
+    return { attempted: lids.length, failures };
+  }, afterWrite);
 
 /** Air-gapped activation on the licence page (DESIGN.md 14). */
 export function useAirGap(lid: string) {

@@ -40,8 +40,11 @@ export const platformPasskeys: PasskeyRealm = {
 export const usePasskeys = (realm: PasskeyRealm) => useQuery({ queryKey: realm.queryKey(), queryFn: realm.list });
 /** A new passkey: the service's options, the browser's authenticator signs them, the service keeps the key. */
 export const useAddPasskey = (realm: PasskeyRealm) =>
-  useAction(async ({ name, currentPassword }: { name: string; currentPassword: string }) => {
-    const options = (await realm.options(currentPassword)) as PublicKeyCredentialCreationOptionsJSON;
-    await realm.register(name, (await startRegistration({ optionsJSON: options })) as Registration);
-  }, [realm.queryKey()]);
+  useAction(
+    async ({ name, currentPassword }: { name: string; currentPassword: string }) => {
+      const options = (await realm.options(currentPassword)) as PublicKeyCredentialCreationOptionsJSON;
+      await realm.register(name, (await startRegistration({ optionsJSON: options })) as Registration);
+    },
+    [realm.queryKey()],
+  );
 export const useDeletePasskey = (realm: PasskeyRealm) => useAction((id: number) => realm.remove(id), [realm.queryKey()]);

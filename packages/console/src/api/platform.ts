@@ -16,17 +16,31 @@ platformApi.use(signInOn401(() => SIGN_IN));
 const platform = ['platform'];
 const orgs = ['platform', 'organisations'];
 
-export const usePlatformMe = () => useQuery({ queryKey: ['platform', 'me'], queryFn: () => unwrap(platformApi.GET('/platform/api/auth/me')), staleTime: 60_000 });
+export const usePlatformMe = () =>
+  useQuery({ queryKey: ['platform', 'me'], queryFn: () => unwrap(platformApi.GET('/platform/api/auth/me')), staleTime: 60_000 });
 export const useOrganisations = () => useQuery({ queryKey: orgs, queryFn: () => unwrap(platformApi.GET('/platform/api/organisations')) });
 export const usePlatformActivity = (limit: number, offset: number) =>
-  useQuery({ queryKey: ['platform', 'activity', offset], queryFn: () => unwrap(platformApi.GET('/platform/api/activity', { params: { query: { limit, offset } } })), placeholderData: keepPreviousData });
+  useQuery({
+    queryKey: ['platform', 'activity', offset],
+    queryFn: () => unwrap(platformApi.GET('/platform/api/activity', { params: { query: { limit, offset } } })),
+    placeholderData: keepPreviousData,
+  });
 
 const slugPath = (slug: string) => ({ params: { path: { slug } } });
-export const useCreateOrganisation = () => useAction((body: Body<'createOrganisation'>) => unwrap(platformApi.POST('/platform/api/organisations', { body })), [platform]);
+export const useCreateOrganisation = () =>
+  useAction((body: Body<'createOrganisation'>) => unwrap(platformApi.POST('/platform/api/organisations', { body })), [platform]);
 export const useUpdateOrganisation = () =>
-  useAction(({ slug, body }: { slug: string; body: Body<'updateOrganisation'> }) => unwrap(platformApi.PUT('/platform/api/organisations/{slug}', { ...slugPath(slug), body })), [platform]);
+  useAction(
+    ({ slug, body }: { slug: string; body: Body<'updateOrganisation'> }) =>
+      unwrap(platformApi.PUT('/platform/api/organisations/{slug}', { ...slugPath(slug), body })),
+    [platform],
+  );
 export const useAddOrganisationMember = () =>
-  useAction(({ slug, body }: { slug: string; body: Body<'createOrganisationMember'> }) => unwrap(platformApi.POST('/platform/api/organisations/{slug}/members', { ...slugPath(slug), body })), [platform]);
+  useAction(
+    ({ slug, body }: { slug: string; body: Body<'createOrganisationMember'> }) =>
+      unwrap(platformApi.POST('/platform/api/organisations/{slug}/members', { ...slugPath(slug), body })),
+    [platform],
+  );
 
 /** Signing in to the control plane, by password or passkey. */
 export const platformSignIn = {

@@ -7,15 +7,25 @@ const portal = () => key('portal');
 const lidPath = (lid: string) => ({ params: { path: { lid } } });
 
 export const usePortalMe = () => useQuery({ queryKey: [...portal(), 'me'], queryFn: () => unwrap(api().GET('/portal/me')), retry: false });
-export const usePortalLicences = (enabled: boolean) => useQuery({ queryKey: [...portal(), 'licences'], queryFn: () => unwrap(api().GET('/portal/licenses')), enabled });
-export const usePortalLicence = (lid: string) => useQuery({ queryKey: [...portal(), 'licence', lid], queryFn: () => unwrap(api().GET('/portal/licenses/{lid}', lidPath(lid))) });
+export const usePortalLicences = (enabled: boolean) =>
+  useQuery({ queryKey: [...portal(), 'licences'], queryFn: () => unwrap(api().GET('/portal/licenses')), enabled });
+export const usePortalLicence = (lid: string) =>
+  useQuery({ queryKey: [...portal(), 'licence', lid], queryFn: () => unwrap(api().GET('/portal/licenses/{lid}', lidPath(lid))) });
 
-export const usePortalRelease = (lid: string) => useAction((machineId: number) => unwrap(api().POST('/portal/licenses/{lid}/release', { ...lidPath(lid), body: { machineId } })), [portal()]);
-export const usePortalDownload = (lid: string) => useAction(async () => (await unwrap(api().GET('/portal/licenses/{lid}/download', { ...lidPath(lid), parseAs: 'text' }))) as string);
+export const usePortalRelease = (lid: string) =>
+  useAction((machineId: number) => unwrap(api().POST('/portal/licenses/{lid}/release', { ...lidPath(lid), body: { machineId } })), [portal()]);
+export const usePortalDownload = (lid: string) =>
+  useAction(async () => (await unwrap(api().GET('/portal/licenses/{lid}/download', { ...lidPath(lid), parseAs: 'text' }))) as string);
 export function usePortalAirGap(lid: string) {
   return {
-    activate: useAction((request: string) => unwrap(api().POST('/portal/licenses/{lid}/air-gap-activations', { ...lidPath(lid), body: { request } })), [portal()]),
-    deactivate: useAction((code: string) => unwrap(api().POST('/portal/licenses/{lid}/air-gap-deactivations', { ...lidPath(lid), body: { code } })), [portal()]),
+    activate: useAction(
+      (request: string) => unwrap(api().POST('/portal/licenses/{lid}/air-gap-activations', { ...lidPath(lid), body: { request } })),
+      [portal()],
+    ),
+    deactivate: useAction(
+      (code: string) => unwrap(api().POST('/portal/licenses/{lid}/air-gap-deactivations', { ...lidPath(lid), body: { code } })),
+      [portal()],
+    ),
   };
 }
 export function usePortalSignOut() {

@@ -25,7 +25,8 @@ export const useTestSso = () => useAction(() => unwrap(api().POST('/sso/test')))
 export const useRemoveSso = () => useAction(() => unwrap(api().DELETE('/sso')), [sso()]);
 
 /** What the sign-in page offers (no credential). */
-export const useSignInMethods = (slug: string) => useQuery({ queryKey: [slug, 'auth-methods'], queryFn: () => unwrap(api(slug).GET('/auth/methods')), staleTime: 60_000 });
+export const useSignInMethods = (slug: string) =>
+  useQuery({ queryKey: [slug, 'auth-methods'], queryFn: () => unwrap(api(slug).GET('/auth/methods')), staleTime: 60_000 });
 
 /** An `ssoError` code as a sentence for the sign-in page. */
 export const SSO_ERRORS: Record<string, string> = {

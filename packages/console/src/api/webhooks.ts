@@ -21,10 +21,12 @@ export function useDeliveries(id: number, status: DeliveryStatus) {
 }
 
 export const useAddWebhook = () => useAction((body: Body<'createWebhookEndpoint'>) => unwrap(api().POST('/webhooks', { body })), [webhooks()]);
-export const useSetWebhookEnabled = () => useAction(({ id, enabled }: { id: number; enabled: boolean }) => unwrap(api().PUT('/webhooks/{id}', { ...idPath(id), body: { enabled } })), [webhooks()]);
+export const useSetWebhookEnabled = () =>
+  useAction(({ id, enabled }: { id: number; enabled: boolean }) => unwrap(api().PUT('/webhooks/{id}', { ...idPath(id), body: { enabled } })), [webhooks()]);
 export const useDeleteWebhook = () => useAction((id: number) => unwrap(api().DELETE('/webhooks/{id}', idPath(id))), [webhooks()]);
 /** A test event: its outcome, the endpoint's health and its log all change. */
 export const useTestWebhook = () => useAction((id: number) => unwrap(api().POST('/webhooks/{id}/test', idPath(id))), [webhooks()]);
-export const useRotateSecret = (id: number) => useAction((overlapHours: number) => unwrap(api().POST('/webhooks/{id}/rotate-secret', { ...idPath(id), body: { overlapHours } })), [webhooks()]);
+export const useRotateSecret = (id: number) =>
+  useAction((overlapHours: number) => unwrap(api().POST('/webhooks/{id}/rotate-secret', { ...idPath(id), body: { overlapHours } })), [webhooks()]);
 export const useRedeliver = (id: number) =>
   useAction((eventId: string) => unwrap(api().POST('/webhooks/{id}/deliveries/{eventId}/redeliver', { params: { path: { id, eventId } } })), [webhooks()]);

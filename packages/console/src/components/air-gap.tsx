@@ -30,8 +30,10 @@ function activationProblem(error: unknown): string {
   if (error.status === 403 && error.reason === 'NOT_YET_VALID') return 'This licence has not started yet. Try again on or after its start date.';
   if (error.status === 409) return 'This request has already been used. Make a new request on the machine and paste that one.';
   if (error.status === 400) {
-    if (error.message.includes('signature does not verify')) return 'This request has been changed or mistyped. Compare it with the machine’s screen, or make a new one there.';
-    if (error.message.includes('more than 7 days')) return 'This request is more than 7 days old (or the machine’s clock is wrong). Make a new request on the machine.';
+    if (error.message.includes('signature does not verify'))
+      return 'This request has been changed or mistyped. Compare it with the machine’s screen, or make a new one there.';
+    if (error.message.includes('more than 7 days'))
+      return 'This request is more than 7 days old (or the machine’s clock is wrong). Make a new request on the machine.';
     if (error.message.includes('made for licence')) return 'This request was made for another licence. Paste it on that licence’s page.';
     if (error.message.includes('off for this')) return 'Activating machines without internet is not offered for this product. Ask your vendor.';
     if (error.message.includes('OFFLINE licence')) return 'This licence works without activation: copy the licence file to the machine instead.';
@@ -45,20 +47,29 @@ function deactivationProblem(error: unknown): string {
   if (error.status === 403) return 'This licence has used all its self-service releases for these 30 days. Ask your vendor to free the machine.';
   if (error.status === 400) {
     if (error.message.includes('made for licence')) return 'This code was made for another licence. Paste it on that licence’s page.';
-    if (error.message.includes('does not verify')) return 'This code has been changed or mistyped, or it comes from another machine. Compare it with the machine’s screen.';
+    if (error.message.includes('does not verify'))
+      return 'This code has been changed or mistyped, or it comes from another machine. Compare it with the machine’s screen.';
     return 'This is not a deactivation code. Copy the whole text the machine shows, from “SVCD1” to the end.';
   }
   return error.message;
 }
 
 /** A refusal in a customer's words, in place of the service's. */
-const worded = <A, R>(action: Action<A, R>, problemOf: (error: unknown) => string): Action<A, R> => ({ ...action, error: action.error ? new Error(problemOf(action.error)) : null });
+const worded = <A, R>(action: Action<A, R>, problemOf: (error: unknown) => string): Action<A, R> => ({
+  ...action,
+  error: action.error ? new Error(problemOf(action.error)) : null,
+});
 
 /**
  * `Activate an air-gapped computer` and `Deactivate an air-gapped computer` (DESIGN.md 14), for
  * the licence page and the portal: paste what the machine shows, then carry back the response.
  */
-export function AirGapActions(props: { subject: string; disabled?: boolean; activate: Action<string, AirGapActivation>; deactivate: Action<string, AirGapDeactivation> }) {
+export function AirGapActions(props: {
+  subject: string;
+  disabled?: boolean;
+  activate: Action<string, AirGapActivation>;
+  deactivate: Action<string, AirGapDeactivation>;
+}) {
   const [opened, setOpened] = useState<'activate' | 'deactivate' | null>(null);
   const open = (which: 'activate' | 'deactivate') => {
     props[which].reset();
@@ -103,11 +114,31 @@ function Activate(props: { subject: string; action: Action<string, AirGapActivat
     </Stack>
   );
   return (
-    <ModalForm title="Activate an air-gapped computer" submit="Activate" size="lg" onClose={props.onClose} action={props.action} failed="Not activated" onSubmit={send} disabled={request.trim() === ''} done={done || undefined} stayOpen>
+    <ModalForm
+      title="Activate an air-gapped computer"
+      submit="Activate"
+      size="lg"
+      onClose={props.onClose}
+      action={props.action}
+      failed="Not activated"
+      onSubmit={send}
+      disabled={request.trim() === ''}
+      done={done || undefined}
+      stayOpen
+    >
       <Text size="sm">
-        On the machine without internet, choose to activate the licence. It shows a request starting with “SVCA1”: paste it here (spaces and line breaks do not matter).
+        On the machine without internet, choose to activate the licence. It shows a request starting with “SVCA1”: paste it here (spaces and line breaks do not
+        matter).
       </Text>
-      <Textarea label="Activation request" autosize minRows={4} maxRows={10} value={request} onChange={(e) => setRequest(e.currentTarget.value)} styles={{ input: { fontFamily: 'monospace' } }} />
+      <Textarea
+        label="Activation request"
+        autosize
+        minRows={4}
+        maxRows={10}
+        value={request}
+        onChange={(e) => setRequest(e.currentTarget.value)}
+        styles={{ input: { fontFamily: 'monospace' } }}
+      />
     </ModalForm>
   );
 }
@@ -133,11 +164,30 @@ function Deactivate(props: { action: Action<string, AirGapDeactivation>; onClose
     </Stack>
   );
   return (
-    <ModalForm title="Deactivate an air-gapped computer" submit="Deactivate" size="lg" onClose={props.onClose} action={props.action} failed="Not deactivated" onSubmit={send} disabled={code.trim() === ''} done={done || undefined} stayOpen>
+    <ModalForm
+      title="Deactivate an air-gapped computer"
+      submit="Deactivate"
+      size="lg"
+      onClose={props.onClose}
+      action={props.action}
+      failed="Not deactivated"
+      onSubmit={send}
+      disabled={code.trim() === ''}
+      done={done || undefined}
+      stayOpen
+    >
       <Text size="sm">
         On the machine, choose to deactivate the licence. It stops using it there and shows a code starting with “SVCD1”: paste it here to free its seat.
       </Text>
-      <Textarea label="Deactivation code" autosize minRows={3} maxRows={8} value={code} onChange={(e) => setCode(e.currentTarget.value)} styles={{ input: { fontFamily: 'monospace' } }} />
+      <Textarea
+        label="Deactivation code"
+        autosize
+        minRows={3}
+        maxRows={8}
+        value={code}
+        onChange={(e) => setCode(e.currentTarget.value)}
+        styles={{ input: { fontFamily: 'monospace' } }}
+      />
     </ModalForm>
   );
 }

@@ -20,8 +20,23 @@ export function CustomerForm({ customer, onClose }: { customer?: Customer; onClo
     return saved;
   };
   return (
-    <ModalForm title={customer ? `Edit ${customer.name}` : 'New customer'} submit={customer ? 'Save changes' : 'Create customer'} size="md" onClose={onClose} action={save} onSubmit={submit}>
-      <TextInput label="Name" required maxLength={200} value={name} onChange={(e) => setName(e.currentTarget.value)} error={problems.of('name')} data-autofocus />
+    <ModalForm
+      title={customer ? `Edit ${customer.name}` : 'New customer'}
+      submit={customer ? 'Save changes' : 'Create customer'}
+      size="md"
+      onClose={onClose}
+      action={save}
+      onSubmit={submit}
+    >
+      <TextInput
+        label="Name"
+        required
+        maxLength={200}
+        value={name}
+        onChange={(e) => setName(e.currentTarget.value)}
+        error={problems.of('name')}
+        data-autofocus
+      />
       <TextInput label="Email" type="email" maxLength={254} value={email} onChange={(e) => setEmail(e.currentTarget.value)} error={problems.of('email')} />
       <Textarea label="Notes" autosize minRows={2} maxLength={10000} value={notes} onChange={(e) => setNotes(e.currentTarget.value)} />
     </ModalForm>

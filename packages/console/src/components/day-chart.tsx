@@ -8,7 +8,17 @@ const dayOf = (date: string) => day.format(new Date(`${date}T00:00:00Z`));
  * Counts per local date as bars: a small SVG rather than a charting library, so the dashboard's
  * first load stays light. Each bar tells its date and count on hover; the whole reads as one image.
  */
-export function DayChart({ title, series, colour, summed = true }: { title: string; series: Array<{ date: string; count: number }>; colour: string; summed?: boolean }) {
+export function DayChart({
+  title,
+  series,
+  colour,
+  summed = true,
+}: {
+  title: string;
+  series: Array<{ date: string; count: number }>;
+  colour: string;
+  summed?: boolean;
+}) {
   const peak = Math.max(0, ...series.map((p) => p.count));
   const max = Math.max(1, peak);
   const total = series.reduce((sum, p) => sum + p.count, 0);
@@ -21,7 +31,11 @@ export function DayChart({ title, series, colour, summed = true }: { title: stri
         viewBox={`0 0 ${width} ${height + 18}`}
         width="100%"
         role="img"
-        aria-label={summed ? `${title}: ${total} over the last ${series.length} days, at most ${peak} on one day` : `${title}: at most ${peak} over the last ${series.length} days`}
+        aria-label={
+          summed
+            ? `${title}: ${total} over the last ${series.length} days, at most ${peak} on one day`
+            : `${title}: at most ${peak} over the last ${series.length} days`
+        }
       >
         <line x1={0} x2={width} y1={height} y2={height} stroke="var(--mantine-color-default-border)" />
         {series.map((point, i) => {
@@ -32,7 +46,13 @@ export function DayChart({ title, series, colour, summed = true }: { title: stri
                 <title>{`${dayOf(point.date)}: ${point.count.toLocaleString()}`}</title>
               </rect>
               {i % 7 === 0 && (
-                <text x={i === 0 ? 0 : i * slot + slot / 2} y={height + 14} fontSize={11} textAnchor={i === 0 ? 'start' : 'middle'} fill="var(--mantine-color-dimmed)">
+                <text
+                  x={i === 0 ? 0 : i * slot + slot / 2}
+                  y={height + 14}
+                  fontSize={11}
+                  textAnchor={i === 0 ? 'start' : 'middle'}
+                  fill="var(--mantine-color-dimmed)"
+                >
                   {dayOf(point.date)}
                 </text>
               )}

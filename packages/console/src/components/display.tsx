@@ -24,7 +24,13 @@ export function TrialBadge() {
 }
 
 /** How a licence's checks stand, in words (DESIGN.md 5's check health). */
-const HEALTH_WORDS: Record<string, string> = { OK: 'Checking in', DUE: 'Check due', OVERDUE: 'Check overdue', NEVER: 'Never checked in', NOT_APPLICABLE: 'No checks (offline)' };
+const HEALTH_WORDS: Record<string, string> = {
+  OK: 'Checking in',
+  DUE: 'Check due',
+  OVERDUE: 'Check overdue',
+  NEVER: 'Never checked in',
+  NOT_APPLICABLE: 'No checks (offline)',
+};
 
 export function HealthBadge({ health }: { health: string }) {
   return (
@@ -39,7 +45,8 @@ function format(timeZone: string, style: 'date' | 'time' | 'exact') {
   const id = `${timeZone}|${style}`;
   let f = formats.get(id);
   if (!f) {
-    const options: Intl.DateTimeFormatOptions = style === 'exact' ? { dateStyle: 'full', timeStyle: 'long' } : { dateStyle: 'medium', ...(style === 'time' ? { timeStyle: 'short' } : {}) };
+    const options: Intl.DateTimeFormatOptions =
+      style === 'exact' ? { dateStyle: 'full', timeStyle: 'long' } : { dateStyle: 'medium', ...(style === 'time' ? { timeStyle: 'short' } : {}) };
     f = new Intl.DateTimeFormat(undefined, { timeZone, ...options });
     formats.set(id, f);
   }
@@ -59,7 +66,12 @@ export const TimeZoneOverride = createContext<string | null>(null);
 /** The one date formatter: the organisation's timezone, the exact instant on hover. */
 export function DateTime({ value, withTime = true }: { value: string | null | undefined; withTime?: boolean }) {
   const timeZone = useTimeZone();
-  if (!value) return <Text span c="dimmed" inherit>—</Text>;
+  if (!value)
+    return (
+      <Text span c="dimmed" inherit>
+        —
+      </Text>
+    );
   const at = new Date(value);
   return (
     <Tooltip label={`${format(timeZone, 'exact').format(at)} (${timeZone})`} withArrow>
@@ -121,11 +133,23 @@ export function CopyBox({ value, label }: { value: string; label: string }) {
 }
 
 /** A secret the service shows once (an API token, a check token): copy it now, it is not kept. */
-export function SecretOnce({ value, label, kept = 'the service keeps only its hash', children }: { value: string; label: string; kept?: string; children?: ReactNode }) {
+export function SecretOnce({
+  value,
+  label,
+  kept = 'the service keeps only its hash',
+  children,
+}: {
+  value: string;
+  label: string;
+  kept?: string;
+  children?: ReactNode;
+}) {
   return (
     <Alert color="yellow" variant="light" title={`Copy the ${label} now`}>
       <Stack gap="xs">
-        <Text size="sm">It will not be shown again: {kept}. {children}</Text>
+        <Text size="sm">
+          It will not be shown again: {kept}. {children}
+        </Text>
         <CopyBox value={value} label={label} />
       </Stack>
     </Alert>
@@ -158,6 +182,13 @@ export const days = (n: number) => `${n.toLocaleString()} ${n === 1 ? 'day' : 'd
 
 /** Seconds in the words an operator thinks in: "3 days", "12 hours", "90 minutes". */
 export function duration(seconds: number): string {
-  const [n, unit] = seconds % 86_400 === 0 ? [seconds / 86_400, 'day'] : seconds % 3_600 === 0 ? [seconds / 3_600, 'hour'] : seconds % 60 === 0 ? [seconds / 60, 'minute'] : [seconds, 'second'];
+  const [n, unit] =
+    seconds % 86_400 === 0
+      ? [seconds / 86_400, 'day']
+      : seconds % 3_600 === 0
+        ? [seconds / 3_600, 'hour']
+        : seconds % 60 === 0
+          ? [seconds / 60, 'minute']
+          : [seconds, 'second'];
   return `${n.toLocaleString()} ${unit}${n === 1 ? '' : 's'}`;
 }

@@ -11,7 +11,20 @@ import { defaultOf, fieldOf, missingParams, ParamInput, type ParamValue, type Pr
 const withoutProduct = ({ productId: _, ...rest }: IssueBody) => rest;
 
 /** Fields that show a 400 naming them beside themselves; any other error shows below the form. */
-const SHOWN_BESIDE = new Set(['productId', 'licensee', 'licenseeEmail', 'licenceType', 'activation', 'validityMonths', 'graceDays', 'maxMachines', 'fingerprints', 'fingerprint', 'notes', 'keepMachine']);
+const SHOWN_BESIDE = new Set([
+  'productId',
+  'licensee',
+  'licenseeEmail',
+  'licenceType',
+  'activation',
+  'validityMonths',
+  'graceDays',
+  'maxMachines',
+  'fingerprints',
+  'fingerprint',
+  'notes',
+  'keepMachine',
+]);
 
 /** A trial to convert: the form then issues under its product, without `Product`, and may keep its machine (DESIGN.md 18). */
 export interface Converting {
@@ -21,7 +34,17 @@ export interface Converting {
 }
 
 /** The issue form (DESIGN.md 7's labels), built from the chosen product's form options; with `trial`, the conversion form. */
-export function IssueLicence({ opened, onClose, customer, trial }: { opened: boolean; onClose: () => void; customer?: { name: string; email: string | null }; trial?: Converting }) {
+export function IssueLicence({
+  opened,
+  onClose,
+  customer,
+  trial,
+}: {
+  opened: boolean;
+  onClose: () => void;
+  customer?: { name: string; email: string | null };
+  trial?: Converting;
+}) {
   const { slug = '' } = useParams();
   const navigate = useNavigate();
   const issueNew = useIssueLicence();
@@ -93,7 +116,15 @@ export function IssueLicence({ opened, onClose, customer, trial }: { opened: boo
 
   const suggestions = (customers.data ?? []).map((c) => ({ value: `${c.id}`, label: c.email ? `${c.name} <${c.email}>` : c.name }));
   return (
-    <ModalForm title={trial ? 'Convert to paid licence' : 'Issue licence'} submit={trial ? 'Convert' : 'Issue'} opened={opened} onClose={onClose} fullScreen={window.innerWidth < 600} action={{ busy: issue.busy, error: beside ? null : issue.error }} onSubmit={submit}>
+    <ModalForm
+      title={trial ? 'Convert to paid licence' : 'Issue licence'}
+      submit={trial ? 'Convert' : 'Issue'}
+      opened={opened}
+      onClose={onClose}
+      fullScreen={window.innerWidth < 600}
+      action={{ busy: issue.busy, error: beside ? null : issue.error }}
+      onSubmit={submit}
+    >
       {!trial && (
         <Select
           label="Product"
@@ -124,16 +155,50 @@ export function IssueLicence({ opened, onClose, customer, trial }: { opened: boo
           maxLength={200}
           error={errorFor('licensee')}
         />
-        <TextInput label="Customer email" type="email" maxLength={254} value={email} onChange={(e) => setEmail(e.currentTarget.value)} error={errorFor('licenseeEmail')} />
+        <TextInput
+          label="Customer email"
+          type="email"
+          maxLength={254}
+          value={email}
+          onChange={(e) => setEmail(e.currentTarget.value)}
+          error={errorFor('licenseeEmail')}
+        />
       </SimpleGrid>
       {form.data && (
         <>
           <SimpleGrid cols={{ base: 1, sm: 2 }}>
             <Select label="Licence type" data={form.data.licenceTypes} value={licenceType} onChange={setLicenceType} error={errorFor('licenceType')} />
-            {licenceType === 'HYBRID' && <Select label="Activation" data={['ONLINE', 'OFFLINE']} value={activation} onChange={setActivation} error={errorFor('activation')} />}
-            <NumberInput label="Validity (months)" description="0 = perpetual" min={0} max={1200} allowDecimal={false} value={validity} onChange={(v) => setValidity(typeof v === 'number' ? v : '')} error={errorFor('validityMonths')} />
-            <NumberInput label="Grace days" min={0} max={3650} allowDecimal={false} value={grace} onChange={(v) => setGrace(typeof v === 'number' ? v : '')} error={errorFor('graceDays')} />
-            <NumberInput label="Max machines" min={1} max={1_000_000} allowDecimal={false} value={machines} onChange={(v) => setMachines(typeof v === 'number' ? v : '')} error={errorFor('maxMachines')} />
+            {licenceType === 'HYBRID' && (
+              <Select label="Activation" data={['ONLINE', 'OFFLINE']} value={activation} onChange={setActivation} error={errorFor('activation')} />
+            )}
+            <NumberInput
+              label="Validity (months)"
+              description="0 = perpetual"
+              min={0}
+              max={1200}
+              allowDecimal={false}
+              value={validity}
+              onChange={(v) => setValidity(typeof v === 'number' ? v : '')}
+              error={errorFor('validityMonths')}
+            />
+            <NumberInput
+              label="Grace days"
+              min={0}
+              max={3650}
+              allowDecimal={false}
+              value={grace}
+              onChange={(v) => setGrace(typeof v === 'number' ? v : '')}
+              error={errorFor('graceDays')}
+            />
+            <NumberInput
+              label="Max machines"
+              min={1}
+              max={1_000_000}
+              allowDecimal={false}
+              value={machines}
+              onChange={(v) => setMachines(typeof v === 'number' ? v : '')}
+              error={errorFor('maxMachines')}
+            />
           </SimpleGrid>
           <TagsInput
             label="Fingerprints to bind at issue"
@@ -157,11 +222,25 @@ export function IssueLicence({ opened, onClose, customer, trial }: { opened: boo
           )}
           {declared.length > 0 && <Divider label="Parameters" labelPosition="left" />}
           {declared.map((param) => (
-            <ParamInput key={param.key} param={param} value={params[param.key] ?? null} error={errorFor(`params.${param.key}`)} onChange={(value) => setParams((all) => ({ ...all, [param.key]: value }))} />
+            <ParamInput
+              key={param.key}
+              param={param}
+              value={params[param.key] ?? null}
+              error={errorFor(`params.${param.key}`)}
+              onChange={(value) => setParams((all) => ({ ...all, [param.key]: value }))}
+            />
           ))}
         </>
       )}
-      <Textarea label="Notes" autosize minRows={2} maxLength={10_000} value={notes} onChange={(e) => setNotes(e.currentTarget.value)} error={errorFor('notes')} />
+      <Textarea
+        label="Notes"
+        autosize
+        minRows={2}
+        maxLength={10_000}
+        value={notes}
+        onChange={(e) => setNotes(e.currentTarget.value)}
+        error={errorFor('notes')}
+      />
     </ModalForm>
   );
 }

@@ -39,11 +39,25 @@ function columns(slug: string): Array<Column<LicenceRow>> {
         <Group gap={4} wrap="nowrap">
           <StatusBadge status={licence.status} />
           {licence.trial && <TrialBadge />}
-          {licence.archived && <Text size="xs" c="dimmed">archived</Text>}
+          {licence.archived && (
+            <Text size="xs" c="dimmed">
+              archived
+            </Text>
+          )}
         </Group>
       ),
     ],
-    ['Expires', (licence) => (licence.expiresAt ? <DateTime value={licence.expiresAt} withTime={false} /> : <Text span c="dimmed" inherit>perpetual</Text>)],
+    [
+      'Expires',
+      (licence) =>
+        licence.expiresAt ? (
+          <DateTime value={licence.expiresAt} withTime={false} />
+        ) : (
+          <Text span c="dimmed" inherit>
+            perpetual
+          </Text>
+        ),
+    ],
     ['Seats', (licence) => `${licence.seatsUsed} / ${licence.maxMachines}`],
     ['Type', (licence) => licence.licenceType],
     ['Issued', (licence) => <DateTime value={licence.issuedAt} withTime={false} />],
@@ -52,12 +66,7 @@ function columns(slug: string): Array<Column<LicenceRow>> {
 }
 
 /** A page of licences; sortable headers when `sort` is given, a tick per row when `selection` is. */
-export function LicenceTable(props: {
-  items: LicenceRow[];
-  sort?: Omit<Sorting<Sort>, 'columns'>;
-  selection?: Selection;
-  stale?: boolean;
-}) {
+export function LicenceTable(props: { items: LicenceRow[]; sort?: Omit<Sorting<Sort>, 'columns'>; selection?: Selection; stale?: boolean }) {
   const { slug = '' } = useParams();
   return (
     <RecordTable
@@ -70,7 +79,9 @@ export function LicenceTable(props: {
       card={{ badge: 'Status' }}
       stale={props.stale}
       sort={props.sort && { ...props.sort, columns: SORTS }}
-      selection={props.selection && { ...props.selection, name: (licence) => `Select ${licence.licensee} (${licence.lid})`, all: 'Select every licence on this page' }}
+      selection={
+        props.selection && { ...props.selection, name: (licence) => `Select ${licence.licensee} (${licence.lid})`, all: 'Select every licence on this page' }
+      }
     />
   );
 }

@@ -55,7 +55,14 @@ export function ModalForm(props: {
     if ((await props.onSubmit()) && !props.stayOpen) props.onClose();
   };
   return (
-    <Modal closeButtonProps={{ 'aria-label': 'Close' }} opened={props.opened ?? true} onClose={props.onClose} title={props.title} size={props.size ?? 'lg'} fullScreen={props.fullScreen}>
+    <Modal
+      closeButtonProps={{ 'aria-label': 'Close' }}
+      opened={props.opened ?? true}
+      onClose={props.onClose}
+      title={props.title}
+      size={props.size ?? 'lg'}
+      fullScreen={props.fullScreen}
+    >
       {props.done ?? (
         // The form's own checks speak beside each field, not the browser's bubbles.
         <form onSubmit={submit} aria-label={props.title} noValidate>

@@ -33,9 +33,24 @@ export function ParamInput(props: { param: ProductParam; value: ParamValue; erro
   const common = { label: param.label, description: param.help ?? undefined, required: param.required, error };
   switch (param.type) {
     case 'INTEGER':
-      return <NumberInput {...common} allowDecimal={false} value={typeof value === 'number' ? value : ''} onChange={(v) => onChange(typeof v === 'number' ? v : null)} />;
+      return (
+        <NumberInput
+          {...common}
+          allowDecimal={false}
+          value={typeof value === 'number' ? value : ''}
+          onChange={(v) => onChange(typeof v === 'number' ? v : null)}
+        />
+      );
     case 'BOOLEAN':
-      return <Switch label={param.label} description={param.help ?? undefined} error={error} checked={value === true} onChange={(e) => onChange(e.currentTarget.checked)} />;
+      return (
+        <Switch
+          label={param.label}
+          description={param.help ?? undefined}
+          error={error}
+          checked={value === true}
+          onChange={(e) => onChange(e.currentTarget.checked)}
+        />
+      );
     case 'DATE':
       return <TextInput {...common} type="date" value={typeof value === 'string' ? value : ''} onChange={(e) => onChange(e.currentTarget.value || null)} />;
     case 'STRING_LIST':
@@ -58,4 +73,3 @@ export function fieldOf(message: string): string | null {
   const match = /^(?:body\.)?(params\.[A-Za-z][A-Za-z0-9_.-]*?|[A-Za-z]+)(?=[ :.]|$)/.exec(message);
   return match?.[1] ?? null;
 }
-

@@ -50,15 +50,39 @@ export function PasskeysCard({ realm }: { realm: PasskeyRealm }) {
             [
               '',
               (p) => (
-                <ConfirmButton compact label="Delete" color="red" title={`Delete passkey ${p.name}`} consequence="It no longer signs you in; your password and other passkeys still do." action={bound(remove, p.id)} />
+                <ConfirmButton
+                  compact
+                  label="Delete"
+                  color="red"
+                  title={`Delete passkey ${p.name}`}
+                  consequence="It no longer signs you in; your password and other passkeys still do."
+                  action={bound(remove, p.id)}
+                />
               ),
             ],
           ]}
         />
         <form onSubmit={submit} aria-label="Add a passkey" noValidate>
           <Group align="flex-start" wrap="wrap">
-            <TextInput label="Passkey name" placeholder="e.g. Work laptop" required maxLength={100} value={name} onChange={(e) => setName(e.currentTarget.value)} error={problems.of('name')} w={200} />
-            <PasswordInput label="Current password" required autoComplete="current-password" value={password} onChange={(e) => setPassword(e.currentTarget.value)} error={problems.of('password')} w={220} />
+            <TextInput
+              label="Passkey name"
+              placeholder="e.g. Work laptop"
+              required
+              maxLength={100}
+              value={name}
+              onChange={(e) => setName(e.currentTarget.value)}
+              error={problems.of('name')}
+              w={200}
+            />
+            <PasswordInput
+              label="Current password"
+              required
+              autoComplete="current-password"
+              value={password}
+              onChange={(e) => setPassword(e.currentTarget.value)}
+              error={problems.of('password')}
+              w={220}
+            />
             <Button type="submit" loading={add.busy} mt={25}>
               Add a passkey
             </Button>

@@ -164,12 +164,25 @@ function Cards<T, S extends string>(props: Props<T, S> & { rows: T[] }) {
       )}
       <ul
         aria-label={props.label}
-        style={{ listStyle: 'none', margin: 0, padding: 0, display: 'grid', gridTemplateColumns: 'repeat(auto-fill, minmax(min(100%, 340px), 1fr))', gap: 'var(--mantine-spacing-sm)' }}
+        style={{
+          listStyle: 'none',
+          margin: 0,
+          padding: 0,
+          display: 'grid',
+          gridTemplateColumns: 'repeat(auto-fill, minmax(min(100%, 340px), 1fr))',
+          gap: 'var(--mantine-spacing-sm)',
+        }}
       >
         {props.rows.map((row) => {
           const actions = actionsCell?.(row);
           return (
-            <Card component="li" withBorder padding="sm" key={props.rowKey(row)} bg={selection?.selected.has(String(props.rowKey(row))) ? selectedBackground : undefined}>
+            <Card
+              component="li"
+              withBorder
+              padding="sm"
+              key={props.rowKey(row)}
+              bg={selection?.selected.has(String(props.rowKey(row))) ? selectedBackground : undefined}
+            >
               <Group justify="space-between" align="flex-start" wrap="nowrap" gap="sm">
                 <Group gap="sm" align="flex-start" wrap="nowrap" miw={0}>
                   <Tick {...props} row={row} />

@@ -7,7 +7,13 @@ import { NavLink as RouterLink, Outlet } from 'react-router';
  * The frame of every signed-in page, an organisation's or the control plane's: the header with
  * who is signed in, the theme switch and `Sign out`, and the `Main` navigation.
  */
-export function Shell(props: { subtitle: string; links: Array<{ to: string; label: string; active: boolean; end?: boolean }>; tools?: ReactNode; who: string; onSignOut: () => void }) {
+export function Shell(props: {
+  subtitle: string;
+  links: Array<{ to: string; label: string; active: boolean; end?: boolean }>;
+  tools?: ReactNode;
+  who: string;
+  onSignOut: () => void;
+}) {
   const [opened, { toggle, close }] = useDisclosure();
   const { toggleColorScheme } = useMantineColorScheme();
   return (
@@ -41,7 +47,16 @@ export function Shell(props: { subtitle: string; links: Array<{ to: string; labe
       </AppShell.Header>
       <AppShell.Navbar p="xs" component="nav" aria-label="Main">
         {props.links.map((link) => (
-          <NavLink key={link.label} component={RouterLink} to={link.to} end={link.end} label={link.label} active={link.active} variant="filled" onClick={close} />
+          <NavLink
+            key={link.label}
+            component={RouterLink}
+            to={link.to}
+            end={link.end}
+            label={link.label}
+            active={link.active}
+            variant="filled"
+            onClick={close}
+          />
         ))}
         {/* The service's own reference for every endpoint the console calls, for the people who script it. */}
         <NavLink component="a" href="/docs" target="_blank" label="API reference" description="Opens in a new tab" mt="auto" />

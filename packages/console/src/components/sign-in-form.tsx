@@ -68,15 +68,32 @@ export function SignInForm(props: {
         </>
       ) : (
         <>
-      <TextInput label="Username" withAsterisk={false} autoComplete="username" value={username} onChange={(e) => setUsername(e.currentTarget.value)} required error={problems.of('username')} autoFocus={!props.first} />
-      <PasswordInput label="Password" withAsterisk={false} autoComplete="current-password" value={password} onChange={(e) => setPassword(e.currentTarget.value)} required error={problems.of('password')} />
-      <ErrorText error={attempt.error} title="Not signed in" />
-      <Button type="submit" loading={attempt.busy} fullWidth>
-        Sign in
-      </Button>
-      <Button variant="default" fullWidth disabled={attempt.busy} onClick={() => void passkey()}>
-        Sign in with a passkey
-      </Button>
+          <TextInput
+            label="Username"
+            withAsterisk={false}
+            autoComplete="username"
+            value={username}
+            onChange={(e) => setUsername(e.currentTarget.value)}
+            required
+            error={problems.of('username')}
+            autoFocus={!props.first}
+          />
+          <PasswordInput
+            label="Password"
+            withAsterisk={false}
+            autoComplete="current-password"
+            value={password}
+            onChange={(e) => setPassword(e.currentTarget.value)}
+            required
+            error={problems.of('password')}
+          />
+          <ErrorText error={attempt.error} title="Not signed in" />
+          <Button type="submit" loading={attempt.busy} fullWidth>
+            Sign in
+          </Button>
+          <Button variant="default" fullWidth disabled={attempt.busy} onClick={() => void passkey()}>
+            Sign in with a passkey
+          </Button>
         </>
       )}
       {props.children}

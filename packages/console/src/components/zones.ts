@@ -14,4 +14,3 @@ export function useZones() {
     return [...names].map((zone) => ({ value: zone, label: `${zone} (UTC${offsetOf(zone, now)})` }));
   }, []);
 }
-

@@ -55,7 +55,18 @@ export default function Activity() {
     <Stack>
       <Title order={1}>Activity</Title>
       <Group maw={640} align="flex-end">
-        <TextInput label="Who" placeholder="e.g. admin or token/ci" description="Exact; or click a name in the list" value={actorText} onChange={(e) => { setActorText(e.currentTarget.value); push({ actor: e.currentTarget.value.trim() }); }} w={300} maw="100%" />
+        <TextInput
+          label="Who"
+          placeholder="e.g. admin or token/ci"
+          description="Exact; or click a name in the list"
+          value={actorText}
+          onChange={(e) => {
+            setActorText(e.currentTarget.value);
+            push({ actor: e.currentTarget.value.trim() });
+          }}
+          w={300}
+          maw="100%"
+        />
         {action && (
           <Group gap={4} mb={4}>
             <Text size="sm">Only: {actionWords(action)}</Text>
@@ -73,12 +84,40 @@ export default function Activity() {
         minWidth={820}
         columns={[
           ['When', (e) => <DateTime value={e.at} />],
-          ['Who', (e) => <UnstyledButton fz="sm" td="underline dotted" onClick={() => filterBy({ actor: e.actor })} aria-label={`Only what ${e.actor} did`}>{e.actor}</UnstyledButton>],
-          ['Kind', (e) => <UnstyledButton fz="sm" td="underline dotted" onClick={() => filterBy({ action: e.action })} aria-label={`Only ${actionWords(e.action)}`}>{actionWords(e.action)}</UnstyledButton>],
-          ['What', (e) => { const to = subjectPath(slug, e); return to ? <Anchor component={Link} to={to} size="sm"><Sentence text={e.summary} /></Anchor> : <Sentence text={e.summary} />; }],
+          [
+            'Who',
+            (e) => (
+              <UnstyledButton fz="sm" td="underline dotted" onClick={() => filterBy({ actor: e.actor })} aria-label={`Only what ${e.actor} did`}>
+                {e.actor}
+              </UnstyledButton>
+            ),
+          ],
+          [
+            'Kind',
+            (e) => (
+              <UnstyledButton fz="sm" td="underline dotted" onClick={() => filterBy({ action: e.action })} aria-label={`Only ${actionWords(e.action)}`}>
+                {actionWords(e.action)}
+              </UnstyledButton>
+            ),
+          ],
+          [
+            'What',
+            (e) => {
+              const to = subjectPath(slug, e);
+              return to ? (
+                <Anchor component={Link} to={to} size="sm">
+                  <Sentence text={e.summary} />
+                </Anchor>
+              ) : (
+                <Sentence text={e.summary} />
+              );
+            },
+          ],
         ]}
       />
-      {activity.data && <Pager offset={offset} size={PAGE} shown={activity.data.items.length} total={activity.data.total} onOffset={(o) => set({ offset: o })} />}
+      {activity.data && (
+        <Pager offset={offset} size={PAGE} shown={activity.data.items.length} total={activity.data.total} onOffset={(o) => set({ offset: o })} />
+      )}
     </Stack>
   );
 }

@@ -16,7 +16,14 @@ export default function Chooser() {
   };
   return (
     <FormCard title="Licensor" subtitle="Which organisation do you work in?" onSubmit={submit}>
-      <TextInput label="Organisation" description="Its short name, as in /o/name/" value={slug} onChange={(e) => setSlug(e.currentTarget.value)} required error={problems.of('slug')} />
+      <TextInput
+        label="Organisation"
+        description="Its short name, as in /o/name/"
+        value={slug}
+        onChange={(e) => setSlug(e.currentTarget.value)}
+        required
+        error={problems.of('slug')}
+      />
       <Button type="submit" fullWidth>
         Continue
       </Button>

@@ -36,7 +36,14 @@ export default function Customers() {
         rowKey={(c) => c.id}
         empty={q ? 'No customer matches.' : 'No customer yet: they are created when you issue a licence, or here.'}
         columns={[
-          ['Name', (c) => <Anchor component={Link} to={`/o/${slug}/customers/${c.id}`} fw={500}>{c.name}</Anchor>],
+          [
+            'Name',
+            (c) => (
+              <Anchor component={Link} to={`/o/${slug}/customers/${c.id}`} fw={500}>
+                {c.name}
+              </Anchor>
+            ),
+          ],
           ['Email', (c) => c.email ?? '—'],
           ['Licences', (c) => c.licenseCount.toLocaleString()],
           ['Created', (c) => <DateTime value={c.createdAt} withTime={false} />],

@@ -71,8 +71,22 @@ export default function Members() {
               </>
             ),
           ],
-          ['Role', (m) => <Badge variant="default" tt="none">{roleName(m.role)}</Badge>],
-          ['Active', (m) => <Badge color={m.active ? 'green' : 'gray'} variant="dot">{m.active ? 'active' : 'inactive'}</Badge>],
+          [
+            'Role',
+            (m) => (
+              <Badge variant="default" tt="none">
+                {roleName(m.role)}
+              </Badge>
+            ),
+          ],
+          [
+            'Active',
+            (m) => (
+              <Badge color={m.active ? 'green' : 'gray'} variant="dot">
+                {m.active ? 'active' : 'inactive'}
+              </Badge>
+            ),
+          ],
           ['Last sign-in', (m) => <DateTime value={m.lastLoginAt} />],
           [
             'Actions',
@@ -118,7 +132,9 @@ function MemberForm({ member, onClose }: { member?: Member; onClose: () => void 
   const [active, setActive] = useState(member?.active ?? true);
   const [password, setPassword] = useState('');
   const problems = useProblems({
-    username: !username.trim() ? 'Enter a username' : !/^[A-Za-z0-9._@-]{1,64}$/.test(username.trim()) && 'Letters, digits, dot, underscore, @ and dash, at most 64 characters',
+    username: !username.trim()
+      ? 'Enter a username'
+      : !/^[A-Za-z0-9._@-]{1,64}$/.test(username.trim()) && 'Letters, digits, dot, underscore, @ and dash, at most 64 characters',
     email: notEmail(email),
     password: (member ? password !== '' : true) && password.length < 12 && 'At least 12 characters',
   });
@@ -133,9 +149,23 @@ function MemberForm({ member, onClose }: { member?: Member; onClose: () => void 
       ...(password ? { password } : {}),
     });
   return (
-    <ModalForm title={member ? `Edit ${member.displayName}` : 'Add member'} submit={member ? 'Save changes' : 'Add member'} onClose={onClose} action={save} onSubmit={submit}>
+    <ModalForm
+      title={member ? `Edit ${member.displayName}` : 'Add member'}
+      submit={member ? 'Save changes' : 'Add member'}
+      onClose={onClose}
+      action={save}
+      onSubmit={submit}
+    >
       <SimpleGrid cols={{ base: 1, sm: 2 }}>
-        <TextInput label="Username" required maxLength={64} value={username} onChange={(e) => setUsername(e.currentTarget.value)} description="Letters, digits, . _ @ and -" error={problems.of('username')} />
+        <TextInput
+          label="Username"
+          required
+          maxLength={64}
+          value={username}
+          onChange={(e) => setUsername(e.currentTarget.value)}
+          description="Letters, digits, . _ @ and -"
+          error={problems.of('username')}
+        />
         <TextInput label="Display name" maxLength={200} value={displayName} onChange={(e) => setDisplayName(e.currentTarget.value)} />
         <TextInput label="Email" type="email" maxLength={254} value={email} onChange={(e) => setEmail(e.currentTarget.value)} error={problems.of('email')} />
         <PasswordInput
@@ -150,8 +180,20 @@ function MemberForm({ member, onClose }: { member?: Member; onClose: () => void 
           error={problems.of('password')}
         />
       </SimpleGrid>
-      <Select label="Role" data={ROLES} value={role} onChange={(value) => setRole((value ?? role) as Role)} allowDeselect={false} comboboxProps={{ withinPortal: false }} />
-      <Switch label="Active" description="An inactive member cannot sign in; their sessions end at once" checked={active} onChange={(e) => setActive(e.currentTarget.checked)} />
+      <Select
+        label="Role"
+        data={ROLES}
+        value={role}
+        onChange={(value) => setRole((value ?? role) as Role)}
+        allowDeselect={false}
+        comboboxProps={{ withinPortal: false }}
+      />
+      <Switch
+        label="Active"
+        description="An inactive member cannot sign in; their sessions end at once"
+        checked={active}
+        onChange={(e) => setActive(e.currentTarget.checked)}
+      />
     </ModalForm>
   );
 }

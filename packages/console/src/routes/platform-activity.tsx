@@ -21,7 +21,8 @@ export function detailWords(details: Record<string, unknown>): string {
     .map(([key, value]) => {
       const field = FIELD_WORDS[key] ?? key;
       const change = value as { from?: unknown; to?: unknown } | null;
-      if (change && typeof change === 'object' && 'from' in change && 'to' in change) return `${field} ${valueWords(key, change.from)} → ${valueWords(key, change.to)}`;
+      if (change && typeof change === 'object' && 'from' in change && 'to' in change)
+        return `${field} ${valueWords(key, change.from)} → ${valueWords(key, change.to)}`;
       return `${field} ${valueWords(key, value)}`;
     })
     .join(', ');
@@ -45,7 +46,17 @@ export default function PlatformActivity() {
           ['When', (e) => <DateTime value={e.at} />],
           ['Who', (e) => e.actor],
           ['Action', (e) => actionWords(e.action)],
-          ['Organisation', (e) => (e.organisation ? <Anchor href={`/o/${e.organisation}/`} size="sm">{e.organisation}</Anchor> : '—')],
+          [
+            'Organisation',
+            (e) =>
+              e.organisation ? (
+                <Anchor href={`/o/${e.organisation}/`} size="sm">
+                  {e.organisation}
+                </Anchor>
+              ) : (
+                '—'
+              ),
+          ],
           ['Details', (e) => (e.details ? detailWords(e.details) : '—')],
         ]}
       />

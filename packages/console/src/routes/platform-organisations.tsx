@@ -20,14 +20,27 @@ function useIsPlatformAdmin() {
 
 function PlanUsage({ org }: { org: Organisation }) {
   const used = org.counts.countingLicences;
-  if (org.planLimit === null) return <Text size="sm">{used.toLocaleString()} <Text span c="dimmed" size="xs">(no limit)</Text></Text>;
+  if (org.planLimit === null)
+    return (
+      <Text size="sm">
+        {used.toLocaleString()}{' '}
+        <Text span c="dimmed" size="xs">
+          (no limit)
+        </Text>
+      </Text>
+    );
   const share = org.planLimit === 0 ? 100 : Math.min(100, (used / org.planLimit) * 100);
   return (
     <Stack gap={2} miw={120}>
       <Text size="sm">
         {used.toLocaleString()} of {org.planLimit.toLocaleString()}
       </Text>
-      <Progress value={share} color={share >= 100 ? 'red' : share >= 80 ? 'orange' : 'indigo'} size="sm" aria-label={`${org.name}: ${used} of ${org.planLimit} licences used`} />
+      <Progress
+        value={share}
+        color={share >= 100 ? 'red' : share >= 80 ? 'orange' : 'indigo'}
+        size="sm"
+        aria-label={`${org.name}: ${used} of ${org.planLimit} licences used`}
+      />
     </Stack>
   );
 }
@@ -66,7 +79,11 @@ export default function PlatformOrganisations() {
           )}
         </Guarded>
       </Group>
-      {!admin.allowed && <Text size="sm" c="dimmed">{admin.reason}</Text>}
+      {!admin.allowed && (
+        <Text size="sm" c="dimmed">
+          {admin.reason}
+        </Text>
+      )}
       <RecordTable
         label="Organisations"
         card={{ badge: 'State', actions: 'Actions' }}
@@ -94,7 +111,14 @@ export default function PlatformOrganisations() {
           ],
           ['Plan', (o) => <PlanUsage org={o} />],
           ['Holds', (o) => <Counts counts={o.counts} />],
-          ['State', (o) => <Badge variant="dot" color={o.suspended ? 'red' : 'green'}>{o.suspended ? 'suspended' : 'active'}</Badge>],
+          [
+            'State',
+            (o) => (
+              <Badge variant="dot" color={o.suspended ? 'red' : 'green'}>
+                {o.suspended ? 'suspended' : 'active'}
+              </Badge>
+            ),
+          ],
           ['Created', (o) => <DateTime value={o.createdAt} withTime={false} />],
           [
             'Actions',
@@ -108,7 +132,13 @@ export default function PlatformOrganisations() {
                     Add member
                   </Button>
                   {o.suspended ? (
-                    <ConfirmButton compact label="Resume" title={`Resume ${o.name}`} consequence="Its members sign in again and its tokens work again; nothing needs re-issuing." action={bound(update, { slug: o.slug, body: { suspended: false } })} />
+                    <ConfirmButton
+                      compact
+                      label="Resume"
+                      title={`Resume ${o.name}`}
+                      consequence="Its members sign in again and its tokens work again; nothing needs re-issuing."
+                      action={bound(update, { slug: o.slug, body: { suspended: false } })}
+                    />
                   ) : (
                     <ConfirmButton
                       compact
@@ -148,7 +178,8 @@ function NewOrganisation({ onClose }: { onClose: () => void }) {
     password: password.length < 12 && 'At least 12 characters',
   });
   // The organisation and its first administrator are two requests; a failure of the second leaves the first done and says so.
-  const memberRefused = addMember.error instanceof Error ? new Error(`${slug} was created, but its administrator was not: ${addMember.error.message}. Use Add member.`) : null;
+  const memberRefused =
+    addMember.error instanceof Error ? new Error(`${slug} was created, but its administrator was not: ${addMember.error.message}. Use Add member.`) : null;
   const submit = async () => {
     if (!problems.check()) return false;
     if (!(await create.run({ slug, name, planLimit: planLimit === '' ? null : planLimit, timezone: timezone ?? 'UTC' }))) return false;
@@ -163,15 +194,63 @@ function NewOrganisation({ onClose }: { onClose: () => void }) {
       onSubmit={submit}
     >
       <SimpleGrid cols={{ base: 1, sm: 2 }}>
-        <TextInput label="Name" required maxLength={200} value={name} onChange={(e) => setName(e.currentTarget.value)} error={problems.of('name')} data-autofocus />
-        <TextInput label="Slug" description="In its console's address: /o/<slug>/" required maxLength={63} value={slug} onChange={(e) => setSlug(e.currentTarget.value)} error={problems.of('slug') ?? (slug && !SLUG.test(slug) ? '2 to 63 of a-z, 0-9 and -, not starting with -' : undefined)} />
-        <NumberInput label="Plan limit" description="Licences that may count at once; empty = no limit" min={0} allowDecimal={false} value={planLimit} onChange={(v) => setPlanLimit(typeof v === 'number' ? v : '')} />
-        <Select label="Timezone" data={zones} value={timezone} onChange={setTimezone} searchable allowDeselect={false} limit={50} comboboxProps={{ withinPortal: false }} />
+        <TextInput
+          label="Name"
+          required
+          maxLength={200}
+          value={name}
+          onChange={(e) => setName(e.currentTarget.value)}
+          error={problems.of('name')}
+          data-autofocus
+        />
+        <TextInput
+          label="Slug"
+          description="In its console's address: /o/<slug>/"
+          required
+          maxLength={63}
+          value={slug}
+          onChange={(e) => setSlug(e.currentTarget.value)}
+          error={problems.of('slug') ?? (slug && !SLUG.test(slug) ? '2 to 63 of a-z, 0-9 and -, not starting with -' : undefined)}
+        />
+        <NumberInput
+          label="Plan limit"
+          description="Licences that may count at once; empty = no limit"
+          min={0}
+          allowDecimal={false}
+          value={planLimit}
+          onChange={(v) => setPlanLimit(typeof v === 'number' ? v : '')}
+        />
+        <Select
+          label="Timezone"
+          data={zones}
+          value={timezone}
+          onChange={setTimezone}
+          searchable
+          allowDeselect={false}
+          limit={50}
+          comboboxProps={{ withinPortal: false }}
+        />
       </SimpleGrid>
       <Divider label="First administrator" labelPosition="left" />
       <SimpleGrid cols={{ base: 1, sm: 2 }}>
-        <TextInput label="Username" required maxLength={64} value={username} onChange={(e) => setUsername(e.currentTarget.value)} error={problems.of('username')} />
-        <PasswordInput label="Password" description="At least 12 characters; give it to them safely" required minLength={12} value={password} onChange={(e) => setPassword(e.currentTarget.value)} error={problems.of('password')} autoComplete="new-password" />
+        <TextInput
+          label="Username"
+          required
+          maxLength={64}
+          value={username}
+          onChange={(e) => setUsername(e.currentTarget.value)}
+          error={problems.of('username')}
+        />
+        <PasswordInput
+          label="Password"
+          description="At least 12 characters; give it to them safely"
+          required
+          minLength={12}
+          value={password}
+          onChange={(e) => setPassword(e.currentTarget.value)}
+          error={problems.of('password')}
+          autoComplete="new-password"
+        />
       </SimpleGrid>
     </ModalForm>
   );
@@ -182,9 +261,27 @@ function ChangePlan({ org, onClose }: { org: Organisation; onClose: () => void }
   const [planLimit, setPlanLimit] = useState<number | ''>(org.planLimit ?? '');
   const below = planLimit !== '' && planLimit < org.counts.countingLicences;
   return (
-    <ModalForm title={`Change plan of ${org.name}`} submit="Save plan" onClose={onClose} action={update} onSubmit={() => update.run({ slug: org.slug, body: { planLimit: planLimit === '' ? null : planLimit } })}>
-      <NumberInput label="Plan limit" description={`Licences that may count at once; ${org.counts.countingLicences.toLocaleString()} count now. Empty = no limit.`} min={0} allowDecimal={false} value={planLimit} onChange={(v) => setPlanLimit(typeof v === 'number' ? v : '')} data-autofocus />
-      {below && <Text size="sm">Below the current count: no licence changes, but issuing, renewing, reinstating and restoring are refused until the count falls under the limit.</Text>}
+    <ModalForm
+      title={`Change plan of ${org.name}`}
+      submit="Save plan"
+      onClose={onClose}
+      action={update}
+      onSubmit={() => update.run({ slug: org.slug, body: { planLimit: planLimit === '' ? null : planLimit } })}
+    >
+      <NumberInput
+        label="Plan limit"
+        description={`Licences that may count at once; ${org.counts.countingLicences.toLocaleString()} count now. Empty = no limit.`}
+        min={0}
+        allowDecimal={false}
+        value={planLimit}
+        onChange={(v) => setPlanLimit(typeof v === 'number' ? v : '')}
+        data-autofocus
+      />
+      {below && (
+        <Text size="sm">
+          Below the current count: no licence changes, but issuing, renewing, reinstating and restoring are refused until the count falls under the limit.
+        </Text>
+      )}
     </ModalForm>
   );
 }
@@ -196,12 +293,42 @@ function AddMember({ org, onClose }: { org: Organisation; onClose: () => void })
   const [role, setRole] = useState<Role>('ORG_ADMIN');
   const problems = useProblems({ username: !username.trim() && 'Enter a username', password: password.length < 12 && 'At least 12 characters' });
   return (
-    <ModalForm title={`Add member to ${org.name}`} submit="Add member" onClose={onClose} action={add} onSubmit={() => problems.check() && add.run({ slug: org.slug, body: { username, password, role } })}>
+    <ModalForm
+      title={`Add member to ${org.name}`}
+      submit="Add member"
+      onClose={onClose}
+      action={add}
+      onSubmit={() => problems.check() && add.run({ slug: org.slug, body: { username, password, role } })}
+    >
       <SimpleGrid cols={{ base: 1, sm: 2 }}>
-        <TextInput label="Username" required maxLength={64} value={username} onChange={(e) => setUsername(e.currentTarget.value)} error={problems.of('username')} data-autofocus />
-        <PasswordInput label="Password" description="At least 12 characters" required minLength={12} value={password} onChange={(e) => setPassword(e.currentTarget.value)} error={problems.of('password')} autoComplete="new-password" />
+        <TextInput
+          label="Username"
+          required
+          maxLength={64}
+          value={username}
+          onChange={(e) => setUsername(e.currentTarget.value)}
+          error={problems.of('username')}
+          data-autofocus
+        />
+        <PasswordInput
+          label="Password"
+          description="At least 12 characters"
+          required
+          minLength={12}
+          value={password}
+          onChange={(e) => setPassword(e.currentTarget.value)}
+          error={problems.of('password')}
+          autoComplete="new-password"
+        />
       </SimpleGrid>
-      <Select label="Role" data={ROLE_CHOICES} value={role} onChange={(v) => setRole((v ?? role) as Role)} allowDeselect={false} comboboxProps={{ withinPortal: false }} />
+      <Select
+        label="Role"
+        data={ROLE_CHOICES}
+        value={role}
+        onChange={(v) => setRole((v ?? role) as Role)}
+        allowDeselect={false}
+        comboboxProps={{ withinPortal: false }}
+      />
     </ModalForm>
   );
 }

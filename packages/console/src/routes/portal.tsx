@@ -74,7 +74,15 @@ function LicenceCard({ lid }: { lid: string }) {
             </Title>
             <StatusBadge status={l.status} />
           </Group>
-          <Button variant="light" loading={save.busy} onClick={async () => { const done = await save.run(); if (done) download(done.value, `${lid}.lic`); }} aria-label={`Download the licence file of ${l.productName}`}>
+          <Button
+            variant="light"
+            loading={save.busy}
+            onClick={async () => {
+              const done = await save.run();
+              if (done) download(done.value, `${lid}.lic`);
+            }}
+            aria-label={`Download the licence file of ${l.productName}`}
+          >
             Download
           </Button>
         </Group>
@@ -121,7 +129,9 @@ function LicenceCard({ lid }: { lid: string }) {
                   </Table.Td>
                   <Table.Td ta="right">
                     {m.atIssue ? (
-                      <Badge variant="default" tt="none">named in the licence</Badge>
+                      <Badge variant="default" tt="none">
+                        named in the licence
+                      </Badge>
                     ) : (
                       <ConfirmButton
                         compact
@@ -140,9 +150,7 @@ function LicenceCard({ lid }: { lid: string }) {
             </Table.Tbody>
           </Table>
         )}
-        {l.airGapActivation && (
-          <AirGapActions subject={lid} activate={airGap.activate} deactivate={airGap.deactivate} />
-        )}
+        {l.airGapActivation && <AirGapActions subject={lid} activate={airGap.activate} deactivate={airGap.deactivate} />}
         {l.releasesLeft === 0 && (
           <Text size="sm" c="dimmed">
             No releases are left in these 30 days: ask your vendor to free a machine.

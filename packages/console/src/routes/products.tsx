@@ -49,10 +49,37 @@ export default function Products() {
           ],
           ['Algorithm', (p) => p.algorithmLabel],
           ['Type', (p) => p.licenceType],
-          ['Key', (p) => <Badge color={p.keyState === 'OK' ? 'green' : 'red'} variant="dot" tt="none">{p.keyState === 'OK' ? 'OK' : 'Error'}</Badge>],
-          ['Certificate expires', (p) => (p.certificateType === 'NONE' ? <Text span c="dimmed" inherit>no certificate</Text> : <DateTime value={p.certificateExpiresAt} withTime={false} />)],
+          [
+            'Key',
+            (p) => (
+              <Badge color={p.keyState === 'OK' ? 'green' : 'red'} variant="dot" tt="none">
+                {p.keyState === 'OK' ? 'OK' : 'Error'}
+              </Badge>
+            ),
+          ],
+          [
+            'Certificate expires',
+            (p) =>
+              p.certificateType === 'NONE' ? (
+                <Text span c="dimmed" inherit>
+                  no certificate
+                </Text>
+              ) : (
+                <DateTime value={p.certificateExpiresAt} withTime={false} />
+              ),
+          ],
           ['Licences', (p) => p.licenseCount.toLocaleString()],
-          ['Check token', (p) => (p.checkTokenSet ? 'set' : <Text span c="dimmed" inherit>not set</Text>)],
+          [
+            'Check token',
+            (p) =>
+              p.checkTokenSet ? (
+                'set'
+              ) : (
+                <Text span c="dimmed" inherit>
+                  not set
+                </Text>
+              ),
+          ],
         ]}
       />
       {creating && <ProductForm opened onClose={() => setCreating(false)} />}

@@ -89,7 +89,11 @@ function SsoForm({ config }: { config: SsoConfig | null }) {
     event.preventDefault();
     if (await save.run(bodyOf(draft))) setSaved(true);
   };
-  const rule = (i: number, change: Partial<Rule>) => set('roleRules', draft.roleRules.map((r, j) => (j === i ? { ...r, ...change } : r)));
+  const rule = (i: number, change: Partial<Rule>) =>
+    set(
+      'roleRules',
+      draft.roleRules.map((r, j) => (j === i ? { ...r, ...change } : r)),
+    );
   const verified = config?.verifiedAt != null;
   const attempt = config?.lastAttempt;
   return (
@@ -101,50 +105,144 @@ function SsoForm({ config }: { config: SsoConfig | null }) {
               Single sign-on
             </Title>
             <Text size="sm" c="dimmed">
-              Members sign in through your OpenID Connect identity provider (Keycloak, Entra ID, Okta, Google Workspace). Register the redirect URI below as the client&apos;s redirect URI there.
+              Members sign in through your OpenID Connect identity provider (Keycloak, Entra ID, Okta, Google Workspace). Register the redirect URI below as the
+              client&apos;s redirect URI there.
             </Text>
           </div>
           <Stack gap={4}>
             <Text size="sm" fw={500}>
               Redirect URI
             </Text>
-            <CopyBox value={config?.redirectUri ?? `${window.location.origin}/o/${window.location.pathname.split('/')[2]}/api/sso/callback`} label="Redirect URI" />
+            <CopyBox
+              value={config?.redirectUri ?? `${window.location.origin}/o/${window.location.pathname.split('/')[2]}/api/sso/callback`}
+              label="Redirect URI"
+            />
           </Stack>
-          <TextInput label="Name on the sign-in page" required maxLength={64} value={draft.displayName} onChange={(e) => set('displayName', e.currentTarget.value)} description="The button says “Sign in with” this name." />
-          <TextInput label="Issuer URL" required maxLength={512} value={draft.issuer} onChange={(e) => set('issuer', e.currentTarget.value)} placeholder="https://idp.example.com/realms/staff" />
+          <TextInput
+            label="Name on the sign-in page"
+            required
+            maxLength={64}
+            value={draft.displayName}
+            onChange={(e) => set('displayName', e.currentTarget.value)}
+            description="The button says “Sign in with” this name."
+          />
+          <TextInput
+            label="Issuer URL"
+            required
+            maxLength={512}
+            value={draft.issuer}
+            onChange={(e) => set('issuer', e.currentTarget.value)}
+            placeholder="https://idp.example.com/realms/staff"
+          />
           <Group grow align="flex-start" wrap="wrap">
             <TextInput label="Client ID" required maxLength={255} value={draft.clientId} onChange={(e) => set('clientId', e.currentTarget.value)} miw={220} />
-            <PasswordInput label="Client secret" required={!config} maxLength={1024} value={draft.clientSecret} onChange={(e) => set('clientSecret', e.currentTarget.value)} description={config ? 'Stored. Leave empty to keep it.' : undefined} miw={220} autoComplete="off" />
+            <PasswordInput
+              label="Client secret"
+              required={!config}
+              maxLength={1024}
+              value={draft.clientSecret}
+              onChange={(e) => set('clientSecret', e.currentTarget.value)}
+              description={config ? 'Stored. Leave empty to keep it.' : undefined}
+              miw={220}
+              autoComplete="off"
+            />
           </Group>
-          <TagsInput label="Scopes" value={draft.scopes} onChange={(v) => set('scopes', v)} description="Press Enter after each; openid is needed." maxTags={20} />
-          <TagsInput label="Allowed email domains" value={draft.allowedDomains} onChange={(v) => set('allowedDomains', v)} description="Only people whose verified email is at one of these domains (exactly) sign in." maxTags={50} />
-          <TextInput label="Role claim" maxLength={128} value={draft.roleClaim} onChange={(e) => set('roleClaim', e.currentTarget.value)} description="A claim name or path such as groups or realm_access.roles; empty: roles are not mapped." />
+          <TagsInput
+            label="Scopes"
+            value={draft.scopes}
+            onChange={(v) => set('scopes', v)}
+            description="Press Enter after each; openid is needed."
+            maxTags={20}
+          />
+          <TagsInput
+            label="Allowed email domains"
+            value={draft.allowedDomains}
+            onChange={(v) => set('allowedDomains', v)}
+            description="Only people whose verified email is at one of these domains (exactly) sign in."
+            maxTags={50}
+          />
+          <TextInput
+            label="Role claim"
+            maxLength={128}
+            value={draft.roleClaim}
+            onChange={(e) => set('roleClaim', e.currentTarget.value)}
+            description="A claim name or path such as groups or realm_access.roles; empty: roles are not mapped."
+          />
           {draft.roleClaim.trim() !== '' && (
             <Stack gap="xs" role="group" aria-label="Role rules">
               {draft.roleRules.map((r, i) => (
                 // biome-ignore lint/suspicious/noArrayIndexKey: rules have no id of their own; their order is their meaning
                 <Group key={i} align="flex-end" wrap="wrap">
-                  <TextInput label="Claim value" value={r.value} maxLength={256} onChange={(e) => rule(i, { value: e.currentTarget.value })} style={{ flex: 1 }} miw={180} />
-                  <Select label="Role" data={ROLE_OPTIONS} value={r.role} onChange={(v) => v && rule(i, { role: v as Rule['role'] })} allowDeselect={false} w={180} />
-                  <Button variant="subtle" color="red" onClick={() => set('roleRules', draft.roleRules.filter((_, j) => j !== i))}>
+                  <TextInput
+                    label="Claim value"
+                    value={r.value}
+                    maxLength={256}
+                    onChange={(e) => rule(i, { value: e.currentTarget.value })}
+                    style={{ flex: 1 }}
+                    miw={180}
+                  />
+                  <Select
+                    label="Role"
+                    data={ROLE_OPTIONS}
+                    value={r.role}
+                    onChange={(v) => v && rule(i, { role: v as Rule['role'] })}
+                    allowDeselect={false}
+                    w={180}
+                  />
+                  <Button
+                    variant="subtle"
+                    color="red"
+                    onClick={() =>
+                      set(
+                        'roleRules',
+                        draft.roleRules.filter((_, j) => j !== i),
+                      )
+                    }
+                  >
                     Remove rule
                   </Button>
                 </Group>
               ))}
               <Group>
-                <Button variant="default" size="xs" onClick={() => set('roleRules', [...draft.roleRules, { value: '', role: 'VIEWER' }])} disabled={draft.roleRules.length >= 50}>
+                <Button
+                  variant="default"
+                  size="xs"
+                  onClick={() => set('roleRules', [...draft.roleRules, { value: '', role: 'VIEWER' }])}
+                  disabled={draft.roleRules.length >= 50}
+                >
                   Add rule
                 </Button>
               </Group>
             </Stack>
           )}
-          <Select label="Role when no rule matches" data={[...ROLE_OPTIONS, { value: REFUSE, label: 'Refuse sign-in' }]} value={draft.defaultRole} onChange={(v) => v && set('defaultRole', v)} allowDeselect={false} w={260} maw="100%" />
+          <Select
+            label="Role when no rule matches"
+            data={[...ROLE_OPTIONS, { value: REFUSE, label: 'Refuse sign-in' }]}
+            value={draft.defaultRole}
+            onChange={(v) => v && set('defaultRole', v)}
+            allowDeselect={false}
+            w={260}
+            maw="100%"
+          />
           <Switch label="Enabled" checked={draft.enabled} onChange={(e) => set('enabled', e.currentTarget.checked)} />
           <Switch label="Create members at first sign-in" checked={draft.jitProvisioning} onChange={(e) => set('jitProvisioning', e.currentTarget.checked)} />
           <Guarded allowed={verified} reason="An administrator must sign in once with single sign-on before it can be required.">
-            {(disabled) => <Switch label="Require single sign-on" description="Passwords and passkeys then work only for the break-glass administrators." checked={draft.enforce} disabled={disabled} onChange={(e) => set('enforce', e.currentTarget.checked)} />}
+            {(disabled) => (
+              <Switch
+                label="Require single sign-on"
+                description="Passwords and passkeys then work only for the break-glass administrators."
+                checked={draft.enforce}
+                disabled={disabled}
+                onChange={(e) => set('enforce', e.currentTarget.checked)}
+              />
+            )}
           </Guarded>
-          <Checkbox.Group label="Break-glass administrators" description="Administrators who may still sign in with a password or passkey while single sign-on is required (at most 10)." value={draft.breakGlass} onChange={(v) => set('breakGlass', v)}>
+          <Checkbox.Group
+            label="Break-glass administrators"
+            description="Administrators who may still sign in with a password or passkey while single sign-on is required (at most 10)."
+            value={draft.breakGlass}
+            onChange={(v) => set('breakGlass', v)}
+          >
             <Group gap="md" mt={6}>
               {admins.map((username) => (
                 <Checkbox key={username} value={username} label={username} disabled={!draft.breakGlass.includes(username) && draft.breakGlass.length >= 10} />
@@ -166,7 +264,13 @@ function SsoForm({ config }: { config: SsoConfig | null }) {
                 <Button variant="default" loading={test.busy} onClick={() => void runTest()}>
                   Test connection
                 </Button>
-                <ConfirmButton label="Remove single sign-on" title="Remove single sign-on?" color="red" consequence="Members sign in with passwords and passkeys only; every member's link to the identity provider is removed and single sign-on sessions end." action={remove} />
+                <ConfirmButton
+                  label="Remove single sign-on"
+                  title="Remove single sign-on?"
+                  color="red"
+                  consequence="Members sign in with passwords and passkeys only; every member's link to the identity provider is removed and single sign-on sessions end."
+                  action={remove}
+                />
               </>
             )}
           </Group>
@@ -174,7 +278,8 @@ function SsoForm({ config }: { config: SsoConfig | null }) {
           {tested && <TestOutcome result={tested} />}
           {attempt && (
             <Text size="sm" c="dimmed">
-              Last attempt <DateTime value={attempt.at} />: {attempt.outcome === 'SIGNED_IN' ? `${attempt.member} signed in as ${roleName(attempt.role ?? undefined)}` : `refused (${attempt.outcome})`}
+              Last attempt <DateTime value={attempt.at} />:{' '}
+              {attempt.outcome === 'SIGNED_IN' ? `${attempt.member} signed in as ${roleName(attempt.role ?? undefined)}` : `refused (${attempt.outcome})`}
               {attempt.emailDomain ? `, from ${attempt.emailDomain}` : ''}.
             </Text>
           )}
@@ -186,11 +291,17 @@ function SsoForm({ config }: { config: SsoConfig | null }) {
 
 function TestOutcome({ result }: { result: SsoTest }) {
   return (
-    <Alert color={result.ok ? 'green' : 'red'} variant="light" role="status" title={result.ok ? 'The identity provider answers' : 'The identity provider cannot be used yet'}>
+    <Alert
+      color={result.ok ? 'green' : 'red'}
+      variant="light"
+      role="status"
+      title={result.ok ? 'The identity provider answers' : 'The identity provider cannot be used yet'}
+    >
       <Stack gap={4}>
         {result.ok && (
           <Text size="sm">
-            {result.signingKeys} signing {result.signingKeys === 1 ? 'key' : 'keys'}; PKCE S256 {result.pkceS256 === null ? 'not advertised' : result.pkceS256 ? 'offered' : 'not offered'}.
+            {result.signingKeys} signing {result.signingKeys === 1 ? 'key' : 'keys'}; PKCE S256{' '}
+            {result.pkceS256 === null ? 'not advertised' : result.pkceS256 ? 'offered' : 'not offered'}.
           </Text>
         )}
         {result.problems.map((p) => (

@@ -47,13 +47,26 @@ function Timezone() {
               Dates in the console, the dashboard&apos;s days and licence terms&apos; calendar follow it.
               {settings.data.updatedBy && (
                 <>
-                  {' '}Changed by {settings.data.updatedBy} on <DateTime value={settings.data.updatedAt} />.
+                  {' '}
+                  Changed by {settings.data.updatedBy} on <DateTime value={settings.data.updatedAt} />.
                 </>
               )}
             </Text>
           </div>
           <Group align="flex-end">
-            <Select label="Organisation timezone" data={zones} value={zone ?? current} onChange={setZone} searchable allowDeselect={false} disabled={!admin.allowed} limit={50} nothingFoundMessage="No zone by that name" w={380} maw="100%" />
+            <Select
+              label="Organisation timezone"
+              data={zones}
+              value={zone ?? current}
+              onChange={setZone}
+              searchable
+              allowDeselect={false}
+              disabled={!admin.allowed}
+              limit={50}
+              nothingFoundMessage="No zone by that name"
+              w={380}
+              maw="100%"
+            />
             <Guarded allowed={admin.allowed} reason={admin.reason}>
               {(disabled) => (
                 <Button type="submit" loading={saveZone.busy} disabled={disabled || zone === null || zone === current}>
@@ -105,9 +118,32 @@ function OwnPassword() {
               Signed in as {me?.displayName} ({me?.username}, {roleName(me?.role)}).
             </Text>
           </div>
-          <PasswordInput label="Current password" required autoComplete="current-password" value={current} onChange={(e) => setCurrent(e.currentTarget.value)} error={problems.of('current')} />
-          <PasswordInput label="New password" description="At least 12 characters" required minLength={12} autoComplete="new-password" value={next} onChange={(e) => setNext(e.currentTarget.value)} error={problems.of('next')} />
-          <PasswordInput label="Repeat the new password" required autoComplete="new-password" value={again} onChange={(e) => setAgain(e.currentTarget.value)} error={problems.of('again') ?? (again !== '' && again !== next ? 'Not the same as the new password' : undefined)} />
+          <PasswordInput
+            label="Current password"
+            required
+            autoComplete="current-password"
+            value={current}
+            onChange={(e) => setCurrent(e.currentTarget.value)}
+            error={problems.of('current')}
+          />
+          <PasswordInput
+            label="New password"
+            description="At least 12 characters"
+            required
+            minLength={12}
+            autoComplete="new-password"
+            value={next}
+            onChange={(e) => setNext(e.currentTarget.value)}
+            error={problems.of('next')}
+          />
+          <PasswordInput
+            label="Repeat the new password"
+            required
+            autoComplete="new-password"
+            value={again}
+            onChange={(e) => setAgain(e.currentTarget.value)}
+            error={problems.of('again') ?? (again !== '' && again !== next ? 'Not the same as the new password' : undefined)}
+          />
           <ErrorText error={change.error} title="Password not changed" />
           {done && (
             <Alert color="green" variant="light" role="status">

@@ -12,7 +12,8 @@ export default function SignIn() {
   const error = params.get('ssoError');
   // Back to the page a 401 came from, as a password sign-in goes (only a path of this organisation).
   const next = params.get('next');
-  const returnTo = next?.startsWith(`/o/${slug}/`) && !next.startsWith(`/o/${slug}/api/`) && !next.includes('//') ? `?returnTo=${encodeURIComponent(next)}` : '';
+  const returnTo =
+    next?.startsWith(`/o/${slug}/`) && !next.startsWith(`/o/${slug}/api/`) && !next.includes('//') ? `?returnTo=${encodeURIComponent(next)}` : '';
   const first = (
     <>
       {error && (

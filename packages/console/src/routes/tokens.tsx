@@ -47,19 +47,72 @@ export default function Tokens() {
             empty="No API token yet."
             minWidth={980}
             columns={[
-              ['Name', (t) => (<><Text fw={500} span>{t.name}</Text><Text size="xs" c="dimmed">by {t.createdBy}, <DateTime value={t.createdAt} withTime={false} /></Text></>)],
-              ['Scopes', (t) => (<Group gap={4}>{t.scopes.map((s) => <Badge key={s} variant="light" size="sm" tt="none">{s}</Badge>)}</Group>)],
+              [
+                'Name',
+                (t) => (
+                  <>
+                    <Text fw={500} span>
+                      {t.name}
+                    </Text>
+                    <Text size="xs" c="dimmed">
+                      by {t.createdBy}, <DateTime value={t.createdAt} withTime={false} />
+                    </Text>
+                  </>
+                ),
+              ],
+              [
+                'Scopes',
+                (t) => (
+                  <Group gap={4}>
+                    {t.scopes.map((s) => (
+                      <Badge key={s} variant="light" size="sm" tt="none">
+                        {s}
+                      </Badge>
+                    ))}
+                  </Group>
+                ),
+              ],
               ['Expires', (t) => (t.expiresAt ? <DateTime value={t.expiresAt} /> : 'never')],
               ['Last used', (t) => <DateTime value={t.lastUsedAt} />],
-              ['State', (t) => (t.revokedAt ? <Badge color="red" variant="dot">revoked</Badge> : t.expiresAt && new Date(t.expiresAt) < new Date() ? <Badge color="gray" variant="dot">expired</Badge> : <Badge color="green" variant="dot">active</Badge>)],
+              [
+                'State',
+                (t) =>
+                  t.revokedAt ? (
+                    <Badge color="red" variant="dot">
+                      revoked
+                    </Badge>
+                  ) : t.expiresAt && new Date(t.expiresAt) < new Date() ? (
+                    <Badge color="gray" variant="dot">
+                      expired
+                    </Badge>
+                  ) : (
+                    <Badge color="green" variant="dot">
+                      active
+                    </Badge>
+                  ),
+              ],
               [
                 'Actions',
                 (t) => (
                   <Group gap={6}>
                     {!t.revokedAt && (
-                      <ConfirmButton compact label="Revoke" title={`Revoke ${t.name}`} color="red" consequence="Every request carrying this token is refused from now on. The record stays, so its past use remains visible." action={bound(revoke, t.id)} />
+                      <ConfirmButton
+                        compact
+                        label="Revoke"
+                        title={`Revoke ${t.name}`}
+                        color="red"
+                        consequence="Every request carrying this token is refused from now on. The record stays, so its past use remains visible."
+                        action={bound(revoke, t.id)}
+                      />
                     )}
-                    <ConfirmButton compact label="Delete" title={`Delete ${t.name}`} color="red" consequence="The token is refused and its record removed; the activity trail keeps what it did." action={bound(remove, t.id)} />
+                    <ConfirmButton
+                      compact
+                      label="Delete"
+                      title={`Delete ${t.name}`}
+                      color="red"
+                      consequence="The token is refused and its record removed; the activity trail keeps what it did."
+                      action={bound(remove, t.id)}
+                    />
                   </Group>
                 ),
               ],
@@ -109,7 +162,16 @@ function CreateToken({ onClose }: { onClose: () => void }) {
   );
   return (
     <ModalForm title="Create token" submit="Create" onClose={onClose} action={create} onSubmit={submit} done={shown || undefined} stayOpen>
-      <TextInput label="Name" description="Letters, digits, . _ and -; the activity trail shows token/<name>" required maxLength={100} value={name} onChange={(e) => setName(e.currentTarget.value)} error={problems.of('name')} data-autofocus />
+      <TextInput
+        label="Name"
+        description="Letters, digits, . _ and -; the activity trail shows token/<name>"
+        required
+        maxLength={100}
+        value={name}
+        onChange={(e) => setName(e.currentTarget.value)}
+        error={problems.of('name')}
+        data-autofocus
+      />
       <div>
         <Text size="sm" fw={500}>
           Scopes
@@ -132,16 +194,32 @@ function CreateToken({ onClose }: { onClose: () => void }) {
                 <Table.Tr key={resource}>
                   <Table.Td>{resource}</Table.Td>
                   <Table.Td>
-                    <Checkbox aria-label={`${resource}:read`} checked={has(`${resource}:read`) || implied} disabled={implied} onChange={(e) => setScope(`${resource}:read`, e.currentTarget.checked)} />
+                    <Checkbox
+                      aria-label={`${resource}:read`}
+                      checked={has(`${resource}:read`) || implied}
+                      disabled={implied}
+                      onChange={(e) => setScope(`${resource}:read`, e.currentTarget.checked)}
+                    />
                   </Table.Td>
-                  <Table.Td>{writable && <Checkbox aria-label={`${resource}:write`} checked={implied} onChange={(e) => setScope(`${resource}:write`, e.currentTarget.checked)} />}</Table.Td>
+                  <Table.Td>
+                    {writable && (
+                      <Checkbox aria-label={`${resource}:write`} checked={implied} onChange={(e) => setScope(`${resource}:write`, e.currentTarget.checked)} />
+                    )}
+                  </Table.Td>
                 </Table.Tr>
               );
             })}
           </Table.Tbody>
         </Table>
       </div>
-      <TextInput label="Expires" description="Optional; the token stops working at the end of this day (UTC)" type="date" value={expires} onChange={(e) => setExpires(e.currentTarget.value)} maw={240} />
+      <TextInput
+        label="Expires"
+        description="Optional; the token stops working at the end of this day (UTC)"
+        type="date"
+        value={expires}
+        onChange={(e) => setExpires(e.currentTarget.value)}
+        maw={240}
+      />
     </ModalForm>
   );
 }

@@ -28,7 +28,18 @@ export default function Verify() {
       <Title order={1}>Verify</Title>
       <form onSubmit={submit} noValidate>
         <Stack>
-          <Textarea label="Licence string" description="Paste the whole string a customer sent" autosize minRows={4} maxRows={10} value={text} onChange={(e) => setText(e.currentTarget.value)} required error={problems.of('text')} styles={{ input: { fontFamily: 'monospace' } }} />
+          <Textarea
+            label="Licence string"
+            description="Paste the whole string a customer sent"
+            autosize
+            minRows={4}
+            maxRows={10}
+            value={text}
+            onChange={(e) => setText(e.currentTarget.value)}
+            required
+            error={problems.of('text')}
+            styles={{ input: { fontFamily: 'monospace' } }}
+          />
           <Group>
             <Button type="submit" loading={verify.busy}>
               Verify
@@ -192,7 +203,10 @@ function Details({ r, claims }: { r: Verdict; claims: Record<string, unknown> })
               {ledger.superseded ? (
                 <>
                   <Badge color="orange">superseded</Badge>
-                  <Text size="sm">A renewal replaced it; the current term expires {ledger.currentExpiresAt ? <DateTime value={ledger.currentExpiresAt} /> : 'never (perpetual)'}.</Text>
+                  <Text size="sm">
+                    A renewal replaced it; the current term expires{' '}
+                    {ledger.currentExpiresAt ? <DateTime value={ledger.currentExpiresAt} /> : 'never (perpetual)'}.
+                  </Text>
                 </>
               ) : (
                 'current'
@@ -244,7 +258,10 @@ function Details({ r, claims }: { r: Verdict; claims: Record<string, unknown> })
           </Group>
         </Line>
         <Line label="Grace ends">
-          {r.expiry?.graceEndsAt ? <DateTime value={r.expiry.graceEndsAt} /> : '—'} <Text span size="xs" c="dimmed">({days(Number(claims.grace))})</Text>
+          {r.expiry?.graceEndsAt ? <DateTime value={r.expiry.graceEndsAt} /> : '—'}{' '}
+          <Text span size="xs" c="dimmed">
+            ({days(Number(claims.grace))})
+          </Text>
         </Line>
         <Line label="Signature">
           {r.signature}

@@ -2,7 +2,18 @@ import { Badge, Button, Checkbox, Group, NumberInput, SegmentedControl, SimpleGr
 import { useState } from 'react';
 import { bound } from '../api/action';
 import { useIsAdmin } from '../api/session';
-import { useAddWebhook, useDeleteWebhook, useDeliveries, useRedeliver, useRotateSecret, useSetWebhookEnabled, useTestWebhook, useWebhooks, type DeliveryStatus, type Endpoint } from '../api/webhooks';
+import {
+  useAddWebhook,
+  useDeleteWebhook,
+  useDeliveries,
+  useRedeliver,
+  useRotateSecret,
+  useSetWebhookEnabled,
+  useTestWebhook,
+  useWebhooks,
+  type DeliveryStatus,
+  type Endpoint,
+} from '../api/webhooks';
 import { DateTime, SecretOnce } from '../components/display';
 import { ConfirmButton, ErrorText } from '../components/feedback';
 import { ModalForm, useProblems } from '../components/modal-form';
@@ -10,7 +21,19 @@ import { RecordTable } from '../components/record-table';
 
 /** DESIGN.md 15's events, by the resource they concern. */
 const EVENTS: Array<[string, string[]]> = [
-  ['Licences', ['licence.issued', 'licence.renewed', 'licence.revoked', 'licence.reinstated', 'licence.archived', 'licence.restored', 'licence.expiring', 'licence.expired']],
+  [
+    'Licences',
+    [
+      'licence.issued',
+      'licence.renewed',
+      'licence.revoked',
+      'licence.reinstated',
+      'licence.archived',
+      'licence.restored',
+      'licence.expiring',
+      'licence.expired',
+    ],
+  ],
   ['Machines', ['machine.bound', 'machine.released', 'machine.borrowed']],
   ['Products', ['product.created', 'product.updated', 'product.deleted', 'product.key_rotated', 'product.check_token_rotated']],
   ['Customers', ['customer.created', 'customer.updated', 'customer.deleted']],
@@ -18,7 +41,13 @@ const EVENTS: Array<[string, string[]]> = [
 const SECRET_KEPT = 'the service keeps it sealed and signs with it';
 
 function Health({ endpoint }: { endpoint: Endpoint }) {
-  const [colour, text] = !endpoint.enabled ? ['gray', 'disabled'] : endpoint.failingSince ? ['red', 'failing'] : endpoint.lastDeliveryAt ? ['green', 'healthy'] : ['blue', 'no attempt yet'];
+  const [colour, text] = !endpoint.enabled
+    ? ['gray', 'disabled']
+    : endpoint.failingSince
+      ? ['red', 'failing']
+      : endpoint.lastDeliveryAt
+        ? ['green', 'healthy']
+        : ['blue', 'no attempt yet'];
   return (
     <Badge color={colour} variant="dot" tt="none" style={{ minWidth: 'max-content' }}>
       {text}
@@ -41,7 +70,9 @@ export default function Webhooks() {
     const done = await test.run(e.id);
     if (!done) return;
     const { status, attempt } = done.value;
-    setTested(status === 'delivered' ? `Test event delivered (HTTP ${attempt.httpStatus}).` : `Test event failed: ${attempt.error ?? `HTTP ${attempt.httpStatus}`}.`);
+    setTested(
+      status === 'delivered' ? `Test event delivered (HTTP ${attempt.httpStatus}).` : `Test event failed: ${attempt.error ?? `HTTP ${attempt.httpStatus}`}.`,
+    );
   };
   return (
     <Stack>
@@ -54,7 +85,8 @@ export default function Webhooks() {
       ) : (
         <>
           <Text size="sm" c="dimmed">
-            Licensing events are sent to your endpoints as signed POST requests (Standard Webhooks 1.0): verify them with its library and the endpoint’s secret. Failed deliveries are retried for about a day; an endpoint failing for five days is disabled.
+            Licensing events are sent to your endpoints as signed POST requests (Standard Webhooks 1.0): verify them with its library and the endpoint’s secret.
+            Failed deliveries are retried for about a day; an endpoint failing for five days is disabled.
           </Text>
           {tested && (
             <Text size="sm" role="status">
@@ -71,10 +103,62 @@ export default function Webhooks() {
             empty="No endpoint yet: events are not recorded until there is one."
             minWidth={900}
             columns={[
-              ['Endpoint', (e) => (<><Text fw={500} span style={{ wordBreak: 'break-all' }}>{e.url}</Text>{e.description && <Text size="xs" c="dimmed">{e.description}</Text>}</>)],
-              ['Events', (e) => (e.events.includes('*') ? 'all' : <Group gap={4}>{e.events.map((t) => <Badge key={t} variant="light" size="sm" tt="none">{t}</Badge>)}</Group>)],
-              ['Health', (e) => (<><Health endpoint={e} />{e.disabledReason && <Text size="xs" c="dimmed">{e.disabledReason}</Text>}</>)],
-              ['Last attempt', (e) => (<><DateTime value={e.lastDeliveryAt} />{e.lastDeliveryAt && <Text size="xs" c="dimmed">{e.lastStatus === null ? 'no answer' : `HTTP ${e.lastStatus}`}</Text>}</>)],
+              [
+                'Endpoint',
+                (e) => (
+                  <>
+                    <Text fw={500} span style={{ wordBreak: 'break-all' }}>
+                      {e.url}
+                    </Text>
+                    {e.description && (
+                      <Text size="xs" c="dimmed">
+                        {e.description}
+                      </Text>
+                    )}
+                  </>
+                ),
+              ],
+              [
+                'Events',
+                (e) =>
+                  e.events.includes('*') ? (
+                    'all'
+                  ) : (
+                    <Group gap={4}>
+                      {e.events.map((t) => (
+                        <Badge key={t} variant="light" size="sm" tt="none">
+                          {t}
+                        </Badge>
+                      ))}
+                    </Group>
+                  ),
+              ],
+              [
+                'Health',
+                (e) => (
+                  <>
+                    <Health endpoint={e} />
+                    {e.disabledReason && (
+                      <Text size="xs" c="dimmed">
+                        {e.disabledReason}
+                      </Text>
+                    )}
+                  </>
+                ),
+              ],
+              [
+                'Last attempt',
+                (e) => (
+                  <>
+                    <DateTime value={e.lastDeliveryAt} />
+                    {e.lastDeliveryAt && (
+                      <Text size="xs" c="dimmed">
+                        {e.lastStatus === null ? 'no answer' : `HTTP ${e.lastStatus}`}
+                      </Text>
+                    )}
+                  </>
+                ),
+              ],
               [
                 'Actions',
                 (e) => (
@@ -89,7 +173,13 @@ export default function Webhooks() {
                       Rotate secret
                     </Button>
                     {e.enabled ? (
-                      <ConfirmButton compact label="Disable" title={`Disable ${e.url}`} consequence="Nothing is sent to it while disabled; its events are kept as failed, so Recover can send them after you enable it again." action={bound(setEnabled, { id: e.id, enabled: false })} />
+                      <ConfirmButton
+                        compact
+                        label="Disable"
+                        title={`Disable ${e.url}`}
+                        consequence="Nothing is sent to it while disabled; its events are kept as failed, so Recover can send them after you enable it again."
+                        action={bound(setEnabled, { id: e.id, enabled: false })}
+                      />
                     ) : (
                       <Button variant="light" size="compact-sm" loading={setEnabled.busy} onClick={() => void setEnabled.run({ id: e.id, enabled: true })}>
                         Enable
@@ -101,7 +191,14 @@ export default function Webhooks() {
                       color="red"
                       title={`Delete ${e.url}`}
                       consequence="The endpoint and its delivery log are removed; nothing more is sent to it."
-                      action={{ ...remove, run: async () => { const done = await remove.run(e.id); if (done && shown === e.id) setShown(null); return done; } }}
+                      action={{
+                        ...remove,
+                        run: async () => {
+                          const done = await remove.run(e.id);
+                          if (done && shown === e.id) setShown(null);
+                          return done;
+                        },
+                      }}
                     />
                   </Group>
                 ),
@@ -128,7 +225,13 @@ function Deliveries({ endpoint }: { endpoint: Endpoint }) {
         <Title order={2} size="h4">
           Deliveries to {endpoint.url}
         </Title>
-        <SegmentedControl size="xs" value={status} onChange={(value) => setStatus(value as DeliveryStatus)} data={['all', 'pending', 'delivered', 'failed']} aria-label="Delivery status" />
+        <SegmentedControl
+          size="xs"
+          value={status}
+          onChange={(value) => setStatus(value as DeliveryStatus)}
+          data={['all', 'pending', 'delivered', 'failed']}
+          aria-label="Delivery status"
+        />
       </Group>
       <RecordTable
         error={deliveries.error}
@@ -138,14 +241,67 @@ function Deliveries({ endpoint }: { endpoint: Endpoint }) {
         empty="No delivery in the last 30 days."
         minWidth={900}
         columns={[
-          ['Event', (d) => (<><Text size="sm" fw={500}>{d.type}</Text><Text size="xs" c="dimmed" ff="monospace">{d.eventId}</Text></>)],
+          [
+            'Event',
+            (d) => (
+              <>
+                <Text size="sm" fw={500}>
+                  {d.type}
+                </Text>
+                <Text size="xs" c="dimmed" ff="monospace">
+                  {d.eventId}
+                </Text>
+              </>
+            ),
+          ],
           ['Raised', (d) => <DateTime value={d.createdAt} />],
-          ['Status', (d) => (<><Badge color={colour[d.status] ?? 'gray'} variant="dot" tt="none">{d.status}</Badge>{d.nextAttemptAt && <Text size="xs" c="dimmed">next <DateTime value={d.nextAttemptAt} /></Text>}</>)],
-          ['Attempts', (d) => {
-            const last = d.attempts.at(-1);
-            return d.attempts.length === 0 ? 'none' : (<><Text size="sm">{d.attempts.length}, last {last!.httpStatus === null ? 'no answer' : `HTTP ${last!.httpStatus}`} in {last!.durationMs} ms</Text>{last!.error && <Text size="xs" c="dimmed">{last!.error}</Text>}</>);
-          }],
-          ['Actions', (d) => <ConfirmButton compact label="Redeliver" title={`Redeliver ${d.type}`} consequence="The event is sent again with the same id and body, on a fresh retry schedule." action={bound(redeliver, d.eventId)} />],
+          [
+            'Status',
+            (d) => (
+              <>
+                <Badge color={colour[d.status] ?? 'gray'} variant="dot" tt="none">
+                  {d.status}
+                </Badge>
+                {d.nextAttemptAt && (
+                  <Text size="xs" c="dimmed">
+                    next <DateTime value={d.nextAttemptAt} />
+                  </Text>
+                )}
+              </>
+            ),
+          ],
+          [
+            'Attempts',
+            (d) => {
+              const last = d.attempts.at(-1);
+              return d.attempts.length === 0 ? (
+                'none'
+              ) : (
+                <>
+                  <Text size="sm">
+                    {d.attempts.length}, last {last!.httpStatus === null ? 'no answer' : `HTTP ${last!.httpStatus}`} in {last!.durationMs} ms
+                  </Text>
+                  {last!.error && (
+                    <Text size="xs" c="dimmed">
+                      {last!.error}
+                    </Text>
+                  )}
+                </>
+              );
+            },
+          ],
+          [
+            'Actions',
+            (d) => (
+              <ConfirmButton
+                compact
+                label="Redeliver"
+                title={`Redeliver ${d.type}`}
+                consequence="The event is sent again with the same id and body, on a fresh retry schedule."
+                action={bound(redeliver, d.eventId)}
+              />
+            ),
+          ],
         ]}
       />
     </Stack>
@@ -187,7 +343,16 @@ function AddEndpoint({ onClose }: { onClose: () => void }) {
   );
   return (
     <ModalForm title="Add endpoint" submit="Add" onClose={onClose} action={add} onSubmit={submit} done={shown || undefined} stayOpen>
-      <TextInput label="URL" description="https:// to a public address" required maxLength={2048} value={url} onChange={(e) => setUrl(e.currentTarget.value)} error={problems.of('url')} data-autofocus />
+      <TextInput
+        label="URL"
+        description="https:// to a public address"
+        required
+        maxLength={2048}
+        value={url}
+        onChange={(e) => setUrl(e.currentTarget.value)}
+        error={problems.of('url')}
+        data-autofocus
+      />
       <TextInput label="Description" maxLength={500} value={description} onChange={(e) => setDescription(e.currentTarget.value)} />
       <Checkbox label="All events, including those added later" checked={all} onChange={(e) => setAll(e.currentTarget.checked)} />
       {!all && (
@@ -232,7 +397,10 @@ function RotateSecret({ endpoint, onClose }: { endpoint: Endpoint; onClose: () =
   );
   return (
     <ModalForm title="Rotate secret" submit="Rotate secret" onClose={onClose} action={rotate} onSubmit={submit} done={shown || undefined} stayOpen>
-      <Text size="sm">A new secret signs every delivery to {endpoint.url} from now on. During the overlap the current one signs beside it, so receivers can switch without missing a delivery.</Text>
+      <Text size="sm">
+        A new secret signs every delivery to {endpoint.url} from now on. During the overlap the current one signs beside it, so receivers can switch without
+        missing a delivery.
+      </Text>
       <NumberInput label="Overlap (hours)" min={0} max={168} allowDecimal={false} value={overlap} onChange={setOverlap} maw={200} />
     </ModalForm>
   );

@@ -34,7 +34,13 @@ export async function updateActivation(t: Tenant, id: number, set: Updateable<Ai
 
 /** Ends the installation's (`dpk`) live activations of a seat. */
 export async function endActivationsOf(t: Tenant, bindingId: number, dpk: string, endedBy: string, now: number): Promise<void> {
-  await t.updateTable('air_gap_activations').set({ ended_at: now, ended_by: endedBy }).where('binding_id', '=', bindingId).where('dpk', '=', dpk).where('ended_at', 'is', null).execute();
+  await t
+    .updateTable('air_gap_activations')
+    .set({ ended_at: now, ended_by: endedBy })
+    .where('binding_id', '=', bindingId)
+    .where('dpk', '=', dpk)
+    .where('ended_at', 'is', null)
+    .execute();
 }
 
 /** Stores a signed response unless one is stored already; answers the stored one. */

@@ -9,7 +9,10 @@ import { activateAirGapped, deactivateAirGapped, type AirGapCaller } from './ser
 
 // Texts may arrive in groups of five with spaces and line breaks; well-formed ones are under 1,000 characters.
 const Text = (description: string) => Type.String({ minLength: 1, maxLength: 8192, description });
-const ActivationBody = Type.Object({ request: Text('The `SVCA1.…` text the application showed, as pasted or typed (whitespace is ignored).') }, { additionalProperties: false });
+const ActivationBody = Type.Object(
+  { request: Text('The `SVCA1.…` text the application showed, as pasted or typed (whitespace is ignored).') },
+  { additionalProperties: false },
+);
 const Activation = Type.Object({
   machineId: Type.Integer(),
   activationId: Type.String(),
@@ -63,7 +66,14 @@ export function airGapRoutes(keyring: Keyring, realm: AirGapRealm): FastifyPlugi
       `${realm.prefix}/:lid/air-gap-activations`,
       {
         config: { access: realm.access },
-        schema: { summary: realm.summaries.activate, description: activationDescription, tags, params: LidParams, body: ActivationBody, response: responses({ 200: Activation, 201: Activation }, [409]) },
+        schema: {
+          summary: realm.summaries.activate,
+          description: activationDescription,
+          tags,
+          params: LidParams,
+          body: ActivationBody,
+          response: responses({ 200: Activation, 201: Activation }, [409]),
+        },
       },
       async (request, reply) => {
         const caller = await realm.caller(request, request.params.lid);

@@ -21,7 +21,17 @@ import { findProductRow } from '../products/repo.js';
 import { addRebinds, insertBinding, liveBindings, markReleased, updateBinding, type BindingRow } from '../seats/repo.js';
 import { selfReleasesInWindow } from '../seats/self-release.js';
 import { machineData } from '../seats/service.js';
-import { activationByNonce, activationKey, endActivationsOf, findActivation, insertActivation, sharingActivation, storeResponse, updateActivation, type ActivationRow } from './repo.js';
+import {
+  activationByNonce,
+  activationKey,
+  endActivationsOf,
+  findActivation,
+  insertActivation,
+  sharingActivation,
+  storeResponse,
+  updateActivation,
+  type ActivationRow,
+} from './repo.js';
 
 /** Who activates or deactivates: an operator (Management API) or a customer (portal). */
 export interface AirGapCaller {
@@ -37,8 +47,7 @@ const DAY_MS = 86_400_000;
 const REQUEST_LIFETIME_MS = 7 * DAY_MS;
 const seconds = (ms: number) => Math.floor(ms / 1000);
 
-const within = <T>(caller: AirGapCaller, work: (t: Tenant) => Promise<T>) =>
-  transaction(caller.database, (trx) => work(tenant(trx, caller.tenant.orgId)));
+const within = <T>(caller: AirGapCaller, work: (t: Tenant) => Promise<T>) => transaction(caller.database, (trx) => work(tenant(trx, caller.tenant.orgId)));
 
 /** A text as a person pasted or typed it, parsed; a malformed one is a 400 naming the field. */
 function read<T>(field: string, text: string, parse: (text: string) => T): T {
@@ -105,26 +114,37 @@ export async function activateAirGapped(caller: AirGapCaller, keyring: Keyring, 
       await endActivationsOf(t, seat.id, fields.dpk, caller.actor.name, now);
     } else {
       if (live.length >= row.max_machines) throw refused(`all ${row.max_machines} seats of this licence are taken: release a machine first`, 'SEATS_FULL');
-      seat = await insertBinding(t, { licence_id: row.id, fingerprint: fields.fp, parts, bound_at: now, released_at: null, released_by: null, at_issue: 0, label: null, last_seen_at: null, lease_ends_at: until });
+      seat = await insertBinding(t, {
+        licence_id: row.id,
+        fingerprint: fields.fp,
+        parts,
+        bound_at: now,
+        released_at: null,
+        released_by: null,
+        at_issue: 0,
+        label: null,
+        last_seen_at: null,
+        lease_ends_at: until,
+      });
     }
     const activation = await insertActivation(t, {
-        licence_id: row.id,
-        binding_id: seat.id,
-        request: request.text,
-        nonce: fields.nonce,
-        dpk: fields.dpk,
-        fingerprint: fields.fp,
-        status,
-        issued_at: seconds(now) * 1000,
-        bound_at: seat.bound_at,
-        until,
-        response: null,
-        created_by: caller.actor.name,
-        ended_at: null,
-        ended_by: null,
-        released: null,
-        counted: 0,
-      });
+      licence_id: row.id,
+      binding_id: seat.id,
+      request: request.text,
+      nonce: fields.nonce,
+      dpk: fields.dpk,
+      fingerprint: fields.fp,
+      status,
+      issued_at: seconds(now) * 1000,
+      bound_at: seat.bound_at,
+      until,
+      response: null,
+      created_by: caller.actor.name,
+      ended_at: null,
+      ended_by: null,
+      released: null,
+      counted: 0,
+    });
     await recordAudit(t, caller, {
       action: 'machine.bound',
       subjectType: 'machine',
@@ -140,7 +160,12 @@ export async function activateAirGapped(caller: AirGapCaller, keyring: Keyring, 
   const { activation } = made;
   return {
     created: made.created,
-    answer: { machineId: activation.binding_id, activationId: String(activation.id), until: iso(activation.until), response: await responseOf(caller, keyring, licence, activation) },
+    answer: {
+      machineId: activation.binding_id,
+      activationId: String(activation.id),
+      until: iso(activation.until),
+      response: await responseOf(caller, keyring, licence, activation),
+    },
   };
 }
 

@@ -98,7 +98,13 @@ export const EXPIRING_WINDOW_MS = 7 * 86_400_000;
  * raised already: the mark is unique per term, so another instance, or this one after a
  * restart, finding the same term writes nothing.
  */
-export async function recordTermEvent(t: Tenant, now: number, kind: 'expiring' | 'expired', term: { licenceId: number; termVersion: number }, data: EventData): Promise<void> {
+export async function recordTermEvent(
+  t: Tenant,
+  now: number,
+  kind: 'expiring' | 'expired',
+  term: { licenceId: number; termVersion: number },
+  data: EventData,
+): Promise<void> {
   if (!(await insertTermMark(t, term.licenceId, kind, term.termVersion))) return;
   await insertEvent(t, newEventId(), now, `licence.${kind}`, await data());
 }

@@ -4,7 +4,14 @@ export async function insertEntry(
   t: Tenant,
   actor: string,
   at: number,
-  entry: { action: string; subjectType: string; subjectId?: string | number | null | undefined; lid?: string | null | undefined; summary: string; details?: Record<string, unknown> | null },
+  entry: {
+    action: string;
+    subjectType: string;
+    subjectId?: string | number | null | undefined;
+    lid?: string | null | undefined;
+    summary: string;
+    details?: Record<string, unknown> | null;
+  },
 ): Promise<void> {
   await t
     .insertInto('audit_entries', {
@@ -21,7 +28,12 @@ export async function insertEntry(
 }
 
 /** A page of the organisation's audit trail, newest first, narrowed by licence, exact action and actor, and how many entries match. */
-export async function auditPage(t: Tenant, filter: { lid?: string | undefined; action?: string | undefined; actor?: string | undefined }, limit: number, offset: number) {
+export async function auditPage(
+  t: Tenant,
+  filter: { lid?: string | undefined; action?: string | undefined; actor?: string | undefined },
+  limit: number,
+  offset: number,
+) {
   let query = t.selectFrom('audit_entries');
   if (filter.lid !== undefined) query = query.where('lid', '=', filter.lid);
   if (filter.action !== undefined) query = query.where('action', '=', filter.action);

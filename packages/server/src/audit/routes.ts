@@ -3,19 +3,17 @@ import { Type } from 'typebox';
 import { Nullable, PageQuery, Paged, responses, Timestamp } from '../core/schemas.js';
 import { listAudit } from './service.js';
 
-export const AuditEntry = Type.Object(
-  {
-    id: Type.Integer(),
-    at: Timestamp,
-    actor: Type.String({ description: 'A username, `token/<name>`, or `check`.' }),
-    action: Type.String({ description: 'Dotted name, e.g. `licence.issued`.' }),
-    subjectType: Type.String(),
-    subjectId: Nullable(Type.String()),
-    lid: Nullable(Type.String()),
-    summary: Type.String(),
-    details: Nullable(Type.Object({}, { additionalProperties: true })),
-  },
-);
+export const AuditEntry = Type.Object({
+  id: Type.Integer(),
+  at: Timestamp,
+  actor: Type.String({ description: 'A username, `token/<name>`, or `check`.' }),
+  action: Type.String({ description: 'Dotted name, e.g. `licence.issued`.' }),
+  subjectType: Type.String(),
+  subjectId: Nullable(Type.String()),
+  lid: Nullable(Type.String()),
+  summary: Type.String(),
+  details: Nullable(Type.Object({}, { additionalProperties: true })),
+});
 
 /** The two activity listings' query: a page, narrowed by exact action and actor. */
 export const ActivityQuery = Type.Object(

@@ -87,7 +87,10 @@ async function sessionActor(database: Database, value: string, org: Organisation
   // DESIGN.md 21, judged when read: an SSO session ends 12 hours after its sign-in and with the
   // configuration; one opened by a password or passkey ends when enforcement shuts its member out.
   const sso = { enforce: row.sso_enforce, break_glass: row.sso_break_glass };
-  if ((row.hard_end !== null && row.hard_end <= now) || (row.method === 'sso' ? row.sso_id === null : shutOutBySso(sso, { id: row.user_id, role: row.role, active: row.active }))) {
+  if (
+    (row.hard_end !== null && row.hard_end <= now) ||
+    (row.method === 'sso' ? row.sso_id === null : shutOutBySso(sso, { id: row.user_id, role: row.role, active: row.active }))
+  ) {
     throw unauthorized('session expired or signed out');
   }
   if (row.org_id !== org.id) throw forbidden('this credential belongs to another organisation');

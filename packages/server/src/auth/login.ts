@@ -38,7 +38,13 @@ function retryAfter(times: number[], limit: number, now: number): number | null 
  */
 export function throttle(failures: Array<{ at: number; username: string | null }>, username: string, limit: number, now: number) {
   const all = failures.map((f) => f.at).reverse();
-  const pair = username === NO_USERNAME ? [] : failures.filter((f) => f.username === username).map((f) => f.at).reverse();
+  const pair =
+    username === NO_USERNAME
+      ? []
+      : failures
+          .filter((f) => f.username === username)
+          .map((f) => f.at)
+          .reverse();
   const wait = Math.max(retryAfter(pair, limit, now) ?? 0, retryAfter(all, limit * ADDRESS_FACTOR, now) ?? 0);
   if (wait > 0) throw tooManyRequests('too many failed sign-in attempts: try again later', wait);
 }
@@ -74,15 +80,40 @@ export async function signInGate(database: Database, config: Pick<Config, 'login
  * Opens a session for a member who proved who they are; clears their failures from this address.
  * While single sign-on is enforced only a break-glass member gets here, and the sign-in is audited.
  */
-export async function openSession(database: Database, org: Organisation, user: UserRow, username: string, address: string, now: number, method: 'password' | 'passkey' = 'password'): Promise<LoginResult> {
+export async function openSession(
+  database: Database,
+  org: Organisation,
+  user: UserRow,
+  username: string,
+  address: string,
+  now: number,
+  method: 'password' | 'passkey' = 'password',
+): Promise<LoginResult> {
   const cookieValue = newSecret();
   await database.db.transaction().execute(async (trx) => {
     const tt = tenant(trx, org.id);
     await clearFailures(tt, username, address);
-    await insertSession(tt, { id: sha256Hex(cookieValue), user_id: user.id, created_at: now, last_seen_at: now, expires_at: now + SESSION_LIFETIME_MS, method });
+    await insertSession(tt, {
+      id: sha256Hex(cookieValue),
+      user_id: user.id,
+      created_at: now,
+      last_seen_at: now,
+      expires_at: now + SESSION_LIFETIME_MS,
+      method,
+    });
     await stampLogin(tt, user.id, now);
     if (ssoEnforced(await ssoEnforcement(tt))) {
-      await recordAudit(tt, { actor: { name: user.username }, now }, { action: 'auth.break_glass_login', subjectType: 'user', subjectId: user.id, summary: `${user.username} signed in with a ${method} while single sign-on is required (break-glass)`, details: { method } });
+      await recordAudit(
+        tt,
+        { actor: { name: user.username }, now },
+        {
+          action: 'auth.break_glass_login',
+          subjectType: 'user',
+          subjectId: user.id,
+          summary: `${user.username} signed in with a ${method} while single sign-on is required (break-glass)`,
+          details: { method },
+        },
+      );
     }
   });
   return { cookieValue, user };

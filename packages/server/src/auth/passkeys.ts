@@ -35,8 +35,14 @@ export function memberPasskeys(database: Database, config: Config, version: stri
         add: { summary: 'Add a passkey', description },
         list: { summary: 'Your passkeys', description },
         delete: { summary: 'Delete one of your passkeys', description },
-        startSignIn: { summary: 'Start a passkey sign-in', description: 'The challenge is single-use, lasts five minutes and belongs to this organisation. 60 a minute per address.' },
-        signIn: { summary: 'Sign in with a passkey', description: 'Sets the session cookie as a password sign-in does. Every failure is the same 401, counted in the sign-in limits.' },
+        startSignIn: {
+          summary: 'Start a passkey sign-in',
+          description: 'The challenge is single-use, lasts five minutes and belongs to this organisation. 60 a minute per address.',
+        },
+        signIn: {
+          summary: 'Sign in with a passkey',
+          description: 'Sets the session cookie as a password sign-in does. Every failure is the same 401, counted in the sign-in limits.',
+        },
       },
     },
     book: (request) => ({ realm: `org:${request.org.id}`, orgId: request.org.id }),

@@ -45,7 +45,15 @@ export const findPlatformSession = (db: Db, id: string) =>
   db
     .selectFrom('platform_sessions')
     .innerJoin('platform_accounts', 'platform_accounts.id', 'platform_sessions.account_id')
-    .select(['platform_sessions.last_seen_at', 'platform_sessions.expires_at', 'platform_accounts.id as account_id', 'platform_accounts.username', 'platform_accounts.display_name', 'platform_accounts.role', 'platform_accounts.active'])
+    .select([
+      'platform_sessions.last_seen_at',
+      'platform_sessions.expires_at',
+      'platform_accounts.id as account_id',
+      'platform_accounts.username',
+      'platform_accounts.display_name',
+      'platform_accounts.role',
+      'platform_accounts.active',
+    ])
     .where('platform_sessions.id', '=', id)
     .executeTakeFirst();
 
@@ -55,7 +63,14 @@ export async function stampPlatformSession(db: Db, id: string, now: number, expi
 
 /** Failed sign-ins from an address since `since`, newest first, in every organisation (DESIGN.md 4 limits the address across them). */
 export const recentFailures = (db: Db, address: string, since: number, limit: number) =>
-  db.selectFrom('login_failures').select(['at', 'org_id', 'username']).where('address', '=', address).where('at', '>', since).orderBy('at', 'desc').limit(limit).execute();
+  db
+    .selectFrom('login_failures')
+    .select(['at', 'org_id', 'username'])
+    .where('address', '=', address)
+    .where('at', '>', since)
+    .orderBy('at', 'desc')
+    .limit(limit)
+    .execute();
 
 /** Records a failed sign-in, and forgets those older than `before`, which no longer count for anyone. */
 export async function insertFailure(t: Tenant, username: string, address: string, now: number, before: number): Promise<void> {
@@ -69,7 +84,16 @@ export async function clearFailures(t: Tenant, username: string, address: string
 
 export async function insertSession(
   t: Tenant,
-  values: { id: string; user_id: number; created_at: number; last_seen_at: number; expires_at: number; method?: 'password' | 'passkey' | 'sso'; sso_at?: number; hard_end?: number },
+  values: {
+    id: string;
+    user_id: number;
+    created_at: number;
+    last_seen_at: number;
+    expires_at: number;
+    method?: 'password' | 'passkey' | 'sso';
+    sso_at?: number;
+    hard_end?: number;
+  },
 ): Promise<void> {
   await t.insertInto('sessions', values).execute();
 }

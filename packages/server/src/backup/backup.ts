@@ -31,7 +31,10 @@ async function sqliteSnapshot<T>(file: string, work: (snapshot: Snapshot) => Pro
       query: async (text) => connection.prepare(text).all() as Array<Record<string, unknown>>,
       async *rows(table) {
         let batch: unknown[][] = [];
-        for (const row of connection.prepare(`select ${columnList(table)} from "${table.name}"`).raw(true).iterate()) {
+        for (const row of connection
+          .prepare(`select ${columnList(table)} from "${table.name}"`)
+          .raw(true)
+          .iterate()) {
           batch.push(row as unknown[]);
           if (batch.length === BATCH) {
             yield batch;
@@ -131,4 +134,3 @@ export async function backup(config: Pick<Config, 'databaseUrl' | 'dataDir'>, fi
     progress.end();
   }
 }
-

@@ -10,7 +10,11 @@ const SILENT: Progress = { table() {}, advance() {}, end() {} };
 const EVERY_MS = 250;
 
 const duration = (seconds: number) =>
-  seconds >= 3600 ? `${Math.floor(seconds / 3600)} h ${Math.round((seconds % 3600) / 60)} min` : seconds >= 60 ? `${Math.floor(seconds / 60)} min ${Math.round(seconds % 60)} s` : `${Math.round(seconds)} s`;
+  seconds >= 3600
+    ? `${Math.floor(seconds / 3600)} h ${Math.round((seconds % 3600) / 60)} min`
+    : seconds >= 60
+      ? `${Math.floor(seconds / 60)} min ${Math.round(seconds % 60)} s`
+      : `${Math.round(seconds)} s`;
 
 type Output = Pick<NodeJS.WriteStream, 'isTTY' | 'write'>;
 

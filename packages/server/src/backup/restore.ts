@@ -67,7 +67,8 @@ async function setIndexesAside(trx: Kysely<any>, dialect: Database['dialect']): 
           `select 'index' as type, indexname as name, indexdef as sql from pg_indexes
            where schemaname = current_schema() and indexname not in (select conname from pg_constraint where connamespace = current_schema()::regnamespace)`,
         );
-  const searchIndexes = dialect === 'sqlite' ? await query(`select name from sqlite_master where type = 'table' and lower(sql) like 'create virtual table%'`) : [];
+  const searchIndexes =
+    dialect === 'sqlite' ? await query(`select name from sqlite_master where type = 'table' and lower(sql) like 'create virtual table%'`) : [];
   for (const { type, name } of objects) await query(`drop ${String(type)} "${String(name)}"`);
   return async () => {
     for (const { sql: definition } of objects) await query(String(definition));
@@ -89,7 +90,8 @@ async function insertRows(trx: Kysely<any>, dialect: Database['dialect'], table:
     const batch = rows.slice(i, i + perInsert);
     const values: unknown[] = [];
     const tuples = batch.map((row) => {
-      if (row.length !== columns.length) throw new Error(`the backup file is not usable: a row of ${table.name} has ${row.length} values for ${columns.length} columns`);
+      if (row.length !== columns.length)
+        throw new Error(`the backup file is not usable: a row of ${table.name} has ${row.length} values for ${columns.length} columns`);
       const start = values.length;
       values.push(...row);
       return `(${row.map((_, j) => (dialect === 'postgres' ? `$${start + j + 1}` : '?')).join(', ')})`;
@@ -118,7 +120,11 @@ export async function restore(database: Database, file: string, progress: Progre
   const size = fs.statSync(file).size;
   let read = 0;
   let header: Header | null = null;
-  const lines = readBackup(file, (h) => void (header = h), (bytes) => (read += bytes));
+  const lines = readBackup(
+    file,
+    (h) => void (header = h),
+    (bytes) => (read += bytes),
+  );
   // Reads the header (and the first table's line) before anything is made.
   let first: IteratorResult<Line>;
   let schema: string;
@@ -153,7 +159,9 @@ export async function restore(database: Database, file: string, progress: Progre
         for (const table of tables.values()) {
           if (table.identity === null) continue;
           // The next id generated is past every id restored.
-          await sql`select setval(pg_get_serial_sequence(${table.name}, ${table.identity}), coalesce(max(${sql.id(table.identity)}), 0) + 1, false) from ${sql.table(table.name)}`.execute(trx);
+          await sql`select setval(pg_get_serial_sequence(${table.name}, ${table.identity}), coalesce(max(${sql.id(table.identity)}), 0) + 1, false) from ${sql.table(table.name)}`.execute(
+            trx,
+          );
         }
       }
     });

@@ -78,7 +78,7 @@ export async function baseTables(dialect: DialectName, query: CatalogQuery): Pro
     tables.set(name, {
       name,
       columns: columns.map((c) => checkedName(c.name)),
-      identity: columns.find((c) => c.is_identity === true)?.name as string | undefined ?? null,
+      identity: (columns.find((c) => c.is_identity === true)?.name as string | undefined) ?? null,
       parents: parents.map((p) => String(p.parent)).filter((p) => p !== name),
     });
   }

@@ -46,7 +46,10 @@ export async function backupBeforeMigrating(config: Config, log: Log): Promise<s
       `the master key these backups need is the generated one in ${path.join(config.dataDir, 'master.key')}, in the same data dir: keep a copy of it elsewhere, or set LICENSOR_MASTER_KEY`,
     );
   }
-  const kept = fs.readdirSync(config.backupDir).filter((name) => NAME.test(name)).sort();
+  const kept = fs
+    .readdirSync(config.backupDir)
+    .filter((name) => NAME.test(name))
+    .sort();
   for (const old of kept.slice(0, -KEEP)) fs.rmSync(path.join(config.backupDir, old));
   return file;
 }

@@ -28,7 +28,10 @@ export class CheckWrites {
   private writing: Promise<void> = Promise.resolve();
   private readonly timer: NodeJS.Timeout;
 
-  constructor(private readonly database: Database, private readonly onError: (err: unknown) => void) {
+  constructor(
+    private readonly database: Database,
+    private readonly onError: (err: unknown) => void,
+  ) {
     this.timer = setInterval(() => void this.flush(), FLUSH_MS).unref();
   }
 
@@ -101,7 +104,8 @@ export class CheckWrites {
         },
       })),
       ...chunks(seats).map((chunk) => ({
-        run: (trx: Trx) => stampSeats(tenant(trx, chunk[0]![1].orgId), JSON.stringify(chunk.map(([id, stamp]) => [id, stamp.seenAt ?? null, stamp.label ?? null]))),
+        run: (trx: Trx) =>
+          stampSeats(tenant(trx, chunk[0]![1].orgId), JSON.stringify(chunk.map(([id, stamp]) => [id, stamp.seenAt ?? null, stamp.label ?? null]))),
         keep: () => {
           for (const [id, stamp] of chunk) this.seats.set(id, { ...stamp, ...this.seats.get(id) });
         },

@@ -57,7 +57,16 @@ export interface CheckGate {
  * route's work finds the product changed, the request is judged again on the product read afresh
  * and the work runs once more.
  */
-export function checkGates({ database, keyring, config, limiter, organisations, writes, usageCounters, countTrial }: GateDeps): Record<CheckRoute | 'trial', CheckGate> {
+export function checkGates({
+  database,
+  keyring,
+  config,
+  limiter,
+  organisations,
+  writes,
+  usageCounters,
+  countTrial,
+}: GateDeps): Record<CheckRoute | 'trial', CheckGate> {
   const products = new CheckProductCache(keyring);
   const tokens = new TokenDigests();
   const verified = new VerifiedLicences();

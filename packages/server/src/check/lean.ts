@@ -46,10 +46,16 @@ export interface LeanDeps {
  */
 export function leanCheckHandler(deps: LeanDeps): (req: IncomingMessage, res: ServerResponse) => boolean {
   const validators = Object.fromEntries(
-    ROUTES.map(([route, { body }]) => [route, validatorCompiler({ schema: body, method: 'POST', url: '', httpPart: 'body' }) as ((body: unknown) => boolean) & { errors?: unknown[] | null }]),
+    ROUTES.map(([route, { body }]) => [
+      route,
+      validatorCompiler({ schema: body, method: 'POST', url: '', httpPart: 'body' }) as ((body: unknown) => boolean) & { errors?: unknown[] | null },
+    ]),
   ) as Record<CheckRoute, ((body: unknown) => boolean) & { errors?: unknown[] | null }>;
   // Fastify serialises a route's answer with fast-json-stringify from its response schema: in the schema's property order, unknown properties dropped.
-  const serializers = Object.fromEntries(ROUTES.map(([route, { answer }]) => [route, fastJsonStringify(answer)])) as Record<CheckRoute, (value: unknown) => string>;
+  const serializers = Object.fromEntries(ROUTES.map(([route, { answer }]) => [route, fastJsonStringify(answer)])) as Record<
+    CheckRoute,
+    (value: unknown) => string
+  >;
   const trustAll = () => true;
   // Fastify's disabled logger (`logger: false`, the OpenAPI build) has no isLevelEnabled.
   const logRequests = deps.log.isLevelEnabled?.('info') === true;

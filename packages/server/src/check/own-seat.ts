@@ -8,7 +8,20 @@ import { liveBindings, markReleased } from '../seats/repo.js';
 import { releaseSelf } from '../seats/self-release.js';
 import { machineData } from '../seats/service.js';
 import { writeLease } from '../seats/leases.js';
-import { answer, findTerm, SELF, leaseWrite, lockedTerm, readPresented, seatOf, type CheckAnswer, type CheckScope, type Presented, type Term, type Verdict } from './service.js';
+import {
+  answer,
+  findTerm,
+  SELF,
+  leaseWrite,
+  lockedTerm,
+  readPresented,
+  seatOf,
+  type CheckAnswer,
+  type CheckScope,
+  type Presented,
+  type Term,
+  type Verdict,
+} from './service.js';
 
 /** This machine's live lease on a floating licence: its exact fingerprint's row (DESIGN.md 13). */
 const heldLease = (term: Term) => (term.mine !== undefined && term.bindings.includes(term.mine) ? term.mine : undefined);
@@ -27,7 +40,10 @@ export async function fetchLicence(scope: CheckScope, body: { license: string; f
   if (graceEnd !== null && Math.floor(scope.now / 1000) >= graceEnd) throw forbidden('the presented licence is past its grace end');
   if (term.bindings.length === 0) throw forbidden('the licence is not bound to any machine yet: check first');
   const holds = term.licence.floating ? heldLease(term) : seatOf(term.bindings, presented, presented.claims.fpn ?? scope.product.fingerprintNeed);
-  if (!holds) throw forbidden(term.licence.floating ? 'this machine holds no live lease of the licence: check first' : 'this fingerprint matches no machine bound to the licence');
+  if (!holds)
+    throw forbidden(
+      term.licence.floating ? 'this machine holds no live lease of the licence: check first' : 'this fingerprint matches no machine bound to the licence',
+    );
   return { license: term.licence.licence_string };
 }
 
@@ -65,7 +81,12 @@ export async function releaseOwnSeat(scope: CheckScope, body: { license: string;
     const seat = seats.find((s) => s.parts === parts);
     if (!seat) return refused('NO_SEAT');
     if (seat.at_issue === 1) return refused('AT_ISSUE');
-    await releaseSelf(t, { licenceId: term.licence.id, lid, bindingId: seat.id, parts: seat.parts, lease_ends_at: seat.lease_ends_at }, scope.product.selfReleaseLimit, { actor: SELF, now: scope.now });
+    await releaseSelf(
+      t,
+      { licenceId: term.licence.id, lid, bindingId: seat.id, parts: seat.parts, lease_ends_at: seat.lease_ends_at },
+      scope.product.selfReleaseLimit,
+      { actor: SELF, now: scope.now },
+    );
     return released;
   });
 }

@@ -66,7 +66,10 @@ export class VerifiedLicences {
     const remembered = this.verified.get(digest);
     if (remembered?.keys === keys) return remembered;
     const parsed = parseLicence(text);
-    const publicKey = verifyLicence(parsed, keys.map((k) => k.publicKey));
+    const publicKey = verifyLicence(
+      parsed,
+      keys.map((k) => k.publicKey),
+    );
     if (publicKey === null) return null;
     const found = { parsed, key: keys.find((k) => k.publicKey === publicKey)!, keys };
     this.verified.set(digest, found);

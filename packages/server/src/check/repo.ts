@@ -52,13 +52,16 @@ export const readLicenceRows = preparedQuery((t, productId: number, lid: string,
     .selectFrom('products')
     .select([
       'products.version as product_version',
-      sql<string | unknown[] | null>`(select ${array([...refs(LICENCE_COLUMNS, 'l'), stamp, live])} from licences l where l.org_id = products.org_id and l.lid = ${lid})`.as('licence'),
+      sql<
+        string | unknown[] | null
+      >`(select ${array([...refs(LICENCE_COLUMNS, 'l'), stamp, live])} from licences l where l.org_id = products.org_id and l.lid = ${lid})`.as('licence'),
     ])
     .where('products.id', '=', productId);
 });
 
 /** The licence strings of a licence's superseded terms. */
-export const supersededStrings = (t: Tenant, licenceId: number) => t.selectFrom('licence_versions').select('licence_string').where('licence_id', '=', licenceId).execute();
+export const supersededStrings = (t: Tenant, licenceId: number) =>
+  t.selectFrom('licence_versions').select('licence_string').where('licence_id', '=', licenceId).execute();
 
 /**
  * A chunk's stamps as rows `s` of a JSON array of arrays, one statement for the chunk: on
@@ -76,7 +79,12 @@ const stampRows = (t: Tenant, json: string, columns: Array<[name: string, type: 
 export const stampLicences = preparedQuery((t, json: string, intervalMs: number) =>
   t
     .updateTable('licence_stamps')
-    .from(stampRows(t, json, [['id', 'bigint'], ['at', 'bigint']]).as('s'))
+    .from(
+      stampRows(t, json, [
+        ['id', 'bigint'],
+        ['at', 'bigint'],
+      ]).as('s'),
+    )
     .set({ last_checked_at: sql`s.at` })
     .whereRef('licence_stamps.licence_id', '=', sql.ref('s.id'))
     .where(sql<boolean>`(licence_stamps.last_checked_at is null or licence_stamps.last_checked_at <= s.at - ${intervalMs})`),
@@ -85,7 +93,13 @@ export const stampLicences = preparedQuery((t, json: string, intervalMs: number)
 export const stampSeats = preparedQuery((t, json: string) =>
   t
     .updateTable('machine_bindings')
-    .from(stampRows(t, json, [['id', 'bigint'], ['seen', 'bigint'], ['label', 'text']]).as('s'))
+    .from(
+      stampRows(t, json, [
+        ['id', 'bigint'],
+        ['seen', 'bigint'],
+        ['label', 'text'],
+      ]).as('s'),
+    )
     .set({ last_seen_at: sql`coalesce(s.seen, machine_bindings.last_seen_at)`, label: sql`coalesce(s.label, machine_bindings.label)` })
     .whereRef('machine_bindings.id', '=', sql.ref('s.id')),
 );

@@ -41,7 +41,9 @@ export function checkRoutes(gates: Record<CheckRoute | 'trial', CheckGate>): Fas
   return async (app) => {
     app.decorateRequest('checkScope', null as unknown as CheckScope);
     const security = 'Authorization: Bearer `svcc_<checkId>_<secret>` (the product’s check token) and Content-Type: application/json.';
-    for (const [route, { body, answer, summary, description, errors }] of Object.entries(CHECK_ROUTES) as Array<[CheckRoute, (typeof CHECK_ROUTES)[CheckRoute]]>) {
+    for (const [route, { body, answer, summary, description, errors }] of Object.entries(CHECK_ROUTES) as Array<
+      [CheckRoute, (typeof CHECK_ROUTES)[CheckRoute]]
+    >) {
       const gate = fastifyGate(gates[route]);
       app.post(
         `/public/license/:checkId/${route}`,

@@ -30,7 +30,9 @@ export const CheckAnswer = Type.Object({
       description: 'Signed. Omitted for UNKNOWN_LICENCE; for SUPERSEDED, the presented term’s own calendar status.',
     }),
   ),
-  valid: Type.Boolean({ description: 'Not signed: true exactly when the signed status is ACTIVE or GRACE and boundAt is present (except SUPERSEDED, always false).' }),
+  valid: Type.Boolean({
+    description: 'Not signed: true exactly when the signed status is ACTIVE or GRACE and boundAt is present (except SUPERSEDED, always false).',
+  }),
   lid: Type.String(),
   boundAt: Type.Optional(Type.String({ format: 'date-time', description: "Signed. When this machine's seat was bound; omitted when it holds none." })),
   checkedAt: Type.String({ format: 'date-time', description: 'Signed; equals serverTime.' }),
@@ -39,11 +41,13 @@ export const CheckAnswer = Type.Object({
   leaseEndsAt: Type.Optional(
     Type.String({
       format: 'date-time',
-      description: 'Signed (SVCR2). A floating licence: when this machine\'s lease ends unless renewed; omitted when it holds none or the status is not ACTIVE or GRACE.',
+      description:
+        "Signed (SVCR2). A floating licence: when this machine's lease ends unless renewed; omitted when it holds none or the status is not ACTIVE or GRACE.",
     }),
   ),
   receipt: Type.String({
-    description: 'Base64url signature, with the key that signed the presented licence, over `SVCR1␟lid␟status␟nonce␟checkedAt␟boundAt␟fpDigest` (␟ = 0x1F; absent fields empty) for a presented term of `v` 3 or 4, or over `SVCR2␟lid␟status␟nonce␟checkedAt␟boundAt␟fpDigest␟leaseEndsAt` for `v` 5 (a floating licence).',
+    description:
+      'Base64url signature, with the key that signed the presented licence, over `SVCR1␟lid␟status␟nonce␟checkedAt␟boundAt␟fpDigest` (␟ = 0x1F; absent fields empty) for a presented term of `v` 3 or 4, or over `SVCR2␟lid␟status␟nonce␟checkedAt␟boundAt␟fpDigest␟leaseEndsAt` for `v` 5 (a floating licence).',
   }),
   expiresAt: Type.Optional(Timestamp),
   graceEndsAt: Type.Optional(Timestamp),
@@ -68,7 +72,8 @@ export const ReleaseAnswer = Type.Object({
   nonce: Type.String({ description: 'The nonce sent.' }),
   reason: Type.Optional(
     Type.Enum(['NO_SEAT', 'AT_ISSUE', 'UNKNOWN_LICENCE', 'BORROWED'], {
-      description:   'Why nothing was released: this machine holds no seat (an exact fingerprint match is needed), its seat is in the signature, the licence is unknown, or (floating) its lease is borrowed until a later time, which only an operator ends sooner. These never count towards the limit.',
+      description:
+        'Why nothing was released: this machine holds no seat (an exact fingerprint match is needed), its seat is in the signature, the licence is unknown, or (floating) its lease is borrowed until a later time, which only an operator ends sooner. These never count towards the limit.',
     }),
   ),
 });
@@ -79,10 +84,20 @@ export const BorrowBody = Type.Object({
 const USAGE_RESULTS = ['ACCEPTED', 'LIMIT_REACHED', 'UNKNOWN_METER', 'NOT_LICENSED', 'TOO_OLD', 'EVENT_LIMIT', 'ID_REUSED'] as const;
 export const UsageEventInput = Type.Object(
   {
-    id: Type.String({ maxLength: 128, pattern: '^[A-Za-z0-9_-]{1,128}$', description: "The client's id for the event, unique in the request: a retry with it never counts twice." }),
+    id: Type.String({
+      maxLength: 128,
+      pattern: '^[A-Za-z0-9_-]{1,128}$',
+      description: "The client's id for the event, unique in the request: a retry with it never counts twice.",
+    }),
     meter: Type.String({ maxLength: 64, pattern: '^[A-Za-z][A-Za-z0-9_.-]{0,63}$', description: 'A meter key.' }),
     amount: Type.Integer({ minimum: 1, maximum: 1_000_000_000 }),
-    at: Type.Optional(Type.String({ maxLength: 24, pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(?:\\.\\d{3})?Z$', description: 'When it happened, by the client’s clock (UTC).' })),
+    at: Type.Optional(
+      Type.String({
+        maxLength: 24,
+        pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(?:\\.\\d{3})?Z$',
+        description: 'When it happened, by the client’s clock (UTC).',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -103,9 +118,12 @@ const UsageBody = Type.Object({
   license: CheckBody.properties.license,
   fingerprint: Fingerprint,
   nonce: CheckBody.properties.nonce,
-  events: Type.Optional(Type.Unknown({
-    description: 'Up to 100 objects of exactly `{id, meter, amount, at?}`: `id` 1 to 128 of `[A-Za-z0-9_-]`, unique in the request; `meter` a meter key; `amount` an integer 1 to 10^9; `at` `YYYY-MM-DDTHH:MM:SS[.mmm]Z`. [] reads the balances. Checked after the licence (400 with nothing applied).',
-  })),
+  events: Type.Optional(
+    Type.Unknown({
+      description:
+        'Up to 100 objects of exactly `{id, meter, amount, at?}`: `id` 1 to 128 of `[A-Za-z0-9_-]`, unique in the request; `meter` a meter key; `amount` an integer 1 to 10^9; `at` `YYYY-MM-DDTHH:MM:SS[.mmm]Z`. [] reads the balances. Checked after the licence (400 with nothing applied).',
+    }),
+  ),
 });
 export const UsageAnswer = Type.Object({
   lid: Type.String(),
@@ -116,7 +134,9 @@ export const UsageAnswer = Type.Object({
   nonce: Type.String(),
   checkedAt: Type.String({ format: 'date-time' }),
   serverTime: Timestamp,
-  boundAt: Type.Optional(Type.String({ format: 'date-time', description: "Signed: when this machine's seat (or lease) was bound; omitted when it holds none." })),
+  boundAt: Type.Optional(
+    Type.String({ format: 'date-time', description: "Signed: when this machine's seat (or lease) was bound; omitted when it holds none." }),
+  ),
   events: Type.Array(
     Type.Object({
       id: Type.String(),
@@ -155,7 +175,10 @@ export const TrialBody = Type.Object(
       pattern: '^[A-Za-z0-9_-]{43}$',
       description: "The installation's device key (DESIGN.md 14), base64url of exactly 32 bytes. Unsigned: it counts installations and proves nothing.",
     }),
-    email: Type.Optional({ ...Email, description: 'Optional, with the user\'s consent: kept on the trial until its personal data is erased. Ignored on a later request.' }),
+    email: Type.Optional({
+      ...Email,
+      description: "Optional, with the user's consent: kept on the trial until its personal data is erased. Ignored on a later request.",
+    }),
     machineLabel: CheckBody.properties.machineLabel,
   },
   { additionalProperties: false },
@@ -174,7 +197,8 @@ export const CHECK_ROUTES = {
     body: CheckBody,
     answer: CheckAnswer,
     summary: 'Check a licence',
-    description: 'Every verdict about a correctly signed licence is a 200 whose receipt carries it; refusals come in the order 404 (organisation), 429 (address), 401, 429 (product), 403 (inactive product), 415, 400.',
+    description:
+      'Every verdict about a correctly signed licence is a 200 whose receipt carries it; refusals come in the order 404 (organisation), 429 (address), 401, 429 (product), 403 (inactive product), 415, 400.',
     errors: [415, 429, 503],
   },
   fetch: {

@@ -50,7 +50,6 @@ export interface CheckScope {
   fingerprints: ReadFingerprints;
 }
 
-
 /** A presented licence whose signature verified with one of the product's keys, and the fingerprint sent. */
 export interface Presented {
   parsed: ParsedLicence;
@@ -109,10 +108,19 @@ async function readLicence(scope: CheckScope, t: Tenant, lid: string, digest: st
   if (!scope.confirmed && row?.product_version !== scope.product.version) throw new StaleProduct();
   if (!row?.licence) return undefined;
   const values = fromJson(row.licence);
-  const licence = rowOf<{ id: number; licence_string: string; revoked: number; revoked_at: number | null; revoked_reason: string | null; max_machines: number; last_checked_at: number | null; seat_model: string; trial_converted_to: string | null; lid: string; floating: boolean }>(
-    READ_COLUMNS,
-    values,
-  );
+  const licence = rowOf<{
+    id: number;
+    licence_string: string;
+    revoked: number;
+    revoked_at: number | null;
+    revoked_reason: string | null;
+    max_machines: number;
+    last_checked_at: number | null;
+    seat_model: string;
+    trial_converted_to: string | null;
+    lid: string;
+    floating: boolean;
+  }>(READ_COLUMNS, values);
   licence.lid = lid;
   licence.floating = licence.seat_model === 'FLOATING';
   const rowsRead = fromJson(values[READ_COLUMNS.length] as string | unknown[][]).map((seat) => rowOf<SeatRow>(SEAT_COLUMNS, seat));
@@ -216,8 +224,7 @@ function noteSeat(scope: CheckScope, seat: SeatRow, label: string | undefined) {
 }
 
 const stampDue = (licence: LicenceState, verdict: Verdict, now: number) =>
-  (verdict.reason === null || verdict.reason === 'SUPERSEDED') &&
-  (licence.last_checked_at === null || now - licence.last_checked_at >= STAMP_INTERVAL_MS);
+  (verdict.reason === null || verdict.reason === 'SUPERSEDED') && (licence.last_checked_at === null || now - licence.last_checked_at >= STAMP_INTERVAL_MS);
 
 /** The term as it is under the licence-row lock (the caller holds it): read again, to be judged again. */
 export async function lockedTerm(scope: CheckScope, t: Tenant, term: Term, presented: Presented): Promise<Term> {
@@ -348,4 +355,3 @@ export async function checkLicence(
   if (verdict.reason === null && !term.licence.floating && verdict.seat?.lease_ends_at != null) await keepAirGappedSeat(scope, verdict.seat.id);
   return answer(scope, presented, body.nonce, verdict, term);
 }
-

@@ -11,7 +11,17 @@ import { insertTrial } from '../licences/service.js';
 import { activeTrials } from '../listings/repos/tallies.js';
 import { resolveParams } from '../licences/terms.js';
 import { addressHashes, bestMatch, equalComponents, ledgerHashes, lookupPairs, presentComponents, type LedgerHashes } from '../trials/ledger.js';
-import { insertEntry, installationKnown, ledgerCandidates, limitReachedAt, lowerTrialNeed, noteInstallation, trialLimitOf, trialState, type Candidate } from '../trials/repo.js';
+import {
+  insertEntry,
+  installationKnown,
+  ledgerCandidates,
+  limitReachedAt,
+  lowerTrialNeed,
+  noteInstallation,
+  trialLimitOf,
+  trialState,
+  type Candidate,
+} from '../trials/repo.js';
 import { StaleProduct } from './product-cache.js';
 import { checkLicence, type CheckAnswer, type CheckScope } from './service.js';
 
@@ -58,7 +68,13 @@ const TRIALS_OFF = (why: string) => refused(`trials are off: ${why}`, 'TRIALS_OF
  * number of instances never start two trials for one machine (or two that match) nor pass a
  * limit. Either answer is the trial's current term with what a check of it answers.
  */
-export async function startTrial(scope: CheckScope, request: TrialRequest, ip: string, keyring: Keyring, count: (outcome: TrialOutcome) => void): Promise<TrialAnswer> {
+export async function startTrial(
+  scope: CheckScope,
+  request: TrialRequest,
+  ip: string,
+  keyring: Keyring,
+  count: (outcome: TrialOutcome) => void,
+): Promise<TrialAnswer> {
   try {
     const answer = await start(scope, request, ip, keyring);
     count(answer.status === 201 ? 'STARTED' : 'RETURNED');
@@ -71,7 +87,7 @@ export async function startTrial(scope: CheckScope, request: TrialRequest, ip: s
 }
 
 async function start(scope: CheckScope, request: TrialRequest, ip: string, keyring: Keyring): Promise<TrialAnswer> {
-  let parts;
+  let parts: ReturnType<CheckScope['fingerprints']['of']>['parts'];
   try {
     parts = scope.fingerprints.of(request.fingerprint).parts;
   } catch (err) {
@@ -117,15 +133,27 @@ async function start(scope: CheckScope, request: TrialRequest, ip: string, keyri
     refuseUsed(s, again);
     if (trialLimit !== null && (await activeTrials(t, scope.now)) >= trialLimit) throw TRIALS_OFF(`the organisation holds its limit of ${trialLimit} trials`);
     await refuseLimits(s, t);
-    const licenceId = await insertTrial(t, { actor: TRIALS, now: scope.now, database: scope.database }, {
-      ...signed,
-      productId: row.id,
-      shape,
-      email: request.email ?? null,
-      fingerprint: request.fingerprint,
-      label: request.machineLabel ?? null,
+    const licenceId = await insertTrial(
+      t,
+      { actor: TRIALS, now: scope.now, database: scope.database },
+      {
+        ...signed,
+        productId: row.id,
+        shape,
+        email: request.email ?? null,
+        fingerprint: request.fingerprint,
+        label: request.machineLabel ?? null,
+      },
+    );
+    await insertEntry(t, {
+      product_id: row.id,
+      licence_id: licenceId,
+      fpn: shape.fingerprintNeed,
+      ...s.hashes,
+      ...s.address,
+      started_at: scope.now,
+      reset_at: null,
     });
-    await insertEntry(t, { product_id: row.id, licence_id: licenceId, fpn: shape.fingerprintNeed, ...s.hashes, ...s.address, started_at: scope.now, reset_at: null });
     await lowerTrialNeed(t, row.id, shape.fingerprintNeed);
     await noteInstallation(t, licenceId, request.devicePublicKey, scope.now);
     return null;
@@ -151,7 +179,13 @@ async function refuseBeforeSigning(s: Start, candidates: Candidate[]): Promise<v
 /** Outcome 3: an entry matches by the product's current fingerprintNeed (below its own fpn, or outcome 1 had answered). */
 function refuseUsed(s: Start, candidates: Candidate[]): void {
   const used = bestMatch(candidates, s.hashes, () => s.shape.fingerprintNeed);
-  if (used) throw new ApiError(403, 'this machine, or one like it, already had a trial of this product', {}, { reason: 'TRIAL_USED', matched: equalComponents(used, s.hashes) });
+  if (used)
+    throw new ApiError(
+      403,
+      'this machine, or one like it, already had a trial of this product',
+      {},
+      { reason: 'TRIAL_USED', matched: equalComponents(used, s.hashes) },
+    );
 }
 
 /** Outcome 4: the product's limit, then the address's (IPv6: its /64's, then its /48's at five times the limit). */

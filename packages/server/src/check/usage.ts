@@ -82,7 +82,16 @@ async function usageAnswer(
   const checkedAt = iso(scope.now)!;
   const boundAt = verdict.boundAt === null ? undefined : iso(verdict.boundAt)!;
   const shown = meters.map(({ periodKey: _, ...meter }) => meter);
-  const message = usageReceiptMessage({ lid: claims.lid, status: verdict.status, nonce: body.nonce, checkedAt, boundAt, fpDigest: presented.digest, events, meters: shown });
+  const message = usageReceiptMessage({
+    lid: claims.lid,
+    status: verdict.status,
+    nonce: body.nonce,
+    checkedAt,
+    boundAt,
+    fpDigest: presented.digest,
+    events,
+    meters: shown,
+  });
   const receipt = (await key.signer.sign(message)).toString('base64url');
   for (const event of events) counters.event(event.result, event.duplicate);
   return {

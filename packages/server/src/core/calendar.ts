@@ -34,7 +34,11 @@ export function isDate(text: string): boolean {
 
 /** The local date (`YYYY-MM-DD`) of an instant in a zone. */
 export function localDate(ms: number, timeZone: string): string {
-  const parts = Object.fromEntries(formatter(timeZone).formatToParts(new Date(ms)).map((p) => [p.type, p.value]));
+  const parts = Object.fromEntries(
+    formatter(timeZone)
+      .formatToParts(new Date(ms))
+      .map((p) => [p.type, p.value]),
+  );
   return formatDate(parts.year!, parts.month!, parts.day!);
 }
 

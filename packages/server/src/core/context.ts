@@ -66,7 +66,6 @@ export function makeCtx(database: Database, org: Organisation, actor: Actor, now
     tenant: tenant(database.db, org.id),
     actor,
     now,
-    can: (scope) =>
-      actor.kind === 'system' || (actor.kind === 'token' ? scopesAllow(actor.scopes, scope) : roleAllows(actor.role, scope)),
+    can: (scope) => actor.kind === 'system' || (actor.kind === 'token' ? scopesAllow(actor.scopes, scope) : roleAllows(actor.role, scope)),
   };
 }

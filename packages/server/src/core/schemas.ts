@@ -4,7 +4,9 @@ export const ErrorBody = Type.Object(
   {
     error: Type.String(),
     reason: Type.Optional(Type.String({ description: 'Where a route names one: why it refused, for a program to tell apart.' })),
-    matched: Type.Optional(Type.Array(Type.String(), { description: 'TRIAL_USED (DESIGN.md 18): the components this machine shares with the trial it matched.' })),
+    matched: Type.Optional(
+      Type.Array(Type.String(), { description: 'TRIAL_USED (DESIGN.md 18): the components this machine shares with the trial it matched.' }),
+    ),
   },
   { $id: 'Error', description: 'Every failure has this shape.' },
 );

@@ -16,8 +16,7 @@ export const listCustomerRows = (t: Tenant, q?: string) => {
   return query.orderBy('name').orderBy('id').execute();
 };
 
-export const findCustomerRow = (t: Tenant, id: number) =>
-  t.selectFrom('customers').selectAll().where('id', '=', id).executeTakeFirst();
+export const findCustomerRow = (t: Tenant, id: number) => t.selectFrom('customers').selectAll().where('id', '=', id).executeTakeFirst();
 
 export const findCustomerByEmail = (t: Tenant, email: string) =>
   t.selectFrom('customers').selectAll().where('email_lower', '=', email.toLowerCase()).executeTakeFirst();
@@ -29,10 +28,12 @@ export const findCustomerByNameWithoutEmail = (t: Tenant, name: string) =>
 /** How many licences each customer holds: the count shown, and what refuses a delete. */
 export const countLicences = (t: Tenant, ids: readonly number[]) => countLicencesBy(t, 'customer_id', ids);
 
-export const insertCustomerRow = (t: Tenant, values: Omit<Insertable<CustomersTable>, 'org_id'>) => t.insertInto('customers', values).returningAll().executeTakeFirstOrThrow();
+export const insertCustomerRow = (t: Tenant, values: Omit<Insertable<CustomersTable>, 'org_id'>) =>
+  t.insertInto('customers', values).returningAll().executeTakeFirstOrThrow();
 
 /** The customer with its new columns; undefined when there is none. */
-export const updateCustomerRow = (t: Tenant, id: number, set: Updateable<CustomersTable>) => t.updateTable('customers').set(set).where('id', '=', id).returningAll().executeTakeFirst();
+export const updateCustomerRow = (t: Tenant, id: number, set: Updateable<CustomersTable>) =>
+  t.updateTable('customers').set(set).where('id', '=', id).returningAll().executeTakeFirst();
 
 export async function deleteCustomerRow(t: Tenant, id: number): Promise<void> {
   await t.deleteFrom('customers').where('id', '=', id).execute();

@@ -87,7 +87,10 @@ export async function findOrCreateCustomer(
 
 export async function listCustomers(ctx: Ctx, q?: string) {
   const rows = await listCustomerRows(ctx.tenant, q);
-  const counts = await countLicences(ctx.tenant, rows.map((row) => row.id));
+  const counts = await countLicences(
+    ctx.tenant,
+    rows.map((row) => row.id),
+  );
   return rows.map((row) => toCustomer(row, counts.get(row.id) ?? 0));
 }
 
@@ -98,9 +101,7 @@ export async function getCustomer(ctx: Ctx, id: number) {
 }
 
 export async function createCustomer(ctx: Ctx, input: CustomerInput) {
-  return withUniqueEmail(input.email, () =>
-    inTransaction(ctx, async (t) => toCustomer(await insertCustomer(t, ctx, input), 0)),
-  );
+  return withUniqueEmail(input.email, () => inTransaction(ctx, async (t) => toCustomer(await insertCustomer(t, ctx, input), 0)));
 }
 
 export async function updateCustomer(ctx: Ctx, id: number, input: CustomerInput) {

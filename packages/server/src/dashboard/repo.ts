@@ -44,4 +44,5 @@ export function trialsPerBucket(t: Tenant, column: 'trial_started_at' | 'trial_c
 }
 
 /** Checks answered in the buckets from `since` on (check/counters.ts writes them). */
-export const checksPerBucket = (t: Tenant, since: number) => t.selectFrom('check_counts').select(['bucket', 'count as n']).where('bucket', '>=', since).execute();
+export const checksPerBucket = (t: Tenant, since: number) =>
+  t.selectFrom('check_counts').select(['bucket', 'count as n']).where('bucket', '>=', since).execute();

@@ -30,7 +30,10 @@ const metricsFields = {
       started: Series,
       converted: Series,
     },
-    { description: 'DESIGN.md 18: trials, which no other figure but series.checks counts: started by trialStartedAt, converted by trialConvertedAt, as series.issued.' },
+    {
+      description:
+        'DESIGN.md 18: trials, which no other figure but series.checks counts: started by trialStartedAt, converted by trialConvertedAt, as series.issued.',
+    },
   ),
 };
 const Metrics = Type.Object(metricsFields, { description: 'Over licences that are not archived.' });

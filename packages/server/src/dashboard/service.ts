@@ -12,9 +12,7 @@ const SERIES_DAYS = 30;
 function lastDates(now: number, timeZone: string): string[] {
   const today = localDate(now, timeZone);
   const [y, m, d] = today.split('-').map(Number) as [number, number, number];
-  return Array.from({ length: SERIES_DAYS }, (_, i) =>
-    new Date(Date.UTC(y, m - 1, d - (SERIES_DAYS - 1 - i))).toISOString().slice(0, 10),
-  );
+  return Array.from({ length: SERIES_DAYS }, (_, i) => new Date(Date.UTC(y, m - 1, d - (SERIES_DAYS - 1 - i))).toISOString().slice(0, 10));
 }
 
 /** Buckets counted per bucket start, summed per local date in the organisation's zone (never by the database). */
@@ -60,9 +58,6 @@ export async function dashboardMetrics(ctx: Ctx) {
 }
 
 export async function dashboard(ctx: Ctx) {
-  const [metrics, soon] = await Promise.all([
-    dashboardMetrics(ctx),
-    nextToExpire(ctx.tenant, ctx.now, 10),
-  ]);
+  const [metrics, soon] = await Promise.all([dashboardMetrics(ctx), nextToExpire(ctx.tenant, ctx.now, 10)]);
   return { ...metrics, expiringSoon: soon.map((v) => toLicenceListItem(v, ctx.now)) };
 }

@@ -33,7 +33,9 @@ export function checkpointInBackground(file: string, warn: (message: string) => 
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
   const worker = new Worker(THREAD, { eval: true, workerData: { driver, file, intervalMs: INTERVAL_MS }, execArgv: [] });
   worker.unref();
-  worker.on('error', (err) => warn(`the SQLite checkpoint thread stopped (${err.message}): commits checkpoint the write-ahead log themselves from now on, which slows writes`));
+  worker.on('error', (err) =>
+    warn(`the SQLite checkpoint thread stopped (${err.message}): commits checkpoint the write-ahead log themselves from now on, which slows writes`),
+  );
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   return async () => {
     worker.postMessage('stop');

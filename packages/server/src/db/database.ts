@@ -236,12 +236,7 @@ export function sqliteFileIn(dataDir: string): string {
  * Serialises writers that check a limit or a count on the given row: SELECT ... FOR UPDATE on
  * PostgreSQL. On SQLite the transaction already holds the database's write lock (BEGIN IMMEDIATE).
  */
-export async function lockRow(
-  database: Pick<Database, 'dialect'>,
-  trx: Db,
-  table: 'organisations' | 'licences' | 'products',
-  id: number,
-): Promise<void> {
+export async function lockRow(database: Pick<Database, 'dialect'>, trx: Db, table: 'organisations' | 'licences' | 'products', id: number): Promise<void> {
   if (database.dialect !== 'postgres') return;
   await trx.selectFrom(table).select('id').where('id', '=', id).forUpdate().execute();
 }
@@ -268,7 +263,8 @@ const CONNECTION_FAULTS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'E
 // PostgreSQL: shutting down, crashed, starting up, cancelled (the statement timeout), too many connections.
 const SERVER_FAULTS = new Set(['57P01', '57P02', '57P03', '57014', '53300']);
 // node-postgres's own errors for a connection lost, never made, or timed out.
-const CLIENT_FAULTS = /^(?:Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Client was closed)/;
+const CLIENT_FAULTS =
+  /^(?:Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Client was closed)/;
 
 /**
  * True when the error says the database could not be reached or did not answer in time, rather

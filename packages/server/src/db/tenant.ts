@@ -1,4 +1,15 @@
-import { CompiledQuery, type Compilable, type DeleteQueryBuilder, type DeleteResult, type InsertQueryBuilder, type InsertResult, type Insertable, type SelectQueryBuilder, type UpdateQueryBuilder, type UpdateResult } from 'kysely';
+import {
+  CompiledQuery,
+  type Compilable,
+  type DeleteQueryBuilder,
+  type DeleteResult,
+  type InsertQueryBuilder,
+  type InsertResult,
+  type Insertable,
+  type SelectQueryBuilder,
+  type UpdateQueryBuilder,
+  type UpdateResult,
+} from 'kysely';
 import { nameStatement, type Db } from './database.js';
 import type { Schema } from './schema.js';
 
@@ -18,10 +29,7 @@ export interface Tenant {
   selectFrom<T extends TenantTable>(table: T): SelectQueryBuilder<Schema, T, {}>;
   updateTable<T extends TenantTable>(table: T): UpdateQueryBuilder<Schema, T, T, UpdateResult>;
   deleteFrom<T extends TenantTable>(table: T): DeleteQueryBuilder<Schema, T, DeleteResult>;
-  insertInto<T extends TenantTable>(
-    table: T,
-    values: Omit<Insertable<Schema[T]>, 'org_id'>,
-  ): InsertQueryBuilder<Schema, T, InsertResult>;
+  insertInto<T extends TenantTable>(table: T, values: Omit<Insertable<Schema[T]>, 'org_id'>): InsertQueryBuilder<Schema, T, InsertResult>;
 }
 
 export function tenant(db: Db, orgId: number): Tenant {

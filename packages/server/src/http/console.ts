@@ -37,7 +37,10 @@ function encodingFor(acceptEncoding: string | undefined, file: string): { encodi
       .filter(([, q]) => q === undefined || !/^\s*q=0(\.0*)?\s*$/.test(q))
       .map(([name]) => name!.toLowerCase()),
   );
-  for (const [encoding, suffix] of [['br', '.br'], ['gzip', '.gz']] as const) {
+  for (const [encoding, suffix] of [
+    ['br', '.br'],
+    ['gzip', '.gz'],
+  ] as const) {
     if (accepted.has(encoding) && fs.existsSync(file + suffix)) return { encoding, file: file + suffix };
   }
   return null;

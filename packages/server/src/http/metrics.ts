@@ -34,7 +34,12 @@ export function installMetrics(app: FastifyInstance): { registry: Registry; obse
 
 /** `licensor_trial_requests_total{outcome}` (DESIGN.md 18): trial starts by outcome, 1 to 5. */
 export function installTrialCounter(registry: Registry): (outcome: string) => void {
-  const counter = new Counter({ name: 'licensor_trial_requests_total', help: 'Trial requests answered, by outcome', labelNames: ['outcome'], registers: [registry] });
+  const counter = new Counter({
+    name: 'licensor_trial_requests_total',
+    help: 'Trial requests answered, by outcome',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
   return (outcome) => counter.inc({ outcome });
 }
 
@@ -58,7 +63,16 @@ export interface UsageCounters {
 
 /** `licensor_usage_events_total{result, duplicate}` and `licensor_usage_rate_limited_total`. */
 export function usageMetrics(registry: Registry): UsageCounters {
-  const events = new Counter({ name: 'licensor_usage_events_total', help: 'Usage events answered, by result and whether the id was recorded before', labelNames: ['result', 'duplicate'] as const, registers: [registry] });
-  const limited = new Counter({ name: 'licensor_usage_rate_limited_total', help: 'Usage requests refused by LICENSOR_USAGE_RATE_LICENCE', registers: [registry] });
+  const events = new Counter({
+    name: 'licensor_usage_events_total',
+    help: 'Usage events answered, by result and whether the id was recorded before',
+    labelNames: ['result', 'duplicate'] as const,
+    registers: [registry],
+  });
+  const limited = new Counter({
+    name: 'licensor_usage_rate_limited_total',
+    help: 'Usage requests refused by LICENSOR_USAGE_RATE_LICENCE',
+    registers: [registry],
+  });
   return { event: (result, duplicate) => events.inc({ result, duplicate: String(duplicate) }), rateLimited: () => limited.inc() };
 }

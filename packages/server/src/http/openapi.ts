@@ -185,8 +185,7 @@ export async function installOpenApi(app: FastifyInstance, version: string, conf
         title: 'Licensor API',
         version,
         license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
-        description:
-          'Management API for issuing and administering signed software licences, and the licence check API used by installed applications.',
+        description: 'Management API for issuing and administering signed software licences, and the licence check API used by installed applications.',
       },
       servers: [
         {
@@ -224,7 +223,13 @@ export async function installOpenApi(app: FastifyInstance, version: string, conf
         ...schema,
         ...(schema?.params ? { params: withoutSlug(schema.params as ObjectSchema) } : {}),
         description: [schema?.description, describeAccess(access)].filter(Boolean).join('\n\n'),
-        security: (access === 'public' ? [] : access === 'check' ? [{ checkToken: [] }] : access === 'portal' ? [{ portalSession: [] }] : [{ token: [] }, { session: [] }]) as Array<Record<string, string[]>>,
+        security: (access === 'public'
+          ? []
+          : access === 'check'
+            ? [{ checkToken: [] }]
+            : access === 'portal'
+              ? [{ portalSession: [] }]
+              : [{ token: [] }, { session: [] }]) as Array<Record<string, string[]>>,
       };
       const path = url.slice(API_PREFIX.length) || '/';
       const operationId = OPERATION_IDS[`${[route.method].flat()[0]} ${path.replace(/:([A-Za-z]+)/g, '{$1}')}`];
@@ -259,7 +264,8 @@ export const openApiDocument = (app: FastifyInstance, base: string) => served(JS
 function served(doc: ServedDocument, base: string) {
   doc.servers[0]!.url = `${base}/o/{slug}/api`;
   for (const [path, item] of Object.entries(doc.paths ?? {})) {
-    if (path.startsWith(PLATFORM_PREFIX)) item.servers = [{ url: base, description: 'The deployment itself: the control plane is outside every organisation.' }];
+    if (path.startsWith(PLATFORM_PREFIX))
+      item.servers = [{ url: base, description: 'The deployment itself: the control plane is outside every organisation.' }];
     // @fastify/swagger calls every body required; one that needs no field may be left out (http/validation.ts).
     for (const operation of Object.values(item) as Array<{ requestBody?: { required?: boolean; content?: Record<string, { schema?: object }> } }>) {
       const schema = operation.requestBody?.content?.['application/json']?.schema;

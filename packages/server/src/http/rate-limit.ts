@@ -109,7 +109,11 @@ export function redisRateLimiter(url: string, prefix: string, fallback: RateLimi
       const start = now - (now % WINDOW_MS);
       const name = `${prefix}${key}:${start}`;
       try {
-        const results = await redis.multi().incr(name).pexpire(name, WINDOW_MS * 2).exec();
+        const results = await redis
+          .multi()
+          .incr(name)
+          .pexpire(name, WINDOW_MS * 2)
+          .exec();
         return decide(Number(results?.[0]?.[1] ?? 0), limit, start, now);
       } catch (err) {
         if (up) {
@@ -136,8 +140,7 @@ interface DecisionsMessage {
   licensorRateDecisions: Array<{ id: number } & RateDecision>;
 }
 const isHits = (message: unknown): message is HitsMessage => typeof message === 'object' && message !== null && 'licensorRateHits' in message;
-const isDecisions = (message: unknown): message is DecisionsMessage =>
-  typeof message === 'object' && message !== null && 'licensorRateDecisions' in message;
+const isDecisions = (message: unknown): message is DecisionsMessage => typeof message === 'object' && message !== null && 'licensorRateDecisions' in message;
 
 /**
  * A worker's view of the counts the primary holds (DESIGN.md 11: shared, never divided, since a

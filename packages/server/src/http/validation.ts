@@ -216,7 +216,14 @@ function numberRule(schema: Schema, kind: string): string {
 
 function listRule(schema: Schema): string {
   const { minItems: min = 0, maxItems: max } = schema;
-  const count = max === undefined ? (min > 0 ? `at least ${number(min)} ${min === 1 ? 'entry' : 'entries'}` : '') : min > 0 ? `${number(min)} to ${number(max)} entries` : `at most ${number(max)} entries`;
+  const count =
+    max === undefined
+      ? min > 0
+        ? `at least ${number(min)} ${min === 1 ? 'entry' : 'entries'}`
+        : ''
+      : min > 0
+        ? `${number(min)} to ${number(max)} entries`
+        : `at most ${number(max)} entries`;
   return ['a list', count && `of ${count}`, schema.uniqueItems ? 'without repeats' : ''].filter(Boolean).join(' ');
 }
 

@@ -48,7 +48,11 @@ function signingCrypto(signer: Signer): CertificateCrypto {
     return new Uint8Array(ALGORITHM_INFO[signer.algorithm].keyFactory === 'EC' ? derToRaw(signature, size) : signature).buffer;
   };
   const subtle = new Proxy(webcrypto.subtle, { get: (target, name) => (name === 'sign' ? sign : Reflect.get(target, name).bind(target)) });
-  return { subtle, getRandomValues: webcrypto.getRandomValues.bind(webcrypto), randomUUID: webcrypto.randomUUID.bind(webcrypto) } as unknown as CertificateCrypto;
+  return {
+    subtle,
+    getRandomValues: webcrypto.getRandomValues.bind(webcrypto),
+    randomUUID: webcrypto.randomUUID.bind(webcrypto),
+  } as unknown as CertificateCrypto;
 }
 
 /**
@@ -62,18 +66,18 @@ export async function selfSignedCertificate(signer: Signer, names: { product: st
   const privateKey = { algorithm: params.key, type: 'private', extractable: false, usages: ['sign'] } as unknown as webcrypto.CryptoKey;
   const notAfter = new Date(now);
   notAfter.setUTCFullYear(notAfter.getUTCFullYear() + VALID_YEARS);
-  const certificate = await x509.X509CertificateGenerator.createSelfSigned({
-    // Typed attribute values: plain strings would be parsed as DN syntax (quotes, backslashes).
-    name: new x509.Name([{ CN: [{ utf8String: names.product }] }, { O: [{ utf8String: names.organisation }] }]),
-    notBefore: new Date(now),
-    notAfter,
-    keys: { privateKey, publicKey },
-    signingAlgorithm: params.signing,
-    extensions: [
-      new x509.BasicConstraintsExtension(false, undefined, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
-    ],
-  }, signingCrypto(signer));
+  const certificate = await x509.X509CertificateGenerator.createSelfSigned(
+    {
+      // Typed attribute values: plain strings would be parsed as DN syntax (quotes, backslashes).
+      name: new x509.Name([{ CN: [{ utf8String: names.product }] }, { O: [{ utf8String: names.organisation }] }]),
+      notBefore: new Date(now),
+      notAfter,
+      keys: { privateKey, publicKey },
+      signingAlgorithm: params.signing,
+      extensions: [new x509.BasicConstraintsExtension(false, undefined, true), new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true)],
+    },
+    signingCrypto(signer),
+  );
   return certificateOf(certificate);
 }
 

@@ -54,7 +54,9 @@ export const softwareSigner = (pair: KeyPair): Signer => ({
 
 /** SHA-256 of the public key's SPKI DER, lowercase hex. */
 function keyFingerprint(publicKey: KeyObject): string {
-  return createHash('sha256').update(publicKey.export({ type: 'spki', format: 'der' })).digest('hex');
+  return createHash('sha256')
+    .update(publicKey.export({ type: 'spki', format: 'der' }))
+    .digest('hex');
 }
 
 /** Where a stored key is on its token, or null for a key held here. */
@@ -70,7 +72,8 @@ export async function generateKeyPair(algorithm: Algorithm): Promise<KeyPair> {
 function unreadableKey(err: unknown, encrypted: boolean): ApiError {
   const code = (err as { code?: string }).code;
   // OpenSSL reports a missing passphrase as an interrupted prompt.
-  if (code === 'ERR_MISSING_PASSPHRASE' || code === 'ERR_OSSL_CRYPTO_INTERRUPTED_OR_CANCELLED') return badRequest('privateKeyPassphrase: the key is encrypted: send its passphrase');
+  if (code === 'ERR_MISSING_PASSPHRASE' || code === 'ERR_OSSL_CRYPTO_INTERRUPTED_OR_CANCELLED')
+    return badRequest('privateKeyPassphrase: the key is encrypted: send its passphrase');
   // A wrong passphrase usually fails the padding check, but about once in 256 it decrypts to
   // bytes that then fail to parse: for an encrypted key given a passphrase, both mean the same.
   if (code === 'ERR_OSSL_BAD_DECRYPT' || encrypted) return badRequest('privateKeyPassphrase: does not open the key');
@@ -128,7 +131,9 @@ export class Keyring {
     return {
       algorithm: key.algorithm,
       public_key_pem: key.publicKey.export({ type: 'spki', format: 'pem' }) as string,
-      sealed_private_key: token ? this.sealPin(key.pin, fingerprint) : seal(this.masterKey, key.privateKey.export({ type: 'pkcs8', format: 'der' }), fingerprint),
+      sealed_private_key: token
+        ? this.sealPin(key.pin, fingerprint)
+        : seal(this.masterKey, key.privateKey.export({ type: 'pkcs8', format: 'der' }), fingerprint),
       key_fingerprint: fingerprint,
       pkcs11_token: token ? key.token : null,
       pkcs11_label: token ? key.label : null,
@@ -149,7 +154,11 @@ export class Keyring {
         const secret = unseal(this.masterKey, row.sealed_private_key, row.key_fingerprint);
         const algorithm = row.algorithm as Algorithm;
         if (row.pkcs11_token === null) {
-          opened.signer = softwareSigner({ algorithm, publicKey: opened.publicKey, privateKey: createPrivateKey({ key: secret, format: 'der', type: 'pkcs8' }) });
+          opened.signer = softwareSigner({
+            algorithm,
+            publicKey: opened.publicKey,
+            privateKey: createPrivateKey({ key: secret, format: 'der', type: 'pkcs8' }),
+          });
         } else if (this.hsm === null) {
           opened.error = 'the key is on a PKCS#11 token, and no PKCS#11 module is configured';
         } else {

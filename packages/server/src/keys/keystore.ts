@@ -20,7 +20,9 @@ const MAX_BASE64 = 200_000;
 const MAX_ROUNDS = 200_000;
 let roundsLeft = Infinity;
 const tooManyRounds = () =>
-  badRequest(`keystorePkcs12: the keystore asks for more than ${MAX_ROUNDS.toLocaleString('en')} key-derivation rounds; export it again with fewer (openssl pkcs12 -export -iter 2048)`);
+  badRequest(
+    `keystorePkcs12: the keystore asks for more than ${MAX_ROUNDS.toLocaleString('en')} key-derivation rounds; export it again with fewer (openssl pkcs12 -export -iter 2048)`,
+  );
 class RoundBudgetExceeded extends Error {}
 
 // forge looks these three up on its own objects at call time, so the budget is kept in front of

@@ -60,19 +60,26 @@ function bareEcPoint(value: Buffer, length: number): Buffer {
 function publicKeyOf(keyType: number, attributes: Map<number, Buffer>): KeyObject {
   const b64u = (b: Buffer) => b.toString('base64url');
   if (keyType === pkcs11js.CKK_RSA) {
-    return createPublicKey({ key: { kty: 'RSA', n: b64u(attributes.get(pkcs11js.CKA_MODULUS)!), e: b64u(attributes.get(pkcs11js.CKA_PUBLIC_EXPONENT)!) }, format: 'jwk' });
+    return createPublicKey({
+      key: { kty: 'RSA', n: b64u(attributes.get(pkcs11js.CKA_MODULUS)!), e: b64u(attributes.get(pkcs11js.CKA_PUBLIC_EXPONENT)!) },
+      format: 'jwk',
+    });
   }
   const params = attributes.get(pkcs11js.CKA_EC_PARAMS)!;
   const point = attributes.get(pkcs11js.CKA_EC_POINT)!;
   if (keyType === CKK_EC_EDWARDS) {
-    if (!params.equals(ED25519_OID) && params.toString('latin1').indexOf('edwards25519') < 0) throw new TokenUnavailable('the key is an Edwards key other than Ed25519');
+    if (!params.equals(ED25519_OID) && params.toString('latin1').indexOf('edwards25519') < 0)
+      throw new TokenUnavailable('the key is an Edwards key other than Ed25519');
     return createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: b64u(bareEcPoint(point, 32)) }, format: 'jwk' });
   }
   const algorithm = CURVE_OIDS[params.toString('hex')];
   if (!algorithm) throw new TokenUnavailable('the key is on a curve other than P-256 or P-384');
   const size = algorithm === 'EC_P256' ? 32 : 48;
   const xy = bareEcPoint(point, 1 + 2 * size);
-  return createPublicKey({ key: { kty: 'EC', crv: algorithm === 'EC_P256' ? 'P-256' : 'P-384', x: b64u(xy.subarray(1, 1 + size)), y: b64u(xy.subarray(1 + size)) }, format: 'jwk' });
+  return createPublicKey({
+    key: { kty: 'EC', crv: algorithm === 'EC_P256' ? 'P-256' : 'P-384', x: b64u(xy.subarray(1, 1 + size)), y: b64u(xy.subarray(1 + size)) },
+    format: 'jwk',
+  });
 }
 
 /** The mechanism and the bytes the token signs, and how its output becomes the wire signature. */
@@ -257,7 +264,10 @@ class Token {
     ]);
     if (privates.length === 0) throw badRequest(`pkcs11.keyLabel: no private key labelled "${label}" is on token "${this.label}"`);
     if (privates.length > 1) throw badRequest(`pkcs11.keyLabel: several private keys are labelled "${label}" on token "${this.label}"`);
-    const [{ value: id }, { value: type }] = this.module.C_GetAttributeValue(session, privates[0]!, [{ type: pkcs11js.CKA_ID }, { type: pkcs11js.CKA_KEY_TYPE }]) as [pkcs11js.AttributeResult, pkcs11js.AttributeResult];
+    const [{ value: id }, { value: type }] = this.module.C_GetAttributeValue(session, privates[0]!, [
+      { type: pkcs11js.CKA_ID },
+      { type: pkcs11js.CKA_KEY_TYPE },
+    ]) as [pkcs11js.AttributeResult, pkcs11js.AttributeResult];
     const keyType = (type as Buffer).readUInt32LE(0);
     const [publicHandle] = this.find(session, [
       { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_PUBLIC_KEY },
@@ -265,7 +275,11 @@ class Token {
     ]);
     if (!publicHandle) throw badRequest(`pkcs11.keyLabel: the key labelled "${label}" has no public key on the token`);
     const wanted = keyType === pkcs11js.CKK_RSA ? [pkcs11js.CKA_MODULUS, pkcs11js.CKA_PUBLIC_EXPONENT] : [pkcs11js.CKA_EC_PARAMS, pkcs11js.CKA_EC_POINT];
-    const values = this.module.C_GetAttributeValue(session, publicHandle, wanted.map((t) => ({ type: t })));
+    const values = this.module.C_GetAttributeValue(
+      session,
+      publicHandle,
+      wanted.map((t) => ({ type: t })),
+    );
     let publicKey: KeyObject;
     try {
       publicKey = publicKeyOf(keyType, new Map(values.map((a) => [a.type, a.value as Buffer])));
@@ -295,7 +309,13 @@ class Token {
       session,
       { mechanism },
       [...common, ...publicTemplate, { type: pkcs11js.CKA_VERIFY, value: true }, { type: pkcs11js.CKA_PRIVATE, value: false }],
-      [...common, { type: pkcs11js.CKA_SIGN, value: true }, { type: pkcs11js.CKA_PRIVATE, value: true }, { type: pkcs11js.CKA_SENSITIVE, value: true }, { type: pkcs11js.CKA_EXTRACTABLE, value: false }],
+      [
+        ...common,
+        { type: pkcs11js.CKA_SIGN, value: true },
+        { type: pkcs11js.CKA_PRIVATE, value: true },
+        { type: pkcs11js.CKA_SENSITIVE, value: true },
+        { type: pkcs11js.CKA_EXTRACTABLE, value: false },
+      ],
     );
     return { token: this.label, label, id: id.toString('hex') };
   }
@@ -432,7 +452,8 @@ export class Hsm {
   private async proveSigns(key: TokenKey, pin: string) {
     const probe = randomBytes(32);
     const signature = await this.sign(key, pin, key.algorithm, probe);
-    if (!verifyBytes(key.publicKey, probe, signature)) throw new TokenUnavailable(`the key labelled "${key.label}" makes no signature its public key verifies`, 'keyLabel');
+    if (!verifyBytes(key.publicKey, probe, signature))
+      throw new TokenUnavailable(`the key labelled "${key.label}" makes no signature its public key verifies`, 'keyLabel');
   }
 
   /** Logs in and finds the key, as a signature would, without signing. */

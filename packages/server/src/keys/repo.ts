@@ -13,7 +13,8 @@ const keyRowsWithVersion = (t: Tenant, productId: number) =>
 
 export const keysWithVersion = (t: Tenant, productId: number) => keyRowsWithVersion(t, productId).execute();
 
-export const currentKeyWithVersion = (t: Tenant, productId: number) => keyRowsWithVersion(t, productId).where('product_keys.retired_at', 'is', null).executeTakeFirst();
+export const currentKeyWithVersion = (t: Tenant, productId: number) =>
+  keyRowsWithVersion(t, productId).where('product_keys.retired_at', 'is', null).executeTakeFirst();
 
 /** One key with its product's version. */
 export const findKeyWithVersion = (t: Tenant, keyId: number) =>

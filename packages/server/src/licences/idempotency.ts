@@ -26,7 +26,12 @@ function canonical(value: unknown): string {
 export function idempotentRequest(header: string | string[] | undefined, route: string, body: unknown): IdempotentRequest | null {
   if (header === undefined) return null;
   if (typeof header !== 'string' || !KEY.test(header)) throw badRequest('Idempotency-Key must be 1 to 255 printable characters');
-  return { key: header, hash: createHash('sha256').update(`${route}\n${canonical(body)}`).digest('hex') };
+  return {
+    key: header,
+    hash: createHash('sha256')
+      .update(`${route}\n${canonical(body)}`)
+      .digest('hex'),
+  };
 }
 
 /** The first answer given to this key, replayed as it was. */
@@ -62,12 +67,7 @@ export async function rememberAnswer(t: Tenant, request: IdempotentRequest | nul
  * Runs an idempotent change. A concurrent twin that lost the race on the key's unique index
  * (PostgreSQL) reads the winner's answer once it has committed.
  */
-export async function idempotently<T>(
-  t: Tenant,
-  request: IdempotentRequest | null,
-  now: number,
-  change: () => Promise<T>,
-): Promise<T | Replay> {
+export async function idempotently<T>(t: Tenant, request: IdempotentRequest | null, now: number, change: () => Promise<T>): Promise<T | Replay> {
   if (request) {
     const earlier = await storedAnswer(t, request, now);
     if (earlier) return earlier;

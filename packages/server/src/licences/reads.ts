@@ -28,12 +28,17 @@ export const licenceMachines = async (ctx: Ctx, lid: string) => machinesOf(ctx.t
 
 export const licenceLeasePeaks = async (ctx: Ctx, lid: string) => leasePeaks(ctx.tenant, (await findLicenceRow(ctx.tenant, lid)).id, ctx.now);
 
-export async function licenceActivity(ctx: Ctx, lid: string, query: { action?: string | undefined; actor?: string | undefined; limit?: number | undefined; offset?: number | undefined }) {
+export async function licenceActivity(
+  ctx: Ctx,
+  lid: string,
+  query: { action?: string | undefined; actor?: string | undefined; limit?: number | undefined; offset?: number | undefined },
+) {
   const licence = await findLicenceRow(ctx.tenant, lid);
   return listAudit(ctx.tenant, { ...query, lid: licence.lid });
 }
 
-export const licenceVersions = async (ctx: Ctx, lid: string) => (await versionsOf(ctx.tenant, (await findLicenceRow(ctx.tenant, lid)).id)).map(toVersionListItem);
+export const licenceVersions = async (ctx: Ctx, lid: string) =>
+  (await versionsOf(ctx.tenant, (await findLicenceRow(ctx.tenant, lid)).id)).map(toVersionListItem);
 
 async function versionRow(ctx: Ctx, lid: string, versionNo: number) {
   const licence = await findLicenceRow(ctx.tenant, lid);

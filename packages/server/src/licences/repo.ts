@@ -25,8 +25,7 @@ export async function findLicenceRow(t: Tenant, lid: string, { lock = false } = 
  * The licence row, locked until the transaction ends, read in the same query: FOR UPDATE on
  * PostgreSQL; on SQLite the transaction already holds the database's write lock (BEGIN IMMEDIATE).
  */
-export const lockLicenceRow = (dialect: DialectName, t: Tenant, lid: string) =>
-  findLicenceRow(t, lid, { lock: dialect === 'postgres' });
+export const lockLicenceRow = (dialect: DialectName, t: Tenant, lid: string) => findLicenceRow(t, lid, { lock: dialect === 'postgres' });
 
 export function toVersionListItem(row: VersionRow) {
   return {
@@ -47,7 +46,8 @@ export const versionsOf = (t: Tenant, licenceId: number) =>
 export const findVersion = (t: Tenant, licenceId: number, versionNo: number) =>
   t.selectFrom('licence_versions').selectAll().where('licence_id', '=', licenceId).where('version_no', '=', versionNo).executeTakeFirst();
 
-export const insertLicence = (t: Tenant, values: Omit<Insertable<LicencesTable>, 'org_id'>) => t.insertInto('licences', values).returningAll().executeTakeFirstOrThrow();
+export const insertLicence = (t: Tenant, values: Omit<Insertable<LicencesTable>, 'org_id'>) =>
+  t.insertInto('licences', values).returningAll().executeTakeFirstOrThrow();
 
 export async function updateLicence(t: Tenant, id: number, set: Updateable<LicencesTable>): Promise<void> {
   await t.updateTable('licences').set(set).where('id', '=', id).execute();

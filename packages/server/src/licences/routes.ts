@@ -7,8 +7,33 @@ import type { Keyring } from '../keys/keyring.js';
 import { confirmed } from '../http/tenancy.js';
 import { idempotentRequest, Replay } from './idempotency.js';
 import { ProductCache } from './opening.js';
-import { getLicence, licenceActivity, licenceFile, licenceLeasePeaks, licenceMachines, licenceVersion, licenceVersions, listLicences, MAX_LIST, versionString } from './reads.js';
-import { ConvertBody, ExtendTrialBody, IssueBody, LicenceVersion, LicenceVersionListItem, LidParams, NotesBody, ReleaseBody, RenewBody, RevokeBody, VerifyBody, VerifyResult, VersionParams } from './schemas.js';
+import {
+  getLicence,
+  licenceActivity,
+  licenceFile,
+  licenceLeasePeaks,
+  licenceMachines,
+  licenceVersion,
+  licenceVersions,
+  listLicences,
+  MAX_LIST,
+  versionString,
+} from './reads.js';
+import {
+  ConvertBody,
+  ExtendTrialBody,
+  IssueBody,
+  LicenceVersion,
+  LicenceVersionListItem,
+  LidParams,
+  NotesBody,
+  ReleaseBody,
+  RenewBody,
+  RevokeBody,
+  VerifyBody,
+  VerifyResult,
+  VersionParams,
+} from './schemas.js';
 import { Licence, LicenceListItem } from '../listings/schemas.js';
 import { LeasePeak, MachineBinding } from '../seats/schemas.js';
 import {
@@ -55,7 +80,11 @@ export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
           description: `List form, archived licences included. Refused above ${MAX_LIST} rows: use the page listing.`,
           tags,
           querystring: Type.Object(
-            { productId: Type.Optional(Id()), customerId: Type.Optional(Id()), trial: Type.Optional(Type.Boolean({ description: 'true: trials only (DESIGN.md 18); false: without trials.' })) },
+            {
+              productId: Type.Optional(Id()),
+              customerId: Type.Optional(Id()),
+              trial: Type.Optional(Type.Boolean({ description: 'true: trials only (DESIGN.md 18); false: without trials.' })),
+            },
             { additionalProperties: false },
           ),
           response: responses({ 200: Type.Array(LicenceListItem) }),
@@ -145,7 +174,8 @@ export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
         config: { access: 'licenses:write', cachedCaller: true },
         schema: {
           summary: 'Extend a trial',
-          description: "DESIGN.md 18: `{days}` (1 to 365, added to the later of now and the current end) or `{expiresAt}`; at most 365 days after the trial started. A new term, as a renewal makes one: the old term checks SUPERSEDED. 400 on a licence that is not a trial.",
+          description:
+            'DESIGN.md 18: `{days}` (1 to 365, added to the later of now and the current end) or `{expiresAt}`; at most 365 days after the trial started. A new term, as a renewal makes one: the old term checks SUPERSEDED. 400 on a licence that is not a trial.',
           tags,
           params: LidParams,
           headers: IdempotencyHeader,
@@ -165,7 +195,8 @@ export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
         config: { access: 'licenses:write', cachedCaller: true },
         schema: {
           summary: 'Convert a trial to a paid licence',
-          description: "DESIGN.md 18: `POST /licenses`' body without `productId`, plus `keepMachine`; issued exactly as `POST /licenses` under the trial's product → 201 with the paid licence (`convertedFromTrial`). The trial gets `trialConvertedTo` and `trialConvertedAt` and runs to its end; converting it again is a 409. 400 on a licence that is not a trial.",
+          description:
+            "DESIGN.md 18: `POST /licenses`' body without `productId`, plus `keepMachine`; issued exactly as `POST /licenses` under the trial's product → 201 with the paid licence (`convertedFromTrial`). The trial gets `trialConvertedTo` and `trialConvertedAt` and runs to its end; converting it again is a 409. 400 on a licence that is not a trial.",
           tags,
           params: LidParams,
           headers: IdempotencyHeader,
@@ -189,7 +220,7 @@ export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
         `/licenses/:lid/${path}`,
         {
           config: { access: 'licenses:write' },
-            schema: { summary, tags, params: LidParams, body, response: responses({ 200: Licence }) },
+          schema: { summary, tags, params: LidParams, body, response: responses({ 200: Licence }) },
         },
         run as never,
       );
@@ -218,7 +249,12 @@ export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
       '/licenses/:lid/machines',
       {
         config: { access: 'licenses:read' },
-        schema: { summary: 'Machine bindings, live and released, oldest first', tags, params: LidParams, response: responses({ 200: Type.Array(MachineBinding) }) },
+        schema: {
+          summary: 'Machine bindings, live and released, oldest first',
+          tags,
+          params: LidParams,
+          response: responses({ 200: Type.Array(MachineBinding) }),
+        },
       },
       async (request) => licenceMachines(request.ctx, request.params.lid),
     );
@@ -257,7 +293,12 @@ export function licenceRoutes(keyring: Keyring): FastifyPluginAsyncTypebox {
       '/licenses/:lid/versions',
       {
         config: { access: 'licenses:read' },
-        schema: { summary: 'Superseded terms, newest first (the current one excluded)', tags, params: LidParams, response: responses({ 200: Type.Array(LicenceVersionListItem) }) },
+        schema: {
+          summary: 'Superseded terms, newest first (the current one excluded)',
+          tags,
+          params: LidParams,
+          response: responses({ 200: Type.Array(LicenceVersionListItem) }),
+        },
       },
       async (request) => licenceVersions(request.ctx, request.params.lid),
     );

@@ -15,7 +15,11 @@ const MeterOverrides = Type.Record(
     },
     { additionalProperties: false },
   ),
-  { maxProperties: 20, description: "Per-licence limits for the product's meters (DESIGN.md 19), by meter key; absent ones take the product's (at renewal, the licence's own). Not for OFFLINE licences." },
+  {
+    maxProperties: 20,
+    description:
+      "Per-licence limits for the product's meters (DESIGN.md 19), by meter key; absent ones take the product's (at renewal, the licence's own). Not for OFFLINE licences.",
+  },
 );
 
 export const LidParams = Type.Object({ slug: Slug, lid: Type.String({ maxLength: 64 }) });
@@ -65,7 +69,12 @@ export const RenewBody = Type.Object(
 export const ConvertBody = Type.Object(
   {
     ...Type.Omit(IssueBody, ['productId']).properties,
-    keepMachine: Type.Optional(Type.Boolean({ description: "Default false. True: the paid licence takes the trial's machine (ONLINE: a seat as a first check would; OFFLINE or offline-activated HYBRID: its fingerprint signed in, first)." })),
+    keepMachine: Type.Optional(
+      Type.Boolean({
+        description:
+          "Default false. True: the paid licence takes the trial's machine (ONLINE: a seat as a first check would; OFFLINE or offline-activated HYBRID: its fingerprint signed in, first).",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -74,7 +83,9 @@ export const ConvertBody = Type.Object(
 export const ExtendTrialBody = Type.Object(
   {
     days: Type.Optional(Type.Integer({ minimum: 1, maximum: 365, description: 'Days added to the later of now and the current end.' })),
-    expiresAt: Type.Optional(Type.String({ format: 'date-time', maxLength: 64, description: 'The new end: zero milliseconds, after now and the current end.' })),
+    expiresAt: Type.Optional(
+      Type.String({ format: 'date-time', maxLength: 64, description: 'The new end: zero milliseconds, after now and the current end.' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -106,16 +117,15 @@ export const LicenceVersion = Type.Object({
 export const VerifyResult = Type.Object({
   valid: Type.Boolean(),
   whitespaceRemoved: Type.Boolean({
-    description: 'True when spaces, tabs or line breaks (an email client wrapping the string) were removed before judging it: a signed string never contains any.',
+    description:
+      'True when spaces, tabs or line breaks (an email client wrapping the string) were removed before judging it: a signed string never contains any.',
   }),
   reason: Nullable(Type.String({ description: 'MALFORMED, UNKNOWN_PRODUCT, BAD_SIGNATURE, NOT_YET_VALID or EXPIRED.' })),
   claims: Nullable(Type.Record(Type.String(), Type.Unknown())),
   product: Nullable(Type.Object({ id: Type.Integer(), productKey: Type.String(), name: Type.String() })),
   signature: Type.String({ description: 'VALID, INVALID or UNCHECKED.' }),
   signatureAlgorithm: Nullable(Type.String()),
-  expiry: Nullable(
-    Type.Object({ expiresAt: NullableTimestamp, graceEndsAt: NullableTimestamp, status: Type.String() }),
-  ),
+  expiry: Nullable(Type.Object({ expiresAt: NullableTimestamp, graceEndsAt: NullableTimestamp, status: Type.String() })),
   ledger: Type.Object({
     known: Type.Boolean(),
     lid: Type.Optional(Type.String()),

@@ -24,7 +24,17 @@ import { atIssueFingerprints } from '../seats/repo.js';
 import { bindAtIssue, bindSeat, releaseBindings } from '../seats/service.js';
 import { holdClock, planCount, tallyChange, talliesWithin, type TallyChange } from '../listings/repos/tallies.js';
 import { countsAgainstPlan, graceEnd, licenceStatus, type LicenceStatus } from '../listings/status.js';
-import { extendedTerm, licenceMeters, mergeFingerprints, resolveParams, termDate, termFrom, validityMonths, type LicenceMeter, type TermDates } from './terms.js';
+import {
+  extendedTerm,
+  licenceMeters,
+  mergeFingerprints,
+  resolveParams,
+  termDate,
+  termFrom,
+  validityMonths,
+  type LicenceMeter,
+  type TermDates,
+} from './terms.js';
 
 type IssueInput = Static<typeof IssueBody>;
 type RenewInput = Static<typeof RenewBody>;
@@ -277,7 +287,14 @@ interface Conversion {
  * trial's product, the paid licence naming the trial (`convertedFromTrial`), the trial marked
  * converted in the same transaction (again: 409); it runs to its end and its entry stays.
  */
-export async function convertTrial(ctx: Ctx, keyring: Keyring, caches: IssueCaches, lid: string, input: Omit<IssueInput, 'productId'> & { keepMachine?: boolean | undefined }, idem: IdempotentRequest | null) {
+export async function convertTrial(
+  ctx: Ctx,
+  keyring: Keyring,
+  caches: IssueCaches,
+  lid: string,
+  input: Omit<IssueInput, 'productId'> & { keepMachine?: boolean | undefined },
+  idem: IdempotentRequest | null,
+) {
   const trial = await findLicenceRow(ctx.tenant, lid);
   if (trial.trial !== 1) throw badRequest('only a trial can be converted');
   // Converted already: a 409 from the issue's transaction, after an Idempotency-Key's replay.
@@ -289,7 +306,14 @@ export async function convertTrial(ctx: Ctx, keyring: Keyring, caches: IssueCach
 /** The actor of what a conversion does for the trial's machine (DESIGN.md 18). */
 const TRIAL_ACTOR = { name: 'trial' };
 
-export async function issueLicence(ctx: Ctx, keyring: Keyring, caches: IssueCaches, input: IssueInput, idem: IdempotentRequest | null, conversion?: Conversion): Promise<LicenceAnswer | Replay> {
+export async function issueLicence(
+  ctx: Ctx,
+  keyring: Keyring,
+  caches: IssueCaches,
+  input: IssueInput,
+  idem: IdempotentRequest | null,
+  conversion?: Conversion,
+): Promise<LicenceAnswer | Replay> {
   return signThenCommit(ctx, idem, 201, (commit) =>
     caches.products.with(ctx.tenant, input.productId, async (product) => {
       const { shape } = product;
@@ -366,14 +390,26 @@ export async function issueLicence(ctx: Ctx, keyring: Keyring, caches: IssueCach
         // The answer (and the event's licence) is the row just written, beside what is known of it
         // without reading it again: the product (confirmed in this transaction) and the at-issue seats, bound now.
         const seats = fingerprints.length + kept;
-        const view = { ...row, product_name: shape.name, product_key: shape.productKey, last_checked_at: null, seats_used: seats, bound_at: seats > 0 ? ctx.now : null };
+        const view = {
+          ...row,
+          product_name: shape.name,
+          product_key: shape.productKey,
+          last_checked_at: null,
+          seats_used: seats,
+          bound_at: seats > 0 ? ctx.now : null,
+        };
         const body = await recordLicenceAudit(t, ctx, view, {
           action: 'licence.issued',
           subjectType: 'licence',
           subjectId: lid,
           lid,
           summary: `Issued ${licenceType} licence of ${shape.name} to ${owner.name}`,
-          details: { productId: product.id, customerId: owner.id, expiresAt: term.expiresAt && new Date(term.expiresAt).toISOString(), machines: fingerprints.length },
+          details: {
+            productId: product.id,
+            customerId: owner.id,
+            expiresAt: term.expiresAt && new Date(term.expiresAt).toISOString(),
+            machines: fingerprints.length,
+          },
         });
         return { body, tally };
       });
@@ -467,7 +503,12 @@ const TRIAL_LICENSEE = 'Trial';
  * trialConvertedAt (already converted: 409), audited `licence.trial_converted`; a kept machine
  * takes a seat of the paid licence as its first check would (`machine.bound`, actor `trial`).
  */
-async function markConverted(ctx: Ctx, t: Tenant, conversion: Conversion, paid: { id: number; lid: string; maxMachines: number; bound: number; signsMachine: boolean }): Promise<number> {
+async function markConverted(
+  ctx: Ctx,
+  t: Tenant,
+  conversion: Conversion,
+  paid: { id: number; lid: string; maxMachines: number; bound: number; signsMachine: boolean },
+): Promise<number> {
   const trial = await lockLicenceRow(ctx.database.dialect, t, conversion.trial.lid);
   if (trial.trial_converted_to !== null) throw conflict(`the trial is already converted to ${trial.trial_converted_to}`);
   if (conversion.keepMachine && !paid.signsMachine) {
@@ -488,7 +529,14 @@ async function markConverted(ctx: Ctx, t: Tenant, conversion: Conversion, paid: 
   return kept;
 }
 
-export async function renewLicence(ctx: Ctx, keyring: Keyring, caches: IssueCaches, lid: string, input: RenewInput, idem: IdempotentRequest | null): Promise<LicenceAnswer | Replay> {
+export async function renewLicence(
+  ctx: Ctx,
+  keyring: Keyring,
+  caches: IssueCaches,
+  lid: string,
+  input: RenewInput,
+  idem: IdempotentRequest | null,
+): Promise<LicenceAnswer | Replay> {
   // The renewed term commits only while the term it replaces is still current.
   return signThenCommit(ctx, idem, 200, async (commit) => {
     const current = await findLicenceRow(ctx.tenant, lid);
@@ -498,9 +546,10 @@ export async function renewLicence(ctx: Ctx, keyring: Keyring, caches: IssueCach
       const months = validityMonths(input.validityMonths, product.shape.defaultValidityMonths);
       const date = termDate(input);
       const timeZone = ctx.org.timezone;
-      const dates = date === undefined
-        ? extendedTerm({ startsAt: current.starts_at, expiresAt: current.expires_at }, months, timeZone, ctx.now)
-        : termFrom(date, months, timeZone, ctx.now);
+      const dates =
+        date === undefined
+          ? extendedTerm({ startsAt: current.starts_at, expiresAt: current.expires_at }, months, timeZone, ctx.now)
+          : termFrom(date, months, timeZone, ctx.now);
       const atIssue = await atIssueFingerprints(ctx.tenant, current.id);
       const licence = {
         lid,
@@ -523,7 +572,13 @@ export async function renewLicence(ctx: Ctx, keyring: Keyring, caches: IssueCach
         await enforcePlan(ctx, t, before, licenceStatus({ revoked: fresh.revoked === 1, ...dates, graceDays: term.graceDays }, ctx.now));
         await supersede(t, fresh, ctx.now);
         const tally = tallyChange(clock, t, fresh, { ...fresh, ...termColumns(term) });
-        await updateLicence(t, fresh.id, { ...termColumns(term), term_version: fresh.term_version + 1, issued_by: ctx.actor.name, renewed_at: ctx.now, ...tally.columns });
+        await updateLicence(t, fresh.id, {
+          ...termColumns(term),
+          term_version: fresh.term_version + 1,
+          issued_by: ctx.actor.name,
+          renewed_at: ctx.now,
+          ...tally.columns,
+        });
         const body = await auditedAnswer(t, ctx, {
           action: 'licence.renewed',
           subjectType: 'licence',
@@ -560,7 +615,14 @@ function extendedEnd(input: { days?: number | undefined; expiresAt?: string | un
  * term superseded, renewedAt, revoked stays revoked), carrying the current term's claims with only
  * `iat`, `exp`, `chk` and `max` new; audited `licence.trial_extended`.
  */
-export async function extendTrial(ctx: Ctx, keyring: Keyring, caches: IssueCaches, lid: string, input: { days?: number | undefined; expiresAt?: string | undefined }, idem: IdempotentRequest | null): Promise<LicenceAnswer | Replay> {
+export async function extendTrial(
+  ctx: Ctx,
+  keyring: Keyring,
+  caches: IssueCaches,
+  lid: string,
+  input: { days?: number | undefined; expiresAt?: string | undefined },
+  idem: IdempotentRequest | null,
+): Promise<LicenceAnswer | Replay> {
   return signThenCommit(ctx, idem, 200, async (commit) => {
     const current = await findLicenceRow(ctx.tenant, lid);
     if (current.trial !== 1) throw badRequest('only a trial can be extended');
@@ -572,7 +634,15 @@ export async function extendTrial(ctx: Ctx, keyring: Keyring, caches: IssueCache
       const { shape } = product;
       const { keyId, signer } = await keyring.signingKeyFor(ctx.tenant, product);
       const licenceString = await signLicenceWith(
-        { ...claims, iat: nowS, exp, chk: shape.checkIntervalSeconds, max: shape.maxOfflineSeconds, trl: true, params: licenceParams(claims) as Record<string, ParamValue> },
+        {
+          ...claims,
+          iat: nowS,
+          exp,
+          chk: shape.checkIntervalSeconds,
+          max: shape.maxOfflineSeconds,
+          trl: true,
+          params: licenceParams(claims) as Record<string, ParamValue>,
+        },
         signer.sign,
       );
       const columns = {

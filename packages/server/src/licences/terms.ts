@@ -104,7 +104,12 @@ type MeterOverrides = Record<string, { limit?: number | null | undefined; overag
  * product's list, its labels and periods; a key the licence had keeps its limit and overage, a
  * new one takes the product's; the body's overrides apply last. An OFFLINE licence has none.
  */
-export function licenceMeters(declared: readonly ProductMeter[], kept: readonly LicenceMeter[], overrides: MeterOverrides | undefined, offline: boolean): LicenceMeter[] {
+export function licenceMeters(
+  declared: readonly ProductMeter[],
+  kept: readonly LicenceMeter[],
+  overrides: MeterOverrides | undefined,
+  offline: boolean,
+): LicenceMeter[] {
   if (offline) {
     if (overrides !== undefined) throw badRequest('meters: an OFFLINE licence has no meters (nothing reports its usage)');
     return [];
@@ -118,7 +123,8 @@ export function licenceMeters(declared: readonly ProductMeter[], kept: readonly 
     const limit = override.limit !== undefined ? override.limit : own.limit;
     let overage = override.overage !== undefined ? override.overage : own.overage;
     if (limit === null) {
-      if (override.overage !== undefined && override.overage !== 0) throw badRequest(`meters.${meter.key}.overage: an unlimited meter (limit null) has no overage`);
+      if (override.overage !== undefined && override.overage !== 0)
+        throw badRequest(`meters.${meter.key}.overage: an unlimited meter (limit null) has no overage`);
       overage = 0;
     }
     return { key: meter.key, label: meter.label, period: meter.period, limit, overage };

@@ -1,4 +1,13 @@
-import { ALGORITHM_INFO, MalformedError, calendarStatus, graceEndsAt, parseLicence, verifyLicence, type Algorithm, type ParsedLicence } from '@licensor/protocol';
+import {
+  ALGORITHM_INFO,
+  MalformedError,
+  calendarStatus,
+  graceEndsAt,
+  parseLicence,
+  verifyLicence,
+  type Algorithm,
+  type ParsedLicence,
+} from '@licensor/protocol';
 import type { Ctx } from '../core/context.js';
 import { iso } from '../core/schemas.js';
 import type { Keyring } from '../keys/keyring.js';
@@ -36,7 +45,11 @@ async function judge(ctx: Ctx, keyring: Keyring, text: string) {
   if (!product) return { valid: false, reason: 'UNKNOWN_PRODUCT', claims, product: null, ...unchecked, ledger };
 
   const keys = await keyring.keysFor(ctx.tenant, product.id);
-  const verified = verifyLicence(parsed, keys.map((k) => k.publicKey)) !== null;
+  const verified =
+    verifyLicence(
+      parsed,
+      keys.map((k) => k.publicKey),
+    ) !== null;
   const status = calendarStatus(claims, Math.floor(ctx.now / 1000));
   const graceEnd = graceEndsAt(claims.exp, claims.grace);
   const reason = !verified ? 'BAD_SIGNATURE' : status === 'PENDING' ? 'NOT_YET_VALID' : status === 'EXPIRED' ? 'EXPIRED' : null;

@@ -9,7 +9,16 @@ import type { ListingFilter, Position } from './filter.js';
 
 function filterDigest(filter: ListingFilter): string {
   const { search, status, window, productId, customerId, trial, sort, asc } = filter;
-  const canonical = JSON.stringify([search?.q ?? null, status ? [...status].sort() : null, window, productId ?? null, customerId ?? null, trial ?? null, sort, asc]);
+  const canonical = JSON.stringify([
+    search?.q ?? null,
+    status ? [...status].sort() : null,
+    window,
+    productId ?? null,
+    customerId ?? null,
+    trial ?? null,
+    sort,
+    asc,
+  ]);
   return createHash('sha256').update(canonical).digest('base64url').slice(0, 16);
 }
 

@@ -58,7 +58,10 @@ export async function exportLicences(ctx: Ctx, filter: ListingFilter): Promise<R
   if (count > EXPORT_LIMIT) throw badRequest(`${count} licences match: an export holds at most ${EXPORT_LIMIT}; narrow the filter`);
   const run = <T>(work: (db: Db) => Promise<T>) =>
     database.dialect === 'postgres'
-      ? database.db.transaction().setIsolationLevel('repeatable read').execute((trx) => work(trx))
+      ? database.db
+          .transaction()
+          .setIsolationLevel('repeatable read')
+          .execute((trx) => work(trx))
       : work(database.db);
 
   return new Promise((resolve, reject) => {

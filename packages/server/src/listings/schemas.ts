@@ -28,7 +28,9 @@ const listFields = {
   graceDays: Type.Integer(),
   licenceType: LicenceTypeSchema,
   activation: Nullable(ActivationSchema),
-  seatModel: Type.Enum(['NODE_LOCKED', 'FLOATING'], { description: "The product's seat model when the licence was issued; the licence keeps it (DESIGN.md 13)." }),
+  seatModel: Type.Enum(['NODE_LOCKED', 'FLOATING'], {
+    description: "The product's seat model when the licence was issued; the licence keeps it (DESIGN.md 13).",
+  }),
   activated: Type.Boolean(),
   boundAt: NullableTimestamp,
   rebindCount: Type.Integer(),
@@ -48,12 +50,12 @@ const listFields = {
   renewedAt: NullableTimestamp,
   notes: Nullable(Type.String()),
   meters: Type.Array(LicenceMeterSchema, { description: 'Usage meters (DESIGN.md 19), signed as `mtr`; [] for none.' }),
-  trial: Type.Boolean({ description: 'DESIGN.md 18: a trial the service started on a machine\'s request.' }),
+  trial: Type.Boolean({ description: "DESIGN.md 18: a trial the service started on a machine's request." }),
   trialStartedAt: Nullable(Type.String({ format: 'date-time', description: "A trial's first term's iat." })),
   trialConvertedTo: Nullable(Type.String({ description: 'The paid licence a trial was converted to.' })),
   trialConvertedAt: NullableTimestamp,
   trialLedgerResetAt: NullableTimestamp,
-  trialInstallations: Nullable(Type.Integer({ description: "Distinct device keys a trial was answered to (at most 100)." })),
+  trialInstallations: Nullable(Type.Integer({ description: 'Distinct device keys a trial was answered to (at most 100).' })),
   convertedFromTrial: Nullable(Type.String({ description: 'The trial this paid licence was converted from.' })),
 };
 

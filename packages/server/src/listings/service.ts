@@ -55,7 +55,11 @@ export async function listingPage(ctx: Ctx, query: Static<typeof ListingQuery>) 
   }
   // One row more than the page tells whether a next page exists.
   const last = rows.length > limit ? rows[limit - 1]! : null;
-  const views = await viewsInOrder(ctx.tenant, rows.slice(0, limit).map((r) => r.lid), ctx.now);
+  const views = await viewsInOrder(
+    ctx.tenant,
+    rows.slice(0, limit).map((r) => r.lid),
+    ctx.now,
+  );
   return {
     items: views.map((v) => toLicenceListItem(v, ctx.now)),
     total,
@@ -68,5 +72,8 @@ export async function listingPage(ctx: Ctx, query: Static<typeof ListingQuery>) 
 /** How many licences each window holds. */
 export async function countWindows(ctx: Ctx): Promise<Record<Window, number>> {
   const [counts, expiring] = await Promise.all([tallies(ctx), countExpiring(ctx.tenant, ctx.now)]);
-  return Object.fromEntries(WINDOWS.map((w) => [w, WINDOW_KEYS[w] ? counts.sum(WINDOW_KEYS[w]) : expiring[w as keyof typeof expiring]])) as Record<Window, number>;
+  return Object.fromEntries(WINDOWS.map((w) => [w, WINDOW_KEYS[w] ? counts.sum(WINDOW_KEYS[w]) : expiring[w as keyof typeof expiring]])) as Record<
+    Window,
+    number
+  >;
 }

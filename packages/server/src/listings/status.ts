@@ -11,10 +11,7 @@ export function graceEnd(expiresAt: number | null, graceDays: number): number | 
 }
 
 /** DESIGN.md 3: the revocation flag first, then the calendar. */
-export function licenceStatus(
-  term: { revoked: boolean; startsAt: number | null; expiresAt: number | null; graceDays: number },
-  now: number,
-): LicenceStatus {
+export function licenceStatus(term: { revoked: boolean; startsAt: number | null; expiresAt: number | null; graceDays: number }, now: number): LicenceStatus {
   if (term.revoked) return 'REVOKED';
   if (term.startsAt !== null && now < term.startsAt) return 'PENDING';
   if (term.expiresAt === null || now < term.expiresAt) return 'ACTIVE';

@@ -61,7 +61,11 @@ export async function listOrganisations(db: Db): Promise<Organisation[]> {
   return (await db.selectFrom('organisations').select(columns).orderBy('slug').execute()).map(toOrganisation);
 }
 
-export async function updateOrganisation(db: Db, id: number, change: { name?: string | undefined; planLimit?: number | null | undefined; suspended?: boolean | undefined }) {
+export async function updateOrganisation(
+  db: Db,
+  id: number,
+  change: { name?: string | undefined; planLimit?: number | null | undefined; suspended?: boolean | undefined },
+) {
   await db
     .updateTable('organisations')
     .set({
@@ -93,9 +97,5 @@ export async function insertOrganisation(
 }
 
 export async function updateOrganisationTimezone(db: Db, id: number, timezone: string, actor: string, now: number) {
-  await db
-    .updateTable('organisations')
-    .set({ timezone, settings_updated_at: now, settings_updated_by: actor })
-    .where('id', '=', id)
-    .execute();
+  await db.updateTable('organisations').set({ timezone, settings_updated_at: now, settings_updated_by: actor }).where('id', '=', id).execute();
 }

@@ -11,10 +11,7 @@ import { writeInitialPassword } from '../users/initial-password.js';
 
 const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
 
-export async function createOrganisation(
-  database: Database,
-  input: { slug: string; name: string; planLimit: number | null },
-): Promise<Organisation> {
+export async function createOrganisation(database: Database, input: { slug: string; name: string; planLimit: number | null }): Promise<Organisation> {
   if (!SLUG.test(input.slug)) throw badRequest('slug must be 1 to 64 of a-z, 0-9 and inner hyphens');
   if (!input.name.trim()) throw badRequest('name must not be empty');
   if (input.planLimit !== null && (!Number.isInteger(input.planLimit) || input.planLimit < 0)) {

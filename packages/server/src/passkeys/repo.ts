@@ -29,8 +29,15 @@ const members = (db: Db, book: PasskeyBook) => (book.realm === 'platform' ? null
 /** The owner's passkeys, oldest first. */
 export async function passkeysOf(db: Db, book: PasskeyBook, ownerId: number): Promise<PasskeyRow[]> {
   const t = members(db, book);
-  if (t) return (await t.selectFrom('passkeys').selectAll().where('user_id', '=', ownerId).orderBy('id').execute()).map(({ user_id, ...row }) => ({ ...row, ownerId: user_id }));
-  return (await db.selectFrom('platform_passkeys').selectAll().where('account_id', '=', ownerId).orderBy('id').execute()).map(({ account_id, ...row }) => ({ ...row, ownerId: account_id }));
+  if (t)
+    return (await t.selectFrom('passkeys').selectAll().where('user_id', '=', ownerId).orderBy('id').execute()).map(({ user_id, ...row }) => ({
+      ...row,
+      ownerId: user_id,
+    }));
+  return (await db.selectFrom('platform_passkeys').selectAll().where('account_id', '=', ownerId).orderBy('id').execute()).map(({ account_id, ...row }) => ({
+    ...row,
+    ownerId: account_id,
+  }));
 }
 
 export interface NewPasskey {
@@ -43,10 +50,26 @@ export interface NewPasskey {
 }
 
 export async function insertPasskey(db: Db, book: PasskeyBook, ownerId: number, key: NewPasskey): Promise<Omit<PasskeyRow, 'ownerId'>> {
-  const columns = { credential_id: key.credentialId, public_key: key.publicKey, counter: key.counter, transports: key.transports, name: key.name, created_at: key.createdAt, last_used_at: null };
+  const columns = {
+    credential_id: key.credentialId,
+    public_key: key.publicKey,
+    counter: key.counter,
+    transports: key.transports,
+    name: key.name,
+    created_at: key.createdAt,
+    last_used_at: null,
+  };
   const t = members(db, book);
-  if (t) return t.insertInto('passkeys', { user_id: ownerId, ...columns }).returningAll().executeTakeFirstOrThrow();
-  return db.insertInto('platform_passkeys').values({ account_id: ownerId, ...columns }).returningAll().executeTakeFirstOrThrow();
+  if (t)
+    return t
+      .insertInto('passkeys', { user_id: ownerId, ...columns })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  return db
+    .insertInto('platform_passkeys')
+    .values({ account_id: ownerId, ...columns })
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 /** One of the owner's passkeys, if it is theirs. */
@@ -81,14 +104,34 @@ export async function touchPasskey(db: Db, book: PasskeyBook, id: number, counte
 }
 
 /** Stores a challenge issued now; expired ones go as new ones come, so the table stays small. */
-export async function insertChallenge(db: Db, challenge: string, realm: Realm, purpose: 'register' | 'login', subject: number | null, now: number, expiresAt: number): Promise<void> {
+export async function insertChallenge(
+  db: Db,
+  challenge: string,
+  realm: Realm,
+  purpose: 'register' | 'login',
+  subject: number | null,
+  now: number,
+  expiresAt: number,
+): Promise<void> {
   await db.deleteFrom('webauthn_challenges').where('expires_at', '<=', now).execute();
   await db.insertInto('webauthn_challenges').values({ challenge, realm, purpose, subject, expires_at: expiresAt }).execute();
 }
 
 /** Deletes the challenge if it was issued for this realm, purpose and person and has not expired: true when it was. */
-export async function takeChallenge(db: Db, challenge: string, realm: Realm, purpose: 'register' | 'login', subject: number | null, now: number): Promise<boolean> {
-  let query = db.deleteFrom('webauthn_challenges').where('challenge', '=', challenge).where('realm', '=', realm).where('purpose', '=', purpose).where('expires_at', '>', now);
+export async function takeChallenge(
+  db: Db,
+  challenge: string,
+  realm: Realm,
+  purpose: 'register' | 'login',
+  subject: number | null,
+  now: number,
+): Promise<boolean> {
+  let query = db
+    .deleteFrom('webauthn_challenges')
+    .where('challenge', '=', challenge)
+    .where('realm', '=', realm)
+    .where('purpose', '=', purpose)
+    .where('expires_at', '>', now);
   query = subject === null ? query.where('subject', 'is', null) : query.where('subject', '=', subject);
   const taken = await query.executeTakeFirst();
   return Number(taken.numDeletedRows) === 1;

@@ -25,7 +25,10 @@ const Credential = Type.Object({
     transports: Type.Optional(Type.Array(text(32), { maxItems: 10 })),
   }),
 });
-const Options = Type.Object({}, { additionalProperties: true, description: 'WebAuthn options (JSON) for navigator.credentials; pass to @simplewebauthn/browser.' });
+const Options = Type.Object(
+  {},
+  { additionalProperties: true, description: 'WebAuthn options (JSON) for navigator.credentials; pass to @simplewebauthn/browser.' },
+);
 const Passkey = Type.Object({ id: Type.Integer(), name: Type.String(), createdAt: Timestamp, lastUsedAt: NullableTimestamp });
 const RegisterOptionsBody = Type.Object({ currentPassword: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })) }, { additionalProperties: false });
 const RegisterBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }), response: Credential }, { additionalProperties: false });
@@ -47,13 +50,14 @@ export function passkeyRoutes<Account>(database: Database, config: Config, owner
     app.post(
       '/auth/passkeys',
       { config: doc.manage, schema: { ...docs.add, tags, body: RegisterBody, response: responses({ 201: Passkey }) } },
-      async (request, reply) => reply.code(201).send(await addPasskey(database, config, owner, request, request.body.name, request.body.response as unknown as RegistrationResponseJSON)),
+      async (request, reply) =>
+        reply
+          .code(201)
+          .send(await addPasskey(database, config, owner, request, request.body.name, request.body.response as unknown as RegistrationResponseJSON)),
     );
 
-    app.get(
-      '/auth/passkeys',
-      { config: doc.manage, schema: { ...docs.list, tags, response: responses({ 200: Type.Array(Passkey) }) } },
-      async (request) => listPasskeys(database, owner, request),
+    app.get('/auth/passkeys', { config: doc.manage, schema: { ...docs.list, tags, response: responses({ 200: Type.Array(Passkey) }) } }, async (request) =>
+      listPasskeys(database, owner, request),
     );
 
     app.delete(

@@ -62,7 +62,13 @@ const toPasskey = (row: { id: number; name: string; created_at: number; last_use
 });
 
 /** Creation options for a new passkey; with a password, the current one is asked again. */
-export async function startAdding(database: Database, config: Pick<Config, 'passkeyOrigin'>, owner: PasskeyOwner<unknown>, request: FastifyRequest, currentPassword: string | undefined) {
+export async function startAdding(
+  database: Database,
+  config: Pick<Config, 'passkeyOrigin'>,
+  owner: PasskeyOwner<unknown>,
+  request: FastifyRequest,
+  currentPassword: string | undefined,
+) {
   const account = await owner.account(request);
   if (account.passwordHash !== null && !(await verifyPassword(currentPassword ?? '', account.passwordHash))) throw badRequest('currentPassword is wrong');
   const book = owner.book(request);
@@ -71,7 +77,14 @@ export async function startAdding(database: Database, config: Pick<Config, 'pass
 }
 
 /** Stores the passkey a verified registration made, with its audit entry. */
-export async function addPasskey(database: Database, config: Pick<Config, 'passkeyOrigin'>, owner: PasskeyOwner<unknown>, request: FastifyRequest, name: string, response: RegistrationResponseJSON) {
+export async function addPasskey(
+  database: Database,
+  config: Pick<Config, 'passkeyOrigin'>,
+  owner: PasskeyOwner<unknown>,
+  request: FastifyRequest,
+  name: string,
+  response: RegistrationResponseJSON,
+) {
   const accountId = owner.accountId(request);
   const now = owner.now(request);
   const book = owner.book(request);
@@ -99,7 +112,13 @@ export async function removePasskey(database: Database, owner: PasskeyOwner<unkn
 }
 
 /** Options for a passkey sign-in: any discoverable credential of the realm, limited per address. */
-export async function startSignIn(database: Database, config: Pick<Config, 'passkeyOrigin'>, rateLimits: RateLimiter, owner: PasskeyOwner<unknown>, request: FastifyRequest) {
+export async function startSignIn(
+  database: Database,
+  config: Pick<Config, 'passkeyOrigin'>,
+  rateLimits: RateLimiter,
+  owner: PasskeyOwner<unknown>,
+  request: FastifyRequest,
+) {
   const now = Date.now();
   const book = owner.book(request);
   const decision = await rateLimits.hit(`passkey:${book.realm === 'platform' ? 'platform' : 'member'}:${request.ip}`, OPTIONS_PER_MINUTE, now);
@@ -121,7 +140,14 @@ export async function signInWithPasskey<Account>(
   const fail = await owner.signInGate(request, now);
   const book = owner.book(request);
   try {
-    const { passkey, counter } = await verifyAuthentication(database, config, book.realm, response, (credentialId) => passkeyByCredential(database.db, book, credentialId), now);
+    const { passkey, counter } = await verifyAuthentication(
+      database,
+      config,
+      book.realm,
+      response,
+      (credentialId) => passkeyByCredential(database.db, book, credentialId),
+      now,
+    );
     const account = await owner.signingIn(request, passkey.ownerId);
     if (!account) throw passkeyRefused();
     await touchPasskey(database.db, book, passkey.id, counter, now);

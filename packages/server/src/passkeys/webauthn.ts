@@ -42,7 +42,14 @@ const remember = (db: Db, challenge: string, realm: Realm, purpose: 'register' |
  * Takes the challenge the browser signed out of the store: it must have been issued here, for
  * this realm, purpose and person, and not have expired. Deleting it is what makes it single-use.
  */
-async function signedChallenge(db: Db, clientDataJSON: unknown, realm: Realm, purpose: 'register' | 'login', subject: number | null, now: number): Promise<string> {
+async function signedChallenge(
+  db: Db,
+  clientDataJSON: unknown,
+  realm: Realm,
+  purpose: 'register' | 'login',
+  subject: number | null,
+  now: number,
+): Promise<string> {
   let challenge: unknown;
   try {
     challenge = (JSON.parse(isoBase64URL.toUTF8String(String(clientDataJSON))) as { challenge?: unknown }).challenge;
@@ -55,7 +62,14 @@ async function signedChallenge(db: Db, clientDataJSON: unknown, realm: Realm, pu
 }
 
 /** Creation options for a new passkey: discoverable, user verification required, no attestation. */
-export async function registrationOptions(db: Db, config: Pick<Config, 'passkeyOrigin'>, realm: Realm, owner: PasskeyAccount, existing: StoredPasskey[], now: number) {
+export async function registrationOptions(
+  db: Db,
+  config: Pick<Config, 'passkeyOrigin'>,
+  realm: Realm,
+  owner: PasskeyAccount,
+  existing: StoredPasskey[],
+  now: number,
+) {
   const options = await generateRegistrationOptions({
     rpName: 'Licensor',
     rpID: rp(config).id,
@@ -71,10 +85,23 @@ export async function registrationOptions(db: Db, config: Pick<Config, 'passkeyO
 }
 
 /** The new credential, once its response verifies against a challenge issued to this person. */
-export async function verifyRegistration(database: Database, config: Pick<Config, 'passkeyOrigin'>, realm: Realm, ownerId: number, response: RegistrationResponseJSON, now: number) {
+export async function verifyRegistration(
+  database: Database,
+  config: Pick<Config, 'passkeyOrigin'>,
+  realm: Realm,
+  ownerId: number,
+  response: RegistrationResponseJSON,
+  now: number,
+) {
   const expectedChallenge = await signedChallenge(database.db, response?.response?.clientDataJSON, realm, 'register', ownerId, now);
   const { origin, id } = rp(config);
-  const result = await verifyRegistrationResponse({ response, expectedChallenge, expectedOrigin: origin, expectedRPID: id, requireUserVerification: true }).catch(() => null);
+  const result = await verifyRegistrationResponse({
+    response,
+    expectedChallenge,
+    expectedOrigin: origin,
+    expectedRPID: id,
+    requireUserVerification: true,
+  }).catch(() => null);
   if (!result?.verified) throw passkeyRefused();
   const { credential } = result.registrationInfo;
   return {

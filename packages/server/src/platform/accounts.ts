@@ -6,7 +6,18 @@ import { SESSION_LIFETIME_MS, type PlatformAccount, type PlatformRole } from '..
 import { newSecret, sha256Hex } from '../core/secrets.js';
 import { hashPassword, verifyPassword } from '../core/passwords.js';
 import { conflict, notFound, unauthorized } from '../core/errors.js';
-import { clearPlatformFailures, endAccountSessions, findAccount, findAccountByUsername, insertAccount, insertPlatformAudit, insertPlatformFailure, insertPlatformSession, recentPlatformFailures, updateAccount } from './repo.js';
+import {
+  clearPlatformFailures,
+  endAccountSessions,
+  findAccount,
+  findAccountByUsername,
+  insertAccount,
+  insertPlatformAudit,
+  insertPlatformFailure,
+  insertPlatformSession,
+  recentPlatformFailures,
+  updateAccount,
+} from './repo.js';
 
 /** What a platform sign-in answers (SPEC 2.10's identity, outside every organisation). */
 export const PlatformIdentity = Type.Object({
@@ -36,8 +47,20 @@ export async function createPlatformAccount(database: Database, input: { usernam
   const hash = await hashPassword(input.password);
   const now = Date.now();
   const row = await transaction(database, async (trx) => {
-    const created = await insertAccount(trx, { username: input.username, display_name: input.username, role: input.role, active: 1, password_hash: hash, created_at: now });
-    if (created) await insertPlatformAudit(trx, 'cli', now, { action: 'platform_account.created', organisation: null, details: { username: input.username, role: input.role } });
+    const created = await insertAccount(trx, {
+      username: input.username,
+      display_name: input.username,
+      role: input.role,
+      active: 1,
+      password_hash: hash,
+      created_at: now,
+    });
+    if (created)
+      await insertPlatformAudit(trx, 'cli', now, {
+        action: 'platform_account.created',
+        organisation: null,
+        details: { username: input.username, role: input.role },
+      });
     return created;
   });
   if (!row) throw conflict(`a platform account "${input.username}" already exists`);
@@ -51,7 +74,10 @@ export async function updatePlatformAccount(database: Database, username: string
   return transaction(database, async (trx) => {
     const row = await findAccountByUsername(trx, username);
     if (!row) throw notFound(`no platform account "${username}"`);
-    await updateAccount(trx, row.id, { ...(hash === undefined ? {} : { password_hash: hash }), ...(change.active === undefined ? {} : { active: change.active ? 1 : 0 }) });
+    await updateAccount(trx, row.id, {
+      ...(hash === undefined ? {} : { password_hash: hash }),
+      ...(change.active === undefined ? {} : { active: change.active ? 1 : 0 }),
+    });
     if (hash !== undefined || change.active === false) await endAccountSessions(trx, row.id);
     await insertPlatformAudit(trx, 'cli', now, {
       action: 'platform_account.updated',
@@ -81,10 +107,25 @@ export async function openPlatformSession(database: Database, account: AccountRo
   const cookieValue = newSecret();
   await transaction(database, async (trx) => {
     await clearPlatformFailures(trx, username, address);
-    await insertPlatformSession(trx, { id: sha256Hex(cookieValue), account_id: account.id, created_at: now, last_seen_at: now, expires_at: now + SESSION_LIFETIME_MS });
+    await insertPlatformSession(trx, {
+      id: sha256Hex(cookieValue),
+      account_id: account.id,
+      created_at: now,
+      last_seen_at: now,
+      expires_at: now + SESSION_LIFETIME_MS,
+    });
     await updateAccount(trx, account.id, { last_login_at: now });
   });
-  return { cookieValue, account: { id: account.id, username: account.username, displayName: account.display_name, role: account.role as PlatformRole, sessionId: sha256Hex(cookieValue) } };
+  return {
+    cookieValue,
+    account: {
+      id: account.id,
+      username: account.username,
+      displayName: account.display_name,
+      role: account.role as PlatformRole,
+      sessionId: sha256Hex(cookieValue),
+    },
+  };
 }
 
 /** Signs a platform account in with its password. */

@@ -35,7 +35,8 @@ export function platformPasskeys(database: Database, config: Config, version: st
       return { id: account.id, username: account.username, displayName: account.display_name, passwordHash: account.password_hash };
     },
     now: () => Date.now(),
-    audit: (db, request, action, name) => insertPlatformAudit(db, `platform/${request.platformAccount.username}`, Date.now(), { action, organisation: null, details: { name } }),
+    audit: (db, request, action, name) =>
+      insertPlatformAudit(db, `platform/${request.platformAccount.username}`, Date.now(), { action, organisation: null, details: { name } }),
     refuseSignIn: () => {},
     signInGate: (request, now) => platformSignInGate(database, config, NO_USERNAME, request.ip, now),
     signingIn: async (_request, accountId) => {

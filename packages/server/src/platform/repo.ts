@@ -5,7 +5,12 @@ import type { Tenant } from '../db/tenant.js';
 
 // The control plane's tables are outside every organisation: these queries take no tenant.
 
-export async function insertPlatformAudit(db: Db, actor: string, now: number, entry: { action: string; organisation: string | null; details?: Record<string, unknown> }): Promise<void> {
+export async function insertPlatformAudit(
+  db: Db,
+  actor: string,
+  now: number,
+  entry: { action: string; organisation: string | null; details?: Record<string, unknown> },
+): Promise<void> {
   await db
     .insertInto('platform_audit')
     .values({ at: now, actor, action: entry.action, organisation: entry.organisation, details: entry.details ? JSON.stringify(entry.details) : null })
@@ -16,18 +21,27 @@ export async function insertPlatformAudit(db: Db, actor: string, now: number, en
 export async function platformAuditPage(db: Db, limit: number, offset: number) {
   const [rows, total] = await Promise.all([
     db.selectFrom('platform_audit').selectAll().orderBy('id', 'desc').limit(limit).offset(offset).execute(),
-    db.selectFrom('platform_audit').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    db
+      .selectFrom('platform_audit')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow(),
   ]);
   return { rows, total: Number(total.n) };
 }
 
 /** Inserts the account; undefined when the username is taken. */
 export const insertAccount = (db: Db, values: Insertable<PlatformAccountsTable>) =>
-  db.insertInto('platform_accounts').values(values).onConflict((oc) => oc.column('username').doNothing()).returning(['id', 'username', 'role']).executeTakeFirst();
+  db
+    .insertInto('platform_accounts')
+    .values(values)
+    .onConflict((oc) => oc.column('username').doNothing())
+    .returning(['id', 'username', 'role'])
+    .executeTakeFirst();
 
 export const findAccount = (db: Db, id: number) => db.selectFrom('platform_accounts').selectAll().where('id', '=', id).executeTakeFirst();
 
-export const findAccountByUsername = (db: Db, username: string) => db.selectFrom('platform_accounts').selectAll().where('username', '=', username).executeTakeFirst();
+export const findAccountByUsername = (db: Db, username: string) =>
+  db.selectFrom('platform_accounts').selectAll().where('username', '=', username).executeTakeFirst();
 
 export async function updateAccount(db: Db, id: number, set: Updateable<PlatformAccountsTable>): Promise<void> {
   await db.updateTable('platform_accounts').set(set).where('id', '=', id).execute();
@@ -47,7 +61,14 @@ export async function insertPlatformSession(db: Db, values: Insertable<PlatformS
 
 /** The failed platform sign-ins from an address since `since`, newest first. */
 export const recentPlatformFailures = (db: Db, address: string, since: number, limit: number) =>
-  db.selectFrom('platform_login_failures').select(['at', 'username']).where('address', '=', address).where('at', '>', since).orderBy('at', 'desc').limit(limit).execute();
+  db
+    .selectFrom('platform_login_failures')
+    .select(['at', 'username'])
+    .where('address', '=', address)
+    .where('at', '>', since)
+    .orderBy('at', 'desc')
+    .limit(limit)
+    .execute();
 
 /** Records a failed sign-in, and forgets those older than `before`, which no longer count for anyone. */
 export async function insertPlatformFailure(db: Db, username: string, address: string, now: number, before: number): Promise<void> {
@@ -62,6 +83,13 @@ export async function clearPlatformFailures(db: Db, username: string, address: s
 /** How many licences, products and members an organisation has. */
 export async function organisationCounts(t: Tenant) {
   const count = async (table: 'licences' | 'products' | 'users') =>
-    Number((await t.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+    Number(
+      (
+        await t
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
   return { licences: await count('licences'), products: await count('products'), members: await count('users') };
 }

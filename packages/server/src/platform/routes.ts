@@ -34,7 +34,9 @@ const PlatformEntry = Type.Object({
   id: Type.Integer(),
   at: Timestamp,
   actor: Type.String(),
-  action: Type.String({ description: '`organisation.created`, `organisation.updated`, `organisation.suspended`, `organisation.resumed`, `member.created`, ...' }),
+  action: Type.String({
+    description: '`organisation.created`, `organisation.updated`, `organisation.suspended`, `organisation.resumed`, `member.created`, ...',
+  }),
   organisation: Type.Union([Type.String(), Type.Null()]),
   details: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
 });
@@ -57,7 +59,10 @@ export function platformRoutes(database: Database, config: Config, version: stri
           description: `Sets the \`${PLATFORM_COOKIE}\` cookie (Path=/, also sent to organisations' paths). A missing account, a wrong password and an inactive account all give the same 401.`,
           tags,
           security: [],
-          body: Type.Object({ username: Type.String({ minLength: 1, maxLength: 200 }), password: Type.String({ minLength: 1, maxLength: 1024 }) }, { additionalProperties: false }),
+          body: Type.Object(
+            { username: Type.String({ minLength: 1, maxLength: 200 }), password: Type.String({ minLength: 1, maxLength: 1024 }) },
+            { additionalProperties: false },
+          ),
           response: responses({ 200: PlatformIdentity }, [429]),
         },
       },
@@ -86,7 +91,10 @@ export function platformRoutes(database: Database, config: Config, version: stri
 
     app.get(
       '/organisations',
-      { config: { platform: 'read' }, schema: { summary: 'Every organisation with its counts', tags, response: responses({ 200: Type.Array(OrganisationRecord) }) } },
+      {
+        config: { platform: 'read' },
+        schema: { summary: 'Every organisation with its counts', tags, response: responses({ 200: Type.Array(OrganisationRecord) }) },
+      },
       async () => organisationRecords(database),
     );
 
@@ -115,7 +123,10 @@ export function platformRoutes(database: Database, config: Config, version: stri
 
     app.get(
       '/organisations/:slug',
-      { config: { platform: 'read' }, schema: { summary: 'One organisation with its counts', tags, params: SlugParams, response: responses({ 200: OrganisationRecord }) } },
+      {
+        config: { platform: 'read' },
+        schema: { summary: 'One organisation with its counts', tags, params: SlugParams, response: responses({ 200: OrganisationRecord }) },
+      },
       async (request) => organisationRecord(database, request.params.slug),
     );
 
@@ -125,11 +136,16 @@ export function platformRoutes(database: Database, config: Config, version: stri
         config: { platform: 'write' },
         schema: {
           summary: "Change an organisation's name, plan limit or suspension",
-          description: 'Lowering `planLimit` below the current count changes no licence; further issues are refused. A suspended organisation’s members and tokens get 403; checks go on.',
+          description:
+            'Lowering `planLimit` below the current count changes no licence; further issues are refused. A suspended organisation’s members and tokens get 403; checks go on.',
           tags,
           params: SlugParams,
           body: Type.Object(
-            { name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })), planLimit: Type.Optional(PlanLimit), suspended: Type.Optional(Type.Boolean()) },
+            {
+              name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+              planLimit: Type.Optional(PlanLimit),
+              suspended: Type.Optional(Type.Boolean()),
+            },
             { additionalProperties: false, minProperties: 1 },
           ),
           response: responses({ 200: OrganisationRecord }),
@@ -147,7 +163,13 @@ export function platformRoutes(database: Database, config: Config, version: stri
           tags,
           params: SlugParams,
           body: Type.Object(
-            { username: Username, password: Password, role: RoleSchema, email: Type.Optional(Nullable(Email)), displayName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) },
+            {
+              username: Username,
+              password: Password,
+              role: RoleSchema,
+              email: Type.Optional(Nullable(Email)),
+              displayName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+            },
             { additionalProperties: false },
           ),
           response: responses({ 201: Member }, [409]),
@@ -158,7 +180,10 @@ export function platformRoutes(database: Database, config: Config, version: stri
 
     app.get(
       '/activity',
-      { config: { platform: 'read' }, schema: { summary: "The platform's audit trail, newest first", tags, querystring: PageQuery, response: responses({ 200: Paged(PlatformEntry) }) } },
+      {
+        config: { platform: 'read' },
+        schema: { summary: "The platform's audit trail, newest first", tags, querystring: PageQuery, response: responses({ 200: Paged(PlatformEntry) }) },
+      },
       async (request) => platformActivity(database, request.query),
     );
 

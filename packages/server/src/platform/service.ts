@@ -32,7 +32,13 @@ async function toRecord(database: Database, org: Organisation, now: number) {
     suspended: org.suspended,
     timezone: org.timezone,
     createdAt: iso(org.createdAt),
-    counts: { licences: counts.licences, countingLicences: await planCount(t, await tallies({ database, org, tenant: t, now }), now), trials: await activeTrials(t, now), products: counts.products, members: counts.members },
+    counts: {
+      licences: counts.licences,
+      countingLicences: await planCount(t, await tallies({ database, org, tenant: t, now }), now),
+      trials: await activeTrials(t, now),
+      products: counts.products,
+      members: counts.members,
+    },
   };
 }
 
@@ -43,7 +49,11 @@ export async function organisationRecords(database: Database) {
 
 export const organisationRecord = async (database: Database, slug: string) => toRecord(database, await orgOr404(database, slug), Date.now());
 
-export async function createOrganisation(database: Database, account: PlatformAccount, input: { slug: string; name: string; planLimit?: number | null | undefined; timezone?: string | undefined }) {
+export async function createOrganisation(
+  database: Database,
+  account: PlatformAccount,
+  input: { slug: string; name: string; planLimit?: number | null | undefined; timezone?: string | undefined },
+) {
   const { slug, planLimit = null, timezone = 'UTC' } = input;
   const name = input.name.trim();
   if (!name) throw badRequest('name: must not be blank');
@@ -59,7 +69,12 @@ export async function createOrganisation(database: Database, account: PlatformAc
 }
 
 /** A new name, plan limit or suspension, each change audited. */
-export async function changeOrganisation(database: Database, account: PlatformAccount, slug: string, input: { name?: string | undefined; planLimit?: number | null | undefined; suspended?: boolean | undefined }) {
+export async function changeOrganisation(
+  database: Database,
+  account: PlatformAccount,
+  slug: string,
+  input: { name?: string | undefined; planLimit?: number | null | undefined; suspended?: boolean | undefined },
+) {
   const org = await orgOr404(database, slug);
   const name = input.name?.trim();
   if (name === '') throw badRequest('name: must not be blank');
@@ -68,7 +83,10 @@ export async function changeOrganisation(database: Database, account: PlatformAc
   await transaction(database, async (trx) => {
     await updateOrganisation(trx, org.id, change);
     const actor = actorName(account);
-    const changed = { ...(name !== undefined && name !== org.name ? { name: { from: org.name, to: name } } : {}), ...(change.planLimit !== undefined && change.planLimit !== org.planLimit ? { planLimit: { from: org.planLimit, to: change.planLimit } } : {}) };
+    const changed = {
+      ...(name !== undefined && name !== org.name ? { name: { from: org.name, to: name } } : {}),
+      ...(change.planLimit !== undefined && change.planLimit !== org.planLimit ? { planLimit: { from: org.planLimit, to: change.planLimit } } : {}),
+    };
     if (Object.keys(changed).length) await insertPlatformAudit(trx, actor, now, { action: 'organisation.updated', organisation: org.slug, details: changed });
     if (change.suspended !== undefined && change.suspended !== org.suspended) {
       await insertPlatformAudit(trx, actor, now, { action: change.suspended ? 'organisation.suspended' : 'organisation.resumed', organisation: org.slug });
@@ -87,11 +105,23 @@ export async function addMember(
   const org = await orgOr404(database, slug);
   const passwordHash = await hashPassword(input.password);
   const now = Date.now();
-  const actor: Actor = { kind: 'platform', name: actorName(account), accountId: account.id, displayName: account.displayName, platformRole: account.role, role: 'ORG_ADMIN', sessionId: account.sessionId };
+  const actor: Actor = {
+    kind: 'platform',
+    name: actorName(account),
+    accountId: account.id,
+    displayName: account.displayName,
+    platformRole: account.role,
+    role: 'ORG_ADMIN',
+    sessionId: account.sessionId,
+  };
   try {
     return await transaction(database, async (trx) => {
       const created = await insertMember(tenant(trx, org.id), { actor, now }, input, passwordHash);
-      await insertPlatformAudit(trx, actor.name, now, { action: 'member.created', organisation: org.slug, details: { username: created.username, role: created.role } });
+      await insertPlatformAudit(trx, actor.name, now, {
+        action: 'member.created',
+        organisation: org.slug,
+        details: { username: created.username, role: created.role },
+      });
       return created;
     });
   } catch (err) {
@@ -105,7 +135,14 @@ export async function platformActivity(database: Database, page: { limit?: numbe
   const { limit = 50, offset = 0 } = page;
   const { rows, total } = await platformAuditPage(database.db, limit, offset);
   return {
-    items: rows.map((r) => ({ id: r.id, at: iso(r.at), actor: r.actor, action: r.action, organisation: r.organisation, details: r.details === null ? null : JSON.parse(r.details) })),
+    items: rows.map((r) => ({
+      id: r.id,
+      at: iso(r.at),
+      actor: r.actor,
+      action: r.action,
+      organisation: r.organisation,
+      details: r.details === null ? null : JSON.parse(r.details),
+    })),
     total,
     limit,
     offset,

@@ -2,10 +2,12 @@ import type { Insertable } from 'kysely';
 import type { PortalLinksTable, PortalSessionsTable } from '../db/schema.js';
 import type { Tenant } from '../db/tenant.js';
 
-export const insertLink = (t: Tenant, values: Omit<Insertable<PortalLinksTable>, 'org_id'>) => t.insertInto('portal_links', values).returning('id').executeTakeFirstOrThrow();
+export const insertLink = (t: Tenant, values: Omit<Insertable<PortalLinksTable>, 'org_id'>) =>
+  t.insertInto('portal_links', values).returning('id').executeTakeFirstOrThrow();
 
 /** A customer's links, newest first. */
-export const linksOf = (t: Tenant, customerId: number) => t.selectFrom('portal_links').selectAll().where('customer_id', '=', customerId).orderBy('id', 'desc').execute();
+export const linksOf = (t: Tenant, customerId: number) =>
+  t.selectFrom('portal_links').selectAll().where('customer_id', '=', customerId).orderBy('id', 'desc').execute();
 
 export const findCustomerLink = (t: Tenant, customerId: number, linkId: number) =>
   t.selectFrom('portal_links').select(['id', 'revoked_at']).where('id', '=', linkId).where('customer_id', '=', customerId).executeTakeFirst();
@@ -26,7 +28,8 @@ export async function insertPortalSession(t: Tenant, values: Omit<Insertable<Por
   await t.insertInto('portal_sessions', values).execute();
 }
 
-export const findPortalSession = (t: Tenant, id: string) => t.selectFrom('portal_sessions').select(['id', 'customer_id', 'expires_at']).where('id', '=', id).executeTakeFirst();
+export const findPortalSession = (t: Tenant, id: string) =>
+  t.selectFrom('portal_sessions').select(['id', 'customer_id', 'expires_at']).where('id', '=', id).executeTakeFirst();
 
 export async function endPortalSessionRow(t: Tenant, id: string): Promise<void> {
   await t.deleteFrom('portal_sessions').where('id', '=', id).execute();

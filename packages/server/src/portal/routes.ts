@@ -26,7 +26,14 @@ const CustomerParams = Type.Object({ slug: Slug, id: Id() });
 const LinkParams = Type.Object({ slug: Slug, id: Id(), linkId: Id() });
 const PortalLidParams = Type.Object({ slug: Slug, lid: Type.String({ maxLength: 64 }) });
 
-const PortalLink = Type.Object({ id: Type.Integer(), createdAt: Timestamp, createdBy: Type.String(), expiresAt: Timestamp, usedAt: NullableTimestamp, revokedAt: NullableTimestamp });
+const PortalLink = Type.Object({
+  id: Type.Integer(),
+  createdAt: Timestamp,
+  createdBy: Type.String(),
+  expiresAt: Timestamp,
+  usedAt: NullableTimestamp,
+  revokedAt: NullableTimestamp,
+});
 const PortalLicenceItem = Type.Object({
   lid: Type.String(),
   productName: Type.String(),
@@ -40,8 +47,13 @@ const PortalLicenceItem = Type.Object({
 });
 const PortalLicence = Type.Object({
   ...PortalLicenceItem.properties,
-  airGapActivation: Type.Boolean({ description: "Whether this licence can be activated on an air-gapped computer: its product allows it (DESIGN.md 14) and it is neither OFFLINE nor floating." }),
-  releasesLeft: Type.Union([Type.Integer(), Type.Null()], { description: 'Self-service releases this licence has left in the current 30 days; null = no limit.' }),
+  airGapActivation: Type.Boolean({
+    description:
+      'Whether this licence can be activated on an air-gapped computer: its product allows it (DESIGN.md 14) and it is neither OFFLINE nor floating.',
+  }),
+  releasesLeft: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'Self-service releases this licence has left in the current 30 days; null = no limit.',
+  }),
   usage: Type.Array(
     Type.Object({
       key: Type.String(),
@@ -57,7 +69,15 @@ const PortalLicence = Type.Object({
     { description: "DESIGN.md 19: each of the licence's meters this period (used, limit, when it resets); [] without meters." },
   ),
   machines: Type.Array(
-    Type.Object({ id: Type.Integer(), boundAt: Timestamp, releasedAt: NullableTimestamp, live: Type.Boolean(), atIssue: Type.Boolean(), airGapped: Type.Boolean(), until: NullableTimestamp }),
+    Type.Object({
+      id: Type.Integer(),
+      boundAt: Timestamp,
+      releasedAt: NullableTimestamp,
+      live: Type.Boolean(),
+      atIssue: Type.Boolean(),
+      airGapped: Type.Boolean(),
+      until: NullableTimestamp,
+    }),
   ),
 });
 const PortalIdentity = Type.Object({ customer: Type.Object({ name: Type.String() }), organisation: Type.Object({ name: Type.String() }) });
@@ -99,13 +119,19 @@ export function portalRoutes(database: Database, config: Config): FastifyPluginA
 
     app.get(
       '/customers/:id/portal-links',
-      { config: { access: 'licenses:read' }, schema: { summary: "A customer's portal links (never the code)", tags, params: CustomerParams, response: responses({ 200: Type.Array(PortalLink) }) } },
+      {
+        config: { access: 'licenses:read' },
+        schema: { summary: "A customer's portal links (never the code)", tags, params: CustomerParams, response: responses({ 200: Type.Array(PortalLink) }) },
+      },
       async (request) => listPortalLinks(request.ctx, request.params.id),
     );
 
     app.delete(
       '/customers/:id/portal-links/:linkId',
-      { config: { access: 'licenses:write' }, schema: { summary: 'Revoke a portal link and end the sessions it opened', tags, params: LinkParams, response: responses({ 204: NoContent }) } },
+      {
+        config: { access: 'licenses:write' },
+        schema: { summary: 'Revoke a portal link and end the sessions it opened', tags, params: LinkParams, response: responses({ 204: NoContent }) },
+      },
       async (request, reply) => {
         await revokePortalLink(request.ctx, request.params.id, request.params.linkId);
         return reply.code(204).send();
@@ -126,7 +152,13 @@ export function portalRoutes(database: Database, config: Config): FastifyPluginA
       },
       async (request, reply) => {
         const opened = await openPortalSession(database, request.org, request.body.code, Date.now());
-        reply.setCookie(PORTAL_COOKIE, opened.cookieValue, { path: `/o/${request.org.slug}/`, httpOnly: true, sameSite: 'strict', secure, maxAge: PORTAL_SESSION_MS / 1000 });
+        reply.setCookie(PORTAL_COOKIE, opened.cookieValue, {
+          path: `/o/${request.org.slug}/`,
+          httpOnly: true,
+          sameSite: 'strict',
+          secure,
+          maxAge: PORTAL_SESSION_MS / 1000,
+        });
         return { customer: opened.customer, organisation: opened.organisation };
       },
     );
@@ -149,13 +181,19 @@ export function portalRoutes(database: Database, config: Config): FastifyPluginA
 
     app.get(
       '/portal/licenses',
-      { config: { access: 'portal' }, schema: { summary: "The customer's licences that are not archived", tags, response: responses({ 200: Type.Array(PortalLicenceItem) }) } },
+      {
+        config: { access: 'portal' },
+        schema: { summary: "The customer's licences that are not archived", tags, response: responses({ 200: Type.Array(PortalLicenceItem) }) },
+      },
       async (request) => portalLicences(request.portal, Date.now()),
     );
 
     app.get(
       '/portal/licenses/:lid',
-      { config: { access: 'portal' }, schema: { summary: 'One of the customer’s licences, with its machines', tags, params: PortalLidParams, response: responses({ 200: PortalLicence }) } },
+      {
+        config: { access: 'portal' },
+        schema: { summary: 'One of the customer’s licences, with its machines', tags, params: PortalLidParams, response: responses({ 200: PortalLicence }) },
+      },
       async (request) => portalLicence(request.portal, request.params.lid, Date.now()),
     );
 

@@ -4,7 +4,18 @@ import { timezoneOf } from '../usage/repo.js';
 import { graceEndsAt } from '@licensor/protocol';
 import { findCustomerRow } from '../customers/repo.js';
 import { findProductRow } from '../products/repo.js';
-import { endLinkSessions, endPortalSessionRow, findCustomerLink, findPortalSession, insertLink, insertPortalSession, linkByCode, linksOf, revokeLink, useLink } from './repo.js';
+import {
+  endLinkSessions,
+  endPortalSessionRow,
+  findCustomerLink,
+  findPortalSession,
+  insertLink,
+  insertPortalSession,
+  linkByCode,
+  linksOf,
+  revokeLink,
+  useLink,
+} from './repo.js';
 import { bindingsNewestFirst, liveBindings } from '../seats/repo.js';
 import { withActivations } from '../seats/service.js';
 import { recordAudit } from '../audit/audit.js';
@@ -48,7 +59,15 @@ export async function createPortalLink(ctx: Ctx, publicUrl: string, customerId: 
   const expiresAt = ctx.now + LINK_LIFETIME_MS;
   await inTransaction(ctx, async (t) => {
     const customer = await customerOr404(t, customerId);
-    const link = await insertLink(t, { customer_id: customerId, code_hash: sha256Hex(code), created_at: ctx.now, created_by: ctx.actor.name, expires_at: expiresAt, used_at: null, revoked_at: null });
+    const link = await insertLink(t, {
+      customer_id: customerId,
+      code_hash: sha256Hex(code),
+      created_at: ctx.now,
+      created_by: ctx.actor.name,
+      expires_at: expiresAt,
+      used_at: null,
+      revoked_at: null,
+    });
     await recordAudit(t, ctx, {
       action: 'portal_link.created',
       subjectType: 'customer',
@@ -90,7 +109,13 @@ export async function openPortalSession(database: Database, org: Organisation, c
     const link = await linkByCode(t, sha256Hex(code));
     if (!link || link.used_at !== null || link.revoked_at !== null || link.expires_at <= now) throw invalid;
     if (!(await useLink(t, link.id, now))) throw invalid;
-    await insertPortalSession(t, { id: sha256Hex(cookieValue), customer_id: link.customer_id, link_id: link.id, created_at: now, expires_at: now + PORTAL_SESSION_MS });
+    await insertPortalSession(t, {
+      id: sha256Hex(cookieValue),
+      customer_id: link.customer_id,
+      link_id: link.id,
+      created_at: now,
+      expires_at: now + PORTAL_SESSION_MS,
+    });
     return customerOr404(t, link.customer_id);
   });
   return { cookieValue, customer: { name: customer.name }, organisation: { name: org.name } };
@@ -100,7 +125,13 @@ export async function openPortalSession(database: Database, org: Organisation, c
  * The portal's credential (DESIGN.md 12): its own cookie only. A token or an organisation's
  * session is a 401 here, as the portal cookie is on the Management API.
  */
-export async function authenticatePortal(request: FastifyRequest, database: Database, config: Pick<Config, 'ownOrigins'>, org: Organisation, now: number): Promise<PortalSession> {
+export async function authenticatePortal(
+  request: FastifyRequest,
+  database: Database,
+  config: Pick<Config, 'ownOrigins'>,
+  org: Organisation,
+  now: number,
+): Promise<PortalSession> {
   if (request.headers.authorization !== undefined) throw unauthorized('the portal takes its own session only: open your portal link');
   const value = request.cookies[PORTAL_COOKIE];
   if (!value || !SECRET.test(value)) throw unauthorized('portal session expired or signed out: open a new portal link');
@@ -184,7 +215,10 @@ export async function portalRelease(database: Database, session: PortalSession, 
     }
     // A lease frees itself within leaseSeconds anyway, so releasing one is never limited (DESIGN.md 13).
     const limit = row.seat_model === 'FLOATING' ? null : (await findProductRow(t, view.product_id))!.self_release_limit;
-    await releaseSelf(t, { licenceId: row.id, lid, bindingId: seat.id, parts: seat.parts, lease_ends_at: seat.lease_ends_at }, limit, { actor: { name: session.actor }, now });
+    await releaseSelf(t, { licenceId: row.id, lid, bindingId: seat.id, parts: seat.parts, lease_ends_at: seat.lease_ends_at }, limit, {
+      actor: { name: session.actor },
+      now,
+    });
   });
   return portalLicence(session, lid, now);
 }

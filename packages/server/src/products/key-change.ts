@@ -28,7 +28,9 @@ export interface CurrentKey {
 function keyOriginProblem(asked: KeyOrigin, newKey: boolean): string {
   if (asked === 'pkcs11') return 'pkcs11: required with keyOrigin pkcs11 (tokenLabel, keyLabel, pin)';
   if (asked === 'imported') return 'privateKeyPem: required for an imported key (or keystorePkcs12)';
-  return newKey ? 'keyOrigin: an imported key (privateKeyPem, keystorePkcs12) makes the key imported' : 'keyOrigin: changes only with a new key (regenerateKey, privateKeyPem, keystorePkcs12 or pkcs11)';
+  return newKey
+    ? 'keyOrigin: an imported key (privateKeyPem, keystorePkcs12) makes the key imported'
+    : 'keyOrigin: changes only with a new key (regenerateKey, privateKeyPem, keystorePkcs12 or pkcs11)';
 }
 
 const sameTokenKey = (a: { token: string; label: string; id: string } | null, b: { token: string; label: string; id: string }) =>
@@ -124,7 +126,8 @@ export async function prepareKeyChange(
   }
 
   // A keystore's own certificate becomes the product's, unless the request says otherwise.
-  const certificatePem = input.certificatePem ?? (input.certificateType === undefined || input.certificateType === 'IMPORTED' ? (keystoreCertificate ?? undefined) : undefined);
+  const certificatePem =
+    input.certificatePem ?? (input.certificateType === undefined || input.certificateType === 'IMPORTED' ? (keystoreCertificate ?? undefined) : undefined);
   const currentType = current?.product.certificate_type as CertificateType | undefined;
   const certificateType = input.certificateType ?? (certificatePem !== undefined ? 'IMPORTED' : (currentType ?? 'SELF_SIGNED'));
   if (certificatePem !== undefined && certificateType !== 'IMPORTED') {

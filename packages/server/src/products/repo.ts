@@ -11,20 +11,15 @@ export type ProductRow = Selectable<ProductsTable>;
 
 export const listProductRows = (t: Tenant) => t.selectFrom('products').selectAll().orderBy('id').execute();
 
-export const findProductRow = (t: Tenant, id: number) =>
-  t.selectFrom('products').selectAll().where('id', '=', id).executeTakeFirst();
+export const findProductRow = (t: Tenant, id: number) => t.selectFrom('products').selectAll().where('id', '=', id).executeTakeFirst();
 
-export const findProductByKey = (t: Tenant, productKey: string) => t.selectFrom('products').selectAll().where('product_key', '=', productKey).executeTakeFirst();
+export const findProductByKey = (t: Tenant, productKey: string) =>
+  t.selectFrom('products').selectAll().where('product_key', '=', productKey).executeTakeFirst();
 
 /** The current key of each product, by product id. */
 export async function currentKeyRows(t: Tenant, productIds: readonly number[]): Promise<Map<number, ProductKeyRow>> {
   if (productIds.length === 0) return new Map();
-  const rows = await t
-    .selectFrom('product_keys')
-    .selectAll()
-    .where('retired_at', 'is', null)
-    .where('product_id', 'in', productIds)
-    .execute();
+  const rows = await t.selectFrom('product_keys').selectAll().where('retired_at', 'is', null).where('product_id', 'in', productIds).execute();
   return new Map(rows.map((row) => [row.product_id, row]));
 }
 
@@ -71,7 +66,8 @@ export function toProduct(row: ProductRow, key: ProductKeyRow, keyError: string 
   };
 }
 
-export const insertProductRow = (t: Tenant, values: Omit<Insertable<ProductsTable>, 'org_id'>) => t.insertInto('products', values).returningAll().executeTakeFirstOrThrow();
+export const insertProductRow = (t: Tenant, values: Omit<Insertable<ProductsTable>, 'org_id'>) =>
+  t.insertInto('products', values).returningAll().executeTakeFirstOrThrow();
 
 /** The product with its new columns, only while it is still at `version`; undefined otherwise. */
 export const updateProductAt = (t: Tenant, id: number, version: number, set: Updateable<ProductsTable>) =>
@@ -93,9 +89,11 @@ export async function deleteProductRows(t: Tenant, id: number): Promise<void> {
   await t.deleteFrom('products').where('id', '=', id).execute();
 }
 
-export const insertKeyRow = (t: Tenant, values: Omit<Insertable<ProductKeysTable>, 'org_id'>) => t.insertInto('product_keys', values).returningAll().executeTakeFirstOrThrow();
+export const insertKeyRow = (t: Tenant, values: Omit<Insertable<ProductKeysTable>, 'org_id'>) =>
+  t.insertInto('product_keys', values).returningAll().executeTakeFirstOrThrow();
 
-export const updateKeyRow = (t: Tenant, id: number, set: Updateable<ProductKeysTable>) => t.updateTable('product_keys').set(set).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+export const updateKeyRow = (t: Tenant, id: number, set: Updateable<ProductKeysTable>) =>
+  t.updateTable('product_keys').set(set).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 
 export async function retireKey(t: Tenant, id: number, now: number): Promise<void> {
   await t.updateTable('product_keys').set({ retired_at: now }).where('id', '=', id).execute();

@@ -3,15 +3,7 @@ import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { IdParams, NoContent, responses } from '../core/schemas.js';
 import type { Keyring } from '../keys/keyring.js';
-import {
-  CheckCredential,
-  CreateProductBody,
-  Product,
-  ProductForm,
-  ProductKeyRecord,
-  ProductOptions,
-  UpdateProductBody,
-} from './schemas.js';
+import { CheckCredential, CreateProductBody, Product, ProductForm, ProductKeyRecord, ProductOptions, UpdateProductBody } from './schemas.js';
 import {
   certificatePem,
   createProduct,
@@ -168,8 +160,7 @@ export function productRoutes(keyring: Keyring, checkRateAddress: number): Fasti
         config: { access: 'products:write' },
         schema: {
           summary: 'Rotate the check token',
-          description:
-            'Returns the new token once. The previous token stops working at once: installed applications holding it can no longer check in.',
+          description: 'Returns the new token once. The previous token stops working at once: installed applications holding it can no longer check in.',
           tags,
           params: IdParams,
           response: responses({ 200: CheckCredential }),

@@ -13,7 +13,8 @@ export type CertificateType = (typeof CERTIFICATE_TYPES)[number];
 export type KeyOrigin = (typeof KEY_ORIGINS)[number];
 export type SeatModel = (typeof SEAT_MODELS)[number];
 export const SeatModelSchema = Type.Enum([...SEAT_MODELS], {
-  description: 'NODE_LOCKED: a seat is a machine, bound until released. FLOATING: a seat is a lease that lapses when the application stops checking in (DESIGN.md 13).',
+  description:
+    'NODE_LOCKED: a seat is a machine, bound until released. FLOATING: a seat is a lease that lapses when the application stops checking in (DESIGN.md 13).',
 });
 
 const LicenceTypeSchema = Type.Enum([...LICENCE_TYPES]);
@@ -51,9 +52,15 @@ const ProductParamInput = Type.Object(
 
 export const METER_PERIODS = ['NONE', 'DAY', 'MONTH', 'YEAR'] as const;
 export type MeterPeriod = (typeof METER_PERIODS)[number];
-const MeterPeriodSchema = Type.Enum([...METER_PERIODS], { description: 'NONE (the licence’s life), DAY, MONTH or YEAR: calendar periods in the organisation’s timezone.' });
+const MeterPeriodSchema = Type.Enum([...METER_PERIODS], {
+  description: 'NONE (the licence’s life), DAY, MONTH or YEAR: calendar periods in the organisation’s timezone.',
+});
 const TERA = 1_000_000_000_000;
-export const MeterKeyText = Type.String({ maxLength: 64, pattern: '^[A-Za-z][A-Za-z0-9_.-]{0,63}$', description: 'As a parameter key: 1 to 64 of letters, digits, `_`, `.` and `-`, starting with a letter.' });
+export const MeterKeyText = Type.String({
+  maxLength: 64,
+  pattern: '^[A-Za-z][A-Za-z0-9_.-]{0,63}$',
+  description: 'As a parameter key: 1 to 64 of letters, digits, `_`, `.` and `-`, starting with a letter.',
+});
 export const MeterCount = (description: string) => Nullable(Type.Integer({ minimum: 0, maximum: TERA, description }));
 
 /** A meter as a product declares it and a licence copies it (DESIGN.md 19). */
@@ -87,35 +94,52 @@ const editable = {
   algorithm: Type.Optional(Type.Enum([...ALGORITHMS], { description: 'Default ED25519. Changes only with a new key.' })),
   keyOrigin: Type.Optional(
     Type.Enum([...KEY_ORIGINS], {
-      description: '`managed` (generated here, the default), `imported` (with `privateKeyPem` or `keystorePkcs12`) or `pkcs11` (with `pkcs11`: the key stays on the token).',
+      description:
+        '`managed` (generated here, the default), `imported` (with `privateKeyPem` or `keystorePkcs12`) or `pkcs11` (with `pkcs11`: the key stays on the token).',
     }),
   ),
   certificateType: Type.Optional(Type.Enum([...CERTIFICATE_TYPES], { description: 'Default SELF_SIGNED; IMPORTED with `certificatePem`.' })),
-  privateKeyPem: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 20_000, description: 'Write-only. PKCS#8 or traditional PEM, optionally encrypted.' }),
-  ),
+  privateKeyPem: Type.Optional(Type.String({ minLength: 1, maxLength: 20_000, description: 'Write-only. PKCS#8 or traditional PEM, optionally encrypted.' })),
   privateKeyPassphrase: Type.Optional(Type.String({ maxLength: 1024, description: 'Write-only. Opens an encrypted `privateKeyPem`.' })),
   keystorePkcs12: Type.Optional(
     Type.String({
       minLength: 1,
       maxLength: 200_000,
-      description: 'Write-only. Base64 of a PKCS#12 keystore (.p12, .pfx) holding one private key and optionally its certificate chain; its leaf certificate becomes the product\'s.',
+      description:
+        "Write-only. Base64 of a PKCS#12 keystore (.p12, .pfx) holding one private key and optionally its certificate chain; its leaf certificate becomes the product's.",
     }),
   ),
   keystorePassword: Type.Optional(Type.String({ maxLength: 1024, description: 'Write-only. Opens `keystorePkcs12`; used once, never stored.' })),
   pkcs11: Type.Optional(
-    Nullable(Type.Object(
-      {
-        tokenLabel: Type.String({ minLength: 1, maxLength: 32, description: "The token's label: one of the organisation's tokens (LICENSOR_PKCS11_TOKENS)." }),
-        keyLabel: Type.Optional(
-          Type.String({ minLength: 1, maxLength: 128, description: "The private key's CKA_LABEL. Without it (or with `regenerateKey`) a new key pair is generated on the token." }),
-        ),
-        pin: Type.Optional(
-          Type.String({ minLength: 1, maxLength: 128, description: "Write-only. The token's user PIN, sealed like a private key. Required unless the token and key are the current ones." }),
-        ),
-      },
-      { additionalProperties: false, description: 'A key on a PKCS#11 token (`keyOrigin` `pkcs11`). A record\'s `pkcs11` sent back as it is (or its null) changes nothing.' },
-    )),
+    Nullable(
+      Type.Object(
+        {
+          tokenLabel: Type.String({
+            minLength: 1,
+            maxLength: 32,
+            description: "The token's label: one of the organisation's tokens (LICENSOR_PKCS11_TOKENS).",
+          }),
+          keyLabel: Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: 128,
+              description: "The private key's CKA_LABEL. Without it (or with `regenerateKey`) a new key pair is generated on the token.",
+            }),
+          ),
+          pin: Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: 128,
+              description: "Write-only. The token's user PIN, sealed like a private key. Required unless the token and key are the current ones.",
+            }),
+          ),
+        },
+        {
+          additionalProperties: false,
+          description: "A key on a PKCS#11 token (`keyOrigin` `pkcs11`). A record's `pkcs11` sent back as it is (or its null) changes nothing.",
+        },
+      ),
+    ),
   ),
   certificatePem: Type.Optional(
     Nullable(
@@ -135,9 +159,7 @@ const editable = {
   ),
   fingerprintNeed: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 5, description: 'null = the default, 3.' }))),
   maxMachines: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
-  defaultValidityMonths: Type.Optional(
-    Nullable(Type.Integer({ minimum: 0, maximum: 1200, description: '0 = perpetual; null = required at issue.' })),
-  ),
+  defaultValidityMonths: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 1200, description: '0 = perpetual; null = required at issue.' }))),
   defaultGraceDays: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 3650, description: 'null = the default, 0.' }))),
   selfReleaseLimit: Type.Optional(
     Nullable(
@@ -150,28 +172,64 @@ const editable = {
   ),
   seatModel: Type.Optional(Nullable(SeatModelSchema)),
   leaseSeconds: Type.Optional(
-    Nullable(Type.Integer({ minimum: 60, maximum: 3_600, description: 'FLOATING: how long a lease lasts without a check, signed as `lse`; the longest outage of the service a floating site survives. null = the default, 900.' })),
+    Nullable(
+      Type.Integer({
+        minimum: 60,
+        maximum: 3_600,
+        description:
+          'FLOATING: how long a lease lasts without a check, signed as `lse`; the longest outage of the service a floating site survives. null = the default, 900.',
+      }),
+    ),
   ),
   maxBorrowSeconds: Type.Optional(
-    Nullable(Type.Integer({ minimum: 0, maximum: 2_592_000, description: 'FLOATING: the longest a machine may borrow its lease ahead, signed as `brw`; 0 = no borrowing (the default).' })),
+    Nullable(
+      Type.Integer({
+        minimum: 0,
+        maximum: 2_592_000,
+        description: 'FLOATING: the longest a machine may borrow its lease ahead, signed as `brw`; 0 = no borrowing (the default).',
+      }),
+    ),
   ),
   maxBorrowedSeats: Type.Optional(
-    Nullable(Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'FLOATING: how many leases of one licence may be borrowed at once, at most maxMachines; null = the default, maxMachines.' })),
+    Nullable(
+      Type.Integer({
+        minimum: 0,
+        maximum: 1_000_000,
+        description: 'FLOATING: how many leases of one licence may be borrowed at once, at most maxMachines; null = the default, maxMachines.',
+      }),
+    ),
   ),
   airGapActivation: Type.Optional(
-    Nullable(Type.Boolean({ description: 'Licences (ONLINE and HYBRID) may be activated on machines that never reach the service (DESIGN.md 14); null = the default, false.' })),
+    Nullable(
+      Type.Boolean({
+        description: 'Licences (ONLINE and HYBRID) may be activated on machines that never reach the service (DESIGN.md 14); null = the default, false.',
+      }),
+    ),
   ),
   airGapActivationDays: Type.Optional(
-    Nullable(Type.Integer({ minimum: 1, maximum: 3650, description: 'How long an air-gapped activation lasts (at most to the licence’s grace end); null = the default, 90.' })),
+    Nullable(
+      Type.Integer({
+        minimum: 1,
+        maximum: 3650,
+        description: 'How long an air-gapped activation lasts (at most to the licence’s grace end); null = the default, 90.',
+      }),
+    ),
   ),
   trialDays: Type.Optional(
-    Nullable(Type.Integer({ minimum: 0, maximum: 90, description: 'DESIGN.md 18: days an application\'s trial lasts (ONLINE, one machine); 0 = no trials (the default, null too).' })),
+    Nullable(
+      Type.Integer({
+        minimum: 0,
+        maximum: 90,
+        description: "DESIGN.md 18: days an application's trial lasts (ONLINE, one machine); 0 = no trials (the default, null too).",
+      }),
+    ),
   ),
   trialParams: Type.Optional(
     Nullable(
       Type.Record(Type.String({ maxLength: 64 }), Type.Unknown(), {
         maxProperties: 100,
-        description: 'Parameter values of trials, checked as issue\'s `params`; absent ones take their defaults. A parameter removed from `params` is dropped here in the same save.',
+        description:
+          "Parameter values of trials, checked as issue's `params`; absent ones take their defaults. A parameter removed from `params` is dropped here in the same save.",
       }),
     ),
   ),
@@ -186,7 +244,7 @@ const editable = {
           },
           { additionalProperties: false },
         ),
-        { maxProperties: 20, description: 'A trial\'s limits of the product\'s meters (DESIGN.md 19), by meter key.' },
+        { maxProperties: 20, description: "A trial's limits of the product's meters (DESIGN.md 19), by meter key." },
       ),
     ),
   ),
@@ -198,20 +256,21 @@ const editable = {
       Type.Integer({
         minimum: 1,
         maximum: 10_000,
-        description: 'New trials of the product from one client address in any 86,400 s (IPv6: per /64, and per /48 five times this); null = no limit. Default 20.',
+        description:
+          'New trials of the product from one client address in any 86,400 s (IPv6: per /64, and per /48 five times this); null = no limit. Default 20.',
       }),
     ),
   ),
   params: Type.Optional(Type.Array(ProductParamInput, { maxItems: 100 })),
   meters: Type.Optional(
-    Type.Array(ProductMeterInput, { maxItems: 20, description: 'Usage meters (DESIGN.md 19), at most 20, keys unique; replaces the list. Licences copy them at issue and renewal, signed as `mtr`.' }),
+    Type.Array(ProductMeterInput, {
+      maxItems: 20,
+      description: 'Usage meters (DESIGN.md 19), at most 20, keys unique; replaces the list. Licences copy them at issue and renewal, signed as `mtr`.',
+    }),
   ),
 };
 
-export const CreateProductBody = Type.Object(
-  { productKey: ProductKeyText, name: ProductName, ...editable },
-  { additionalProperties: false },
-);
+export const CreateProductBody = Type.Object({ productKey: ProductKeyText, name: ProductName, ...editable }, { additionalProperties: false });
 export type CreateProductInput = Static<typeof CreateProductBody>;
 
 /**
@@ -219,9 +278,24 @@ export type CreateProductInput = Static<typeof CreateProductBody>;
  * be changed and sent back whole.
  */
 export const PRODUCT_OUTPUT_ONLY = [
-  'id', 'createdAt', 'createdBy', 'updatedAt', 'licenseCount', 'paramCount', 'algorithmLabel', 'signatureAlgorithm',
-  'keyFingerprint', 'keyState', 'keyError', 'publicKeyPem', 'certificateSubject', 'certificateExpiresAt',
-  'certificateExpired', 'checkId', 'checkTokenSet', 'checkRotatedAt',
+  'id',
+  'createdAt',
+  'createdBy',
+  'updatedAt',
+  'licenseCount',
+  'paramCount',
+  'algorithmLabel',
+  'signatureAlgorithm',
+  'keyFingerprint',
+  'keyState',
+  'keyError',
+  'publicKeyPem',
+  'certificateSubject',
+  'certificateExpiresAt',
+  'certificateExpired',
+  'checkId',
+  'checkTokenSet',
+  'checkRotatedAt',
 ] as const;
 
 export const UpdateProductBody = Type.Object(
@@ -230,7 +304,9 @@ export const UpdateProductBody = Type.Object(
     name: Type.Optional(ProductName),
     ...editable,
     regenerateKey: Type.Optional(
-      Type.Boolean({ description: '`true` replaces a managed key, or a key on a token with a new pair on that token; the old key is kept to verify what it signed.' }),
+      Type.Boolean({
+        description: '`true` replaces a managed key, or a key on a token with a new pair on that token; the old key is kept to verify what it signed.',
+      }),
     ),
     ...outputOnly(PRODUCT_OUTPUT_ONLY),
   },
@@ -278,11 +354,9 @@ export const Product = Type.Object({
   airGapActivationDays: Type.Integer({ description: 'Days an air-gapped activation lasts, at most to the licence’s grace end.' }),
   trialDays: Type.Integer({ description: 'Days a trial lasts; 0 = no trials.' }),
   trialParams: Type.Record(Type.String(), Type.Unknown(), { description: 'Parameter values of trials.' }),
-  trialMeters: Type.Record(
-    Type.String(),
-    Type.Object({ limit: Type.Optional(Nullable(Type.Integer())), overage: Type.Optional(Nullable(Type.Integer())) }),
-    { description: 'A trial\'s meter limits, by meter key.' },
-  ),
+  trialMeters: Type.Record(Type.String(), Type.Object({ limit: Type.Optional(Nullable(Type.Integer())), overage: Type.Optional(Nullable(Type.Integer())) }), {
+    description: "A trial's meter limits, by meter key.",
+  }),
   trialDailyLimit: Nullable(Type.Integer({ description: 'New trials per 86,400 s; null = no limit.' })),
   trialAddressDailyLimit: Nullable(Type.Integer({ description: 'New trials per 86,400 s from one address; null = no limit.' })),
   createdAt: Timestamp,
@@ -292,7 +366,9 @@ export const Product = Type.Object({
   publicKeyPem: Nullable(Type.String()),
   certificatePem: Nullable(Type.String()),
   certificateSubject: Nullable(Type.String()),
-  keyState: Nullable(Type.Enum(['OK', 'ERROR'], { description: 'Whether the service can open the private key (for a `pkcs11` key: reach the token, log in and find the key).' })),
+  keyState: Nullable(
+    Type.Enum(['OK', 'ERROR'], { description: 'Whether the service can open the private key (for a `pkcs11` key: reach the token, log in and find the key).' }),
+  ),
   keyError: Nullable(Type.String()),
   createdBy: Nullable(Type.String()),
 });
@@ -339,7 +415,10 @@ export const ProductOptions = Type.Object({
   reservedFloatingParamKeys: Type.Array(Type.String(), { description: 'Further parameter keys a FLOATING product may not use.' }),
   seatModels: Type.Array(Choice),
   meterPeriods: Type.Array(Choice),
-  checkRateAddress: Type.Integer({ description: 'Checks allowed per minute from one address (LICENSOR_CHECK_RATE_ADDRESS; 0 = no limit): a floating site behind one address needs maxMachines × 180 / leaseSeconds.' }),
+  checkRateAddress: Type.Integer({
+    description:
+      'Checks allowed per minute from one address (LICENSOR_CHECK_RATE_ADDRESS; 0 = no limit): a floating site behind one address needs maxMachines × 180 / leaseSeconds.',
+  }),
 });
 
 export const ProductForm = Type.Object({

@@ -75,7 +75,13 @@ export async function getProduct(ctx: Ctx, keyring: Keyring, id: number) {
 export async function createProduct(ctx: Ctx, keyring: Keyring, body: CreateProductInput) {
   const input = withoutEchoes(body, null);
   const shape = nextShape(input, null);
-  const change = await prepareKeyChange(input, null, keyring, { product: shape.name, productKey: shape.productKey, organisation: ctx.org.name, slug: ctx.org.slug }, ctx.now);
+  const change = await prepareKeyChange(
+    input,
+    null,
+    keyring,
+    { product: shape.name, productKey: shape.productKey, organisation: ctx.org.name, slug: ctx.org.slug },
+    ctx.now,
+  );
   try {
     return await inTransaction(ctx, async (t) => {
       const product = await insertProductRow(t, {
@@ -115,13 +121,18 @@ export async function createProduct(ctx: Ctx, keyring: Keyring, body: CreateProd
   }
 }
 
-
 export async function updateProduct(ctx: Ctx, keyring: Keyring, id: number, body: UpdateProductInput) {
   const before = await loadProduct(ctx.tenant, id);
   const input = withoutEchoes(body, before);
   const beforeShape = shapeOf(before.product);
   const shape = nextShape(input, beforeShape);
-  const change = await prepareKeyChange(input, before, keyring, { product: shape.name, productKey: shape.productKey, organisation: ctx.org.name, slug: ctx.org.slug }, ctx.now);
+  const change = await prepareKeyChange(
+    input,
+    before,
+    keyring,
+    { product: shape.name, productKey: shape.productKey, organisation: ctx.org.name, slug: ctx.org.slug },
+    ctx.now,
+  );
   const certificateChanged = change.pair === null && change.certificate !== undefined;
   const pinChanged = change.pin !== null && change.pin !== keyring.pinOf(before.key);
   const changed = [

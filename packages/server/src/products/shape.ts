@@ -176,7 +176,13 @@ type MeterInput = NonNullable<CreateProductInput['meters']>[number];
 /** A meter with its defaults; an overage sent with an unlimited meter (other than 0) is a 400. */
 function completeMeter(m: MeterInput, i: number): ProductMeter {
   if (m.limit === null && m.overage !== undefined && m.overage !== 0) throw badRequest(`meters[${i}].overage: an unlimited meter (limit null) has no overage`);
-  return { key: m.key, label: m.label ?? m.key, limit: m.limit, period: m.period ?? 'MONTH', overage: m.limit === null ? 0 : m.overage === undefined ? 0 : m.overage };
+  return {
+    key: m.key,
+    label: m.label ?? m.key,
+    limit: m.limit,
+    period: m.period ?? 'MONTH',
+    overage: m.limit === null ? 0 : m.overage === undefined ? 0 : m.overage,
+  };
 }
 
 /**
@@ -269,8 +275,9 @@ function checkShape(shape: ProductShape, current: ProductShape | null): void {
  */
 function checkTrials(shape: ProductShape): void {
   const on = shape.trialDays > 0;
-  if (on && shape.seatModel === 'FLOATING') throw badRequest('trialDays: a FLOATING product has no trials (a trial is one machine\'s ONLINE licence)');
-  if (on && shape.params.some((p) => p.key === 'trl')) throw badRequest('trialDays: the product has a parameter "trl", which a trial signs as a claim; rename it first');
+  if (on && shape.seatModel === 'FLOATING') throw badRequest("trialDays: a FLOATING product has no trials (a trial is one machine's ONLINE licence)");
+  if (on && shape.params.some((p) => p.key === 'trl'))
+    throw badRequest('trialDays: the product has a parameter "trl", which a trial signs as a claim; rename it first');
   const declared = new Map(shape.params.map((p) => [p.key, p]));
   for (const [key, value] of Object.entries(shape.trialParams)) {
     const param = declared.get(key);
@@ -311,7 +318,6 @@ export function paramValue(param: ProductParam, value: unknown, field: string): 
 }
 
 const INTEGER = /^-?(?:0|[1-9][0-9]*)$/;
-
 
 /**
  * A parameter's default as the claim value it stands for (DESIGN.md 3), null when it has none;

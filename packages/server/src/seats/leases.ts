@@ -81,7 +81,15 @@ export async function writeLease(t: Tenant, w: LeaseWrite, end: number, borrowUn
     boundAt = w.mine!.bound_at;
     await updateBinding(t, w.mine!.id, { lease_ends_at: end, ...borrowed });
   } else if (w.mine) {
-    await updateBinding(t, w.mine.id, { released_at: null, released_by: null, bound_at: w.now, lease_ends_at: end, borrowed_until: borrowUntil, last_seen_at: w.now, label: w.label ?? w.mine.label });
+    await updateBinding(t, w.mine.id, {
+      released_at: null,
+      released_by: null,
+      bound_at: w.now,
+      lease_ends_at: end,
+      borrowed_until: borrowUntil,
+      last_seen_at: w.now,
+      label: w.label ?? w.mine.label,
+    });
   } else {
     const row = await insertBinding(t, {
       licence_id: w.licence.id,

@@ -26,7 +26,8 @@ export function toBinding(row: BindingRow, now: number) {
 export const findBinding = (t: Tenant, id: number) => t.selectFrom('machine_bindings').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
 /** A licence's bindings, live and released, oldest first. */
-export const bindingsOf = (t: Tenant, licenceId: number) => t.selectFrom('machine_bindings').selectAll().where('licence_id', '=', licenceId).orderBy('id').execute();
+export const bindingsOf = (t: Tenant, licenceId: number) =>
+  t.selectFrom('machine_bindings').selectAll().where('licence_id', '=', licenceId).orderBy('id').execute();
 
 /** A licence's bindings newest first, as the portal lists them. */
 export const bindingsNewestFirst = (t: Tenant, licenceId: number) =>
@@ -63,7 +64,8 @@ const releasedColumns = (row: { lease_ends_at: number | null }, actor: string, n
   lease_ends_at: row.lease_ends_at === null ? null : Math.min(row.lease_ends_at, now),
 });
 
-export const markReleased = (t: Tenant, row: { id: number; lease_ends_at: number | null }, actor: string, now: number) => updateBinding(t, row.id, releasedColumns(row, actor, now));
+export const markReleased = (t: Tenant, row: { id: number; lease_ends_at: number | null }, actor: string, now: number) =>
+  updateBinding(t, row.id, releasedColumns(row, actor, now));
 
 /** Counts `n` more releases on the licence: in SQL, so concurrent releases add up. */
 export async function addRebinds(t: Tenant, licenceId: number, n: number): Promise<void> {
@@ -99,7 +101,13 @@ export const countedDeactivationsSince = (t: Tenant, licenceId: number, since: n
 
 /** The live air-gapped activations of these bindings, oldest first. */
 export const openActivations = (t: Tenant, bindingIds: number[]) =>
-  t.selectFrom('air_gap_activations').select(['id', 'binding_id', 'until']).where('binding_id', 'in', bindingIds).where('ended_at', 'is', null).orderBy('id').execute();
+  t
+    .selectFrom('air_gap_activations')
+    .select(['id', 'binding_id', 'until'])
+    .where('binding_id', 'in', bindingIds)
+    .where('ended_at', 'is', null)
+    .orderBy('id')
+    .execute();
 
 /** Raises the licence's peak of live leases on `day` to `live` when that is higher. */
 export async function raisePeak(dialect: DialectName, t: Tenant, licenceId: number, day: string, live: number): Promise<void> {

@@ -14,9 +14,18 @@ export const MachineBinding = Type.Object({
   airGapped: Type.Boolean({ description: 'True while an air-gapped activation (DESIGN.md 14) holds this seat.' }),
   activationId: Nullable(Type.String({ description: 'That activation’s id (the `aid` of its response).' })),
   until: NullableTimestamp,
-  leaseEndsAt: Nullable(Type.String({ format: 'date-time', description: 'FLOATING: when this lease ends (or ended) unless renewed. A node-locked seat: an air-gapped activation\'s seat ends by itself then (as `until`), otherwise null.' })),
+  leaseEndsAt: Nullable(
+    Type.String({
+      format: 'date-time',
+      description:
+        "FLOATING: when this lease ends (or ended) unless renewed. A node-locked seat: an air-gapped activation's seat ends by itself then (as `until`), otherwise null.",
+    }),
+  ),
   borrowedUntil: Nullable(
-    Type.String({ format: 'date-time', description: 'FLOATING: the end of a borrow. Until then the application works offline, even after an operator frees the seat.' }),
+    Type.String({
+      format: 'date-time',
+      description: 'FLOATING: the end of a borrow. Until then the application works offline, even after an operator frees the seat.',
+    }),
   ),
 });
 

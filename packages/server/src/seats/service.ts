@@ -18,13 +18,21 @@ export async function withActivations<T extends { id: number }>(t: Tenant, bindi
   const latest = new Map(rows.map((r) => [r.binding_id, r]));
   return bindings.map((binding) => {
     const activation = latest.get(binding.id);
-    return { ...binding, airGapped: activation !== undefined, activationId: activation ? String(activation.id) : null, until: activation ? iso(activation.until) : null };
+    return {
+      ...binding,
+      airGapped: activation !== undefined,
+      activationId: activation ? String(activation.id) : null,
+      until: activation ? iso(activation.until) : null,
+    };
   });
 }
 
 /** A licence's machines, live and released, oldest first, as the Management API lists them. */
 export async function machinesOf(t: Tenant, licenceId: number, now: number) {
-  return withActivations(t, (await bindingsOf(t, licenceId)).map((row) => toBinding(row, now)));
+  return withActivations(
+    t,
+    (await bindingsOf(t, licenceId)).map((row) => toBinding(row, now)),
+  );
 }
 
 /** The seats a licence names at issue, bound now and inside its signature. */
@@ -48,7 +56,12 @@ export async function bindAtIssue(t: Tenant, licenceId: number, fingerprints: re
  * A machine's first valid check takes a free seat (DESIGN.md 5), audited `machine.bound`. The
  * caller holds the licence-row lock and has judged that a seat is free.
  */
-export async function bindSeat(t: Tenant, by: Author, licence: { id: number; lid: string }, machine: { fingerprint: string; parts: FingerprintParts; label: string | undefined }): Promise<void> {
+export async function bindSeat(
+  t: Tenant,
+  by: Author,
+  licence: { id: number; lid: string },
+  machine: { fingerprint: string; parts: FingerprintParts; label: string | undefined },
+): Promise<void> {
   const binding = await insertBinding(t, {
     licence_id: licence.id,
     fingerprint: machine.fingerprint,

@@ -9,7 +9,17 @@ import { inTransaction } from '../core/transaction.js';
 import type { Tenant } from '../db/tenant.js';
 import { seal, unseal } from '../keys/sealing.js';
 import { forgetClient, testConnection } from './idp.js';
-import { deleteConfigRow, endSsoSessions, unlinkRow, findConfigRow, insertConfigRow, membersWithCredentials, removeLinks, updateConfigRow, type SsoConfigRow } from './repo.js';
+import {
+  deleteConfigRow,
+  endSsoSessions,
+  unlinkRow,
+  findConfigRow,
+  insertConfigRow,
+  membersWithCredentials,
+  removeLinks,
+  updateConfigRow,
+  type SsoConfigRow,
+} from './repo.js';
 
 export const ROLE_VALUES = ['ORG_ADMIN', 'ISSUER', 'VIEWER'] as const;
 export type SsoRole = (typeof ROLE_VALUES)[number];
@@ -36,7 +46,16 @@ export interface SsoInput {
   breakGlass?: string[] | undefined;
 }
 
-export const OUTPUT_ONLY = ['clientSecretSet', 'clientSecretUpdatedAt', 'redirectUri', 'verifiedAt', 'lastAttempt', 'createdAt', 'updatedAt', 'updatedBy'] as const;
+export const OUTPUT_ONLY = [
+  'clientSecretSet',
+  'clientSecretUpdatedAt',
+  'redirectUri',
+  'verifiedAt',
+  'lastAttempt',
+  'createdAt',
+  'updatedAt',
+  'updatedBy',
+] as const;
 
 /** Where the IdP sends the browser back, and where a sign-in starts: `{base}/o/{slug}/api/sso/...`. */
 export const ssoUrl = (base: string, slug: string, leaf: 'callback' | 'start') => `${base}/o/${slug}/api/sso/${leaf}`;
@@ -92,7 +111,7 @@ async function requireConfig(t: Tenant): Promise<SsoConfigRow> {
 /** `GET /auth/methods`: what the sign-in page offers. */
 export async function signInMethods(database: Database, base: string, org: Organisation) {
   const row = await findConfigRow(tenant(database.db, org.id));
-  if (!row || row.enabled !== 1) return { sso: null };
+  if (row?.enabled !== 1) return { sso: null };
   return { sso: { displayName: row.display_name, enforced: row.enforce === 1, startUrl: ssoUrl(base, org.slug, 'start') } };
 }
 
@@ -134,7 +153,8 @@ function checkSyntax(input: SsoInput): void {
     const bad = input.allowedDomains.findIndex((d) => !DOMAIN.test(d));
     if (bad >= 0) throw badRequest(`allowedDomains[${bad}] must be a lower-case host name with at least one dot (no @, * or port)`);
   }
-  if (input.roleClaim != null && !CLAIM_PATH.test(input.roleClaim)) throw badRequest('roleClaim must be a claim path: printable ASCII, no spaces, no empty part between dots');
+  if (input.roleClaim != null && !CLAIM_PATH.test(input.roleClaim))
+    throw badRequest('roleClaim must be a claim path: printable ASCII, no spaces, no empty part between dots');
 }
 
 /** A platform account's PUT may only switch single sign-on or its enforcement off (DESIGN.md 21). */
@@ -160,7 +180,8 @@ export async function putSsoConfig(ctx: Ctx, masterKey: Buffer, allowed: net.Blo
   const clientChanged = input.clientId !== undefined && input.clientId !== before?.client_id;
   const enabled = input.enabled ?? (before ? before.enabled === 1 : true);
   const enforce = input.enabled === false ? false : (input.enforce ?? before?.enforce === 1);
-  if (before && (issuerChanged || clientChanged) && enforce) throw new ApiError(409, 'turn enforcement off before changing the issuer or client ID', {}, { reason: 'SSO_ENFORCED' });
+  if (before && (issuerChanged || clientChanged) && enforce)
+    throw new ApiError(409, 'turn enforcement off before changing the issuer or client ID', {}, { reason: 'SSO_ENFORCED' });
   const roleClaim = input.roleClaim !== undefined ? input.roleClaim : (before?.role_claim ?? null);
   const defaultRole = input.defaultRole !== undefined ? input.defaultRole : before ? before.default_role : 'VIEWER';
   const jit = input.jitProvisioning ?? before?.jit_provisioning === 1;
@@ -179,7 +200,8 @@ export async function putSsoConfig(ctx: Ctx, masterKey: Buffer, allowed: net.Blo
   if (input.enforce === true && !enabled) throw badRequest('enforce needs single sign-on enabled');
   if (enforce) {
     if (breakGlass.length === 0) throw badRequest('enforce needs at least one break-glass administrator in breakGlass');
-    if (verifiedAt === null) throw new ApiError(409, 'an ORG_ADMIN must sign in once with single sign-on before it can be required', {}, { reason: 'SSO_NOT_VERIFIED' });
+    if (verifiedAt === null)
+      throw new ApiError(409, 'an ORG_ADMIN must sign in once with single sign-on before it can be required', {}, { reason: 'SSO_NOT_VERIFIED' });
   }
   const scopes = input.scopes ?? (before ? (JSON.parse(before.scopes) as string[]) : ['openid', 'email', 'profile']);
   if (!before || issuerChanged) {
@@ -210,7 +232,9 @@ export async function putSsoConfig(ctx: Ctx, masterKey: Buffer, allowed: net.Blo
     updated_by: ctx.actor.name,
   };
   // Only fields whose value differs count as changed: a GET-then-PUT round trip writes nothing.
-  const changed = before ? (Object.keys(values) as Array<keyof typeof values>).filter((k) => k !== 'version' && k !== 'updated_at' && k !== 'updated_by' && values[k] !== before[k]) : [];
+  const changed = before
+    ? (Object.keys(values) as Array<keyof typeof values>).filter((k) => k !== 'version' && k !== 'updated_at' && k !== 'updated_by' && values[k] !== before[k])
+    : [];
   if (before && changed.length === 0) return { created: false, config: await toSsoConfig(ctx.tenant, before, base, ctx.org.slug) };
   const saved = await inTransaction(ctx, async (t) => {
     if (!before) {
@@ -219,7 +243,9 @@ export async function putSsoConfig(ctx: Ctx, masterKey: Buffer, allowed: net.Blo
     } else {
       await updateConfigRow(t, values);
       const linksRemoved = issuerChanged || clientChanged ? await removeLinks(t) : 0;
-      const fields = changed.filter((k) => k !== 'client_secret' && k !== 'client_secret_updated_at').map((k) => k.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()));
+      const fields = changed
+        .filter((k) => k !== 'client_secret' && k !== 'client_secret_updated_at')
+        .map((k) => k.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()));
       await recordAudit(t, ctx, {
         action: 'sso.updated',
         subjectType: 'sso',
@@ -256,7 +282,12 @@ export async function disableSso(ctx: Ctx): Promise<void> {
     const row = await findConfigRow(t);
     if (!row) throw conflict(`organisation ${ctx.org.slug} has no single sign-on`);
     await updateConfigRow(t, { enabled: 0, enforce: 0, version: row.version + 1, updated_at: ctx.now, updated_by: ctx.actor.name });
-    await recordAudit(t, ctx, { action: 'sso.disabled', subjectType: 'sso', subjectId: null, summary: 'Turned single sign-on and its enforcement off from the command line' });
+    await recordAudit(t, ctx, {
+      action: 'sso.disabled',
+      subjectType: 'sso',
+      subjectId: null,
+      summary: 'Turned single sign-on and its enforcement off from the command line',
+    });
   });
 }
 

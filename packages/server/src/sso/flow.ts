@@ -14,7 +14,19 @@ import { insertMember } from '../users/service.js';
 import type { UserRow } from '../users/repo.js';
 import { breakGlassIds, openSecret, ssoUrl, type RoleRule, type SsoRole } from './config.js';
 import { clientFor, idpProblemIn } from './idp.js';
-import { findConfigRow, findLinkedMember, hasPasskey, insertState, membersByEmail, membersWithCredentials, setMember, spendState, updateConfigRow, usernameTaken, type SsoConfigRow } from './repo.js';
+import {
+  findConfigRow,
+  findLinkedMember,
+  hasPasskey,
+  insertState,
+  membersByEmail,
+  membersWithCredentials,
+  setMember,
+  spendState,
+  updateConfigRow,
+  usernameTaken,
+  type SsoConfigRow,
+} from './repo.js';
 
 /** DESIGN.md 21: a pending sign-in lasts ten minutes. */
 const STATE_MS = 10 * 60_000;
@@ -38,14 +50,27 @@ const signInPage = (base: string, slug: string, code: string) => `${base}/o/${sl
 export function checkReturnTo(slug: string, value: string | undefined): string {
   const path = value ?? `/o/${slug}/`;
   const prefix = `/o/${slug}/`;
-  // eslint-disable-next-line no-control-regex
-  if (path.length > 1024 || !path.startsWith(prefix) || path.startsWith(`${prefix}api/`) || path.includes('//') || path.includes('\\') || /[\x00-\x1F\x7F]/.test(path)) {
+  if (
+    path.length > 1024 ||
+    !path.startsWith(prefix) ||
+    path.startsWith(`${prefix}api/`) ||
+    path.includes('//') ||
+    path.includes('\\') ||
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: a control character is what this refuses
+    /[\x00-\x1F\x7F]/.test(path)
+  ) {
     throw badRequest(`returnTo must be a path under ${prefix} outside ${prefix}api/`);
   }
   return path;
 }
 
-const settingsOf = (row: SsoConfigRow, masterKey: Buffer) => ({ orgId: row.org_id, version: row.version, issuer: row.issuer, clientId: row.client_id, clientSecret: openSecret(masterKey, row) });
+const settingsOf = (row: SsoConfigRow, masterKey: Buffer) => ({
+  orgId: row.org_id,
+  version: row.version,
+  issuer: row.issuer,
+  clientId: row.client_id,
+  clientSecret: openSecret(masterKey, row),
+});
 
 export interface StartAnswer {
   location: string;
@@ -68,7 +93,7 @@ export async function startSignIn(
   const t = tenant(database.db, org.id);
   const row = await findConfigRow(t);
   const refuse = (code: string): StartAnswer => ({ location: signInPage(base, org.slug, code), cookie: null });
-  if (!row || row.enabled !== 1) return refuse('SSO_DISABLED');
+  if (row?.enabled !== 1) return refuse('SSO_DISABLED');
   if (org.suspended) return refuse('ORG_SUSPENDED');
   const now = Date.now();
   let config: oidc.Configuration;
@@ -82,7 +107,19 @@ export async function startSignIn(
   const nonce = random();
   const verifier = random();
   const cookie = input.cookie !== undefined && COOKIE_VALUE.test(input.cookie) ? input.cookie : random();
-  await insertState(t, { state_hash: sha256Hex(state), nonce, code_verifier: verifier, return_to: input.returnTo, binding: sha256Hex(cookie), link_user_id: input.linkUserId ?? null, expires_at: now + STATE_MS }, now);
+  await insertState(
+    t,
+    {
+      state_hash: sha256Hex(state),
+      nonce,
+      code_verifier: verifier,
+      return_to: input.returnTo,
+      binding: sha256Hex(cookie),
+      link_user_id: input.linkUserId ?? null,
+      expires_at: now + STATE_MS,
+    },
+    now,
+  );
   const url = oidc.buildAuthorizationUrl(config, {
     response_type: 'code',
     redirect_uri: ssoUrl(base, org.slug, 'callback'),
@@ -106,7 +143,8 @@ function verifiedEmail(claims: Claims, issuer: string): string {
   const email = claims.email;
   const flag = claims.email_verified;
   const verified = flag === undefined ? ENTRA.test(issuer) && claims.xms_edov === true : flag === true || flag === 'true';
-  if (typeof email !== 'string' || email.length > 320 || !EMAIL.test(email) || !verified) throw new SsoRefusal('EMAIL_NOT_VERIFIED', { emailDomain: typeof email === 'string' ? domainOf(email) : null });
+  if (typeof email !== 'string' || email.length > 320 || !EMAIL.test(email) || !verified)
+    throw new SsoRefusal('EMAIL_NOT_VERIFIED', { emailDomain: typeof email === 'string' ? domainOf(email) : null });
   return email;
 }
 
@@ -125,7 +163,10 @@ export function claimValues(claims: Claims, path: string): string[] {
 
 /** The username a provisioned member gets: the email lower-cased, other characters `-`, at most 64, `-2`, `-3`… when taken. */
 async function freeUsername(t: Tenant, email: string): Promise<string> {
-  const stem = email.toLowerCase().replace(/[^a-z0-9._@-]/g, '-').slice(0, 64);
+  const stem = email
+    .toLowerCase()
+    .replace(/[^a-z0-9._@-]/g, '-')
+    .slice(0, 64);
   if (!(await usernameTaken(t, stem))) return stem;
   for (let n = 2; ; n++) {
     const candidate = `${stem.slice(0, 64 - `-${n}`.length)}-${n}`;
@@ -158,39 +199,64 @@ interface SignedIn {
  * configuration and organisation; the IdP's answer, the code exchange and the ID token's checks
  * (openid-client); the claims, the member and the role; then the session.
  */
-export async function finishSignIn(database: Database, masterKey: Buffer, allowed: net.BlockList, base: string, org: Organisation, input: CallbackInput): Promise<CallbackAnswer> {
+export async function finishSignIn(
+  database: Database,
+  masterKey: Buffer,
+  allowed: net.BlockList,
+  base: string,
+  org: Organisation,
+  input: CallbackInput,
+): Promise<CallbackAnswer> {
   const t = tenant(database.db, org.id);
   const now = Date.now();
   const refused = (code: string): CallbackAnswer => ({ location: signInPage(base, org.slug, code), session: null, outcome: code });
   const state = input.query.state;
   const pending = state === undefined ? undefined : await spendState(t, sha256Hex(state), now);
-  if (!pending || input.cookie === undefined || !COOKIE_VALUE.test(input.cookie) || !digestsEqual(pending.binding, sha256Hex(input.cookie))) return refused('STATE_INVALID');
+  if (!pending || input.cookie === undefined || !COOKIE_VALUE.test(input.cookie) || !digestsEqual(pending.binding, sha256Hex(input.cookie)))
+    return refused('STATE_INVALID');
   const row = await findConfigRow(t);
   try {
-    if (!row || row.enabled !== 1) throw new SsoRefusal('SSO_DISABLED');
+    if (row?.enabled !== 1) throw new SsoRefusal('SSO_DISABLED');
     if (org.suspended) throw new SsoRefusal('ORG_SUSPENDED');
     if (input.query.error !== undefined) throw new SsoRefusal('IDP_ERROR');
     const claims = await exchange(row, masterKey, allowed, base, org, input.query, pending);
     const cookieValue = newSecret();
     // Under the organisation's lock: concurrent first sign-ins of one `sub` make one member and one link.
-    const signedIn = await inTransaction({ database, org }, async (tt) => {
-      const result = await memberFor(tt, row, claims, now);
-      const member = result.member;
-      await insertSession(tt, { id: sha256Hex(cookieValue), user_id: member.id, created_at: now, last_seen_at: now, expires_at: now + SESSION_LIFETIME_MS, method: 'sso', sso_at: now, hard_end: now + SESSION_LIFETIME_MS });
-      const fresh = (await findConfigRow(tt))!;
-      await updateConfigRow(tt, {
-        last_attempt: attempt(now, 'SIGNED_IN', member.username, claims.emailDomain, claims.roleClaimValues, member.role),
-        ...(fresh.verified_at === null && member.role === 'ORG_ADMIN' ? { verified_at: now } : {}),
-      });
-      await recordAudit(tt, { actor: { name: member.username }, now }, {
-        action: 'auth.sso_login',
-        subjectType: 'user',
-        subjectId: member.id,
-        summary: `${member.username} signed in with ${row.display_name}`,
-        details: { provisioned: result.provisioned, linked: result.linked, roleFrom: result.roleFrom, roleTo: result.roleTo },
-      });
-      return result;
-    }, { lockOrganisation: true });
+    await inTransaction(
+      { database, org },
+      async (tt) => {
+        const result = await memberFor(tt, row, claims, now);
+        const member = result.member;
+        await insertSession(tt, {
+          id: sha256Hex(cookieValue),
+          user_id: member.id,
+          created_at: now,
+          last_seen_at: now,
+          expires_at: now + SESSION_LIFETIME_MS,
+          method: 'sso',
+          sso_at: now,
+          hard_end: now + SESSION_LIFETIME_MS,
+        });
+        const fresh = (await findConfigRow(tt))!;
+        await updateConfigRow(tt, {
+          last_attempt: attempt(now, 'SIGNED_IN', member.username, claims.emailDomain, claims.roleClaimValues, member.role),
+          ...(fresh.verified_at === null && member.role === 'ORG_ADMIN' ? { verified_at: now } : {}),
+        });
+        await recordAudit(
+          tt,
+          { actor: { name: member.username }, now },
+          {
+            action: 'auth.sso_login',
+            subjectType: 'user',
+            subjectId: member.id,
+            summary: `${member.username} signed in with ${row.display_name}`,
+            details: { provisioned: result.provisioned, linked: result.linked, roleFrom: result.roleFrom, roleTo: result.roleTo },
+          },
+        );
+        return result;
+      },
+      { lockOrganisation: true },
+    );
     return { location: `${base}${pending.return_to}`, session: cookieValue, outcome: 'SIGNED_IN' };
   } catch (err) {
     if (!(err instanceof SsoRefusal)) throw err;
@@ -208,13 +274,17 @@ async function recordRefusal(database: Database, org: Organisation, refusal: Sso
   await inTransaction({ database, org }, async (tt) => {
     if (!(await findConfigRow(tt))) return;
     await updateConfigRow(tt, { last_attempt: attempt(now, refusal.code, null, emailDomain, roleClaimValues, role) });
-    await recordAudit(tt, { actor: { name: 'sso' }, now }, {
-      action: 'auth.sso_refused',
-      subjectType: 'sso',
-      subjectId: memberId,
-      summary: `A single sign-on was refused: ${refusal.code}`,
-      details: { reason: refusal.code, emailDomain, memberId },
-    });
+    await recordAudit(
+      tt,
+      { actor: { name: 'sso' }, now },
+      {
+        action: 'auth.sso_refused',
+        subjectType: 'sso',
+        subjectId: memberId,
+        summary: `A single sign-on was refused: ${refusal.code}`,
+        details: { reason: refusal.code, emailDomain, memberId },
+      },
+    );
   });
 }
 
@@ -229,7 +299,15 @@ interface Verified {
 }
 
 /** The code exchanged (PKCE, `redirect_uri`), the ID token checked, the claims judged; IdP tokens used once and dropped. */
-async function exchange(row: SsoConfigRow, masterKey: Buffer, allowed: net.BlockList, base: string, org: Organisation, query: Record<string, string | undefined>, pending: { nonce: string; code_verifier: string }): Promise<Verified> {
+async function exchange(
+  row: SsoConfigRow,
+  masterKey: Buffer,
+  allowed: net.BlockList,
+  base: string,
+  org: Organisation,
+  query: Record<string, string | undefined>,
+  pending: { nonce: string; code_verifier: string },
+): Promise<Verified> {
   const redirectUri = ssoUrl(base, org.slug, 'callback');
   let tokenAnswered = false;
   let config: oidc.Configuration;
@@ -246,9 +324,14 @@ async function exchange(row: SsoConfigRow, masterKey: Buffer, allowed: net.Block
   if (query.iss !== undefined && query.iss !== issuer) throw new SsoRefusal('ID_TOKEN_INVALID');
   const params = new URLSearchParams();
   for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, v);
-  let tokens;
+  let tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>;
   try {
-    tokens = await oidc.authorizationCodeGrant(config, new URL(`${redirectUri}?${params}`), { pkceCodeVerifier: pending.code_verifier, expectedNonce: pending.nonce, expectedState: query.state, idTokenExpected: true }, { redirect_uri: redirectUri });
+    tokens = await oidc.authorizationCodeGrant(
+      config,
+      new URL(`${redirectUri}?${params}`),
+      { pkceCodeVerifier: pending.code_verifier, expectedNonce: pending.nonce, expectedState: query.state, idTokenExpected: true },
+      { redirect_uri: redirectUri },
+    );
   } catch (err) {
     if (idpProblemIn(err)) throw new SsoRefusal('IDP_UNAVAILABLE');
     throw new SsoRefusal(tokenAnswered ? 'ID_TOKEN_INVALID' : 'TOKEN_EXCHANGE_FAILED');
@@ -276,7 +359,14 @@ async function exchange(row: SsoConfigRow, masterKey: Buffer, allowed: net.Block
     role = rule?.role ?? (row.default_role as SsoRole | null);
     if (role === null) throw new SsoRefusal('NO_ROLE', { emailDomain, roleClaimValues });
   }
-  return { sub: idClaims.sub, email, emailDomain, name: typeof claims.name === 'string' && claims.name.trim() !== '' ? claims.name.slice(0, 200) : null, roleClaimValues, role };
+  return {
+    sub: idClaims.sub,
+    email,
+    emailDomain,
+    name: typeof claims.name === 'string' && claims.name.trim() !== '' ? claims.name.slice(0, 200) : null,
+    roleClaimValues,
+    role,
+  };
 }
 
 /** The member this identity signs in: linked by `sub`, linked now by a verified email, or provisioned (DESIGN.md 21). */
@@ -290,12 +380,21 @@ async function memberFor(t: Tenant, row: SsoConfigRow, claims: Verified, now: nu
     if (matches.length === 1 && matches[0]!.sso_sub === null && matches[0]!.password_hash === null && !matches[0]!.has_passkey) {
       member = await setMember(t, matches[0]!.id, { sso_sub: claims.sub, sso_linked_at: now });
       linked = true;
-      await recordAudit(t, { actor: { name: 'sso' }, now }, { action: 'sso.linked', subjectType: 'user', subjectId: member.id, summary: `Linked ${member.username} to ${row.display_name} by its verified email` });
+      await recordAudit(
+        t,
+        { actor: { name: 'sso' }, now },
+        { action: 'sso.linked', subjectType: 'user', subjectId: member.id, summary: `Linked ${member.username} to ${row.display_name} by its verified email` },
+      );
     } else if (matches.length > 0) {
       throw new SsoRefusal('ACCOUNT_NOT_LINKED', { ...known, memberId: matches.length === 1 ? matches[0]!.id : null });
     } else if (row.jit_provisioning === 1) {
       const username = await freeUsername(t, claims.email);
-      const created = await insertMember(t, { actor: { kind: 'system', name: 'sso' }, now }, { username, displayName: claims.name ?? claims.email, email: claims.email, role: claims.role ?? (row.default_role as SsoRole) }, null);
+      const created = await insertMember(
+        t,
+        { actor: { kind: 'system', name: 'sso' }, now },
+        { username, displayName: claims.name ?? claims.email, email: claims.email, role: claims.role ?? (row.default_role as SsoRole) },
+        null,
+      );
       member = await setMember(t, created.id, { sso_sub: claims.sub, sso_linked_at: now });
       provisioned = true;
     } else {
@@ -315,6 +414,8 @@ async function keepsRole(t: Tenant, row: SsoConfigRow, member: UserRow): Promise
   if ((await breakGlassIds(t, row)).includes(member.id)) return true;
   if (member.role !== 'ORG_ADMIN' || member.active !== 1) return false;
   if (member.password_hash === null && !(await hasPasskey(t, member.id))) return false;
-  const others = (await membersWithCredentials(t)).filter((m) => m.id !== member.id && m.role === 'ORG_ADMIN' && m.active === 1 && (m.password_hash !== null || Boolean(m.has_passkey)));
+  const others = (await membersWithCredentials(t)).filter(
+    (m) => m.id !== member.id && m.role === 'ORG_ADMIN' && m.active === 1 && (m.password_hash !== null || Boolean(m.has_passkey)),
+  );
   return others.length === 0;
 }

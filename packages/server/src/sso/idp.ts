@@ -34,11 +34,12 @@ export class IdpProblem extends Error {
  */
 export function idpFetch(allowed: net.BlockList): oidc.CustomFetch {
   return async (url, options) => {
-    let target;
+    let target: Awaited<ReturnType<typeof checkTarget>>;
     try {
       target = await checkTarget(url, allowed, SETTING);
     } catch (err) {
-      if (err instanceof AddressRefused) throw new IdpProblem('INSECURE_URL', `the identity provider's address ${new URL(url).origin} is refused: ${err.message}`);
+      if (err instanceof AddressRefused)
+        throw new IdpProblem('INSECURE_URL', `the identity provider's address ${new URL(url).origin} is refused: ${err.message}`);
       throw err;
     }
     const { address, family } = target;
@@ -70,14 +71,21 @@ export function idpFetch(allowed: net.BlockList): oidc.CustomFetch {
 export async function discover(issuer: string, fetcher: oidc.CustomFetch): Promise<oidc.ServerMetadata> {
   let document: unknown;
   try {
-    const response = await fetcher(`${issuer}/.well-known/openid-configuration`, { method: 'GET', headers: { accept: 'application/json' }, body: undefined, redirect: 'manual', signal: undefined } as never);
+    const response = await fetcher(`${issuer}/.well-known/openid-configuration`, {
+      method: 'GET',
+      headers: { accept: 'application/json' },
+      body: undefined,
+      redirect: 'manual',
+      signal: undefined,
+    } as never);
     if (response.status !== 200) throw new IdpProblem('DISCOVERY_FAILED', `the discovery document answered HTTP ${response.status}`);
     document = await response.json();
   } catch (err) {
     if (err instanceof IdpProblem) throw err;
     throw new IdpProblem('DISCOVERY_FAILED', 'the discovery document could not be fetched or is not JSON');
   }
-  if (document === null || typeof document !== 'object' || Array.isArray(document)) throw new IdpProblem('DISCOVERY_FAILED', 'the discovery document is not a JSON object');
+  if (document === null || typeof document !== 'object' || Array.isArray(document))
+    throw new IdpProblem('DISCOVERY_FAILED', 'the discovery document is not a JSON object');
   const metadata = document as oidc.ServerMetadata;
   if (typeof metadata.issuer !== 'string' || metadata.issuer.replace(/\/$/, '') !== issuer) {
     throw new IdpProblem('ISSUER_MISMATCH', `the discovery document names another issuer than ${issuer}`);
@@ -100,7 +108,9 @@ async function signingKeyCount(jwksUri: string, fetcher: oidc.CustomFetch): Prom
     throw new IdpProblem('JWKS_FAILED', 'the JWKS could not be fetched or is not JSON');
   }
   if (!Array.isArray(keys)) throw new IdpProblem('JWKS_FAILED', 'the JWKS holds no "keys" list');
-  return keys.filter((k) => k && typeof k === 'object' && ['RSA', 'EC', 'OKP'].includes((k as { kty?: string }).kty ?? '') && (k as { use?: string }).use !== 'enc').length;
+  return keys.filter(
+    (k) => k && typeof k === 'object' && ['RSA', 'EC', 'OKP'].includes((k as { kty?: string }).kty ?? '') && (k as { use?: string }).use !== 'enc',
+  ).length;
 }
 
 export interface TestResult {
@@ -122,7 +132,19 @@ const strings = (value: unknown) => (Array.isArray(value) ? value.filter((v): v 
 /** DESIGN.md 21's `test`: discovery and the JWKS, uncached; every problem found, errors first. */
 export async function testConnection(issuer: string, scopes: string[], allowed: net.BlockList): Promise<TestResult> {
   const fetcher = idpFetch(allowed);
-  const result: TestResult = { ok: false, issuer: null, authorizationEndpoint: null, tokenEndpoint: null, userinfoEndpoint: null, jwksUri: null, signingKeys: null, idTokenAlgorithms: null, pkceS256: null, scopesSupported: null, problems: [] };
+  const result: TestResult = {
+    ok: false,
+    issuer: null,
+    authorizationEndpoint: null,
+    tokenEndpoint: null,
+    userinfoEndpoint: null,
+    jwksUri: null,
+    signingKeys: null,
+    idTokenAlgorithms: null,
+    pkceS256: null,
+    scopesSupported: null,
+    problems: [],
+  };
   const problem = (err: unknown) => {
     if (!(err instanceof IdpProblem)) throw err;
     result.problems.push({ code: err.code, severity: 'error', message: err.message });
@@ -151,7 +173,12 @@ export async function testConnection(issuer: string, scopes: string[], allowed: 
   }
   if (result.pkceS256 === false) result.problems.push({ code: 'NO_S256', severity: 'error', message: 'the identity provider does not offer PKCE with S256' });
   const unsupported = result.scopesSupported === null ? [] : scopes.filter((s) => !result.scopesSupported!.includes(s));
-  if (unsupported.length > 0) result.problems.push({ code: 'SCOPE_NOT_SUPPORTED', severity: 'warning', message: `the identity provider does not list the scopes ${unsupported.join(', ')}` });
+  if (unsupported.length > 0)
+    result.problems.push({
+      code: 'SCOPE_NOT_SUPPORTED',
+      severity: 'warning',
+      message: `the identity provider does not list the scopes ${unsupported.join(', ')}`,
+    });
   result.ok = !result.problems.some((p) => p.severity === 'error');
   return result;
 }
@@ -172,7 +199,12 @@ const discovered = new Map<number, { version: number; at: number; metadata: oidc
  * (`enableNonRepudiationChecks`); `client_secret_basic` unless the IdP offers only `_post`.
  * `seen` hears the status of every answer the IdP gives this configuration's requests.
  */
-export async function clientFor(settings: ClientSettings, allowed: net.BlockList, now: number, seen?: (url: string, status: number) => void): Promise<oidc.Configuration> {
+export async function clientFor(
+  settings: ClientSettings,
+  allowed: net.BlockList,
+  now: number,
+  seen?: (url: string, status: number) => void,
+): Promise<oidc.Configuration> {
   const plain = idpFetch(allowed);
   const fetcher: oidc.CustomFetch = async (url, options) => {
     const response = await plain(url, options);
@@ -186,7 +218,10 @@ export async function clientFor(settings: ClientSettings, allowed: net.BlockList
   }
   const { metadata } = kept;
   const methods = strings(metadata.token_endpoint_auth_methods_supported);
-  const auth = methods && !methods.includes('client_secret_basic') && methods.includes('client_secret_post') ? oidc.ClientSecretPost(settings.clientSecret) : oidc.ClientSecretBasic(settings.clientSecret);
+  const auth =
+    methods && !methods.includes('client_secret_basic') && methods.includes('client_secret_post')
+      ? oidc.ClientSecretPost(settings.clientSecret)
+      : oidc.ClientSecretBasic(settings.clientSecret);
   const config = new oidc.Configuration(metadata, settings.clientId, {}, auth);
   config[oidc.customFetch] = fetcher;
   config.timeout = TIMEOUT_MS / 1000;

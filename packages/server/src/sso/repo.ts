@@ -73,12 +73,15 @@ export const membersByEmail = (t: Tenant, email: string) =>
     .where((eb) => eb(eb.fn('lower', ['users.email']), '=', email.toLowerCase()))
     .execute();
 
-export const usernameTaken = async (t: Tenant, username: string) => (await t.selectFrom('users').select('id').where('username', '=', username).executeTakeFirst()) !== undefined;
+export const usernameTaken = async (t: Tenant, username: string) =>
+  (await t.selectFrom('users').select('id').where('username', '=', username).executeTakeFirst()) !== undefined;
 
-export const setMember = (t: Tenant, id: number, set: Updateable<UsersTable>) => t.updateTable('users').set(set).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+export const setMember = (t: Tenant, id: number, set: Updateable<UsersTable>) =>
+  t.updateTable('users').set(set).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 
 /** Whether the member holds a passkey. */
-export const hasPasskey = async (t: Tenant, userId: number) => (await t.selectFrom('passkeys').select('id').where('user_id', '=', userId).executeTakeFirst()) !== undefined;
+export const hasPasskey = async (t: Tenant, userId: number) =>
+  (await t.selectFrom('passkeys').select('id').where('user_id', '=', userId).executeTakeFirst()) !== undefined;
 
 /** `sso disable` (the CLI), by slug: the database alone. */
 export const findOrganisationId = (db: Db, slug: string) => db.selectFrom('organisations').select('id').where('slug', '=', slug).executeTakeFirst();

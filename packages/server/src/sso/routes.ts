@@ -53,17 +53,45 @@ const PutBody = Type.Object(
   {
     enabled: Type.Optional(Type.Boolean()),
     displayName: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    issuer: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'An absolute URL without query, fragment or user info; discovery is `{issuer}/.well-known/openid-configuration`.' })),
+    issuer: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 512,
+        description: 'An absolute URL without query, fragment or user info; discovery is `{issuer}/.well-known/openid-configuration`.',
+      }),
+    ),
     clientId: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
     clientSecret: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'Write-only: absent keeps the stored one.' })),
-    scopes: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { minItems: 1, maxItems: 20, uniqueItems: true, description: 'With `openid`; default `["openid","email","profile"]`.' })),
-    allowedDomains: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 253 }), { minItems: 1, maxItems: 50, uniqueItems: true, description: 'Lower-case host names; an email domain must be exactly one of them.' })),
-    roleClaim: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 128, description: 'A claim name or dotted path (`realm_access.roles`); null: roles not mapped.' }))),
+    scopes: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 128 }), {
+        minItems: 1,
+        maxItems: 20,
+        uniqueItems: true,
+        description: 'With `openid`; default `["openid","email","profile"]`.',
+      }),
+    ),
+    allowedDomains: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 253 }), {
+        minItems: 1,
+        maxItems: 50,
+        uniqueItems: true,
+        description: 'Lower-case host names; an email domain must be exactly one of them.',
+      }),
+    ),
+    roleClaim: Type.Optional(
+      Nullable(Type.String({ minLength: 1, maxLength: 128, description: 'A claim name or dotted path (`realm_access.roles`); null: roles not mapped.' })),
+    ),
     roleRules: Type.Optional(Type.Array(RoleRule, { maxItems: 50, description: 'The first rule whose value the claim holds gives the role.' })),
     defaultRole: Type.Optional(Type.Union([Role, Type.Null()], { description: 'The role when no rule matches; null refuses the sign-in.' })),
     jitProvisioning: Type.Optional(Type.Boolean()),
     enforce: Type.Optional(Type.Boolean()),
-    breakGlass: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 10, uniqueItems: true, description: 'Usernames of active ORG_ADMINs with a password or passkey.' })),
+    breakGlass: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 200 }), {
+        maxItems: 10,
+        uniqueItems: true,
+        description: 'Usernames of active ORG_ADMINs with a password or passkey.',
+      }),
+    ),
     ...outputOnly(OUTPUT_ONLY),
   },
   { additionalProperties: false },
@@ -94,7 +122,15 @@ export function ssoConfigRoutes(config: Config, masterKey: Buffer): FastifyPlugi
   return async (app) => {
     app.get(
       '/sso',
-      { config: { access }, schema: { summary: 'The single sign-on configuration', description: `${sessionNote} 404 when none. The client secret is never shown.`, tags, response: responses({ 200: SsoConfig }) } },
+      {
+        config: { access },
+        schema: {
+          summary: 'The single sign-on configuration',
+          description: `${sessionNote} 404 when none. The client secret is never shown.`,
+          tags,
+          response: responses({ 200: SsoConfig }),
+        },
+      },
       async (request) => getSsoConfig(request.ctx, base),
     );
 
@@ -118,7 +154,15 @@ export function ssoConfigRoutes(config: Config, masterKey: Buffer): FastifyPlugi
 
     app.delete(
       '/sso',
-      { config: { access }, schema: { summary: 'Remove single sign-on', description: `${sessionNote} Removes the configuration, every member's link and pending sign-in; single sign-on sessions end.`, tags, response: responses({ 204: NoContent }) } },
+      {
+        config: { access },
+        schema: {
+          summary: 'Remove single sign-on',
+          description: `${sessionNote} Removes the configuration, every member's link and pending sign-in; single sign-on sessions end.`,
+          tags,
+          response: responses({ 204: NoContent }),
+        },
+      },
       async (request, reply) => {
         await deleteSsoConfig(request.ctx);
         return reply.code(204).send();
@@ -129,7 +173,13 @@ export function ssoConfigRoutes(config: Config, masterKey: Buffer): FastifyPlugi
       '/users/:id/sso-link',
       {
         config: { access: 'users:write' },
-        schema: { summary: "Remove a member's single sign-on link", description: 'Needs `users:write`. 404 when the member is not linked; its single sign-on sessions end.', tags, params: IdParams, response: responses({ 204: NoContent }) },
+        schema: {
+          summary: "Remove a member's single sign-on link",
+          description: 'Needs `users:write`. 404 when the member is not linked; its single sign-on sessions end.',
+          tags,
+          params: IdParams,
+          response: responses({ 204: NoContent }),
+        },
       },
       async (request, reply) => {
         await unlinkMember(request.ctx, request.params.id);
@@ -157,7 +207,12 @@ const ssoCookiePath = (slug: string) => `/o/${slug}/api/sso/`;
 
 /** `licensor_sso_sign_ins_total{outcome}`: each callback past STATE_INVALID, by `lastAttempt`'s outcome. */
 export function ssoMetrics(registry: Registry): (outcome: string) => void {
-  const outcomes = new Counter({ name: 'licensor_sso_sign_ins_total', help: 'Single sign-on callbacks by outcome (SIGNED_IN or the refusal code)', labelNames: ['outcome'], registers: [registry] });
+  const outcomes = new Counter({
+    name: 'licensor_sso_sign_ins_total',
+    help: 'Single sign-on callbacks by outcome (SIGNED_IN or the refusal code)',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
   return (outcome) => {
     if (outcome !== 'STATE_INVALID') outcomes.inc({ outcome });
   };
@@ -174,7 +229,14 @@ export function ssoFlowRoutes(database: Database, config: Config, masterKey: Buf
       '/auth/methods',
       {
         config: { access: 'public' },
-        schema: { summary: 'How people sign in here', description: 'No credential. `sso` is null when single sign-on is absent or disabled.', tags, response: responses({ 200: Type.Object({ sso: Nullable(Type.Object({ displayName: Type.String(), enforced: Type.Boolean(), startUrl: Type.String() })) }) }) },
+        schema: {
+          summary: 'How people sign in here',
+          description: 'No credential. `sso` is null when single sign-on is absent or disabled.',
+          tags,
+          response: responses({
+            200: Type.Object({ sso: Nullable(Type.Object({ displayName: Type.String(), enforced: Type.Boolean(), startUrl: Type.String() })) }),
+          }),
+        },
       },
       async (request) => signInMethods(database, base, request.org),
     );
@@ -188,7 +250,10 @@ export function ssoFlowRoutes(database: Database, config: Config, masterKey: Buf
           description: `No credential; a browser navigates here. 302 to the identity provider with the \`${SSO_COOKIE}\` cookie, or to the sign-in page with \`ssoError\` (RATE_LIMITED, SSO_DISABLED, ORG_SUSPENDED, IDP_UNAVAILABLE). 400 for a bad \`returnTo\` or \`prompt\`. ${START_PER_MINUTE} a minute per address.`,
           tags,
           security: [],
-          querystring: Type.Object({ returnTo: Type.Optional(Type.String({ maxLength: 1024 })), prompt: Type.Optional(Type.Enum(['login'])) }, { additionalProperties: false }),
+          querystring: Type.Object(
+            { returnTo: Type.Optional(Type.String({ maxLength: 1024 })), prompt: Type.Optional(Type.Enum(['login'])) },
+            { additionalProperties: false },
+          ),
           response: { 302: Type.Null({ description: 'To the identity provider, or to the sign-in page with `ssoError`.' }), ...responses({}) },
         },
       },
@@ -198,9 +263,16 @@ export function ssoFlowRoutes(database: Database, config: Config, masterKey: Buf
         // The cookie must be set on the host the callback lands on.
         if (request.headers.host !== baseHost) return reply.redirect(`${base}${request.url}`, 302);
         const limit = await app.rateLimits.hit(`sso:${request.ip}`, START_PER_MINUTE);
-        if (!limit.allowed) return reply.header('retry-after', String(Math.max(1, Math.ceil(limit.retryAfterSeconds)))).redirect(`${base}/o/${slug}/sign-in?ssoError=RATE_LIMITED`, 302);
+        if (!limit.allowed)
+          return reply
+            .header('retry-after', String(Math.max(1, Math.ceil(limit.retryAfterSeconds))))
+            .redirect(`${base}/o/${slug}/sign-in?ssoError=RATE_LIMITED`, 302);
         const returnTo = checkReturnTo(slug, request.query.returnTo);
-        const answer = await startSignIn(database, masterKey, allowed, base, request.org, { returnTo, prompt: request.query.prompt, cookie: request.cookies[SSO_COOKIE] });
+        const answer = await startSignIn(database, masterKey, allowed, base, request.org, {
+          returnTo,
+          prompt: request.query.prompt,
+          cookie: request.cookies[SSO_COOKIE],
+        });
         if (answer.cookie) reply.setCookie(SSO_COOKIE, answer.cookie, { path: ssoCookiePath(slug), httpOnly: true, sameSite: 'lax', secure, maxAge: 600 });
         return reply.redirect(answer.location, 302);
       },
@@ -212,7 +284,8 @@ export function ssoFlowRoutes(database: Database, config: Config, masterKey: Buf
         config: { access: 'public' },
         schema: {
           summary: 'Where the identity provider sends the browser back',
-          description: 'No credential. 302 to `returnTo` with the session cookie, or to the sign-in page with `ssoError`; never a session on a refusal. Parameters the identity provider adds are ignored.',
+          description:
+            'No credential. 302 to `returnTo` with the session cookie, or to the sign-in page with `ssoError`; never a session on a refusal. Parameters the identity provider adds are ignored.',
           tags,
           security: [],
           querystring: Type.Object(
@@ -229,7 +302,10 @@ export function ssoFlowRoutes(database: Database, config: Config, masterKey: Buf
       },
       async (request, reply) => {
         reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
-        const query = Object.fromEntries(Object.entries(request.query as Record<string, unknown>).filter(([, v]) => typeof v === 'string')) as Record<string, string>;
+        const query = Object.fromEntries(Object.entries(request.query as Record<string, unknown>).filter(([, v]) => typeof v === 'string')) as Record<
+          string,
+          string
+        >;
         const answer = await finishSignIn(database, masterKey, allowed, base, request.org, { query, cookie: request.cookies[SSO_COOKIE] });
         counted(answer.outcome);
         if (answer.session) setSessionCookie(reply, config, request.org, answer.session);

@@ -19,7 +19,8 @@ export function toTokenRecord(row: TokenRow) {
 
 export const listTokenRows = (t: Tenant) => t.selectFrom('api_tokens').selectAll().orderBy('created_at', 'desc').execute();
 
-export const insertToken = (t: Tenant, values: Omit<Insertable<ApiTokensTable>, 'org_id'>) => t.insertInto('api_tokens', values).returningAll().executeTakeFirstOrThrow();
+export const insertToken = (t: Tenant, values: Omit<Insertable<ApiTokensTable>, 'org_id'>) =>
+  t.insertInto('api_tokens', values).returningAll().executeTakeFirstOrThrow();
 
 /** Revokes the token (a revoked one keeps its first revocation time); undefined when there is none. */
 export const revokeTokenRow = (t: Tenant, id: string, now: number) =>

@@ -17,10 +17,7 @@ export const TokenRecord = Type.Object({
   revokedAt: NullableTimestamp,
 });
 
-const CreatedToken = Type.Intersect([
-  TokenRecord,
-  Type.Object({ token: Type.String({ description: 'The whole token, shown once: nothing stores it.' }) }),
-]);
+const CreatedToken = Type.Intersect([TokenRecord, Type.Object({ token: Type.String({ description: 'The whole token, shown once: nothing stores it.' }) })]);
 
 const TokenParams = Type.Object({ slug: Slug, id: Type.String({ maxLength: 32, pattern: '^[a-z0-9]{12,32}$' }) });
 

@@ -46,10 +46,24 @@ export type Candidate = Awaited<ReturnType<typeof ledgerCandidates>>[number];
  * The start time of the `limit`-th newest trial of the product (of one address, when given)
  * started in the 86,400 s before `now`, whatever became of it; undefined while fewer were started.
  */
-export async function limitReachedAt(t: Tenant, productId: number, address: { column: 'addr' | 'addr48'; hash: string } | null, limit: number, now: number): Promise<number | undefined> {
-  let query = t.selectFrom('trial_entries').select('started_at').where('product_id', '=', productId).where('started_at', '>', now - DAY_MS);
+export async function limitReachedAt(
+  t: Tenant,
+  productId: number,
+  address: { column: 'addr' | 'addr48'; hash: string } | null,
+  limit: number,
+  now: number,
+): Promise<number | undefined> {
+  let query = t
+    .selectFrom('trial_entries')
+    .select('started_at')
+    .where('product_id', '=', productId)
+    .where('started_at', '>', now - DAY_MS);
   if (address) query = query.where(address.column, '=', address.hash);
-  const row = await query.orderBy('started_at', 'desc').limit(1).offset(limit - 1).executeTakeFirst();
+  const row = await query
+    .orderBy('started_at', 'desc')
+    .limit(1)
+    .offset(limit - 1)
+    .executeTakeFirst();
   return row === undefined ? undefined : Number(row.started_at);
 }
 
@@ -84,7 +98,11 @@ export async function noteInstallation(t: Tenant, licenceId: number, devicePubli
     .onConflict((oc) => oc.columns(['licence_id', 'device_public_key']).doNothing())
     .executeTakeFirst();
   if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return false;
-  await t.updateTable('licences').set((eb) => ({ trial_installations: eb('trial_installations', '+', 1) })).where('id', '=', licenceId).execute();
+  await t
+    .updateTable('licences')
+    .set((eb) => ({ trial_installations: eb('trial_installations', '+', 1) }))
+    .where('id', '=', licenceId)
+    .execute();
   return true;
 }
 
@@ -99,7 +117,6 @@ export async function installationKnown(t: Tenant, licenceId: number, devicePubl
   return !row || row.first_seen_at !== null || row.trial_installations >= 100;
 }
 
-
 /** DESIGN.md 18: the trial's entry never matches again; the licence says when. */
 export async function resetEntry(t: Tenant, licenceId: number, now: number): Promise<void> {
   await t.updateTable('trial_entries').set({ reset_at: now }).where('licence_id', '=', licenceId).execute();
@@ -108,4 +125,10 @@ export async function resetEntry(t: Tenant, licenceId: number, now: number): Pro
 
 /** The device keys a trial was answered to, oldest first. */
 export const installationsOf = (t: Tenant, licenceId: number) =>
-  t.selectFrom('trial_installations').select(['device_public_key', 'first_seen_at']).where('licence_id', '=', licenceId).orderBy('first_seen_at').orderBy('device_public_key').execute();
+  t
+    .selectFrom('trial_installations')
+    .select(['device_public_key', 'first_seen_at'])
+    .where('licence_id', '=', licenceId)
+    .orderBy('first_seen_at')
+    .orderBy('device_public_key')
+    .execute();

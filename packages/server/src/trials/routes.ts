@@ -15,7 +15,8 @@ export const trialRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { access: 'licenses:write' },
       schema: {
         summary: "Reset a trial's ledger entry",
-        description: 'DESIGN.md 18: the entry never matches again, so this machine and machines like it may start a new trial. ORG_ADMIN sessions and tokens with licenses:write (ISSUER and VIEWER: 403). 400 on a licence that is not a trial, or one already reset.',
+        description:
+          'DESIGN.md 18: the entry never matches again, so this machine and machines like it may start a new trial. ORG_ADMIN sessions and tokens with licenses:write (ISSUER and VIEWER: 403). 400 on a licence that is not a trial, or one already reset.',
         tags,
         params: LidParams,
         body: Type.Optional(Type.Object({}, { additionalProperties: false })),

@@ -75,7 +75,8 @@ export async function adjustUsage(ctx: Ctx, lid: string, input: { meter: string;
           expires_at: rememberedUntil(period, ctx.now),
         },
       ]);
-      if (input.amount > 0) await markThresholds(t, ctx, { id: row.id, lid, meters }, meter, period, after, async () => ({ licence: await licenceEventData(t, lid, ctx.now) }));
+      if (input.amount > 0)
+        await markThresholds(t, ctx, { id: row.id, lid, meters }, meter, period, after, async () => ({ licence: await licenceEventData(t, lid, ctx.now) }));
       await recordAudit(t, ctx, {
         action: 'usage.adjusted',
         subjectType: 'licence',
@@ -104,7 +105,16 @@ export async function dashboardUsage(ctx: Ctx, query: { productId?: number | und
         const { used, limit: l, overage, remaining } = balance(own, period, Number(r.used));
         return { lid: r.lid, licensee: r.licensee, used, limit: l, overage, remaining };
       });
-      out.push({ productId: product.id, productKey: product.product_key, key: meter.key, label: meter.label, period: meter.period, periodStart: iso(period.start), resetsAt: iso(period.resetsAt), top });
+      out.push({
+        productId: product.id,
+        productKey: product.product_key,
+        key: meter.key,
+        label: meter.label,
+        period: meter.period,
+        periodStart: iso(period.start),
+        resetsAt: iso(period.resetsAt),
+        top,
+      });
     }
   }
   return { meters: out };

@@ -36,7 +36,11 @@ export function periodAt(period: MeterPeriod, now: number, timeZone: string): Pe
     const next = month === 12 ? `${String(year + 1).padStart(4, '0')}-01-01` : `${today.slice(0, 5)}${String(month + 1).padStart(2, '0')}-01`;
     return { key: today.slice(0, 7), start: startOfDate(`${today.slice(0, 7)}-01`, timeZone), resetsAt: startOfDate(next, timeZone) };
   }
-  return { key: today.slice(0, 4), start: startOfDate(`${today.slice(0, 4)}-01-01`, timeZone), resetsAt: startOfDate(`${String(year + 1).padStart(4, '0')}-01-01`, timeZone) };
+  return {
+    key: today.slice(0, 4),
+    start: startOfDate(`${today.slice(0, 4)}-01-01`, timeZone),
+    resetsAt: startOfDate(`${String(year + 1).padStart(4, '0')}-01-01`, timeZone),
+  };
 }
 
 /** Until when an id recorded now in this period is remembered. */

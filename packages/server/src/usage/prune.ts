@@ -9,8 +9,7 @@ const EVERY_MS = 60 * 60 * 1000;
  */
 export function usagePruner(database: Database, log: { warn(obj: unknown, msg: string): void }) {
   let timer: NodeJS.Timeout | undefined;
-  const run = () =>
-    pruneEvents(database.db, Date.now()).catch((err: unknown) => log.warn({ err }, 'pruning usage ids failed; the next hour tries again'));
+  const run = () => pruneEvents(database.db, Date.now()).catch((err: unknown) => log.warn({ err }, 'pruning usage ids failed; the next hour tries again'));
   return {
     start() {
       void run();

@@ -14,13 +14,23 @@ export interface RecordedEvent {
 export const countsIn = (t: Tenant, licenceId: number, periodKeys: readonly string[]) =>
   periodKeys.length === 0
     ? Promise.resolve([])
-    : t.selectFrom('usage_counts').select(['meter', 'period_key', 'used']).where('licence_id', '=', licenceId).where('period_key', 'in', [...new Set(periodKeys)]).execute();
+    : t
+        .selectFrom('usage_counts')
+        .select(['meter', 'period_key', 'used'])
+        .where('licence_id', '=', licenceId)
+        .where('period_key', 'in', [...new Set(periodKeys)])
+        .execute();
 
 /** The events of these ids the licence remembers. */
 export const recordedEvents = (t: Tenant, licenceId: number, ids: readonly string[]): Promise<RecordedEvent[]> =>
   ids.length === 0
     ? Promise.resolve([])
-    : t.selectFrom('usage_events').select(['event_id', 'meter', 'amount', 'at', 'result']).where('licence_id', '=', licenceId).where('event_id', 'in', [...ids]).execute();
+    : t
+        .selectFrom('usage_events')
+        .select(['event_id', 'meter', 'amount', 'at', 'result'])
+        .where('licence_id', '=', licenceId)
+        .where('event_id', 'in', [...ids])
+        .execute();
 
 /** How many ids the licence remembers in a period key (DESIGN.md 19's EVENT_LIMIT). */
 export async function idsIn(t: Tenant, licenceId: number, periodKey: string): Promise<number> {
@@ -63,7 +73,10 @@ export async function setCount(t: Tenant, licenceId: number, meter: string, peri
 }
 
 /** Writes a threshold mark unless it exists: true when this call wrote it. */
-export async function markThreshold(t: Tenant, mark: { licence_id: number; meter: string; period_key: string; limit_value: number; threshold: number; marked_at: number }): Promise<boolean> {
+export async function markThreshold(
+  t: Tenant,
+  mark: { licence_id: number; meter: string; period_key: string; limit_value: number; threshold: number; marked_at: number },
+): Promise<boolean> {
   const written = await t
     .insertInto('usage_marks', mark)
     .onConflict((oc) => oc.columns(['licence_id', 'meter', 'period_key', 'limit_value', 'threshold']).doNothing())
@@ -90,7 +103,8 @@ export async function pruneEvents(db: Db, now: number): Promise<number> {
 }
 
 /** A licence's meters as stored on it. */
-export const licenceMetersRow = (t: Tenant, licenceId: number) => t.selectFrom('licences').select(['meters']).where('id', '=', licenceId).executeTakeFirstOrThrow();
+export const licenceMetersRow = (t: Tenant, licenceId: number) =>
+  t.selectFrom('licences').select(['meters']).where('id', '=', licenceId).executeTakeFirstOrThrow();
 
 /** The non-archived licences (of one product) with the most use of a meter in a period key, most first, then by lid. */
 export const topConsumers = (t: Tenant, productId: number, meter: string, periodKey: string, limit: number) =>

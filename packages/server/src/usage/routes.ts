@@ -41,7 +41,11 @@ const Usage = Type.Object({
 const AdjustBody = Type.Object(
   {
     meter: Type.String({ maxLength: 64, description: 'One of the licence’s meter keys.' }),
-    amount: Type.Integer({ minimum: -1_000_000_000_000, maximum: 1_000_000_000_000, description: 'Non-zero: added to the current period’s `used`; negative is a credit.' }),
+    amount: Type.Integer({
+      minimum: -1_000_000_000_000,
+      maximum: 1_000_000_000_000,
+      description: 'Non-zero: added to the current period’s `used`; negative is a credit.',
+    }),
     reason: Type.String({ minLength: 1, maxLength: 500, description: 'Why, for the activity trail; not blank.' }),
   },
   { additionalProperties: false },
@@ -87,7 +91,8 @@ export const usageRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { access: 'licenses:write' },
       schema: {
         summary: 'Credit or debit a meter this period',
-        description: 'DESIGN.md 19: adds `amount` to the current period’s `used` (it may pass the ceiling, never fall below 0), audited as `usage.adjusted`. 400 for an archived licence or a meter the licence lacks. Answers the usage read.',
+        description:
+          'DESIGN.md 19: adds `amount` to the current period’s `used` (it may pass the ceiling, never fall below 0), audited as `usage.adjusted`. 400 for an archived licence or a meter the licence lacks. Answers the usage read.',
         tags: ['Usage'],
         params: LidParams,
         headers: IdempotencyHeader,
@@ -107,7 +112,8 @@ export const usageRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { access: 'analytics:read' },
       schema: {
         summary: 'Top consumers of each meter this period',
-        description: 'Each meter the products declare now, with the non-archived licences that used it most in the current period (used > 0, most first, then by lid).',
+        description:
+          'Each meter the products declare now, with the non-archived licences that used it most in the current period (used > 0, most first, then by lid).',
         tags: ['Dashboard'],
         querystring: DashboardQuery,
         response: responses({ 200: TopConsumers }),

@@ -66,7 +66,11 @@ export type Balance = ReturnType<typeof balance>;
 /** The periods of a licence's meters now, and their counts as `t` sees them. */
 async function countsNow(t: Tenant, licence: MeteredLicence, now: number, timeZone: string) {
   const periods = new Map(licence.meters.map((m) => [m.key, periodAt(m.period, now, timeZone)]));
-  const rows = await countsIn(t, licence.id, [...periods.values()].map((p) => p.key));
+  const rows = await countsIn(
+    t,
+    licence.id,
+    [...periods.values()].map((p) => p.key),
+  );
   const used = new Map<string, number>();
   for (const meter of licence.meters) {
     const row = rows.find((r) => r.meter === meter.key && r.period_key === periods.get(meter.key)!.key);
@@ -113,7 +117,17 @@ export async function markThresholds(
     if (!(await markThreshold(t, mark))) continue;
     await recordEvent(t, scope.now, 'usage.threshold', async () => ({
       ...(await licenceData()),
-      usage: { meter: meter.key, label: meter.label, threshold, used, limit, overage: meter.overage, periodKey: period.key, periodStart: iso(period.start), resetsAt: iso(period.resetsAt) },
+      usage: {
+        meter: meter.key,
+        label: meter.label,
+        threshold,
+        used,
+        limit,
+        overage: meter.overage,
+        periodKey: period.key,
+        periodStart: iso(period.start),
+        resetsAt: iso(period.resetsAt),
+      },
     }));
   }
 }
@@ -133,7 +147,15 @@ export async function applyEvents(
 ): Promise<{ results: Array<{ id: string; result: UsageResult; duplicate: boolean }>; meters: Balance[] }> {
   const { now } = scope;
   await lockRow(scope.database, t.db, 'licences', licence.id);
-  const recorded = new Map((await recordedEvents(t, licence.id, events.map((e) => e.id))).map((r) => [r.event_id!, r]));
+  const recorded = new Map(
+    (
+      await recordedEvents(
+        t,
+        licence.id,
+        events.map((e) => e.id),
+      )
+    ).map((r) => [r.event_id!, r]),
+  );
   const { periods, used } = await countsNow(t, licence, now, scope.org.timezone);
   const before = new Map(used);
   // The ids remembered in each period key new events fall in, read once each.

@@ -25,8 +25,7 @@ export const listUsers = (t: Tenant) => t.selectFrom('users').selectAll().orderB
 
 export const findUser = (t: Tenant, id: number) => t.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
 
-export const findUserByUsername = (t: Tenant, username: string) =>
-  t.selectFrom('users').selectAll().where('username', '=', username).executeTakeFirst();
+export const findUserByUsername = (t: Tenant, username: string) => t.selectFrom('users').selectAll().where('username', '=', username).executeTakeFirst();
 
 /**
  * Administrators who can actually sign in: active and holding a password (passkeys, once they
@@ -60,7 +59,8 @@ export async function setPasswordHash(t: Tenant, userId: number, hash: string): 
 
 export const insertUser = (t: Tenant, values: Omit<Insertable<UsersTable>, 'org_id'>) => t.insertInto('users', values).returningAll().executeTakeFirstOrThrow();
 
-export const updateUser = (t: Tenant, id: number, set: Updateable<UsersTable>) => t.updateTable('users').set(set).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+export const updateUser = (t: Tenant, id: number, set: Updateable<UsersTable>) =>
+  t.updateTable('users').set(set).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 
 export async function deleteUser(t: Tenant, id: number): Promise<void> {
   await t.deleteFrom('users').where('id', '=', id).execute();
@@ -81,7 +81,9 @@ export async function breakGlassLeft(t: Tenant): Promise<number | null> {
     .where('id', 'in', ids)
     .where('role', '=', 'ORG_ADMIN')
     .where('active', '=', 1)
-    .where((eb) => eb.or([eb('password_hash', 'is not', null), eb.exists(eb.selectFrom('passkeys').select('passkeys.id').whereRef('passkeys.user_id', '=', 'users.id'))]))
+    .where((eb) =>
+      eb.or([eb('password_hash', 'is not', null), eb.exists(eb.selectFrom('passkeys').select('passkeys.id').whereRef('passkeys.user_id', '=', 'users.id'))]),
+    )
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }

@@ -3,7 +3,18 @@ import net from 'node:net';
 import { addCidr } from '../core/networks.js';
 
 /** DESIGN.md 15: ranges a webhook may never reach unless `LICENSOR_WEBHOOK_ALLOW_NETWORKS` allows them. */
-const REFUSED_V4 = ['0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.0.0.0/24', '192.168.0.0/16', '198.18.0.0/15', '224.0.0.0/3'];
+const REFUSED_V4 = [
+  '0.0.0.0/8',
+  '10.0.0.0/8',
+  '100.64.0.0/10',
+  '127.0.0.0/8',
+  '169.254.0.0/16',
+  '172.16.0.0/12',
+  '192.0.0.0/24',
+  '192.168.0.0/16',
+  '198.18.0.0/15',
+  '224.0.0.0/3',
+];
 const REFUSED_V6 = ['::/128', '::1/128', 'fc00::/7', 'fe80::/10', '64:ff9b::/96'];
 
 const refused = new net.BlockList();
@@ -65,7 +76,9 @@ export async function checkTarget(raw: string, allowed: net.BlockList, setting =
     if (!inAllowed && refused.check(judged.address, judged.family)) {
       // Naming the setting and the exact range makes trying webhooks against a local receiver one step.
       const range = `${judged.address}/${judged.family === 'ipv4' ? 32 : 128}`;
-      throw new AddressRefused(`the host ${host} resolves to ${address}, which is not a public address (to allow it, start the service with ${setting}=${range})`);
+      throw new AddressRefused(
+        `the host ${host} resolves to ${address}, which is not a public address (to allow it, start the service with ${setting}=${range})`,
+      );
     }
   }
   if (url.protocol === 'http:' && !allInAllowed) throw new AddressRefused('url must start with https://');

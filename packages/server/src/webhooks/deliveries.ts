@@ -17,12 +17,21 @@ export const TESTS_PER_MINUTE = 6;
 const PAGE = 50;
 
 /** An endpoint's deliveries, newest first, with their attempts; `cursor` is the last page's `nextCursor`. */
-export async function listDeliveries(ctx: Ctx, endpointId: number, filter: { status?: (typeof DELIVERY_STATUSES)[number] | undefined; cursor?: string | undefined }) {
+export async function listDeliveries(
+  ctx: Ctx,
+  endpointId: number,
+  filter: { status?: (typeof DELIVERY_STATUSES)[number] | undefined; cursor?: string | undefined },
+) {
   await findEndpoint(ctx.tenant, endpointId);
   if (filter.cursor !== undefined && !/^[1-9]\d{0,15}$/.test(filter.cursor)) throw badRequest('cursor is not one this API gave');
   const rows = await deliveriesOf(ctx.tenant, endpointId, { status: filter.status, before: filter.cursor ? Number(filter.cursor) : undefined }, PAGE + 1);
   const page = rows.slice(0, PAGE);
-  const attempts = page.length ? await attemptsOf(ctx.tenant, page.map((r) => r.id)) : [];
+  const attempts = page.length
+    ? await attemptsOf(
+        ctx.tenant,
+        page.map((r) => r.id),
+      )
+    : [];
   return {
     items: page.map((row) => ({
       eventId: row.event_id,
@@ -69,8 +78,16 @@ export async function sendTest(ctx: Ctx, database: Database, masterKey: Buffer, 
   const eventId = newEventId();
   const body = JSON.stringify({ type: 'webhook.test', timestamp: iso(ctx.now), sequence: null, data: { webhook: { id: endpointId } } });
   const lease = `test-${eventId}`;
-  const deliveryId = await transaction(database, (trx) => insertTestDelivery(trx, ctx.org.id, endpointId, { eventId, data: JSON.stringify({ webhook: { id: endpointId } }), body, lease, now: ctx.now }));
+  const deliveryId = await transaction(database, (trx) =>
+    insertTestDelivery(trx, ctx.org.id, endpointId, { eventId, data: JSON.stringify({ webhook: { id: endpointId } }), body, lease, now: ctx.now }),
+  );
   const outcome = await attempt(endpoint.url, allowed, { id: eventId, body, secrets: signingKeys(masterKey, endpoint, ctx.now) }, ctx.now);
-  const [status] = await transaction(database, (trx) => recordOutcomes(trx, [{ delivery: { id: deliveryId, orgId: ctx.org.id, endpointId, lease, attempts: 0 }, type: 'webhook.test', outcome }]));
-  return { eventId, status, attempt: { at: iso(outcome.at), httpStatus: outcome.httpStatus, durationMs: outcome.durationMs, response: outcome.response, error: outcome.error } };
+  const [status] = await transaction(database, (trx) =>
+    recordOutcomes(trx, [{ delivery: { id: deliveryId, orgId: ctx.org.id, endpointId, lease, attempts: 0 }, type: 'webhook.test', outcome }]),
+  );
+  return {
+    eventId,
+    status,
+    attempt: { at: iso(outcome.at), httpStatus: outcome.httpStatus, durationMs: outcome.durationMs, response: outcome.response, error: outcome.error },
+  };
 }

@@ -250,7 +250,17 @@ export class Outbox {
         for (const endpoint of endpoints) {
           if (endpoint.created_at > event.created_at || !(endpoint.events.has('*') || endpoint.events.has(event.type))) continue;
           const enabled = endpoint.enabled === 1;
-          deliveries.push({ org_id: orgId, endpoint_id: endpoint.id, event_id: event.id, status: enabled ? ('pending' as const) : ('failed' as const), attempts: 0, next_at: enabled ? now : null, lease: null, created_at: now, updated_at: now });
+          deliveries.push({
+            org_id: orgId,
+            endpoint_id: endpoint.id,
+            event_id: event.id,
+            status: enabled ? ('pending' as const) : ('failed' as const),
+            attempts: 0,
+            next_at: enabled ? now : null,
+            lease: null,
+            created_at: now,
+            updated_at: now,
+          });
         }
       }
       await numberEvents(trx, numbered);
@@ -280,7 +290,13 @@ export class Outbox {
     const messages = new Map((await messagesOf(trx, ids)).map(({ id, ...message }) => [id, message]));
     const held = taken.filter((d) => messages.get(d.id)!.enabled === 1);
     const disabled = taken.filter((d) => messages.get(d.id)!.enabled !== 1).map((d) => d.id);
-    if (held.length) await leaseDeliveries(trx, held.map((d) => d.id), lease, now + LEASE_MS);
+    if (held.length)
+      await leaseDeliveries(
+        trx,
+        held.map((d) => d.id),
+        lease,
+        now + LEASE_MS,
+      );
     if (disabled.length) await failDeliveries(trx, disabled, now);
     return held.map((delivery) => {
       const { enabled: _, ...message } = messages.get(delivery.id)!;
@@ -317,9 +333,20 @@ export class Outbox {
 
   private async send(queue: Queue, { delivery, message }: Held): Promise<void> {
     const now = Date.now();
-    const endpoint = { id: delivery.endpointId, org_id: delivery.orgId, secret: message.secret, previous_secret: message.previousSecret, previous_until: message.previousUntil };
+    const endpoint = {
+      id: delivery.endpointId,
+      org_id: delivery.orgId,
+      secret: message.secret,
+      previous_secret: message.previousSecret,
+      previous_until: message.previousUntil,
+    };
     try {
-      const outcome = await attempt(message.url, this.allowed, { id: message.eventId, body: message.body!, secrets: signingKeys(this.masterKey, endpoint, now) }, now);
+      const outcome = await attempt(
+        message.url,
+        this.allowed,
+        { id: message.eventId, body: message.body!, secrets: signingKeys(this.masterKey, endpoint, now) },
+        now,
+      );
       this.made.push({ delivery, type: message.type, outcome });
       // A 410 disables the endpoint (recordOutcomes): what waits for it is handed back, to fail unattempted.
       if (outcome.httpStatus === 410) this.release(queue.waiting.splice(0));
@@ -353,7 +380,12 @@ async function releaseHeld(trx: Trx, held: Held[], now: number): Promise<void> {
  * returned), and the queue's depth and oldest pending age, read from the database when scraped.
  */
 export function webhookMetrics(registry: Registry, database: Database): (outcome: Status) => void {
-  const outcomes = new Counter({ name: 'webhook_attempts_total', help: 'Webhook attempts by outcome (delivered, retrying, failed)', labelNames: ['outcome'], registers: [registry] });
+  const outcomes = new Counter({
+    name: 'webhook_attempts_total',
+    help: 'Webhook attempts by outcome (delivered, retrying, failed)',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
   const db = database.db;
   new Gauge({
     name: 'webhook_queue_depth',
@@ -400,17 +432,38 @@ export async function recordOutcomes(trx: Trx, made: Made[]): Promise<Status[]> 
     const next = ok ? null : nextAttemptAt(attempts, outcome, type);
     return { delivery, outcome, ok, attempts, next, status: ok ? ('delivered' as const) : next === null ? ('failed' as const) : ('pending' as const) };
   });
-  const rows = judged.map(({ delivery, outcome: o }) => ({ org_id: delivery.orgId, delivery_id: delivery.id, at: o.at, http_status: o.httpStatus, duration_ms: o.durationMs, response: o.response, error: o.error }));
+  const rows = judged.map(({ delivery, outcome: o }) => ({
+    org_id: delivery.orgId,
+    delivery_id: delivery.id,
+    at: o.at,
+    http_status: o.httpStatus,
+    duration_ms: o.durationMs,
+    response: o.response,
+    error: o.error,
+  }));
   await insertAttempts(trx, rows);
   // Delivered ones, the common case, in a statement per claim (its lease) rather than one each.
   const deliveredByLease = new Map<string, typeof judged>();
   for (const j of judged) if (j.ok) deliveredByLease.set(j.delivery.lease, [...(deliveredByLease.get(j.delivery.lease) ?? []), j]);
-  for (const [lease, group] of deliveredByLease) await markDelivered(trx, lease, group.map((j) => j.delivery.id), Math.max(...group.map((j) => j.outcome.at)));
+  for (const [lease, group] of deliveredByLease)
+    await markDelivered(
+      trx,
+      lease,
+      group.map((j) => j.delivery.id),
+      Math.max(...group.map((j) => j.outcome.at)),
+    );
   for (const j of judged) {
-    if (!j.ok) await markAttempted(trx, j.delivery.id, j.delivery.lease, { status: j.status as 'pending' | 'failed', attempts: j.attempts, next_at: j.next, updated_at: j.outcome.at });
+    if (!j.ok)
+      await markAttempted(trx, j.delivery.id, j.delivery.lease, {
+        status: j.status as 'pending' | 'failed',
+        attempts: j.attempts,
+        next_at: j.next,
+        updated_at: j.outcome.at,
+      });
   }
   const byEndpoint = new Map<number, typeof judged>();
-  for (const j of [...judged].sort((a, b) => a.outcome.at - b.outcome.at)) byEndpoint.set(j.delivery.endpointId, [...(byEndpoint.get(j.delivery.endpointId) ?? []), j]);
+  for (const j of [...judged].sort((a, b) => a.outcome.at - b.outcome.at))
+    byEndpoint.set(j.delivery.endpointId, [...(byEndpoint.get(j.delivery.endpointId) ?? []), j]);
   for (const [endpointId, attempts] of byEndpoint) {
     const t = tenant(trx, attempts[0]!.delivery.orgId);
     const last = attempts.at(-1)!;
@@ -428,9 +481,24 @@ export async function recordOutcomes(trx: Trx, made: Made[]): Promise<Status[]> 
       if (outcome.httpStatus === 410) reason = 'the endpoint answered 410 Gone';
       else if (outcome.at - failingSince! >= DISABLE_AFTER_MS) reason = 'every attempt failed for 5 days';
     }
-    await setEndpointHealth(t, endpointId, { last_delivery_at: last.outcome.at, last_status: last.outcome.httpStatus, failing_since: failingSince, ...(reason ? { enabled: 0, disabled_reason: reason } : {}) });
+    await setEndpointHealth(t, endpointId, {
+      last_delivery_at: last.outcome.at,
+      last_status: last.outcome.httpStatus,
+      failing_since: failingSince,
+      ...(reason ? { enabled: 0, disabled_reason: reason } : {}),
+    });
     if (reason) {
-      await recordAudit(t, { actor: { name: 'webhooks' }, now: last.outcome.at }, { action: 'webhook.disabled', subjectType: 'webhook', subjectId: endpointId, summary: `Disabled webhook endpoint ${endpoint.url}: ${reason}`, details: { reason } });
+      await recordAudit(
+        t,
+        { actor: { name: 'webhooks' }, now: last.outcome.at },
+        {
+          action: 'webhook.disabled',
+          subjectType: 'webhook',
+          subjectId: endpointId,
+          summary: `Disabled webhook endpoint ${endpoint.url}: ${reason}`,
+          details: { reason },
+        },
+      );
     }
   }
   return judged.map((j) => (j.status === 'pending' ? 'retrying' : j.status));

@@ -16,7 +16,11 @@ const Events = Type.Array(Type.String({ maxLength: 64 }), {
   uniqueItems: true,
   description: `\`["*"]\` or some of: ${EVENT_TYPES.map((e) => `\`${e}\``).join(', ')}. Each needs the read scope of its resource.`,
 });
-const Url = Type.String({ minLength: 1, maxLength: 2048, description: '`https://`, to a public address (`http://` only to `LICENSOR_WEBHOOK_ALLOW_NETWORKS`).' });
+const Url = Type.String({
+  minLength: 1,
+  maxLength: 2048,
+  description: '`https://`, to a public address (`http://` only to `LICENSOR_WEBHOOK_ALLOW_NETWORKS`).',
+});
 const Description = Nullable(Type.String({ maxLength: 500 }));
 
 const Endpoint = Type.Object({
@@ -49,11 +53,15 @@ export function webhookRoutes(database: Database, config: Config, masterKey: Buf
   return async (app) => {
     // DESIGN.md 15: no platform account changes an organisation's webhooks.
     app.addHook('preHandler', async (request) => {
-      if (request.method !== 'GET' && request.ctx.actor.kind === 'platform') throw forbidden('a platform account may not change webhooks inside an organisation');
+      if (request.method !== 'GET' && request.ctx.actor.kind === 'platform')
+        throw forbidden('a platform account may not change webhooks inside an organisation');
     });
     app.get(
       '/webhooks',
-      { config: { access: 'webhooks:read' }, schema: { summary: "The organisation's webhook endpoints", tags, response: responses({ 200: Type.Array(Endpoint) }) } },
+      {
+        config: { access: 'webhooks:read' },
+        schema: { summary: "The organisation's webhook endpoints", tags, response: responses({ 200: Type.Array(Endpoint) }) },
+      },
       async (request) => listEndpoints(request.ctx),
     );
 
@@ -87,7 +95,10 @@ export function webhookRoutes(database: Database, config: Config, masterKey: Buf
           description: 'Changes only the fields the body carries. Enabling clears `disabledReason`.',
           tags,
           params: IdParams,
-          body: Type.Object({ url: Type.Optional(Url), events: Type.Optional(Events), description: Type.Optional(Description), enabled: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
+          body: Type.Object(
+            { url: Type.Optional(Url), events: Type.Optional(Events), description: Type.Optional(Description), enabled: Type.Optional(Type.Boolean()) },
+            { additionalProperties: false },
+          ),
           response: responses({ 200: Endpoint }),
         },
       },
@@ -96,7 +107,10 @@ export function webhookRoutes(database: Database, config: Config, masterKey: Buf
 
     app.delete(
       '/webhooks/:id',
-      { config: { access: 'webhooks:write' }, schema: { summary: 'Delete a webhook endpoint', tags, params: IdParams, response: responses({ 204: NoContent }) } },
+      {
+        config: { access: 'webhooks:write' },
+        schema: { summary: 'Delete a webhook endpoint', tags, params: IdParams, response: responses({ 204: NoContent }) },
+      },
       async (request, reply) => {
         await deleteEndpoint(request.ctx, request.params.id);
         return reply.code(204).send();
@@ -170,7 +184,10 @@ export function webhookRoutes(database: Database, config: Config, masterKey: Buf
 
     app.post(
       '/webhooks/:id/deliveries/:eventId/redeliver',
-      { config: { access: 'webhooks:write' }, schema: { summary: 'Deliver one event again', tags, params: DeliveryParams, response: responses({ 202: Queued }) } },
+      {
+        config: { access: 'webhooks:write' },
+        schema: { summary: 'Deliver one event again', tags, params: DeliveryParams, response: responses({ 202: Queued }) },
+      },
       async (request, reply) => reply.code(202).send(await redeliver(request.ctx, request.params.id, request.params.eventId)),
     );
 

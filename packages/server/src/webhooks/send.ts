@@ -63,12 +63,7 @@ function retryAfterSeconds(value: string | undefined, now: number): number | nul
  * redirect is followed (node:http never follows one), the whole attempt ends at 15 s, and only
  * the answer's first 2 KB are read.
  */
-export async function attempt(
-  rawUrl: string,
-  allowed: net.BlockList,
-  message: { id: string; body: string; secrets: Buffer[] },
-  now: number,
-): Promise<Outcome> {
+export async function attempt(rawUrl: string, allowed: net.BlockList, message: { id: string; body: string; secrets: Buffer[] }, now: number): Promise<Outcome> {
   const started = performance.now();
   const done = (partial: Partial<Outcome>): Outcome => ({
     at: now,
@@ -99,37 +94,38 @@ export async function attempt(
     options.all ? callback(null, [{ address, family }]) : callback(null, address, family)) as unknown as net.LookupFunction;
   const client = target.url.protocol === 'https:' ? https : http;
   const agent = agentFor(target.url, address);
-  const send = (reuse: boolean) => new Promise<Outcome>((resolve) => {
-    const request = client.request(target.url, { method: 'POST', headers, lookup, agent: reuse ? agent : false, timeout: TIMEOUT_MS }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      const finish = () => {
-        clearTimeout(timer);
-        resolve(
-          done({
-            httpStatus: res.statusCode ?? null,
-            response: Buffer.concat(chunks).subarray(0, ANSWER_BYTES).toString('utf8'),
-            retryAfter: retryAfterSeconds(res.headers['retry-after'], now),
-          }),
-        );
-        res.destroy();
-      };
-      res.on('data', (chunk: Buffer) => {
-        chunks.push(chunk);
-        size += chunk.length;
-        if (size >= ANSWER_BYTES) finish();
+  const send = (reuse: boolean) =>
+    new Promise<Outcome>((resolve) => {
+      const request = client.request(target.url, { method: 'POST', headers, lookup, agent: reuse ? agent : false, timeout: TIMEOUT_MS }, (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        const finish = () => {
+          clearTimeout(timer);
+          resolve(
+            done({
+              httpStatus: res.statusCode ?? null,
+              response: Buffer.concat(chunks).subarray(0, ANSWER_BYTES).toString('utf8'),
+              retryAfter: retryAfterSeconds(res.headers['retry-after'], now),
+            }),
+          );
+          res.destroy();
+        };
+        res.on('data', (chunk: Buffer) => {
+          chunks.push(chunk);
+          size += chunk.length;
+          if (size >= ANSWER_BYTES) finish();
+        });
+        res.on('end', finish);
+        res.on('error', finish);
       });
-      res.on('end', finish);
-      res.on('error', finish);
+      const timer = setTimeout(() => request.destroy(new Error(`no answer within ${TIMEOUT_MS / 1000} s`)), TIMEOUT_MS);
+      request.on('timeout', () => request.destroy(new Error(`no answer within ${TIMEOUT_MS / 1000} s`)));
+      request.on('error', (err: NodeJS.ErrnoException) => {
+        clearTimeout(timer);
+        if (reuse && request.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) resolve(send(false));
+        else resolve(done({ error: err.code ? `${err.code}: ${err.message}` : err.message }));
+      });
+      request.end(message.body);
     });
-    const timer = setTimeout(() => request.destroy(new Error(`no answer within ${TIMEOUT_MS / 1000} s`)), TIMEOUT_MS);
-    request.on('timeout', () => request.destroy(new Error(`no answer within ${TIMEOUT_MS / 1000} s`)));
-    request.on('error', (err: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
-      if (reuse && request.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) resolve(send(false));
-      else resolve(done({ error: err.code ? `${err.code}: ${err.message}` : err.message }));
-    });
-    request.end(message.body);
-  });
   return send(true);
 }

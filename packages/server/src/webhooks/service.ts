@@ -8,7 +8,16 @@ import { badRequest, forbidden, notFound } from '../core/errors.js';
 import { iso } from '../core/schemas.js';
 import { seal, unseal } from '../keys/sealing.js';
 import { AddressRefused, checkTarget } from './address.js';
-import { deleteEndpointRow, endpointRows, findEndpointRow, hasEndpoint, insertEndpoint, restartSince, updateEndpointRow, type EndpointRow } from './repos/endpoints.js';
+import {
+  deleteEndpointRow,
+  endpointRows,
+  findEndpointRow,
+  hasEndpoint,
+  insertEndpoint,
+  restartSince,
+  updateEndpointRow,
+  type EndpointRow,
+} from './repos/endpoints.js';
 import { EVENT_TYPES, readScopeOf } from '../audit/events.js';
 
 export function toEndpoint(row: EndpointRow) {
@@ -37,7 +46,11 @@ function newSecret(masterKey: Buffer, orgId: number, id: number) {
 }
 
 /** The keys that sign an attempt at `now`: the current one, and the previous one during its overlap. */
-export function signingKeys(masterKey: Buffer, row: Pick<EndpointRow, 'id' | 'org_id' | 'secret' | 'previous_secret' | 'previous_until'>, now: number): Buffer[] {
+export function signingKeys(
+  masterKey: Buffer,
+  row: Pick<EndpointRow, 'id' | 'org_id' | 'secret' | 'previous_secret' | 'previous_until'>,
+  now: number,
+): Buffer[] {
   const context = sealContext(row.org_id, row.id);
   const keys = [unseal(masterKey, row.secret, context)];
   if (row.previous_secret !== null && row.previous_until !== null && now < row.previous_until) keys.push(unseal(masterKey, row.previous_secret, context));
@@ -107,7 +120,13 @@ export async function createEndpoint(ctx: Ctx, masterKey: Buffer, allowed: net.B
       });
       const secret = newSecret(masterKey, t.orgId, id);
       await updateEndpointRow(t, id, { secret: secret.sealed });
-      await recordAudit(t, ctx, { action: 'webhook.created', subjectType: 'webhook', subjectId: id, summary: `Added webhook endpoint ${input.url}`, details: { events: input.events } });
+      await recordAudit(t, ctx, {
+        action: 'webhook.created',
+        subjectType: 'webhook',
+        subjectId: id,
+        summary: `Added webhook endpoint ${input.url}`,
+        details: { events: input.events },
+      });
       return { ...toEndpoint(await findEndpoint(t, id)), secret: secret.shown };
     },
     { lockOrganisation: true },
@@ -137,7 +156,13 @@ export async function updateEndpoint(ctx: Ctx, allowed: net.BlockList, id: numbe
     }
     await updateEndpointRow(t, id, set);
     const fields = Object.keys(change).filter((k) => change[k as keyof EndpointChange] !== undefined);
-    await recordAudit(t, ctx, { action: 'webhook.updated', subjectType: 'webhook', subjectId: id, summary: `Changed webhook endpoint ${set.url ?? row.url} (${fields.join(', ')})`, details: { fields } });
+    await recordAudit(t, ctx, {
+      action: 'webhook.updated',
+      subjectType: 'webhook',
+      subjectId: id,
+      summary: `Changed webhook endpoint ${set.url ?? row.url} (${fields.join(', ')})`,
+      details: { fields },
+    });
     return toEndpoint(await findEndpoint(t, id));
   });
 }
@@ -161,7 +186,13 @@ export async function rotateSecret(ctx: Ctx, masterKey: Buffer, id: number, over
       previous_until: overlapHours > 0 ? ctx.now + overlapHours * 3_600_000 : null,
       updated_at: ctx.now,
     });
-    await recordAudit(t, ctx, { action: 'webhook.secret_rotated', subjectType: 'webhook', subjectId: id, summary: `Rotated the secret of webhook endpoint ${row.url}`, details: { overlapHours } });
+    await recordAudit(t, ctx, {
+      action: 'webhook.secret_rotated',
+      subjectType: 'webhook',
+      subjectId: id,
+      summary: `Rotated the secret of webhook endpoint ${row.url}`,
+      details: { overlapHours },
+    });
     return { secret: secret.shown, previousValidUntil: overlapHours > 0 ? iso(ctx.now + overlapHours * 3_600_000) : null };
   });
 }

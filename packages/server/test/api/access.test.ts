@@ -34,7 +34,11 @@ beforeAll(async () => {
 });
 afterAll(() => h?.close());
 
-const path = (route: ApiRoute) => route.url.replace('/o/:slug/api', '').replace(/:id\b/, '1').replace(/:[A-Za-z]+/g, 'x');
+const path = (route: ApiRoute) =>
+  route.url
+    .replace('/o/:slug/api', '')
+    .replace(/:id\b/, '1')
+    .replace(/:[A-Za-z]+/g, 'x');
 
 describe('every route refuses', () => {
   it('no credential and a wrong credential with 401', async () => {

@@ -28,7 +28,14 @@ const stateDir = () => mkdtempSync(path.join(os.tmpdir(), 'licensor-airgap-'));
 /** A product of this algorithm with air-gapped activation, its check credential and a licence. */
 async function setUp(algorithm = 'ED25519') {
   const product = (
-    await h.admin('POST', '/products', { productKey: `air-${Math.random().toString(36).slice(2, 10)}`, name: 'Air', algorithm, licenceType: 'ONLINE', allowedLicenceTypes: ['ONLINE'], airGapActivation: true })
+    await h.admin('POST', '/products', {
+      productKey: `air-${Math.random().toString(36).slice(2, 10)}`,
+      name: 'Air',
+      algorithm,
+      licenceType: 'ONLINE',
+      allowedLicenceTypes: ['ONLINE'],
+      airGapActivation: true,
+    })
   ).data;
   const credential = (await h.admin('POST', `/products/${product.id}/check-token`)).data;
   const licence = (await h.admin('POST', '/licenses', { productId: product.id, licensee: 'Ship Ltd', validityMonths: 12, maxMachines: 2 })).data;
@@ -55,7 +62,11 @@ async function setUp(algorithm = 'ED25519') {
   return { product, credential, licence, client, activate, directory: path.join(dir, h.slug, product.productKey) };
 }
 
-const code = (promise: Promise<unknown>) => promise.then(() => 'resolved', (error) => (error instanceof LicensorError ? error.code : String(error)));
+const code = (promise: Promise<unknown>) =>
+  promise.then(
+    () => 'resolved',
+    (error) => (error instanceof LicensorError ? error.code : String(error)),
+  );
 
 describe('air-gapped activation through the SDK (DESIGN 14)', () => {
   it.each(['ED25519', 'EC_P256', 'RSA_2048'])('%s: request, activation with no network, VALID until deactivated, the seat released', async (algorithm) => {
@@ -64,7 +75,12 @@ describe('air-gapped activation through the SDK (DESIGN 14)', () => {
     const { request, groups } = await ship.createAirGapRequest();
     expect(request).toMatch(/^SVCA1\./);
     expect(groups.replace(/ /g, '')).toBe(request);
-    expect(groups.split(' ').slice(0, -1).every((g) => g.length === 5)).toBe(true);
+    expect(
+      groups
+        .split(' ')
+        .slice(0, -1)
+        .every((g) => g.length === 5),
+    ).toBe(true);
 
     const activated = await activate(groups);
     expect(await ship.activateAirGapped(activated.response)).toEqual({ until: activated.until, activationId: activated.activationId });
@@ -135,7 +151,10 @@ describe('examples/air-gapped-activation.ts', () => {
   /** Runs the example with no network for it; `answer` turns what it printed into what is pasted. */
   function run(env: Record<string, string>, args: string[], answer?: (printed: string) => Promise<string>) {
     return new Promise<{ code: number | null; output: string }>((resolve) => {
-      const child = spawn(process.execPath, [path.join(root, 'node_modules/tsx/dist/cli.mjs'), 'examples/air-gapped-activation.ts', ...args], { cwd: root, env: { ...process.env, ...env } });
+      const child = spawn(process.execPath, [path.join(root, 'node_modules/tsx/dist/cli.mjs'), 'examples/air-gapped-activation.ts', ...args], {
+        cwd: root,
+        env: { ...process.env, ...env },
+      });
       let output = '';
       let pasted = false;
       child.stdout.on('data', async (data: Buffer) => {

@@ -14,7 +14,8 @@ afterAll(() => h?.close());
 
 const DAY = 86_400_000;
 const activate = (lid: string, request: string) => h.admin('POST', `/licenses/${lid}/air-gap-activations`, { request });
-const deactivate = (lid: string, code: string, force?: boolean) => h.admin('POST', `/licenses/${lid}/air-gap-deactivations`, { code, ...(force === undefined ? {} : { force }) });
+const deactivate = (lid: string, code: string, force?: boolean) =>
+  h.admin('POST', `/licenses/${lid}/air-gap-deactivations`, { code, ...(force === undefined ? {} : { force }) });
 const machines = async (lid: string) => (await h.admin('GET', `/licenses/${lid}/machines`)).data;
 const airGapProduct = (body: Record<string, unknown> = {}) => checkedProduct(h, { airGapActivation: true, ...body });
 
@@ -28,7 +29,10 @@ describe('air-gapped activation on the Management API (DESIGN 14)', () => {
     const plain = await checkedProduct(h);
     expect((await h.admin('GET', `/products/${plain.id}`)).data).toMatchObject({ airGapActivation: false, airGapActivationDays: 90 });
     for (const days of [0, 3651, 1.5]) expect((await h.admin('PUT', `/products/${plain.id}`, { airGapActivationDays: days })).statusCode).toBe(400);
-    expect((await h.admin('PUT', `/products/${plain.id}`, { airGapActivationDays: 30, airGapActivation: true })).data).toMatchObject({ airGapActivation: true, airGapActivationDays: 30 });
+    expect((await h.admin('PUT', `/products/${plain.id}`, { airGapActivationDays: 30, airGapActivation: true })).data).toMatchObject({
+      airGapActivation: true,
+      airGapActivationDays: 30,
+    });
   });
 
   it('is for node-locked products only: on with FLOATING is a 400 at save, and a licence issued floating cannot be activated', async () => {
@@ -58,7 +62,12 @@ describe('air-gapped activation on the Management API (DESIGN 14)', () => {
     const before = Math.floor(Date.now() / 1000);
     const answer = await activate(licence.lid, groupsOfFive(request));
     expect(answer.statusCode, answer.body).toBe(201);
-    expect(answer.data).toEqual({ machineId: expect.any(Number), activationId: expect.stringMatching(/^\d+$/), until: expect.any(String), response: expect.stringMatching(/^SVCX1\./) });
+    expect(answer.data).toEqual({
+      machineId: expect.any(Number),
+      activationId: expect.stringMatching(/^\d+$/),
+      until: expect.any(String),
+      response: expect.stringMatching(/^SVCX1\./),
+    });
     const parsed = parseActivationResponse(answer.data.response);
     expect(verifyActivationResponse(parsed, [createPublicKey(product.publicKeyPem)])).not.toBeNull();
     const { fields } = parsed;
@@ -68,7 +77,14 @@ describe('air-gapped activation on the Management API (DESIGN 14)', () => {
     expect(new Date(fields.until * 1000).toISOString()).toBe(answer.data.until);
 
     const [seat] = await machines(licence.lid);
-    expect(seat).toMatchObject({ id: answer.data.machineId, live: true, airGapped: true, activationId: answer.data.activationId, until: answer.data.until, atIssue: false });
+    expect(seat).toMatchObject({
+      id: answer.data.machineId,
+      live: true,
+      airGapped: true,
+      activationId: answer.data.activationId,
+      until: answer.data.until,
+      atIssue: false,
+    });
     expect((await h.admin('GET', `/licenses/${licence.lid}`)).data.seatsUsed).toBe(1);
     const [entry] = (await h.admin('GET', `/licenses/${licence.lid}/activity?action=machine.bound`)).data.items;
     expect(entry).toMatchObject({ actor: 'admin', details: { airGapped: true, activationId: answer.data.activationId } });
@@ -163,7 +179,11 @@ describe('air-gapped activation on the Management API (DESIGN 14)', () => {
     // The replaced activation is over: its request is not answered again.
     expect((await activate(licence.lid, laptop.request(licence.lid, 'rig'))).statusCode).toBe(201);
 
-    await h.database.db.updateTable('machine_bindings').set({ lease_ends_at: Date.now() - 1000 }).where('id', '=', first.data.machineId).execute();
+    await h.database.db
+      .updateTable('machine_bindings')
+      .set({ lease_ends_at: Date.now() - 1000 })
+      .where('id', '=', first.data.machineId)
+      .execute();
     expect((await machines(licence.lid))[0]).toMatchObject({ live: false });
     expect((await h.admin('GET', `/licenses/${licence.lid}`)).data.seatsUsed).toBe(0);
     const anew = await activate(licence.lid, laptop.request(licence.lid, 'rig'));
@@ -202,8 +222,16 @@ describe('air-gapped activation on the Management API (DESIGN 14)', () => {
     const made = (await activate(licence.lid, ship.request(licence.lid, 'ship'))).data;
     expect((await product.check(checkBody(licence.licenseString, 'ship'))).data.valid).toBe(true);
     expect((await machines(licence.lid))[0]).toMatchObject({ live: true, until: made.until });
-    await h.database.db.updateTable('air_gap_activations').set({ until: Date.now() - 1000 }).where('id', '=', Number(made.activationId)).execute();
-    expect((await deactivate(licence.lid, ship.deactivation(licence.lid, made.activationId))).data).toEqual({ machineId: made.machineId, releasedAt: null, released: false });
+    await h.database.db
+      .updateTable('air_gap_activations')
+      .set({ until: Date.now() - 1000 })
+      .where('id', '=', Number(made.activationId))
+      .execute();
+    expect((await deactivate(licence.lid, ship.deactivation(licence.lid, made.activationId))).data).toEqual({
+      machineId: made.machineId,
+      releasedAt: null,
+      released: false,
+    });
     expect((await machines(licence.lid))[0]).toMatchObject({ live: true, airGapped: false });
 
     expect((await product.check(checkBody(licence.licenseString, 'desk'))).data.valid).toBe(true);
@@ -215,7 +243,8 @@ describe('air-gapped activation on the Management API (DESIGN 14)', () => {
 });
 
 describe('air-gapped activation in the portal (DESIGN 12 and 14)', () => {
-  const call = (method: string, path: string, cookie: string, body?: unknown) => h.request(method, `/o/${h.slug}/api${path}`, { cookies: { svc_portal: cookie }, body });
+  const call = (method: string, path: string, cookie: string, body?: unknown) =>
+    h.request(method, `/o/${h.slug}/api${path}`, { cookies: { svc_portal: cookie }, body });
 
   async function portalOf(customerId: number): Promise<string> {
     const link = await h.admin('POST', `/customers/${customerId}/portal-links`);
@@ -240,12 +269,18 @@ describe('air-gapped activation in the portal (DESIGN 12 and 14)', () => {
     const [entry] = (await h.admin('GET', `/licenses/${mine.lid}/activity?action=machine.bound`)).data.items;
     expect(entry.actor).toBe(`customer/${mine.customerId}`);
 
-    expect((await call('POST', `/portal/licenses/${theirs.lid}/air-gap-deactivations`, cookie, { code: a.deactivation(theirs.lid, made.data.activationId) })).statusCode).toBe(404);
+    expect(
+      (await call('POST', `/portal/licenses/${theirs.lid}/air-gap-deactivations`, cookie, { code: a.deactivation(theirs.lid, made.data.activationId) }))
+        .statusCode,
+    ).toBe(404);
     const done = await call('POST', `/portal/licenses/${mine.lid}/air-gap-deactivations`, cookie, { code: a.deactivation(mine.lid, made.data.activationId) });
     expect(done.data).toMatchObject({ released: true });
     const over = await call('POST', `/portal/licenses/${mine.lid}/air-gap-deactivations`, cookie, { code: b.deactivation(mine.lid, second.activationId) });
     expect([over.statusCode, over.data.error]).toEqual([403, 'self-service release limit reached']);
-    expect((await call('POST', `/portal/licenses/${mine.lid}/air-gap-deactivations`, cookie, { code: b.deactivation(mine.lid, second.activationId), force: true })).statusCode).toBe(400);
+    expect(
+      (await call('POST', `/portal/licenses/${mine.lid}/air-gap-deactivations`, cookie, { code: b.deactivation(mine.lid, second.activationId), force: true }))
+        .statusCode,
+    ).toBe(400);
     expect((await call('GET', `/portal/licenses/${mine.lid}`, cookie)).data.releasesLeft).toBe(0);
   });
 });

@@ -80,7 +80,10 @@ describe('sign-in', () => {
 
   it('accepts both loopback names as its own origin when no public URL is set (DESIGN 9)', async () => {
     const port = h.config.port;
-    for (const [origin, username] of [[`http://localhost:${port}`, 'x2'], [`http://127.0.0.1:${port}`, 'x3']] as const) {
+    for (const [origin, username] of [
+      [`http://localhost:${port}`, 'x2'],
+      [`http://127.0.0.1:${port}`, 'x3'],
+    ] as const) {
       const response = await h.admin('POST', '/users', { username, role: 'VIEWER' }, { origin });
       expect(response.statusCode).toBe(201);
     }

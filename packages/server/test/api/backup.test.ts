@@ -22,9 +22,38 @@ import { dump, emptyTarget, indexesOf, linesOf, openEnv, rowsOf, serviceOn, with
  * added here or to EXCLUDED (src/backup/tables.ts): someone decides whether a restore needs it.
  */
 const BACKED_UP = [
-  'air_gap_activations', 'api_tokens', 'audit_entries', 'check_counts', 'customers', 'idempotency_keys', 'licence_lease_peaks', 'licence_stamps', 'licence_versions', 'licences', 'machine_bindings',
-  'organisations', 'passkeys', 'platform_accounts', 'platform_audit', 'platform_passkeys', 'portal_links', 'product_keys', 'products', 'sso_configs', 'trial_entries', 'trial_installations', 'usage_counts', 'usage_events', 'usage_marks', 'users',
-  'webhook_attempts', 'webhook_deliveries', 'webhook_endpoints', 'webhook_events', 'webhook_state', 'webhook_term_marks',
+  'air_gap_activations',
+  'api_tokens',
+  'audit_entries',
+  'check_counts',
+  'customers',
+  'idempotency_keys',
+  'licence_lease_peaks',
+  'licence_stamps',
+  'licence_versions',
+  'licences',
+  'machine_bindings',
+  'organisations',
+  'passkeys',
+  'platform_accounts',
+  'platform_audit',
+  'platform_passkeys',
+  'portal_links',
+  'product_keys',
+  'products',
+  'sso_configs',
+  'trial_entries',
+  'trial_installations',
+  'usage_counts',
+  'usage_events',
+  'usage_marks',
+  'users',
+  'webhook_attempts',
+  'webhook_deliveries',
+  'webhook_endpoints',
+  'webhook_events',
+  'webhook_state',
+  'webhook_term_marks',
 ];
 const PLATFORM_PASSWORD = 'platform operator password';
 const silent = { table() {}, advance() {}, end() {} };
@@ -154,7 +183,10 @@ describe('licensor restore', () => {
       expect((await service.request('POST', '/platform/api/auth/login', { body: { username: 'ops', password: PLATFORM_PASSWORD } })).statusCode).toBe(200);
       // The API token still works, and every product still signs: a licence issued, and a check answered with the old check token.
       for (const { id } of await service.database.db.selectFrom('products').select('id').execute()) {
-        const issued = await service.request('POST', orgApi('/licenses'), { body: { productId: id, licensee: 'After Restore' }, headers: { authorization: `Bearer ${token}` } });
+        const issued = await service.request('POST', orgApi('/licenses'), {
+          body: { productId: id, licensee: 'After Restore' },
+          headers: { authorization: `Bearer ${token}` },
+        });
         expect(issued.statusCode).toBe(201);
         if (id !== product.id) continue;
         const check = await service.request('POST', orgApi(`/public/license/${product.checkId}/check`), {
@@ -206,7 +238,10 @@ describe('licensor restore', () => {
     expect(truncated.stderr).toMatch(/cut short/);
 
     const edited = path.join(dir, 'edited.backup.gz');
-    writeLines(edited, lines.map((line) => line.replace('"Revoked Ltd"', '"Someone Else"')));
+    writeLines(
+      edited,
+      lines.map((line) => line.replace('"Revoked Ltd"', '"Someone Else"')),
+    );
     const damaged = path.join(dir, 'damaged.backup.gz');
     const bytes = fs.readFileSync(backupFile);
     fs.writeFileSync(damaged, bytes.subarray(0, bytes.length - 20));
@@ -255,28 +290,78 @@ describe('licensor restore', () => {
     const masterKey = Buffer.from(h.env.LICENSOR_MASTER_KEY!, 'base64');
     const orgId = product[productColumns.indexOf('org_id')];
     const endpoint: Record<string, unknown> = {
-      id: 901, org_id: orgId, url: 'https://hooks.example.com/licensor', description: null, events: '["*"]', enabled: 1, disabled_reason: null,
-      secret: seal(masterKey, Buffer.alloc(32, 9), `webhook:${String(orgId)}:901`), previous_secret: null, previous_until: null,
-      created_at: Date.now(), created_by: 'admin', updated_at: Date.now(), last_delivery_at: null, last_status: null, failing_since: null,
+      id: 901,
+      org_id: orgId,
+      url: 'https://hooks.example.com/licensor',
+      description: null,
+      events: '["*"]',
+      enabled: 1,
+      disabled_reason: null,
+      secret: seal(masterKey, Buffer.alloc(32, 9), `webhook:${String(orgId)}:901`),
+      previous_secret: null,
+      previous_until: null,
+      created_at: Date.now(),
+      created_by: 'admin',
+      updated_at: Date.now(),
+      last_delivery_at: null,
+      last_status: null,
+      failing_since: null,
     };
     const hook = `${h.slug}/webhook 901 (https://hooks.example.com/licensor)`;
     // A single sign-on configuration, its client secret sealed as the service seals it (context: the organisation).
     const sso: Record<string, unknown> = {
-      id: 1, org_id: orgId, enabled: 1, display_name: 'IdP', issuer: 'https://idp.example.com', client_id: 'c', client_secret: seal(masterKey, Buffer.from('s'), `sso:${String(orgId)}`),
-      client_secret_updated_at: Date.now(), scopes: '["openid"]', allowed_domains: '["example.com"]', role_claim: null, role_rules: '[]', default_role: 'VIEWER',
-      jit_provisioning: 0, enforce: 0, break_glass: '[]', verified_at: null, last_attempt: null, version: 1, created_at: Date.now(), updated_at: Date.now(), updated_by: 'admin',
+      id: 1,
+      org_id: orgId,
+      enabled: 1,
+      display_name: 'IdP',
+      issuer: 'https://idp.example.com',
+      client_id: 'c',
+      client_secret: seal(masterKey, Buffer.from('s'), `sso:${String(orgId)}`),
+      client_secret_updated_at: Date.now(),
+      scopes: '["openid"]',
+      allowed_domains: '["example.com"]',
+      role_claim: null,
+      role_rules: '[]',
+      default_role: 'VIEWER',
+      jit_provisioning: 0,
+      enforce: 0,
+      break_glass: '[]',
+      verified_at: null,
+      last_attempt: null,
+      version: 1,
+      created_at: Date.now(),
+      updated_at: Date.now(),
+      updated_by: 'admin',
     };
-    writeLines(tokenFile, withRows(lines, {
-      webhook_endpoints: [columnsOf('webhook_endpoints').map((c) => endpoint[c] ?? null)],
-      sso_configs: [columnsOf('sso_configs').map((c) => sso[c] ?? null)],
-      products: [set(product, productColumns, { id: 900, product_key: 'on-token', check_id: 'tokencheckid00000' })],
-      product_keys: [set(key, keyColumns, { id: 900, product_id: 900, key_fingerprint: fingerprint, pkcs11_token: 'acme-hsm', pkcs11_label: 'k', pkcs11_id: '01',
-        sealed_private_key: seal(Buffer.from(h.env.LICENSOR_MASTER_KEY!, 'base64'), Buffer.from('1234'), fingerprint) })],
-    }));
+    writeLines(
+      tokenFile,
+      withRows(lines, {
+        webhook_endpoints: [columnsOf('webhook_endpoints').map((c) => endpoint[c] ?? null)],
+        sso_configs: [columnsOf('sso_configs').map((c) => sso[c] ?? null)],
+        products: [set(product, productColumns, { id: 900, product_key: 'on-token', check_id: 'tokencheckid00000' })],
+        product_keys: [
+          set(key, keyColumns, {
+            id: 900,
+            product_id: 900,
+            key_fingerprint: fingerprint,
+            pkcs11_token: 'acme-hsm',
+            pkcs11_label: 'k',
+            pkcs11_id: '01',
+            sealed_private_key: seal(Buffer.from(h.env.LICENSOR_MASTER_KEY!, 'base64'), Buffer.from('1234'), fingerprint),
+          }),
+        ],
+      }),
+    );
 
     const good = await runCli(['restore', tokenFile, '--check'], into.env);
     expect(good.code).toBe(0);
-    expect(JSON.parse(good.stdout)).toEqual({ products: Object.fromEntries(products.map((p) => [p, 'opens'])), pins: { [`${h.slug}/on-token`]: 'absent' }, webhookSecrets: { [hook]: 'opens' }, ssoSecrets: { [`${h.slug}:sso`]: 'opens' }, open: true });
+    expect(JSON.parse(good.stdout)).toEqual({
+      products: Object.fromEntries(products.map((p) => [p, 'opens'])),
+      pins: { [`${h.slug}/on-token`]: 'absent' },
+      webhookSecrets: { [hook]: 'opens' },
+      ssoSecrets: { [`${h.slug}:sso`]: 'opens' },
+      open: true,
+    });
 
     const wrong = await runCli(['restore', tokenFile, '--check'], { ...into.env, LICENSOR_MASTER_KEY: Buffer.alloc(32, 7).toString('base64') });
     expect(wrong.code).toBe(1);
@@ -329,8 +414,14 @@ describe('licensor restore', () => {
       }
       for (const lid of issuedEntries) if (lid !== null && answeredLids.has(lid)) expect(lids.has(lid)).toBe(true);
       // The recounted tallies agree with the licences restored.
-      const tallied = await database.db.selectFrom('licence_tallies').select((eb) => eb.fn.sum<number>('n').as('n')).executeTakeFirstOrThrow();
-      const total = await database.db.selectFrom('licences').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const tallied = await database.db
+        .selectFrom('licence_tallies')
+        .select((eb) => eb.fn.sum<number>('n').as('n'))
+        .executeTakeFirstOrThrow();
+      const total = await database.db
+        .selectFrom('licences')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow();
       expect(Number(tallied.n)).toBe(Number(total.n));
     } finally {
       await database.close();

@@ -63,7 +63,10 @@ describe('the lean check handler', () => {
     const body = checkBody(licence.licenseString, 'lean-1');
     // The first binds the machine; both then answer from the same seat, bound at the same instant.
     await both(h, post(p, 'check', body));
-    for (const options of [post(p, 'check', body), post(p, 'check', { ...body, machineLabel: 'Build box', extra: { any: 1 } }, { 'content-type': 'application/json; charset=utf-8' })]) {
+    for (const options of [
+      post(p, 'check', body),
+      post(p, 'check', { ...body, machineLabel: 'Build box', extra: { any: 1 } }, { 'content-type': 'application/json; charset=utf-8' }),
+    ]) {
       const { lean, fastify } = await both(h, options);
       expect(lean.status).toBe(200);
       expect(JSON.parse(lean.body)).toMatchObject({ valid: true, status: 'ACTIVE' });
@@ -102,7 +105,12 @@ describe('the lean check handler', () => {
       const { lean, fastify } = await both(h, options, taken);
       expect(`${options.method} ${options.url} ${lean.status}`).toBe(`${options.method} ${options.url} ${status}`);
       expect(lean).toEqual(fastify);
-      if (taken !== false) expect(lean.headers).toMatchObject({ 'x-content-type-options': 'nosniff', 'cache-control': 'no-store', 'content-type': 'application/json; charset=utf-8' });
+      if (taken !== false)
+        expect(lean.headers).toMatchObject({
+          'x-content-type-options': 'nosniff',
+          'cache-control': 'no-store',
+          'content-type': 'application/json; charset=utf-8',
+        });
     }
   });
 
@@ -110,7 +118,10 @@ describe('the lean check handler', () => {
     const product = await checkedProduct(limited);
     const issued = await product.issue();
     const body = checkBody(issued.licenseString, 'lean-4');
-    const from = (remoteAddress: string, token = product.token): InjectOptions => ({ ...post(product, 'check', body, { authorization: `Bearer ${token}` }, limited.slug), remoteAddress });
+    const from = (remoteAddress: string, token = product.token): InjectOptions => ({
+      ...post(product, 'check', body, { authorization: `Bearer ${token}` }, limited.slug),
+      remoteAddress,
+    });
     await both(limited, from('10.0.0.1'));
     const perAddress = await both(limited, from('10.0.0.1'));
     expect(perAddress.lean.status).toBe(429);
@@ -154,7 +165,12 @@ describe('the lean check handler', () => {
     const line = (status: number) => `http_requests_total{method="POST",route="/o/:slug/api/public/license/:checkId/check",status_code="${status}"}`;
     const count = async (status: number) => {
       const metrics = (await h.anonymous('GET', '//metrics')).body as string;
-      return Number(metrics.split('\n').find((l) => l.startsWith(line(status)))?.split(' ')[1] ?? 0);
+      return Number(
+        metrics
+          .split('\n')
+          .find((l) => l.startsWith(line(status)))
+          ?.split(' ')[1] ?? 0,
+      );
     };
     const before = [await count(200), await count(401)];
     await both(h, post(p, 'check', checkBody(licence.licenseString, 'lean-1')));
@@ -169,7 +185,11 @@ describe('the lean check handler while the app closes', () => {
     const product = await checkedProduct(closing);
     const issued = await product.issue();
     // Through the server's listener as it stands (injectServed would first wait for the app to be ready).
-    const send = () => inject((req, res) => void closing.app.server.emit('request', req, res), post(product, 'check', checkBody(issued.licenseString, 'lean-7'), {}, closing.slug));
+    const send = () =>
+      inject(
+        (req, res) => void closing.app.server.emit('request', req, res),
+        post(product, 'check', checkBody(issued.licenseString, 'lean-7'), {}, closing.slug),
+      );
     const inFlight = send();
     const closed = closing.app.close();
     await vi.waitFor(async () => expect((await send()).statusCode).toBe(503));

@@ -46,25 +46,26 @@ describe('binding under concurrency', () => {
   });
 
   // Several processes on one database is how PostgreSQL deployments scale; SQLite serves one process.
-  if (backend === 'postgres') describe('through two service processes sharing one PostgreSQL', () => {
-    const children: ChildProcess[] = [];
-    afterAll(() => Promise.all(children.map(stopServe)));
+  if (backend === 'postgres')
+    describe('through two service processes sharing one PostgreSQL', () => {
+      const children: ChildProcess[] = [];
+      afterAll(() => Promise.all(children.map(stopServe)));
 
-    it('binds exactly the free seats, and one seat per machine', async () => {
-      const urls: string[] = [];
-      for (let i = 0; i < 2; i++) {
-        const serve = await startServe({ ...h.env, LOG_LEVEL: 'info' });
-        children.push(serve.child);
-        urls.push(serve.url);
-      }
-      await race(async (i, body) => {
-        const response = await fetch(`${urls[i % 2]}/o/${h.slug}/api/public/license/${p.checkId}/check`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${p.token}`, 'content-type': 'application/json' },
-          body: JSON.stringify(body),
+      it('binds exactly the free seats, and one seat per machine', async () => {
+        const urls: string[] = [];
+        for (let i = 0; i < 2; i++) {
+          const serve = await startServe({ ...h.env, LOG_LEVEL: 'info' });
+          children.push(serve.child);
+          urls.push(serve.url);
+        }
+        await race(async (i, body) => {
+          const response = await fetch(`${urls[i % 2]}/o/${h.slug}/api/public/license/${p.checkId}/check`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${p.token}`, 'content-type': 'application/json' },
+            body: JSON.stringify(body),
+          });
+          return { statusCode: response.status, data: await response.json() };
         });
-        return { statusCode: response.status, data: await response.json() };
       });
     });
-  });
 });

@@ -204,7 +204,11 @@ describe('a product changed while its checks are cached (DESIGN.md 11)', () => {
     const check = (license = first.licenseString, machine: string | number = 'cached', token = own.token) =>
       send(url(own.checkId), { ...bearer(token), ...json }, JSON.stringify(checkBody(license, machine)));
     const fetchWith = (token: string) =>
-      send(url(own.checkId, h.slug, 'fetch'), { ...bearer(token), ...json }, JSON.stringify({ license: first.licenseString, fingerprint: fingerprint('cached') }));
+      send(
+        url(own.checkId, h.slug, 'fetch'),
+        { ...bearer(token), ...json },
+        JSON.stringify({ license: first.licenseString, fingerprint: fingerprint('cached') }),
+      );
     expect((await check()).data.valid).toBe(true);
 
     const rotated = (await h.admin('POST', `/products/${own.id}/check-token`)).data.checkToken;
@@ -228,7 +232,11 @@ describe('a product changed while its checks are cached (DESIGN.md 11)', () => {
     // Two equal components now recognise the seat, where three were needed.
     await h.admin('PUT', `/products/${own.id}`, { fingerprintNeed: 2 });
     const near = buildFingerprint({ machine: 'machine-cached', host: 'host-cached', mac: 'other', cpu: 'other', disk: 'other' });
-    const recognised = await send(url(own.checkId), { ...bearer(rotated), ...json }, JSON.stringify({ license: first.licenseString, fingerprint: near, nonce: nonce() }));
+    const recognised = await send(
+      url(own.checkId),
+      { ...bearer(rotated), ...json },
+      JSON.stringify({ license: first.licenseString, fingerprint: near, nonce: nonce() }),
+    );
     expect(recognised.data).toMatchObject({ valid: true });
     expect((await h.admin('GET', `/licenses/${first.lid}`)).data.seatsUsed).toBe(1);
   });

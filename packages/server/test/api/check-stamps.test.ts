@@ -34,7 +34,11 @@ describe('gathered check stamps', () => {
     const b = await licencesOf(other.slug, other.admin, 3);
     const at = Date.now();
     const recent = a.rows[7]!.licenceId;
-    await h.database.db.updateTable('licence_stamps').set({ last_checked_at: at - 1_000 }).where('licence_id', '=', recent).execute();
+    await h.database.db
+      .updateTable('licence_stamps')
+      .set({ last_checked_at: at - 1_000 })
+      .where('licence_id', '=', recent)
+      .execute();
 
     const errors: unknown[] = [];
     const writes = new CheckWrites(h.database, (err) => errors.push(err));
@@ -54,7 +58,9 @@ describe('gathered check stamps', () => {
     await misdirected.close();
     expect(errors).toEqual([]);
 
-    const licences = new Map((await h.database.db.selectFrom('licence_stamps').select(['licence_id', 'last_checked_at']).execute()).map((r) => [r.licence_id, r.last_checked_at]));
+    const licences = new Map(
+      (await h.database.db.selectFrom('licence_stamps').select(['licence_id', 'last_checked_at']).execute()).map((r) => [r.licence_id, r.last_checked_at]),
+    );
     const seats = new Map((await h.database.db.selectFrom('machine_bindings').select(['id', 'last_seen_at', 'label']).execute()).map((r) => [r.id, r]));
     a.rows.forEach(({ licenceId, seatId }, i) => {
       expect(licences.get(licenceId)).toBe(licenceId === recent ? at - 1_000 : at);

@@ -21,8 +21,7 @@ const liveSeats = async (lid: string) => {
   const licence = await licenceRow(h, lid);
   return h.database.db.selectFrom('machine_bindings').selectAll().where('licence_id', '=', licence.id).where('released_at', 'is', null).execute();
 };
-const audits = async (lid: string, action: string) =>
-  (await h.admin('GET', `/licenses/${lid}/activity`)).data.items.filter((e: any) => e.action === action);
+const audits = async (lid: string, action: string) => (await h.admin('GET', `/licenses/${lid}/activity`)).data.items.filter((e: any) => e.action === action);
 
 describe('a valid check', () => {
   it('binds the first machine, answers every field, and its receipt carries the verdict', async () => {
@@ -90,7 +89,9 @@ describe('a valid check', () => {
     // Gathered with other checks' stamps and written together, before the next Management API read.
     const later = (await p.check({ ...body, nonce: nonce() })).data;
     expect(await lastCheckedAt()).toBe(later.checkedAt);
-    expect((await h.database.db.selectFrom('licence_stamps').select('last_checked_at').where('lid', '=', licence.lid).executeTakeFirstOrThrow()).last_checked_at).toBe(Date.parse(later.checkedAt));
+    expect(
+      (await h.database.db.selectFrom('licence_stamps').select('last_checked_at').where('lid', '=', licence.lid).executeTakeFirstOrThrow()).last_checked_at,
+    ).toBe(Date.parse(later.checkedAt));
   });
 
   it('writes every stamp gathered in a second, however many transactions they take', async () => {
@@ -100,7 +101,15 @@ describe('a valid check', () => {
     for (const [i, licence] of licences.entries()) answers.push((await p.check(checkBody(licence.licenseString, `many ${i}`))).data);
     // One Management API read waits for all of them.
     await h.admin('GET', `/licenses/${licences[0].lid}`);
-    const stored = await h.database.db.selectFrom('licence_stamps').select(['lid', 'last_checked_at']).where('lid', 'in', licences.map((l) => l.lid)).execute();
+    const stored = await h.database.db
+      .selectFrom('licence_stamps')
+      .select(['lid', 'last_checked_at'])
+      .where(
+        'lid',
+        'in',
+        licences.map((l) => l.lid),
+      )
+      .execute();
     const stamped = new Map(stored.map((row) => [row.lid, row.last_checked_at]));
     expect(licences.map((l, i) => stamped.get(l.lid) === Date.parse(answers[i].checkedAt))).not.toContain(false);
   });
@@ -116,7 +125,11 @@ describe('a valid check', () => {
     await p.check({ ...body, nonce: nonce(), machineLabel: 'ADA-PC' });
     expect((await machines())[0]).toMatchObject({ label: 'ADA-PC', lastSeenAt: first.checkedAt });
     // Without a label the stored one stays; a minute on, the seen time moves.
-    await h.database.db.updateTable('machine_bindings').set({ last_seen_at: Date.now() - 61_000 }).where('label', '=', 'ADA-PC').execute();
+    await h.database.db
+      .updateTable('machine_bindings')
+      .set({ last_seen_at: Date.now() - 61_000 })
+      .where('label', '=', 'ADA-PC')
+      .execute();
     const later = (await p.check({ ...body, nonce: nonce() })).data;
     expect((await machines())[0]).toMatchObject({ label: 'ADA-PC', lastSeenAt: later.checkedAt });
     for (const machineLabel of ['', 'x'.repeat(65), 'tab\there', 'nul\u0000']) {
@@ -171,7 +184,14 @@ describe('receipts', () => {
       signed.map(({ algorithm, answer, fp, pem }) => ({
         algorithm: ALGORITHM_INFO[algorithm].signatureAlgorithm,
         publicKey: createPublicKey(pem),
-        message: receiptMessage({ lid: answer.lid, status: answer.status, nonce: answer.nonce, checkedAt: answer.checkedAt, boundAt: answer.boundAt, fpDigest: fpDigest(fp) }),
+        message: receiptMessage({
+          lid: answer.lid,
+          status: answer.status,
+          nonce: answer.nonce,
+          checkedAt: answer.checkedAt,
+          boundAt: answer.boundAt,
+          fpDigest: fpDigest(fp),
+        }),
         signature: Buffer.from(answer.receipt, 'base64url'),
       })),
     );
@@ -187,7 +207,10 @@ describe('reasons, in precedence', () => {
     const product = (await h.admin('GET', `/products/${own.id}`)).data;
     const lid = randomUUID();
     const now = Math.floor(Date.now() / 1000);
-    const license = signLicence({ lid, prd: product.productKey, org: h.slug, typ: 'ONLINE', iat: now, exp: now + 86400, grace: 0, mm: 1, chk: 3600, max: 7200 }, privateKey);
+    const license = signLicence(
+      { lid, prd: product.productKey, org: h.slug, typ: 'ONLINE', iat: now, exp: now + 86400, grace: 0, mm: 1, chk: 3600, max: 7200 },
+      privateKey,
+    );
     const body = checkBody(license, 'unknown');
     const a = (await own.check(body)).data;
     expect(Object.keys(a).sort()).toEqual(['checkedAt', 'lid', 'nonce', 'reason', 'receipt', 'serverTime', 'valid']);

@@ -104,8 +104,15 @@ describe('operator CLI', () => {
 
   it('prints its usage for --help and help with exit 0, and one line for a mistake', async () => {
     const helps = [['--help'], ['help'], ['user', 'create', '-h']];
-    const mistakes = [['user', 'create', '--org', 'acme', '--username', 'u1', '--role', 'WIZARD', '--password', 'long enough password'], ['frobnicate'], ['migrate', '--bogus']];
-    const [helped, refused] = await Promise.all([Promise.all(helps.map((args) => runCli(args, h.env))), Promise.all(mistakes.map((args) => runCli(args, h.env)))]);
+    const mistakes = [
+      ['user', 'create', '--org', 'acme', '--username', 'u1', '--role', 'WIZARD', '--password', 'long enough password'],
+      ['frobnicate'],
+      ['migrate', '--bogus'],
+    ];
+    const [helped, refused] = await Promise.all([
+      Promise.all(helps.map((args) => runCli(args, h.env))),
+      Promise.all(mistakes.map((args) => runCli(args, h.env))),
+    ]);
     for (const result of helped) {
       expect(result.code).toBe(0);
       expect(result.stdout).toMatch(/^usage: licensor <command>/);
@@ -159,7 +166,10 @@ describe('first start', () => {
         `Its password is: ${password}\n(also saved to ${file}, readable only by this user; that file is removed once the password is changed)\n` +
           'Open the console at http://localhost:0/ and sign in to organisation "default" as "admin".\n',
       );
-      for (const line of printed[0]!.output().split('\n').filter((l) => l.startsWith('{'))) {
+      for (const line of printed[0]!
+        .output()
+        .split('\n')
+        .filter((l) => l.startsWith('{'))) {
         expect(line).not.toContain(password);
       }
       const login = await fetch(`${first.url}/o/default/api/auth/login`, {
@@ -191,7 +201,11 @@ describe('first start', () => {
       const file = first.passwordFile!;
       const call = async (method: 'POST' | 'PUT', url: string, body: unknown, cookie?: string) => {
         const response = await app.inject({ method, url: `/o/default/api${url}`, payload: body as object, headers: cookie ? { cookie } : {} });
-        return { status: response.statusCode, data: response.body ? JSON.parse(response.body) : null, cookie: response.cookies.find((c) => c.name === 'svc_session') };
+        return {
+          status: response.statusCode,
+          data: response.body ? JSON.parse(response.body) : null,
+          cookie: response.cookies.find((c) => c.name === 'svc_session'),
+        };
       };
       const signIn = async (username: string, password: string) => `svc_session=${(await call('POST', '/auth/login', { username, password })).cookie!.value}`;
       const admin = await signIn('admin', first.generatedPassword!);
@@ -225,7 +239,13 @@ describe('first start', () => {
   it('uses LICENSOR_BOOTSTRAP_PASSWORD when set, printing and writing nothing', async () => {
     const { env, dispose } = await freshDatabaseEnv();
     const publicUrl = 'http://licences.test:8080';
-    const s = await startServe({ ...env, LOG_LEVEL: 'info', LOG_FORMAT: 'pretty', LICENSOR_PUBLIC_URL: publicUrl, LICENSOR_BOOTSTRAP_PASSWORD: 'chosen bootstrap pw' });
+    const s = await startServe({
+      ...env,
+      LOG_LEVEL: 'info',
+      LOG_FORMAT: 'pretty',
+      LICENSOR_PUBLIC_URL: publicUrl,
+      LICENSOR_BOOTSTRAP_PASSWORD: 'chosen bootstrap pw',
+    });
     try {
       expect(fs.existsSync(path.join(env.LICENSOR_DATA_DIR!, 'initial-admin-password'))).toBe(false);
       expect(s.output()).not.toContain('chosen bootstrap pw');
@@ -239,7 +259,12 @@ describe('first start', () => {
       // LOG_FORMAT=pretty: one short line for the request, and no JSON line anywhere.
       await vi.waitFor(() => expect(s.output()).toMatch(/^\d\d:\d\d:\d\d POST \/o\/default\/api\/auth\/login 200 \d+ ms$/m));
       expect(s.output()).toMatch(/^\d\d:\d\d:\d\d INFO {2}the console is at http:\/\/licences\.test:8080\/$/m);
-      expect(s.output().split('\n').filter((line) => line.startsWith('{'))).toEqual([]);
+      expect(
+        s
+          .output()
+          .split('\n')
+          .filter((line) => line.startsWith('{')),
+      ).toEqual([]);
     } finally {
       await stopServe(s.child);
       await dispose();

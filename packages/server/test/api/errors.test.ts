@@ -51,21 +51,39 @@ describe('error shape', () => {
   });
 
   it.each([
-    ['a pattern', 'POST', '/products', { productKey: 'not a key!', name: 'x' }, 'Product key: letters, digits, dot, dash and underscore, at most 64 characters'],
+    [
+      'a pattern',
+      'POST',
+      '/products',
+      { productKey: 'not a key!', name: 'x' },
+      'Product key: letters, digits, dot, dash and underscore, at most 64 characters',
+    ],
     ['a missing field', 'POST', '/products', { name: 'x' }, 'Product key is required'],
     ['a route that needs fields, sent no body', 'POST', '/products', undefined, 'Product key is required'],
     ['a body that is not an object', 'POST', '/products', [1], 'The body must be a JSON object'],
     ['an unknown field', 'POST', '/products', { productKey: 'k', name: 'x', colour: 'red' }, 'Unknown field "colour"'],
     ['a range', 'POST', '/products', { productKey: 'k', name: 'x', maxMachines: 0 }, 'Max machines: a whole number from 1 to 1,000,000'],
     ['an empty text', 'POST', '/products', { productKey: 'k', name: '' }, 'Name must not be empty (text of at most 200 characters)'],
-    ['a list item, counted from 1', 'POST', '/products', { productKey: 'k', name: 'x', params: [{ key: '1st', label: 'First', type: 'STRING' }] }, 'Parameters item 1 key: a letter, then letters, digits, dot, dash and underscore, at most 64 characters'],
+    [
+      'a list item, counted from 1',
+      'POST',
+      '/products',
+      { productKey: 'k', name: 'x', params: [{ key: '1st', label: 'First', type: 'STRING' }] },
+      'Parameters item 1 key: a letter, then letters, digits, dot, dash and underscore, at most 64 characters',
+    ],
     ['a list', 'POST', '/tokens', { name: 'ci', scopes: [] }, 'Scopes: a list of 1 to 12 entries without repeats'],
     ['a choice', 'POST', '/users', { username: 'erin', role: 'BOSS' }, 'Role: one of VIEWER, ISSUER or ORG_ADMIN'],
     ['a format', 'POST', '/users', { username: 'erin', role: 'VIEWER', email: 'nope' }, 'Email: an email address'],
     ['a type that fits no branch of a union', 'POST', '/users', { username: 'erin', role: 'VIEWER', email: 5 }, 'Email: an email address, or null'],
     ['a nested field', 'POST', '/licenses', { productId: 1, customer: { name: 'Erin' }, colour: 1 }, 'Unknown field "colour"'],
     ['an edit with nothing in it', 'PUT', '/users/1', {}, 'The body must carry at least one field to change'],
-    ['a query parameter', 'GET', '/licenses/page?sort=nope', undefined, 'Query parameter "sort": one of issuedAt, expiresAt, licensee, status, product or lastCheckedAt'],
+    [
+      'a query parameter',
+      'GET',
+      '/licenses/page?sort=nope',
+      undefined,
+      'Query parameter "sort": one of issuedAt, expiresAt, licensee, status, product or lastCheckedAt',
+    ],
     ['an unknown query parameter', 'GET', '/licenses/page?colour=red', undefined, 'Unknown query parameter "colour"'],
   ])('says what is wrong with %s in words, never in schema terms', async (_what, method, path, body, message) => {
     const response = await h.admin(method as 'POST', path, body);
@@ -96,7 +114,9 @@ describe('bodies that may be left out', () => {
   it('are exactly the bodies that need no field, so the document marks them optional', async () => {
     const doc = (await h.anonymous('GET', '//openapi.json')).data;
     const optional = Object.entries<any>(doc.paths).flatMap(([path, item]) =>
-      Object.entries<any>(item).filter(([, operation]) => operation.requestBody?.required === false).map(([method]) => `${method.toUpperCase()} ${path}`),
+      Object.entries<any>(item)
+        .filter(([, operation]) => operation.requestBody?.required === false)
+        .map(([method]) => `${method.toUpperCase()} ${path}`),
     );
     expect(optional.sort()).toEqual([
       'POST /auth/passkeys/options',
@@ -160,7 +180,10 @@ describe('bodies that may be left out', () => {
     const login = await h.request('POST', '/platform/api/auth/login', { body: { username: 'bodiless', password: 'platform password 1' } });
     const cookies = { svc_platform: login.cookies.find((c) => c.name === 'svc_platform')!.value };
     for (const kind of KINDS) {
-      const response = await h.request('POST', '/platform/api/auth/passkeys/options', { cookies, ...(kind === 'absent' ? {} : { body: kind === 'empty' ? '' : {} }) });
+      const response = await h.request('POST', '/platform/api/auth/passkeys/options', {
+        cookies,
+        ...(kind === 'absent' ? {} : { body: kind === 'empty' ? '' : {} }),
+      });
       expect([response.statusCode, response.data, kind]).toEqual([400, { error: 'currentPassword is wrong' }, kind]);
     }
   });
@@ -211,7 +234,9 @@ describe('probes', () => {
     expect((await spec('127.0.0.1:8080')).servers[0].url).toBe('http://127.0.0.1:8080/o/{slug}/api');
     expect((await spec('elsewhere.example')).servers[0].url).toBe('http://127.0.0.1:8080/o/{slug}/api');
     // The document /openapi.json serves keeps the public URL, whoever asks.
-    expect((await h.app.inject({ method: 'GET', url: '/openapi.json', headers: { host: 'localhost:8080' } }).then((r) => JSON.parse(r.body))).servers[0].url).toBe('http://127.0.0.1:8080/o/{slug}/api');
+    expect(
+      (await h.app.inject({ method: 'GET', url: '/openapi.json', headers: { host: 'localhost:8080' } }).then((r) => JSON.parse(r.body))).servers[0].url,
+    ).toBe('http://127.0.0.1:8080/o/{slug}/api');
     const behindProxy = await startHarness({ LICENSOR_PUBLIC_URL: 'https://licences.example.com' });
     try {
       expect((await spec('localhost:8080', behindProxy.app)).servers[0].url).toBe('https://licences.example.com/o/{slug}/api');

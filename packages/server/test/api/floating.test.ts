@@ -44,7 +44,14 @@ const leaseRows = async (lid: string) => {
 describe('floating products', () => {
   it('default to node-locked with 900-second leases, no borrowing and every seat borrowable', async () => {
     const product = await createProduct(h.admin, { maxMachines: 4 });
-    expect(product).toMatchObject({ seatModel: 'NODE_LOCKED', leaseSeconds: 900, maxBorrowSeconds: 0, maxBorrowedSeats: 4, licenceFetchEnabled: false, licenceType: 'OFFLINE' });
+    expect(product).toMatchObject({
+      seatModel: 'NODE_LOCKED',
+      leaseSeconds: 900,
+      maxBorrowSeconds: 0,
+      maxBorrowedSeats: 4,
+      licenceFetchEnabled: false,
+      licenceType: 'OFFLINE',
+    });
     const edited = await h.admin('PUT', `/products/${product.id}`, { maxMachines: 6 });
     expect(edited.data.maxBorrowedSeats).toBe(6);
   });
@@ -165,19 +172,33 @@ describe('leases', () => {
     const rows = await leaseRows(licence.lid);
     expect(rows).toHaveLength(3);
     expect(rows.map((r) => r.fp_digest)).toEqual([fpDigest(a.fingerprint), fpDigest(b.fingerprint), fpDigest(c.fingerprint)]);
-    const bound = await h.database.db.selectFrom('audit_entries').select('action').where('lid', '=', licence.lid).where('action', '=', 'machine.bound').execute();
+    const bound = await h.database.db
+      .selectFrom('audit_entries')
+      .select('action')
+      .where('lid', '=', licence.lid)
+      .where('action', '=', 'machine.bound')
+      .execute();
     expect(bound).toHaveLength(3);
   });
 
-  it.skipIf(!javaAvailable())('carry SVCR2 receipts a Java verifier accepts from the answer\'s fields', async () => {
-    const licence = await p.issue();
-    const a = checkBody(licence.licenseString, 'java');
-    const { data } = await p.check(a);
-    const fields = [data.lid, data.status, data.nonce, data.checkedAt, data.boundAt, fpDigest(a.fingerprint), data.leaseEndsAt];
-    const item = { algorithm: 'Ed25519', publicKey: createPublicKey(p.publicKeyPem), signature: Buffer.from(data.receipt, 'base64url') };
-    const moved = [...fields.slice(0, 6), new Date(Date.parse(data.leaseEndsAt) + 60_000).toISOString()];
-    expect(await javaVerify([{ ...item, message: { tag: 'SVCR2', fields } }, { ...item, message: { tag: 'SVCR2', fields: moved } }])).toEqual([true, false]);
-  }, 60_000);
+  it.skipIf(!javaAvailable())(
+    "carry SVCR2 receipts a Java verifier accepts from the answer's fields",
+    async () => {
+      const licence = await p.issue();
+      const a = checkBody(licence.licenseString, 'java');
+      const { data } = await p.check(a);
+      const fields = [data.lid, data.status, data.nonce, data.checkedAt, data.boundAt, fpDigest(a.fingerprint), data.leaseEndsAt];
+      const item = { algorithm: 'Ed25519', publicKey: createPublicKey(p.publicKeyPem), signature: Buffer.from(data.receipt, 'base64url') };
+      const moved = [...fields.slice(0, 6), new Date(Date.parse(data.leaseEndsAt) + 60_000).toISOString()];
+      expect(
+        await javaVerify([
+          { ...item, message: { tag: 'SVCR2', fields } },
+          { ...item, message: { tag: 'SVCR2', fields: moved } },
+        ]),
+      ).toEqual([true, false]);
+    },
+    60_000,
+  );
 
   it('belong to the exact fingerprint: a near match takes a lease of its own', async () => {
     const licence = await p.issue({ maxMachines: 2 });
@@ -200,7 +221,7 @@ describe('leases', () => {
     expect(other.data.retryAfterSeconds).toBeGreaterThan(LEASE - 5);
   });
 
-  it('are renewed by a SUPERSEDED check before its term\'s grace end, and fetch needs a live lease', async () => {
+  it("are renewed by a SUPERSEDED check before its term's grace end, and fetch needs a live lease", async () => {
     startClock();
     const licence = await p.issue({ maxMachines: 1 });
     const a = checkBody(licence.licenseString, 'superseded');
@@ -258,7 +279,11 @@ describe('leases', () => {
     await p.check(checkBody(licence.licenseString, 'stale'));
     const [row] = await leaseRows(licence.lid);
     const long = Date.now() - 91 * 86_400_000;
-    await h.database.db.updateTable('machine_bindings').set({ bound_at: long, last_seen_at: long, lease_ends_at: long + LEASE * 1000 }).where('id', '=', row!.id).execute();
+    await h.database.db
+      .updateTable('machine_bindings')
+      .set({ bound_at: long, last_seen_at: long, lease_ends_at: long + LEASE * 1000 })
+      .where('id', '=', row!.id)
+      .execute();
     await p.check(checkBody(licence.licenseString, 'fresh'));
     const rows = await leaseRows(licence.lid);
     expect(rows.map((r) => r.fp_digest)).toEqual([fpDigest(fingerprint('fresh'))]);
@@ -354,7 +379,7 @@ describe('a node-locked licence', () => {
     expect(answer.data.valid).toBe(true);
     expect(answer.data.leaseEndsAt).toBeUndefined();
     expect(receiptVerifies(answer.data, a.fingerprint, product.publicKeyPem)).toBe(true);
-    advance(30 * 86_400_000 / 60);
+    advance((30 * 86_400_000) / 60);
     expect((await product.check(checkBody(licence.licenseString, 'other'))).data.reason).toBe('FINGERPRINT_MISMATCH');
     const borrow = await product.borrow({ ...a, nonce: nonce(), until: new Date(clock + 60_000).toISOString() });
     expect(borrow.statusCode).toBe(400);

@@ -90,12 +90,16 @@ describe('numbers out of range', () => {
     expect((await h.admin('GET', `/licenses/${lid}/activity?offset=99999999999999999999`)).statusCode).toBe(400);
   });
 
-  it.each(['/products/0', '/products/-1', '/products/99999999999999999999', '/products/99999999999999999999/keys', '/customers/9223372036854775808', `/licenses/x/versions/99999999999`])(
-    'GET %s names a record that cannot exist: 404',
-    async (path) => {
-      expect((await h.admin('GET', path)).statusCode).toBe(404);
-    },
-  );
+  it.each([
+    '/products/0',
+    '/products/-1',
+    '/products/99999999999999999999',
+    '/products/99999999999999999999/keys',
+    '/customers/9223372036854775808',
+    `/licenses/x/versions/99999999999`,
+  ])('GET %s names a record that cannot exist: 404', async (path) => {
+    expect((await h.admin('GET', path)).statusCode).toBe(404);
+  });
 
   it('still answers a non-numeric id with 400', async () => {
     const response = await h.admin('GET', '/products/abc');

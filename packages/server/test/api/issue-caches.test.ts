@@ -97,7 +97,10 @@ describe('issue and renew on cached callers and products', () => {
 
   it('answer an issue with the licence as it reads back, byte for byte', async () => {
     const fingerprinted = await createProduct(h.admin, { licenceType: 'OFFLINE', allowedLicenceTypes: ['OFFLINE'] });
-    for (const body of [{ productId, licensee: 'Plain' }, { productId: fingerprinted.id, licensee: 'Bound', fingerprint: fingerprint('answer') }]) {
+    for (const body of [
+      { productId, licensee: 'Plain' },
+      { productId: fingerprinted.id, licensee: 'Bound', fingerprint: fingerprint('answer') },
+    ]) {
       const issued = await call('POST', '/licenses', body);
       expect(issued.statusCode, issued.body).toBe(201);
       expect(issued.body).toBe((await call('GET', `/licenses/${issued.data.lid}`)).body);

@@ -16,8 +16,7 @@ beforeAll(async () => {
 afterAll(() => h?.close());
 
 let seq = 0;
-const create = (body: Record<string, unknown> = {}) =>
-  h.admin('POST', '/products', { productKey: `key-test-${++seq}`, name: `Keyed ${seq}`, ...body });
+const create = (body: Record<string, unknown> = {}) => h.admin('POST', '/products', { productKey: `key-test-${++seq}`, name: `Keyed ${seq}`, ...body });
 
 const spki = (key: string | KeyObject) => (typeof key === 'string' ? createPublicKey(key) : key).export({ type: 'spki', format: 'der' });
 
@@ -203,9 +202,18 @@ describe('imported keys', () => {
   });
 
   it.each([
-    [() => ({ privateKeyPem: p256().privateKey.export({ type: 'pkcs8', format: 'pem' }), algorithm: 'ED25519' }), /^privateKeyPem: the key is ECDSA P-256 but algorithm is ED25519$/],
-    [() => ({ privateKeyPem: rsa2048().privateKey.export({ type: 'pkcs1', format: 'pem' }), algorithm: 'RSA_4096' }), /^privateKeyPem: the key is RSA 2048-bit but algorithm is RSA_4096$/],
-    [() => ({ privateKeyPem: generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs8', format: 'pem' }) }), /^privateKeyPem: the key is not/],
+    [
+      () => ({ privateKeyPem: p256().privateKey.export({ type: 'pkcs8', format: 'pem' }), algorithm: 'ED25519' }),
+      /^privateKeyPem: the key is ECDSA P-256 but algorithm is ED25519$/,
+    ],
+    [
+      () => ({ privateKeyPem: rsa2048().privateKey.export({ type: 'pkcs1', format: 'pem' }), algorithm: 'RSA_4096' }),
+      /^privateKeyPem: the key is RSA 2048-bit but algorithm is RSA_4096$/,
+    ],
+    [
+      () => ({ privateKeyPem: generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs8', format: 'pem' }) }),
+      /^privateKeyPem: the key is not/,
+    ],
     [() => ({ privateKeyPem: generateKeyPairSync('ed448').privateKey.export({ type: 'pkcs8', format: 'pem' }) }), /^privateKeyPem: the key is not/],
     [() => ({ privateKeyPem: 'not a key' }), /^privateKeyPem: not a readable PEM private key/],
     [() => ({ privateKeyPem: ed25519().publicKey.export({ type: 'spki', format: 'pem' }) }), /^privateKeyPem: not a readable PEM private key/],
@@ -220,7 +228,10 @@ describe('imported keys', () => {
       }),
       /^privateKeyPassphrase: does not open the key$/,
     ],
-    [() => ({ privateKeyPem: ed25519().privateKey.export({ type: 'pkcs8', format: 'pem' }), keyOrigin: 'managed' }), /^keyOrigin: an imported key \(privateKeyPem, keystorePkcs12\) makes the key imported/],
+    [
+      () => ({ privateKeyPem: ed25519().privateKey.export({ type: 'pkcs8', format: 'pem' }), keyOrigin: 'managed' }),
+      /^keyOrigin: an imported key \(privateKeyPem, keystorePkcs12\) makes the key imported/,
+    ],
   ])('refuses a key that does not fit with 400 saying why (%#)', async (body, message) => {
     const response = await create(body());
     expect(response.statusCode).toBe(400);

@@ -6,7 +6,8 @@ import { issueOk } from '../licence-helpers.js';
 import { expectEditsKeepKey } from '../product-helpers.js';
 import { keystores, keystoreToolsMissing, type KeystoreTool } from '../keystore-fixtures.js';
 
-if (keystoreToolsMissing.length) console.warn(`PKCS#12 tests skipped: ${keystoreToolsMissing.join(', ')} not found (apt-get install openssl default-jdk-headless)`);
+if (keystoreToolsMissing.length)
+  console.warn(`PKCS#12 tests skipped: ${keystoreToolsMissing.join(', ')} not found (apt-get install openssl default-jdk-headless)`);
 
 const PASSWORD = 'keystore-pass-5521';
 let h: Harness;
@@ -87,12 +88,18 @@ describe.skipIf(keystoreToolsMissing.length > 0)('PKCS#12 keystores', () => {
       [{ keystorePkcs12: store.base64 }, /^keystorePassword: does not open the keystore$/],
       [{ keystorePkcs12: stores.certificateOnly(PASSWORD), keystorePassword: PASSWORD }, /^keystorePkcs12: the keystore holds no private key$/],
       [{ keystorePkcs12: stores.twoKeys(PASSWORD), keystorePassword: PASSWORD }, /^keystorePkcs12: the keystore holds several private keys/],
-      [{ keystorePkcs12: store.base64, keystorePassword: PASSWORD, algorithm: 'RSA_2048' }, /^keystorePkcs12: the key is ECDSA P-256 but algorithm is RSA_2048$/],
+      [
+        { keystorePkcs12: store.base64, keystorePassword: PASSWORD, algorithm: 'RSA_2048' },
+        /^keystorePkcs12: the key is ECDSA P-256 but algorithm is RSA_2048$/,
+      ],
       [{ keystorePkcs12: 'bm90IGEga2V5c3RvcmU=', keystorePassword: PASSWORD }, /^keystorePkcs12: not a readable PKCS#12 keystore/],
       [{ keystorePkcs12: store.base64.slice(0, 400), keystorePassword: PASSWORD }, /^keystorePkcs12: not a readable PKCS#12 keystore/],
       [{ keystorePkcs12: '%%%', keystorePassword: PASSWORD }, /^keystorePkcs12: not a readable PKCS#12 keystore/],
       [{ keystorePassword: PASSWORD }, /^keystorePassword: only with keystorePkcs12$/],
-      [{ keystorePkcs12: store.base64, keystorePassword: PASSWORD, privateKeyPem: '-----BEGIN PRIVATE KEY-----' }, /^keystorePkcs12: send either privateKeyPem or keystorePkcs12/],
+      [
+        { keystorePkcs12: store.base64, keystorePassword: PASSWORD, privateKeyPem: '-----BEGIN PRIVATE KEY-----' },
+        /^keystorePkcs12: send either privateKeyPem or keystorePkcs12/,
+      ],
       [{ keystorePkcs12: store.base64, keystorePassword: PASSWORD, keyOrigin: 'managed' }, /^keyOrigin: an imported key/],
     ];
     for (const [body, message] of refusals) {
@@ -108,7 +115,8 @@ describe.skipIf(keystoreToolsMissing.length > 0)('PKCS#12 keystores', () => {
     const { app: logged, lines } = await h.loggedApp();
     try {
       const token = await h.createToken(['products:write', 'activity:read']);
-      const call = (method: string, url: string, body?: unknown) => h.request(method, `/o/acme/api${url}`, { app: logged, body, headers: { authorization: `Bearer ${token}` } });
+      const call = (method: string, url: string, body?: unknown) =>
+        h.request(method, `/o/acme/api${url}`, { app: logged, body, headers: { authorization: `Bearer ${token}` } });
       const store = stores.make('keytool', 'EC_P256', PASSWORD);
       const bodies = [
         await call('POST', '/products', { productKey: `p12-${++seq}`, name: 'Logged', keystorePkcs12: store.base64, keystorePassword: PASSWORD }),

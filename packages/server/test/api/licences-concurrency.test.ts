@@ -83,7 +83,9 @@ describe('Idempotency-Key on issue', () => {
 
   it('renews exactly once for parallel repeats of a renewal', async () => {
     const licence = await issueOk(h.admin, { productId: product.id, licensee: 'Race Renew Ltd' });
-    const responses = await parallel(5, () => h.admin('POST', `/licenses/${licence.lid}/renew`, { validityMonths: 1 }, { 'idempotency-key': `renew-race-${licence.lid}` }));
+    const responses = await parallel(5, () =>
+      h.admin('POST', `/licenses/${licence.lid}/renew`, { validityMonths: 1 }, { 'idempotency-key': `renew-race-${licence.lid}` }),
+    );
     expect(responses.map((r) => r.statusCode)).toEqual([200, 200, 200, 200, 200]);
     for (const r of responses) expect(r.data).toEqual(responses[0]!.data);
     expect((await h.admin('GET', `/licenses/${licence.lid}/versions`)).data).toHaveLength(1);
@@ -143,7 +145,9 @@ describe('concurrent writes', () => {
   });
 
   it('creates one customer when parallel issues name the same new email', async () => {
-    const responses = await parallel(5, (i) => h.admin('POST', '/licenses', { productId: product.id, customer: { name: `Same ${i}`, email: 'same@parallel.example' } }));
+    const responses = await parallel(5, (i) =>
+      h.admin('POST', '/licenses', { productId: product.id, customer: { name: `Same ${i}`, email: 'same@parallel.example' } }),
+    );
     expect(responses.map((r) => r.statusCode)).toEqual([201, 201, 201, 201, 201]);
     const ids = new Set(responses.map((r) => r.data.customerId));
     expect(ids.size).toBe(1);

@@ -196,8 +196,24 @@ describe('issue: the full licence', () => {
       params: { comment: 'hello', seats: 5 },
     });
     expect(Object.keys(licence.claims)).toEqual([
-      'v', 'lid', 'prd', 'org', 'typ', 'lic', 'iat', 'nbf', 'exp', 'grace', 'fp', 'fpn', 'mm',
-      'tier', 'seats', 'features', 'support', 'comment',
+      'v',
+      'lid',
+      'prd',
+      'org',
+      'typ',
+      'lic',
+      'iat',
+      'nbf',
+      'exp',
+      'grace',
+      'fp',
+      'fpn',
+      'mm',
+      'tier',
+      'seats',
+      'features',
+      'support',
+      'comment',
     ]);
     expect(licence.claims).toMatchObject({
       v: 4,
@@ -324,7 +340,13 @@ describe('issue: dates in a non-UTC organisation', () => {
   });
 
   it('clamps month ends in local time', async () => {
-    const licence = await issueOk(berlin.admin, { productId: product.id, licensee: 'Berlin GmbH', issueDate: '2026-01-31', validityMonths: 1, graceDays: 1000 });
+    const licence = await issueOk(berlin.admin, {
+      productId: product.id,
+      licensee: 'Berlin GmbH',
+      issueDate: '2026-01-31',
+      validityMonths: 1,
+      graceDays: 1000,
+    });
     expect(licence.expiresAt).toBe('2026-02-27T23:00:00.000Z');
   });
 
@@ -475,13 +497,24 @@ describe('issue: fingerprints and machines', () => {
     expect((await issueOk(h.admin, { productId: multi.id, licensee: 'Seats Ltd', maxMachines: 7 })).claims.mm).toBe(7);
     const oneFp = await issueOk(h.admin, { productId: multi.id, licensee: 'Seats Ltd', fingerprint: fingerprint('seats') });
     expect(oneFp.maxMachines).toBe(2);
-    const exact = await issueOk(h.admin, { productId: offline.id, licensee: 'Seats Ltd', fingerprints: [fingerprint('x1'), fingerprint('x2')], maxMachines: 2 });
+    const exact = await issueOk(h.admin, {
+      productId: offline.id,
+      licensee: 'Seats Ltd',
+      fingerprints: [fingerprint('x1'), fingerprint('x2')],
+      maxMachines: 2,
+    });
     expect(exact.maxMachines).toBe(2);
   });
 
   it('issues a HYBRID licence activated offline with its fingerprint bound at issue', async () => {
     const a = fingerprint('hybrid-offline');
-    const licence = await issueOk(h.admin, { productId: multi.id, licensee: 'Hybrid Offline Ltd', licenceType: 'HYBRID', activation: 'OFFLINE', fingerprint: a });
+    const licence = await issueOk(h.admin, {
+      productId: multi.id,
+      licensee: 'Hybrid Offline Ltd',
+      licenceType: 'HYBRID',
+      activation: 'OFFLINE',
+      fingerprint: a,
+    });
     expect(licence.claims).toMatchObject({ typ: 'HYBRID', act: 'OFFLINE', fp: a, fpn: 4, v: 3 });
     const machines = (await h.admin('GET', `/licenses/${licence.lid}/machines`)).data;
     expect(machines).toHaveLength(1);
@@ -583,7 +616,13 @@ describe('issue: customer resolution', () => {
     const late = await h.admin('POST', '/licenses', { productId: product.id, licensee: 'Far Future', issueDate: '9999-06-01', validityMonths: 12 });
     expect(late.statusCode).toBe(400);
     expect(late.data.error).toMatch(/^validityMonths/);
-    const grace = await h.admin('POST', '/licenses', { productId: product.id, licensee: 'Far Future', issueDate: '9999-06-01', validityMonths: 6, graceDays: 3650 });
+    const grace = await h.admin('POST', '/licenses', {
+      productId: product.id,
+      licensee: 'Far Future',
+      issueDate: '9999-06-01',
+      validityMonths: 6,
+      graceDays: 3650,
+    });
     expect(grace.statusCode).toBe(400);
     expect(grace.data.error).toMatch(/^graceDays/);
     const ok = await h.admin('POST', '/licenses', { productId: product.id, licensee: 'Far Future', issueDate: '9999-06-01', validityMonths: 6 });

@@ -101,7 +101,13 @@ describe('renew', () => {
   });
 
   it('renews an expired licence from today, ACTIVE at once', async () => {
-    const licence = await issueOk(h.admin, { productId: product.id, licensee: 'Lapsed Ltd', issueDate: addDays(todayUtc(), -40), validityMonths: 1, graceDays: 2 });
+    const licence = await issueOk(h.admin, {
+      productId: product.id,
+      licensee: 'Lapsed Ltd',
+      issueDate: addDays(todayUtc(), -40),
+      validityMonths: 1,
+      graceDays: 2,
+    });
     expect(licence.status).toBe('EXPIRED');
     const renewed = (await renew(licence.lid)).data;
     expect(renewed).toMatchObject({ status: 'ACTIVE', startsAt: null, expiresAt: startUtc(addMonths(todayUtc(), 12)), graceDays: 0 });
@@ -109,7 +115,13 @@ describe('renew', () => {
   });
 
   it('renews a licence in grace from today, not from its past expiry', async () => {
-    const licence = await issueOk(h.admin, { productId: product.id, licensee: 'Grace Ltd', issueDate: addDays(todayUtc(), -40), validityMonths: 1, graceDays: 30 });
+    const licence = await issueOk(h.admin, {
+      productId: product.id,
+      licensee: 'Grace Ltd',
+      issueDate: addDays(todayUtc(), -40),
+      validityMonths: 1,
+      graceDays: 30,
+    });
     expect(licence.status).toBe('GRACE');
     const renewed = (await renew(licence.lid, { validityMonths: 1 })).data;
     expect(renewed).toMatchObject({ status: 'ACTIVE', expiresAt: startUtc(addMonths(todayUtc(), 1)) });
@@ -163,7 +175,14 @@ describe('renew', () => {
     expect((await h.admin('PUT', `/products/${hybrid.id}`, { checkIntervalSeconds: 900, maxOfflineSeconds: 9000 })).statusCode).toBe(200);
     const renewed = (await renew(licence.lid)).data;
     expect(renewed.claims).toMatchObject({ v: 4, typ: 'HYBRID', act: 'OFFLINE', fp: [a, b], fpn: 3, mm: 4, chk: 900, max: 9000 });
-    expect(renewed).toMatchObject({ licenceType: 'HYBRID', activation: 'OFFLINE', maxMachines: 4, checkEverySeconds: 900, checkMaxSeconds: 9000, seatsUsed: 2 });
+    expect(renewed).toMatchObject({
+      licenceType: 'HYBRID',
+      activation: 'OFFLINE',
+      maxMachines: 4,
+      checkEverySeconds: 900,
+      checkMaxSeconds: 9000,
+      seatsUsed: 2,
+    });
     const machines = (await h.admin('GET', `/licenses/${licence.lid}/machines`)).data;
     expect(machines).toHaveLength(2);
   });

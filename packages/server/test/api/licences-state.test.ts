@@ -28,7 +28,13 @@ describe('revoke and reinstate', () => {
     const before = Date.now();
     const response = await post(licence.lid, 'revoke', { reason: 'chargeback' });
     expect(response.statusCode).toBe(200);
-    expect(response.data).toMatchObject({ lid: licence.lid, status: 'REVOKED', revoked: true, revokedReason: 'chargeback', licenseString: licence.licenseString });
+    expect(response.data).toMatchObject({
+      lid: licence.lid,
+      status: 'REVOKED',
+      revoked: true,
+      revokedReason: 'chargeback',
+      licenseString: licence.licenseString,
+    });
     expectNear(response.data.revokedAt, before);
     expect(await detail(licence.lid)).toEqual(response.data);
     const again = await post(licence.lid, 'revoke', { reason: 'twice' });

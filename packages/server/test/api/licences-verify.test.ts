@@ -34,7 +34,16 @@ describe('verify', () => {
         graceEndsAt: new Date(Date.parse(licence.expiresAt) + 10 * 86_400_000).toISOString(),
         status: 'ACTIVE',
       },
-      ledger: { known: true, lid: licence.lid, licensee: 'Verify Ltd', customerId: licence.customerId, status: 'ACTIVE', revoked: false, archived: false, superseded: false },
+      ledger: {
+        known: true,
+        lid: licence.lid,
+        licensee: 'Verify Ltd',
+        customerId: licence.customerId,
+        status: 'ACTIVE',
+        revoked: false,
+        archived: false,
+        superseded: false,
+      },
     });
     // Verify binds nothing and changes nothing.
     expect((await h.admin('GET', `/licenses/${licence.lid}/machines`)).data).toEqual([]);
@@ -58,7 +67,12 @@ describe('verify', () => {
   it('removes the spaces and line breaks an email client wraps a string in, and says so', async () => {
     const licence = await issueOk(h.admin, { productId: product.id, licensee: 'Wrapped Ltd' });
     const wrapped = `  ${licence.licenseString.match(/.{1,40}/g)!.join('\r\n')}\t\n`;
-    expect((await verify(wrapped)).data).toMatchObject({ valid: true, whitespaceRemoved: true, signature: 'VALID', ledger: { known: true, lid: licence.lid, superseded: false } });
+    expect((await verify(wrapped)).data).toMatchObject({
+      valid: true,
+      whitespaceRemoved: true,
+      signature: 'VALID',
+      ledger: { known: true, lid: licence.lid, superseded: false },
+    });
     expect((await verify(licence.licenseString.replace('.', ' .\v\f'))).data).toMatchObject({ valid: true, whitespaceRemoved: true });
     // Only ASCII whitespace: a no-break space is not something a signed string could have lost.
     expect((await verify(`${licence.licenseString}\u00a0`)).data).toMatchObject({ valid: false, reason: 'MALFORMED', whitespaceRemoved: false });
@@ -113,7 +127,13 @@ describe('verify', () => {
       signature: 'VALID',
       expiry: { expiresAt: lapsed.expiresAt, graceEndsAt: new Date(Date.parse(lapsed.expiresAt) + 3 * 86_400_000).toISOString(), status: 'EXPIRED' },
     });
-    const grace = await issueOk(h.admin, { productId: product.id, licensee: 'Grace Ltd', issueDate: addDays(todayUtc(), -40), validityMonths: 1, graceDays: 30 });
+    const grace = await issueOk(h.admin, {
+      productId: product.id,
+      licensee: 'Grace Ltd',
+      issueDate: addDays(todayUtc(), -40),
+      validityMonths: 1,
+      graceDays: 30,
+    });
     expect((await verify(grace.licenseString)).data).toMatchObject({ valid: true, reason: null, expiry: { status: 'GRACE' }, ledger: { status: 'GRACE' } });
   });
 
@@ -193,7 +213,14 @@ describe('verify', () => {
 
 describe('every algorithm, verified outside the service', () => {
   const algorithms = ['ED25519', 'RSA_2048', 'RSA_3072', 'RSA_4096', 'EC_P256', 'EC_P384'] as const;
-  const jdkName = { ED25519: 'Ed25519', RSA_2048: 'SHA256withRSA', RSA_3072: 'SHA256withRSA', RSA_4096: 'SHA256withRSA', EC_P256: 'SHA256withECDSA', EC_P384: 'SHA384withECDSA' };
+  const jdkName = {
+    ED25519: 'Ed25519',
+    RSA_2048: 'SHA256withRSA',
+    RSA_3072: 'SHA256withRSA',
+    RSA_4096: 'SHA256withRSA',
+    EC_P256: 'SHA256withECDSA',
+    EC_P384: 'SHA384withECDSA',
+  };
 
   it('signs current and superseded terms that node:crypto and a JDK accept', { timeout: 60_000 }, async () => {
     const products = await Promise.all(algorithms.map((algorithm) => createProduct(h.admin, { algorithm, allowedLicenceTypes: ['OFFLINE', 'HYBRID'] })));
@@ -226,7 +253,12 @@ describe('every algorithm, verified outside the service', () => {
     }
     const items = strings.map(({ algorithm, pem, text }) => {
       const [payloadPart, signaturePart] = text.split('.') as [string, string];
-      return { algorithm: jdkName[algorithm], publicKey: createPublicKey(pem), message: Buffer.from(payloadPart, 'ascii'), signature: Buffer.from(signaturePart, 'base64url') };
+      return {
+        algorithm: jdkName[algorithm],
+        publicKey: createPublicKey(pem),
+        message: Buffer.from(payloadPart, 'ascii'),
+        signature: Buffer.from(signaturePart, 'base64url'),
+      };
     });
     const tampered = { ...items[0]!, message: Buffer.from(`${strings[0]!.text.split('.')[0]}x`, 'ascii') };
     expect(await javaVerify([...items, tampered])).toEqual([...items.map(() => true), false]);
@@ -247,7 +279,11 @@ describe('reading licences', () => {
   it('lists licences in list form, archived ones included, filtered by product and customer', async () => {
     const listProduct = await createProduct(h.admin);
     const alice = await issueOk(h.admin, { productId: listProduct.id, customer: { name: 'Alice', email: 'alice@list.example' } });
-    const bob = await issueOk(h.admin, { productId: listProduct.id, customer: { name: 'Bob', email: 'bob@list.example' }, issueDate: addDays(todayUtc(), -400) });
+    const bob = await issueOk(h.admin, {
+      productId: listProduct.id,
+      customer: { name: 'Bob', email: 'bob@list.example' },
+      issueDate: addDays(todayUtc(), -400),
+    });
     const aliceElsewhere = await issueOk(h.admin, { productId: product.id, customerId: alice.customerId });
     await h.admin('POST', `/licenses/${bob.lid}/archive`);
 

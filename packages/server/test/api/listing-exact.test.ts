@@ -47,7 +47,12 @@ async function counts() {
   expect(metrics.plan.used).toBe(byStatus.ACTIVE + byStatus.GRACE);
   for (const status of STATUSES) {
     const found = (await listAll(`status=${status}`, 500)).map((l) => l.lid).sort();
-    expect(found, status).toEqual(listed.filter((l) => l.status === status).map((l) => l.lid).sort());
+    expect(found, status).toEqual(
+      listed
+        .filter((l) => l.status === status)
+        .map((l) => l.lid)
+        .sort(),
+    );
   }
   for (const id of [productId, otherId]) {
     expect((await get(`/licenses/page?productId=${id}&limit=1`)).total).toBe(listed.filter((l) => l.productId === id).length);
@@ -57,10 +62,11 @@ async function counts() {
   for (const [sort, key] of Object.entries(keys)) {
     for (const asc of [true, false]) {
       const direction = asc ? 1 : -1;
-      const expected = [...listed]
-        .sort((a, b) => direction * (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : a.lid < b.lid ? -1 : 1))
-        .map((l) => l.lid);
-      expect((await listAll(`sort=${sort}&asc=${asc}`, 25)).map((l) => l.lid), `${sort} ${asc}`).toEqual(expected);
+      const expected = [...listed].sort((a, b) => direction * (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : a.lid < b.lid ? -1 : 1)).map((l) => l.lid);
+      expect(
+        (await listAll(`sort=${sort}&asc=${asc}`, 25)).map((l) => l.lid),
+        `${sort} ${asc}`,
+      ).toEqual(expected);
       const middle = Math.floor(expected.length / 2);
       const paged = await get(`/licenses/page?sort=${sort}&asc=${asc}&limit=10&offset=${middle}`);
       expect(paged.items.map((l: Listed) => l.lid)).toEqual(expected.slice(middle, middle + 10));
@@ -186,7 +192,11 @@ describe('search stays exact', () => {
       everything.push(...page.items);
       cursor = page.nextCursor;
     }
-    const expected = (phrase: string) => everything.filter((l) => l.licensee.toLowerCase().includes(phrase)).map((l) => l.lid).sort();
+    const expected = (phrase: string) =>
+      everything
+        .filter((l) => l.licensee.toLowerCase().includes(phrase))
+        .map((l) => l.lid)
+        .sort();
     // `searcher 1`: common trigrams, a rare one (`r 1`), eleven matches; `searcher`: in most licences;
     // `er`: too short for any index.
     for (const phrase of ['searcher 1', 'searcher', 'er']) {

@@ -23,7 +23,11 @@ async function licence(name: string, set: Record<string, unknown> = {}, extra: R
   // A licence's stamp, and the copy of `archived` its sort walks, live in licence_stamps.
   const stamp = { last_checked_at, archived: columns.archived };
   if (Object.values(stamp).some((v) => v !== undefined)) {
-    await h.database.db.updateTable('licence_stamps').set(stamp as never).where('lid', '=', response.data.lid).execute();
+    await h.database.db
+      .updateTable('licence_stamps')
+      .set(stamp as never)
+      .where('lid', '=', response.data.lid)
+      .execute();
   }
   return response.data.lid as string;
 }
@@ -37,7 +41,13 @@ const recount = () => h.database.db.deleteFrom('licence_tally_clocks').execute()
 const page = async (query: string) => {
   const response = await h.admin('GET', `/licenses/page?${query}`);
   expect(response.statusCode, response.body).toBe(200);
-  return response.data as { items: Array<{ lid: string; licensee: string; status: string }>; total: number; limit: number; offset: number | null; nextCursor: string | null };
+  return response.data as {
+    items: Array<{ lid: string; licensee: string; status: string }>;
+    total: number;
+    limit: number;
+    offset: number | null;
+    nextCursor: string | null;
+  };
 };
 const names = (items: Array<{ licensee: string }>) => items.map((i) => i.licensee);
 
@@ -60,7 +70,11 @@ beforeAll(async () => {
   await licence('Filed', { ...expiring(-30 * DAY), issued_at: t0 - 11 * DAY, revoked: 1, archived: 1, archived_at: t0 });
   const zeta = await h.admin('POST', '/licenses', { productId: otherProductId, licensee: 'Odd, "Quoted" Co', notes: '100% sure_thing' });
   lids.Zeta = zeta.data.lid;
-  await h.database.db.updateTable('licences').set({ issued_at: t0 - 12 * DAY }).where('lid', '=', zeta.data.lid).execute();
+  await h.database.db
+    .updateTable('licences')
+    .set({ issued_at: t0 - 12 * DAY })
+    .where('lid', '=', zeta.data.lid)
+    .execute();
 });
 afterAll(() => h?.close());
 
@@ -111,7 +125,7 @@ describe('page listing', () => {
     expect((await h.admin('GET', '/licenses/page?status=ACTIVE&status=LOST')).data.error).toMatch(/status/);
   });
 
-  it("filters by product and by customer", async () => {
+  it('filters by product and by customer', async () => {
     expect(names((await page(`productId=${otherProductId}`)).items)).toEqual(['Odd, "Quoted" Co']);
     expect((await page(`productId=${productId}`)).total).toBe(10);
     const customerId = (await h.admin('GET', `/licenses/${lids.Quarter}`)).data.customerId;
@@ -160,7 +174,13 @@ describe('page listing', () => {
     const cursor = (await page('limit=2')).nextCursor;
     expect(cursor).toEqual(expect.any(String));
     expect((await page('limit=500')).nextCursor).toBeNull();
-    for (const query of [`cursor=${cursor}&offset=0`, `cursor=${cursor}&sort=licensee`, `cursor=${cursor}&status=ACTIVE`, `cursor=${cursor}&asc=true`, 'cursor=nonsense']) {
+    for (const query of [
+      `cursor=${cursor}&offset=0`,
+      `cursor=${cursor}&sort=licensee`,
+      `cursor=${cursor}&status=ACTIVE`,
+      `cursor=${cursor}&asc=true`,
+      'cursor=nonsense',
+    ]) {
       const response = await h.admin('GET', `/licenses/page?limit=2&${query}`);
       expect(response.statusCode, query).toBe(400);
       expect(response.data.error).toMatch(/^cursor/);
@@ -241,8 +261,23 @@ describe('CSV export', () => {
     expect(lines).toHaveLength(12);
     const forever = lines.find((l) => l.includes(',Forever,'))!.split(',');
     expect(forever).toEqual([
-      lids.Forever, 'Forever', 'forever@example.com', 'listing', 'Listing App', 'OFFLINE', 'ACTIVE',
-      expect.stringMatching(/Z$/), '', '', '0', '1', '0', 'false', 'false', expect.stringMatching(/Z$/), '',
+      lids.Forever,
+      'Forever',
+      'forever@example.com',
+      'listing',
+      'Listing App',
+      'OFFLINE',
+      'ACTIVE',
+      expect.stringMatching(/Z$/),
+      '',
+      '',
+      '0',
+      '1',
+      '0',
+      'false',
+      'false',
+      expect.stringMatching(/Z$/),
+      '',
     ]);
     expect(lines.find((l) => l.startsWith(lids.Zeta!))).toContain(',"Odd, ""Quoted"" Co",');
     expect(lines.find((l) => l.includes(',Lapsed,'))!.endsWith(`,"'=HYPERLINK(""x"")"`)).toBe(true);
@@ -259,14 +294,22 @@ describe('CSV export', () => {
 
   it('applies the same filters, sort and validation as the page listing', async () => {
     const response = await h.admin('GET', '/licenses/export.csv?status=GRACE,EXPIRED&sort=expiresAt&asc=true');
-    expect(parse(response.body).slice(1).map((l) => l.split(',')[1])).toEqual(['Lapsed', 'Graceful']);
+    expect(
+      parse(response.body)
+        .slice(1)
+        .map((l) => l.split(',')[1]),
+    ).toEqual(['Lapsed', 'Graceful']);
     expect((await h.admin('GET', '/licenses/export.csv?window=never')).statusCode).toBe(400);
   });
 
   it("takes the page listing's whole query, ignoring limit and offset", async () => {
     const response = await h.admin('GET', `/licenses/export.csv?limit=1&offset=1&status=GRACE&status=EXPIRED&productId=${productId}`);
     expect(response.statusCode).toBe(200);
-    expect(parse(response.body).slice(1).map((l) => l.split(',')[1])).toEqual(['Lapsed', 'Graceful']);
+    expect(
+      parse(response.body)
+        .slice(1)
+        .map((l) => l.split(',')[1]),
+    ).toEqual(['Lapsed', 'Graceful']);
   });
 
   it('refuses above 25,000 rows with 400 naming the count, rather than truncating', async () => {
@@ -274,9 +317,15 @@ describe('CSV export', () => {
     const { id: _id, ...columns } = template;
     const rows = Array.from({ length: 25_000 }, () => ({ ...columns, lid: randomUUID(), archived: 1 }));
     // 500 rows a statement stays within SQLite's limit of 32,766 bound values.
-    for (let i = 0; i < rows.length; i += 500) await h.database.db.insertInto('licences').values(rows.slice(i, i + 500)).execute();
+    for (let i = 0; i < rows.length; i += 500)
+      await h.database.db
+        .insertInto('licences')
+        .values(rows.slice(i, i + 500))
+        .execute();
     // Every licence has its row of licence_stamps, as issuing writes it.
-    await sql`insert into licence_stamps (licence_id, org_id, archived, lid) select id, org_id, archived, lid from licences where id not in (select licence_id from licence_stamps)`.execute(h.database.db);
+    await sql`insert into licence_stamps (licence_id, org_id, archived, lid) select id, org_id, archived, lid from licences where id not in (select licence_id from licence_stamps)`.execute(
+      h.database.db,
+    );
     await recount();
     const refused = await h.admin('GET', '/licenses/export.csv?window=archived');
     expect(refused.statusCode).toBe(400);
@@ -285,7 +334,13 @@ describe('CSV export', () => {
     expect(allowed.statusCode).toBe(200);
     expect(parse(allowed.body)).toHaveLength(25_001);
     // Batches of 1,000 neither skip nor repeat a row.
-    expect(new Set(parse(allowed.body).slice(1).map((l) => l.split(',')[0])).size).toBe(25_000);
+    expect(
+      new Set(
+        parse(allowed.body)
+          .slice(1)
+          .map((l) => l.split(',')[0]),
+      ).size,
+    ).toBe(25_000);
     await h.database.db.deleteFrom('licences').where('archived', '=', 1).where('licensee', '=', 'Soon').execute();
     await recount();
   });
@@ -310,9 +365,19 @@ describe('dashboard', () => {
     await h.admin('PUT', '/settings', { timezone: 'Europe/Berlin' });
     const yesterday = new Date(Date.now() - DAY).toISOString().slice(0, 10);
     const lateEvening = Date.parse(`${yesterday}T23:30:00Z`);
-    await h.database.db.updateTable('licences').set({ issued_at: t0 - 40 * DAY }).execute();
+    await h.database.db
+      .updateTable('licences')
+      .set({ issued_at: t0 - 40 * DAY })
+      .execute();
     await h.database.db.updateTable('licences').set({ issued_at: lateEvening }).where('lid', '=', lids.Soon!).execute();
-    await h.database.db.insertInto('check_counts').values({ org_id: (await h.database.db.selectFrom('organisations').select('id').where('slug', '=', 'acme').executeTakeFirstOrThrow()).id, bucket: lateEvening, count: 7 }).execute();
+    await h.database.db
+      .insertInto('check_counts')
+      .values({
+        org_id: (await h.database.db.selectFrom('organisations').select('id').where('slug', '=', 'acme').executeTakeFirstOrThrow()).id,
+        bucket: lateEvening,
+        count: 7,
+      })
+      .execute();
     const { series } = (await h.admin('GET', '/dashboard/metrics')).data;
     const berlinDay = new Date(lateEvening + 3600_000).toISOString().slice(0, 10);
     const issued = Object.fromEntries(series.issued.map((d: { date: string; count: number }) => [d.date, d.count]));
@@ -322,7 +387,9 @@ describe('dashboard', () => {
     const checks = Object.fromEntries(series.checks.map((d: { date: string; count: number }) => [d.date, d.count]));
     expect(checks[berlinDay]).toBe(7);
     await h.admin('PUT', '/settings', { timezone: 'UTC' });
-    const utc = Object.fromEntries((await h.admin('GET', '/dashboard/metrics')).data.series.issued.map((d: { date: string; count: number }) => [d.date, d.count]));
+    const utc = Object.fromEntries(
+      (await h.admin('GET', '/dashboard/metrics')).data.series.issued.map((d: { date: string; count: number }) => [d.date, d.count]),
+    );
     expect(utc[yesterday]).toBe(1);
   });
 

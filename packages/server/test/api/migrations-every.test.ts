@@ -23,7 +23,9 @@ const ids: Record<string, number> = {};
 
 async function insert(table: string, row: Record<string, unknown>, name?: string): Promise<void> {
   const db = database.db as unknown as import('kysely').Kysely<any>;
-  const hasId = !['sessions', 'api_tokens', 'check_counts', 'platform_sessions', 'portal_sessions', 'webauthn_challenges', 'licence_lease_peaks'].includes(table);
+  const hasId = !['sessions', 'api_tokens', 'check_counts', 'platform_sessions', 'portal_sessions', 'webauthn_challenges', 'licence_lease_peaks'].includes(
+    table,
+  );
   const query = db.insertInto(table).values(row);
   const id = hasId ? Number((await query.returning('id').executeTakeFirstOrThrow()).id) : await query.execute().then(() => undefined);
   if (name && id !== undefined) ids[name] = id;
@@ -35,24 +37,117 @@ const STEPS: Record<string, { rows?: () => Promise<void>; check?: () => Promise<
   '0001_foundation': {},
   '0002_products': {
     async rows() {
-      await insert('organisations', { slug: 'old', name: 'Old Org', plan_limit: 100, timezone: 'Europe/Paris', settings_updated_at: NOW, settings_updated_by: 'admin', created_at: NOW - 400 * DAY }, 'org');
-      await insert('users', { org_id: ids.org, username: 'admin', display_name: 'Admin', email: 'a@old.example', role: 'ORG_ADMIN', active: 1, password_hash: await hashPassword(PASSWORD), created_at: NOW, created_by: 'cli', last_login_at: NOW }, 'user');
+      await insert(
+        'organisations',
+        {
+          slug: 'old',
+          name: 'Old Org',
+          plan_limit: 100,
+          timezone: 'Europe/Paris',
+          settings_updated_at: NOW,
+          settings_updated_by: 'admin',
+          created_at: NOW - 400 * DAY,
+        },
+        'org',
+      );
+      await insert(
+        'users',
+        {
+          org_id: ids.org,
+          username: 'admin',
+          display_name: 'Admin',
+          email: 'a@old.example',
+          role: 'ORG_ADMIN',
+          active: 1,
+          password_hash: await hashPassword(PASSWORD),
+          created_at: NOW,
+          created_by: 'cli',
+          last_login_at: NOW,
+        },
+        'user',
+      );
       await insert('sessions', { id: 'f'.repeat(64), org_id: ids.org, user_id: ids.user, created_at: NOW, last_seen_at: NOW, expires_at: NOW + DAY });
-      await insert('api_tokens', { id: 'tok1', org_id: ids.org, name: 'ci', scopes: 'licenses:read', secret_hash: 'e'.repeat(64), created_at: NOW, created_by: 'admin', expires_at: null, last_used_at: null, revoked_at: null });
+      await insert('api_tokens', {
+        id: 'tok1',
+        org_id: ids.org,
+        name: 'ci',
+        scopes: 'licenses:read',
+        secret_hash: 'e'.repeat(64),
+        created_at: NOW,
+        created_by: 'admin',
+        expires_at: null,
+        last_used_at: null,
+        revoked_at: null,
+      });
       await insert('login_failures', { org_id: ids.org, username: 'admin', address: '10.0.0.1', at: NOW });
-      await insert('audit_entries', { org_id: ids.org, at: NOW, actor: 'admin', action: 'member.created', subject_type: 'user', subject_id: String(ids.user), lid: null, summary: 'Created admin', details: '{}' });
+      await insert('audit_entries', {
+        org_id: ids.org,
+        at: NOW,
+        actor: 'admin',
+        action: 'member.created',
+        subject_type: 'user',
+        subject_id: String(ids.user),
+        lid: null,
+        summary: 'Created admin',
+        details: '{}',
+      });
     },
   },
   '0003_licences': {
     async rows() {
-      await insert('products', {
-        org_id: ids.org, product_key: 'old', name: 'Old Product', description: 'from before', active: 1, algorithm: 'ED25519', key_origin: 'managed',
-        certificate_type: 'NONE', licence_type: 'ONLINE', allowed_licence_types: 'OFFLINE,ONLINE', check_id: 'oldcheckid0000000', check_token_hash: null,
-        check_rotated_at: null, licence_fetch_enabled: 1, check_interval_seconds: 86_400, max_offline_seconds: 604_800, fingerprint_need: 3,
-        max_machines: 2, default_validity_months: 12, default_grace_days: 5, params: '[]', created_at: NOW, created_by: 'admin', updated_at: NOW, version: 3,
-      }, 'product');
-      await insert('product_keys', { org_id: ids.org, product_id: ids.product, algorithm: 'ED25519', public_key_pem: 'pem', sealed_private_key: 'sealed', key_fingerprint: 'fp', certificate_pem: null, certificate_subject: null, certificate_expires_at: null, created_at: NOW, retired_at: null }, 'key');
-      await insert('customers', { org_id: ids.org, name: 'Ada Ltd', email: 'Ops@Ada.example', email_lower: 'ops@ada.example', notes: null, created_at: NOW, created_by: 'admin' }, 'customer');
+      await insert(
+        'products',
+        {
+          org_id: ids.org,
+          product_key: 'old',
+          name: 'Old Product',
+          description: 'from before',
+          active: 1,
+          algorithm: 'ED25519',
+          key_origin: 'managed',
+          certificate_type: 'NONE',
+          licence_type: 'ONLINE',
+          allowed_licence_types: 'OFFLINE,ONLINE',
+          check_id: 'oldcheckid0000000',
+          check_token_hash: null,
+          check_rotated_at: null,
+          licence_fetch_enabled: 1,
+          check_interval_seconds: 86_400,
+          max_offline_seconds: 604_800,
+          fingerprint_need: 3,
+          max_machines: 2,
+          default_validity_months: 12,
+          default_grace_days: 5,
+          params: '[]',
+          created_at: NOW,
+          created_by: 'admin',
+          updated_at: NOW,
+          version: 3,
+        },
+        'product',
+      );
+      await insert(
+        'product_keys',
+        {
+          org_id: ids.org,
+          product_id: ids.product,
+          algorithm: 'ED25519',
+          public_key_pem: 'pem',
+          sealed_private_key: 'sealed',
+          key_fingerprint: 'fp',
+          certificate_pem: null,
+          certificate_subject: null,
+          certificate_expires_at: null,
+          created_at: NOW,
+          retired_at: null,
+        },
+        'key',
+      );
+      await insert(
+        'customers',
+        { org_id: ids.org, name: 'Ada Ltd', email: 'Ops@Ada.example', email_lower: 'ops@ada.example', notes: null, created_at: NOW, created_by: 'admin' },
+        'customer',
+      );
     },
   },
   '0004_console_amendments': {
@@ -66,22 +161,72 @@ const STEPS: Record<string, { rows?: () => Promise<void>; check?: () => Promise<
         { expires: NOW + 30 * DAY, grace: 0, revoked: 0, archived: 1 },
       ];
       for (const [i, term] of terms.entries()) {
-        await insert('licences', {
-          org_id: ids.org, lid: `LIC-OLD-${i}`, product_id: ids.product, customer_id: ids.customer, licensee: `Zeta Licensee ${i}`, licensee_email: null,
-          licence_type: 'ONLINE', activation: null, issued_at: NOW - 400 * DAY + i, starts_at: null, expires_at: term.expires, grace_days: term.grace,
-          grace_ends_at: term.expires + term.grace * DAY, max_machines: 2, check_every_seconds: 86_400, check_max_seconds: 604_800, params: '{}',
-          licence_string: 'x', key_id: ids.key, term_version: 1, revoked: term.revoked, revoked_at: term.revoked ? NOW : null, revoked_reason: null,
-          archived: term.archived, archived_at: term.archived ? NOW : null, issued_by: 'admin', last_checked_at: NOW - i, renewed_at: null, rebind_count: 0,
-          notes: null, search_text: `zeta licensee ${i} lic-old-${i}`,
-        }, `licence${i}`);
+        await insert(
+          'licences',
+          {
+            org_id: ids.org,
+            lid: `LIC-OLD-${i}`,
+            product_id: ids.product,
+            customer_id: ids.customer,
+            licensee: `Zeta Licensee ${i}`,
+            licensee_email: null,
+            licence_type: 'ONLINE',
+            activation: null,
+            issued_at: NOW - 400 * DAY + i,
+            starts_at: null,
+            expires_at: term.expires,
+            grace_days: term.grace,
+            grace_ends_at: term.expires + term.grace * DAY,
+            max_machines: 2,
+            check_every_seconds: 86_400,
+            check_max_seconds: 604_800,
+            params: '{}',
+            licence_string: 'x',
+            key_id: ids.key,
+            term_version: 1,
+            revoked: term.revoked,
+            revoked_at: term.revoked ? NOW : null,
+            revoked_reason: null,
+            archived: term.archived,
+            archived_at: term.archived ? NOW : null,
+            issued_by: 'admin',
+            last_checked_at: NOW - i,
+            renewed_at: null,
+            rebind_count: 0,
+            notes: null,
+            search_text: `zeta licensee ${i} lic-old-${i}`,
+          },
+          `licence${i}`,
+        );
       }
-      await insert('licence_versions', { org_id: ids.org, licence_id: ids.licence0, version_no: 1, issued_at: NOW - 800 * DAY, starts_at: null, expires_at: NOW - 400 * DAY, grace_days: 0, issued_by: 'admin', revoked_reason: null, licence_string: 'y', key_id: ids.key, superseded_at: NOW - 400 * DAY });
-      await insert('machine_bindings', { org_id: ids.org, licence_id: ids.licence0, fingerprint: 'fp-1', parts: '{}', bound_at: NOW, released_at: null, released_by: null, at_issue: 0 }, 'binding');
+      await insert('licence_versions', {
+        org_id: ids.org,
+        licence_id: ids.licence0,
+        version_no: 1,
+        issued_at: NOW - 800 * DAY,
+        starts_at: null,
+        expires_at: NOW - 400 * DAY,
+        grace_days: 0,
+        issued_by: 'admin',
+        revoked_reason: null,
+        licence_string: 'y',
+        key_id: ids.key,
+        superseded_at: NOW - 400 * DAY,
+      });
+      await insert(
+        'machine_bindings',
+        { org_id: ids.org, licence_id: ids.licence0, fingerprint: 'fp-1', parts: '{}', bound_at: NOW, released_at: null, released_by: null, at_issue: 0 },
+        'binding',
+      );
       await insert('idempotency_keys', { org_id: ids.org, key: 'k1', request_hash: 'h', status_code: 201, body: '{}', created_at: NOW });
       await insert('check_counts', { org_id: ids.org, bucket: Math.floor(NOW / 900_000), count: 7 });
     },
     async check() {
-      const binding = await database.db.selectFrom('machine_bindings').select(['label', 'last_seen_at']).where('id', '=', ids.binding!).executeTakeFirstOrThrow();
+      const binding = await database.db
+        .selectFrom('machine_bindings')
+        .select(['label', 'last_seen_at'])
+        .where('id', '=', ids.binding!)
+        .executeTakeFirstOrThrow();
       expect(binding).toEqual({ label: null, last_seen_at: null });
     },
   },
@@ -92,7 +237,11 @@ const STEPS: Record<string, { rows?: () => Promise<void>; check?: () => Promise<
   },
   '0006_seat_self_service': {
     async rows() {
-      await insert('platform_accounts', { username: 'ops', display_name: 'Ops', role: 'PLATFORM_ADMIN', active: 1, password_hash: 'hash', created_at: NOW, last_login_at: null }, 'account');
+      await insert(
+        'platform_accounts',
+        { username: 'ops', display_name: 'Ops', role: 'PLATFORM_ADMIN', active: 1, password_hash: 'hash', created_at: NOW, last_login_at: null },
+        'account',
+      );
       await insert('platform_sessions', { id: 'a'.repeat(64), account_id: ids.account, created_at: NOW, last_seen_at: NOW, expires_at: NOW + DAY });
       await insert('platform_login_failures', { username: 'ops', address: '10.0.0.2', at: NOW });
       await insert('platform_audit', { at: NOW, actor: 'ops', action: 'organisation.suspended', organisation: 'old', details: null });
@@ -104,14 +253,53 @@ const STEPS: Record<string, { rows?: () => Promise<void>; check?: () => Promise<
   },
   '0007_passkeys': {
     async rows() {
-      await insert('portal_links', { org_id: ids.org, customer_id: ids.customer, code_hash: 'c'.repeat(64), created_at: NOW, created_by: 'admin', expires_at: NOW + DAY, used_at: NOW, revoked_at: null }, 'link');
-      await insert('portal_sessions', { id: 'b'.repeat(64), org_id: ids.org, customer_id: ids.customer, link_id: ids.link, created_at: NOW, expires_at: NOW + DAY });
+      await insert(
+        'portal_links',
+        {
+          org_id: ids.org,
+          customer_id: ids.customer,
+          code_hash: 'c'.repeat(64),
+          created_at: NOW,
+          created_by: 'admin',
+          expires_at: NOW + DAY,
+          used_at: NOW,
+          revoked_at: null,
+        },
+        'link',
+      );
+      await insert('portal_sessions', {
+        id: 'b'.repeat(64),
+        org_id: ids.org,
+        customer_id: ids.customer,
+        link_id: ids.link,
+        created_at: NOW,
+        expires_at: NOW + DAY,
+      });
     },
   },
   '0008_token_keys': {
     async rows() {
-      await insert('passkeys', { org_id: ids.org, user_id: ids.user, credential_id: 'cred-1', public_key: 'pk', counter: 4, transports: '["usb"]', name: 'Key', created_at: NOW, last_used_at: null });
-      await insert('platform_passkeys', { account_id: ids.account, credential_id: 'cred-2', public_key: 'pk', counter: 0, transports: '[]', name: 'Key', created_at: NOW, last_used_at: NOW });
+      await insert('passkeys', {
+        org_id: ids.org,
+        user_id: ids.user,
+        credential_id: 'cred-1',
+        public_key: 'pk',
+        counter: 4,
+        transports: '["usb"]',
+        name: 'Key',
+        created_at: NOW,
+        last_used_at: null,
+      });
+      await insert('platform_passkeys', {
+        account_id: ids.account,
+        credential_id: 'cred-2',
+        public_key: 'pk',
+        counter: 0,
+        transports: '[]',
+        name: 'Key',
+        created_at: NOW,
+        last_used_at: NOW,
+      });
       await insert('webauthn_challenges', { challenge: 'ch', realm: 'platform', purpose: 'login', subject: null, expires_at: NOW + 60_000 });
     },
     async check() {
@@ -126,7 +314,15 @@ const STEPS: Record<string, { rows?: () => Promise<void>; check?: () => Promise<
       const ranks = await database.db.selectFrom('licences').select('status_rank').orderBy('lid').execute();
       expect(ranks.map((r) => r.status_rank)).toEqual([1, 2, 3, 4, 1]);
       const tallies = await database.db.selectFrom('licence_tallies').select(['archived', 'status', 'n']).where('n', '>', 0).execute();
-      expect(tallies.map((t) => [t.archived, t.status, Number(t.n)]).sort()).toEqual([[0, 'ACTIVE', 1], [0, 'EXPIRED', 1], [0, 'GRACE', 1], [0, 'REVOKED', 1], [1, 'ACTIVE', 1]].sort());
+      expect(tallies.map((t) => [t.archived, t.status, Number(t.n)]).sort()).toEqual(
+        [
+          [0, 'ACTIVE', 1],
+          [0, 'EXPIRED', 1],
+          [0, 'GRACE', 1],
+          [0, 'REVOKED', 1],
+          [1, 'ACTIVE', 1],
+        ].sort(),
+      );
     },
   },
   '0010_licence_search': {},
@@ -134,7 +330,8 @@ const STEPS: Record<string, { rows?: () => Promise<void>; check?: () => Promise<
   '0012_floating_licences': {
     async check() {
       // Products and licences made before floating licences stay node-locked (DESIGN.md 13), their bindings leases of no end.
-      const seatModels = async (table: 'products' | 'licences') => (await database.db.selectFrom(table).select('seat_model').execute()).map((r) => r.seat_model);
+      const seatModels = async (table: 'products' | 'licences') =>
+        (await database.db.selectFrom(table).select('seat_model').execute()).map((r) => r.seat_model);
       expect(new Set([...(await seatModels('products')), ...(await seatModels('licences'))])).toEqual(new Set(['NODE_LOCKED']));
       const binding = await database.db.selectFrom('machine_bindings').select(['lease_ends_at', 'borrowed_until']).executeTakeFirstOrThrow();
       expect(binding).toEqual({ lease_ends_at: null, borrowed_until: null });
@@ -175,21 +372,39 @@ const STEPS: Record<string, { rows?: () => Promise<void>; check?: () => Promise<
     async rows() {
       // lastCheckedAt leaves the licence row for licence_stamps, with copies of what its sort walks.
       const licences = written.get('licences')!;
-      stampsBefore = licences.map((row) => ({ licence_id: row.id, org_id: row.org_id, archived: row.archived, lid: row.lid, last_checked_at: row.last_checked_at }));
+      stampsBefore = licences.map((row) => ({
+        licence_id: row.id,
+        org_id: row.org_id,
+        archived: row.archived,
+        lid: row.lid,
+        last_checked_at: row.last_checked_at,
+      }));
       for (const row of licences) delete row.last_checked_at;
     },
     async check() {
       const db = database.db as unknown as import('kysely').Kysely<any>;
       const stamps = await db.selectFrom('licence_stamps').selectAll().orderBy('licence_id').execute();
-      expect(stamps.map((row) => ({ ...row, licence_id: Number(row.licence_id), org_id: Number(row.org_id), last_checked_at: row.last_checked_at === null ? null : Number(row.last_checked_at) }))).toEqual(stampsBefore);
+      expect(
+        stamps.map((row) => ({
+          ...row,
+          licence_id: Number(row.licence_id),
+          org_id: Number(row.org_id),
+          last_checked_at: row.last_checked_at === null ? null : Number(row.last_checked_at),
+        })),
+      ).toEqual(stampsBefore);
       expect(stamps.some((row) => row.archived === 1)).toBe(true);
     },
   },
   '0017_trials': {
     async check() {
       // Trials stay off for products made before them (DESIGN.md 18); no licence becomes one.
-      const products = await database.db.selectFrom('products').select(['trial_days', 'trial_params', 'trial_daily_limit', 'trial_address_daily_limit']).execute();
-      expect(products.map((p) => ({ ...p, trial_days: Number(p.trial_days) }))).toEqual(products.map(() => ({ trial_days: 0, trial_params: '{}', trial_daily_limit: null, trial_address_daily_limit: 20 })));
+      const products = await database.db
+        .selectFrom('products')
+        .select(['trial_days', 'trial_params', 'trial_daily_limit', 'trial_address_daily_limit'])
+        .execute();
+      expect(products.map((p) => ({ ...p, trial_days: Number(p.trial_days) }))).toEqual(
+        products.map(() => ({ trial_days: 0, trial_params: '{}', trial_daily_limit: null, trial_address_daily_limit: 20 })),
+      );
       const licences = await database.db.selectFrom('licences').select(['trial', 'trial_started_at', 'converted_from_trial']).execute();
       expect(new Set(licences.map((l) => JSON.stringify([Number(l.trial), l.trial_started_at, l.converted_from_trial])))).toEqual(new Set(['[0,null,null]']));
     },
@@ -205,8 +420,12 @@ const STEPS: Record<string, { rows?: () => Promise<void>; check?: () => Promise<
     async check() {
       // Members are linked to no identity provider, and every session was opened by a password.
       const db = database.db as unknown as import('kysely').Kysely<any>;
-      expect(await db.selectFrom('users').select(['sso_sub', 'sso_linked_at', 'sso_signed_in_at']).execute()).toEqual([{ sso_sub: null, sso_linked_at: null, sso_signed_in_at: null }]);
-      expect(await db.selectFrom('sessions').select(['method', 'sso_at', 'hard_end']).execute()).toEqual([{ method: 'password', sso_at: null, hard_end: null }]);
+      expect(await db.selectFrom('users').select(['sso_sub', 'sso_linked_at', 'sso_signed_in_at']).execute()).toEqual([
+        { sso_sub: null, sso_linked_at: null, sso_signed_in_at: null },
+      ]);
+      expect(await db.selectFrom('sessions').select(['method', 'sso_at', 'hard_end']).execute()).toEqual([
+        { method: 'password', sso_at: null, hard_end: null },
+      ]);
       expect(await db.selectFrom('sso_configs').selectAll().execute()).toEqual([]);
     },
   },
@@ -235,7 +454,9 @@ it('runs every migration over the rows of the schema before it, leaving each row
     for (const [table, rows] of written) {
       const columns = Object.keys(rows[0]!);
       const stored = await (database.db as unknown as import('kysely').Kysely<any>).selectFrom(table).select(columns).execute();
-      expect(stored.map((row) => JSON.stringify(row)).sort(), `${table} after ${name}`).toEqual(rows.map((row) => JSON.stringify(Object.fromEntries(columns.map((c) => [c, row[c]])))).sort());
+      expect(stored.map((row) => JSON.stringify(row)).sort(), `${table} after ${name}`).toEqual(
+        rows.map((row) => JSON.stringify(Object.fromEntries(columns.map((c) => [c, row[c]])))).sort(),
+      );
     }
     await step.check?.();
   }
@@ -250,8 +471,18 @@ it('serves the upgraded database: the old member signs in, and the old licences 
     const cookie = `svc_session=${login.cookies.find((c) => c.name === 'svc_session')!.value}`;
     const get = async (url: string) => JSON.parse((await app.inject({ method: 'GET', url: `/o/old/api${url}`, headers: { cookie } })).body);
     expect((await get('/licenses/page?q=licensee%203')).items.map((l: { lid: string }) => l.lid)).toEqual(['LIC-OLD-3']);
-    expect((await get('/licenses/page?sort=status&asc=true')).items.map((l: { lid: string }) => l.lid)).toEqual(['LIC-OLD-0', 'LIC-OLD-1', 'LIC-OLD-2', 'LIC-OLD-3']);
-    expect((await get('/licenses/page?sort=lastCheckedAt&asc=false')).items.map((l: { lid: string }) => l.lid)).toEqual(['LIC-OLD-0', 'LIC-OLD-1', 'LIC-OLD-2', 'LIC-OLD-3']);
+    expect((await get('/licenses/page?sort=status&asc=true')).items.map((l: { lid: string }) => l.lid)).toEqual([
+      'LIC-OLD-0',
+      'LIC-OLD-1',
+      'LIC-OLD-2',
+      'LIC-OLD-3',
+    ]);
+    expect((await get('/licenses/page?sort=lastCheckedAt&asc=false')).items.map((l: { lid: string }) => l.lid)).toEqual([
+      'LIC-OLD-0',
+      'LIC-OLD-1',
+      'LIC-OLD-2',
+      'LIC-OLD-3',
+    ]);
     expect(await get('/licenses/LIC-OLD-0/machines')).toMatchObject([{ live: true, atIssue: false, label: null, lastSeenAt: null }]);
   } finally {
     await app.close();

@@ -31,10 +31,31 @@ describe('upgrading a deployment', () => {
     await database.db
       .insertInto('products')
       .values({
-        org_id: org.id, product_key: 'old', name: 'Old Product', description: null, active: 1, algorithm: 'ED25519', key_origin: 'managed',
-        certificate_type: 'NONE', licence_type: 'OFFLINE', allowed_licence_types: 'OFFLINE', check_id: 'oldcheckid0000000', check_token_hash: null,
-        check_rotated_at: null, licence_fetch_enabled: 0, check_interval_seconds: 86_400, max_offline_seconds: 604_800, fingerprint_need: 3,
-        max_machines: 7, default_validity_months: 12, default_grace_days: 0, params: '[]', created_at: now, created_by: 'cli', updated_at: now, version: 1,
+        org_id: org.id,
+        product_key: 'old',
+        name: 'Old Product',
+        description: null,
+        active: 1,
+        algorithm: 'ED25519',
+        key_origin: 'managed',
+        certificate_type: 'NONE',
+        licence_type: 'OFFLINE',
+        allowed_licence_types: 'OFFLINE',
+        check_id: 'oldcheckid0000000',
+        check_token_hash: null,
+        check_rotated_at: null,
+        licence_fetch_enabled: 0,
+        check_interval_seconds: 86_400,
+        max_offline_seconds: 604_800,
+        fingerprint_need: 3,
+        max_machines: 7,
+        default_validity_months: 12,
+        default_grace_days: 0,
+        params: '[]',
+        created_at: now,
+        created_by: 'cli',
+        updated_at: now,
+        version: 1,
       } as never)
       .execute();
 
@@ -50,7 +71,15 @@ describe('upgrading a deployment', () => {
     const now = Date.now();
     const key = await database.db
       .insertInto('product_keys')
-      .values({ org_id: org.id, product_id: product.id, algorithm: 'ED25519', public_key_pem: 'x', sealed_private_key: 'x', key_fingerprint: 'x', created_at: now } as never)
+      .values({
+        org_id: org.id,
+        product_id: product.id,
+        algorithm: 'ED25519',
+        public_key_pem: 'x',
+        sealed_private_key: 'x',
+        key_fingerprint: 'x',
+        created_at: now,
+      } as never)
       .returning('id')
       .executeTakeFirstOrThrow();
     // ACTIVE, GRACE (expired yesterday, five days of grace), EXPIRED, REVOKED, and ACTIVE but archived.
@@ -65,11 +94,37 @@ describe('upgrading a deployment', () => {
       await database.db
         .insertInto('licences')
         .values({
-          org_id: org.id, lid: `LIC-OLD-${i}`, product_id: product.id, customer_id: null, licensee: `Old ${i}`, licensee_email: null, licence_type: 'OFFLINE',
-          activation: null, issued_at: now - 400 * DAY, starts_at: null, expires_at: term.expires, grace_days: term.grace, grace_ends_at: term.expires + term.grace * DAY,
-          max_machines: 1, check_every_seconds: null, check_max_seconds: null, params: '{}', licence_string: 'x', key_id: key.id, term_version: 0,
-          revoked: term.revoked, revoked_at: null, revoked_reason: null, archived: term.archived, archived_at: null, issued_by: 'old', last_checked_at: null,
-          renewed_at: null, rebind_count: 0, notes: null, search_text: `old ${i}`,
+          org_id: org.id,
+          lid: `LIC-OLD-${i}`,
+          product_id: product.id,
+          customer_id: null,
+          licensee: `Old ${i}`,
+          licensee_email: null,
+          licence_type: 'OFFLINE',
+          activation: null,
+          issued_at: now - 400 * DAY,
+          starts_at: null,
+          expires_at: term.expires,
+          grace_days: term.grace,
+          grace_ends_at: term.expires + term.grace * DAY,
+          max_machines: 1,
+          check_every_seconds: null,
+          check_max_seconds: null,
+          params: '{}',
+          licence_string: 'x',
+          key_id: key.id,
+          term_version: 0,
+          revoked: term.revoked,
+          revoked_at: null,
+          revoked_reason: null,
+          archived: term.archived,
+          archived_at: null,
+          issued_by: 'old',
+          last_checked_at: null,
+          renewed_at: null,
+          rebind_count: 0,
+          notes: null,
+          search_text: `old ${i}`,
         } as never)
         .execute();
     }
@@ -79,9 +134,20 @@ describe('upgrading a deployment', () => {
     const ranks = await database.db.selectFrom('licences').select(['lid', 'status_rank']).where('org_id', '=', org.id).orderBy('lid').execute();
     // PENDING, ACTIVE, GRACE, EXPIRED, REVOKED are ranks 0 to 4.
     expect(ranks.map((r) => r.status_rank)).toEqual([1, 2, 3, 4, 1]);
-    const tallies = await database.db.selectFrom('licence_tallies').select(['archived', 'status', 'n']).where('org_id', '=', org.id).where('n', '>', 0).execute();
+    const tallies = await database.db
+      .selectFrom('licence_tallies')
+      .select(['archived', 'status', 'n'])
+      .where('org_id', '=', org.id)
+      .where('n', '>', 0)
+      .execute();
     expect(tallies.map((t) => [t.archived, t.status, Number(t.n)]).sort()).toEqual(
-      [[0, 'ACTIVE', 1], [0, 'EXPIRED', 1], [0, 'GRACE', 1], [0, 'REVOKED', 1], [1, 'ACTIVE', 1]].sort(),
+      [
+        [0, 'ACTIVE', 1],
+        [0, 'EXPIRED', 1],
+        [0, 'GRACE', 1],
+        [0, 'REVOKED', 1],
+        [1, 'ACTIVE', 1],
+      ].sort(),
     );
   });
 

@@ -42,7 +42,9 @@ describe('OpenAPI document', () => {
       const operation = doc.paths[toOpenApiPath(route.url)]?.[route.method.toLowerCase()];
       expect(operation, `${route.method} ${route.url} is missing from the document`).toBeDefined();
       // A browser navigation (single sign-on's start and callback, DESIGN.md 21) succeeds with a redirect.
-      const success = Object.keys(operation.responses).filter((code) => code.startsWith('2') || (NAVIGATIONS.includes(toOpenApiPath(route.url)) && code === '302'));
+      const success = Object.keys(operation.responses).filter(
+        (code) => code.startsWith('2') || (NAVIGATIONS.includes(toOpenApiPath(route.url)) && code === '302'),
+      );
       expect(success, `${route.method} ${route.url} has no success response`).not.toEqual([]);
       expect(operation.responses['401'] ?? operation.responses['404']).toBeDefined();
       const access = route.access.includes(':') ? `\`${route.access}\`` : '';

@@ -6,10 +6,11 @@ import { SoftAuthenticator } from '../passkey-helpers.js';
 let h: Harness;
 const call = (...args: Parameters<Harness['request']>) => h.request(...args);
 
-
 const org = (slug = 'acme') => ({
-  options: (cookie: string, currentPassword = ADMIN_PASSWORD) => call('POST', `/o/${slug}/api/auth/passkeys/options`, { cookies: { svc_session: cookie }, body: { currentPassword } }),
-  register: (cookie: string, name: string, response: unknown) => call('POST', `/o/${slug}/api/auth/passkeys`, { cookies: { svc_session: cookie }, body: { name, response } }),
+  options: (cookie: string, currentPassword = ADMIN_PASSWORD) =>
+    call('POST', `/o/${slug}/api/auth/passkeys/options`, { cookies: { svc_session: cookie }, body: { currentPassword } }),
+  register: (cookie: string, name: string, response: unknown) =>
+    call('POST', `/o/${slug}/api/auth/passkeys`, { cookies: { svc_session: cookie }, body: { name, response } }),
   signInOptions: () => call('POST', `/o/${slug}/api/auth/passkey/options`),
   signIn: (response: unknown) => call('POST', `/o/${slug}/api/auth/passkey/login`, { body: { response } }),
 });
@@ -24,7 +25,15 @@ async function enrol(cookie: string, password = ADMIN_PASSWORD, slug = 'acme') {
   return { authenticator, passkey: created.data };
 }
 
-const countSessions = async () => Number((await h.database.db.selectFrom('sessions').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+const countSessions = async () =>
+  Number(
+    (
+      await h.database.db
+        .selectFrom('sessions')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 beforeAll(async () => {
   h = await startHarness();
@@ -36,7 +45,11 @@ describe('passkeys for members (DESIGN 9)', () => {
     const cookie = await h.signIn('admin', ADMIN_PASSWORD);
     expect(h.config.passkeyOrigin).toMatch(/^http:\/\/localhost:\d+$/);
     const options = await org().options(cookie);
-    expect(options.data).toMatchObject({ rp: { id: 'localhost' }, attestation: 'none', authenticatorSelection: { residentKey: 'required', userVerification: 'required' } });
+    expect(options.data).toMatchObject({
+      rp: { id: 'localhost' },
+      attestation: 'none',
+      authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
+    });
     const { authenticator, passkey } = await enrol(cookie);
     expect(passkey).toEqual({ id: expect.any(Number), name: 'Laptop', createdAt: expect.any(String), lastUsedAt: null });
 
@@ -56,12 +69,18 @@ describe('passkeys for members (DESIGN 9)', () => {
     const member = await h.createMember('ISSUER', 'issuer password 1');
     expect((await org().options(member.cookie, 'wrong password')).statusCode).toBe(400);
     const token = await h.createToken(['users:write']);
-    expect((await call('POST', '/o/acme/api/auth/passkeys/options', { headers: { authorization: `Bearer ${token}` }, body: { currentPassword: ADMIN_PASSWORD } })).statusCode).toBe(403);
+    expect(
+      (await call('POST', '/o/acme/api/auth/passkeys/options', { headers: { authorization: `Bearer ${token}` }, body: { currentPassword: ADMIN_PASSWORD } }))
+        .statusCode,
+    ).toBe(403);
     expect((await call('GET', '/o/acme/api/auth/passkeys', { headers: { authorization: `Bearer ${token}` } })).statusCode).toBe(403);
     await createPlatformAccount(h.database, { username: 'ops', password: 'platform password 1', role: 'PLATFORM_ADMIN' });
     const login = await call('POST', '/platform/api/auth/login', { body: { username: 'ops', password: 'platform password 1' } });
     const platform = login.cookies.find((c) => c.name === 'svc_platform')!.value;
-    expect((await call('POST', '/o/acme/api/auth/passkeys/options', { cookies: { svc_platform: platform }, body: { currentPassword: 'platform password 1' } })).statusCode).toBe(403);
+    expect(
+      (await call('POST', '/o/acme/api/auth/passkeys/options', { cookies: { svc_platform: platform }, body: { currentPassword: 'platform password 1' } }))
+        .statusCode,
+    ).toBe(403);
   });
 
   it('answers the same 401 and changes nothing for every kind of failure', async () => {
@@ -80,7 +99,11 @@ describe('passkeys for members (DESIGN 9)', () => {
     await refused(authenticator.assert(options));
     // Expired.
     const stale = (await org().signInOptions()).data;
-    await h.database.db.updateTable('webauthn_challenges').set({ expires_at: Date.now() - 1 }).where('challenge', '=', stale.challenge).execute();
+    await h.database.db
+      .updateTable('webauthn_challenges')
+      .set({ expires_at: Date.now() - 1 })
+      .where('challenge', '=', stale.challenge)
+      .execute();
     await refused(authenticator.assert(stale));
     // Another organisation's challenge.
     const other = await h.otherOrg();
@@ -125,44 +148,67 @@ async function enrolPlatform(username: string, password: string) {
   const cookie = login.cookies.find((c) => c.name === 'svc_platform')!.value;
   const authenticator = new SoftAuthenticator(h.config.passkeyOrigin);
   const options = await call('POST', '/platform/api/auth/passkeys/options', { cookies: { svc_platform: cookie }, body: { currentPassword: password } });
-  const created = await call('POST', '/platform/api/auth/passkeys', { cookies: { svc_platform: cookie }, body: { name: 'Desk', response: authenticator.register(options.data) } });
+  const created = await call('POST', '/platform/api/auth/passkeys', {
+    cookies: { svc_platform: cookie },
+    body: { name: 'Desk', response: authenticator.register(options.data) },
+  });
   expect(created.statusCode, created.body).toBe(201);
   return authenticator;
 }
 
 describe('passkey sign-in limits (DESIGN 9)', () => {
   const surfaces = [
-    { surface: 'an organisation', auth: '/o/acme/api/auth', username: 'admin', password: ADMIN_PASSWORD, enrol: async () => (await enrol(await h.signIn('admin', ADMIN_PASSWORD))).authenticator, office: 1 },
-    { surface: 'the control plane', auth: '/platform/api/auth', username: 'limits', password: 'limits password 1', enrol: () => enrolPlatform('limits', 'limits password 1'), office: 2 },
+    {
+      surface: 'an organisation',
+      auth: '/o/acme/api/auth',
+      username: 'admin',
+      password: ADMIN_PASSWORD,
+      enrol: async () => (await enrol(await h.signIn('admin', ADMIN_PASSWORD))).authenticator,
+      office: 1,
+    },
+    {
+      surface: 'the control plane',
+      auth: '/platform/api/auth',
+      username: 'limits',
+      password: 'limits password 1',
+      enrol: () => enrolPlatform('limits', 'limits password 1'),
+      office: 2,
+    },
   ];
 
-  it.each(surfaces)('counts passkey failures on $surface per address only: ten lock nothing, ten times the limit lock the address', async ({ auth, username, password, enrol: enrolOne, office }) => {
-    const authenticator = await enrolOne();
-    const post = (path: string, address: string, body?: unknown) => h.app.inject({ method: 'POST', url: `${auth}${path}`, remoteAddress: address, ...(body === undefined ? {} : { payload: body as object }) });
-    const stranger = new SoftAuthenticator(h.config.passkeyOrigin);
-    const failPasskey = async (address: string) => (await post('/passkey/login', address, { response: stranger.assert({ challenge: 'bm8tc3VjaC1jaGFsbGVuZ2U' }) })).statusCode;
-    const passkeySignIn = async (address: string) => (await post('/passkey/login', address, { response: authenticator.assert((await post('/passkey/options', address)).json()) })).statusCode;
-    const passwordSignIn = async (address: string) => (await post('/login', address, { username, password })).statusCode;
-    const limit = h.config.loginFailures;
-    expect(limit).toBe(10);
+  it.each(surfaces)(
+    'counts passkey failures on $surface per address only: ten lock nothing, ten times the limit lock the address',
+    async ({ auth, username, password, enrol: enrolOne, office }) => {
+      const authenticator = await enrolOne();
+      const post = (path: string, address: string, body?: unknown) =>
+        h.app.inject({ method: 'POST', url: `${auth}${path}`, remoteAddress: address, ...(body === undefined ? {} : { payload: body as object }) });
+      const stranger = new SoftAuthenticator(h.config.passkeyOrigin);
+      const failPasskey = async (address: string) =>
+        (await post('/passkey/login', address, { response: stranger.assert({ challenge: 'bm8tc3VjaC1jaGFsbGVuZ2U' }) })).statusCode;
+      const passkeySignIn = async (address: string) =>
+        (await post('/passkey/login', address, { response: authenticator.assert((await post('/passkey/options', address)).json()) })).statusCode;
+      const passwordSignIn = async (address: string) => (await post('/login', address, { username, password })).statusCode;
+      const limit = h.config.loginFailures;
+      expect(limit).toBe(10);
 
-    // An office behind one address: the pair limit's worth of passkey mistakes locks nobody out.
-    const small = `10.27.${office}.1`;
-    for (let i = 0; i <= limit; i++) expect(await failPasskey(small)).toBe(401);
-    expect(await passkeySignIn(small)).toBe(200);
-    expect(await passwordSignIn(small)).toBe(200);
+      // An office behind one address: the pair limit's worth of passkey mistakes locks nobody out.
+      const small = `10.27.${office}.1`;
+      for (let i = 0; i <= limit; i++) expect(await failPasskey(small)).toBe(401);
+      expect(await passkeySignIn(small)).toBe(200);
+      expect(await passwordSignIn(small)).toBe(200);
 
-    // The address's limit, ten times the pair's, counts them; then every sign-in from there waits.
-    const busy = `10.27.${office}.2`;
-    for (let i = 0; i < limit * 10; i++) expect(await failPasskey(busy)).toBe(401);
-    const refused = await post('/passkey/login', busy, { response: stranger.assert({ challenge: 'bm8tc3VjaC1jaGFsbGVuZ2U' }) });
-    expect(refused.statusCode).toBe(429);
-    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
-    expect(await passkeySignIn(busy)).toBe(429);
-    expect(await passwordSignIn(busy)).toBe(429);
-    // Elsewhere, nothing changed.
-    expect(await passwordSignIn(small)).toBe(200);
-  });
+      // The address's limit, ten times the pair's, counts them; then every sign-in from there waits.
+      const busy = `10.27.${office}.2`;
+      for (let i = 0; i < limit * 10; i++) expect(await failPasskey(busy)).toBe(401);
+      const refused = await post('/passkey/login', busy, { response: stranger.assert({ challenge: 'bm8tc3VjaC1jaGFsbGVuZ2U' }) });
+      expect(refused.statusCode).toBe(429);
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      expect(await passkeySignIn(busy)).toBe(429);
+      expect(await passwordSignIn(busy)).toBe(429);
+      // Elsewhere, nothing changed.
+      expect(await passwordSignIn(small)).toBe(200);
+    },
+  );
 });
 
 describe('passkeys for platform accounts', () => {
@@ -170,8 +216,14 @@ describe('passkeys for platform accounts', () => {
     const login = await call('POST', '/platform/api/auth/login', { body: { username: 'ops', password: 'platform password 1' } });
     const cookie = login.cookies.find((c) => c.name === 'svc_platform')!.value;
     const authenticator = new SoftAuthenticator(h.config.passkeyOrigin);
-    const options = await call('POST', '/platform/api/auth/passkeys/options', { cookies: { svc_platform: cookie }, body: { currentPassword: 'platform password 1' } });
-    const created = await call('POST', '/platform/api/auth/passkeys', { cookies: { svc_platform: cookie }, body: { name: 'YubiKey', response: authenticator.register(options.data) } });
+    const options = await call('POST', '/platform/api/auth/passkeys/options', {
+      cookies: { svc_platform: cookie },
+      body: { currentPassword: 'platform password 1' },
+    });
+    const created = await call('POST', '/platform/api/auth/passkeys', {
+      cookies: { svc_platform: cookie },
+      body: { name: 'YubiKey', response: authenticator.register(options.data) },
+    });
     expect(created.statusCode, created.body).toBe(201);
     const signInOptions = (await call('POST', '/platform/api/auth/passkey/options')).data;
     const signIn = await call('POST', '/platform/api/auth/passkey/login', { body: { response: authenticator.assert(signInOptions) } });

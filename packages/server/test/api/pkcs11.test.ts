@@ -31,7 +31,10 @@ beforeAll(async () => {
   for (const algorithm of ALGORITHMS) hsm.generate('acme-hsm', PIN, algorithm, `vendor-${algorithm.toLowerCase()}`);
   hsm.generate('other-hsm', PIN, 'EC_P256', 'theirs');
   // `other1` is the harness's first other organisation.
-  h = await startHarness({ LICENSOR_PKCS11_MODULE: hsm.module, LICENSOR_PKCS11_TOKENS: 'acme=acme-hsm,acme=spare-hsm,acme=pin-hsm,acme=ghost-hsm,other1=other-hsm' });
+  h = await startHarness({
+    LICENSOR_PKCS11_MODULE: hsm.module,
+    LICENSOR_PKCS11_TOKENS: 'acme=acme-hsm,acme=spare-hsm,acme=pin-hsm,acme=ghost-hsm,other1=other-hsm',
+  });
 }, 120_000);
 afterAll(async () => {
   await h?.close();
@@ -39,7 +42,14 @@ afterAll(async () => {
 });
 
 const onToken = (keyLabel: string, body: Record<string, unknown> = {}, tokenLabel = 'acme-hsm', pin = PIN) =>
-  h.admin('POST', '/products', { productKey: `hsm-${++seq}`, name: `Held ${seq}`, licenceType: 'ONLINE', keyOrigin: 'pkcs11', pkcs11: { tokenLabel, keyLabel, pin }, ...body });
+  h.admin('POST', '/products', {
+    productKey: `hsm-${++seq}`,
+    name: `Held ${seq}`,
+    licenceType: 'ONLINE',
+    keyOrigin: 'pkcs11',
+    pkcs11: { tokenLabel, keyLabel, pin },
+    ...body,
+  });
 
 const productCount = async () => (await h.admin('GET', '/products')).data.length;
 
@@ -50,7 +60,12 @@ async function expectVerifies(licence: string, publicKeyPem: string, algorithm: 
   const [payload, signature] = licence.split('.') as [string, string];
   expect(verify(ALGORITHM_INFO[algorithm].digest, Buffer.from(payload, 'latin1'), publicKey, Buffer.from(signature, 'base64url'))).toBe(true);
   if (javaAvailable()) {
-    const item: JavaVerifyItem = { algorithm: ALGORITHM_INFO[algorithm].signatureAlgorithm, publicKey, message: Buffer.from(payload, 'ascii'), signature: Buffer.from(signature, 'base64url') };
+    const item: JavaVerifyItem = {
+      algorithm: ALGORITHM_INFO[algorithm].signatureAlgorithm,
+      publicKey,
+      message: Buffer.from(payload, 'ascii'),
+      signature: Buffer.from(signature, 'base64url'),
+    };
     expect(await javaVerify([item])).toEqual([true]);
   }
 }
@@ -72,7 +87,13 @@ describe.skipIf(softHsmMissing)('keys on a PKCS#11 token', () => {
     const created = await onToken(`vendor-${algorithm.toLowerCase()}`);
     expect(created.statusCode).toBe(201);
     const product = created.data;
-    expect(product).toMatchObject({ algorithm, keyOrigin: 'pkcs11', keyState: 'OK', keyError: null, pkcs11: { tokenLabel: 'acme-hsm', keyLabel: `vendor-${algorithm.toLowerCase()}` } });
+    expect(product).toMatchObject({
+      algorithm,
+      keyOrigin: 'pkcs11',
+      keyState: 'OK',
+      keyError: null,
+      pkcs11: { tokenLabel: 'acme-hsm', keyLabel: `vendor-${algorithm.toLowerCase()}` },
+    });
     expect(JSON.stringify(product)).not.toContain(PIN);
     // The self-signed certificate is signed on the token too.
     const certificate = new X509Certificate(product.certificatePem);
@@ -119,7 +140,13 @@ describe.skipIf(softHsmMissing)('keys on a PKCS#11 token', () => {
   });
 
   it('generates a key on the token when no key label is given', async () => {
-    const created = await h.admin('POST', '/products', { productKey: `hsm-${++seq}`, name: 'Made on token', keyOrigin: 'pkcs11', algorithm: 'ED25519', pkcs11: { tokenLabel: 'spare-hsm', pin: PIN } });
+    const created = await h.admin('POST', '/products', {
+      productKey: `hsm-${++seq}`,
+      name: 'Made on token',
+      keyOrigin: 'pkcs11',
+      algorithm: 'ED25519',
+      pkcs11: { tokenLabel: 'spare-hsm', pin: PIN },
+    });
     expect(created.statusCode).toBe(201);
     expect(created.data).toMatchObject({ algorithm: 'ED25519', pkcs11: { tokenLabel: 'spare-hsm' }, keyState: 'OK' });
     expect(hsm.objects('spare-hsm', PIN)).toContain(created.data.pkcs11.keyLabel);
@@ -127,11 +154,9 @@ describe.skipIf(softHsmMissing)('keys on a PKCS#11 token', () => {
 
   it('signs 50 concurrent issues on one key, every licence verifying', async () => {
     const product = (await onToken('vendor-ed25519')).data;
-    const responses = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => h.admin('POST', '/licenses', { productId: product.id, licensee: `Crowd ${i}` })),
-    );
+    const responses = await Promise.all(Array.from({ length: 50 }, (_, i) => h.admin('POST', '/licenses', { productId: product.id, licensee: `Crowd ${i}` })));
     expect(responses.map((r) => r.statusCode)).toEqual(Array(50).fill(201));
-        const publicKey = createPublicKey(product.publicKeyPem);
+    const publicKey = createPublicKey(product.publicKeyPem);
     for (const response of responses) expect(verifyLicence(parseLicence(response.data.licenseString), [publicKey])).toBe(publicKey);
   });
 
@@ -152,7 +177,12 @@ describe.skipIf(softHsmMissing)('keys on a PKCS#11 token', () => {
     expect(theirs.data.error).toMatch(/^pkcs11\.tokenLabel: /);
     // Named in the deployment's list, but no such token is in any slot.
     for (const absent of [{ keyLabel: 'vendor-ed25519' }, {}]) {
-      const ghost = await h.admin('POST', '/products', { productKey: `hsm-${++seq}`, name: 'Ghost', keyOrigin: 'pkcs11', pkcs11: { tokenLabel: 'ghost-hsm', pin: PIN, ...absent } });
+      const ghost = await h.admin('POST', '/products', {
+        productKey: `hsm-${++seq}`,
+        name: 'Ghost',
+        keyOrigin: 'pkcs11',
+        pkcs11: { tokenLabel: 'ghost-hsm', pin: PIN, ...absent },
+      });
       expect(ghost.statusCode).toBe(400);
       expect(ghost.data.error).toBe('pkcs11.tokenLabel: token "ghost-hsm" is not present');
     }
@@ -187,8 +217,16 @@ describe.skipIf(softHsmMissing)('keys on a PKCS#11 token', () => {
     const other = (await onToken('second', {}, 'pin-hsm')).data;
     // As if the token's PIN had changed under a stored one (SoftHSM keeps a running process's PIN).
     const row = await h.database.db.selectFrom('product_keys').selectAll().where('product_id', '=', product.id).executeTakeFirstOrThrow();
-    await h.database.db.updateTable('product_keys').set({ sealed_private_key: seal(h.config.masterKey!, Buffer.from(WRONG_PIN), row.key_fingerprint) }).where('id', '=', row.id).execute();
-    await h.database.db.updateTable('products').set((eb) => ({ version: eb('version', '+', 1) })).where('id', '=', product.id).execute();
+    await h.database.db
+      .updateTable('product_keys')
+      .set({ sealed_private_key: seal(h.config.masterKey!, Buffer.from(WRONG_PIN), row.key_fingerprint) })
+      .where('id', '=', row.id)
+      .execute();
+    await h.database.db
+      .updateTable('products')
+      .set((eb) => ({ version: eb('version', '+', 1) }))
+      .where('id', '=', product.id)
+      .execute();
 
     const refused = await h.admin('POST', '/licenses', { productId: product.id, licensee: 'Old PIN' });
     expect(refused.statusCode).toBe(503);
@@ -214,12 +252,23 @@ describe.skipIf(softHsmMissing)('keys on a PKCS#11 token', () => {
     try {
       const secretPin = PIN;
       const token = await h.createToken(['products:write', 'licenses:write', 'activity:read']);
-      const call = (method: string, url: string, body?: unknown) => h.request(method, `/o/acme/api${url}`, { app: logged, body, headers: { authorization: `Bearer ${token}` } });
-      const created = await call('POST', '/products', { productKey: `hsm-${++seq}`, name: 'Logged', keyOrigin: 'pkcs11', pkcs11: { tokenLabel: 'acme-hsm', keyLabel: 'vendor-rsa_2048', pin: secretPin } });
+      const call = (method: string, url: string, body?: unknown) =>
+        h.request(method, `/o/acme/api${url}`, { app: logged, body, headers: { authorization: `Bearer ${token}` } });
+      const created = await call('POST', '/products', {
+        productKey: `hsm-${++seq}`,
+        name: 'Logged',
+        keyOrigin: 'pkcs11',
+        pkcs11: { tokenLabel: 'acme-hsm', keyLabel: 'vendor-rsa_2048', pin: secretPin },
+      });
       const echoed = await call('PUT', `/products/${created.data.id}`, created.data);
       expect(echoed.statusCode).toBe(200);
       expect(echoed.data.updatedAt).toBe(created.data.updatedAt);
-      await call('POST', '/products', { productKey: `hsm-${++seq}`, name: 'Wrong', keyOrigin: 'pkcs11', pkcs11: { tokenLabel: 'acme-hsm', keyLabel: 'vendor-rsa_2048', pin: WRONG_PIN } });
+      await call('POST', '/products', {
+        productKey: `hsm-${++seq}`,
+        name: 'Wrong',
+        keyOrigin: 'pkcs11',
+        pkcs11: { tokenLabel: 'acme-hsm', keyLabel: 'vendor-rsa_2048', pin: WRONG_PIN },
+      });
       await call('POST', '/licenses', { productId: created.data.id, licensee: 'Logged Buyer' });
       const activity = await call('GET', '/dashboard/activity');
       expect(lines.length).toBeGreaterThan(5);

@@ -54,7 +54,11 @@ describe('control plane', () => {
     const limited = await call('POST', '/platform/api/auth/login', { body: { username: 'helpdesk', password: PASSWORD } });
     expect(limited.statusCode).toBe(429);
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
-    const foreign = await call('PUT', `/platform/api/organisations/${h.slug}`, { cookies: { svc_platform: adminCookie }, body: { name: 'Hijacked' }, headers: { origin: 'https://evil.example' } });
+    const foreign = await call('PUT', `/platform/api/organisations/${h.slug}`, {
+      cookies: { svc_platform: adminCookie },
+      body: { name: 'Hijacked' },
+      headers: { origin: 'https://evil.example' },
+    });
     expect([foreign.statusCode, foreign.data.error]).toEqual([403, 'requests from origin https://evil.example are not accepted']);
     expect((await asAdmin('GET', `/platform/api/organisations/${h.slug}`)).data.name).not.toBe('Hijacked');
   });
@@ -73,19 +77,35 @@ describe('control plane', () => {
       expect((await call(route.method, url, { cookies: { svc_session: orgCookie } })).statusCode, `${what} with an organisation session`).toBe(403);
       if (route.url.endsWith('/auth/logout')) continue;
       const support = await call(route.method, url, { cookies: { svc_platform: supportCookie }, body: route.method === 'GET' ? undefined : {} });
-      if (route.access === 'write') expect([support.statusCode, support.data.error], `${what} as SUPPORT`).toEqual([403, 'PLATFORM_SUPPORT may read but not change']);
+      if (route.access === 'write')
+        expect([support.statusCode, support.data.error], `${what} as SUPPORT`).toEqual([403, 'PLATFORM_SUPPORT may read but not change']);
       // Read routes let SUPPORT in (a body they need may still be a 400).
       else expect([401, 403], `${what} as SUPPORT`).not.toContain(support.statusCode);
     }
     // A token is refused even at sign-in.
-    expect((await call('POST', '/platform/api/auth/login', { headers: { authorization: `Bearer ${token}` }, body: { username: 'ops', password: PASSWORD } })).statusCode).toBe(403);
+    expect(
+      (await call('POST', '/platform/api/auth/login', { headers: { authorization: `Bearer ${token}` }, body: { username: 'ops', password: PASSWORD } }))
+        .statusCode,
+    ).toBe(403);
   });
 
   it('creates an organisation and its first administrator, who signs in and issues', async () => {
     const created = await asAdmin('POST', '/platform/api/organisations', { slug: 'initech', name: 'Initech', planLimit: 5, timezone: 'Europe/Berlin' });
     expect(created.statusCode).toBe(201);
-    expect(created.data).toMatchObject({ slug: 'initech', name: 'Initech', planLimit: 5, suspended: false, timezone: 'Europe/Berlin', counts: { licences: 0, countingLicences: 0, trials: 0, products: 0, members: 0 } });
-    const member = await asAdmin('POST', '/platform/api/organisations/initech/members', { username: 'peter', password: 'peter password 1', role: 'ORG_ADMIN', email: 'peter@initech.example' });
+    expect(created.data).toMatchObject({
+      slug: 'initech',
+      name: 'Initech',
+      planLimit: 5,
+      suspended: false,
+      timezone: 'Europe/Berlin',
+      counts: { licences: 0, countingLicences: 0, trials: 0, products: 0, members: 0 },
+    });
+    const member = await asAdmin('POST', '/platform/api/organisations/initech/members', {
+      username: 'peter',
+      password: 'peter password 1',
+      role: 'ORG_ADMIN',
+      email: 'peter@initech.example',
+    });
     expect(member.statusCode).toBe(201);
     expect(member.data).toMatchObject({ username: 'peter', role: 'ORG_ADMIN', active: true });
     const peter = h.as({ cookie: await h.signIn('peter', 'peter password 1', 'initech') }, 'initech');
@@ -136,12 +156,16 @@ describe('control plane', () => {
     const peterCookie = await h.signIn('peter', 'peter password 1', 'initech');
     const products = await call('GET', '/o/initech/api/products', { cookies: { svc_session: peterCookie } });
     const productId = products.data[0].id;
-    const issue = (app: Harness['app']) => call('POST', '/o/initech/api/licenses', { app, cookies: { svc_session: peterCookie }, body: { productId, licensee: 'Milton' } });
+    const issue = (app: Harness['app']) =>
+      call('POST', '/o/initech/api/licenses', { app, cookies: { svc_session: peterCookie }, body: { productId, licensee: 'Milton' } });
     expect((await asAdmin('PUT', '/platform/api/organisations/initech', { planLimit: 1 })).data.planLimit).toBe(1);
     const refused = await issue(other);
     expect(refused.statusCode).toBe(403);
     expect(refused.data.error).toMatch(/limit of 1/);
-    expect((await asAdmin('PUT', '/platform/api/organisations/initech', { planLimit: 0 })).data).toMatchObject({ planLimit: 0, counts: { licences: 1, countingLicences: 1 } });
+    expect((await asAdmin('PUT', '/platform/api/organisations/initech', { planLimit: 0 })).data).toMatchObject({
+      planLimit: 0,
+      counts: { licences: 1, countingLicences: 1 },
+    });
     const licences = await call('GET', '/o/initech/api/licenses', { cookies: { svc_session: peterCookie } });
     expect(licences.data.map((l: { status: string }) => l.status)).toEqual(['ACTIVE']);
     expect((await asAdmin('PUT', '/platform/api/organisations/initech', { planLimit: null })).data.planLimit).toBe(null);
@@ -157,7 +181,11 @@ describe('control plane', () => {
 
     const suspended = await asAdmin('PUT', `/platform/api/organisations/${h.slug}`, { suspended: true });
     expect(suspended.data.suspended).toBe(true);
-    for (const response of [await h.admin('GET', '/licenses'), await h.as({ token })('GET', '/licenses'), await h.as({ cookie: member.cookie })('GET', '/products')]) {
+    for (const response of [
+      await h.admin('GET', '/licenses'),
+      await h.as({ token })('GET', '/licenses'),
+      await h.as({ cookie: member.cookie })('GET', '/products'),
+    ]) {
       expect([response.statusCode, response.data.error]).toEqual([403, 'organisation suspended']);
     }
     const login = await h.anonymous('POST', '/auth/login', { username: 'admin', password: ADMIN_PASSWORD });
@@ -177,10 +205,18 @@ describe('control plane', () => {
   });
 
   it('lets a platform session act inside an organisation with its role, audited as platform/<username>', async () => {
-    const as = (cookie: string) => (method: string, path: string, body?: unknown) => call(method, `/o/${h.slug}/api${path}`, { cookies: { svc_platform: cookie }, body });
+    const as = (cookie: string) => (method: string, path: string, body?: unknown) =>
+      call(method, `/o/${h.slug}/api${path}`, { cookies: { svc_platform: cookie }, body });
     const ops = as(adminCookie);
     const helpdesk = as(supportCookie);
-    expect((await ops('GET', '/auth/me')).data).toMatchObject({ username: 'platform/ops', platform: true, platformRole: 'PLATFORM_ADMIN', role: 'ORG_ADMIN', tenant: h.slug, organization: { slug: h.slug } });
+    expect((await ops('GET', '/auth/me')).data).toMatchObject({
+      username: 'platform/ops',
+      platform: true,
+      platformRole: 'PLATFORM_ADMIN',
+      role: 'ORG_ADMIN',
+      tenant: h.slug,
+      organization: { slug: h.slug },
+    });
     expect((await helpdesk('GET', '/auth/me')).data).toMatchObject({ platform: true, platformRole: 'PLATFORM_SUPPORT', role: 'VIEWER' });
 
     const customer = await ops('POST', '/customers', { name: 'Helped Ltd' });
@@ -198,10 +234,17 @@ describe('control plane', () => {
   });
 
   it('creates platform accounts, sets passwords and deactivates through the CLI', async () => {
-    const created = await runCli(['platform-account', 'create', '--username', 'night-shift', '--password-stdin', '--role', 'PLATFORM_SUPPORT'], h.env, 'night shift password\n');
+    const created = await runCli(
+      ['platform-account', 'create', '--username', 'night-shift', '--password-stdin', '--role', 'PLATFORM_SUPPORT'],
+      h.env,
+      'night shift password\n',
+    );
     expect(created.code).toBe(0);
     expect(JSON.parse(created.stdout)).toMatchObject({ username: 'night-shift', role: 'PLATFORM_SUPPORT', active: true });
-    const again = await runCli(['platform-account', 'create', '--username', 'night-shift', '--password', 'night shift password', '--role', 'PLATFORM_SUPPORT'], h.env);
+    const again = await runCli(
+      ['platform-account', 'create', '--username', 'night-shift', '--password', 'night shift password', '--role', 'PLATFORM_SUPPORT'],
+      h.env,
+    );
     expect([again.code, again.stderr.trim()]).toEqual([1, 'licensor: a platform account "night-shift" already exists']);
     const badRole = await runCli(['platform-account', 'create', '--username', 'x', '--password', 'night shift password', '--role', 'ORG_ADMIN'], h.env);
     expect([badRole.code, badRole.stderr]).toEqual([1, expect.stringMatching(/--role must be one of PLATFORM_ADMIN, PLATFORM_SUPPORT/)]);

@@ -11,7 +11,6 @@ let product: CheckedProduct;
 let customerId: number;
 let licence: any;
 
-
 async function newLink(id = customerId): Promise<string> {
   const created = await h.admin('POST', `/customers/${id}/portal-links`);
   expect(created.statusCode).toBe(201);
@@ -36,14 +35,24 @@ afterAll(() => h?.close());
 describe('portal links (DESIGN 12)', () => {
   it('gives a single-use link for 24 hours, listed without its code, used up only by the session POST', async () => {
     const created = await h.admin('POST', `/customers/${customerId}/portal-links`);
-    expect(created.data).toEqual({ url: expect.stringMatching(new RegExp(`^${h.config.publicUrl}/o/${h.slug}/portal/[0-9a-f]{64}$`)), expiresAt: expect.any(String) });
+    expect(created.data).toEqual({
+      url: expect.stringMatching(new RegExp(`^${h.config.publicUrl}/o/${h.slug}/portal/[0-9a-f]{64}$`)),
+      expiresAt: expect.any(String),
+    });
     expect(Date.parse(created.data.expiresAt) - Date.now()).toBeGreaterThan(23.9 * 3600_000);
     const code = created.data.url.split('/portal/')[1];
     // Following the link (a mail scanner) serves the page and uses nothing up.
     const page = await h.app.inject({ method: 'GET', url: `/o/${h.slug}/portal/${code}` });
     expect(page.statusCode).toBe(200);
     const [listed] = (await h.admin('GET', `/customers/${customerId}/portal-links`)).data;
-    expect(listed).toEqual({ id: expect.any(Number), createdAt: expect.any(String), createdBy: 'admin', expiresAt: created.data.expiresAt, usedAt: null, revokedAt: null });
+    expect(listed).toEqual({
+      id: expect.any(Number),
+      createdAt: expect.any(String),
+      createdBy: 'admin',
+      expiresAt: created.data.expiresAt,
+      usedAt: null,
+      revokedAt: null,
+    });
     expect(JSON.stringify(listed)).not.toContain(code);
 
     const opened = await call('POST', '/portal/session', { body: { code } });
@@ -58,7 +67,11 @@ describe('portal links (DESIGN 12)', () => {
 
   it('refuses an expired link, and revoking a link ends the sessions it opened', async () => {
     const expired = await newLink();
-    await h.database.db.updateTable('portal_links').set({ expires_at: Date.now() - 1 }).where('used_at', 'is', null).execute();
+    await h.database.db
+      .updateTable('portal_links')
+      .set({ expires_at: Date.now() - 1 })
+      .where('used_at', 'is', null)
+      .execute();
     expect((await call('POST', '/portal/session', { body: { code: expired } })).statusCode).toBe(401);
 
     const cookie = await openPortal(await newLink());
@@ -78,8 +91,13 @@ describe('portal links (DESIGN 12)', () => {
       expect((await call('GET', path, { headers: { authorization: `Bearer ${token}` } })).statusCode, `${path} with a token`).toBe(401);
       expect((await call('GET', path, { cookies: { svc_session: adminCookie } })).statusCode, `${path} with a session`).toBe(401);
     }
-    for (const path of ['/licenses', '/customers', '/auth/me']) expect((await call('GET', path, { cookies: { svc_portal: cookie } })).statusCode, path).toBe(401);
-    const foreign = await call('POST', `/portal/licenses/${licence.lid}/release`, { cookies: { svc_portal: cookie }, body: { machineId: 1 }, headers: { origin: 'https://evil.example' } });
+    for (const path of ['/licenses', '/customers', '/auth/me'])
+      expect((await call('GET', path, { cookies: { svc_portal: cookie } })).statusCode, path).toBe(401);
+    const foreign = await call('POST', `/portal/licenses/${licence.lid}/release`, {
+      cookies: { svc_portal: cookie },
+      body: { machineId: 1 },
+      headers: { origin: 'https://evil.example' },
+    });
     expect(foreign.statusCode).toBe(403);
   });
 });
@@ -89,10 +107,29 @@ describe('the customer portal', () => {
     const cookie = await openPortal(await newLink());
     const list = await call('GET', '/portal/licenses', { cookies: { svc_portal: cookie } });
     expect(list.data).toEqual([
-      { lid: licence.lid, productName: expect.any(String), licenceType: 'ONLINE', status: 'ACTIVE', startsAt: null, expiresAt: licence.expiresAt, graceEndsAt: expect.any(String), maxMachines: 3, seatsUsed: 2 },
+      {
+        lid: licence.lid,
+        productName: expect.any(String),
+        licenceType: 'ONLINE',
+        status: 'ACTIVE',
+        startsAt: null,
+        expiresAt: licence.expiresAt,
+        graceEndsAt: expect.any(String),
+        maxMachines: 3,
+        seatsUsed: 2,
+      },
     ]);
     const detail = await call('GET', `/portal/licenses/${licence.lid}`, { cookies: { svc_portal: cookie } });
-    expect(detail.data).toMatchObject({ lid: licence.lid, releasesLeft: 1, airGapActivation: false, usage: [], machines: [{ live: true, atIssue: false }, { live: true, atIssue: false }] });
+    expect(detail.data).toMatchObject({
+      lid: licence.lid,
+      releasesLeft: 1,
+      airGapActivation: false,
+      usage: [],
+      machines: [
+        { live: true, atIssue: false },
+        { live: true, atIssue: false },
+      ],
+    });
     // The portal offers air-gapped activation only where the product allows it.
     expect((await h.admin('PUT', `/products/${product.id}`, { airGapActivation: true })).statusCode).toBe(200);
     expect((await call('GET', `/portal/licenses/${licence.lid}`, { cookies: { svc_portal: cookie } })).data.airGapActivation).toBe(true);
@@ -118,12 +155,20 @@ describe('the customer portal', () => {
     expect([over.statusCode, over.data.error]).toEqual([403, 'self-service release limit reached']);
     // The application's own release counts against the same limit: the machine still seated is refused.
     const selves = await Promise.all(
-      ['desk', 'old-laptop'].map((m) => h.as({ token: product.token })('POST', `/public/license/${product.checkId}/release`, { license: licence.licenseString, fingerprint: fingerprint(m), nonce: 'n'.repeat(20) })),
+      ['desk', 'old-laptop'].map((m) =>
+        h.as({ token: product.token })('POST', `/public/license/${product.checkId}/release`, {
+          license: licence.licenseString,
+          fingerprint: fingerprint(m),
+          nonce: 'n'.repeat(20),
+        }),
+      ),
     );
     expect(selves.map((r) => (r.statusCode === 200 ? r.data.reason : r.statusCode)).sort()).toEqual([403, 'NO_SEAT']);
     const activity = (await h.admin('GET', `/licenses/${licence.lid}/activity?action=machine.released`)).data.items;
     expect(activity).toMatchObject([{ actor: `customer/${customerId}` }]);
-    expect((await call('POST', `/portal/licenses/${licence.lid}/release`, { cookies: { svc_portal: cookie }, body: { machineId: first.id } })).statusCode).toBe(400);
+    expect((await call('POST', `/portal/licenses/${licence.lid}/release`, { cookies: { svc_portal: cookie }, body: { machineId: first.id } })).statusCode).toBe(
+      400,
+    );
   });
 
   it('never writes a portal code into a log line', async () => {
@@ -132,7 +177,11 @@ describe('the customer portal', () => {
     try {
       const code = 'a1'.repeat(32);
       expect((await fetch(`${served.url}/o/default/portal/${code}`)).status).toBe(200);
-      await fetch(`${served.url}/o/default/api/portal/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code }) });
+      await fetch(`${served.url}/o/default/api/portal/session`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ code }),
+      });
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect(served.output()).toContain('/o/default/portal/<code>');
       expect(served.output()).not.toContain(code);

@@ -107,20 +107,45 @@ describe('creating a product', () => {
     [{ productKey: 'ok-key', name: 'x', keyOrigin: 'imported' }, /^privateKeyPem: required/],
     [{ productKey: 'ok-key', name: 'x', certificateType: 'IMPORTED' }, /^certificatePem/],
     [{ productKey: 'ok-key', name: 'x', certificateType: 'NONE', certificatePem: 'x' }, /^certificatePem: only with certificateType IMPORTED/],
-    [{ productKey: 'ok-key', name: 'x', params: [{ key: '1abc', type: 'STRING' }] }, /^Parameters item 1 key: a letter, then letters, digits, dot, dash and underscore, at most 64 characters$/],
+    [
+      { productKey: 'ok-key', name: 'x', params: [{ key: '1abc', type: 'STRING' }] },
+      /^Parameters item 1 key: a letter, then letters, digits, dot, dash and underscore, at most 64 characters$/,
+    ],
     [{ productKey: 'ok-key', name: 'x', params: [{ key: '1ab', type: 'STRING' }] }, /^Parameters item 1 key: /],
     [{ productKey: 'ok-key', name: 'x', params: [{ key: 'a', type: 'FLOAT' }] }, /^Parameters item 1 type: one of STRING, /],
-    [{ productKey: 'ok-key', name: 'x', params: [{ key: 'a', type: 'STRING' }, { key: 'a', type: 'INTEGER' }] }, /^params\[1\]\.key: "a" is declared twice/],
+    [
+      {
+        productKey: 'ok-key',
+        name: 'x',
+        params: [
+          { key: 'a', type: 'STRING' },
+          { key: 'a', type: 'INTEGER' },
+        ],
+      },
+      /^params\[1\]\.key: "a" is declared twice/,
+    ],
     [{ productKey: 'ok-key', name: 'x', params: [{ key: 'e', type: 'ENUM' }] }, /^params\[0\]\.options: an ENUM needs at least one option/],
     [{ productKey: 'ok-key', name: 'x', params: [{ key: 's', type: 'STRING', options: ['a'] }] }, /^params\[0\]\.options: only an ENUM/],
-    [{ productKey: 'ok-key', name: 'x', params: [{ key: 'n', type: 'INTEGER', defaultValue: 'abc' }] }, /^params\[0\]\.defaultValue: "abc" is not a decimal integer/],
+    [
+      { productKey: 'ok-key', name: 'x', params: [{ key: 'n', type: 'INTEGER', defaultValue: 'abc' }] },
+      /^params\[0\]\.defaultValue: "abc" is not a decimal integer/,
+    ],
     [{ productKey: 'ok-key', name: 'x', params: [{ key: 'n', type: 'INTEGER', defaultValue: '1.5' }] }, /^params\[0\]\.defaultValue/],
     [{ productKey: 'ok-key', name: 'x', params: [{ key: 'b', type: 'BOOLEAN', defaultValue: 'yes' }] }, /^params\[0\]\.defaultValue/],
-    [{ productKey: 'ok-key', name: 'x', params: [{ key: 'd', type: 'DATE', defaultValue: '2023-02-29' }] }, /^params\[0\]\.defaultValue: "2023-02-29" is not a date/],
+    [
+      { productKey: 'ok-key', name: 'x', params: [{ key: 'd', type: 'DATE', defaultValue: '2023-02-29' }] },
+      /^params\[0\]\.defaultValue: "2023-02-29" is not a date/,
+    ],
     [{ productKey: 'ok-key', name: 'x', params: [{ key: 'd', type: 'DATE', defaultValue: '2024-1-01' }] }, /^params\[0\]\.defaultValue/],
-    [{ productKey: 'ok-key', name: 'x', params: [{ key: 'l', type: 'STRING_LIST', defaultValue: '["a",1]' }] }, /^params\[0\]\.defaultValue: is not a JSON array of strings/],
+    [
+      { productKey: 'ok-key', name: 'x', params: [{ key: 'l', type: 'STRING_LIST', defaultValue: '["a",1]' }] },
+      /^params\[0\]\.defaultValue: is not a JSON array of strings/,
+    ],
     [{ productKey: 'ok-key', name: 'x', params: [{ key: 'l', type: 'STRING_LIST', defaultValue: 'a,b' }] }, /^params\[0\]\.defaultValue/],
-    [{ productKey: 'ok-key', name: 'x', params: [{ key: 'e', type: 'ENUM', options: ['a'], defaultValue: 'b' }] }, /^params\[0\]\.defaultValue: "b" is not one of the options/],
+    [
+      { productKey: 'ok-key', name: 'x', params: [{ key: 'e', type: 'ENUM', options: ['a'], defaultValue: 'b' }] },
+      /^params\[0\]\.defaultValue: "b" is not one of the options/,
+    ],
   ])('refuses %j with 400 naming the field, creating nothing', async (body, message) => {
     const response = await h.admin('POST', '/products', body);
     expect(response.statusCode).toBe(400);
@@ -148,7 +173,12 @@ describe('creating a product', () => {
 
   it('refuses every issuer claim name as a parameter key', async () => {
     for (const claim of CLAIM_NAMES) {
-      const response = await create({ params: [{ key: 'fine', type: 'STRING' }, { key: claim, type: 'STRING' }] });
+      const response = await create({
+        params: [
+          { key: 'fine', type: 'STRING' },
+          { key: claim, type: 'STRING' },
+        ],
+      });
       expect(response.statusCode).toBe(400);
       expect(response.data.error).toBe(`params[1].key: "${claim}" is reserved (an issuer claim)`);
     }
@@ -342,8 +372,7 @@ describe('check token', () => {
     expect(read.body).not.toContain(secret);
     expect((await h.admin('GET', '/products')).body).not.toContain(secret);
 
-    const stored = () =>
-      h.database.db.selectFrom('products').select('check_token_hash').where('id', '=', created.id).executeTakeFirstOrThrow();
+    const stored = () => h.database.db.selectFrom('products').select('check_token_hash').where('id', '=', created.id).executeTakeFirstOrThrow();
     expect((await stored()).check_token_hash).toBe(createHash('sha256').update(secret).digest('hex'));
     expect(await latestAudit()).toMatchObject({ action: 'product.check_token_rotated', subjectId: String(created.id) });
     expect(JSON.stringify(await latestAudit())).not.toContain(secret);

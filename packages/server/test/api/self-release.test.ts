@@ -51,7 +51,11 @@ describe('self-service release by the application (DESIGN 12)', () => {
     // Four of five components equal: a check accepts it (fpn 3), a release does not.
     const near = buildFingerprint({ machine: 'machine-near', host: 'host-near', mac: 'mac-near', cpu: 'cpu-near', disk: 'another disk' });
     expect((await product.check({ license: licence.licenseString, fingerprint: near, nonce: nonce() })).data.valid).toBe(true);
-    const refused = await h.as({ token: product.token })('POST', `/public/license/${product.checkId}/release`, { license: licence.licenseString, fingerprint: near, nonce: nonce() });
+    const refused = await h.as({ token: product.token })('POST', `/public/license/${product.checkId}/release`, {
+      license: licence.licenseString,
+      fingerprint: near,
+      nonce: nonce(),
+    });
     expect(refused.data).toMatchObject({ released: false, reason: 'NO_SEAT' });
 
     const atIssue = await product.issue({ fingerprints: [fingerprint('signed')] });
@@ -69,7 +73,13 @@ describe('self-service release by the application (DESIGN 12)', () => {
     expect([over.statusCode, over.data.error]).toEqual([403, 'self-service release limit reached']);
     // The first release moves out of the window: one more is allowed.
     const row = await licenceRow(h, licence.lid);
-    await h.database.db.updateTable('machine_bindings').set({ released_at: Date.now() - 31 * DAY }).where('licence_id', '=', row.id).where('released_by', '=', 'self').where('fingerprint', '=', fingerprint('a')).execute();
+    await h.database.db
+      .updateTable('machine_bindings')
+      .set({ released_at: Date.now() - 31 * DAY })
+      .where('licence_id', '=', row.id)
+      .where('released_by', '=', 'self')
+      .where('fingerprint', '=', fingerprint('a'))
+      .execute();
     expect((await release(product, licence.licenseString, 'c')).data.released).toBe(true);
   });
 
@@ -95,7 +105,11 @@ describe('self-service release by the application (DESIGN 12)', () => {
   it('refuses a wrong check token before anything else', async () => {
     const product = await checkedProduct(h);
     const licence = await bound(product, ['t']);
-    const wrong = await h.as({ token: `svcc_${product.checkId}_${'0'.repeat(64)}` })('POST', `/public/license/${product.checkId}/release`, { license: licence.licenseString, fingerprint: fingerprint('t'), nonce: nonce() });
+    const wrong = await h.as({ token: `svcc_${product.checkId}_${'0'.repeat(64)}` })('POST', `/public/license/${product.checkId}/release`, {
+      license: licence.licenseString,
+      fingerprint: fingerprint('t'),
+      nonce: nonce(),
+    });
     expect(wrong.statusCode).toBe(401);
     expect((await h.admin('GET', `/licenses/${licence.lid}`)).data.seatsUsed).toBe(1);
   });

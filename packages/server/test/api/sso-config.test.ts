@@ -21,7 +21,7 @@ afterEach(async () => {
 
 /** A loopback server answering every path with `document` as JSON. */
 async function serveJson(document: (base: string) => unknown): Promise<{ url: string; close: () => Promise<void> }> {
-  const server = http.createServer((req, res) => {
+  const server = http.createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(document(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -63,7 +63,12 @@ describe('single sign-on configuration', () => {
     expect(again.data).toEqual(read.data);
 
     const changed = await h.admin('PUT', '/sso', { displayName: 'Okta', roleClaim: 'realm_access.roles', roleRules: [{ value: 'admins', role: 'ORG_ADMIN' }] });
-    expect(changed.data).toMatchObject({ displayName: 'Okta', roleClaim: 'realm_access.roles', roleRules: [{ value: 'admins', role: 'ORG_ADMIN' }], issuer: idp.issuer });
+    expect(changed.data).toMatchObject({
+      displayName: 'Okta',
+      roleClaim: 'realm_access.roles',
+      roleRules: [{ value: 'admins', role: 'ORG_ADMIN' }],
+      issuer: idp.issuer,
+    });
     const activity = (await h.admin('GET', '/dashboard/activity?limit=5')).data.items;
     expect(activity.map((e: any) => e.action).slice(0, 2)).toEqual(['sso.updated', 'sso.created']);
     expect(activity[0].details).toEqual({ fields: ['displayName', 'roleClaim', 'roleRules'], clientSecretChanged: false, linksRemoved: 0 });
@@ -84,7 +89,16 @@ describe('single sign-on configuration', () => {
       [{ issuer: 'not a url' }, /issuer must be an absolute URL/],
       [{ roleClaim: 'realm_access..roles' }, /roleClaim must be a claim path/],
       [{ roleClaim: 'has space' }, /roleClaim/],
-      [{ roleRules: [{ value: 'a', role: 'VIEWER' }, { value: 'b', role: 'VIEWER' }, { value: 'c', role: 'OWNER' }] }, /^Role rules item 3 role: one of ORG_ADMIN, ISSUER or VIEWER/],
+      [
+        {
+          roleRules: [
+            { value: 'a', role: 'VIEWER' },
+            { value: 'b', role: 'VIEWER' },
+            { value: 'c', role: 'OWNER' },
+          ],
+        },
+        /^Role rules item 3 role: one of ORG_ADMIN, ISSUER or VIEWER/,
+      ],
       [{ scopes: ['email'] }, /scopes must include openid/],
       [{ scopes: ['openid', 'has space'] }, /scopes\[1\]/],
       [{ allowedDomains: ['user@example.com'] }, /allowedDomains\[0\]/],
@@ -126,7 +140,14 @@ describe('single sign-on configuration', () => {
     expect((await h.admin('PUT', '/sso', ssoSetup(idp, { issuer: other.url }))).data.reason).toBe('ISSUER_MISMATCH');
     await other.close();
 
-    const keyless = await serveJson((base) => ({ issuer: base, authorization_endpoint: `${base}/auth`, token_endpoint: `${base}/token`, jwks_uri: `${base}/jwks`, keys: [], code_challenge_methods_supported: ['plain'] }));
+    const keyless = await serveJson((base) => ({
+      issuer: base,
+      authorization_endpoint: `${base}/auth`,
+      token_endpoint: `${base}/token`,
+      jwks_uri: `${base}/jwks`,
+      keys: [],
+      code_challenge_methods_supported: ['plain'],
+    }));
     const refused = await h.admin('PUT', '/sso', ssoSetup(idp, { issuer: keyless.url }));
     expect(refused.data.reason).toBe('NO_SIGNING_KEYS');
     expect((await h.admin('GET', '/sso')).statusCode).toBe(404);
@@ -134,7 +155,15 @@ describe('single sign-on configuration', () => {
     await h.admin('PUT', '/sso', ssoSetup(idp, { scopes: ['openid', 'email', 'offline_access_unknown'] }));
     const test = await h.admin('POST', '/sso/test');
     expect(test.statusCode).toBe(200);
-    expect(test.data).toMatchObject({ ok: true, issuer: idp.issuer, authorizationEndpoint: `${idp.issuer}/auth`, tokenEndpoint: `${idp.issuer}/token`, jwksUri: `${idp.issuer}/jwks`, signingKeys: 1, pkceS256: true });
+    expect(test.data).toMatchObject({
+      ok: true,
+      issuer: idp.issuer,
+      authorizationEndpoint: `${idp.issuer}/auth`,
+      tokenEndpoint: `${idp.issuer}/token`,
+      jwksUri: `${idp.issuer}/jwks`,
+      signingKeys: 1,
+      pkceS256: true,
+    });
     expect(test.data.problems.map((p: any) => p.code)).toEqual(['SCOPE_NOT_SUPPORTED']);
 
     // An issuer changed to one that fails is refused whole; other changes do not run discovery.

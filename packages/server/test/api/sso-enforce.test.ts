@@ -20,7 +20,16 @@ const failures = async () => (await h.database.db.selectFrom('login_failures').s
 describe('required single sign-on', () => {
   // One story, step by step: a loaded machine needs more than the default 30 s for its sign-ins and CLI runs.
   it('holds only after an ORG_ADMIN signed in with it, shuts out passwords but break-glass ones, and the CLI turns it off', { timeout: 120_000 }, async () => {
-    await h.admin('PUT', '/sso', ssoSetup(idp, { scopes: ['openid', 'email', 'profile', 'groups'], roleClaim: 'groups', roleRules: [{ value: 'admins', role: 'ORG_ADMIN' }], jitProvisioning: true }));
+    await h.admin(
+      'PUT',
+      '/sso',
+      ssoSetup(idp, {
+        scopes: ['openid', 'email', 'profile', 'groups'],
+        roleClaim: 'groups',
+        roleRules: [{ value: 'admins', role: 'ORG_ADMIN' }],
+        jitProvisioning: true,
+      }),
+    );
     const member = await h.createMember('ISSUER');
     const second = await h.createMember('ORG_ADMIN');
     expect((await h.admin('PUT', '/sso', { enforce: true, breakGlass: ['admin'] })).data.reason).toBe('SSO_NOT_VERIFIED');

@@ -15,7 +15,17 @@ afterAll(async () => {
 });
 beforeEach(async () => {
   await h.admin('DELETE', '/sso');
-  const put = await h.admin('PUT', '/sso', ssoSetup(idp, { scopes: ['openid', 'email', 'profile', 'groups'], roleClaim: 'groups', roleRules: [{ value: 'licensor-admins', role: 'ORG_ADMIN' }], defaultRole: 'VIEWER', jitProvisioning: true }));
+  const put = await h.admin(
+    'PUT',
+    '/sso',
+    ssoSetup(idp, {
+      scopes: ['openid', 'email', 'profile', 'groups'],
+      roleClaim: 'groups',
+      roleRules: [{ value: 'licensor-admins', role: 'ORG_ADMIN' }],
+      defaultRole: 'VIEWER',
+      jitProvisioning: true,
+    }),
+  );
   expect(put.statusCode).toBe(201);
   idp.forge = null;
   idp.account = { sub: `user-${++n}`, email: `person${n}@example.com`, email_verified: true, name: `Person ${n}`, groups: ['staff'] };
@@ -67,9 +77,18 @@ describe('single sign-on', () => {
     const config = (await h.admin('GET', '/sso')).data;
     expect(config.verifiedAt).not.toBeNull();
     expect((await h.request('GET', '/metrics')).body).toMatch(/^licensor_sso_sign_ins_total\{outcome="SIGNED_IN"\} [1-9]/m);
-    expect(config.lastAttempt).toMatchObject({ outcome: 'SIGNED_IN', member: `person${n}@example.com`, emailDomain: 'example.com', roleClaimValues: ['licensor-admins'], role: 'ORG_ADMIN' });
+    expect(config.lastAttempt).toMatchObject({
+      outcome: 'SIGNED_IN',
+      member: `person${n}@example.com`,
+      emailDomain: 'example.com',
+      roleClaimValues: ['licensor-admins'],
+      role: 'ORG_ADMIN',
+    });
     const entries = (await h.admin('GET', '/dashboard/activity?limit=2')).data.items;
-    expect(entries.map((e: any) => [e.action, e.actor])).toEqual([['auth.sso_login', `person${n}@example.com`], ['user.created', 'sso']]);
+    expect(entries.map((e: any) => [e.action, e.actor])).toEqual([
+      ['auth.sso_login', `person${n}@example.com`],
+      ['user.created', 'sso'],
+    ]);
     expect(entries[0].details).toEqual({ provisioned: true, linked: false, roleFrom: null, roleTo: 'ORG_ADMIN' });
 
     // The groups claim changed at the IdP: the same member (by `sub`) signs in with the new role.
@@ -87,7 +106,7 @@ describe('single sign-on', () => {
     expect((await h.admin('DELETE', `/users/${members[0].id}/sso-link`)).statusCode).toBe(204);
     expect((await me(session)).statusCode).toBe(401);
     expect((await h.admin('DELETE', `/users/${members[0].id}/sso-link`)).statusCode).toBe(404);
-    expect((await lastEntry())).toMatchObject({ action: 'sso.unlinked', actor: 'admin' });
+    expect(await lastEntry()).toMatchObject({ action: 'sso.unlinked', actor: 'admin' });
     expect((await h.admin('GET', '/users')).data.find((u: any) => u.id === members[0].id).ssoLinkedAt).toBeNull();
   });
 
@@ -97,7 +116,9 @@ describe('single sign-on', () => {
     const replay = await h.request('GET', `/o/${h.slug}/api/sso/callback?${query}`, { cookies: { svc_sso: ssoCookie } });
     expect(ssoError(replay)).toBe('STATE_INVALID');
     expect(sessionCookie(replay)).toBeUndefined();
-    expect((await h.request('GET', `/o/${h.slug}/api/sso/callback?code=x`, { cookies: { svc_sso: ssoCookie } })).headers.location).toBe(`http://localhost:8080/o/${h.slug}/sign-in?ssoError=STATE_INVALID`);
+    expect((await h.request('GET', `/o/${h.slug}/api/sso/callback?code=x`, { cookies: { svc_sso: ssoCookie } })).headers.location).toBe(
+      `http://localhost:8080/o/${h.slug}/sign-in?ssoError=STATE_INVALID`,
+    );
     // Another browser's cookie: the state is spent, the sign-in refused.
     const start = await startSso(h);
     const state = new URL(String(start.headers.location)).searchParams.get('state')!;
@@ -106,19 +127,25 @@ describe('single sign-on', () => {
     expect((await lastEntry()).action).toBe('auth.sso_login');
     // Another organisation's state is not found there, and not spent.
     const other = await h.otherOrg();
-    const answer = await h.request('GET', `/o/${other.slug}/api/sso/callback?state=${state}&error=access_denied`, { cookies: { svc_sso: start.cookies.find((c) => c.name === 'svc_sso')!.value } });
+    const answer = await h.request('GET', `/o/${other.slug}/api/sso/callback?state=${state}&error=access_denied`, {
+      cookies: { svc_sso: start.cookies.find((c) => c.name === 'svc_sso')!.value },
+    });
     expect(ssoError(answer)).toBe('STATE_INVALID');
     const fresh = await startSso(h);
     const freshState = new URL(String(fresh.headers.location)).searchParams.get('state')!;
-    const idpError = await h.request('GET', `/o/${h.slug}/api/sso/callback?state=${freshState}&error=access_denied&session_state=abc`, { cookies: { svc_sso: fresh.cookies.find((c) => c.name === 'svc_sso')!.value } });
+    const idpError = await h.request('GET', `/o/${h.slug}/api/sso/callback?state=${freshState}&error=access_denied&session_state=abc`, {
+      cookies: { svc_sso: fresh.cookies.find((c) => c.name === 'svc_sso')!.value },
+    });
     expect(ssoError(idpError)).toBe('IDP_ERROR');
-    expect((await lastEntry())).toMatchObject({ action: 'auth.sso_refused', actor: 'sso', details: { reason: 'IDP_ERROR', emailDomain: null, memberId: null } });
+    expect(await lastEntry()).toMatchObject({ action: 'auth.sso_refused', actor: 'sso', details: { reason: 'IDP_ERROR', emailDomain: null, memberId: null } });
   });
 
   it('lets exactly one of several callbacks presenting one state go on', async () => {
     // The IdP's answer for one state, presented by several requests at once.
     const { query, ssoCookie } = await throughIdp(h);
-    const answers = await Promise.all(Array.from({ length: 5 }, () => h.request('GET', `/o/${h.slug}/api/sso/callback?${query}`, { cookies: { svc_sso: ssoCookie } })));
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () => h.request('GET', `/o/${h.slug}/api/sso/callback?${query}`, { cookies: { svc_sso: ssoCookie } })),
+    );
     expect(answers.filter((a) => ssoError(a) === 'STATE_INVALID')).toHaveLength(4);
     expect(answers.filter((a) => sessionCookie(a) !== undefined)).toHaveLength(1);
   });
@@ -186,7 +213,9 @@ describe('single sign-on', () => {
   });
 
   it('offers itself on the sign-in page while enabled, and refuses a start while disabled', async () => {
-    expect((await h.anonymous('GET', '/auth/methods')).data).toEqual({ sso: { displayName: 'Test IdP', enforced: false, startUrl: `http://localhost:8080/o/${h.slug}/api/sso/start` } });
+    expect((await h.anonymous('GET', '/auth/methods')).data).toEqual({
+      sso: { displayName: 'Test IdP', enforced: false, startUrl: `http://localhost:8080/o/${h.slug}/api/sso/start` },
+    });
     await h.admin('PUT', '/sso', { enabled: false });
     expect((await h.anonymous('GET', '/auth/methods')).data).toEqual({ sso: null });
     expect(ssoError(await startSso(h))).toBe('SSO_DISABLED');

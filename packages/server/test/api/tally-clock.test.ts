@@ -45,7 +45,16 @@ const blocked = async (client: pg.Client) => {
 
 /** The organisation's tallies of a product that hold any licence. */
 const talliesOf = async (orgId: number, productId: number) =>
-  (await h.database.db.selectFrom('licence_tallies').select(['status', 'n']).where('org_id', '=', orgId).where('product_id', '=', productId).where('n', '<>', 0).orderBy('status').execute()).map((t) => [t.status, Number(t.n)]);
+  (
+    await h.database.db
+      .selectFrom('licence_tallies')
+      .select(['status', 'n'])
+      .where('org_id', '=', orgId)
+      .where('product_id', '=', productId)
+      .where('n', '<>', 0)
+      .orderBy('status')
+      .execute()
+  ).map((t) => [t.status, Number(t.n)]);
 
 // SQLite's writer holds the whole database from BEGIN IMMEDIATE: no clock moves under it.
 describe.runIf(backend === 'postgres')('the tally clock an issue reads before its lock is granted', () => {

@@ -86,7 +86,11 @@ describe('API tokens', () => {
     });
     const soon = h.as({ token: expiring.data.token });
     expect((await soon('GET', '/users')).statusCode).toBe(200);
-    await h.database.db.updateTable('api_tokens').set({ expires_at: Date.now() - 1 }).where('id', '=', expiring.data.id).execute();
+    await h.database.db
+      .updateTable('api_tokens')
+      .set({ expires_at: Date.now() - 1 })
+      .where('id', '=', expiring.data.id)
+      .execute();
     expect((await soon('GET', '/users')).statusCode).toBe(401);
   });
 
@@ -99,7 +103,11 @@ describe('API tokens', () => {
     await caller('GET', '/users');
     const second = (await h.admin('GET', '/tokens')).data.find((t: { id: string }) => t.id === created.data.id).lastUsedAt;
     expect(second).toBe(first);
-    await h.database.db.updateTable('api_tokens').set({ last_used_at: Date.now() - 61_000 }).where('id', '=', created.data.id).execute();
+    await h.database.db
+      .updateTable('api_tokens')
+      .set({ last_used_at: Date.now() - 61_000 })
+      .where('id', '=', created.data.id)
+      .execute();
     await caller('GET', '/users');
     const third = (await h.admin('GET', '/tokens')).data.find((t: { id: string }) => t.id === created.data.id).lastUsedAt;
     expect(Date.parse(third)).toBeGreaterThan(Date.now() - 5000);

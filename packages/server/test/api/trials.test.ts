@@ -14,7 +14,14 @@ afterAll(() => h?.close());
 
 const audits = (lid: string) => h.database.db.selectFrom('audit_entries').selectAll().where('lid', '=', lid).execute();
 const count = async (table: 'licences' | 'trial_entries' | 'machine_bindings') =>
-  Number((await h.database.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+  Number(
+    (
+      await h.database.db
+        .selectFrom(table)
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 describe('the product trial policy', () => {
   it('is off by default, with the documented defaults', async () => {
@@ -38,7 +45,13 @@ describe('the product trial policy', () => {
   });
 
   it('drops a removed parameter from trialParams in the same save', async () => {
-    const product = await createProduct(h.admin, { params: [{ key: 'seats', type: 'INTEGER' }, { key: 'tier', type: 'STRING' }], trialParams: { seats: 2, tier: 'x' } });
+    const product = await createProduct(h.admin, {
+      params: [
+        { key: 'seats', type: 'INTEGER' },
+        { key: 'tier', type: 'STRING' },
+      ],
+      trialParams: { seats: 2, tier: 'x' },
+    });
     const edited = await h.admin('PUT', `/products/${product.id}`, { params: [{ key: 'tier', type: 'STRING' }] });
     expect(edited.statusCode).toBe(200);
     expect(edited.data.trialParams).toEqual({ tier: 'x' });
@@ -88,7 +101,17 @@ describe('starting a trial', () => {
     expect(answer.expiresAt).toBe(new Date(claims.exp! * 1000).toISOString());
 
     const row = await licenceRow(h, answer.lid);
-    expect(row).toMatchObject({ trial: 1, licensee: 'Trial', customer_id: null, licensee_email: 'ann@example.com', issued_by: 'trial', licence_type: 'ONLINE', max_machines: 1, grace_days: 0, trial_installations: 1 });
+    expect(row).toMatchObject({
+      trial: 1,
+      licensee: 'Trial',
+      customer_id: null,
+      licensee_email: 'ann@example.com',
+      issued_by: 'trial',
+      licence_type: 'ONLINE',
+      max_machines: 1,
+      grace_days: 0,
+      trial_installations: 1,
+    });
     expect(Number(row.trial_started_at)).toBe(claims.iat * 1000);
     const seats = await h.database.db.selectFrom('machine_bindings').selectAll().where('licence_id', '=', row.id).execute();
     expect(seats).toMatchObject([{ fingerprint: fp, at_issue: 1, label: 'Ann’s laptop' }]);
@@ -141,8 +164,17 @@ describe('starting a trial', () => {
 
   it('answers TRIALS_OFF once the organisation holds its trialLimit trials', async () => {
     const p = await trialProduct(h);
-    const before = await h.database.db.selectFrom('licences').select((eb) => eb.fn.countAll<number>().as('n')).where('trial', '=', 1).where('revoked', '=', 0).executeTakeFirstOrThrow();
-    await h.database.db.updateTable('organisations').set({ trial_limit: Number(before.n) + 1 }).where('slug', '=', h.slug).execute();
+    const before = await h.database.db
+      .selectFrom('licences')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('trial', '=', 1)
+      .where('revoked', '=', 0)
+      .executeTakeFirstOrThrow();
+    await h.database.db
+      .updateTable('organisations')
+      .set({ trial_limit: Number(before.n) + 1 })
+      .where('slug', '=', h.slug)
+      .execute();
     try {
       expect((await p.start(startBody(machine('limit-a')))).statusCode).toBe(201);
       const refused = await p.start(startBody(machine('limit-b')));
@@ -247,7 +279,18 @@ describe("a trial's resource and vendor actions", () => {
     const p = await trialProduct(h);
     const started = await p.start(startBody(machine('fields')));
     const trial = (await h.admin('GET', `/licenses/${started.data.lid}`)).data;
-    expect(trial).toMatchObject({ trial: true, trialStartedAt: new Date(claimsOf(started.data.license).iat * 1000).toISOString(), trialConvertedTo: null, trialConvertedAt: null, trialLedgerResetAt: null, trialInstallations: 1, convertedFromTrial: null, licensee: 'Trial', customerId: null, issuedBy: 'trial' });
+    expect(trial).toMatchObject({
+      trial: true,
+      trialStartedAt: new Date(claimsOf(started.data.license).iat * 1000).toISOString(),
+      trialConvertedTo: null,
+      trialConvertedAt: null,
+      trialLedgerResetAt: null,
+      trialInstallations: 1,
+      convertedFromTrial: null,
+      licensee: 'Trial',
+      customerId: null,
+      issuedBy: 'trial',
+    });
     const paid = await p.issue();
     expect(paid).toMatchObject({ trial: false, trialStartedAt: null, trialInstallations: null, convertedFromTrial: null });
     const trials = (await h.admin('GET', `/licenses?productId=${p.id}&trial=true`)).data;
@@ -350,11 +393,21 @@ describe('converting a trial', () => {
     const p = await trialProduct(h);
     const fp = machine('convert');
     const started = await p.start(startBody(fp, { machineLabel: 'Desk' }));
-    const converted = await h.admin('POST', `/licenses/${started.data.lid}/convert`, { customer: { name: 'Buyer Ltd', email: 'buyer@example.com' }, keepMachine: true }, { 'idempotency-key': 'convert-1' });
+    const converted = await h.admin(
+      'POST',
+      `/licenses/${started.data.lid}/convert`,
+      { customer: { name: 'Buyer Ltd', email: 'buyer@example.com' }, keepMachine: true },
+      { 'idempotency-key': 'convert-1' },
+    );
     expect(converted.statusCode).toBe(201);
     expect(converted.data).toMatchObject({ productId: p.id, licensee: 'Buyer Ltd', convertedFromTrial: started.data.lid, trial: false, seatsUsed: 1 });
     expect(converted.data.claims.trl).toBeUndefined();
-    const replay = await h.admin('POST', `/licenses/${started.data.lid}/convert`, { customer: { name: 'Buyer Ltd', email: 'buyer@example.com' }, keepMachine: true }, { 'idempotency-key': 'convert-1' });
+    const replay = await h.admin(
+      'POST',
+      `/licenses/${started.data.lid}/convert`,
+      { customer: { name: 'Buyer Ltd', email: 'buyer@example.com' }, keepMachine: true },
+      { 'idempotency-key': 'convert-1' },
+    );
     expect(replay.data.lid).toBe(converted.data.lid);
     const trial = (await h.admin('GET', `/licenses/${started.data.lid}`)).data;
     expect(trial).toMatchObject({ trialConvertedTo: converted.data.lid, status: 'ACTIVE' });
@@ -381,7 +434,12 @@ describe('converting a trial', () => {
     const p = await trialProduct(h);
     const fp = machine('convert-offline');
     const started = await p.start(startBody(fp));
-    const offline = await h.admin('POST', `/licenses/${started.data.lid}/convert`, { licensee: 'Off Ltd', licenceType: 'OFFLINE', keepMachine: true, fingerprint: machine('other') });
+    const offline = await h.admin('POST', `/licenses/${started.data.lid}/convert`, {
+      licensee: 'Off Ltd',
+      licenceType: 'OFFLINE',
+      keepMachine: true,
+      fingerprint: machine('other'),
+    });
     expect(offline.statusCode).toBe(201);
     expect(offline.data.claims.fp).toEqual([fp, machine('other')]);
     const other = await p.start(startBody(machine('convert-bad')));

@@ -49,7 +49,10 @@ if (backend === 'sqlite') {
       expect(path.dirname(answer.backup)).toBe(backups);
       expect(fs.statSync(backups).mode & 0o777).toBe(0o700);
       expect(fs.statSync(answer.backup).mode & 0o777).toBe(0o600);
-      const log = result.stderr.trim().split('\n').map((line) => JSON.parse(line));
+      const log = result.stderr
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
       expect(log).toContainEqual(expect.objectContaining({ msg: 'backed up the database before migrating it', file: answer.backup }));
       expect(log.find((l) => l.level === 40)?.msg).toMatch(/master\.key, in the same data dir/);
       expect(fs.readdirSync(backups).sort()).toEqual([

@@ -25,7 +25,12 @@ afterAll(() => h?.close());
 
 const parallel = <T>(n: number, run: (i: number) => Promise<T>) => Promise.all(Array.from({ length: n }, (_, i) => run(i)));
 let ids = 0;
-const ev = (meter: string, amount = 1, extra: Record<string, unknown> = {}): { id: string; meter: string; amount: number; at?: string } => ({ id: `e-${++ids}`, meter, amount, ...extra });
+const ev = (meter: string, amount = 1, extra: Record<string, unknown> = {}): { id: string; meter: string; amount: number; at?: string } => ({
+  id: `e-${++ids}`,
+  meter,
+  amount,
+  ...extra,
+});
 
 /** A licence of `p` and a body for its first machine, bound by a check. */
 async function bound(overrides: Record<string, unknown> = {}, product = p) {
@@ -37,7 +42,16 @@ async function bound(overrides: Record<string, unknown> = {}, product = p) {
 
 function receiptOk(answer: any, fingerprint: string, pem = p.publicKeyPem) {
   return verifyUsageReceipt(
-    { lid: answer.lid, status: answer.status, nonce: answer.nonce, checkedAt: answer.checkedAt, boundAt: answer.boundAt, fpDigest: fpDigest(fingerprint), events: answer.events, meters: answer.meters },
+    {
+      lid: answer.lid,
+      status: answer.status,
+      nonce: answer.nonce,
+      checkedAt: answer.checkedAt,
+      boundAt: answer.boundAt,
+      fpDigest: fpDigest(fingerprint),
+      events: answer.events,
+      meters: answer.meters,
+    },
     answer.receipt,
     [createPublicKey(pem)],
   );
@@ -72,7 +86,13 @@ describe('product meters', () => {
 
   it('refuses bad meters with 400 naming the field, and changes nothing', async () => {
     const bad: Array<[unknown, string]> = [
-      [[{ key: 'a', limit: 1 }, { key: 'a', limit: 2 }], 'meters[1].key'],
+      [
+        [
+          { key: 'a', limit: 1 },
+          { key: 'a', limit: 2 },
+        ],
+        'meters[1].key',
+      ],
       [[{ key: '1a', limit: 1 }], 'meters[0].key'],
       [[{ key: 'a' }], 'meters[0].limit'],
       [[{ key: 'a', limit: -1 }], 'meters[0].limit'],
@@ -101,10 +121,24 @@ describe('product meters', () => {
     expect(undeclared.data.error).toContain('meters.nope');
   });
 
-  it('renewal takes the product list and keeps the licence\'s own limits unless the body gives them', async () => {
-    const product = await checkedProduct(h, { meters: [{ key: 'a', limit: 10 }, { key: 'b', limit: 20 }] });
+  it("renewal takes the product list and keeps the licence's own limits unless the body gives them", async () => {
+    const product = await checkedProduct(h, {
+      meters: [
+        { key: 'a', limit: 10 },
+        { key: 'b', limit: 20 },
+      ],
+    });
     const licence = await product.issue({ meters: { a: { limit: 99 } } });
-    expect((await h.admin('PUT', `/products/${product.id}`, { meters: [{ key: 'a', label: 'A!', limit: 10, period: 'DAY' }, { key: 'c', limit: 30 }] })).statusCode).toBe(200);
+    expect(
+      (
+        await h.admin('PUT', `/products/${product.id}`, {
+          meters: [
+            { key: 'a', label: 'A!', limit: 10, period: 'DAY' },
+            { key: 'c', limit: 30 },
+          ],
+        })
+      ).statusCode,
+    ).toBe(200);
     // A product change alone changes no licence.
     expect((await h.admin('GET', `/licenses/${licence.lid}`)).data.meters.map((m: any) => m.key)).toEqual(['a', 'b']);
     const renewed = await h.admin('POST', `/licenses/${licence.lid}/renew`, { meters: { c: { limit: 31, overage: 1 } } });
@@ -131,7 +165,17 @@ describe('POST .../usage', () => {
     expect(exports.resetsAt).toMatch(/^\d{4}-\d{2}-01T00:00:00\.000Z$/);
     expect(exports.periodStart).toMatch(/^\d{4}-\d{2}-01T00:00:00\.000Z$/);
     expect(renders).toMatchObject({ used: 7, limit: 5, overage: 2, remaining: 0 });
-    expect(sync).toEqual({ key: 'seats.sync', label: 'seats.sync', period: 'NONE', used: 1e9, limit: null, overage: 0, remaining: null, periodStart: null, resetsAt: null });
+    expect(sync).toEqual({
+      key: 'seats.sync',
+      label: 'seats.sync',
+      period: 'NONE',
+      used: 1e9,
+      limit: null,
+      overage: 0,
+      remaining: null,
+      periodStart: null,
+      resetsAt: null,
+    });
     expect(receiptOk(answer, body.fingerprint)).toBe(true);
     expect(receiptOk({ ...answer, events: [{ ...answer.events[0], result: 'LIMIT_REACHED' }, ...answer.events.slice(1)] }, body.fingerprint)).toBe(false);
     // events: [] reads the balances, and nothing is counted among the checks.
@@ -209,7 +253,13 @@ describe('POST .../usage', () => {
   });
 
   it('stops recording new ids past LICENSOR_USAGE_IDS_PER_PERIOD of a period key (EVENT_LIMIT)', async () => {
-    const product = await checkedProduct(h, { meters: [{ key: 'a', limit: null, period: 'MONTH' }, { key: 'b', limit: null, period: 'MONTH' }, { key: 'c', limit: null, period: 'DAY' }] });
+    const product = await checkedProduct(h, {
+      meters: [
+        { key: 'a', limit: null, period: 'MONTH' },
+        { key: 'b', limit: null, period: 'MONTH' },
+        { key: 'c', limit: null, period: 'DAY' },
+      ],
+    });
     const { send } = await bound({}, product);
     const first = (await send(Array.from({ length: 60 }, (_, i) => ev(i % 2 ? 'a' : 'b')))).data;
     expect(first.events.every((e: any) => e.result === 'ACCEPTED')).toBe(true);
@@ -221,7 +271,7 @@ describe('POST .../usage', () => {
 });
 
 describe('the Management API', () => {
-  it('reads a licence\'s balances and recent events, newest first, with their sources', async () => {
+  it("reads a licence's balances and recent events, newest first, with their sources", async () => {
     const { licence, send } = await bound();
     const at = new Date(Math.floor(Date.now() / 1000) * 1000 - 60_000).toISOString();
     const first = ev('exports', 2, { at });
@@ -229,7 +279,11 @@ describe('the Management API', () => {
     await send([first, second]);
     const usage = (await h.admin('GET', `/licenses/${licence.lid}/usage`)).data;
     expect(usage.lid).toBe(licence.lid);
-    expect(usage.meters.map((m: any) => [m.key, m.used])).toEqual([['exports', 2], ['renders', 0], ['seats.sync', 0]]);
+    expect(usage.meters.map((m: any) => [m.key, m.used])).toEqual([
+      ['exports', 2],
+      ['renders', 0],
+      ['seats.sync', 0],
+    ]);
     expect(usage.meters[0].periodKey).toMatch(/^\d{4}-\d{2}$/);
     expect(usage.meters[1].periodKey).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     expect(usage.meters[2].periodKey).toBe('NONE');
@@ -249,7 +303,16 @@ describe('the Management API', () => {
     const debit = await h.admin('POST', `/licenses/${licence.lid}/usage/adjust`, { meter: 'exports', amount: 30, reason: 'Manual export batch' });
     expect(debit.statusCode).toBe(200);
     expect(debit.data.meters[0]).toMatchObject({ used: 35, remaining: 0 });
-    expect(debit.data.events[0]).toMatchObject({ id: null, meter: 'exports', amount: 30, result: 'ACCEPTED', source: 'operator', machineId: null, actor: 'admin', reason: 'Manual export batch' });
+    expect(debit.data.events[0]).toMatchObject({
+      id: null,
+      meter: 'exports',
+      amount: 30,
+      result: 'ACCEPTED',
+      source: 'operator',
+      machineId: null,
+      actor: 'admin',
+      reason: 'Manual export batch',
+    });
     expect(debit.data.events[0].at).toBe(debit.data.events[0].receivedAt);
     const credit = (await h.admin('POST', `/licenses/${licence.lid}/usage/adjust`, { meter: 'exports', amount: -35, reason: 'Goodwill' })).data;
     expect(credit.meters[0]).toMatchObject({ used: 0, remaining: 20 });
@@ -287,7 +350,12 @@ describe('the Management API', () => {
   });
 
   it('lists the top consumers of each meter this period, archived and unused licences left out', async () => {
-    const product = await checkedProduct(h, { meters: [{ key: 'calls', limit: 100 }, { key: 'mb', limit: null }] });
+    const product = await checkedProduct(h, {
+      meters: [
+        { key: 'calls', limit: 100 },
+        { key: 'mb', limit: null },
+      ],
+    });
     const licences = [];
     for (const used of [5, 50, 0, 50]) {
       const { licence, send } = await bound({}, product);
@@ -310,8 +378,19 @@ describe('the Management API', () => {
 
   it('raises usage.threshold at 80% and 100% once per licence, meter, period and limit, marking it without an endpoint', async () => {
     const { licence, send } = await bound({ meters: { exports: { limit: 10, overage: 5 } } });
-    const marks = async () => (await h.database.db.selectFrom('usage_marks').select(['threshold', 'limit_value']).where('licence_id', '=', (await h.database.db.selectFrom('licences').select('id').where('lid', '=', licence.lid).executeTakeFirstOrThrow()).id).orderBy('threshold').execute()).map((m) => [Number(m.threshold), Number(m.limit_value)]);
-    const events = async () => (await h.database.db.selectFrom('webhook_events').select(['type', 'data']).where('type', '=', 'usage.threshold').execute()).map((e) => JSON.parse(e.data).usage);
+    const marks = async () =>
+      (
+        await h.database.db
+          .selectFrom('usage_marks')
+          .select(['threshold', 'limit_value'])
+          .where('licence_id', '=', (await h.database.db.selectFrom('licences').select('id').where('lid', '=', licence.lid).executeTakeFirstOrThrow()).id)
+          .orderBy('threshold')
+          .execute()
+      ).map((m) => [Number(m.threshold), Number(m.limit_value)]);
+    const events = async () =>
+      (await h.database.db.selectFrom('webhook_events').select(['type', 'data']).where('type', '=', 'usage.threshold').execute()).map(
+        (e) => JSON.parse(e.data).usage,
+      );
     // No endpoint yet: the 80% mark is written, no event.
     await send([ev('exports', 8)]);
     expect(await marks()).toEqual([[80, 10]]);
@@ -321,7 +400,10 @@ describe('the Management API', () => {
       await send([ev('exports', 1)]);
       expect(await events()).toEqual([]);
       await send([ev('exports', 1), ev('exports', 3)]);
-      expect(await marks()).toEqual([[80, 10], [100, 10]]);
+      expect(await marks()).toEqual([
+        [80, 10],
+        [100, 10],
+      ]);
       const raised = await events();
       expect(raised).toHaveLength(1);
       expect(raised[0]).toMatchObject({ meter: 'exports', label: 'Exports', threshold: 100, used: 10, limit: 10, overage: 5 });
@@ -410,26 +492,27 @@ describe('usage under concurrency', () => {
     await race((_i, body) => p.usage(body));
   }, 90_000);
 
-  if (backend === 'postgres') describe('through two service processes sharing one PostgreSQL', () => {
-    const children: ChildProcess[] = [];
-    afterAll(() => Promise.all(children.map(stopServe)));
-    it('never passes limit + overage, and never counts an id twice', async () => {
-      const urls: string[] = [];
-      for (let i = 0; i < 2; i++) {
-        const serve = await startServe({ ...h.env, LOG_LEVEL: 'info', LICENSOR_USAGE_RATE_LICENCE: '0' });
-        children.push(serve.child);
-        urls.push(serve.url);
-      }
-      const send = async (i: number, body: unknown) => {
-        const response = await fetch(`${urls[i % 2]}/o/${h.slug}/api/public/license/${p.checkId}/usage`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${p.token}`, 'content-type': 'application/json' },
-          body: JSON.stringify(body),
-        });
-        return { statusCode: response.status, data: await response.json() };
-      };
-      await race(send);
-      await race(send);
-    }, 150_000);
-  });
+  if (backend === 'postgres')
+    describe('through two service processes sharing one PostgreSQL', () => {
+      const children: ChildProcess[] = [];
+      afterAll(() => Promise.all(children.map(stopServe)));
+      it('never passes limit + overage, and never counts an id twice', async () => {
+        const urls: string[] = [];
+        for (let i = 0; i < 2; i++) {
+          const serve = await startServe({ ...h.env, LOG_LEVEL: 'info', LICENSOR_USAGE_RATE_LICENCE: '0' });
+          children.push(serve.child);
+          urls.push(serve.url);
+        }
+        const send = async (i: number, body: unknown) => {
+          const response = await fetch(`${urls[i % 2]}/o/${h.slug}/api/public/license/${p.checkId}/usage`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${p.token}`, 'content-type': 'application/json' },
+            body: JSON.stringify(body),
+          });
+          return { statusCode: response.status, data: await response.json() };
+        };
+        await race(send);
+        await race(send);
+      }, 150_000);
+    });
 });

@@ -41,10 +41,13 @@ async function instance() {
   const database = await openDatabase({ databaseUrl: h.config.databaseUrl, sqliteFile: sqliteFileIn(h.config.dataDir) });
   const app = await buildApp({ config: h.config, database, masterKey: loadMasterKey(h.config, () => {}), logger: false, deliverWebhooks: false });
   await app.ready();
-  return { app, close: async () => {
-    await app.close();
-    await database.close();
-  } };
+  return {
+    app,
+    close: async () => {
+      await app.close();
+      await database.close();
+    },
+  };
 }
 
 const received = () => receiver.received.map((r) => String(r.headers['webhook-id']));
@@ -115,7 +118,10 @@ describe('webhook delivery across processes', () => {
       await Promise.all([a.close(), b.close()]);
     }
     expect(received().sort()).toEqual([...ids].sort());
-    const attempts = await h.database.db.selectFrom('webhook_attempts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const attempts = await h.database.db
+      .selectFrom('webhook_attempts')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     expect(Number(attempts.n)).toBe(EVENTS);
   });
 });

@@ -39,7 +39,15 @@ describe('webhook endpoints', () => {
   it('shows the secret once, seals it at rest, and changes only what PUT carries', async () => {
     const created = await h.admin('POST', '/webhooks', { url: `${receiver.url}/hooks`, events: ['licence.revoked'], description: 'billing' });
     expect(created.statusCode).toBe(201);
-    expect(created.data).toMatchObject({ url: `${receiver.url}/hooks`, events: ['licence.revoked'], description: 'billing', enabled: true, disabledReason: null, lastDeliveryAt: null, lastStatus: null });
+    expect(created.data).toMatchObject({
+      url: `${receiver.url}/hooks`,
+      events: ['licence.revoked'],
+      description: 'billing',
+      enabled: true,
+      disabledReason: null,
+      lastDeliveryAt: null,
+      lastStatus: null,
+    });
     expect(created.data.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(Buffer.from(created.data.secret.slice(6), 'base64')).toHaveLength(32);
     const { secret, ...endpoint } = created.data;
@@ -50,8 +58,18 @@ describe('webhook endpoints', () => {
     expect(JSON.stringify(row)).not.toContain(secret.slice(6));
 
     const changed = await h.admin('PUT', `/webhooks/${endpoint.id}`, { enabled: false });
-    expect(changed.data).toMatchObject({ url: endpoint.url, events: ['licence.revoked'], description: 'billing', enabled: false, disabledReason: 'disabled by admin' });
-    expect((await h.admin('PUT', `/webhooks/${endpoint.id}`, { enabled: true, events: ['*'] })).data).toMatchObject({ enabled: true, disabledReason: null, events: ['*'] });
+    expect(changed.data).toMatchObject({
+      url: endpoint.url,
+      events: ['licence.revoked'],
+      description: 'billing',
+      enabled: false,
+      disabledReason: 'disabled by admin',
+    });
+    expect((await h.admin('PUT', `/webhooks/${endpoint.id}`, { enabled: true, events: ['*'] })).data).toMatchObject({
+      enabled: true,
+      disabledReason: null,
+      events: ['*'],
+    });
     const activity = (await h.admin('GET', '/dashboard/activity')).data.items.map((e: any) => e.action);
     expect(activity.slice(0, 3)).toEqual(['webhook.updated', 'webhook.updated', 'webhook.created']);
     expect((await h.admin('DELETE', `/webhooks/${endpoint.id}`)).statusCode).toBe(204);
@@ -62,7 +80,8 @@ describe('webhook endpoints', () => {
     const { app, lines } = await h.loggedApp();
     try {
       const cookie = await h.signIn('admin', 'correct horse battery staple');
-      const call = (method: string, url: string, body?: unknown) => h.request(method, `/o/${h.slug}/api${url}`, { app, body, cookies: { svc_session: cookie } });
+      const call = (method: string, url: string, body?: unknown) =>
+        h.request(method, `/o/${h.slug}/api${url}`, { app, body, cookies: { svc_session: cookie } });
       const created = await call('POST', '/webhooks', { url: receiver.url, events: ['*'] });
       const rotated = await call('POST', `/webhooks/${created.data.id}/rotate-secret`, { overlapHours: 0 });
       expect(rotated.data.secret).toMatch(/^whsec_/);
@@ -146,7 +165,13 @@ describe('events', () => {
     await h.admin('POST', `/licenses/${licence.lid}/reinstate`);
     const renewed = await h.admin('POST', `/licenses/${licence.lid}/renew`, {});
     expect(renewed.statusCode).toBe(200);
-    const other = await issueOk(h.admin, { productId: product.id, licensee: 'Short Ltd', issueDate: addDays(todayUtc(), -26), validityMonths: 1, graceDays: 0 });
+    const other = await issueOk(h.admin, {
+      productId: product.id,
+      licensee: 'Short Ltd',
+      issueDate: addDays(todayUtc(), -26),
+      validityMonths: 1,
+      graceDays: 0,
+    });
     const gone = (await h.admin('POST', '/customers', { name: 'Gone Ltd', email: 'gone@hook.example' })).data;
     await h.admin('DELETE', `/customers/${gone.id}`);
     await drain(h);
@@ -158,10 +183,24 @@ describe('events', () => {
     bodies.push(...receiver.received.slice(bodies.length).map((r) => ({ ...verified(secret, r), id: r.headers['webhook-id'] })));
     const types = new Set(bodies.map((b) => b.type));
     const expected = [
-      'customer.created', 'customer.updated', 'customer.deleted',
-      'product.created', 'product.updated', 'product.key_rotated', 'product.deleted', 'product.check_token_rotated',
-      'licence.issued', 'licence.expiring', 'licence.revoked', 'licence.archived', 'licence.restored', 'licence.reinstated', 'licence.renewed', 'licence.expired',
-      'machine.bound', 'machine.released',
+      'customer.created',
+      'customer.updated',
+      'customer.deleted',
+      'product.created',
+      'product.updated',
+      'product.key_rotated',
+      'product.deleted',
+      'product.check_token_rotated',
+      'licence.issued',
+      'licence.expiring',
+      'licence.revoked',
+      'licence.archived',
+      'licence.restored',
+      'licence.reinstated',
+      'licence.renewed',
+      'licence.expired',
+      'machine.bound',
+      'machine.released',
     ];
     expect([...types].sort()).toEqual(expected.sort());
     // Sequences: one per event, increasing in the order read; ids unique.
@@ -170,7 +209,11 @@ describe('events', () => {
     expect(new Set(bodies.map((b) => b.id)).size).toBe(bodies.length);
     const byType = (type: string) => bodies.filter((b) => b.type === type);
     expect(byType('licence.expired').map((b) => b.data.licence.lid)).toEqual([other.lid]);
-    expect(byType('licence.expiring').map((b) => b.data.licence.lid).sort()).toEqual([licence.lid, other.lid].sort());
+    expect(
+      byType('licence.expiring')
+        .map((b) => b.data.licence.lid)
+        .sort(),
+    ).toEqual([licence.lid, other.lid].sort());
     expect(byType('licence.revoked')[0]!.data.licence).toMatchObject({ lid: licence.lid, status: 'REVOKED' });
     expect(byType('customer.deleted')[0]!.data.customer).toMatchObject({ id: gone.id, name: 'Gone Ltd' });
     expect(byType('product.deleted')[0]!.data.product).toMatchObject({ id: spare.id, name: 'Renamed' });
@@ -187,7 +230,10 @@ describe('events', () => {
   });
 
   it('writes nothing for a rolled-back change, and nothing while the organisation has no endpoint', async () => {
-    const before = await h.database.db.selectFrom('webhook_events').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const before = await h.database.db
+      .selectFrom('webhook_events')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     await h.admin('POST', '/customers', { name: 'Unheard Ltd' });
     await addEndpoint(h.admin, receiver.url);
     const ctx = await operatorCtx(h.database, h.slug);
@@ -198,7 +244,10 @@ describe('events', () => {
       }),
     ).rejects.toThrow('rolled back');
     await drain(h);
-    const after = await h.database.db.selectFrom('webhook_events').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const after = await h.database.db
+      .selectFrom('webhook_events')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     expect(Number(after.n)).toBe(Number(before.n));
     expect(receiver.received).toEqual([]);
   });
@@ -263,7 +312,10 @@ describe('delivery', () => {
     await api('POST', '/customers', { name: 'While Disabled Ltd' });
     await drain(h);
     expect(receiver.received).toHaveLength(1);
-    expect((await deliveries(id)).map((d: any) => [d.status, d.attempts.length])).toEqual([['failed', 0], ['failed', 1]]);
+    expect((await deliveries(id)).map((d: any) => [d.status, d.attempts.length])).toEqual([
+      ['failed', 0],
+      ['failed', 1],
+    ]);
     receiver.answer = () => ({ status: 200 });
     await api('PUT', `/webhooks/${id}`, { enabled: true });
     const recovered = await api('POST', `/webhooks/${id}/recover`, { since: new Date(Date.now() - 60_000).toISOString() });
@@ -274,7 +326,9 @@ describe('delivery', () => {
     expect((await api('POST', `/webhooks/${id}/deliveries/${latest.eventId}/redeliver`)).statusCode).toBe(202);
     await drain(h);
     expect(receiver.received.at(-1)!.headers['webhook-id']).toBe(latest.eventId);
-    expect(receiver.received.at(-1)!.body).toBe(receiver.received.find((r) => r.headers['webhook-id'] === latest.eventId && r !== receiver.received.at(-1))!.body);
+    expect(receiver.received.at(-1)!.body).toBe(
+      receiver.received.find((r) => r.headers['webhook-id'] === latest.eventId && r !== receiver.received.at(-1))!.body,
+    );
     expect((await api('POST', `/webhooks/${id}/deliveries/msg_nothing/redeliver`)).statusCode).toBe(404);
   });
 
@@ -353,8 +407,15 @@ describe('delivery', () => {
       await api('POST', '/customers', { name: 'Second Kept Ltd' });
       await drain(h);
       // The second event went over the first connection (dropped there), then over a new one, and was delivered in one attempt.
-      expect(seen.map((s) => [s.socket, JSON.parse(s.body).data.customer.name])).toEqual([[1, 'First Kept Ltd'], [1, 'Second Kept Ltd'], [2, 'Second Kept Ltd']]);
-      expect((await deliveries(id)).map((d: any) => [d.status, d.attempts.length])).toEqual([['delivered', 1], ['delivered', 1]]);
+      expect(seen.map((s) => [s.socket, JSON.parse(s.body).data.customer.name])).toEqual([
+        [1, 'First Kept Ltd'],
+        [1, 'Second Kept Ltd'],
+        [2, 'Second Kept Ltd'],
+      ]);
+      expect((await deliveries(id)).map((d: any) => [d.status, d.attempts.length])).toEqual([
+        ['delivered', 1],
+        ['delivered', 1],
+      ]);
     } finally {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
@@ -407,9 +468,12 @@ describe('addresses', () => {
       }
       // The refusal says how to allow a local receiver.
       expect((await strict.admin('POST', '/webhooks', { url: 'http://127.0.0.1:9/hooks', events: ['*'] })).data).toEqual({
-        error: 'the host 127.0.0.1 resolves to 127.0.0.1, which is not a public address (to allow it, start the service with LICENSOR_WEBHOOK_ALLOW_NETWORKS=127.0.0.1/32)',
+        error:
+          'the host 127.0.0.1 resolves to 127.0.0.1, which is not a public address (to allow it, start the service with LICENSOR_WEBHOOK_ALLOW_NETWORKS=127.0.0.1/32)',
       });
-      expect((await strict.admin('POST', '/webhooks', { url: 'https://[::ffff:10.0.0.1]/', events: ['*'] })).data.error).toMatch(/LICENSOR_WEBHOOK_ALLOW_NETWORKS=10\.0\.0\.1\/32\)$/);
+      expect((await strict.admin('POST', '/webhooks', { url: 'https://[::ffff:10.0.0.1]/', events: ['*'] })).data.error).toMatch(
+        /LICENSOR_WEBHOOK_ALLOW_NETWORKS=10\.0\.0\.1\/32\)$/,
+      );
       expect((await strict.admin('POST', '/webhooks', { url: 'https://93.184.215.14/hooks', events: ['*'] })).statusCode).toBe(201);
     } finally {
       await strict.close();

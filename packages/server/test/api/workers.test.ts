@@ -89,7 +89,8 @@ afterAll(async () => {
   await h?.close();
 });
 
-const liveSeats = async (lid: string) => (await h.admin('GET', `/licenses/${lid}/machines`)).data.filter((m: { releasedAt: string | null }) => m.releasedAt === null).length;
+const liveSeats = async (lid: string) =>
+  (await h.admin('GET', `/licenses/${lid}/machines`)).data.filter((m: { releasedAt: string | null }) => m.releasedAt === null).length;
 
 describe('two workers (LICENSOR_WORKERS=2)', () => {
   it('both serve the port', () => {

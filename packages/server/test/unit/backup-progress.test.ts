@@ -26,7 +26,10 @@ describe('backup and restore progress', () => {
   });
 
   it('shows nothing when either output is not a terminal', () => {
-    for (const [err, out] of [[output(false), output(true)], [output(true), output(false)]] as const) {
+    for (const [err, out] of [
+      [output(false), output(true)],
+      [output(true), output(false)],
+    ] as const) {
       const progress = terminalProgress(err, out, () => 0);
       progress.table('licences');
       progress.advance(10, 10, 100);

@@ -28,12 +28,20 @@ describe('configuration', () => {
 
   it('reads which PKCS#11 tokens each organisation may use, and refuses a half or malformed setting', () => {
     const config = loadConfig({ LICENSOR_PKCS11_MODULE: '/usr/lib/softhsm/libsofthsm2.so', LICENSOR_PKCS11_TOKENS: 'acme=Acme HSM, acme=spare,globex=g1' });
-    expect(config.pkcs11).toEqual({ module: '/usr/lib/softhsm/libsofthsm2.so', tokens: new Map([['acme', ['Acme HSM', 'spare']], ['globex', ['g1']]]) });
+    expect(config.pkcs11).toEqual({
+      module: '/usr/lib/softhsm/libsofthsm2.so',
+      tokens: new Map([
+        ['acme', ['Acme HSM', 'spare']],
+        ['globex', ['g1']],
+      ]),
+    });
     expect(() => loadConfig({ LICENSOR_PKCS11_MODULE: '/m.so' })).toThrow(/go together/);
     expect(() => loadConfig({ LICENSOR_PKCS11_TOKENS: 'acme=a' })).toThrow(/go together/);
     expect(() => loadConfig({ LICENSOR_PKCS11_MODULE: 'relative.so', LICENSOR_PKCS11_TOKENS: 'acme=a' })).toThrow(/absolute path/);
     expect(() => loadConfig({ LICENSOR_PKCS11_MODULE: '/m.so', LICENSOR_PKCS11_TOKENS: 'acme' })).toThrow(ConfigError);
-    expect(() => loadConfig({ LICENSOR_PKCS11_MODULE: '/m.so', LICENSOR_PKCS11_TOKENS: 'acme=a-label-longer-than-thirty-two-chars' })).toThrow(/slug=tokenLabel/);
+    expect(() => loadConfig({ LICENSOR_PKCS11_MODULE: '/m.so', LICENSOR_PKCS11_TOKENS: 'acme=a-label-longer-than-thirty-two-chars' })).toThrow(
+      /slug=tokenLabel/,
+    );
   });
 
   it('reads the CIDR ranges webhooks may reach, IPv4 and IPv6, and refuses anything else naming the setting', () => {
@@ -43,7 +51,9 @@ describe('configuration', () => {
     expect(allowed.check('10.2.0.1', 'ipv4')).toBe(false);
     expect(loadConfig({}).webhookAllowNetworks.check('127.0.0.1', 'ipv4')).toBe(false);
     for (const bad of ['127.0.0.1', '10.0.0.0/33', 'localhost/8', '::/129', '10.0.0.0/8/1']) {
-      expect(() => loadConfig({ LICENSOR_WEBHOOK_ALLOW_NETWORKS: bad })).toThrow(`LICENSOR_WEBHOOK_ALLOW_NETWORKS must be CIDR ranges separated by commas, got "${bad}"`);
+      expect(() => loadConfig({ LICENSOR_WEBHOOK_ALLOW_NETWORKS: bad })).toThrow(
+        `LICENSOR_WEBHOOK_ALLOW_NETWORKS must be CIDR ranges separated by commas, got "${bad}"`,
+      );
     }
   });
 

@@ -3,7 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { derToRaw, rawToDer } from '../../src/keys/ecdsa.js';
 
 describe('ECDSA signature encodings', () => {
-  for (const [curve, size] of [['P-256', 32], ['P-384', 48]] as const) {
+  for (const [curve, size] of [
+    ['P-256', 32],
+    ['P-384', 48],
+  ] as const) {
     it(`turns a token's raw r‖s into the DER node:crypto and the JDK verify, and back (${curve})`, () => {
       const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: curve });
       const digest = size === 32 ? 'sha256' : 'sha384';

@@ -47,7 +47,9 @@ describe('a hostile keystore is refused without holding the service', () => {
     let message: string | null = null;
     // 250,000 rounds in forge would take over a second; the count is read before any is run.
     expect(elapsed(() => (message = refusal(greedy.base64)))).toBeLessThan(500);
-    expect(message).toBe('keystorePkcs12: the keystore asks for more than 200,000 key-derivation rounds; export it again with fewer (openssl pkcs12 -export -iter 2048)');
+    expect(message).toBe(
+      'keystorePkcs12: the keystore asks for more than 200,000 key-derivation rounds; export it again with fewer (openssl pkcs12 -export -iter 2048)',
+    );
     // The budget is per keystore: the next one opens.
     expect(refusal(stores.make('openssl', 'EC_P256', PASSWORD).base64)).toBeNull();
   });

@@ -47,7 +47,11 @@ type Graph = Map<string, Map<string, string[]>>;
 const SRC = path.resolve(import.meta.dirname, '../../src');
 
 /** Every source file of src/, by its path there, with its text. */
-const sources = new Map(readdirSync(SRC, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts')).map((f) => [f, readFileSync(path.join(SRC, f), 'utf8')]));
+const sources = new Map(
+  readdirSync(SRC, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => [f, readFileSync(path.join(SRC, f), 'utf8')]),
+);
 
 /** A file's unit: its folder under src/, or the file itself at the top. */
 const unitOf = (file: string) => (file.includes('/') ? file.slice(0, file.indexOf('/')) : file);
@@ -76,7 +80,11 @@ const holdsSql = (file: string) => path.basename(file) === 'repo.ts' || file.spl
 const SQL = /\.(selectFrom|insertInto|updateTable|deleteFrom)\(/;
 
 /** Files that build a query (Kysely's four entry points) outside the places SQL lives. */
-const sqlOutsideRepos = (files: Map<string, string>) => [...files].filter(([file, text]) => !holdsSql(file) && SQL.test(text)).map(([file]) => file).sort();
+const sqlOutsideRepos = (files: Map<string, string>) =>
+  [...files]
+    .filter(([file, text]) => !holdsSql(file) && SQL.test(text))
+    .map(([file]) => file)
+    .sort();
 
 const isRoutes = (file: string) => /(^|[/-])routes\.ts$/.test(file);
 /** What a route file may not reach for: a repo, the audit writer, or a transaction (a service owns each). */
@@ -87,13 +95,16 @@ const thickRoutes = (files: Map<string, string>) =>
   [...files]
     .filter(([file]) => isRoutes(file))
     .flatMap(([file, text]) => [
-      ...importsOf(text).filter(({ fileName }) => SERVICES_OWN.test(fileName)).map(({ fileName }) => `${file} -> ${fileName}`),
+      ...importsOf(text)
+        .filter(({ fileName }) => SERVICES_OWN.test(fileName))
+        .map(({ fileName }) => `${file} -> ${fileName}`),
       ...(/\btransaction\(/.test(text) ? [`${file}: transaction(`] : []),
     ])
     .sort();
 
 /** Units of the graph that the layers do not place. */
-const unplaced = (graph: Graph, layers: readonly (readonly string[])[]) => [...graph.keys()].filter((unit) => !layers.some((layer) => layer.includes(unit))).sort();
+const unplaced = (graph: Graph, layers: readonly (readonly string[])[]) =>
+  [...graph.keys()].filter((unit) => !layers.some((layer) => layer.includes(unit))).sort();
 
 /** Imports from a unit to one on its own layer or a higher one. */
 function backEdges(graph: Graph, layers: readonly (readonly string[])[]): string[] {
@@ -187,7 +198,12 @@ describe('layers', () => {
       ['shop/admin-routes.ts', "import { inTransaction } from '../core/transaction.js';\nawait transaction(database, work);"],
     ]);
     expect(sqlOutsideRepos(files)).toEqual(['shop/service.ts']);
-    expect(thickRoutes(files)).toEqual(['shop/admin-routes.ts -> ../core/transaction.js', 'shop/admin-routes.ts: transaction(', 'shop/routes.ts -> ../audit/audit.js', 'shop/routes.ts -> ./repo.js']);
+    expect(thickRoutes(files)).toEqual([
+      'shop/admin-routes.ts -> ../core/transaction.js',
+      'shop/admin-routes.ts: transaction(',
+      'shop/routes.ts -> ../audit/audit.js',
+      'shop/routes.ts -> ./repo.js',
+    ]);
   });
 
   it('finds the back-edge, the mutual import and the cycle a graph has', () => {

@@ -5,7 +5,13 @@ import { prettyLines } from '../../src/log.js';
 /** A logger writing through `prettyLines`, and what it wrote. */
 function pretty() {
   const written: string[] = [];
-  return { log: pino({ level: 'info' }, prettyLines((text) => void written.push(text))), written };
+  return {
+    log: pino(
+      { level: 'info' },
+      prettyLines((text) => void written.push(text)),
+    ),
+    written,
+  };
 }
 const TIME = /^\d\d:\d\d:\d\d /;
 

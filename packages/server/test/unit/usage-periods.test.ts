@@ -25,9 +25,17 @@ describe('usage periods (DESIGN.md 19), computed at read time', () => {
 
   it("follow the organisation's timezone, DST included", () => {
     // 23:30 UTC on 31 October is already November in Berlin.
-    expect(period('MONTH', '2026-10-31T23:30:00Z', 'Europe/Berlin')).toEqual({ key: '2026-11', start: '2026-10-31T23:00:00.000Z', resetsAt: '2026-11-30T23:00:00.000Z' });
+    expect(period('MONTH', '2026-10-31T23:30:00Z', 'Europe/Berlin')).toEqual({
+      key: '2026-11',
+      start: '2026-10-31T23:00:00.000Z',
+      resetsAt: '2026-11-30T23:00:00.000Z',
+    });
     // New York's day of the spring change lasts 23 hours.
-    expect(period('DAY', '2026-03-08T12:00:00Z', 'America/New_York')).toEqual({ key: '2026-03-08', start: '2026-03-08T05:00:00.000Z', resetsAt: '2026-03-09T04:00:00.000Z' });
+    expect(period('DAY', '2026-03-08T12:00:00Z', 'America/New_York')).toEqual({
+      key: '2026-03-08',
+      start: '2026-03-08T05:00:00.000Z',
+      resetsAt: '2026-03-09T04:00:00.000Z',
+    });
     expect(period('YEAR', '2026-12-31T20:00:00Z', 'Pacific/Auckland').key).toBe('2027');
   });
 

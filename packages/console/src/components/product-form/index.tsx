@@ -1,4 +1,19 @@
-import { Checkbox, Divider, FileInput, Group, NumberInput, PasswordInput, Radio, Select, SimpleGrid, Stack, Switch, Text, Textarea, TextInput } from '@mantine/core';
+import {
+  Checkbox,
+  Divider,
+  FileInput,
+  Group,
+  NumberInput,
+  PasswordInput,
+  Radio,
+  Select,
+  SimpleGrid,
+  Stack,
+  Switch,
+  Text,
+  Textarea,
+  TextInput,
+} from '@mantine/core';
 import { useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
 import { useProductOptions, useSaveProduct, type Product, type ProductBody } from '../../api/products';
@@ -102,11 +117,18 @@ async function base64Of(file: File): Promise<string> {
 async function keyFields(draft: Draft) {
   switch (draft.keySource) {
     case 'pem':
-      return { keyOrigin: 'imported' as const, privateKeyPem: draft.privateKeyPem, ...(draft.privateKeyPassphrase ? { privateKeyPassphrase: draft.privateKeyPassphrase } : {}) };
+      return {
+        keyOrigin: 'imported' as const,
+        privateKeyPem: draft.privateKeyPem,
+        ...(draft.privateKeyPassphrase ? { privateKeyPassphrase: draft.privateKeyPassphrase } : {}),
+      };
     case 'pkcs12':
       return { keyOrigin: 'imported' as const, keystorePkcs12: draft.keystore ? await base64Of(draft.keystore) : '', keystorePassword: draft.keystorePassword };
     case 'pkcs11':
-      return { keyOrigin: 'pkcs11' as const, pkcs11: { tokenLabel: draft.tokenLabel, ...(draft.keyLabel.trim() ? { keyLabel: draft.keyLabel.trim() } : {}), pin: draft.pin } };
+      return {
+        keyOrigin: 'pkcs11' as const,
+        pkcs11: { tokenLabel: draft.tokenLabel, ...(draft.keyLabel.trim() ? { keyLabel: draft.keyLabel.trim() } : {}), pin: draft.pin },
+      };
     default:
       return {};
   }
@@ -131,7 +153,9 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
 
   const problems = useProblems<string>({
     name: !draft.name.trim() && 'Enter the product’s name',
-    productKey: !draft.productKey.trim() ? 'Enter a product key' : !/^[A-Za-z0-9._-]{1,64}$/.test(draft.productKey.trim()) && 'Letters, digits, dot, dash and underscore, at most 64 characters',
+    productKey: !draft.productKey.trim()
+      ? 'Enter a product key'
+      : !/^[A-Za-z0-9._-]{1,64}$/.test(draft.productKey.trim()) && 'Letters, digits, dot, dash and underscore, at most 64 characters',
     privateKeyPem: draft.keySource === 'pem' && !draft.privateKeyPem.trim() && 'Paste the private key',
     keystore: draft.keySource === 'pkcs12' && !draft.keystore && 'Choose the keystore file',
     pin: draft.keySource === 'pkcs11' && !draft.pin && 'Enter the token’s PIN',
@@ -141,7 +165,8 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
   });
   // A refusal naming a trial field shows beside it; any other below the form.
   const message = save.error instanceof Error ? save.error.message : '';
-  const trialField = /^(?:body\.)?(trialDays|trialDailyLimit|trialAddressDailyLimit|trialParams\.[A-Za-z][A-Za-z0-9_.-]*?)(?=[ :]|$)/.exec(message)?.[1] ?? null;
+  const trialField =
+    /^(?:body\.)?(trialDays|trialDailyLimit|trialAddressDailyLimit|trialParams\.[A-Za-z][A-Za-z0-9_.-]*?)(?=[ :]|$)/.exec(message)?.[1] ?? null;
   const trialErrorOf = (field: string) => problems.of(field) ?? (trialField === field ? message : undefined);
 
   const close = () => {
@@ -213,192 +238,333 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
       onSubmit={submit}
       disabled={!paramsOk || !options.data}
     >
-          <SimpleGrid cols={{ base: 1, sm: 2 }}>
-            <TextInput label="Name" required value={draft.name} onChange={(e) => set({ name: e.currentTarget.value })} maxLength={200} error={problems.of('name')} />
-            <TextInput
-              label="Product key"
-              description="Signed into every licence as prd"
-              required
-              value={draft.productKey}
-              onChange={(e) => set({ productKey: e.currentTarget.value })}
-              maxLength={64}
-              error={problems.of('productKey') ?? (draft.productKey && !/^[A-Za-z0-9._-]+$/.test(draft.productKey) ? 'Letters, digits, dot, dash and underscore, at most 64 characters' : undefined)}
-            />
-          </SimpleGrid>
-          <Textarea label="Description" autosize minRows={1} value={draft.description} onChange={(e) => set({ description: e.currentTarget.value })} maxLength={2000} />
-          {editing && <Switch label="Active (offered when issuing)" checked={draft.active} onChange={(e) => set({ active: e.currentTarget.checked })} />}
+      <SimpleGrid cols={{ base: 1, sm: 2 }}>
+        <TextInput
+          label="Name"
+          required
+          value={draft.name}
+          onChange={(e) => set({ name: e.currentTarget.value })}
+          maxLength={200}
+          error={problems.of('name')}
+        />
+        <TextInput
+          label="Product key"
+          description="Signed into every licence as prd"
+          required
+          value={draft.productKey}
+          onChange={(e) => set({ productKey: e.currentTarget.value })}
+          maxLength={64}
+          error={
+            problems.of('productKey') ??
+            (draft.productKey && !/^[A-Za-z0-9._-]+$/.test(draft.productKey) ? 'Letters, digits, dot, dash and underscore, at most 64 characters' : undefined)
+          }
+        />
+      </SimpleGrid>
+      <Textarea
+        label="Description"
+        autosize
+        minRows={1}
+        value={draft.description}
+        onChange={(e) => set({ description: e.currentTarget.value })}
+        maxLength={2000}
+      />
+      {editing && <Switch label="Active (offered when issuing)" checked={draft.active} onChange={(e) => set({ active: e.currentTarget.checked })} />}
 
-          <Divider label="Signing key" labelPosition="left" />
-          <SimpleGrid cols={{ base: 1, sm: 2 }}>
-            <Select
-              label="Algorithm"
-              description={editing ? 'Changes only with a new key: Regenerate key on the product page' : keyDecides ? 'Taken from the key' : 'Ed25519 is small and fast'}
-              data={choices(options.data?.algorithms)}
-              value={keyDecides && !editing ? null : draft.algorithm}
-              placeholder="The key's own"
-              onChange={(algorithm) => set({ algorithm: (algorithm ?? 'ED25519') as Algorithm })}
-              allowDeselect={false}
-              disabled={editing || keyDecides}
-            />
-            {draft.keySource === 'pkcs12' ? (
-              <Text size="sm" c="dimmed" pt="lg">
-                The keystore&apos;s certificate becomes the product&apos;s; without one, the key signs its own.
-              </Text>
-            ) : (
-              <Select label="Certificate" data={choices(options.data?.certificateTypes)} value={draft.certificateType} onChange={(value) => set({ certificateType: value ?? 'SELF_SIGNED' })} allowDeselect={false} />
-            )}
-          </SimpleGrid>
-          <Radio.Group
-            label="Private key"
-            value={draft.keySource}
-            onChange={(value) => set({ keySource: value as Draft['keySource'], ...(value === 'pkcs11' && !draft.tokenLabel ? { tokenLabel: options.data?.pkcs11Tokens[0] ?? '' } : {}) })}
-          >
-            <Stack gap={6} mt={6}>
-              <Radio value="managed" label={editing ? 'Keep the current key' : 'Generate a new key here'} />
-              <Radio value="pem" label="Import a PEM private key" description="PKCS#8 or traditional PEM, optionally encrypted" />
-              <Radio value="pkcs12" label="Import a PKCS#12 keystore" description={pkcs12?.available === false ? pkcs12.reason : '.p12 or .pfx from OpenSSL, Java keytool or a certificate authority'} disabled={pkcs12?.available === false} />
-              <Radio
-                value="pkcs11"
-                label="Keep the key on a hardware security module (PKCS#11)"
-                description={pkcs11?.available ? 'The key never leaves the token; the service signs there' : pkcs11?.reason}
-                disabled={!pkcs11?.available}
-              />
-            </Stack>
-          </Radio.Group>
-          {draft.keySource === 'pem' && (
-            <SimpleGrid cols={{ base: 1, sm: 2 }}>
-              <Textarea label="Private key (PEM)" required autosize minRows={3} maxRows={8} ff="monospace" value={draft.privateKeyPem} onChange={(e) => set({ privateKeyPem: e.currentTarget.value })} error={problems.of('privateKeyPem')} />
-              <PasswordInput label="Passphrase" description="Only for an encrypted key; never stored" value={draft.privateKeyPassphrase} onChange={(e) => set({ privateKeyPassphrase: e.currentTarget.value })} />
-            </SimpleGrid>
-          )}
-          {draft.keySource === 'pkcs12' && (
-            <SimpleGrid cols={{ base: 1, sm: 2 }}>
-              <FileInput label="Keystore file" description="Holding one private key" placeholder="Choose a .p12 or .pfx file" accept=".p12,.pfx,application/x-pkcs12" required clearable value={draft.keystore} onChange={(keystore) => set({ keystore })} error={problems.of('keystore')} />
-              <PasswordInput label="Keystore password" description="Used once to open it; never stored" value={draft.keystorePassword} onChange={(e) => set({ keystorePassword: e.currentTarget.value })} />
-            </SimpleGrid>
-          )}
-          {draft.keySource === 'pkcs11' && (
-            <SimpleGrid cols={{ base: 1, sm: 3 }}>
-              <Select label="Token" required data={options.data?.pkcs11Tokens ?? []} value={draft.tokenLabel || null} onChange={(tokenLabel) => set({ tokenLabel: tokenLabel ?? '' })} allowDeselect={false} />
-              <TextInput label="Key label" description="Empty: a new key pair is generated on the token" value={draft.keyLabel} onChange={(e) => set({ keyLabel: e.currentTarget.value })} maxLength={128} />
-              <PasswordInput label="PIN" description="Sealed like a private key; never shown again" required value={draft.pin} onChange={(e) => set({ pin: e.currentTarget.value })} maxLength={128} error={problems.of('pin')} />
-            </SimpleGrid>
-          )}
-          {draft.certificateType === 'IMPORTED' && (
-            <Textarea label="Certificate (PEM)" required autosize minRows={3} maxRows={8} ff="monospace" value={draft.certificatePem} onChange={(e) => set({ certificatePem: e.currentTarget.value })} error={problems.of('certificatePem')} />
-          )}
-
-          <Divider label="Licences" labelPosition="left" />
-          <SimpleGrid cols={{ base: 1, sm: 2 }}>
-            <Checkbox.Group
-              label="Allowed licence types"
-              error={problems.of('allowedLicenceTypes')}
-              value={draft.allowedLicenceTypes}
-              onChange={(value) => {
-                const allowed = LICENCE_TYPES.filter((t) => value.includes(t));
-                set({ allowedLicenceTypes: allowed, licenceType: allowed.includes(draft.licenceType) ? draft.licenceType : (allowed[0] ?? draft.licenceType) });
-              }}
-            >
-              <Group mt={6}>
-                {LICENCE_TYPES.map((t) => (
-                  <Checkbox key={t} value={t} label={t} disabled={draft.seatModel === 'FLOATING' && t !== 'ONLINE'} />
-                ))}
-              </Group>
-            </Checkbox.Group>
-            <Select label="Default licence type" data={draft.allowedLicenceTypes} value={draft.licenceType} onChange={(value) => set({ licenceType: (value ?? draft.licenceType) as LicenceType })} allowDeselect={false} />
-            <NumberInput label="Default validity (months)" description="0 = perpetual; empty = asked at issue" min={0} max={1200} allowDecimal={false} value={draft.defaultValidityMonths} onChange={(v) => set({ defaultValidityMonths: count(v) })} />
-            <NumberInput label="Default grace days" min={0} max={3650} allowDecimal={false} value={draft.defaultGraceDays} onChange={(v) => set({ defaultGraceDays: count(v) })} />
-            <NumberInput label="Max machines" description="Seats per licence, by default" min={1} max={1_000_000} allowDecimal={false} value={draft.maxMachines} onChange={(v) => set({ maxMachines: count(v) })} />
-            <NumberInput label="Fingerprint components to match" description="Of five; fewer tolerates hardware changes" min={1} max={5} allowDecimal={false} value={draft.fingerprintNeed} onChange={(v) => set({ fingerprintNeed: count(v) })} />
-            <NumberInput
-              label="Self-service releases (per 30 days)"
-              description="Seats a licence may free by itself, from the application or the customer; 0 = off, empty = no limit"
-              min={0}
-              max={100}
-              allowDecimal={false}
-              value={draft.selfReleaseLimit}
-              onChange={(v) => set({ selfReleaseLimit: count(v) })}
-            />
-          </SimpleGrid>
-
-          <Divider label="Seats" labelPosition="left" />
-          <SeatFields
-            draft={draft}
-            maxMachines={draft.maxMachines}
-            checkRateAddress={options.data?.checkRateAddress}
-            onChange={(change) =>
-              set({
-                ...change,
-                // Floating licences are ONLINE, and fetch their renewed terms (the API's defaults too); their seats are leases, never air-gapped,
-                // and never trials (a trial holds one machine).
-                ...(change.seatModel === 'FLOATING' ? { allowedLicenceTypes: ['ONLINE'], licenceType: 'ONLINE', licenceFetchEnabled: true, airGapActivation: false, trialDays: 0 } : {}),
-              })
-            }
+      <Divider label="Signing key" labelPosition="left" />
+      <SimpleGrid cols={{ base: 1, sm: 2 }}>
+        <Select
+          label="Algorithm"
+          description={
+            editing ? 'Changes only with a new key: Regenerate key on the product page' : keyDecides ? 'Taken from the key' : 'Ed25519 is small and fast'
+          }
+          data={choices(options.data?.algorithms)}
+          value={keyDecides && !editing ? null : draft.algorithm}
+          placeholder="The key's own"
+          onChange={(algorithm) => set({ algorithm: (algorithm ?? 'ED25519') as Algorithm })}
+          allowDeselect={false}
+          disabled={editing || keyDecides}
+        />
+        {draft.keySource === 'pkcs12' ? (
+          <Text size="sm" c="dimmed" pt="lg">
+            The keystore&apos;s certificate becomes the product&apos;s; without one, the key signs its own.
+          </Text>
+        ) : (
+          <Select
+            label="Certificate"
+            data={choices(options.data?.certificateTypes)}
+            value={draft.certificateType}
+            onChange={(value) => set({ certificateType: value ?? 'SELF_SIGNED' })}
+            allowDeselect={false}
           />
-
-          <Divider label="Online checks" labelPosition="left" />
-          {!online && (
-            <Text size="sm" c="dimmed">
-              Used by ONLINE and HYBRID licences; allow one of them above to make them matter.
-            </Text>
-          )}
-          <SimpleGrid cols={{ base: 1, sm: 2 }}>
-            <NumberInput
-              label="Check interval (seconds)"
-              description={typeof draft.checkIntervalSeconds === 'number' ? `Every ${duration(draft.checkIntervalSeconds)}` : 'Default: 1 day'}
-              min={120}
-              max={315_360_000}
-              allowDecimal={false}
-              thousandSeparator=","
-              value={draft.checkIntervalSeconds}
-              onChange={(v) => set({ checkIntervalSeconds: count(v) })}
-            />
-            <NumberInput
-              label="Offline window (seconds)"
-              description={typeof draft.maxOfflineSeconds === 'number' ? `Works ${duration(draft.maxOfflineSeconds)} without an answer` : 'Default: 7 days'}
-              min={120}
-              max={315_360_000}
-              allowDecimal={false}
-              thousandSeparator=","
-              value={draft.maxOfflineSeconds}
-              onChange={(v) => set({ maxOfflineSeconds: count(v) })}
-            />
-          </SimpleGrid>
-          <Switch
-            label="Applications may fetch renewed terms"
-            description="Lets the SDK's fetch() download the current licence string with the check token"
-            checked={draft.licenceFetchEnabled}
-            onChange={(e) => set({ licenceFetchEnabled: e.currentTarget.checked })}
+        )}
+      </SimpleGrid>
+      <Radio.Group
+        label="Private key"
+        value={draft.keySource}
+        onChange={(value) =>
+          set({
+            keySource: value as Draft['keySource'],
+            ...(value === 'pkcs11' && !draft.tokenLabel ? { tokenLabel: options.data?.pkcs11Tokens[0] ?? '' } : {}),
+          })
+        }
+      >
+        <Stack gap={6} mt={6}>
+          <Radio value="managed" label={editing ? 'Keep the current key' : 'Generate a new key here'} />
+          <Radio value="pem" label="Import a PEM private key" description="PKCS#8 or traditional PEM, optionally encrypted" />
+          <Radio
+            value="pkcs12"
+            label="Import a PKCS#12 keystore"
+            description={pkcs12?.available === false ? pkcs12.reason : '.p12 or .pfx from OpenSSL, Java keytool or a certificate authority'}
+            disabled={pkcs12?.available === false}
           />
-          <SimpleGrid cols={{ base: 1, sm: 2 }}>
-            <Switch
-              label="Air-gapped activation"
-              description={
-                draft.seatModel === 'FLOATING'
-                  ? 'Node-locked products only: a floating seat is a lease that checks renew'
-                  : 'Computers that never reach the service activate by copy and paste, through the console or the customer portal'
-              }
-              disabled={draft.seatModel === 'FLOATING'}
-              checked={draft.airGapActivation}
-              onChange={(e) => set({ airGapActivation: e.currentTarget.checked })}
-            />
-            <NumberInput
-              label="Air-gapped activation (days)"
-              description="How long one activation lasts, at most to the licence's grace end"
-              min={1}
-              max={3650}
-              allowDecimal={false}
-              disabled={!draft.airGapActivation}
-              value={draft.airGapActivationDays}
-              onChange={(v) => set({ airGapActivationDays: count(v) })}
-            />
-          </SimpleGrid>
+          <Radio
+            value="pkcs11"
+            label="Keep the key on a hardware security module (PKCS#11)"
+            description={pkcs11?.available ? 'The key never leaves the token; the service signs there' : pkcs11?.reason}
+            disabled={!pkcs11?.available}
+          />
+        </Stack>
+      </Radio.Group>
+      {draft.keySource === 'pem' && (
+        <SimpleGrid cols={{ base: 1, sm: 2 }}>
+          <Textarea
+            label="Private key (PEM)"
+            required
+            autosize
+            minRows={3}
+            maxRows={8}
+            ff="monospace"
+            value={draft.privateKeyPem}
+            onChange={(e) => set({ privateKeyPem: e.currentTarget.value })}
+            error={problems.of('privateKeyPem')}
+          />
+          <PasswordInput
+            label="Passphrase"
+            description="Only for an encrypted key; never stored"
+            value={draft.privateKeyPassphrase}
+            onChange={(e) => set({ privateKeyPassphrase: e.currentTarget.value })}
+          />
+        </SimpleGrid>
+      )}
+      {draft.keySource === 'pkcs12' && (
+        <SimpleGrid cols={{ base: 1, sm: 2 }}>
+          <FileInput
+            label="Keystore file"
+            description="Holding one private key"
+            placeholder="Choose a .p12 or .pfx file"
+            accept=".p12,.pfx,application/x-pkcs12"
+            required
+            clearable
+            value={draft.keystore}
+            onChange={(keystore) => set({ keystore })}
+            error={problems.of('keystore')}
+          />
+          <PasswordInput
+            label="Keystore password"
+            description="Used once to open it; never stored"
+            value={draft.keystorePassword}
+            onChange={(e) => set({ keystorePassword: e.currentTarget.value })}
+          />
+        </SimpleGrid>
+      )}
+      {draft.keySource === 'pkcs11' && (
+        <SimpleGrid cols={{ base: 1, sm: 3 }}>
+          <Select
+            label="Token"
+            required
+            data={options.data?.pkcs11Tokens ?? []}
+            value={draft.tokenLabel || null}
+            onChange={(tokenLabel) => set({ tokenLabel: tokenLabel ?? '' })}
+            allowDeselect={false}
+          />
+          <TextInput
+            label="Key label"
+            description="Empty: a new key pair is generated on the token"
+            value={draft.keyLabel}
+            onChange={(e) => set({ keyLabel: e.currentTarget.value })}
+            maxLength={128}
+          />
+          <PasswordInput
+            label="PIN"
+            description="Sealed like a private key; never shown again"
+            required
+            value={draft.pin}
+            onChange={(e) => set({ pin: e.currentTarget.value })}
+            maxLength={128}
+            error={problems.of('pin')}
+          />
+        </SimpleGrid>
+      )}
+      {draft.certificateType === 'IMPORTED' && (
+        <Textarea
+          label="Certificate (PEM)"
+          required
+          autosize
+          minRows={3}
+          maxRows={8}
+          ff="monospace"
+          value={draft.certificatePem}
+          onChange={(e) => set({ certificatePem: e.currentTarget.value })}
+          error={problems.of('certificatePem')}
+        />
+      )}
 
-          <Divider label="Parameters" labelPosition="left" />
-          <ParamEditor params={draft.params} reserved={reserved} onChange={(params) => set({ params })} />
+      <Divider label="Licences" labelPosition="left" />
+      <SimpleGrid cols={{ base: 1, sm: 2 }}>
+        <Checkbox.Group
+          label="Allowed licence types"
+          error={problems.of('allowedLicenceTypes')}
+          value={draft.allowedLicenceTypes}
+          onChange={(value) => {
+            const allowed = LICENCE_TYPES.filter((t) => value.includes(t));
+            set({ allowedLicenceTypes: allowed, licenceType: allowed.includes(draft.licenceType) ? draft.licenceType : (allowed[0] ?? draft.licenceType) });
+          }}
+        >
+          <Group mt={6}>
+            {LICENCE_TYPES.map((t) => (
+              <Checkbox key={t} value={t} label={t} disabled={draft.seatModel === 'FLOATING' && t !== 'ONLINE'} />
+            ))}
+          </Group>
+        </Checkbox.Group>
+        <Select
+          label="Default licence type"
+          data={draft.allowedLicenceTypes}
+          value={draft.licenceType}
+          onChange={(value) => set({ licenceType: (value ?? draft.licenceType) as LicenceType })}
+          allowDeselect={false}
+        />
+        <NumberInput
+          label="Default validity (months)"
+          description="0 = perpetual; empty = asked at issue"
+          min={0}
+          max={1200}
+          allowDecimal={false}
+          value={draft.defaultValidityMonths}
+          onChange={(v) => set({ defaultValidityMonths: count(v) })}
+        />
+        <NumberInput
+          label="Default grace days"
+          min={0}
+          max={3650}
+          allowDecimal={false}
+          value={draft.defaultGraceDays}
+          onChange={(v) => set({ defaultGraceDays: count(v) })}
+        />
+        <NumberInput
+          label="Max machines"
+          description="Seats per licence, by default"
+          min={1}
+          max={1_000_000}
+          allowDecimal={false}
+          value={draft.maxMachines}
+          onChange={(v) => set({ maxMachines: count(v) })}
+        />
+        <NumberInput
+          label="Fingerprint components to match"
+          description="Of five; fewer tolerates hardware changes"
+          min={1}
+          max={5}
+          allowDecimal={false}
+          value={draft.fingerprintNeed}
+          onChange={(v) => set({ fingerprintNeed: count(v) })}
+        />
+        <NumberInput
+          label="Self-service releases (per 30 days)"
+          description="Seats a licence may free by itself, from the application or the customer; 0 = off, empty = no limit"
+          min={0}
+          max={100}
+          allowDecimal={false}
+          value={draft.selfReleaseLimit}
+          onChange={(v) => set({ selfReleaseLimit: count(v) })}
+        />
+      </SimpleGrid>
 
-          <Divider label="Trial" labelPosition="left" />
-          <TrialFields draft={draft} params={draft.params.filter((p) => p.key.trim() !== '')} floating={draft.seatModel === 'FLOATING'} errorOf={trialErrorOf} onChange={set} />
+      <Divider label="Seats" labelPosition="left" />
+      <SeatFields
+        draft={draft}
+        maxMachines={draft.maxMachines}
+        checkRateAddress={options.data?.checkRateAddress}
+        onChange={(change) =>
+          set({
+            ...change,
+            // Floating licences are ONLINE, and fetch their renewed terms (the API's defaults too); their seats are leases, never air-gapped,
+            // and never trials (a trial holds one machine).
+            ...(change.seatModel === 'FLOATING'
+              ? { allowedLicenceTypes: ['ONLINE'], licenceType: 'ONLINE', licenceFetchEnabled: true, airGapActivation: false, trialDays: 0 }
+              : {}),
+          })
+        }
+      />
+
+      <Divider label="Online checks" labelPosition="left" />
+      {!online && (
+        <Text size="sm" c="dimmed">
+          Used by ONLINE and HYBRID licences; allow one of them above to make them matter.
+        </Text>
+      )}
+      <SimpleGrid cols={{ base: 1, sm: 2 }}>
+        <NumberInput
+          label="Check interval (seconds)"
+          description={typeof draft.checkIntervalSeconds === 'number' ? `Every ${duration(draft.checkIntervalSeconds)}` : 'Default: 1 day'}
+          min={120}
+          max={315_360_000}
+          allowDecimal={false}
+          thousandSeparator=","
+          value={draft.checkIntervalSeconds}
+          onChange={(v) => set({ checkIntervalSeconds: count(v) })}
+        />
+        <NumberInput
+          label="Offline window (seconds)"
+          description={typeof draft.maxOfflineSeconds === 'number' ? `Works ${duration(draft.maxOfflineSeconds)} without an answer` : 'Default: 7 days'}
+          min={120}
+          max={315_360_000}
+          allowDecimal={false}
+          thousandSeparator=","
+          value={draft.maxOfflineSeconds}
+          onChange={(v) => set({ maxOfflineSeconds: count(v) })}
+        />
+      </SimpleGrid>
+      <Switch
+        label="Applications may fetch renewed terms"
+        description="Lets the SDK's fetch() download the current licence string with the check token"
+        checked={draft.licenceFetchEnabled}
+        onChange={(e) => set({ licenceFetchEnabled: e.currentTarget.checked })}
+      />
+      <SimpleGrid cols={{ base: 1, sm: 2 }}>
+        <Switch
+          label="Air-gapped activation"
+          description={
+            draft.seatModel === 'FLOATING'
+              ? 'Node-locked products only: a floating seat is a lease that checks renew'
+              : 'Computers that never reach the service activate by copy and paste, through the console or the customer portal'
+          }
+          disabled={draft.seatModel === 'FLOATING'}
+          checked={draft.airGapActivation}
+          onChange={(e) => set({ airGapActivation: e.currentTarget.checked })}
+        />
+        <NumberInput
+          label="Air-gapped activation (days)"
+          description="How long one activation lasts, at most to the licence's grace end"
+          min={1}
+          max={3650}
+          allowDecimal={false}
+          disabled={!draft.airGapActivation}
+          value={draft.airGapActivationDays}
+          onChange={(v) => set({ airGapActivationDays: count(v) })}
+        />
+      </SimpleGrid>
+
+      <Divider label="Parameters" labelPosition="left" />
+      <ParamEditor params={draft.params} reserved={reserved} onChange={(params) => set({ params })} />
+
+      <Divider label="Trial" labelPosition="left" />
+      <TrialFields
+        draft={draft}
+        params={draft.params.filter((p) => p.key.trim() !== '')}
+        floating={draft.seatModel === 'FLOATING'}
+        errorOf={trialErrorOf}
+        onChange={set}
+      />
     </ModalForm>
   );
 }

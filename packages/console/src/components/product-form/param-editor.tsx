@@ -57,15 +57,41 @@ function DefaultInput({ param, error, onChange }: { param: ProductParam; error: 
   const text = param.defaultValue;
   switch (param.type) {
     case 'BOOLEAN':
-      return <Select {...common} data={[{ value: 'true', label: 'Yes' }, { value: 'false', label: 'No' }]} placeholder="No default" value={text} onChange={onChange} clearable />;
+      return (
+        <Select
+          {...common}
+          data={[
+            { value: 'true', label: 'Yes' },
+            { value: 'false', label: 'No' },
+          ]}
+          placeholder="No default"
+          value={text}
+          onChange={onChange}
+          clearable
+        />
+      );
     case 'ENUM':
       return <Select {...common} data={param.options} placeholder="No default" value={text} onChange={onChange} clearable />;
     case 'STRING_LIST':
-      return <TagsInput {...common} placeholder="No default" value={text ? (JSON.parse(text) as string[]) : []} onChange={(items) => onChange(items.length ? JSON.stringify(items) : null)} />;
+      return (
+        <TagsInput
+          {...common}
+          placeholder="No default"
+          value={text ? (JSON.parse(text) as string[]) : []}
+          onChange={(items) => onChange(items.length ? JSON.stringify(items) : null)}
+        />
+      );
     case 'DATE':
       return <TextInput {...common} type="date" value={text ?? ''} onChange={(e) => onChange(e.currentTarget.value || null)} />;
     default:
-      return <TextInput {...common} placeholder="No default" value={text ?? ''} onChange={(e) => onChange(e.currentTarget.value === '' ? null : e.currentTarget.value)} />;
+      return (
+        <TextInput
+          {...common}
+          placeholder="No default"
+          value={text ?? ''}
+          onChange={(e) => onChange(e.currentTarget.value === '' ? null : e.currentTarget.value)}
+        />
+      );
   }
 }
 
@@ -82,7 +108,15 @@ export function paramDefaultText(param: ProductParam): string | null {
 }
 
 /** Edits a product's parameters: key, label, type, required, default, ENUM options and help. */
-export function ParamEditor({ params, reserved, onChange }: { params: ProductParam[]; reserved: readonly string[]; onChange: (params: ProductParam[]) => void }) {
+export function ParamEditor({
+  params,
+  reserved,
+  onChange,
+}: {
+  params: ProductParam[];
+  reserved: readonly string[];
+  onChange: (params: ProductParam[]) => void;
+}) {
   const problems = paramProblems(params, reserved);
   const update = (i: number, change: Partial<ProductParam>) => onChange(params.map((p, j) => (j === i ? { ...p, ...change } : p)));
   return (
@@ -97,7 +131,13 @@ export function ParamEditor({ params, reserved, onChange }: { params: ProductPar
         <Paper key={i} withBorder p="xs" role="group" aria-label={`Parameter ${i + 1}`}>
           <Stack gap="xs">
             <SimpleGrid cols={{ base: 1, sm: 3 }}>
-              <TextInput label="Key" required value={param.key} onChange={(e) => update(i, { key: e.currentTarget.value })} error={param.key ? problems[i]!.key : undefined} />
+              <TextInput
+                label="Key"
+                required
+                value={param.key}
+                onChange={(e) => update(i, { key: e.currentTarget.value })}
+                error={param.key ? problems[i]!.key : undefined}
+              />
               <TextInput label="Label" value={param.label} onChange={(e) => update(i, { label: e.currentTarget.value })} />
               <Select
                 label="Type"
@@ -109,15 +149,34 @@ export function ParamEditor({ params, reserved, onChange }: { params: ProductPar
               />
             </SimpleGrid>
             {param.type === 'ENUM' && (
-              <TagsInput label="Options" description="Press Enter after each" value={param.options} onChange={(options) => update(i, { options, defaultValue: param.defaultValue !== null && options.includes(param.defaultValue) ? param.defaultValue : null })} error={problems[i]!.options} />
+              <TagsInput
+                label="Options"
+                description="Press Enter after each"
+                value={param.options}
+                onChange={(options) =>
+                  update(i, { options, defaultValue: param.defaultValue !== null && options.includes(param.defaultValue) ? param.defaultValue : null })
+                }
+                error={problems[i]!.options}
+              />
             )}
             <SimpleGrid cols={{ base: 1, sm: 2 }}>
               <DefaultInput param={param} error={problems[i]!.defaultValue} onChange={(defaultValue) => update(i, { defaultValue })} />
-              <TextInput label="Help" placeholder="Shown under the field" value={param.help ?? ''} onChange={(e) => update(i, { help: e.currentTarget.value || null })} />
+              <TextInput
+                label="Help"
+                placeholder="Shown under the field"
+                value={param.help ?? ''}
+                onChange={(e) => update(i, { help: e.currentTarget.value || null })}
+              />
             </SimpleGrid>
             <Group justify="space-between">
               <Switch label="Required at issue" checked={param.required} onChange={(e) => update(i, { required: e.currentTarget.checked })} />
-              <Button variant="subtle" color="red" size="compact-sm" aria-label={`Remove parameter ${param.key || i + 1}`} onClick={() => onChange(params.filter((_, j) => j !== i))}>
+              <Button
+                variant="subtle"
+                color="red"
+                size="compact-sm"
+                aria-label={`Remove parameter ${param.key || i + 1}`}
+                onClick={() => onChange(params.filter((_, j) => j !== i))}
+              >
                 Remove
               </Button>
             </Group>

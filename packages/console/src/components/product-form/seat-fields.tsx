@@ -32,7 +32,8 @@ export function SeatFields({
 }) {
   const count = (value: string | number): Count => (typeof value === 'number' ? value : '');
   const floating = draft.seatModel === 'FLOATING';
-  const rate = typeof maxMachines === 'number' && typeof draft.leaseSeconds === 'number' && draft.leaseSeconds > 0 ? siteCheckRate(maxMachines, draft.leaseSeconds) : 0;
+  const rate =
+    typeof maxMachines === 'number' && typeof draft.leaseSeconds === 'number' && draft.leaseSeconds > 0 ? siteCheckRate(maxMachines, draft.leaseSeconds) : 0;
   const tooFast = floating && checkRateAddress !== undefined && checkRateAddress > 0 && rate > checkRateAddress;
   return (
     <Stack gap="sm">
@@ -56,11 +57,7 @@ export function SeatFields({
         <SimpleGrid cols={{ base: 1, sm: 3 }}>
           <NumberInput
             label="Lease length (seconds)"
-            description={
-              typeof draft.leaseSeconds === 'number'
-                ? `${duration(draft.leaseSeconds)}: the longest outage a site survives`
-                : 'Default: 15 minutes'
-            }
+            description={typeof draft.leaseSeconds === 'number' ? `${duration(draft.leaseSeconds)}: the longest outage a site survives` : 'Default: 15 minutes'}
             min={60}
             max={3_600}
             allowDecimal={false}
@@ -69,7 +66,11 @@ export function SeatFields({
           />
           <NumberInput
             label="Longest borrow (seconds)"
-            description={typeof draft.maxBorrowSeconds === 'number' && draft.maxBorrowSeconds > 0 ? `A laptop may keep its seat offline for ${duration(draft.maxBorrowSeconds)}` : '0 = no borrowing'}
+            description={
+              typeof draft.maxBorrowSeconds === 'number' && draft.maxBorrowSeconds > 0
+                ? `A laptop may keep its seat offline for ${duration(draft.maxBorrowSeconds)}`
+                : '0 = no borrowing'
+            }
             min={0}
             max={2_592_000}
             allowDecimal={false}
@@ -90,8 +91,8 @@ export function SeatFields({
       )}
       {tooFast && (
         <Alert color="yellow" title="Checks from one site may be refused">
-          A site using all {maxMachines} seats behind one address checks about {rate} times a minute, more than this service allows from one address ({checkRateAddress} a
-          minute, LICENSOR_CHECK_RATE_ADDRESS). Lengthen the lease, or raise that limit.
+          A site using all {maxMachines} seats behind one address checks about {rate} times a minute, more than this service allows from one address (
+          {checkRateAddress} a minute, LICENSOR_CHECK_RATE_ADDRESS). Lengthen the lease, or raise that limit.
         </Alert>
       )}
     </Stack>

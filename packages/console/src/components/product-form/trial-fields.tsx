@@ -24,7 +24,12 @@ export const trialParamsOf = (params: ProductParam[], values: Record<string, Par
 export function trialProblems(draft: TrialDraft, params: ProductParam[]): Record<string, string | null> {
   const on = typeof draft.trialDays === 'number' && draft.trialDays > 0;
   return Object.fromEntries(
-    params.map((p) => [`trialParams.${p.key}`, on && p.required && p.defaultValue === null && p.type !== 'BOOLEAN' && empty(draft.trialParams[p.key]) ? `Trials need a value for ${p.label}: it is required and has no default` : null]),
+    params.map((p) => [
+      `trialParams.${p.key}`,
+      on && p.required && p.defaultValue === null && p.type !== 'BOOLEAN' && empty(draft.trialParams[p.key])
+        ? `Trials need a value for ${p.label}: it is required and has no default`
+        : null,
+    ]),
   );
 }
 

@@ -53,8 +53,19 @@ export default function CustomerPage() {
                 title={`Delete ${c.name}`}
                 color="red"
                 disabled={disabled}
-                consequence={c.licenseCount > 0 ? `${c.name} holds ${c.licenseCount.toLocaleString()} licences; the service refuses to delete a customer who holds licences.` : 'The customer record is deleted. This cannot be undone.'}
-                action={{ ...remove, run: async () => { const done = await remove.run(); if (done) navigate(`/o/${slug}/customers`); return done; } }}
+                consequence={
+                  c.licenseCount > 0
+                    ? `${c.name} holds ${c.licenseCount.toLocaleString()} licences; the service refuses to delete a customer who holds licences.`
+                    : 'The customer record is deleted. This cannot be undone.'
+                }
+                action={{
+                  ...remove,
+                  run: async () => {
+                    const done = await remove.run();
+                    if (done) navigate(`/o/${slug}/customers`);
+                    return done;
+                  },
+                }}
               />
             </Group>
           )}
@@ -64,9 +75,22 @@ export default function CustomerPage() {
         <SimpleGrid cols={{ base: 1, xs: 3 }}>
           <Field label="Licences">{c.licenseCount.toLocaleString()}</Field>
           <Field label="Created">
-            <DateTime value={c.createdAt} /> {c.createdBy && <Text span size="xs" c="dimmed">by {c.createdBy}</Text>}
+            <DateTime value={c.createdAt} />{' '}
+            {c.createdBy && (
+              <Text span size="xs" c="dimmed">
+                by {c.createdBy}
+              </Text>
+            )}
           </Field>
-          <Field label="Notes">{c.notes ? <Text style={{ whiteSpace: 'pre-wrap' }}>{c.notes}</Text> : <Text span c="dimmed" inherit>—</Text>}</Field>
+          <Field label="Notes">
+            {c.notes ? (
+              <Text style={{ whiteSpace: 'pre-wrap' }}>{c.notes}</Text>
+            ) : (
+              <Text span c="dimmed" inherit>
+                —
+              </Text>
+            )}
+          </Field>
         </SimpleGrid>
       </Card>
       <section aria-labelledby="licences-heading">

@@ -27,7 +27,15 @@ export function PortalLinks({ customerId, name }: { customerId: number; name: st
         </div>
         <Guarded allowed={write.allowed} reason={write.reason}>
           {(disabled) => (
-            <Button variant="light" loading={create.busy} onClick={async () => { const done = await create.run(); if (done) setCreated(done.value); }} disabled={disabled}>
+            <Button
+              variant="light"
+              loading={create.busy}
+              onClick={async () => {
+                const done = await create.run();
+                if (done) setCreated(done.value);
+              }}
+              disabled={disabled}
+            >
               Portal link
             </Button>
           )}
@@ -48,16 +56,46 @@ export function PortalLinks({ customerId, name }: { customerId: number; name: st
           rowKey={(l) => l.id}
           empty="No portal link yet."
           columns={[
-            ['Created', (l) => (<><DateTime value={l.createdAt} /> <Text span size="xs" c="dimmed">by {l.createdBy}</Text></>)],
+            [
+              'Created',
+              (l) => (
+                <>
+                  <DateTime value={l.createdAt} />{' '}
+                  <Text span size="xs" c="dimmed">
+                    by {l.createdBy}
+                  </Text>
+                </>
+              ),
+            ],
             ['Expires', (l) => <DateTime value={l.expiresAt} />],
-            ['Used', (l) => (l.usedAt ? <DateTime value={l.usedAt} /> : <Text span c="dimmed" inherit>not yet</Text>)],
+            [
+              'Used',
+              (l) =>
+                l.usedAt ? (
+                  <DateTime value={l.usedAt} />
+                ) : (
+                  <Text span c="dimmed" inherit>
+                    not yet
+                  </Text>
+                ),
+            ],
             [
               'State',
               (l) =>
                 l.revokedAt ? (
-                  <Text span c="dimmed" inherit>revoked</Text>
+                  <Text span c="dimmed" inherit>
+                    revoked
+                  </Text>
                 ) : (
-                  <ConfirmButton compact label="Revoke" color="red" title="Revoke this portal link" disabled={!write.allowed} consequence="The link stops working, and a portal opened with it ends at once." action={bound(revoke, l.id)} />
+                  <ConfirmButton
+                    compact
+                    label="Revoke"
+                    color="red"
+                    title="Revoke this portal link"
+                    disabled={!write.allowed}
+                    consequence="The link stops working, and a portal opened with it ends at once."
+                    action={bound(revoke, l.id)}
+                  />
                 ),
             ],
           ]}

@@ -19,9 +19,19 @@ export function stepsOf(products: Product[], d: Dashboard): Step[] {
   const checks = d.series.checks.reduce((sum, p) => sum + p.count, 0);
   return [
     { label: 'Create a product', hint: 'What you sell: its signing key and the terms its licences carry.', to: 'products', done: products.length > 0 },
-    { label: 'Create its check token', hint: 'It goes into your application, so installed copies can check in.', to: product, done: products.some((p) => p.checkTokenSet) },
+    {
+      label: 'Create its check token',
+      hint: 'It goes into your application, so installed copies can check in.',
+      to: product,
+      done: products.some((p) => p.checkTokenSet),
+    },
     { label: 'Issue a licence', hint: 'Signed for one customer; send them the licence string or file.', to: 'licences?issue=1', done: d.totals.all > 0 },
-    { label: 'Check it from your application', hint: 'Paste the SDK snippet from the product page into the application and run it.', to: product, done: checks > 0 },
+    {
+      label: 'Check it from your application',
+      hint: 'Paste the SDK snippet from the product page into the application and run it.',
+      to: product,
+      done: checks > 0,
+    },
   ];
 }
 

@@ -117,7 +117,13 @@ export default function Dashboard() {
                 Expiring soon
               </Title>
               <Group grow>
-                {([['d7', '7 days', '7d'], ['d30', '30 days', '30d'], ['d90', '90 days', '90d']] as const).map(([field, label, window]) => (
+                {(
+                  [
+                    ['d7', '7 days', '7d'],
+                    ['d30', '30 days', '30d'],
+                    ['d90', '90 days', '90d'],
+                  ] as const
+                ).map(([field, label, window]) => (
                   <Anchor key={field} component={Link} to={`/o/${slug}/licences?window=${window}`} underline="never">
                     <Text fz={24} fw={700}>
                       {n(d.expiring[field])}

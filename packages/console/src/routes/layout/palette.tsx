@@ -37,7 +37,10 @@ export function CommandPalette() {
   const results: Array<{ label: string; hint: string; to: string }> = [
     ...PAGES.filter(([label]) => label.toLowerCase().includes(needle)).map(([label, to]) => ({ label, hint: 'page', to })),
     ...(licences.data?.items ?? []).map((l) => ({ label: l.licensee, hint: `licence · ${l.productName ?? ''} · ${l.status}`, to: `licences/${l.lid}` })),
-    ...(products.data ?? []).filter((p) => needle && (p.name.toLowerCase().includes(needle) || p.productKey.toLowerCase().includes(needle))).slice(0, 5).map((p) => ({ label: p.name, hint: 'product', to: `products/${p.id}` })),
+    ...(products.data ?? [])
+      .filter((p) => needle && (p.name.toLowerCase().includes(needle) || p.productKey.toLowerCase().includes(needle)))
+      .slice(0, 5)
+      .map((p) => ({ label: p.name, hint: 'product', to: `products/${p.id}` })),
     ...(customers.data ?? []).slice(0, 5).map((c) => ({ label: c.name, hint: `customer${c.email ? ` · ${c.email}` : ''}`, to: `customers/${c.id}` })),
   ];
 
@@ -54,7 +57,7 @@ export function CommandPalette() {
         </Text>
         <Kbd size="xs">Ctrl K</Kbd>
       </Button>
-      <Modal closeButtonProps={{ "aria-label": "Close" }} opened={opened} onClose={() => setOpened(false)} title="Go to" size="lg">
+      <Modal closeButtonProps={{ 'aria-label': 'Close' }} opened={opened} onClose={() => setOpened(false)} title="Go to" size="lg">
         <Stack gap="xs">
           <TextInput
             label="Find a licence, product, customer or page"
@@ -72,8 +75,16 @@ export function CommandPalette() {
           />
           <div role="listbox" aria-label="Results">
             {results.map((r, i) => (
-              // biome-ignore lint/suspicious/noArrayIndexKey: two results may lead to the same page
-              <NavLink key={`${r.to}-${i}`} role="option" aria-selected={i === active} active={i === active} label={r.label} description={r.hint} onClick={() => go(r.to)} />
+              <NavLink
+                // biome-ignore lint/suspicious/noArrayIndexKey: two results may lead to the same page
+                key={`${r.to}-${i}`}
+                role="option"
+                aria-selected={i === active}
+                active={i === active}
+                label={r.label}
+                description={r.hint}
+                onClick={() => go(r.to)}
+              />
             ))}
           </div>
         </Stack>

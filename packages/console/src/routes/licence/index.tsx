@@ -58,8 +58,18 @@ export default function LicencePage() {
             <Code>{l.lid}</Code>
           </Field>
           <Field label="Customer">
-            {l.trial ? <Text span c="dimmed" inherit>none: a trial</Text> : l.licensee}
-            {l.licenseeEmail && <Text size="sm" c="dimmed">{l.licenseeEmail}</Text>}
+            {l.trial ? (
+              <Text span c="dimmed" inherit>
+                none: a trial
+              </Text>
+            ) : (
+              l.licensee
+            )}
+            {l.licenseeEmail && (
+              <Text size="sm" c="dimmed">
+                {l.licenseeEmail}
+              </Text>
+            )}
             {l.convertedFromTrial && (
               <Anchor component={Link} to={`/o/${slug}/licences/${l.convertedFromTrial}`} size="sm" display="block">
                 Converted from a trial
@@ -67,15 +77,31 @@ export default function LicencePage() {
             )}
           </Field>
           <Field label="Issued">
-            <DateTime value={l.issuedAt} /> <Text span size="xs" c="dimmed">by {l.issuedBy}</Text>
+            <DateTime value={l.issuedAt} />{' '}
+            <Text span size="xs" c="dimmed">
+              by {l.issuedBy}
+            </Text>
           </Field>
           <Field label="Starts">{l.startsAt ? <DateTime value={l.startsAt} /> : 'at once'}</Field>
           <Field label="Expires">{l.expiresAt ? <DateTime value={l.expiresAt} /> : 'never (perpetual)'}</Field>
           <Field label="Grace">{days(l.graceDays)}</Field>
           <Field label={l.seatModel === 'FLOATING' ? 'Floating seats in use' : 'Seats'}>
-            {l.seatsUsed} of {l.maxMachines} used {l.rebindCount > 0 && <Text span size="xs" c="dimmed">({l.rebindCount} released)</Text>}
+            {l.seatsUsed} of {l.maxMachines} used{' '}
+            {l.rebindCount > 0 && (
+              <Text span size="xs" c="dimmed">
+                ({l.rebindCount} released)
+              </Text>
+            )}
           </Field>
-          <Field label="Last check">{l.lastCheckedAt ? <DateTime value={l.lastCheckedAt} /> : <Text span c="dimmed" inherit>never</Text>}</Field>
+          <Field label="Last check">
+            {l.lastCheckedAt ? (
+              <DateTime value={l.lastCheckedAt} />
+            ) : (
+              <Text span c="dimmed" inherit>
+                never
+              </Text>
+            )}
+          </Field>
           {l.revoked && (
             <Field label="Revoked">
               <DateTime value={l.revokedAt} /> {l.revokedReason && <Text size="sm">“{l.revokedReason}”</Text>}
@@ -112,7 +138,11 @@ export default function LicencePage() {
         </Card>
       </SimpleGrid>
 
-      {l.seatModel === 'FLOATING' ? <Leases lid={lid} maxMachines={l.maxMachines} write={write} /> : <Machines licence={l} airGap={product.data?.airGapActivation === true} write={write} />}
+      {l.seatModel === 'FLOATING' ? (
+        <Leases lid={lid} maxMachines={l.maxMachines} write={write} />
+      ) : (
+        <Machines licence={l} airGap={product.data?.airGapActivation === true} write={write} />
+      )}
       <Terms lid={lid} />
       <LicenceActivity lid={lid} />
       <Renew lid={lid} productId={l.productId} claims={l.claims} opened={renewing} onClose={() => setRenewing(false)} />
@@ -145,7 +175,13 @@ function Lifecycle({ licence: l, disabled, onRenew }: { licence: Licence; disabl
             consequence="Online checks will answer REVOKED at once; an offline copy keeps working until it expires."
             action={{ ...revoke, run: () => revoke.run(reason.trim() || null) }}
           >
-            <TextInput label="Reason" description="Shown to the application with its check" maxLength={500} value={reason} onChange={(e) => setReason(e.currentTarget.value)} />
+            <TextInput
+              label="Reason"
+              description="Shown to the application with its check"
+              maxLength={500}
+              value={reason}
+              onChange={(e) => setReason(e.currentTarget.value)}
+            />
           </ConfirmButton>
         )}
         {l.revoked && !l.archived && (
@@ -154,7 +190,13 @@ function Lifecycle({ licence: l, disabled, onRenew }: { licence: Licence; disabl
           </Button>
         )}
         {!l.archived && (l.status === 'REVOKED' || l.status === 'EXPIRED') && (
-          <ConfirmButton label="Archive" title="Archive this licence" disabled={disabled} consequence="It leaves every list but the archived window; you can restore it later." action={archive} />
+          <ConfirmButton
+            label="Archive"
+            title="Archive this licence"
+            disabled={disabled}
+            consequence="It leaves every list but the archived window; you can restore it later."
+            action={archive}
+          />
         )}
         {l.archived && (
           <Button variant="light" disabled={disabled} loading={restore.busy} onClick={() => void restore.run()}>
@@ -228,7 +270,9 @@ function LicenceActivity({ lid }: { lid: string }) {
           </Group>
         ))}
       </Stack>
-      {activity.data && activity.data.total > ACTIVITY_PAGE && <Pagination mt="sm" size="sm" total={Math.ceil(activity.data.total / ACTIVITY_PAGE)} value={page} onChange={setPage} />}
+      {activity.data && activity.data.total > ACTIVITY_PAGE && (
+        <Pagination mt="sm" size="sm" total={Math.ceil(activity.data.total / ACTIVITY_PAGE)} value={page} onChange={setPage} />
+      )}
     </Card>
   );
 }

@@ -32,7 +32,8 @@ export function Leases({ lid, maxMachines, write }: { lid: string; maxMachines: 
   const release = useReleaseMachine(lid);
   const now = Date.now();
   // Live leases first, then the rest, the most recently ended first.
-  const rows = machines.data && [...machines.data].sort((a, b) => Number(b.live) - Number(a.live) || Date.parse(b.leaseEndsAt ?? '') - Date.parse(a.leaseEndsAt ?? ''));
+  const rows =
+    machines.data && [...machines.data].sort((a, b) => Number(b.live) - Number(a.live) || Date.parse(b.leaseEndsAt ?? '') - Date.parse(a.leaseEndsAt ?? ''));
   const live = (machines.data ?? []).filter((m) => m.live).length;
   return (
     <Card withBorder>
@@ -97,7 +98,12 @@ export function Leases({ lid, maxMachines, write }: { lid: string; maxMachines: 
           <Text size="sm" fw={500} mb={4}>
             Daily peak of live leases (UTC days)
           </Text>
-          <DayChart title="Daily peak of live leases" series={peaks.data.map((p) => ({ date: p.date, count: p.peak }))} colour="var(--mantine-color-teal-6)" summed={false} />
+          <DayChart
+            title="Daily peak of live leases"
+            series={peaks.data.map((p) => ({ date: p.date, count: p.peak }))}
+            colour="var(--mantine-color-teal-6)"
+            summed={false}
+          />
         </Box>
       )}
     </Card>

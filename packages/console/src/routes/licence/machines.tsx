@@ -38,7 +38,11 @@ export function Machines({ licence: l, airGap, write }: { licence: Licence; airG
             (m) => (
               <>
                 <Text fw={500}>{m.label ?? `Machine ${m.id}`}</Text>
-                {m.atIssue && <Badge size="xs" variant="outline">bound at issue</Badge>}
+                {m.atIssue && (
+                  <Badge size="xs" variant="outline">
+                    bound at issue
+                  </Badge>
+                )}
                 {m.airGapped && m.until && (
                   <Text size="xs" c="dimmed">
                     air-gapped until <DateTime value={m.until} withTime={false} />
@@ -64,10 +68,15 @@ export function Machines({ licence: l, airGap, write }: { licence: Licence; airG
             (m) =>
               m.releasedAt ? (
                 <>
-                  <DateTime value={m.releasedAt} /> <Text span size="xs" c="dimmed">by {m.releasedBy}</Text>
+                  <DateTime value={m.releasedAt} />{' '}
+                  <Text span size="xs" c="dimmed">
+                    by {m.releasedBy}
+                  </Text>
                 </>
               ) : (
-                <Text span c="dimmed" inherit>live</Text>
+                <Text span c="dimmed" inherit>
+                  live
+                </Text>
               ),
           ],
           [

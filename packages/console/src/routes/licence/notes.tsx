@@ -27,7 +27,15 @@ export function Notes({ lid, notes, write }: { lid: string; notes: string | null
       </Group>
       {editing ? (
         <Stack gap="xs">
-          <Textarea label="Notes" description="Never signed into the licence" autosize minRows={3} maxLength={10_000} value={text} onChange={(e) => setText(e.currentTarget.value)} />
+          <Textarea
+            label="Notes"
+            description="Never signed into the licence"
+            autosize
+            minRows={3}
+            maxLength={10_000}
+            value={text}
+            onChange={(e) => setText(e.currentTarget.value)}
+          />
           <ErrorText error={save.error} title="Notes not saved" />
           <Group justify="flex-end">
             <Button variant="default" onClick={() => setEditing(false)}>

@@ -27,10 +27,23 @@ export function Renew(props: { lid: string; productId: number; claims: Record<st
   const submit = () => {
     if (!problems.check()) return false;
     const params = Object.fromEntries(Object.entries(values).filter(([, v]) => v !== null));
-    return renew.run({ ...(validity !== '' ? { validityMonths: validity } : {}), ...(grace !== '' ? { graceDays: grace } : {}), ...(issueDate ? { issueDate } : {}), params });
+    return renew.run({
+      ...(validity !== '' ? { validityMonths: validity } : {}),
+      ...(grace !== '' ? { graceDays: grace } : {}),
+      ...(issueDate ? { issueDate } : {}),
+      params,
+    });
   };
   return (
-    <ModalForm title="Renew licence" submit="Renew licence" opened={props.opened} onClose={props.onClose} action={renew} onSubmit={submit} disabled={!form.data}>
+    <ModalForm
+      title="Renew licence"
+      submit="Renew licence"
+      opened={props.opened}
+      onClose={props.onClose}
+      action={renew}
+      onSubmit={submit}
+      disabled={!form.data}
+    >
       {!form.data ? (
         <Loading />
       ) : (
@@ -39,12 +52,26 @@ export function Renew(props: { lid: string; productId: number; claims: Record<st
             Without a date, the new term runs from the later of today and the current expiry, so renewing early never shortens it.
           </Text>
           <SimpleGrid cols={{ base: 1, sm: 3 }}>
-            <NumberInput label="Validity (months)" description="0 = perpetual" min={0} max={1200} allowDecimal={false} value={validity} onChange={(v) => setValidity(typeof v === 'number' ? v : '')} />
+            <NumberInput
+              label="Validity (months)"
+              description="0 = perpetual"
+              min={0}
+              max={1200}
+              allowDecimal={false}
+              value={validity}
+              onChange={(v) => setValidity(typeof v === 'number' ? v : '')}
+            />
             <NumberInput label="Grace days" min={0} max={3650} allowDecimal={false} value={grace} onChange={(v) => setGrace(typeof v === 'number' ? v : '')} />
             <TextInput label="Issue date" description="Optional" type="date" value={issueDate} onChange={(e) => setIssueDate(e.currentTarget.value)} />
           </SimpleGrid>
           {declared.map((param) => (
-            <ParamInput key={param.key} param={param} value={values[param.key] ?? null} error={problems.of(param.key)} onChange={(value) => setValues((all) => ({ ...all, [param.key]: value }))} />
+            <ParamInput
+              key={param.key}
+              param={param}
+              value={values[param.key] ?? null}
+              error={problems.of(param.key)}
+              onChange={(value) => setValues((all) => ({ ...all, [param.key]: value }))}
+            />
           ))}
         </>
       )}

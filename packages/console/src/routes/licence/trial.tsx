@@ -47,7 +47,11 @@ export function Trial({ licence: l, write }: { licence: Licence; write: Write })
           </Guarded>
           <Guarded
             allowed={admin && l.trialLedgerResetAt === null}
-            reason={l.trialLedgerResetAt !== null ? 'The ledger entry of this trial is already reset.' : `Only an Administrator resets the trial ledger; your role is ${roleName(me?.role)}.`}
+            reason={
+              l.trialLedgerResetAt !== null
+                ? 'The ledger entry of this trial is already reset.'
+                : `Only an Administrator resets the trial ledger; your role is ${roleName(me?.role)}.`
+            }
           >
             {(disabled) => (
               <ConfirmButton
@@ -130,11 +134,26 @@ function ExtendTrial({ licence: l, opened, onClose }: { licence: Licence; opened
     onClose();
   };
   return (
-    <ModalForm title="Extend trial" submit="Extend trial" opened={opened} onClose={close} action={{ busy: extend.busy, error: beside ? null : extend.error }} onSubmit={() => problems.check() && extend.run({ days: days as number })}>
+    <ModalForm
+      title="Extend trial"
+      submit="Extend trial"
+      opened={opened}
+      onClose={close}
+      action={{ busy: extend.busy, error: beside ? null : extend.error }}
+      onSubmit={() => problems.check() && extend.run({ days: days as number })}
+    >
       <Stack gap="xs">
         <NumberInput
           label="Days to add"
-          description={days === '' ? 'From the later of now and the current end' : <>The trial then ends <DateTime value={new Date(from + days * DAY).toISOString().replace(/\.\d{3}Z$/, 'Z')} /></>}
+          description={
+            days === '' ? (
+              'From the later of now and the current end'
+            ) : (
+              <>
+                The trial then ends <DateTime value={new Date(from + days * DAY).toISOString().replace(/\.\d{3}Z$/, 'Z')} />
+              </>
+            )
+          }
           min={1}
           max={365}
           allowDecimal={false}

@@ -26,7 +26,15 @@ async function exportRows(filter: Filter, lids: ReadonlySet<string> | null) {
  * would do): the chosen rows, or every licence of the filter with its count confirmed first.
  * Stays mounted without a selection, so the outcome of the last run stays in view.
  */
-export function BulkActions(props: { selected: ReadonlySet<string>; allMatching: boolean; total: number; filter: Filter; disabled: boolean; reason: string; onDone: () => void }) {
+export function BulkActions(props: {
+  selected: ReadonlySet<string>;
+  allMatching: boolean;
+  total: number;
+  filter: Filter;
+  disabled: boolean;
+  reason: string;
+  onDone: () => void;
+}) {
   const [kind, setKind] = useState<Kind | null>(null);
   const [reason, setReason] = useState('');
   const [progress, setProgress] = useState<{ done: number; of: number } | null>(null);
@@ -69,7 +77,15 @@ export function BulkActions(props: { selected: ReadonlySet<string>; allMatching:
             </Text>
             <Group gap="xs">
               {(['revoke', 'archive'] as const).map((k) => (
-                <Button key={k} size="xs" variant="light" color={k === 'revoke' ? 'red' : undefined} disabled={props.disabled} title={props.disabled ? props.reason : undefined} onClick={() => setKind(k)}>
+                <Button
+                  key={k}
+                  size="xs"
+                  variant="light"
+                  color={k === 'revoke' ? 'red' : undefined}
+                  disabled={props.disabled}
+                  title={props.disabled ? props.reason : undefined}
+                  onClick={() => setKind(k)}
+                >
                   {WORDS[k].verb} selected
                 </Button>
               ))}
@@ -122,7 +138,15 @@ export function BulkActions(props: { selected: ReadonlySet<string>; allMatching:
             {props.allMatching ? `Every licence of the current filter: ${count.toLocaleString()} now. ` : ''}
             {words.consequence}
           </Text>
-          {kind === 'revoke' && <TextInput label="Reason" description="Shown to each application with its check" maxLength={500} value={reason} onChange={(e) => setReason(e.currentTarget.value)} />}
+          {kind === 'revoke' && (
+            <TextInput
+              label="Reason"
+              description="Shown to each application with its check"
+              maxLength={500}
+              value={reason}
+              onChange={(e) => setReason(e.currentTarget.value)}
+            />
+          )}
           {progress && (
             <>
               <Progress value={progress.of ? (progress.done / progress.of) * 100 : 0} aria-label={`${progress.done} of ${progress.of} done`} animated />

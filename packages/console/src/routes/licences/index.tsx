@@ -189,7 +189,13 @@ export default function Licences() {
             sort={{ column: filters.sort, asc: filters.asc, by: sortBy }}
             selection={{ selected: selected.all ? new Set(pageLids) : selected.lids, toggle }}
           />
-          <Pager offset={filters.offset} size={PAGE} shown={page.data.items.length} total={page.data.total} onOffset={(offset) => update({ ...filters, offset })} />
+          <Pager
+            offset={filters.offset}
+            size={PAGE}
+            shown={page.data.items.length}
+            total={page.data.total}
+            onOffset={(offset) => update({ ...filters, offset })}
+          />
         </>
       )}
       <IssueLicence opened={issuing} onClose={() => setIssuing(false)} />

@@ -47,7 +47,13 @@ console.log(result.state === 'VALID' ? 'Licensed on this machine' : \`Not licens
             <Text size="sm" c="dimmed">
               {product.checkTokenSet ? (
                 <>
-                  Check token set{product.checkRotatedAt && <>, last rotated <DateTime value={product.checkRotatedAt} /></>}.
+                  Check token set
+                  {product.checkRotatedAt && (
+                    <>
+                      , last rotated <DateTime value={product.checkRotatedAt} />
+                    </>
+                  )}
+                  .
                 </>
               ) : (
                 'No check token yet: ONLINE and HYBRID licences cannot check in until one is created.'
@@ -72,7 +78,8 @@ console.log(result.state === 'VALID' ? 'Licensed on this machine' : \`Not licens
         )}
         <Field label="SDK configuration">
           <Text size="sm" mb={4}>
-            Install the SDK as its README says (a package file built with <code>npm pack</code> in <code>packages/sdk</code>; Java, Python and Go under <code>sdks/</code>), then:
+            Install the SDK as its README says (a package file built with <code>npm pack</code> in <code>packages/sdk</code>; Java, Python and Go under{' '}
+            <code>sdks/</code>), then:
           </Text>
           <CopyBox value={snippet} label="SDK configuration" />
         </Field>

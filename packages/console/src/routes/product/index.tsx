@@ -1,7 +1,16 @@
 import { Anchor, Badge, Button, Card, Code, Group, Select, SimpleGrid, Stack, Text, Title } from '@mantine/core';
 import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
-import { useDeleteProduct, useDownloadCertificate, useProduct, useProductKeys, useProductOptions, useRegenerateKey, useRotateCheckToken, type Product } from '../../api/products';
+import {
+  useDeleteProduct,
+  useDownloadCertificate,
+  useProduct,
+  useProductKeys,
+  useProductOptions,
+  useRegenerateKey,
+  useRotateCheckToken,
+  type Product,
+} from '../../api/products';
 import { useCanWrite } from '../../api/session';
 import { DateTime, days, download, duration, Field } from '../../components/display';
 import { ConfirmButton, ErrorText, Guarded, Loading } from '../../components/feedback';
@@ -79,8 +88,19 @@ export default function ProductPage() {
                 title={`Delete ${p.name}`}
                 color="red"
                 disabled={disabled}
-                consequence={p.licenseCount > 0 ? `It has ${p.licenseCount.toLocaleString()} licences; the service refuses to delete a product while licences exist.` : 'The product, its keys and its check credential are deleted. This cannot be undone.'}
-                action={{ ...remove, run: async () => { const done = await remove.run(); if (done) navigate(`/o/${slug}/products`); return done; } }}
+                consequence={
+                  p.licenseCount > 0
+                    ? `It has ${p.licenseCount.toLocaleString()} licences; the service refuses to delete a product while licences exist.`
+                    : 'The product, its keys and its check credential are deleted. This cannot be undone.'
+                }
+                action={{
+                  ...remove,
+                  run: async () => {
+                    const done = await remove.run();
+                    if (done) navigate(`/o/${slug}/products`);
+                    return done;
+                  },
+                }}
               />
             </Group>
           )}
@@ -95,7 +115,10 @@ export default function ProductPage() {
             </Anchor>
           </Field>
           <Field label="Licence types">
-            {p.allowedLicenceTypes.join(', ')} <Text span size="xs" c="dimmed">(default {p.licenceType})</Text>
+            {p.allowedLicenceTypes.join(', ')}{' '}
+            <Text span size="xs" c="dimmed">
+              (default {p.licenceType})
+            </Text>
           </Field>
           <Field label="Private key">
             {p.pkcs11 ? (
@@ -108,7 +131,9 @@ export default function ProductPage() {
               'Generated and sealed here'
             )}
           </Field>
-          <Field label="Default validity">{p.defaultValidityMonths === null ? 'asked at issue' : p.defaultValidityMonths === 0 ? 'perpetual' : `${p.defaultValidityMonths} months`}</Field>
+          <Field label="Default validity">
+            {p.defaultValidityMonths === null ? 'asked at issue' : p.defaultValidityMonths === 0 ? 'perpetual' : `${p.defaultValidityMonths} months`}
+          </Field>
           <Field label="Grace">{days(p.defaultGraceDays ?? 0)}</Field>
           <Field label="Seats">
             {p.seatModel === 'FLOATING' ? `Floating: ${duration(p.leaseSeconds)} leases` : 'Node-locked'}
@@ -123,16 +148,23 @@ export default function ProductPage() {
           <Field label="Fingerprint match">{p.fingerprintNeed ?? 3} of 5 components</Field>
           <Field label="Check interval">{duration(p.checkIntervalSeconds ?? 86_400)}</Field>
           <Field label="Offline window">{duration(p.maxOfflineSeconds ?? 604_800)}</Field>
-          <Field label="Self-service releases">{p.selfReleaseLimit === null ? 'no limit' : p.selfReleaseLimit === 0 ? 'off' : `${p.selfReleaseLimit} per 30 days`}</Field>
+          <Field label="Self-service releases">
+            {p.selfReleaseLimit === null ? 'no limit' : p.selfReleaseLimit === 0 ? 'off' : `${p.selfReleaseLimit} per 30 days`}
+          </Field>
           <Field label="Fetch renewed terms">{p.licenceFetchEnabled ? 'allowed' : 'off'}</Field>
           <Field label="Air-gapped activation">
             {p.seatModel === 'FLOATING' ? 'not for floating seats' : p.airGapActivation ? `on: ${days(p.airGapActivationDays)} an activation` : 'off'}
           </Field>
           <Field label="Trials">
-            {p.trialDays === 0 ? 'off' : `${days(p.trialDays)} each; ${p.trialDailyLimit === null ? 'no daily limit' : `at most ${p.trialDailyLimit.toLocaleString()} a day`}, ${p.trialAddressDailyLimit === null ? 'no limit per address' : `${p.trialAddressDailyLimit.toLocaleString()} a day per address`}`}
+            {p.trialDays === 0
+              ? 'off'
+              : `${days(p.trialDays)} each; ${p.trialDailyLimit === null ? 'no daily limit' : `at most ${p.trialDailyLimit.toLocaleString()} a day`}, ${p.trialAddressDailyLimit === null ? 'no limit per address' : `${p.trialAddressDailyLimit.toLocaleString()} a day per address`}`}
           </Field>
           <Field label="Created">
-            <DateTime value={p.createdAt} /> <Text span size="xs" c="dimmed">by {p.createdBy}</Text>
+            <DateTime value={p.createdAt} />{' '}
+            <Text span size="xs" c="dimmed">
+              by {p.createdBy}
+            </Text>
           </Field>
           <Field label="Updated">
             <DateTime value={p.updatedAt} />
@@ -149,7 +181,14 @@ export default function ProductPage() {
               title={p.checkTokenSet ? 'Rotate the check token' : 'Create the check token'}
               disabled={disabled}
               consequence={p.checkTokenSet ? `${CHECK_TOKEN.rotating} It is shown once.` : `${CHECK_TOKEN.what} It is shown once.`}
-              action={{ ...rotate, run: async () => { const done = await rotate.run(); if (done) setCheckToken(done.value.checkToken); return done; } }}
+              action={{
+                ...rotate,
+                run: async () => {
+                  const done = await rotate.run();
+                  if (done) setCheckToken(done.value.checkToken);
+                  return done;
+                },
+              }}
             />
           )}
         </Guarded>
@@ -161,7 +200,15 @@ export default function ProductPage() {
             Key history
           </Title>
           {p.certificateType !== 'NONE' && (
-            <Button variant="default" size="xs" loading={certificate.busy} onClick={async () => { const done = await certificate.run(); if (done) download(done.value, `${p.productKey}-certificate.pem`, 'application/x-pem-file'); }}>
+            <Button
+              variant="default"
+              size="xs"
+              loading={certificate.busy}
+              onClick={async () => {
+                const done = await certificate.run();
+                if (done) download(done.value, `${p.productKey}-certificate.pem`, 'application/x-pem-file');
+              }}
+            >
               Download certificate
             </Button>
           )}
@@ -182,14 +229,37 @@ export default function ProductPage() {
           empty="No key."
           minWidth={720}
           columns={[
-            ['Fingerprint', (k) => (<Group gap={6} wrap="nowrap"><Code>{k.keyFingerprint.slice(0, 16)}…</Code>{k.current && <Badge size="sm">current</Badge>}</Group>)],
+            [
+              'Fingerprint',
+              (k) => (
+                <Group gap={6} wrap="nowrap">
+                  <Code>{k.keyFingerprint.slice(0, 16)}…</Code>
+                  {k.current && <Badge size="sm">current</Badge>}
+                </Group>
+              ),
+            ],
             ['Algorithm', (k) => options.data?.algorithms.find((a) => a.value === k.algorithm)?.label ?? k.algorithm],
             ['Created', (k) => <DateTime value={k.createdAt} />],
-            ['Retired', (k) => (k.retiredAt ? <DateTime value={k.retiredAt} /> : <Text span c="dimmed" inherit>in use</Text>)],
+            [
+              'Retired',
+              (k) =>
+                k.retiredAt ? (
+                  <DateTime value={k.retiredAt} />
+                ) : (
+                  <Text span c="dimmed" inherit>
+                    in use
+                  </Text>
+                ),
+            ],
             [
               'Public key',
               (k) => (
-                <Button variant="subtle" size="compact-sm" onClick={() => download(k.publicKeyPem, `${p.productKey}-${k.keyFingerprint.slice(0, 8)}.pem`, 'application/x-pem-file')} aria-label={`Download public key ${k.keyFingerprint.slice(0, 8)}`}>
+                <Button
+                  variant="subtle"
+                  size="compact-sm"
+                  onClick={() => download(k.publicKeyPem, `${p.productKey}-${k.keyFingerprint.slice(0, 8)}.pem`, 'application/x-pem-file')}
+                  aria-label={`Download public key ${k.keyFingerprint.slice(0, 8)}`}
+                >
                   Download
                 </Button>
               ),
@@ -212,7 +282,15 @@ export default function ProductPage() {
             ['Label', (param) => param.label],
             ['Type', (param) => paramTypeText(param)],
             ['Required', (param) => (param.required ? 'yes' : 'no')],
-            ['Default', (param) => paramDefaultText(param) ?? <Text span c="dimmed" inherit>—</Text>],
+            [
+              'Default',
+              (param) =>
+                paramDefaultText(param) ?? (
+                  <Text span c="dimmed" inherit>
+                    —
+                  </Text>
+                ),
+            ],
           ]}
         />
       </section>
@@ -220,4 +298,3 @@ export default function ProductPage() {
     </Stack>
   );
 }
-

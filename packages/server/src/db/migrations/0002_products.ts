@@ -50,13 +50,7 @@ export function products(dialect: DialectName): Migration {
         .execute();
       await db.schema.createIndex('product_keys_product').on('product_keys').columns(['product_id', 'id']).execute();
       // At most one current key per product, whatever two writers do at once.
-      await db.schema
-        .createIndex('product_keys_current')
-        .on('product_keys')
-        .column('product_id')
-        .unique()
-        .where(sql.ref('retired_at'), 'is', null)
-        .execute();
+      await db.schema.createIndex('product_keys_current').on('product_keys').column('product_id').unique().where(sql.ref('retired_at'), 'is', null).execute();
 
       await withId(db.schema.createTable('customers'), dialect)
         .addColumn('org_id', 'bigint', (c) => c.notNull().references('organisations.id'))

@@ -51,7 +51,11 @@ export function licences(dialect: DialectName): Migration {
         last_checked_at: ['last_checked_at', 'lid'],
       };
       for (const [column, rest] of Object.entries(pageIndexes)) {
-        await db.schema.createIndex(`licences_page_${column}`).on('licences').columns(['org_id', 'archived', ...rest]).execute();
+        await db.schema
+          .createIndex(`licences_page_${column}`)
+          .on('licences')
+          .columns(['org_id', 'archived', ...rest])
+          .execute();
       }
       // Narrow filters (windows, statuses) and every count are answered from these alone.
       await db.schema
@@ -59,11 +63,7 @@ export function licences(dialect: DialectName): Migration {
         .on('licences')
         .columns(['org_id', 'archived', 'revoked', 'grace_ends_at', 'expires_at', 'starts_at', 'licence_type', 'issued_at', 'lid'])
         .execute();
-      await db.schema
-        .createIndex('licences_expiry')
-        .on('licences')
-        .columns(['org_id', 'archived', 'revoked', 'expires_at', 'issued_at', 'lid'])
-        .execute();
+      await db.schema.createIndex('licences_expiry').on('licences').columns(['org_id', 'archived', 'revoked', 'expires_at', 'issued_at', 'lid']).execute();
       if (dialect === 'sqlite') {
         // Substring search: an FTS5 trigram index over search_text, kept in step by triggers.
         await sql`create virtual table licences_search using fts5(search_text, content='licences', content_rowid='id', tokenize='trigram')`.execute(db);

@@ -9,7 +9,10 @@ import { notNull, withId } from './ddl.js';
 export function controlPlane(dialect: DialectName): Migration {
   return {
     async up(db: Kysely<any>) {
-      await db.schema.alterTable('organisations').addColumn('suspended', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema
+        .alterTable('organisations')
+        .addColumn('suspended', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
 
       await withId(db.schema.createTable('platform_accounts'), dialect)
         .addColumn('username', 'text', (c) => c.notNull().unique())

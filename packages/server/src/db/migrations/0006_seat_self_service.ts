@@ -10,7 +10,10 @@ import { notNull, withId } from './ddl.js';
 export function seatSelfService(dialect: DialectName): Migration {
   return {
     async up(db: Kysely<any>) {
-      await db.schema.alterTable('products').addColumn('self_release_limit', 'integer', (c) => c.defaultTo(0)).execute();
+      await db.schema
+        .alterTable('products')
+        .addColumn('self_release_limit', 'integer', (c) => c.defaultTo(0))
+        .execute();
 
       await withId(db.schema.createTable('portal_links'), dialect)
         .addColumn('org_id', 'bigint', (c) => c.notNull().references('organisations.id'))

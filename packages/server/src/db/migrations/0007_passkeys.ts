@@ -18,7 +18,12 @@ export function passkeys(dialect: DialectName): Migration {
         let create = withId(db.schema.createTable(table), dialect);
         if (table === 'passkeys') create = create.addColumn('org_id', 'bigint', (c) => c.notNull().references('organisations.id'));
         await create
-          .addColumn(owner, 'bigint', (c) => c.notNull().references(owner === 'user_id' ? 'users.id' : 'platform_accounts.id').onDelete('cascade'))
+          .addColumn(owner, 'bigint', (c) =>
+            c
+              .notNull()
+              .references(owner === 'user_id' ? 'users.id' : 'platform_accounts.id')
+              .onDelete('cascade'),
+          )
           .addColumn('credential_id', 'text', (c) => c.notNull().unique())
           .addColumn('public_key', 'text', notNull)
           .addColumn('counter', 'bigint', notNull)

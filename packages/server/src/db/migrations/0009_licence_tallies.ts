@@ -29,12 +29,7 @@ export function licenceTallies(): Migration {
         .execute();
       // Each licence's status at the clock's instant, judged on write and as the clock moves.
       await db.schema.alterTable('licences').addColumn('status_rank', 'integer').execute();
-      await db.schema
-        .createIndex('licences_starts')
-        .on('licences')
-        .columns(['org_id', 'starts_at'])
-        .where(sql.ref('starts_at'), 'is not', null)
-        .execute();
+      await db.schema.createIndex('licences_starts').on('licences').columns(['org_id', 'starts_at']).where(sql.ref('starts_at'), 'is not', null).execute();
     },
   };
 }

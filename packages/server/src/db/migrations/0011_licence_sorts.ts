@@ -20,7 +20,9 @@ export function licenceSorts(dialect: DialectName): Migration {
       await db.schema.dropIndex('licences_org_product').execute();
       if (dialect !== 'postgres') return;
       for (const column of ['expires_at', 'last_checked_at']) {
-        await sql`create index ${sql.id(`licences_page_${column}_desc`)} on licences (org_id, archived, ${sql.id(column)} desc nulls last, lid desc)`.execute(db);
+        await sql`create index ${sql.id(`licences_page_${column}_desc`)} on licences (org_id, archived, ${sql.id(column)} desc nulls last, lid desc)`.execute(
+          db,
+        );
       }
     },
   };

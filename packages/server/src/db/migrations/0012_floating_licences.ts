@@ -13,13 +13,28 @@ import { notNull } from './ddl.js';
 export function floatingLicences(): Migration {
   return {
     async up(db: Kysely<any>) {
-      await db.schema.alterTable('products').addColumn('seat_model', 'text', (c) => c.notNull().defaultTo('NODE_LOCKED')).execute();
-      await db.schema.alterTable('products').addColumn('lease_seconds', 'integer', (c) => c.notNull().defaultTo(900)).execute();
-      await db.schema.alterTable('products').addColumn('max_borrow_seconds', 'integer', (c) => c.notNull().defaultTo(0)).execute();
-      await db.schema.alterTable('products').addColumn('max_borrowed_seats', 'integer', (c) => c.notNull().defaultTo(1)).execute();
+      await db.schema
+        .alterTable('products')
+        .addColumn('seat_model', 'text', (c) => c.notNull().defaultTo('NODE_LOCKED'))
+        .execute();
+      await db.schema
+        .alterTable('products')
+        .addColumn('lease_seconds', 'integer', (c) => c.notNull().defaultTo(900))
+        .execute();
+      await db.schema
+        .alterTable('products')
+        .addColumn('max_borrow_seconds', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema
+        .alterTable('products')
+        .addColumn('max_borrowed_seats', 'integer', (c) => c.notNull().defaultTo(1))
+        .execute();
       await sql`update products set max_borrowed_seats = max_machines`.execute(db);
 
-      await db.schema.alterTable('licences').addColumn('seat_model', 'text', (c) => c.notNull().defaultTo('NODE_LOCKED')).execute();
+      await db.schema
+        .alterTable('licences')
+        .addColumn('seat_model', 'text', (c) => c.notNull().defaultTo('NODE_LOCKED'))
+        .execute();
 
       await db.schema.alterTable('machine_bindings').addColumn('fp_digest', 'text').execute();
       await db.schema.alterTable('machine_bindings').addColumn('lease_ends_at', 'bigint').execute();

@@ -13,12 +13,20 @@ import { notNull, withId } from './ddl.js';
 export function airGapActivation(dialect: DialectName): Migration {
   return {
     async up(db: Kysely<any>) {
-      await db.schema.alterTable('products').addColumn('air_gap_activation', 'integer', (c) => c.notNull().defaultTo(0)).execute();
-      await db.schema.alterTable('products').addColumn('air_gap_activation_days', 'integer', (c) => c.notNull().defaultTo(90)).execute();
+      await db.schema
+        .alterTable('products')
+        .addColumn('air_gap_activation', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema
+        .alterTable('products')
+        .addColumn('air_gap_activation_days', 'integer', (c) => c.notNull().defaultTo(90))
+        .execute();
 
       const columns =
         dialect === 'postgres'
-          ? await sql<{ name: string }>`select column_name as name from information_schema.columns where table_schema = current_schema() and table_name = 'machine_bindings'`.execute(db)
+          ? await sql<{
+              name: string;
+            }>`select column_name as name from information_schema.columns where table_schema = current_schema() and table_name = 'machine_bindings'`.execute(db)
           : await sql<{ name: string }>`select name from pragma_table_info('machine_bindings')`.execute(db);
       if (!columns.rows.some((c) => c.name === 'lease_ends_at')) {
         await db.schema.alterTable('machine_bindings').addColumn('lease_ends_at', 'bigint').execute();

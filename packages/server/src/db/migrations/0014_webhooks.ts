@@ -61,7 +61,12 @@ export function webhooks(dialect: DialectName): Migration {
         .addColumn('updated_at', 'bigint', notNull)
         .addUniqueConstraint('webhook_deliveries_endpoint_event', ['endpoint_id', 'event_id'])
         .execute();
-      await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').columns(['next_at']).where(sql.ref('status'), '=', sql.lit('pending')).execute();
+      await db.schema
+        .createIndex('webhook_deliveries_due')
+        .on('webhook_deliveries')
+        .columns(['next_at'])
+        .where(sql.ref('status'), '=', sql.lit('pending'))
+        .execute();
       await db.schema.createIndex('webhook_deliveries_endpoint').on('webhook_deliveries').columns(['org_id', 'endpoint_id', 'id']).execute();
       await db.schema.createIndex('webhook_deliveries_event').on('webhook_deliveries').columns(['event_id']).execute();
 

@@ -1,4 +1,4 @@
-import { type Kysely, type Migration } from 'kysely';
+import type { Kysely, Migration } from 'kysely';
 import type { DialectName } from '../database.js';
 import { notNull, withId } from './ddl.js';
 
@@ -18,15 +18,29 @@ export function trials(dialect: DialectName): Migration {
         ['trial_params', 'text', '{}'],
         ['trial_meters', 'text', '{}'],
       ] as const;
-      for (const [name, type, value] of products) await db.schema.alterTable('products').addColumn(name, type, (c) => c.notNull().defaultTo(value)).execute();
+      for (const [name, type, value] of products)
+        await db.schema
+          .alterTable('products')
+          .addColumn(name, type, (c) => c.notNull().defaultTo(value))
+          .execute();
       await db.schema.alterTable('products').addColumn('trial_daily_limit', 'integer').execute();
-      await db.schema.alterTable('products').addColumn('trial_address_daily_limit', 'integer', (c) => c.defaultTo(20)).execute();
+      await db.schema
+        .alterTable('products')
+        .addColumn('trial_address_daily_limit', 'integer', (c) => c.defaultTo(20))
+        .execute();
       await db.schema.alterTable('products').addColumn('trial_need', 'integer').execute();
       await db.schema.alterTable('products').addColumn('trial_check', 'text').execute();
 
-      await db.schema.alterTable('licences').addColumn('trial', 'integer', (c) => c.notNull().defaultTo(0)).execute();
-      for (const name of ['trial_started_at', 'trial_converted_at', 'trial_ledger_reset_at']) await db.schema.alterTable('licences').addColumn(name, 'bigint').execute();
-      await db.schema.alterTable('licences').addColumn('trial_installations', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema
+        .alterTable('licences')
+        .addColumn('trial', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      for (const name of ['trial_started_at', 'trial_converted_at', 'trial_ledger_reset_at'])
+        await db.schema.alterTable('licences').addColumn(name, 'bigint').execute();
+      await db.schema
+        .alterTable('licences')
+        .addColumn('trial_installations', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
       await db.schema.alterTable('licences').addColumn('trial_converted_to', 'text').execute();
       await db.schema.alterTable('licences').addColumn('converted_from_trial', 'text').execute();
       await db.schema.alterTable('organisations').addColumn('trial_limit', 'bigint').execute();

@@ -1,4 +1,4 @@
-import { type Kysely, type Migration } from 'kysely';
+import type { Kysely, Migration } from 'kysely';
 import type { DialectName } from '../database.js';
 import { notNull, withId } from './ddl.js';
 
@@ -13,8 +13,14 @@ export function usageMetering(dialect: DialectName): Migration {
   const id = dialect === 'postgres' ? 'bigint' : 'integer';
   return {
     async up(db: Kysely<any>) {
-      await db.schema.alterTable('products').addColumn('meters', 'text', (c) => c.notNull().defaultTo('[]')).execute();
-      await db.schema.alterTable('licences').addColumn('meters', 'text', (c) => c.notNull().defaultTo('[]')).execute();
+      await db.schema
+        .alterTable('products')
+        .addColumn('meters', 'text', (c) => c.notNull().defaultTo('[]'))
+        .execute();
+      await db.schema
+        .alterTable('licences')
+        .addColumn('meters', 'text', (c) => c.notNull().defaultTo('[]'))
+        .execute();
       await db.schema
         .createTable('usage_counts')
         .addColumn('org_id', 'bigint', (c) => c.notNull().references('organisations.id'))

@@ -52,7 +52,10 @@ export function singleSignOn(dialect: DialectName): Migration {
       await db.schema.alterTable('users').addColumn('sso_signed_in_at', 'bigint').execute();
       await db.schema.createIndex('users_sso_sub').on('users').columns(['org_id', 'sso_sub']).unique().execute();
 
-      await db.schema.alterTable('sessions').addColumn('method', 'text', (c) => c.notNull().defaultTo('password')).execute();
+      await db.schema
+        .alterTable('sessions')
+        .addColumn('method', 'text', (c) => c.notNull().defaultTo('password'))
+        .execute();
       await db.schema.alterTable('sessions').addColumn('sso_at', 'bigint').execute();
       await db.schema.alterTable('sessions').addColumn('hard_end', 'bigint').execute();
     },

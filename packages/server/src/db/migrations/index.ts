@@ -50,7 +50,13 @@ export const LATEST_MIGRATION = MIGRATION_NAMES.at(-1)!;
 export async function appliedMigrations(database: Database): Promise<string[]> {
   const present =
     database.dialect === 'postgres'
-      ? (await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = current_schema() and table_name = 'kysely_migration'`.execute(database.db)).rows[0]?.name
+      ? (
+          await sql<{
+            name: string;
+          }>`select table_name as name from information_schema.tables where table_schema = current_schema() and table_name = 'kysely_migration'`.execute(
+            database.db,
+          )
+        ).rows[0]?.name
       : (await sql<{ name: string }>`select name from sqlite_master where name = 'kysely_migration'`.execute(database.db)).rows[0]?.name;
   if (!present) return [];
   return (await sql<{ name: string }>`select name from kysely_migration order by name`.execute(database.db)).rows.map((r) => r.name);
@@ -68,8 +74,7 @@ export async function refuseNewerSchema(database: Database): Promise<void> {
 export async function migrateToLatest(database: Database, upTo?: string): Promise<string[]> {
   await refuseNewerSchema(database);
   const provider: MigrationProvider = {
-    getMigrations: async () =>
-      Object.fromEntries(Object.entries(migrations).map(([name, make]) => [name, make(database.dialect)])),
+    getMigrations: async () => Object.fromEntries(Object.entries(migrations).map(([name, make]) => [name, make(database.dialect)])),
   };
   const migrator = new Migrator({ db: database.db as Kysely<unknown>, provider });
   const { error, results } = await (upTo === undefined ? migrator.migrateToLatest() : migrator.migrateTo(upTo));

@@ -46,7 +46,9 @@ async function productGroups(t: Tenant, filter: ListingFilter, counts: Counts, h
   const products = await t
     .selectFrom('products')
     .select(['products.id', 'products.name'])
-    .select(cursorName === undefined ? sql<boolean>`true`.as('beyond') : sql<boolean>`products.name ${sql.raw(filter.asc ? '>' : '<')} ${cursorName}`.as('beyond'))
+    .select(
+      cursorName === undefined ? sql<boolean>`true`.as('beyond') : sql<boolean>`products.name ${sql.raw(filter.asc ? '>' : '<')} ${cursorName}`.as('beyond'),
+    )
     .orderBy('products.name', filter.asc ? 'asc' : 'desc')
     .execute();
   const groups: Array<Group & { ids: number[] }> = [];
@@ -79,12 +81,13 @@ export async function readGroups(
 ): Promise<Array<{ lid: string; sort_key: number | string }>> {
   const { counts, holds } = tallied;
   const { after } = window;
-  const groups =
-    filter.sort === 'status' ? statusGroups(filter, counts, holds, after) : await productGroups(t, filter, counts, holds, after);
+  const groups = filter.sort === 'status' ? statusGroups(filter, counts, holds, after) : await productGroups(t, filter, counts, holds, after);
   // A status group's own test implies the filter's statuses (the tallies counted only those), and
   // asking for them again would tempt the planner from the lid index.
   const within: ListingFilter =
-    filter.sort === 'status' ? { ...filter, status: undefined, window: filter.window === 'grace' || filter.window === 'expired' ? 'all' : filter.window } : filter;
+    filter.sort === 'status'
+      ? { ...filter, status: undefined, window: filter.window === 'grace' || filter.window === 'expired' ? 'all' : filter.window }
+      : filter;
   let { skip, need } = window;
   const rows: Array<{ lid: string; sort_key: number | string }> = [];
   for (const group of groups) {

@@ -44,12 +44,7 @@ export function windowIs(eb: Eb, window: Window, now: number, c: Columns = visib
       return eb.and([filed, eb(c('expires_at'), 'is', null)]);
     default: {
       const days = Number(window.slice(0, -1));
-      return eb.and([
-        filed,
-        eb(c('revoked'), '=', 0),
-        eb(c('expires_at'), '>', now),
-        eb(c('expires_at'), '<=', now + days * DAY_MS),
-      ]);
+      return eb.and([filed, eb(c('revoked'), '=', 0), eb(c('expires_at'), '>', now), eb(c('expires_at'), '<=', now + days * DAY_MS)]);
     }
   }
 }
@@ -134,7 +129,12 @@ const FILTER_FIRST_UP_TO = 100_000;
 
 export function readPlan(filter: ListingFilter, matching: number): ReadPlan {
   const narrowed =
-    filter.window !== 'all' || filter.status !== undefined || filter.search !== undefined || filter.productId !== undefined || filter.customerId !== undefined || filter.trial !== undefined;
+    filter.window !== 'all' ||
+    filter.status !== undefined ||
+    filter.search !== undefined ||
+    filter.productId !== undefined ||
+    filter.customerId !== undefined ||
+    filter.trial !== undefined;
   return narrowed && matching <= FILTER_FIRST_UP_TO ? 'filter-first' : 'walk-sort-index';
 }
 
@@ -156,26 +156,27 @@ function orderedLids(t: Tenant, filter: ListingFilter, now: number, plan: ReadPl
   const stamped = filter.sort === 'lastCheckedAt';
   const lid = stamped ? sql`licence_stamps.lid` : sql`licences.lid`;
   // Numbers are hidden with a unary plus, text by appending '' (PostgreSQL has no unary plus for text).
-  const ordered = (expr: RawBuilder<unknown>, text: boolean) =>
-    plan === 'walk-sort-index' ? expr : text ? sql`(${expr} || '')` : sql`+${expr}`;
-  return t
-    .selectFrom('licences')
-    // Only the product sort needs the product's name: a join, not a lookup per row.
-    .$if(filter.sort === 'product', (q) => q.innerJoin('products', 'products.id', 'licences.product_id'))
-    // Joined on archived too, so a window's archived test narrows the stamps' index as well.
-    .$if(stamped, (q) =>
-      q.innerJoin('licence_stamps', (join) =>
-        join
-          .onRef('licence_stamps.licence_id', '=', 'licences.id')
-          .onRef('licence_stamps.org_id', '=', 'licences.org_id')
-          .onRef('licence_stamps.archived', '=', 'licences.archived'),
-      ),
-    )
-    .select(['licences.lid', key.as('sort_key')])
-    .where(matches(filter, now, plan === 'filter-first' ? visibleColumns : hiddenColumns))
-    .$if(after !== undefined, (q) => q.where(sql<SqlBool>`${afterPosition(key, lid, filter, after!)}`))
-    .orderBy(sql`${ordered(key, TEXT_SORTS.has(filter.sort))} ${direction}${nulls}`)
-    .orderBy(sql`${ordered(lid, true)} ${direction}`);
+  const ordered = (expr: RawBuilder<unknown>, text: boolean) => (plan === 'walk-sort-index' ? expr : text ? sql`(${expr} || '')` : sql`+${expr}`);
+  return (
+    t
+      .selectFrom('licences')
+      // Only the product sort needs the product's name: a join, not a lookup per row.
+      .$if(filter.sort === 'product', (q) => q.innerJoin('products', 'products.id', 'licences.product_id'))
+      // Joined on archived too, so a window's archived test narrows the stamps' index as well.
+      .$if(stamped, (q) =>
+        q.innerJoin('licence_stamps', (join) =>
+          join
+            .onRef('licence_stamps.licence_id', '=', 'licences.id')
+            .onRef('licence_stamps.org_id', '=', 'licences.org_id')
+            .onRef('licence_stamps.archived', '=', 'licences.archived'),
+        ),
+      )
+      .select(['licences.lid', key.as('sort_key')])
+      .where(matches(filter, now, plan === 'filter-first' ? visibleColumns : hiddenColumns))
+      .$if(after !== undefined, (q) => q.where(sql<SqlBool>`${afterPosition(key, lid, filter, after!)}`))
+      .orderBy(sql`${ordered(key, TEXT_SORTS.has(filter.sort))} ${direction}${nulls}`)
+      .orderBy(sql`${ordered(lid, true)} ${direction}`)
+  );
 }
 
 /**
@@ -187,7 +188,13 @@ export function pageOfLids(t: Tenant, filter: ListingFilter, now: number, plan: 
   const statuses = filter.status ?? [];
   if (plan === 'filter-first' || statuses.length < 2) return orderedLids(t, filter, now, plan, after).limit(limit).offset(offset).execute();
   const walks = statuses.map((status, i) =>
-    t.db.selectFrom(orderedLids(t, { ...filter, status: [status] }, now, plan, after).limit(offset + limit).as(`s${i}`)).select(['lid', 'sort_key']),
+    t.db
+      .selectFrom(
+        orderedLids(t, { ...filter, status: [status] }, now, plan, after)
+          .limit(offset + limit)
+          .as(`s${i}`),
+      )
+      .select(['lid', 'sort_key']),
   );
   const merged = walks.slice(1).reduce((union, walk) => union.unionAll(walk), walks[0]!);
   const direction = sql.raw(filter.asc ? 'asc' : 'desc');
@@ -209,7 +216,6 @@ export async function matchingLids(t: Tenant, filter: ListingFilter, now: number
 /** A filter-first page with the count of every match beside each row (one query: a search the index narrows has few). */
 export const countedPage = (t: Tenant, filter: ListingFilter, now: number, after: Position | undefined, limit: number, offset: number) =>
   orderedLids(t, filter, now, 'filter-first', after).select(sql<number>`count(*) over ()`.as('matching')).limit(limit).offset(offset).execute();
-
 
 /**
  * The rows after `after` in the listing's order (nulls last either way, ties by lid in the

@@ -56,9 +56,7 @@ async function rarestTrigrams(t: Tenant, q: string): Promise<string[] | null> {
   const trigrams = trigramsOf(q);
   if (trigrams.length === 0) return null;
   const texts = await sampleOf(t);
-  const ranked = trigrams
-    .map((trigram) => ({ trigram, in: texts.reduce((n, text) => (text.includes(trigram) ? n + 1 : n), 0) }))
-    .sort((a, b) => a.in - b.in);
+  const ranked = trigrams.map((trigram) => ({ trigram, in: texts.reduce((n, text) => (text.includes(trigram) ? n + 1 : n), 0) })).sort((a, b) => a.in - b.in);
   if (ranked[0]!.in > SCAN_ABOVE * texts.length) return null;
   return ranked.slice(0, 2).map((r) => r.trigram);
 }

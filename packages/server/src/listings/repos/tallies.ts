@@ -60,7 +60,6 @@ export class Counts {
   }
 }
 
-
 /**
  * The organisation's licences whose status may differ between the instants `a` and `b` (either
  * order): a start, an expiry or a grace end in between. A revoked licence stays REVOKED.
@@ -133,7 +132,16 @@ async function read(t: Tenant, now: number): Promise<Reading | null> {
   const counts = new Counts();
   for (const r of rows) {
     if (r.as_of !== null && r.status !== null) {
-      counts.add({ archived: Number(r.archived), productId: Number(r.product_id), licenceType: r.licence_type!, perpetual: Number(r.perpetual), status: r.status as LicenceStatus }, Number(r.n));
+      counts.add(
+        {
+          archived: Number(r.archived),
+          productId: Number(r.product_id),
+          licenceType: r.licence_type!,
+          perpetual: Number(r.perpetual),
+          status: r.status as LicenceStatus,
+        },
+        Number(r.n),
+      );
     }
   }
   const moved = new Map(rows.filter((r) => r.as_of === null).map((r) => [r.id, r as unknown as Source]));
@@ -223,7 +231,16 @@ async function recount(t: Tenant, now: number) {
     .execute();
   const counts = new Counts();
   for (const r of rows) {
-    counts.add({ archived: Number(r.archived), productId: Number(r.product_id), licenceType: r.licence_type, perpetual: Number(r.perpetual), status: STATUSES[Number(r.rank)]! }, Number(r.n));
+    counts.add(
+      {
+        archived: Number(r.archived),
+        productId: Number(r.product_id),
+        licenceType: r.licence_type,
+        perpetual: Number(r.perpetual),
+        status: STATUSES[Number(r.rank)]!,
+      },
+      Number(r.n),
+    );
   }
   await t.deleteFrom('licence_tallies').execute();
   await apply(t, counts);
@@ -399,7 +416,20 @@ const EXPIRING = ['7d', '30d', '90d'] as const;
 export async function countExpiring(t: Tenant, now: number): Promise<Record<(typeof EXPIRING)[number], number>> {
   const row = await t
     .selectFrom('licences')
-    .select((eb) => EXPIRING.map((w) => eb.fn.sum<number>(eb.case().when(windowIs(eb, w, now)).then(1).else(0).end()).as(`w_${w}`)))
+    .select((eb) =>
+      EXPIRING.map((w) =>
+        eb.fn
+          .sum<number>(
+            eb
+              .case()
+              .when(windowIs(eb, w, now))
+              .then(1)
+              .else(0)
+              .end(),
+          )
+          .as(`w_${w}`),
+      ),
+    )
     .where((eb) => windowIs(eb, '90d', now))
     .executeTakeFirstOrThrow();
   const counts = row as unknown as Record<string, number | null>;

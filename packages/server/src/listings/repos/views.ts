@@ -13,12 +13,8 @@ export type LicenceRow = Selectable<LicencesTable>;
 export function licenceViews(t: Tenant, now: number) {
   return t
     .selectFrom('licences')
-    .innerJoin('products', (join) =>
-      join.onRef('products.id', '=', 'licences.product_id').onRef('products.org_id', '=', 'licences.org_id'),
-    )
-    .leftJoin('licence_stamps', (join) =>
-      join.onRef('licence_stamps.licence_id', '=', 'licences.id').onRef('licence_stamps.org_id', '=', 'licences.org_id'),
-    )
+    .innerJoin('products', (join) => join.onRef('products.id', '=', 'licences.product_id').onRef('products.org_id', '=', 'licences.org_id'))
+    .leftJoin('licence_stamps', (join) => join.onRef('licence_stamps.licence_id', '=', 'licences.id').onRef('licence_stamps.org_id', '=', 'licences.org_id'))
     .selectAll('licences')
     .select((eb) => [
       'products.name as product_name',
@@ -39,7 +35,13 @@ export function licenceViews(t: Tenant, now: number) {
     ]);
 }
 
-export type LicenceView = LicenceRow & { product_name: string; product_key: string; last_checked_at: number | null; seats_used: number | null; bound_at: number | null };
+export type LicenceView = LicenceRow & {
+  product_name: string;
+  product_key: string;
+  last_checked_at: number | null;
+  seats_used: number | null;
+  bound_at: number | null;
+};
 
 // Every write to a licence answers with it: built and compiled once (preparedQuery).
 const readView = preparedQuery((t, lid: string, now: number) => licenceViews(t, now).where('licences.lid', '=', lid));
@@ -53,7 +55,12 @@ export async function viewsInOrder(t: Tenant, lids: string[], now: number): Prom
 }
 
 /** Up to `limit` licences in list form, newest first, archived ones included: all, or one product's or customer's. */
-export async function listViews(t: Tenant, now: number, filter: { productId?: number | undefined; customerId?: number | undefined; trial?: boolean | undefined }, limit: number): Promise<LicenceView[]> {
+export async function listViews(
+  t: Tenant,
+  now: number,
+  filter: { productId?: number | undefined; customerId?: number | undefined; trial?: boolean | undefined },
+  limit: number,
+): Promise<LicenceView[]> {
   let rows = licenceViews(t, now);
   if (filter.productId !== undefined) rows = rows.where('licences.product_id', '=', filter.productId);
   if (filter.customerId !== undefined) rows = rows.where('licences.customer_id', '=', filter.customerId);
@@ -80,18 +87,11 @@ export async function findLicenceView(t: Tenant, lid: string, now: number): Prom
 }
 
 export function statusOf(row: Pick<LicenceRow, 'revoked' | 'starts_at' | 'expires_at' | 'grace_days'>, now: number): LicenceStatus {
-  return licenceStatus(
-    { revoked: row.revoked === 1, startsAt: row.starts_at, expiresAt: row.expires_at, graceDays: row.grace_days },
-    now,
-  );
+  return licenceStatus({ revoked: row.revoked === 1, startsAt: row.starts_at, expiresAt: row.expires_at, graceDays: row.grace_days }, now);
 }
 
 /** How many licences each product or customer holds (archived ones included: they still exist). */
-export async function countLicencesBy(
-  t: Tenant,
-  column: 'product_id' | 'customer_id',
-  ids: readonly number[],
-): Promise<Map<number, number>> {
+export async function countLicencesBy(t: Tenant, column: 'product_id' | 'customer_id', ids: readonly number[]): Promise<Map<number, number>> {
   const counts = new Map(ids.map((id) => [id, 0]));
   if (ids.length === 0) return counts;
   const rows = await t
@@ -150,7 +150,13 @@ export function toLicenceListItem(view: LicenceView, now: number) {
     lastCheckedAt: iso(view.last_checked_at),
     renewedAt: iso(view.renewed_at),
     notes: view.notes,
-    meters: JSON.parse(view.meters) as Array<{ key: string; label: string; period: 'NONE' | 'DAY' | 'MONTH' | 'YEAR'; limit: number | null; overage: number | null }>,
+    meters: JSON.parse(view.meters) as Array<{
+      key: string;
+      label: string;
+      period: 'NONE' | 'DAY' | 'MONTH' | 'YEAR';
+      limit: number | null;
+      overage: number | null;
+    }>,
     trial: view.trial === 1,
     trialStartedAt: iso(view.trial_started_at === null ? null : Number(view.trial_started_at)),
     trialConvertedTo: view.trial_converted_to,

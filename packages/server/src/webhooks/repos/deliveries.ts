@@ -4,11 +4,24 @@ import type { WebhookDeliveriesTable } from '../../db/schema.js';
 import type { Tenant } from '../../db/tenant.js';
 
 /** A page of an endpoint's deliveries, newest first, before the delivery `before` when given; one more row than asked says whether more follow. */
-export function deliveriesOf(t: Tenant, endpointId: number, filter: { status?: Selectable<WebhookDeliveriesTable>['status'] | undefined; before?: number | undefined }, limit: number) {
+export function deliveriesOf(
+  t: Tenant,
+  endpointId: number,
+  filter: { status?: Selectable<WebhookDeliveriesTable>['status'] | undefined; before?: number | undefined },
+  limit: number,
+) {
   let query = t
     .selectFrom('webhook_deliveries')
     .innerJoin('webhook_events', 'webhook_events.id', 'webhook_deliveries.event_id')
-    .select(['webhook_deliveries.id', 'webhook_events.event_id', 'webhook_events.type', 'webhook_events.sequence', 'webhook_events.created_at', 'webhook_deliveries.status', 'webhook_deliveries.next_at'])
+    .select([
+      'webhook_deliveries.id',
+      'webhook_events.event_id',
+      'webhook_events.type',
+      'webhook_events.sequence',
+      'webhook_events.created_at',
+      'webhook_deliveries.status',
+      'webhook_deliveries.next_at',
+    ])
     .where('webhook_deliveries.endpoint_id', '=', endpointId);
   if (filter.status) query = query.where('webhook_deliveries.status', '=', filter.status);
   if (filter.before) query = query.where('webhook_deliveries.id', '<', filter.before);
@@ -16,7 +29,8 @@ export function deliveriesOf(t: Tenant, endpointId: number, filter: { status?: S
 }
 
 /** The attempts of these deliveries, oldest first. */
-export const attemptsOf = (t: Tenant, deliveryIds: number[]) => t.selectFrom('webhook_attempts').selectAll().where('delivery_id', 'in', deliveryIds).orderBy('id').execute();
+export const attemptsOf = (t: Tenant, deliveryIds: number[]) =>
+  t.selectFrom('webhook_attempts').selectAll().where('delivery_id', 'in', deliveryIds).orderBy('id').execute();
 
 export const findEvent = (t: Tenant, eventId: string) => t.selectFrom('webhook_events').select('id').where('event_id', '=', eventId).executeTakeFirst();
 
@@ -44,7 +58,12 @@ export async function requeueFailedSince(t: Tenant, endpointId: number, since: n
 }
 
 /** A test event and its one delivery, leased to the request that sends it (no loop claims it): the delivery's id. */
-export async function insertTestDelivery(trx: Trx, orgId: number, endpointId: number, event: { eventId: string; data: string; body: string; lease: string; now: number }): Promise<number> {
+export async function insertTestDelivery(
+  trx: Trx,
+  orgId: number,
+  endpointId: number,
+  event: { eventId: string; data: string; body: string; lease: string; now: number },
+): Promise<number> {
   const { id } = await trx
     .insertInto('webhook_events')
     .values({ org_id: orgId, event_id: event.eventId, type: 'webhook.test', data: event.data, created_at: event.now, sequence: null, body: event.body })
@@ -52,7 +71,17 @@ export async function insertTestDelivery(trx: Trx, orgId: number, endpointId: nu
     .executeTakeFirstOrThrow();
   const delivery = await trx
     .insertInto('webhook_deliveries')
-    .values({ org_id: orgId, endpoint_id: endpointId, event_id: id, status: 'pending', attempts: 0, next_at: null, lease: event.lease, created_at: event.now, updated_at: event.now })
+    .values({
+      org_id: orgId,
+      endpoint_id: endpointId,
+      event_id: id,
+      status: 'pending',
+      attempts: 0,
+      next_at: null,
+      lease: event.lease,
+      created_at: event.now,
+      updated_at: event.now,
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   return delivery.id;

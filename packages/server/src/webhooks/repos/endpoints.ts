@@ -11,7 +11,8 @@ export const endpointRows = (t: Tenant) => t.selectFrom('webhook_endpoints').sel
 /** True while the organisation has an endpoint, enabled or not. */
 export const hasEndpoint = async (t: Tenant) => (await t.selectFrom('webhook_endpoints').select('id').limit(1).executeTakeFirst()) !== undefined;
 
-export const insertEndpoint = (t: Tenant, values: Omit<Insertable<WebhookEndpointsTable>, 'org_id'>) => t.insertInto('webhook_endpoints', values).returning('id').executeTakeFirstOrThrow();
+export const insertEndpoint = (t: Tenant, values: Omit<Insertable<WebhookEndpointsTable>, 'org_id'>) =>
+  t.insertInto('webhook_endpoints', values).returning('id').executeTakeFirstOrThrow();
 
 export async function updateEndpointRow(t: Tenant, id: number, set: Updateable<WebhookEndpointsTable>): Promise<void> {
   await t.updateTable('webhook_endpoints').set(set).where('id', '=', id).execute();

@@ -26,7 +26,8 @@ export function claimableDue(trx: Trx, dialect: DialectName, full: number[], now
 }
 
 /** Whether an event is committed and not yet numbered. */
-export const anyUnsequenced = async (db: Db) => (await db.selectFrom('webhook_events').select('id').where('body', 'is', null).limit(1).executeTakeFirst()) !== undefined;
+export const anyUnsequenced = async (db: Db) =>
+  (await db.selectFrom('webhook_events').select('id').where('body', 'is', null).limit(1).executeTakeFirst()) !== undefined;
 
 export async function pruneEvents(db: Db, before: number): Promise<void> {
   await db.deleteFrom('webhook_events').where('created_at', '<', before).execute();
@@ -46,7 +47,10 @@ export async function saveSequence(t: Tenant, exists: boolean, sequence: number,
 
 /** The organisation's endpoints, enabled or not, with the events each takes. */
 export async function fanOutEndpoints(t: Tenant) {
-  return (await t.selectFrom('webhook_endpoints').select(['id', 'events', 'enabled', 'created_at']).execute()).map((e) => ({ ...e, events: new Set(JSON.parse(e.events) as string[]) }));
+  return (await t.selectFrom('webhook_endpoints').select(['id', 'events', 'enabled', 'created_at']).execute()).map((e) => ({
+    ...e,
+    events: new Set(JSON.parse(e.events) as string[]),
+  }));
 }
 
 /** Stores each event's number and body; a statement per hundred events, not per event: on PostgreSQL each is a round trip. */
@@ -54,17 +58,28 @@ export async function numberEvents(trx: Trx, numbered: Array<{ id: number; seque
   for (let i = 0; i < numbered.length; i += 100) {
     const chunk = numbered.slice(i, i + 100);
     const byId = (value: (e: (typeof chunk)[number]) => unknown, type: 'bigint' | 'text') =>
-      sql<never>`case id ${sql.join(chunk.map((e) => sql`when ${e.id} then cast(${value(e)} as ${sql.raw(type)})`), sql` `)} end`;
+      sql<never>`case id ${sql.join(
+        chunk.map((e) => sql`when ${e.id} then cast(${value(e)} as ${sql.raw(type)})`),
+        sql` `,
+      )} end`;
     await trx
       .updateTable('webhook_events')
       .set({ sequence: byId((e) => e.sequence, 'bigint'), body: byId((e) => e.body, 'text') })
-      .where('id', 'in', chunk.map((e) => e.id))
+      .where(
+        'id',
+        'in',
+        chunk.map((e) => e.id),
+      )
       .execute();
   }
 }
 
 export async function insertDeliveries(trx: Trx, rows: Insertable<WebhookDeliveriesTable>[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += 200) await trx.insertInto('webhook_deliveries').values(rows.slice(i, i + 200)).execute();
+  for (let i = 0; i < rows.length; i += 200)
+    await trx
+      .insertInto('webhook_deliveries')
+      .values(rows.slice(i, i + 200))
+      .execute();
 }
 
 /** What the attempts of these deliveries send, and whether their endpoint is enabled. */
@@ -103,7 +118,11 @@ export async function releaseDeliveries(trx: Trx, lease: string, ids: number[], 
 }
 
 export async function insertAttempts(trx: Trx, rows: Insertable<WebhookAttemptsTable>[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += 200) await trx.insertInto('webhook_attempts').values(rows.slice(i, i + 200)).execute();
+  for (let i = 0; i < rows.length; i += 200)
+    await trx
+      .insertInto('webhook_attempts')
+      .values(rows.slice(i, i + 200))
+      .execute();
 }
 
 /** Deliveries delivered under one lease, in one statement. */
@@ -117,11 +136,22 @@ export async function markDelivered(trx: Trx, lease: string, ids: number[], at: 
 }
 
 /** A failed attempt's delivery: pending again at `next`, or failed; while its lease still holds it. */
-export async function markAttempted(trx: Trx, id: number, lease: string, set: { status: 'pending' | 'failed'; attempts: number; next_at: number | null; updated_at: number }): Promise<void> {
-  await trx.updateTable('webhook_deliveries').set({ ...set, lease: null }).where('id', '=', id).where('lease', '=', lease).execute();
+export async function markAttempted(
+  trx: Trx,
+  id: number,
+  lease: string,
+  set: { status: 'pending' | 'failed'; attempts: number; next_at: number | null; updated_at: number },
+): Promise<void> {
+  await trx
+    .updateTable('webhook_deliveries')
+    .set({ ...set, lease: null })
+    .where('id', '=', id)
+    .where('lease', '=', lease)
+    .execute();
 }
 
-export const endpointHealth = (t: Tenant, endpointId: number) => t.selectFrom('webhook_endpoints').select(['url', 'enabled', 'failing_since']).where('id', '=', endpointId).executeTakeFirst();
+export const endpointHealth = (t: Tenant, endpointId: number) =>
+  t.selectFrom('webhook_endpoints').select(['url', 'enabled', 'failing_since']).where('id', '=', endpointId).executeTakeFirst();
 
 export async function setEndpointHealth(
   t: Tenant,
@@ -134,18 +164,29 @@ export async function setEndpointHealth(
 /** Deliveries waiting for an attempt, and events not yet fanned out: the queue's depth. */
 export async function queueDepth(db: Db): Promise<number> {
   const [pending, unsequenced] = await Promise.all([
-    db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', PENDING).executeTakeFirstOrThrow(),
-    db.selectFrom('webhook_events').select((eb) => eb.fn.countAll<number>().as('n')).where('body', 'is', null).executeTakeFirstOrThrow(),
+    db
+      .selectFrom('webhook_deliveries')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('status', '=', PENDING)
+      .executeTakeFirstOrThrow(),
+    db
+      .selectFrom('webhook_events')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('body', 'is', null)
+      .executeTakeFirstOrThrow(),
   ]);
   return Number(pending.n) + Number(unsequenced.n);
 }
 
 /** When the oldest delivery not yet delivered or failed was written, if there is one. */
 export async function oldestPending(db: Db): Promise<number | null> {
-  const row = await db.selectFrom('webhook_deliveries').select((eb) => eb.fn.min<number>('created_at').as('at')).where('status', '=', PENDING).executeTakeFirst();
+  const row = await db
+    .selectFrom('webhook_deliveries')
+    .select((eb) => eb.fn.min<number>('created_at').as('at'))
+    .where('status', '=', PENDING)
+    .executeTakeFirst();
   return row?.at == null ? null : Number(row.at);
 }
 
 /** Whether any organisation has an endpoint (thread.ts starts the delivery thread only then). */
 export const anyEndpoint = async (db: Db) => (await db.selectFrom('webhook_endpoints').select('id').limit(1).executeTakeFirst()) !== undefined;
-

@@ -30,7 +30,12 @@ export function termsToRaise(db: Db, kind: 'expiring' | 'expired', now: number, 
       ? query
           .where('licences.expires_at', '>', now)
           .where('licences.expires_at', '<=', now + windowMs)
-          .where((eb) => eb.or([eb('licences.issued_at', '>=', eb.ref('webhook_state.since')), eb('licences.expires_at', '>=', eb(eb.ref('webhook_state.since'), '+', windowMs))]))
+          .where((eb) =>
+            eb.or([
+              eb('licences.issued_at', '>=', eb.ref('webhook_state.since')),
+              eb('licences.expires_at', '>=', eb(eb.ref('webhook_state.since'), '+', windowMs)),
+            ]),
+          )
       : query.where('licences.grace_ends_at', '<=', now).where('licences.grace_ends_at', '>=', (eb) => eb.ref('webhook_state.since'));
   return query.orderBy('licences.id').limit(limit).execute();
 }
