@@ -44,6 +44,8 @@ export interface Config {
   ssoAllowNetworks: net.BlockList;
   /** DESIGN.md 21's `{base}`: the public URL, or `http://localhost:PORT` on loopback (passkeys' origin). */
   ssoBase: string;
+  /** DESIGN.md 21: a linked member's passkey signs in only this many days after its last SSO sign-in, while SSO is enabled. */
+  ssoPasskeyDays: number;
 }
 
 /** A configuration mistake: reported as one line, never a stack trace. */
@@ -197,5 +199,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, terminal = proc
     webhookAllowNetworks: webhookNetworks.list,
     ssoAllowNetworks: ssoNetworks.list,
     ssoBase: env.LICENSOR_PUBLIC_URL ? publicUrl : passkeyOrigin,
+    ssoPasskeyDays: integer(env, 'LICENSOR_SSO_PASSKEY_DAYS', 30, 1, 3650),
   };
 }
