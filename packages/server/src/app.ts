@@ -49,6 +49,7 @@ import { memberPasskeys } from './auth/passkeys.js';
 import { VERSION } from './version.js';
 import { logDestination } from './log.js';
 import { sharedRateLimiter } from './http/rate-limit.js';
+import { useMailConfig } from './mail/config.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -104,6 +105,7 @@ function requestIds(): () => string {
 
 export async function buildApp({ config, database, masterKey, logger, deliverWebhooks = true }: AppOptions): Promise<FastifyInstance> {
   const genReqId = requestIds();
+  useMailConfig(config.mail);
   const destination = logDestination(config);
   const app = Fastify({
     // A logger the caller chooses (the tests' trace logger) keeps what is never logged: credentials, codes and states.

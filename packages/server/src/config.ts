@@ -2,6 +2,7 @@ import os from 'node:os';
 import type net from 'node:net';
 import path from 'node:path';
 import { allowList } from './core/networks.js';
+import { loadMailConfig, type MailConfig } from './mail/config.js';
 
 export interface Config {
   port: number;
@@ -44,6 +45,8 @@ export interface Config {
   ssoAllowNetworks: net.BlockList;
   /** DESIGN.md 21's `{base}`: the public URL, or `http://localhost:PORT` on loopback (passkeys' origin). */
   ssoBase: string;
+  /** DESIGN.md 22: the SMTP relay licence emails go through (mail/config.ts). */
+  mail: MailConfig;
 }
 
 /** A configuration mistake: reported as one line, never a stack trace. */
@@ -197,5 +200,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, terminal = proc
     webhookAllowNetworks: webhookNetworks.list,
     ssoAllowNetworks: ssoNetworks.list,
     ssoBase: env.LICENSOR_PUBLIC_URL ? publicUrl : passkeyOrigin,
+    mail: loadMailConfig(env),
   };
 }
