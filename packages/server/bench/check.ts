@@ -18,11 +18,11 @@
  * WORKERS=1,2 and BACKENDS=sqlite,postgres override.
  */
 import { spawn } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ALGORITHM_INFO, buildFingerprint, fpDigest, parseFingerprint, signBytes, signLicence, verifyBytes, type Algorithm } from '@licensor/protocol';
+import { ALGORITHM_INFO, buildFingerprint, fpDigest, parseFingerprint, signLicence, type Algorithm } from '@licensor/protocol';
 import { sql, type SelectQueryBuilder } from 'kysely';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
@@ -31,7 +31,7 @@ import type { Schema } from '../src/db/schema.js';
 import { STAMP_INTERVAL_MS } from '../src/check/counters.js';
 import { searchText } from '../src/listings/repos/search.js';
 import { bootstrap } from '../src/orgs/service.js';
-import { benchEnv, benchKeyPair, startService } from './support.js';
+import { benchEnv, benchKeyPair, checkLoad as load, cryptoBound, type LoadResult, startService } from './support.js';
 
 const LICENCES = Number(process.env.LICENCES ?? 10_000);
 const SECONDS = Number(process.env.SECONDS ?? 10);
@@ -45,24 +45,6 @@ const PAIRED_SECONDS = Number(process.env.PAIRED_SECONDS ?? 3);
 const KIND_LABEL: Record<Kind, string> = { 'node-locked': 'node-locked', floating: 'floating, no extension', extending: 'floating, every check extends' };
 /** The floating products' lease: an hour, so a run of minutes never extends a lease just renewed. */
 const LEASE_MS = 3_600_000;
-
-/** One verify (of a licence-sized payload) plus one sign (of a receipt-sized message) per second, on this core. */
-function cryptoBound(algorithm: Algorithm): number {
-  const { privateKey, publicKey } = benchKeyPair(algorithm);
-  const licence = Buffer.from(randomBytes(300).toString('base64url'));
-  const receipt = Buffer.from(
-    `SVCR1\x1f${randomUUID()}\x1fACTIVE\x1f${randomBytes(18).toString('base64url')}\x1f2026-01-01T00:00:00.000Z\x1f2026-01-01T00:00:00.000Z\x1f${'a'.repeat(32)}`,
-  );
-  const signature = signBytes(privateKey, licence);
-  let pairs = 0;
-  const start = performance.now();
-  while (performance.now() - start < 2000) {
-    verifyBytes(publicKey, licence, signature);
-    signBytes(privateKey, receipt);
-    pairs++;
-  }
-  return pairs / ((performance.now() - start) / 1000);
-}
 
 interface Seeded {
   algorithm: Algorithm;
@@ -245,35 +227,6 @@ const stampsDue = (env: Record<string, string>, productId: number) =>
     await db.updateTable('licence_stamps').set({ last_checked_at: longAgo }).where('licence_id', 'in', ids).execute();
     await db.updateTable('machine_bindings').set({ last_seen_at: longAgo }).where('licence_id', 'in', ids).execute();
   });
-
-interface LoadResult {
-  rps: number;
-  p50: number;
-  p99: number;
-  non2xx: number;
-  errors: number;
-  firstFailure: string | null;
-}
-
-function load(job: {
-  url: string;
-  token: string;
-  bodiesFile: string;
-  connections: number;
-  seconds: number;
-  rate?: number;
-  amount?: number;
-}): Promise<LoadResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'check-load.ts'), JSON.stringify(job)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as LoadResult) : reject(new Error(`load generator exited ${code}`))));
-  });
-}
 
 /**
  * The paced run against bench/check-floor.ts, this machine's control at that minute: a bare

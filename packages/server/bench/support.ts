@@ -2,15 +2,63 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, randomUUID, type KeyObject } from 'node:crypto';
 import net from 'node:net';
 import pg from 'pg';
-import { ALGORITHM_INFO, type Algorithm } from '@licensor/protocol';
+import { ALGORITHM_INFO, signBytes, verifyBytes, type Algorithm } from '@licensor/protocol';
 
 /** A fresh key pair of a signing algorithm, for benchmarks that sign as a product does. */
 export function benchKeyPair(algorithm: Algorithm): { privateKey: KeyObject; publicKey: KeyObject } {
   const { type, options } = ALGORITHM_INFO[algorithm].keyGeneration;
   return (generateKeyPairSync as (type: string, options: object) => { privateKey: KeyObject; publicKey: KeyObject })(type, options);
+}
+
+/** One verify (of a licence-sized payload) plus one sign (of a receipt-sized message) per second, on this core. */
+export function cryptoBound(algorithm: Algorithm): number {
+  const { privateKey, publicKey } = benchKeyPair(algorithm);
+  const licence = Buffer.from(randomBytes(300).toString('base64url'));
+  const receipt = Buffer.from(
+    `SVCR1\x1f${randomUUID()}\x1fACTIVE\x1f${randomBytes(18).toString('base64url')}\x1f2026-01-01T00:00:00.000Z\x1f2026-01-01T00:00:00.000Z\x1f${'a'.repeat(32)}`,
+  );
+  const signature = signBytes(privateKey, licence);
+  let pairs = 0;
+  const start = performance.now();
+  while (performance.now() - start < 2000) {
+    verifyBytes(publicKey, licence, signature);
+    signBytes(privateKey, receipt);
+    pairs++;
+  }
+  return pairs / ((performance.now() - start) / 1000);
+}
+
+export interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+  firstFailure: string | null;
+}
+
+/** A run of bench/check-load.ts, the check load generator, in a process of its own. */
+export function checkLoad(job: {
+  url: string;
+  token: string;
+  bodiesFile: string;
+  connections: number;
+  seconds: number;
+  rate?: number;
+  amount?: number;
+}): Promise<LoadResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'check-load.ts'), JSON.stringify(job)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as LoadResult) : reject(new Error(`load generator exited ${code}`))));
+  });
 }
 
 export const CLI = path.resolve(import.meta.dirname, '../../../bin/licensor.js');
