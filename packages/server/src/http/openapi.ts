@@ -56,6 +56,8 @@ const OPERATION_IDS: Record<string, string> = {
   'POST /settings/mail/test': 'sendTestEmail',
   'POST /licenses/{lid}/send': 'sendLicenceEmail',
   'GET /licenses/{lid}/emails': 'listLicenceEmails',
+  'POST /licenses/{lid}/erase-personal-data': 'eraseLicencePersonalData',
+  'POST /customers/{id}/erase': 'eraseCustomer',
   'GET /products': 'listProducts',
   'POST /products': 'createProduct',
   'GET /products/options': 'getProductOptions',

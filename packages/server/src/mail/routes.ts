@@ -1,7 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Config } from '../config.js';
-import { Id, Nullable, NullableTimestamp, responses, Timestamp } from '../core/schemas.js';
+import { Id, IdParams, Nullable, NullableTimestamp, responses, Timestamp } from '../core/schemas.js';
+import { Customer } from '../customers/schemas.js';
+import { Licence } from '../listings/schemas.js';
+import { eraseCustomer, eraseLicencePersonalData } from './erase.js';
 import { LidParams } from '../licences/schemas.js';
 import { licenceEmails, sendLicence, sendTestMail } from './service.js';
 
@@ -68,6 +71,38 @@ export function mailRoutes(config: Config): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => sendTestMail(request.ctx, config.publicUrl),
+    );
+
+    app.post(
+      '/licenses/:lid/erase-personal-data',
+      {
+        config: { access: 'admin-session' },
+        schema: {
+          summary: "Erase a licence's personal data",
+          description:
+            "A trial's licenseeEmail, the notes, machine labels and the email records' addresses become null, and those values `[erased]` in the licence's audit entries; pending emails fail \"erased\" first. Ids, counts, statuses, times, the signed terms and queued webhook bodies stay. Idempotent.",
+          tags: ['Licences'],
+          params: LidParams,
+          response: responses({ 200: Licence }),
+        },
+      },
+      async (request) => eraseLicencePersonalData(request.ctx, request.params.lid),
+    );
+
+    app.post(
+      '/customers/:id/erase',
+      {
+        config: { access: 'admin-session' },
+        schema: {
+          summary: "Erase a customer's personal data",
+          description:
+            'The name becomes `Erased customer <id>`, email and notes null, and each of its licences is erased as by erase-personal-data (licensee and licenseeEmail too); raises customer.updated. Idempotent.',
+          tags: ['Customers'],
+          params: IdParams,
+          response: responses({ 200: Customer }),
+        },
+      },
+      async (request) => eraseCustomer(request.ctx, request.params.id),
     );
   };
 }
