@@ -11,13 +11,18 @@ export interface Received {
  * An SMTP relay on loopback for the mail tests: `ok` accepts every message, `down` refuses every
  * connection with a 421 (a relay that is away), `reject` answers the recipient with a 550.
  */
-export async function startSmtp() {
+export async function startSmtp(options: { password?: string } = {}) {
   const received: Received[] = [];
   let mode: 'ok' | 'down' | 'reject' = 'ok';
   const fail = (code: number, message: string) => Object.assign(new Error(message), { responseCode: code });
   const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
+    authOptional: options.password === undefined,
+    allowInsecureAuth: true,
+    disabledCommands: options.password === undefined ? ['STARTTLS', 'AUTH'] : ['STARTTLS'],
+    onAuth(auth, _session, callback) {
+      if (auth.password === options.password) callback(null, { user: auth.username });
+      else callback(fail(535, 'authentication failed'));
+    },
     logger: false,
     onConnect(_session, callback) {
       callback(mode === 'down' ? fail(421, 'relay away for maintenance') : undefined);
