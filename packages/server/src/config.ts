@@ -45,13 +45,10 @@ export interface Config {
   ssoAllowNetworks: net.BlockList;
   /** DESIGN.md 21's `{base}`: the public URL, or `http://localhost:PORT` on loopback (passkeys' origin). */
   ssoBase: string;
-<<<<<<< HEAD
-  /** DESIGN.md 22: the SMTP relay licence emails go through (mail/config.ts). */
-  mail: MailConfig;
-=======
   /** DESIGN.md 21: a linked member's passkey signs in only this many days after its last SSO sign-in, while SSO is enabled. */
   ssoPasskeyDays: number;
->>>>>>> main
+  /** DESIGN.md 22: the SMTP relay licence emails go through (mail/config.ts). */
+  mail: MailConfig;
 }
 
 /** A configuration mistake: reported as one line, never a stack trace. */
@@ -205,10 +202,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, terminal = proc
     webhookAllowNetworks: webhookNetworks.list,
     ssoAllowNetworks: ssoNetworks.list,
     ssoBase: env.LICENSOR_PUBLIC_URL ? publicUrl : passkeyOrigin,
-<<<<<<< HEAD
-    mail: loadMailConfig(env),
-=======
     ssoPasskeyDays: integer(env, 'LICENSOR_SSO_PASSKEY_DAYS', 30, 1, 3650),
->>>>>>> main
+    mail: loadMailConfig(env),
   };
 }

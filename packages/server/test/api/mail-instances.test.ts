@@ -66,7 +66,15 @@ describe('the mail outbox on two instances (DESIGN 22)', () => {
       config,
       database: second.database,
       masterKey: loadMasterKey(h.config, () => {}),
-      logger: { level: 'trace', stream: new Writable({ write: (c, _e, d) => (second.lines.push(String(c)), d()) }) },
+      logger: {
+        level: 'trace',
+        stream: new Writable({
+          write(chunk, _encoding, done) {
+            second.lines.push(String(chunk));
+            done();
+          },
+        }),
+      },
     });
     try {
       await h.admin('POST', `/licenses/${licence.lid}/send`);
