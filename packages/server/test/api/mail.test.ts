@@ -142,6 +142,8 @@ describe('sending a licence by email (DESIGN 22)', () => {
       expect((await h.admin('GET', '/settings')).data.mail.enabled).toBe(false);
       await drain();
       expect(mailsFor(queued.id)).toEqual([]);
+      const metrics = await h.request('GET', '/metrics');
+      expect(Number(/^licensor_mail_outbox_pending (\d+)$/m.exec(metrics.body)?.[1])).toBeGreaterThanOrEqual(1);
     } finally {
       await h.database.db.updateTable('organisations').set({ mail_enabled: 1 }).where('slug', '=', 'acme').execute();
     }
