@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { startHarness, type Harness } from '../harness.js';
 import { createProduct, issueOk } from '../licence-helpers.js';
 import { decoded, parseMime, startSmtp, type Part } from '../mail-helpers.js';
+import { MailOutbox } from '../../src/mail/outbox.js';
 
 let h: Harness;
 let smtp: Awaited<ReturnType<typeof startSmtp>>;
@@ -189,5 +190,40 @@ describe('sending a licence by email (DESIGN 22)', () => {
     expect(Number(over.headers['retry-after'])).toBeGreaterThan(80_000);
     expect((await emailsOf(licence.lid)).length).toBe(before);
     expect((await h.admin('GET', '/settings')).data.mail.dailyUsed).toBe(8);
+  });
+
+  it("sends the test email to the member's own address: 400 without one, 200 {to}, 502 with the relay's reply", async () => {
+    // The day's count, spent by the limit's test, runs out.
+    await h.database.db
+      .updateTable('emails')
+      .set((eb) => ({ admitted_at: eb('admitted_at', '-', 86_401_000) }))
+      .where('admitted_at', 'is not', null)
+      .execute();
+    await h.database.db.updateTable('users').set({ email: null }).where('username', '=', 'admin').execute();
+    expect((await h.admin('POST', '/settings/mail/test')).data.error).toMatch(/no email/);
+    await h.database.db.updateTable('users').set({ email: 'admin@vendor.example' }).where('username', '=', 'admin').execute();
+    const before = smtp.received.length;
+    const sent = await h.admin('POST', '/settings/mail/test');
+    expect([sent.statusCode, sent.data]).toEqual([200, { to: 'admin@vendor.example' }]);
+    expect(smtp.received.slice(before).map((m) => m.to)).toEqual([['admin@vendor.example']]);
+    smtp.setMode('reject');
+    const refused = await h.admin('POST', '/settings/mail/test');
+    expect([refused.statusCode, refused.data.error]).toEqual([502, expect.stringContaining('550')]);
+    const viewer = h.as({ cookie: (await h.createMember('VIEWER')).cookie });
+    expect((await viewer('POST', '/settings/mail/test')).statusCode).toBe(403);
+  });
+
+  it('keeps email records a year', async () => {
+    const licence = await issue();
+    const queued = (await h.admin('POST', `/licenses/${licence.lid}/send`)).data;
+    await drain();
+    await h.database.db
+      .updateTable('emails')
+      .set({ created_at: Date.now() - 366 * 86_400_000 })
+      .where('id', '=', queued.id)
+      .execute();
+    const fresh = new MailOutbox(h.database, h.config, { error() {} });
+    await fresh.drain();
+    expect(await emailsOf(licence.lid)).toEqual([]);
   });
 });
