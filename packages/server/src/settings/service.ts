@@ -40,7 +40,9 @@ export async function updateSettings(ctx: Ctx, change: { timezone?: string; mail
       details.timezone = { from: ctx.org.timezone, to: timezone };
     }
     if (mail !== undefined) changed.push(...(await saveMailChange(t.db, ctx.org.id, mail, ctx.actor.name, ctx.now)));
-    if (timezone !== undefined || changed.length > 0) await updateOrganisationTimezone(t.db, ctx.org.id, timezone ?? ctx.org.timezone, ctx.actor.name, ctx.now);
+    if (timezone !== undefined) await updateOrganisationTimezone(t.db, ctx.org.id, timezone, ctx.actor.name, ctx.now);
+    else if (changed.length > 0)
+      await t.db.updateTable('organisations').set({ settings_updated_at: ctx.now, settings_updated_by: ctx.actor.name }).where('id', '=', ctx.org.id).execute();
     if (changed.length === 0) return;
     await recordAudit(t, ctx, {
       action: 'settings.updated',

@@ -166,6 +166,8 @@ describe('sending a licence by email (DESIGN 22)', () => {
     });
     expect(saved.statusCode, saved.body).toBe(200);
     expect(saved.data.mail).toMatchObject({ configured: true, enabled: true, from: 'licences@vendor.example', dailyLimit: 8, senderName: 'Acme Sales' });
+    const [audited] = (await h.admin('GET', '/dashboard/activity?limit=1')).data.items;
+    expect(audited).toMatchObject({ action: 'settings.updated', details: { fields: ['mail.subject', 'mail.text', 'mail.html'] } });
     const licence = await issue({ licensee: 'Bob <b>&</b> Co', licenseeEmail: 'bob@customer.example', validityMonths: 12 });
     const queued = (await h.admin('POST', `/licenses/${licence.lid}/send`)).data;
     await drain();
