@@ -51,6 +51,8 @@ export interface Config {
   /** Bytes of stored artifacts an organisation may hold; 0 = no limit. */
   artifactQuotaBytes: number;
   downloadGrantSeconds: number;
+  /** DESIGN.md 21: a linked member's passkey signs in only this many days after its last SSO sign-in, while SSO is enabled. */
+  ssoPasskeyDays: number;
 }
 
 /** A configuration mistake: reported as one line, never a stack trace. */
@@ -227,5 +229,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, terminal = proc
     webhookAllowNetworks: webhookNetworks.list,
     ssoAllowNetworks: ssoNetworks.list,
     ssoBase: env.LICENSOR_PUBLIC_URL ? publicUrl : passkeyOrigin,
+    ssoPasskeyDays: integer(env, 'LICENSOR_SSO_PASSKEY_DAYS', 30, 1, 3650),
   };
 }

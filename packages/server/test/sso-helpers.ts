@@ -119,8 +119,14 @@ export async function throughIdp(
   if (start.statusCode !== 302 || !String(start.headers.location).startsWith('http://127.0.0.1'))
     throw new Error(`start answered ${start.statusCode} ${String(start.headers.location)}`);
   const ssoCookie = start.cookies.find((c) => c.name === 'svc_sso')?.value ?? options.ssoCookie!;
+  const back = await followIdp(String(start.headers.location));
+  return { start, query: back.searchParams, path: back.pathname, ssoCookie };
+}
+
+/** The IdP's pages from its authorization URL (its cookies kept) up to the redirect back to the callback, not yet sent. */
+export async function followIdp(authorizationUrl: string): Promise<URL> {
   const jar = new Map<string, string>();
-  let location = String(start.headers.location);
+  let location = authorizationUrl;
   for (let hops = 0; hops < 10 && location.startsWith('http://127.0.0.1'); hops++) {
     const answer = await fetch(location, { redirect: 'manual', headers: { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } });
     for (const line of answer.headers.getSetCookie()) {
@@ -133,7 +139,7 @@ export async function throughIdp(
   }
   const back = new URL(location);
   if (!back.pathname.endsWith('/api/sso/callback')) throw new Error(`the IdP did not send the browser back: ${location}`);
-  return { start, query: back.searchParams, path: back.pathname, ssoCookie };
+  return back;
 }
 
 /**

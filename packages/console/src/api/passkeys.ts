@@ -24,7 +24,7 @@ export interface PasskeyRealm {
 export const memberPasskeys: PasskeyRealm = {
   queryKey: () => key('passkeys'),
   list: () => unwrap(api().GET('/auth/passkeys')),
-  options: (currentPassword) => unwrap(api().POST('/auth/passkeys/options', { body: { currentPassword } })),
+  options: (currentPassword) => unwrap(api().POST('/auth/passkeys/options', { body: currentPassword ? { currentPassword } : {} })),
   register: (name, response) => unwrap(api().POST('/auth/passkeys', { body: { name, response } })),
   remove: (id) => unwrap(api().DELETE('/auth/passkeys/{id}', { params: { path: { id } } })),
 };

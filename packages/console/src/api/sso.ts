@@ -24,6 +24,19 @@ export const useSaveSso = () => useAction((body: SsoBody) => unwrap(api().PUT('/
 export const useTestSso = () => useAction(() => unwrap(api().POST('/sso/test')));
 export const useRemoveSso = () => useAction(() => unwrap(api().DELETE('/sso')), [sso()]);
 
+/**
+ * `Link <displayName>` (DESIGN.md 21): the service's authorization URL for this member, then the
+ * browser goes there; the identity provider sends it back to `returnTo`, linked and signed in.
+ */
+export const useLinkSso = () =>
+  useAction(async (returnTo: string) => {
+    const { authorizationUrl } = await unwrap(api().POST('/auth/sso/link', { body: { returnTo } }));
+    window.location.assign(authorizationUrl);
+  });
+
+/** A fresh sign-in through the identity provider (`prompt=login`), back to `returnTo`: what REAUTH_REQUIRED asks for. */
+export const signInAgain = (startUrl: string, returnTo: string) => window.location.assign(`${startUrl}?prompt=login&returnTo=${encodeURIComponent(returnTo)}`);
+
 /** What the sign-in page offers (no credential). */
 export const useSignInMethods = (slug: string) =>
   useQuery({ queryKey: [slug, 'auth-methods'], queryFn: () => unwrap(api(slug).GET('/auth/methods')), staleTime: 60_000 });

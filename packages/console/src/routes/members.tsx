@@ -3,6 +3,7 @@ import { useState } from 'react';
 import { bound } from '../api/action';
 import { useDeleteMember, useMembers, useSaveMember, useUnlinkMember, type Member } from '../api/members';
 import { roleName, useIsAdmin, useMe, type Role } from '../api/session';
+import { useSso, type SsoConfig } from '../api/sso';
 import { DateTime } from '../components/display';
 import { ConfirmButton, Guarded } from '../components/feedback';
 import { ModalForm, notEmail, useProblems } from '../components/modal-form';
@@ -14,10 +15,21 @@ const ROLES: Array<{ value: Role; label: string }> = [
   { value: 'ORG_ADMIN', label: 'Administrator: also manages members, API tokens, webhooks and settings' },
 ];
 
+/**
+ * The identity provider whose role mapping sets this member's role at each sign-in (DESIGN.md 21):
+ * a linked member while single sign-on maps roles, but never a break-glass one, who keeps theirs.
+ */
+export function roleManagedBy(sso: SsoConfig | null | undefined, member: Member): string | null {
+  if (!sso?.enabled || sso.roleClaim === null || !member.ssoLinkedAt || sso.breakGlass.includes(member.username)) return null;
+  return sso.displayName;
+}
+
 export default function Members() {
   const admin = useIsAdmin();
   const me = useMe().data;
   const members = useMembers();
+  // Only an administrator reads the configuration; only an administrator edits roles.
+  const sso = useSso(admin.allowed).data;
   const remove = useDeleteMember();
   const unlink = useUnlinkMember();
   const [editing, setEditing] = useState<Member | 'new' | null>(null);
@@ -73,11 +85,21 @@ export default function Members() {
           ],
           [
             'Role',
-            (m) => (
-              <Badge variant="default" tt="none">
-                {roleName(m.role)}
-              </Badge>
-            ),
+            (m) => {
+              const managedBy = roleManagedBy(sso, m);
+              return (
+                <>
+                  <Badge variant="default" tt="none">
+                    {roleName(m.role)}
+                  </Badge>
+                  {managedBy && (
+                    <Text size="xs" c="dimmed">
+                      role managed by {managedBy}
+                    </Text>
+                  )}
+                </>
+              );
+            },
           ],
           [
             'Active',
@@ -118,12 +140,18 @@ export default function Members() {
           ],
         ]}
       />
-      {editing && <MemberForm member={editing === 'new' ? undefined : editing} onClose={() => setEditing(null)} />}
+      {editing && (
+        <MemberForm
+          member={editing === 'new' ? undefined : editing}
+          managedBy={editing === 'new' ? null : roleManagedBy(sso, editing)}
+          onClose={() => setEditing(null)}
+        />
+      )}
     </Stack>
   );
 }
 
-function MemberForm({ member, onClose }: { member?: Member; onClose: () => void }) {
+function MemberForm({ member, managedBy = null, onClose }: { member?: Member; managedBy?: string | null; onClose: () => void }) {
   const save = useSaveMember(member?.id);
   const [username, setUsername] = useState(member?.username ?? '');
   const [displayName, setDisplayName] = useState(member?.displayName ?? '');
@@ -187,6 +215,7 @@ function MemberForm({ member, onClose }: { member?: Member; onClose: () => void 
         onChange={(value) => setRole((value ?? role) as Role)}
         allowDeselect={false}
         comboboxProps={{ withinPortal: false }}
+        description={managedBy ? `Role managed by ${managedBy}: their next sign-in with it sets the role its rules give, whatever you choose here.` : undefined}
       />
       <Switch
         label="Active"

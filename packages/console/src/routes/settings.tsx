@@ -1,6 +1,9 @@
 import { Alert, Button, Card, Group, PasswordInput, Select, Stack, Text, Title } from '@mantine/core';
 import { useState, type FormEvent } from 'react';
+import { currentSlug } from '../api/client';
+import { useMembers } from '../api/members';
 import { memberPasskeys } from '../api/passkeys';
+import { useLinkSso, useSignInMethods } from '../api/sso';
 import { roleName, useIsAdmin, useMe } from '../api/session';
 import { useChangePassword, useSaveTimezone, useSettings } from '../api/settings';
 import { DateTime } from '../components/display';
@@ -17,6 +20,7 @@ export default function Settings() {
       <Timezone />
       <SingleSignOn />
       <OwnPassword />
+      <OwnSingleSignOn />
       <OwnPasskeys />
     </Stack>
   );
@@ -163,6 +167,7 @@ function OwnPassword() {
 
 function OwnPasskeys() {
   const me = useMe().data;
+  const sso = useSignInMethods(currentSlug()).data?.sso ?? null;
   if (!me) return null;
   // A platform account's passkeys are the control plane's; none are planted from inside an organisation.
   if (me.platform) {
@@ -172,5 +177,47 @@ function OwnPasskeys() {
       </Text>
     );
   }
-  return <PasskeysCard realm={memberPasskeys} />;
+  return <PasskeysCard realm={memberPasskeys} sso={sso} />;
+}
+
+/**
+ * `Link <displayName>` (DESIGN.md 21): a member with a password (or one linked to another identity)
+ * links their own account to the organisation's identity provider; shown while single sign-on is on.
+ */
+function OwnSingleSignOn() {
+  const me = useMe().data;
+  const sso = useSignInMethods(currentSlug()).data?.sso ?? null;
+  const members = useMembers();
+  const link = useLinkSso();
+  if (!me || me.platform || !sso) return null;
+  const own = members.data?.find((m) => m.username === me.username);
+  return (
+    <Card withBorder maw={640} component="section" aria-labelledby="own-sso-heading">
+      <Stack gap="sm">
+        <div>
+          <Title order={2} size="h4" id="own-sso-heading">
+            Your {sso.displayName} account
+          </Title>
+          <Text size="sm" c="dimmed">
+            {own?.ssoLinkedAt ? (
+              <>
+                Linked on <DateTime value={own.ssoLinkedAt} withTime={false} />: {sso.displayName} signs you in as {me.username}. Linking again replaces the
+                link with the account you sign in with there.
+              </>
+            ) : (
+              <>
+                Not linked. Link it to sign in here with {sso.displayName}: you go there to sign in, then come back signed in as {me.username}.
+              </>
+            )}
+          </Text>
+        </div>
+        <Group>
+          <Button variant={own?.ssoLinkedAt ? 'default' : 'filled'} loading={link.busy} onClick={() => link.run(window.location.pathname)}>
+            Link {sso.displayName}
+          </Button>
+        </Group>
+        <ErrorText error={link.error} title="Not linked" />
+      </Stack>
+    </Card>
+  );
 }

@@ -103,4 +103,7 @@ export async function deleteSession(t: Tenant, id: string): Promise<void> {
 }
 
 /** DESIGN.md 21: the organisation's single sign-on enforcement, as a password or passkey sign-in judges it. */
-export const ssoEnforcement = (t: Tenant) => t.selectFrom('sso_configs').select(['enforce', 'break_glass']).executeTakeFirst();
+export const ssoEnforcement = (t: Tenant) => t.selectFrom('sso_configs').select(['enabled', 'enforce', 'break_glass']).executeTakeFirst();
+
+/** How a session was opened, and when its single sign-on happened (DESIGN.md 21's passkey registration rule). */
+export const sessionSignIn = (t: Tenant, id: string) => t.selectFrom('sessions').select(['method', 'sso_at']).where('id', '=', id).executeTakeFirst();

@@ -20,6 +20,7 @@ const ERROR_MEANINGS: Record<number, string> = {
   413: 'Body too large.',
   415: 'Body is not JSON.',
   429: 'Too many requests; see Retry-After.',
+  502: 'A service this one relies on (an identity provider) could not be reached.',
   503: 'The service cannot do this now: the message says why.',
 };
 

@@ -158,6 +158,7 @@ const OPERATION_IDS: Record<string, string> = {
   'GET /sso/callback': 'finishSingleSignOn',
   'GET /auth/methods': 'getSignInMethods',
   'DELETE /users/{id}/sso-link': 'unlinkSingleSignOn',
+  'POST /auth/sso/link': 'linkSingleSignOn',
   'POST /portal/licenses/{lid}/air-gap-activations': 'activatePortalAirGapped',
   'POST /portal/licenses/{lid}/air-gap-deactivations': 'deactivatePortalAirGapped',
   'POST /platform/api/auth/login': 'platformSignIn',

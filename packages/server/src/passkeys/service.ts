@@ -41,6 +41,8 @@ export interface PasskeyOwner<Account> {
   accountId(request: FastifyRequest): number;
   /** That account, as a new passkey is made for it. */
   account(request: FastifyRequest): Promise<PasskeyAccount & { passwordHash: string | null }>;
+  /** A realm's own refusal of a registration (a member without a password, long after its single sign-on). */
+  refuseAdding?(request: FastifyRequest, account: { passwordHash: string | null }): Promise<void>;
   now(request: FastifyRequest): number;
   /** Audits a change to the account's passkeys, in the change's transaction (`db`). */
   audit(db: Db, request: FastifyRequest, action: 'passkey.registered' | 'passkey.deleted', name: string): Promise<void>;
@@ -70,6 +72,7 @@ export async function startAdding(
   currentPassword: string | undefined,
 ) {
   const account = await owner.account(request);
+  await owner.refuseAdding?.(request, account);
   if (account.passwordHash !== null && !(await verifyPassword(currentPassword ?? '', account.passwordHash))) throw badRequest('currentPassword is wrong');
   const book = owner.book(request);
   const existing = await passkeysOf(database.db, book, account.id);
@@ -88,6 +91,7 @@ export async function addPasskey(
   const accountId = owner.accountId(request);
   const now = owner.now(request);
   const book = owner.book(request);
+  if (owner.refuseAdding) await owner.refuseAdding(request, await owner.account(request));
   const credential = await verifyRegistration(database, config, book.realm, accountId, response, now);
   return transaction(database, async (trx) => {
     const created = await insertPasskey(trx, book, accountId, { ...credential, name, createdAt: now });

@@ -11,7 +11,7 @@ import type { Database } from '../db/database.js';
 import { tenant, type Tenant } from '../db/tenant.js';
 import { inTransaction } from '../core/transaction.js';
 import { insertMember } from '../users/service.js';
-import type { UserRow } from '../users/repo.js';
+import { findUser, type UserRow } from '../users/repo.js';
 import { breakGlassIds, openSecret, ssoUrl, type RoleRule, type SsoRole } from './config.js';
 import { clientFor, idpProblemIn } from './idp.js';
 import {
@@ -76,6 +76,8 @@ export interface StartAnswer {
   location: string;
   /** The `svc_sso` value to set, when the sign-in goes to the IdP. */
   cookie: string | null;
+  /** The refusal's code when `location` is the sign-in page. */
+  refused: string | null;
 }
 
 /**
@@ -92,7 +94,7 @@ export async function startSignIn(
 ): Promise<StartAnswer> {
   const t = tenant(database.db, org.id);
   const row = await findConfigRow(t);
-  const refuse = (code: string): StartAnswer => ({ location: signInPage(base, org.slug, code), cookie: null });
+  const refuse = (code: string): StartAnswer => ({ location: signInPage(base, org.slug, code), cookie: null, refused: code });
   if (row?.enabled !== 1) return refuse('SSO_DISABLED');
   if (org.suspended) return refuse('ORG_SUSPENDED');
   const now = Date.now();
@@ -130,7 +132,7 @@ export async function startSignIn(
     code_challenge_method: 'S256',
     ...(input.prompt ? { prompt: input.prompt } : {}),
   });
-  return { location: url.href, cookie };
+  return { location: url.href, cookie, refused: null };
 }
 
 type Claims = Record<string, unknown>;
@@ -225,7 +227,7 @@ export async function finishSignIn(
     await inTransaction(
       { database, org },
       async (tt) => {
-        const result = await memberFor(tt, row, claims, now);
+        const result = pending.link_user_id === null ? await memberFor(tt, row, claims, now) : await linkingMember(tt, row, claims, pending.link_user_id, now);
         const member = result.member;
         await insertSession(tt, {
           id: sha256Hex(cookieValue),
@@ -401,6 +403,50 @@ async function memberFor(t: Tenant, row: SsoConfigRow, claims: Verified, now: nu
       throw new SsoRefusal('NOT_PROVISIONED', known);
     }
   }
+  return signedIn(t, row, claims, member, { linked, provisioned }, now);
+}
+
+/**
+ * A link's callback (`POST /auth/sso/link`): the member who asked is linked to this `sub`, an older
+ * link of its own replaced; a `sub` linked to another member is ALREADY_LINKED.
+ */
+async function linkingMember(t: Tenant, row: SsoConfigRow, claims: Verified, userId: number, now: number): Promise<SignedIn> {
+  const known = { emailDomain: claims.emailDomain, roleClaimValues: claims.roleClaimValues, role: claims.role };
+  const holder = await findLinkedMember(t, claims.sub);
+  if (holder && holder.id !== userId) throw new SsoRefusal('ALREADY_LINKED', { ...known, memberId: userId });
+  let member = await findUser(t, userId);
+  if (!member) throw new SsoRefusal('MEMBER_INACTIVE', known);
+  if (member.active !== 1) throw new SsoRefusal('MEMBER_INACTIVE', { ...known, memberId: member.id });
+  const linked = member.sso_sub !== claims.sub;
+  if (linked) {
+    const replaced = member.sso_sub !== null;
+    member = await setMember(t, member.id, { sso_sub: claims.sub, sso_linked_at: now });
+    await recordAudit(
+      t,
+      { actor: { name: member.username }, now },
+      {
+        action: 'sso.linked',
+        subjectType: 'user',
+        subjectId: member.id,
+        summary: `${member.username} linked their account to ${row.display_name}${replaced ? ', replacing an older link' : ''}`,
+        details: { replaced },
+      },
+    );
+  }
+  return signedIn(t, row, claims, member, { linked, provisioned: false }, now);
+}
+
+/** The member signs in: the mapped role set (unless it keeps its own), `email` the verified one, the sign-in stamped. */
+async function signedIn(
+  t: Tenant,
+  row: SsoConfigRow,
+  claims: Verified,
+  found: UserRow,
+  { linked, provisioned }: { linked: boolean; provisioned: boolean },
+  now: number,
+): Promise<SignedIn> {
+  let member = found;
+  const known = { emailDomain: claims.emailDomain, roleClaimValues: claims.roleClaimValues, role: claims.role };
   if (member.active !== 1) throw new SsoRefusal('MEMBER_INACTIVE', { ...known, memberId: member.id });
   const roleFrom = member.role;
   let role = member.role;

@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { setSessionCookie } from '../auth/cookies.js';
+import { ApiError, forbidden, notFound, tooManyRequests } from '../core/errors.js';
 import { IdParams, NoContent, Nullable, NullableTimestamp, outputOnly, responses, Timestamp, withoutOutputOnly } from '../core/schemas.js';
 import { deleteSsoConfig, getSsoConfig, unlinkMember, OUTPUT_ONLY, putSsoConfig, ROLE_VALUES, signInMethods, testSsoConfig } from './config.js';
 import { checkReturnTo, finishSignIn, SSO_COOKIE, startSignIn } from './flow.js';
@@ -275,6 +276,40 @@ export function ssoFlowRoutes(database: Database, config: Config, masterKey: Buf
         });
         if (answer.cookie) reply.setCookie(SSO_COOKIE, answer.cookie, { path: ssoCookiePath(slug), httpOnly: true, sameSite: 'lax', secure, maxAge: 600 });
         return reply.redirect(answer.location, 302);
+      },
+    );
+
+    app.post(
+      '/auth/sso/link',
+      {
+        config: { access: 'session' },
+        schema: {
+          summary: 'Link your account to the identity provider',
+          description: `Your own session (tokens and platform sessions get 403). Answers the identity provider's address to send the browser to, with the \`${SSO_COOKIE}\` cookie; its callback links you to that identity (replacing an older link; ALREADY_LINKED when another member holds it) and signs you in. 404 when single sign-on is absent or disabled; 502 with \`reason\` IDP_UNAVAILABLE. Counted with the starts: ${START_PER_MINUTE} a minute per address.`,
+          tags,
+          body: Type.Optional(Type.Object({ returnTo: Type.Optional(Type.String({ maxLength: 1024 })) }, { additionalProperties: false })),
+          response: responses({ 200: Type.Object({ authorizationUrl: Type.String() }) }, [429, 502]),
+        },
+      },
+      async (request, reply) => {
+        const { actor } = request.ctx;
+        if (actor.kind !== 'user') throw forbidden('only a signed-in member links their own account');
+        const { slug } = request.org;
+        reply.header('cache-control', 'no-store');
+        const limit = await app.rateLimits.hit(`sso:${request.ip}`, START_PER_MINUTE);
+        if (!limit.allowed) throw tooManyRequests('too many single sign-ons were started from this address: try again in a minute', limit.retryAfterSeconds);
+        const returnTo = checkReturnTo(slug, request.body?.returnTo);
+        const answer = await startSignIn(database, masterKey, allowed, base, request.org, {
+          returnTo,
+          cookie: request.cookies[SSO_COOKIE],
+          linkUserId: actor.userId,
+        });
+        if (answer.refused === 'IDP_UNAVAILABLE')
+          throw new ApiError(502, 'the identity provider could not be reached: test the connection in Settings', {}, { reason: 'IDP_UNAVAILABLE' });
+        if (answer.refused === 'ORG_SUSPENDED') throw forbidden('organisation suspended');
+        if (answer.refused !== null) throw notFound('single sign-on is not turned on here');
+        if (answer.cookie) reply.setCookie(SSO_COOKIE, answer.cookie, { path: ssoCookiePath(slug), httpOnly: true, sameSite: 'lax', secure, maxAge: 600 });
+        return { authorizationUrl: answer.location };
       },
     );
 
