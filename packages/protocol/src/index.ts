@@ -92,3 +92,4 @@ export {
   type DeactivationFields,
   type Signed,
 } from './air-gap.js';
+export { releaseManifest, type ManifestArtifact, type ManifestInput } from './manifest.js';

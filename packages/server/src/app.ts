@@ -27,6 +27,8 @@ import { authenticatePortal } from './portal/service.js';
 import { customerRoutes } from './customers/routes.js';
 import { dashboardRoutes } from './dashboard/routes.js';
 import { usageRoutes } from './usage/routes.js';
+import { releaseRoutes } from './releases/routes.js';
+import { createArtifactStore } from './releases/store.js';
 import { usagePruner } from './usage/prune.js';
 import { Keyring } from './keys/keyring.js';
 import { Hsm } from './keys/pkcs11.js';
@@ -212,6 +214,7 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
   app.addHook('onReady', async () => pruner.start());
   app.addHook('onClose', async () => pruner.stop());
   const keyring = new Keyring(masterKey, config.pkcs11 && new Hsm(config.pkcs11.module, config.pkcs11.tokens));
+  const artifactStore = createArtifactStore(config);
   const checkApi = checkGates({
     database,
     keyring,
@@ -248,6 +251,7 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
       await api.register(listingRoutes);
       await api.register(dashboardRoutes);
       await api.register(usageRoutes);
+      await api.register(releaseRoutes(keyring, artifactStore, { maxBytes: config.artifactMaxBytes, quotaBytes: config.artifactQuotaBytes }));
       await api.register(auditRoutes);
       await api.register(checkRoutes(checkApi));
       await api.register(trialRoutes);

@@ -9,6 +9,7 @@ import { backupBeforeMigrating } from './backup/upgrade.js';
 import { loadConfig, type Config } from './config.js';
 import { openDatabase, sqliteFileIn, type Database } from './db/database.js';
 import { migrateToLatest } from './db/migrations/index.js';
+import { createArtifactStore } from './releases/store.js';
 import { guardSchema } from './db/schema-watch.js';
 import { openApiDocument as servedDocument } from './http/openapi.js';
 import { firstProblem } from './http/validation.js';
@@ -135,6 +136,8 @@ async function serve(config: Config): Promise<void> {
   if (cluster.isPrimary) {
     return superviseWorkers(config, async (log) => {
       await withDatabase(config, (database) => prepareDatabase(config, database));
+      // DESIGN.md 20: uploads a crash interrupted left temp files; they go before anyone serves.
+      await createArtifactStore(config).sweep();
       // Made here, once, so that the workers all read the same generated key.
       loadMasterKey(config, (message) => log.warn(message));
       log.info(`the console is at ${config.consoleUrl}`);

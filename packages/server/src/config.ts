@@ -45,6 +45,13 @@ export interface Config {
   ssoAllowNetworks: net.BlockList;
   /** DESIGN.md 21's `{base}`: the public URL, or `http://localhost:PORT` on loopback (passkeys' origin). */
   ssoBase: string;
+  /** DESIGN.md 20: where artifact bytes live (`disk`, or an S3 bucket and key prefix), the disk directory, the bounds. */
+  artifactStore: { kind: 'disk' } | { kind: 's3'; bucket: string; prefix: string };
+  artifactDir: string;
+  artifactMaxBytes: number;
+  /** Bytes of stored artifacts an organisation may hold; 0 = no limit. */
+  artifactQuotaBytes: number;
+  downloadGrantSeconds: number;
   /** DESIGN.md 21: a linked member's passkey signs in only this many days after its last SSO sign-in, while SSO is enabled. */
   ssoPasskeyDays: number;
   /** DESIGN.md 22: the SMTP relay licence emails go through (mail/config.ts). */
@@ -60,6 +67,28 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 const LOG_FORMATS = ['json', 'pretty'] as const;
 /** Addresses that listen on every interface: this machine reaches them as localhost. */
 const WILDCARD_HOSTS = new Set(['0.0.0.0', '::']);
+
+const S3_BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+
+/** DESIGN.md 20's artifact settings. */
+function artifactConfig(env: NodeJS.ProcessEnv, dataDir: string) {
+  const raw = env.LICENSOR_ARTIFACT_STORE || 'disk';
+  let artifactStore: Config['artifactStore'];
+  if (raw === 'disk') artifactStore = { kind: 'disk' };
+  else {
+    const match = /^s3:\/\/([^/]+)(?:\/(.*))?$/.exec(raw);
+    if (!match || !S3_BUCKET.test(match[1]!) || (match[2] ?? '').split('/').some((part, i, all) => part === '' && i < all.length - 1))
+      throw new ConfigError('LICENSOR_ARTIFACT_STORE must be disk or s3://bucket[/prefix]');
+    artifactStore = { kind: 's3', bucket: match[1]!, prefix: (match[2] ?? '').replace(/\/$/, '') };
+  }
+  return {
+    artifactStore,
+    artifactDir: path.resolve(env.LICENSOR_ARTIFACT_DIR || path.join(dataDir, 'artifacts')),
+    artifactMaxBytes: integer(env, 'LICENSOR_ARTIFACT_MAX_BYTES', 2_147_483_648, 1, 5_497_558_138_880),
+    artifactQuotaBytes: integer(env, 'LICENSOR_ARTIFACT_QUOTA_BYTES', 53_687_091_200, 0, Number.MAX_SAFE_INTEGER),
+    downloadGrantSeconds: integer(env, 'LICENSOR_DOWNLOAD_GRANT_SECONDS', 300, 60, 3_600),
+  };
+}
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
@@ -172,6 +201,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, terminal = proc
 
   const dataDir = path.resolve(env.LICENSOR_DATA_DIR || './data');
   return {
+    ...artifactConfig(env, dataDir),
     port,
     host,
     dataDir,

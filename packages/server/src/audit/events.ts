@@ -27,13 +27,17 @@ export const EVENT_TYPES = [
   'customer.updated',
   'customer.deleted',
   'usage.threshold',
+  'release.published',
+  'release.yanked',
+  'release.unyanked',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 const CATALOGUE = new Set<string>(EVENT_TYPES);
 
 /** The read scope an event's resource needs (DESIGN.md 15). */
-export function readScopeOf(type: string): 'licenses:read' | 'products:read' | 'customers:read' {
+export function readScopeOf(type: string): 'licenses:read' | 'products:read' | 'customers:read' | 'releases:read' {
   if (type.startsWith('product.')) return 'products:read';
+  if (type.startsWith('release.')) return 'releases:read';
   if (type.startsWith('customer.')) return 'customers:read';
   return 'licenses:read';
 }

@@ -12,6 +12,8 @@ export const SCOPES = [
   'activity:read',
   'webhooks:read',
   'webhooks:write',
+  'releases:read',
+  'releases:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
@@ -31,7 +33,7 @@ export type Access = Scope | 'public' | 'member' | 'session' | 'admin-session' |
 const READS: Scope[] = SCOPES.filter((s) => s.endsWith(':read') && s !== 'webhooks:read');
 const ROLE_SCOPES: Record<Role, ReadonlySet<Scope>> = {
   VIEWER: new Set(READS),
-  ISSUER: new Set<Scope>([...READS, 'licenses:write', 'products:write', 'customers:write']),
+  ISSUER: new Set<Scope>([...READS, 'licenses:write', 'products:write', 'customers:write', 'releases:write']),
   ORG_ADMIN: new Set<Scope>(SCOPES),
 };
 

@@ -1,4 +1,5 @@
 import { ALGORITHMS, ALGORITHM_INFO, CLAIM_NAMES, FEATURE_CLAIM_NAMES, FLOATING_CLAIM_NAMES } from '@licensor/protocol';
+import { countReleases } from '../releases/repo.js';
 import { recordAudit } from '../audit/audit.js';
 import { newPublicId, newSecret, sha256Hex } from '../core/secrets.js';
 import { isUniqueViolation } from '../db/database.js';
@@ -208,6 +209,7 @@ export async function deleteProduct(ctx: Ctx, id: number): Promise<void> {
   await inTransaction(ctx, async (t) => {
     const { product } = await loadProduct(t, id);
     if ((await licenceCount(t, id)) > 0) throw conflict('the product has licences: it cannot be deleted');
+    if ((await countReleases(t, id)) > 0) throw conflict('the product has releases: it cannot be deleted');
     // Before the rows go: its webhook event carries the product.
     await recordAudit(t, ctx, {
       action: 'product.deleted',
