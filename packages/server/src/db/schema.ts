@@ -177,6 +177,8 @@ export interface ProductsTable {
   updated_at: number;
   /** Rises with every change, so any instance can tell a cached view of the product is stale. */
   version: number;
+  /** DESIGN.md 20: the default maintenance window in months (0 to 1,200); null = none. */
+  updates_months: number | null;
 }
 
 export interface ProductKeysTable {
@@ -259,6 +261,12 @@ export interface LicencesTable {
   /** Distinct device keys the trial was answered to (at most 100). */
   trial_installations: Generated<number>;
   converted_from_trial: string | null;
+  /** DESIGN.md 20: the licence's maintenance window in months; null = none. */
+  updates_months: number | null;
+  /** The current term's `upd` claim (Unix seconds), null when signed without one. */
+  updates_until: number | null;
+  /** Raised by reset-download-links: feed tokens of an older generation stop working. */
+  feed_generation: Generated<number>;
 }
 
 /** DESIGN.md 18: one ledger entry per trial: keyed hashes only (trials/ledger.ts). */
@@ -499,6 +507,63 @@ export interface Schema {
   trial_installations: TrialInstallationsTable;
   sso_configs: SsoConfigsTable;
   sso_states: SsoStatesTable;
+  releases: ReleasesTable;
+  artifacts: ArtifactsTable;
+  artifact_downloads: ArtifactDownloadsTable;
+}
+
+/** DESIGN.md 20: a release of a product (DRAFT, PUBLISHED or YANKED). */
+export interface ReleasesTable {
+  id: Generated<number>;
+  org_id: number;
+  product_id: number;
+  version: string;
+  channel: string;
+  status: string;
+  notes: string;
+  /** JSON object of product parameter keys to values. */
+  requires: string;
+  bundle_version: string | null;
+  created_at: number;
+  created_by: string;
+  published_at: number | null;
+  published_by: string | null;
+  yanked_at: number | null;
+  yanked_reason: string | null;
+  /** The SVCM1 manifest text, set at publish. */
+  manifest: string | null;
+  /** JSON array of {keyFingerprint, signature}, current key first. */
+  manifest_signatures: string | null;
+  row_version: Generated<number>;
+}
+
+/** DESIGN.md 20: a file of a release; its bytes are in the artifact store under storage_key. */
+export interface ArtifactsTable {
+  id: Generated<number>;
+  org_id: number;
+  product_id: number;
+  release_id: number;
+  filename: string;
+  platform: string;
+  arch: string;
+  size: number;
+  sha256: string;
+  sha512: string;
+  content_type: string;
+  tauri_signature: string | null;
+  ed_signature: string | null;
+  backend: string;
+  storage_key: string;
+  created_at: number;
+  created_by: string;
+}
+
+/** Downloads of an artifact on one local date (YYYY-MM-DD) of the organisation. */
+export interface ArtifactDownloadsTable {
+  org_id: number;
+  artifact_id: number;
+  day: string;
+  count: number;
 }
 
 /** DESIGN.md 19 (usage/): a meter's count in one period of a licence. */

@@ -24,6 +24,8 @@ import { dump, emptyTarget, indexesOf, linesOf, openEnv, rowsOf, serviceOn, with
 const BACKED_UP = [
   'air_gap_activations',
   'api_tokens',
+  'artifact_downloads',
+  'artifacts',
   'audit_entries',
   'check_counts',
   'customers',
@@ -41,6 +43,7 @@ const BACKED_UP = [
   'portal_links',
   'product_keys',
   'products',
+  'releases',
   'sso_configs',
   'trial_entries',
   'trial_installations',

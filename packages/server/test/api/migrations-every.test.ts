@@ -429,6 +429,17 @@ const STEPS: Record<string, { rows?: () => Promise<void>; check?: () => Promise<
       expect(await db.selectFrom('sso_configs').selectAll().execute()).toEqual([]);
     },
   },
+  '0020_releases': {
+    async check() {
+      // No product or licence gains a maintenance window by the upgrade (DESIGN.md 20): every release stays offered.
+      const db = database.db as unknown as import('kysely').Kysely<any>;
+      const products = await db.selectFrom('products').select(['updates_months']).execute();
+      expect(new Set(products.map((p) => p.updates_months))).toEqual(new Set([null]));
+      const licences = await db.selectFrom('licences').select(['updates_months', 'updates_until', 'feed_generation']).execute();
+      expect(new Set(licences.map((l) => JSON.stringify([l.updates_months, l.updates_until, Number(l.feed_generation)])))).toEqual(new Set(['[null,null,1]']));
+      expect(await db.selectFrom('releases').selectAll().execute()).toEqual([]);
+    },
+  },
 };
 let stampsBefore: Array<Record<string, unknown>> = [];
 
