@@ -7,7 +7,8 @@
  * of load from a separate process on 32 keep-alive connections, each request the next licence in
  * turn with a fresh nonce. The crypto bound (one verify and one sign per pair, KeyObjects, one
  * core) is measured right before the load; the CPU of the service's process tree, and of all
- * PostgreSQL processes, is read from /proc over the load.
+ * PostgreSQL processes, is read from /proc over the load. After it, every 40th licence is checked
+ * once more and its answer verified in full (valid, its lid, the receipt with the product's key).
  * LICENCES=n (2,000), SECONDS=n (15), WARMUP=n (3), BACKENDS=sqlite,postgres and
  * ANALYZE=1 (ANALYZE the database after the binding checks, as bench:check does after its seed)
  * override.
@@ -15,7 +16,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { buildFingerprint } from '@licensor/protocol';
+import { createPublicKey, randomBytes } from 'node:crypto';
+import { buildFingerprint, fpDigest, verifyReceipt } from '@licensor/protocol';
 import pg from 'pg';
 import { benchEnv, checkLoad, cryptoBound, startService } from './support.js';
 
@@ -86,14 +88,17 @@ async function run(backend: 'sqlite' | 'postgres'): Promise<string> {
     const product = await post('/products', { productKey: 'bench-outside', name: 'Bench outside', licenceType: 'ONLINE', algorithm: 'ED25519' });
     const { checkId, checkToken } = await post(`/products/${product.id}/check-token`, {});
     const pairs: Array<[string, string]> = [];
+    const lids: string[] = [];
     for (let i = 0; i < LICENCES; i += 8) {
       const batch = await Promise.all(
         Array.from({ length: Math.min(8, LICENCES - i) }, (_, j) =>
           post('/licenses', { productId: product.id, licensee: `Customer ${i + j}`, maxMachines: 1 }),
         ),
       );
-      for (const [j, licence] of batch.entries())
+      for (const [j, licence] of batch.entries()) {
+        lids.push(licence.lid);
         pairs.push([licence.licenseString, buildFingerprint({ machine: `m${i + j}`, host: `h${i + j}`, mac: `a${i + j}`, cpu: 'cpu', disk: `d${i + j}` })]);
+      }
     }
     const bodiesFile = path.join(workDir, 'pairs.json');
     fs.writeFileSync(bodiesFile, JSON.stringify(pairs));
@@ -117,6 +122,20 @@ async function run(backend: 'sqlite' | 'postgres'): Promise<string> {
     const cores = (ticks: number) => (ticks / TICKS / elapsed).toFixed(2);
     const failures = result.non2xx + result.errors;
     if (failures) console.error(`${backend}: ${failures} failed, first: ${result.firstFailure}`);
+    const publicKey = createPublicKey(product.publicKeyPem);
+    for (let i = 0; i < pairs.length; i += 40) {
+      const [license, fingerprint] = pairs[i]!;
+      const nonce = randomBytes(18).toString('base64url');
+      const response = await fetch(job.url, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${checkToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ license, fingerprint, nonce }),
+      });
+      const a = (await response.json()) as any;
+      const fields = { lid: lids[i]!, status: a.status, nonce, checkedAt: a.checkedAt, boundAt: a.boundAt ?? '', fpDigest: fpDigest(fingerprint) };
+      if (response.status !== 200 || a.valid !== true || a.nonce !== nonce || !verifyReceipt(fields, a.receipt, [publicKey]))
+        throw new Error(`licence ${i}: the check's answer does not verify: ${JSON.stringify(a)}`);
+    }
     return `| ${backend} | ${LICENCES} | ${ANALYZE ? 'yes' : 'no'} | ${Math.round(bound)} | ${Math.round(result.rps)} | ${(result.rps / bound).toFixed(2)} | ${result.p50} | ${cores(after.service - before.service)} | ${backend === 'postgres' ? cores(after.postgres - before.postgres) : ''} | ${(((after.service - before.service) / TICKS / (result.rps * elapsed)) * 1e6).toFixed(0)} | ${failures} |`;
   } finally {
     await service.stop();
