@@ -47,8 +47,8 @@ function processes(): Array<[number, number, string, number]> {
   return all;
 }
 
-/** CPU ticks so far of the tree under `root`, and of every PostgreSQL process. */
-function cpuTicks(root: number): { service: number; postgres: number } {
+/** CPU ticks so far of each process in the tree under `root`, and of each PostgreSQL process. */
+function cpuTicks(root: number): { service: Map<number, number>; postgres: Map<number, number> } {
   const all = processes();
   const tree = new Set([root]);
   for (let grew = true; grew; ) {
@@ -59,14 +59,17 @@ function cpuTicks(root: number): { service: number; postgres: number } {
         grew = true;
       }
   }
-  let service = 0;
-  let postgres = 0;
+  const service = new Map<number, number>();
+  const postgres = new Map<number, number>();
   for (const [pid, , comm, ticks] of all) {
-    if (tree.has(pid)) service += ticks;
-    else if (comm === 'postgres') postgres += ticks;
+    if (tree.has(pid)) service.set(pid, ticks);
+    else if (comm === 'postgres') postgres.set(pid, ticks);
   }
   return { service, postgres };
 }
+
+/** Ticks spent between two readings by the processes alive at the second (a process that ended between them is not counted). */
+const spent = (before: Map<number, number>, after: Map<number, number>) => [...after].reduce((sum, [pid, ticks]) => sum + ticks - (before.get(pid) ?? 0), 0);
 
 async function run(backend: 'sqlite' | 'postgres'): Promise<string> {
   const { env, dispose } = await benchEnv(backend);
@@ -136,7 +139,7 @@ async function run(backend: 'sqlite' | 'postgres'): Promise<string> {
       if (response.status !== 200 || a.valid !== true || a.nonce !== nonce || !verifyReceipt(fields, a.receipt, [publicKey]))
         throw new Error(`licence ${i}: the check's answer does not verify: ${JSON.stringify(a)}`);
     }
-    return `| ${backend} | ${LICENCES} | ${ANALYZE ? 'yes' : 'no'} | ${Math.round(bound)} | ${Math.round(result.rps)} | ${(result.rps / bound).toFixed(2)} | ${result.p50} | ${cores(after.service - before.service)} | ${backend === 'postgres' ? cores(after.postgres - before.postgres) : ''} | ${(((after.service - before.service) / TICKS / (result.rps * elapsed)) * 1e6).toFixed(0)} | ${failures} |`;
+    return `| ${backend} | ${LICENCES} | ${ANALYZE ? 'yes' : 'no'} | ${Math.round(bound)} | ${Math.round(result.rps)} | ${(result.rps / bound).toFixed(2)} | ${result.p50} | ${cores(spent(before.service, after.service))} | ${backend === 'postgres' ? cores(spent(before.postgres, after.postgres)) : ''} | ${((spent(before.service, after.service) / TICKS / (result.rps * elapsed)) * 1e6).toFixed(0)} | ${failures} |`;
   } finally {
     await service.stop();
     fs.rmSync(workDir, { recursive: true, force: true });

@@ -10,6 +10,7 @@ import { borrowLease, fetchLicence, releaseOwnSeat } from './own-seat.js';
 import { CheckProductCache, StaleProduct, type CheckProduct } from './product-cache.js';
 import type { UsageCounters } from '../http/metrics.js';
 import type { RateLimiter } from '../http/rate-limit.js';
+import { LicenceReads } from './licence-reads.js';
 import { ReadFingerprints, TokenDigests, VerifiedLicences } from './remembered.js';
 import type { CheckRoute } from './schemas.js';
 import { CHECKS, checkLicence, type CheckScope } from './service.js';
@@ -71,6 +72,7 @@ export function checkGates({
   const tokens = new TokenDigests();
   const verified = new VerifiedLicences();
   const fingerprints = new ReadFingerprints();
+  const reads = new LicenceReads(database.dialect === 'postgres');
 
   /** The product, on the organisation as it is now: a cached one whose slug leads elsewhere is read again (404 if gone). */
   const productOf = async (asked: Asked, fresh: boolean) => {
@@ -118,7 +120,7 @@ export function checkGates({
         if (!perProduct.allowed) throw tooManyRequests('too many checks for this product', perProduct.retryAfterSeconds);
       }
       if (refusal) throw refusal;
-      return { database, org, tenant: t, product: product!, confirmed: fresh, actor: CHECKS, now, writes, verified, fingerprints };
+      return { database, org, tenant: t, product: product!, confirmed: fresh, actor: CHECKS, now, writes, verified, fingerprints, reads };
     };
 
     return {

@@ -31,16 +31,43 @@ const LICENCE_COLUMNS = ['id', 'licence_string', 'revoked', 'revoked_at', 'revok
 export const READ_COLUMNS = [...LICENCE_COLUMNS, 'last_checked_at'] as const;
 export const SEAT_COLUMNS = ['id', 'parts', 'bound_at', 'label', 'last_seen_at', 'released_at', 'lease_ends_at', 'borrowed_until', 'fp_digest'] as const;
 
+/** A licence as the check path reads it (licenceArray), and its product's version (to confirm the cached product): one row while the product exists. */
+export const readLicenceRows = preparedQuery((t, productId: number, lid: string, now: number, digest: string) =>
+  t
+    .selectFrom('products')
+    .select(['products.version as product_version', licenceArray(t, lid, now, digest).as('licence')])
+    .where('products.id', '=', productId),
+);
+
 /**
- * A licence as the check path reads it, with its live seats, oldest first, and its product's
- * version (to confirm the cached product): one round trip. One row while the product exists, its
- * licence null when the organisation has none by this lid. A floating licence's row of this
- * machine (found by its fingerprint's digest) comes too, live or not (DESIGN.md 13). The licence
- * is a correlated subquery answering one JSON array, its seats, as an array of arrays, the last
- * element: on SQLite a join of the three tables cost five times as much for the same rows
- * (docs/benchmarks.md).
+ * PostgreSQL: the reads of several checks in one statement (check/licence-reads.ts), each
+ * element of `json` `[i, productId, lid, now, digest]`, each answered as readLicenceRows answers
+ * it with its `i`: one round trip in place of one per check.
  */
-export const readLicenceRows = preparedQuery((t, productId: number, lid: string, now: number, digest: string) => {
+export const readLicenceRowsBatch = preparedQuery((t, json: string) =>
+  t
+    .selectFrom('products')
+    .innerJoin(
+      sql`(select (x ->> 0)::int as i, (x ->> 1)::bigint as product_id, x ->> 2 as lid, (x ->> 3)::bigint as now, x ->> 4 as digest from json_array_elements(${json}::json) x)`.as(
+        'e',
+      ),
+      (join) => join.onRef(sql.ref('e.product_id') as never, '=', 'products.id'),
+    )
+    .select([
+      sql<number>`e.i`.as('i'),
+      'products.version as product_version',
+      licenceArray(t, sql.ref('e.lid'), sql.ref('e.now'), sql.ref('e.digest')).as('licence'),
+    ]),
+);
+
+/**
+ * The licence as the check path reads it, with its live seats, oldest first: one JSON array, its
+ * seats an array of arrays, the last element; null when the organisation has none by this lid. A
+ * floating licence's row of this machine (found by its fingerprint's digest) comes too, live or
+ * not (DESIGN.md 13). A correlated subquery of the product's row: on SQLite a join of the three
+ * tables cost five times as much for the same rows (docs/benchmarks.md).
+ */
+function licenceArray(t: Tenant, lid: unknown, now: unknown, digest: unknown) {
   const postgres = dialectOf(t.db) === 'postgres';
   const array = (columns: readonly RawBuilder<unknown>[]) => sql`${sql.raw(postgres ? 'json_build_array' : 'json_array')}(${sql.join(columns)})`;
   const refs = (columns: readonly string[], table: string) => columns.map((c) => sql.ref(`${table}.${c}`));
@@ -48,16 +75,10 @@ export const readLicenceRows = preparedQuery((t, productId: number, lid: string,
   const seats = postgres ? sql`coalesce(json_agg(${seat} order by b.bound_at, b.id), '[]')` : sql`json_group_array(${seat} order by b.bound_at, b.id)`;
   const stamp = sql`(select s.last_checked_at from licence_stamps s where s.org_id = l.org_id and s.licence_id = l.id)`;
   const live = sql`(select ${seats} from machine_bindings b where b.org_id = l.org_id and b.licence_id = l.id and (${liveBinding('b', now)} or b.fp_digest = ${digest}))`;
-  return t
-    .selectFrom('products')
-    .select([
-      'products.version as product_version',
-      sql<
-        string | unknown[] | null
-      >`(select ${array([...refs(LICENCE_COLUMNS, 'l'), stamp, live])} from licences l where l.org_id = products.org_id and l.lid = ${lid})`.as('licence'),
-    ])
-    .where('products.id', '=', productId);
-});
+  return sql<
+    string | unknown[] | null
+  >`(select ${array([...refs(LICENCE_COLUMNS, 'l'), stamp, live])} from licences l where l.org_id = products.org_id and l.lid = ${lid})`;
+}
 
 /** The licence strings of a licence's superseded terms. */
 export const supersededStrings = (t: Tenant, licenceId: number) =>

@@ -23,6 +23,7 @@ import { decideLease, writeLease, type SeatRow } from '../seats/leases.js';
 import { isLive } from '../seats/live.js';
 import { clearLeaseEnd } from '../seats/repo.js';
 import { bindSeat } from '../seats/service.js';
+import type { LicenceReads } from './licence-reads.js';
 import { BoundedMap, type ReadFingerprint, type ReadFingerprints, type VerifiedLicences } from './remembered.js';
 
 export type CheckReason = 'UNKNOWN_LICENCE' | 'REVOKED' | 'SUPERSEDED' | 'NOT_YET_VALID' | 'EXPIRED' | 'FINGERPRINT_MISMATCH' | 'SEATS_FULL';
@@ -48,6 +49,8 @@ export interface CheckScope {
   verified: VerifiedLicences;
   /** The fingerprints this process has read. */
   fingerprints: ReadFingerprints;
+  /** Where licence reads outside a transaction wait to go to the database together. */
+  reads: LicenceReads;
 }
 
 /** A presented licence whose signature verified with one of the product's keys, and the fingerprint sent. */
@@ -103,8 +106,11 @@ function rowOf<T>(columns: readonly string[], values: unknown[]): T {
   return row as T;
 }
 
-async function readLicence(scope: CheckScope, t: Tenant, lid: string, digest: string) {
-  const [row] = await readLicenceRows(t, scope.product.id, lid, scope.now, digest);
+/** The licence by its lid, read in the transaction `t` (under its lock), else with other checks' reads (licence-reads.ts). */
+async function readLicence(scope: CheckScope, t: Tenant | null, lid: string, digest: string) {
+  const row = t
+    ? (await readLicenceRows(t, scope.product.id, lid, scope.now, digest))[0]
+    : await scope.reads.read(scope.tenant, scope.product.id, lid, scope.now, digest);
   if (!scope.confirmed && row?.product_version !== scope.product.version) throw new StaleProduct();
   if (!row?.licence) return undefined;
   const values = fromJson(row.licence);
@@ -137,7 +143,7 @@ const payloadPartOf = (licenceString: string) => licenceString.slice(0, licenceS
 
 /** The licence the presented term belongs to with its live seats, and whether that term is superseded; null when neither known. */
 export async function findTerm(scope: CheckScope, presented: Presented) {
-  const read = await readLicence(scope, scope.tenant, presented.claims.lid, presented.digest);
+  const read = await readLicence(scope, null, presented.claims.lid, presented.digest);
   if (!read) return null;
   if (payloadPartOf(read.licence.licence_string) === presented.parsed.payloadPart) return { ...read, superseded: false };
   const { licence } = read;

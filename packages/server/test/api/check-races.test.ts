@@ -40,6 +40,34 @@ async function race(send: (i: number, body: unknown) => Promise<{ statusCode: nu
   expect(await seatsAndAudits(single.lid)).toEqual({ seats: 1, audits: 1 });
 }
 
+describe('checks arriving together', () => {
+  // On PostgreSQL their licence reads go to the database as one statement (check/licence-reads.ts).
+  it('each get the verdict of their own licence, product and machine', async () => {
+    const other = await checkedProduct(h);
+    const [bound, revoked, mismatched, elsewhere] = await Promise.all([p.issue(), p.issue(), p.issue(), other.issue()]);
+    for (const [product, licence] of [
+      [p, bound],
+      [p, revoked],
+      [p, mismatched],
+      [other, elsewhere],
+    ] as const)
+      expect((await product.check(checkBody(licence.licenseString, `home-${licence.lid}`))).data.valid).toBe(true);
+    await h.admin('POST', `/licenses/${revoked.lid}/revoke`, { reason: 'refund' });
+    const asked = [
+      () => p.check(checkBody(bound.licenseString, `home-${bound.lid}`)),
+      () => p.check(checkBody(revoked.licenseString, `home-${revoked.lid}`)),
+      () => p.check(checkBody(mismatched.licenseString, 'a stranger')),
+      () => other.check(checkBody(elsewhere.licenseString, `home-${elsewhere.lid}`)),
+    ];
+    for (let round = 0; round < 3; round++) {
+      const answers = await parallel(12, (i) => asked[i % 4]!());
+      expect(answers.map((a) => [a.statusCode, a.data.lid, a.data.reason ?? null])).toEqual(
+        answers.map((_, i) => [200, [bound, revoked, mismatched, elsewhere][i % 4].lid, [null, 'REVOKED', 'FINGERPRINT_MISMATCH', null][i % 4]]),
+      );
+    }
+  });
+});
+
 describe('binding under concurrency', () => {
   it('binds exactly the free seats, and one seat per machine, in one process', async () => {
     await race((_i, body) => p.check(body));

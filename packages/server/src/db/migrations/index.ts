@@ -20,6 +20,7 @@ import { trials } from './0017_trials.js';
 import { usageMetering } from './0018_usage_metering.js';
 import { singleSignOn } from './0019_single_sign_on.js';
 import { releases } from './0020_releases.js';
+import { mail } from './0022_mail.js';
 
 /** Migrations are written once for both dialects; each receives the dialect for the few DDL differences. */
 const migrations: Record<string, (dialect: DialectName) => Migration> = {
@@ -43,6 +44,7 @@ const migrations: Record<string, (dialect: DialectName) => Migration> = {
   '0018_usage_metering': usageMetering,
   '0019_single_sign_on': singleSignOn,
   '0020_releases': releases,
+  '0022_mail': mail,
 };
 
 export const MIGRATION_NAMES: readonly string[] = Object.keys(migrations);
