@@ -509,11 +509,11 @@ export interface Schema {
   trial_installations: TrialInstallationsTable;
   sso_configs: SsoConfigsTable;
   sso_states: SsoStatesTable;
-  emails: EmailsTable;
-  mail_settings: MailSettingsTable;
   releases: ReleasesTable;
   artifacts: ArtifactsTable;
   artifact_downloads: ArtifactDownloadsTable;
+  emails: EmailsTable;
+  mail_settings: MailSettingsTable;
 }
 
 /** DESIGN.md 20: a release of a product (DRAFT, PUBLISHED or YANKED). */
