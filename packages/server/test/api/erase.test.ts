@@ -22,6 +22,8 @@ const emailRows = (lid: string) =>
 beforeAll(async () => {
   smtp = await startSmtp();
   h = await startHarness({ ...smtp.env, LICENSOR_WEBHOOK_ALLOW_NETWORKS: '127.0.0.0/8' });
+  // Emails go out only when a test drains the outbox, so a pending one is still pending at the erasure.
+  await h.app.mail.stop();
   product = await createProduct(h.admin);
   await createPlatformAccount(h.database, { username: 'ops', password: 'platform password 1', role: 'PLATFORM_ADMIN' });
   const login = await h.request('POST', '/platform/api/auth/login', { body: { username: 'ops', password: 'platform password 1' } });

@@ -228,4 +228,28 @@ describe('sending a licence by email (DESIGN 22)', () => {
     await fresh.drain();
     expect(await emailsOf(licence.lid)).toEqual([]);
   });
+
+  it('leaves an email another instance holds alone until that lease runs out, then sends it (same Message-ID)', async () => {
+    const licence = await issue({ licenseeEmail: 'lease@customer.example', licensee: 'Lease Holder' });
+    await h.database.db
+      .updateTable('emails')
+      .set((eb) => ({ admitted_at: eb('admitted_at', '-', 86_401_000) }))
+      .where('admitted_at', 'is not', null)
+      .execute();
+    const queued = (await h.admin('POST', `/licenses/${licence.lid}/send`)).data;
+    await h.database.db
+      .updateTable('emails')
+      .set({ lease: 'crashed-instance', lease_until: Date.now() + 60_000 })
+      .where('id', '=', queued.id)
+      .execute();
+    expect(await drain()).toBe(0);
+    expect(mailsFor(queued.id)).toEqual([]);
+    await h.database.db
+      .updateTable('emails')
+      .set({ lease_until: Date.now() - 1 })
+      .where('id', '=', queued.id)
+      .execute();
+    expect(await drain()).toBe(1);
+    expect(parseMime(mailsFor(queued.id)[0]!.raw).headers['message-id']).toBe(`<email-${queued.id}@licences.vendor.example>`);
+  });
 });
