@@ -11,3 +11,8 @@ export const useActivity = (query: Query<'listActivity'>) =>
     queryFn: () => unwrap(api().GET('/dashboard/activity', { params: { query } })),
     placeholderData: keepPreviousData,
   });
+
+export type UsageMeter = Answer<'/dashboard/usage', 'get'>['meters'][number];
+
+/** The top consumers of each meter this period (DESIGN.md 19). */
+export const useDashboardUsage = () => useQuery({ queryKey: key('dashboard', 'usage'), queryFn: () => unwrap(api().GET('/dashboard/usage')) });

@@ -1,6 +1,6 @@
 import { Anchor, Card, Group, Progress, SimpleGrid, Stack, Text, Title } from '@mantine/core';
 import { Link, useParams } from 'react-router';
-import { useDashboard } from '../../api/dashboard';
+import { type UsageMeter, useDashboard, useDashboardUsage } from '../../api/dashboard';
 import { useProducts } from '../../api/products';
 import { ErrorText, Loading } from '../../components/feedback';
 import { DayChart } from '../../components/day-chart';
@@ -84,10 +84,73 @@ function Trials({ trials }: { trials: { active: number; started: Series; convert
   );
 }
 
+/** Top consumers (DESIGN.md 19): per meter the products declare, the licences that used it most this period. */
+function TopConsumers({ meters }: { meters: UsageMeter[] }) {
+  const { slug = '' } = useParams();
+  return (
+    <Card withBorder>
+      <Title order={2} size="h4" mb="sm">
+        Top consumers
+      </Title>
+      <SimpleGrid cols={{ base: 1, md: 2 }}>
+        {meters.map((meter) => (
+          <div key={`${meter.productId}-${meter.key}`}>
+            <Text size="sm" fw={600}>
+              {meter.label}{' '}
+              <Text span size="xs" c="dimmed">
+                · {meter.productKey}
+              </Text>
+            </Text>
+            <Text size="xs" c="dimmed" mb={6}>
+              {meter.resetsAt ? (
+                <>
+                  resets <DateTime value={meter.resetsAt} />
+                </>
+              ) : (
+                'never resets'
+              )}
+            </Text>
+            {meter.top.length === 0 ? (
+              <Text size="sm" c="dimmed">
+                No use this period.
+              </Text>
+            ) : (
+              <Stack gap={6}>
+                {meter.top.map((row) => (
+                  <div key={row.lid}>
+                    <Group justify="space-between" gap="xs" wrap="nowrap">
+                      <Anchor component={Link} to={`/o/${slug}/licences/${row.lid}`} size="sm" truncate>
+                        {row.licensee}
+                      </Anchor>
+                      <Text size="sm" style={{ whiteSpace: 'nowrap' }}>
+                        {row.used.toLocaleString()}
+                        {row.limit === null ? '' : ` of ${row.limit.toLocaleString()}`}
+                      </Text>
+                    </Group>
+                    {row.limit !== null && (
+                      <Progress
+                        value={row.limit === 0 ? 100 : Math.min(100, (row.used / row.limit) * 100)}
+                        color={row.used >= row.limit ? 'red' : 'indigo'}
+                        size="sm"
+                        aria-label={`${meter.label} used by ${row.licensee}`}
+                      />
+                    )}
+                  </div>
+                ))}
+              </Stack>
+            )}
+          </div>
+        ))}
+      </SimpleGrid>
+    </Card>
+  );
+}
+
 export default function Dashboard() {
   const { slug = '' } = useParams();
   const dashboard = useDashboard();
   const products = useProducts();
+  const usage = useDashboardUsage();
   const d = dashboard.data;
   const steps = d && products.data ? stepsOf(products.data, d) : null;
   const n = (value: number) => value.toLocaleString();
@@ -195,6 +258,9 @@ export default function Dashboard() {
           </SimpleGrid>
 
           {(products.data?.some((p) => p.trialDays > 0) || d.trials.active > 0 || sum(d.trials.started) > 0) && <Trials trials={d.trials} />}
+
+          {usage.data && usage.data.meters.length > 0 && <TopConsumers meters={usage.data.meters} />}
+          <ErrorText error={usage.error} />
 
           <Card withBorder>
             <Title order={2} size="h4" mb="sm">
