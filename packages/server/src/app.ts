@@ -49,6 +49,10 @@ import { memberPasskeys } from './auth/passkeys.js';
 import { VERSION } from './version.js';
 import { logDestination } from './log.js';
 import { sharedRateLimiter } from './http/rate-limit.js';
+import { useMailConfig } from './mail/config.js';
+import { MailOutbox } from './mail/outbox.js';
+import { mailMetrics } from './mail/metrics.js';
+import { mailRoutes } from './mail/routes.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -56,6 +60,8 @@ declare module 'fastify' {
     webhooks: Outbox | null;
     /** The check API's lean handler (check/lean.ts): true when it took the request, false to leave it to Fastify. */
     checkApiLean: (req: IncomingMessage, res: ServerResponse) => boolean;
+    /** The mail outbox of this process (mail/outbox.ts): tests drain it. */
+    mail: MailOutbox;
   }
 }
 
@@ -104,6 +110,7 @@ function requestIds(): () => string {
 
 export async function buildApp({ config, database, masterKey, logger, deliverWebhooks = true }: AppOptions): Promise<FastifyInstance> {
   const genReqId = requestIds();
+  useMailConfig(config.mail);
   const destination = logDestination(config);
   const app = Fastify({
     // A logger the caller chooses (the tests' trace logger) keeps what is never logged: credentials, codes and states.
@@ -196,6 +203,11 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
   app.decorate('webhooks', delivery instanceof Outbox ? delivery : null);
   if (deliverWebhooks) app.addHook('onReady', async () => delivery.start());
   app.addHook('onClose', () => delivery.stop());
+  const mailOutbox = new MailOutbox(database, config, app.log);
+  app.decorate('mail', mailOutbox);
+  if (deliverWebhooks) app.addHook('onReady', async () => mailOutbox.start());
+  app.addHook('onClose', () => mailOutbox.stop());
+  mailMetrics(registry, database);
   const pruner = usagePruner(database, app.log);
   app.addHook('onReady', async () => pruner.start());
   app.addHook('onClose', async () => pruner.stop());
@@ -229,6 +241,7 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
       await api.register(userRoutes(config));
       await api.register(tokenRoutes);
       await api.register(settingsRoutes);
+      await api.register(mailRoutes(config));
       await api.register(productRoutes(keyring, config.checkRateAddress));
       await api.register(customerRoutes);
       await api.register(licenceRoutes(keyring));

@@ -2,6 +2,7 @@ import os from 'node:os';
 import type net from 'node:net';
 import path from 'node:path';
 import { allowList } from './core/networks.js';
+import { loadMailConfig, type MailConfig } from './mail/config.js';
 
 export interface Config {
   port: number;
@@ -46,6 +47,8 @@ export interface Config {
   ssoBase: string;
   /** DESIGN.md 21: a linked member's passkey signs in only this many days after its last SSO sign-in, while SSO is enabled. */
   ssoPasskeyDays: number;
+  /** DESIGN.md 22: the SMTP relay licence emails go through (mail/config.ts). */
+  mail: MailConfig;
 }
 
 /** A configuration mistake: reported as one line, never a stack trace. */
@@ -200,5 +203,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, terminal = proc
     ssoAllowNetworks: ssoNetworks.list,
     ssoBase: env.LICENSOR_PUBLIC_URL ? publicUrl : passkeyOrigin,
     ssoPasskeyDays: integer(env, 'LICENSOR_SSO_PASSKEY_DAYS', 30, 1, 3650),
+    mail: loadMailConfig(env),
   };
 }

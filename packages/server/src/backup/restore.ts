@@ -174,6 +174,12 @@ export async function restore(database: Database, file: string, progress: Progre
   }
   const migrated = await migrateToLatest(database);
   await countUncounted(database);
+  // DESIGN.md 22: a restored outbox does not resend (the mail may have gone after the snapshot); send sends again.
+  await database.db
+    .updateTable('emails')
+    .set({ status: 'failed', last_error: 'restored', next_attempt_at: null, lease: null, lease_until: null })
+    .where('status', '=', 'pending')
+    .execute();
   return { schema, counts, migrated };
 }
 

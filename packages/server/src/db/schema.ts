@@ -18,6 +18,8 @@ export interface OrganisationsTable {
   suspended: Generated<number>;
   /** DESIGN.md 18: how many non-archived ACTIVE trials the organisation may hold; null = no limit. */
   trial_limit: number | null;
+  /** DESIGN.md 22: the control plane's switch; 0 refuses sends and holds pending emails. */
+  mail_enabled: Generated<number>;
 }
 
 /** DESIGN.md 8: the people who run the deployment, outside every organisation. */
@@ -499,6 +501,8 @@ export interface Schema {
   trial_installations: TrialInstallationsTable;
   sso_configs: SsoConfigsTable;
   sso_states: SsoStatesTable;
+  emails: EmailsTable;
+  mail_settings: MailSettingsTable;
 }
 
 /** DESIGN.md 19 (usage/): a meter's count in one period of a licence. */
@@ -663,4 +667,42 @@ export interface SsoStatesTable {
   /** The member a link started by (`/auth/sso/link`); null for a sign-in. */
   link_user_id: number | null;
   expires_at: number;
+}
+
+/** DESIGN.md 22: one licence email of the outbox (mail/). */
+export interface EmailsTable {
+  id: Generated<number>;
+  org_id: number;
+  licence_id: number;
+  /** The customer's address as queued; null once erased. */
+  to_address: string | null;
+  trigger: 'manual' | 'issued' | 'renewed';
+  status: 'pending' | 'sent' | 'failed';
+  attempts: number;
+  last_error: string | null;
+  /** When the next attempt is due; null while held by the daily limit (or when no longer pending). */
+  next_attempt_at: number | null;
+  /** The claim of the process making the attempt, until `lease_until`. */
+  lease: string | null;
+  lease_until: number | null;
+  /** When it was counted against the daily limit; null while held. */
+  admitted_at: number | null;
+  created_at: number;
+  created_by: string;
+  sent_at: number | null;
+  term_issued_at: number | null;
+  portal_link_id: number | null;
+}
+
+/** DESIGN.md 22: an organisation's email template; a null field is the default. */
+export interface MailSettingsTable {
+  id: Generated<number>;
+  org_id: number;
+  sender_name: string | null;
+  reply_to: string | null;
+  subject: string | null;
+  text_body: string | null;
+  html_body: string | null;
+  updated_at: number;
+  updated_by: string;
 }

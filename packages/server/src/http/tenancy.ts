@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import type { Database } from '../db/database.js';
 import { roleAllows, scopesAllow, type Access } from '../core/access.js';
 import { makeCtx, StaleCache, type Actor, type Ctx, type Organisation, type PortalSession, type TokenRow } from '../core/context.js';
-import { ApiError, forbidden, notFound } from '../core/errors.js';
+import { ApiError, forbidden, notFound, refused } from '../core/errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -104,7 +104,7 @@ export function installTenancy(app: FastifyInstance, database: Database, routes:
     }
     const actor = await callers.member(request, org, now, cached);
     // The platform still reaches a suspended organisation (DESIGN.md 8); its own people do not.
-    if (org.suspended && actor.kind !== 'platform') throw forbidden('organisation suspended');
+    if (org.suspended && actor.kind !== 'platform') throw refused('organisation suspended', 'ORG_SUSPENDED');
     authorize(actor, access);
     request.ctx = makeCtx(database, org, actor, now);
     if (cached && actor.kind === 'token') {

@@ -19,6 +19,7 @@ const OrganisationRecord = Type.Object({
   name: Type.String(),
   planLimit: Type.Union([Type.Integer(), Type.Null()]),
   suspended: Type.Boolean(),
+  mailEnabled: Type.Boolean({ description: 'DESIGN.md 22: false refuses licence emails (403 MAIL_DISABLED) and holds pending ones.' }),
   timezone: Type.String(),
   createdAt: Timestamp,
   counts: Type.Object({
@@ -135,7 +136,7 @@ export function platformRoutes(database: Database, config: Config, version: stri
       {
         config: { platform: 'write' },
         schema: {
-          summary: "Change an organisation's name, plan limit or suspension",
+          summary: "Change an organisation's name, plan limit, suspension or mail switch",
           description:
             'Lowering `planLimit` below the current count changes no licence; further issues are refused. A suspended organisation’s members and tokens get 403; checks go on.',
           tags,
@@ -145,6 +146,7 @@ export function platformRoutes(database: Database, config: Config, version: stri
               name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
               planLimit: Type.Optional(PlanLimit),
               suspended: Type.Optional(Type.Boolean()),
+              mailEnabled: Type.Optional(Type.Boolean()),
             },
             { additionalProperties: false, minProperties: 1 },
           ),

@@ -25,11 +25,13 @@ async function orgOr404(database: Database, slug: string): Promise<Organisation>
 async function toRecord(database: Database, org: Organisation, now: number) {
   const t = tenant(database.db, org.id);
   const counts = await organisationCounts(t);
+  const mail = await database.db.selectFrom('organisations').select('mail_enabled').where('id', '=', org.id).executeTakeFirst();
   return {
     slug: org.slug,
     name: org.name,
     planLimit: org.planLimit,
     suspended: org.suspended,
+    mailEnabled: Number(mail?.mail_enabled ?? 1) === 1,
     timezone: org.timezone,
     createdAt: iso(org.createdAt),
     counts: {
@@ -73,7 +75,7 @@ export async function changeOrganisation(
   database: Database,
   account: PlatformAccount,
   slug: string,
-  input: { name?: string | undefined; planLimit?: number | null | undefined; suspended?: boolean | undefined },
+  input: { name?: string | undefined; planLimit?: number | null | undefined; suspended?: boolean | undefined; mailEnabled?: boolean | undefined },
 ) {
   const org = await orgOr404(database, slug);
   const name = input.name?.trim();
@@ -81,9 +83,20 @@ export async function changeOrganisation(
   const change = { name, planLimit: input.planLimit, suspended: input.suspended };
   const now = Date.now();
   await transaction(database, async (trx) => {
-    await updateOrganisation(trx, org.id, change);
+    if (Object.values(change).some((v) => v !== undefined)) await updateOrganisation(trx, org.id, change);
+    // DESIGN.md 22: false refuses send and the test, queues no integration email and holds pending ones.
+    const mailBefore =
+      Number((await trx.selectFrom('organisations').select('mail_enabled').where('id', '=', org.id).executeTakeFirst())?.mail_enabled ?? 1) === 1;
+    if (input.mailEnabled !== undefined && input.mailEnabled !== mailBefore) {
+      await trx
+        .updateTable('organisations')
+        .set({ mail_enabled: input.mailEnabled ? 1 : 0 })
+        .where('id', '=', org.id)
+        .execute();
+    }
     const actor = actorName(account);
     const changed = {
+      ...(input.mailEnabled !== undefined && input.mailEnabled !== mailBefore ? { mailEnabled: { from: mailBefore, to: input.mailEnabled } } : {}),
       ...(name !== undefined && name !== org.name ? { name: { from: org.name, to: name } } : {}),
       ...(change.planLimit !== undefined && change.planLimit !== org.planLimit ? { planLimit: { from: org.planLimit, to: change.planLimit } } : {}),
     };

@@ -27,12 +27,14 @@ const BACKED_UP = [
   'audit_entries',
   'check_counts',
   'customers',
+  'emails',
   'idempotency_keys',
   'licence_lease_peaks',
   'licence_stamps',
   'licence_versions',
   'licences',
   'machine_bindings',
+  'mail_settings',
   'organisations',
   'passkeys',
   'platform_accounts',
@@ -425,6 +427,61 @@ describe('licensor restore', () => {
       expect(Number(tallied.n)).toBe(Number(total.n));
     } finally {
       await database.close();
+    }
+  });
+});
+
+describe('a restored mail outbox (DESIGN 22)', () => {
+  it('restores the email records and marks the pending ones failed "restored", so nothing is sent twice', async () => {
+    const licence = await h.database.db.selectFrom('licences').select(['id', 'org_id']).orderBy('id').executeTakeFirstOrThrow();
+    const email = (status: 'pending' | 'sent', to: string) => ({
+      org_id: licence.org_id,
+      licence_id: licence.id,
+      to_address: to,
+      trigger: 'manual' as const,
+      status,
+      attempts: status === 'sent' ? 1 : 0,
+      last_error: null,
+      next_attempt_at: status === 'pending' ? Date.now() : null,
+      lease: null,
+      lease_until: null,
+      admitted_at: Date.now(),
+      created_at: Date.now(),
+      created_by: 'admin',
+      sent_at: status === 'sent' ? Date.now() : null,
+      term_issued_at: null,
+      portal_link_id: null,
+    });
+    await h.database.db
+      .insertInto('emails')
+      .values([email('sent', 'sent@ada.example'), email('pending', 'pending@ada.example')])
+      .execute();
+    await h.database.db
+      .insertInto('mail_settings')
+      .values({
+        org_id: licence.org_id,
+        sender_name: 'Ada Sales',
+        reply_to: null,
+        subject: null,
+        text_body: null,
+        html_body: null,
+        updated_at: Date.now(),
+        updated_by: 'admin',
+      })
+      .execute();
+    const file = await backupOf(h.env, 'outbox.backup.gz');
+    const into = await target();
+    await restoreInto(into.env, file);
+    const service = await serviceOn(into.env);
+    try {
+      const rows = await service.database.db.selectFrom('emails').select(['to_address', 'status', 'last_error']).orderBy('id').execute();
+      expect(rows).toEqual([
+        { to_address: 'sent@ada.example', status: 'sent', last_error: null },
+        { to_address: 'pending@ada.example', status: 'failed', last_error: 'restored' },
+      ]);
+      expect((await service.database.db.selectFrom('mail_settings').select('sender_name').executeTakeFirstOrThrow()).sender_name).toBe('Ada Sales');
+    } finally {
+      await service.close();
     }
   });
 });

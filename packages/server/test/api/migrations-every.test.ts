@@ -429,6 +429,15 @@ const STEPS: Record<string, { rows?: () => Promise<void>; check?: () => Promise<
       expect(await db.selectFrom('sso_configs').selectAll().execute()).toEqual([]);
     },
   },
+  '0022_mail': {
+    async check() {
+      // Mail stays on for every organisation (the control plane may turn it off), with the default template and no email queued.
+      const db = database.db as unknown as import('kysely').Kysely<any>;
+      expect((await db.selectFrom('organisations').select('mail_enabled').execute()).map((r) => Number(r.mail_enabled))).toEqual([1]);
+      expect(await db.selectFrom('mail_settings').selectAll().execute()).toEqual([]);
+      expect(await db.selectFrom('emails').selectAll().execute()).toEqual([]);
+    },
+  },
 };
 let stampsBefore: Array<Record<string, unknown>> = [];
 

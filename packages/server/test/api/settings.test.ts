@@ -10,7 +10,23 @@ afterAll(() => h?.close());
 describe('settings', () => {
   it('starts in UTC and is readable by any credential of the organisation', async () => {
     const token = h.as({ token: await h.createToken(['activity:read']) });
-    expect((await token('GET', '/settings')).data).toEqual({ timezone: 'UTC', updatedAt: null, updatedBy: null });
+    expect((await token('GET', '/settings')).data).toEqual({
+      timezone: 'UTC',
+      updatedAt: null,
+      updatedBy: null,
+      mail: {
+        senderName: 'Org acme',
+        replyTo: null,
+        subject: 'Your licence for {{product}}',
+        text: expect.stringContaining('{{portalLink}}'),
+        html: expect.stringContaining('{{portalLink}}'),
+        configured: false,
+        enabled: true,
+        from: null,
+        dailyLimit: 500,
+        dailyUsed: 0,
+      },
+    });
     const viewer = h.as({ cookie: (await h.createMember('VIEWER')).cookie });
     expect((await viewer('GET', '/settings')).statusCode).toBe(200);
   });

@@ -19,6 +19,7 @@ import { licenceStamps } from './0016_licence_stamps.js';
 import { trials } from './0017_trials.js';
 import { usageMetering } from './0018_usage_metering.js';
 import { singleSignOn } from './0019_single_sign_on.js';
+import { mail } from './0022_mail.js';
 
 /** Migrations are written once for both dialects; each receives the dialect for the few DDL differences. */
 const migrations: Record<string, (dialect: DialectName) => Migration> = {
@@ -41,6 +42,7 @@ const migrations: Record<string, (dialect: DialectName) => Migration> = {
   '0017_trials': trials,
   '0018_usage_metering': usageMetering,
   '0019_single_sign_on': singleSignOn,
+  '0022_mail': mail,
 };
 
 export const MIGRATION_NAMES: readonly string[] = Object.keys(migrations);
