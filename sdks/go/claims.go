@@ -36,6 +36,9 @@ type Claims struct {
 	// licence's (V 5, DESIGN.md 13); in other payloads those names are product parameters.
 	Lse *int64
 	Brw *int64
+	// Upd is the end of the update window (DESIGN.md 20), Unix seconds, nil without one; a
+	// product's parameter that kept the name upd and is not a whole number of seconds stays in Params.
+	Upd *int64
 	// Mtr is the signed meters claim as read (DESIGN.md 19: a non-empty list of objects), nil
 	// without one; a product's parameter that kept the name mtr is not one and stays in Params.
 	Mtr []any
@@ -225,6 +228,14 @@ func parseClaims(object *jsonObject) (*Claims, string) {
 			c.Trl = true // a trial's claim, not a parameter (as the TypeScript SDK's params)
 			continue
 		}
+		if m.key == "upd" && c.Upd == nil {
+			if n, ok := m.value.(jsonNumber); ok {
+				if i, ok := n.integer(); ok && i >= 0 {
+					c.Upd = &i // the update window's claim, not a parameter
+					continue
+				}
+			}
+		}
 		if m.key == "mtr" && isMeterClaim(m.value) {
 			c.Mtr = m.value.([]any)
 		} else if !issuerClaims[m.key] && !(c.V == 5 && floatingClaims[m.key]) {
@@ -364,6 +375,7 @@ func (c *Claims) MarshalJSON() ([]byte, error) {
 		integer("lse", c.Lse)
 		integer("brw", c.Brw)
 	}
+	integer("upd", c.Upd)
 	if c.Mtr != nil {
 		member("mtr")
 		writeJSON(&b, c.Mtr)

@@ -124,6 +124,25 @@ func (s *fileStore) usageDirectory(lid string) (string, error) {
 	return filepath.Join(s.root, "usage", lid), nil
 }
 
+// UpdatesUntil is the end of the update window (DESIGN.md 20), offline from the newest verified
+// term: its upd, else its grace end (a trial's end), else nil (every release); nil too when the
+// licence does not verify. It means nothing for a product whose parameter is named upd.
+func (c *Client) UpdatesUntil() *time.Time {
+	v := c.verify(c.Licence(), c.clock())
+	if !v.Signed {
+		return nil
+	}
+	end := v.Claims.Upd
+	if end == nil {
+		end = v.Claims.GraceEndsAt()
+	}
+	if end == nil {
+		return nil
+	}
+	at := time.Unix(*end, 0).UTC()
+	return &at
+}
+
 // LicenceMeters are the licence in use's signed meters (mtr), in signed order; none when it does
 // not verify, has none or holds an mtr not of that form.
 func (c *Client) LicenceMeters() []LicenceMeter {

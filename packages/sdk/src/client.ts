@@ -17,7 +17,7 @@ import { leaseLive, LeaseKeeper, type LeaseOptions } from './lease.js';
 import { LicensorError, type LicensorErrorCode, type LicensorErrorDetails } from './errors.js';
 import { collectFingerprint } from './fingerprint.js';
 import { readPublicKeys, type PublicKeys } from './keys.js';
-import { verifyLicence, type LicenceRefusal, type LicenceVerification, type SignedLicence } from './verify.js';
+import { updatesUntilOf, verifyLicence, type LicenceRefusal, type LicenceVerification, type SignedLicence } from './verify.js';
 import { BATCH_SIZE, checkEvent, licenceMeters, pendingElsewhere, UsageQueue, type LicenceMeter, type UsageEvent } from './usage.js';
 
 export interface LicenceClientOptions {
@@ -593,6 +593,16 @@ export class LicenceClient {
   get meters(): LicenceMeter[] {
     const licence = this.#verify(this.#licence, this.#clock());
     return licence.signed ? licenceMeters(licence.claims) : [];
+  }
+
+  /**
+   * The end of the update window (DESIGN.md 20), offline from the newest verified term: its
+   * `upd`, else its grace end (a trial's end), else null (every release). Null too when the
+   * licence does not verify. Means nothing for a product whose parameter is named `upd`.
+   */
+  updatesUntil(): Date | null {
+    const licence = this.#verify(this.#licence, this.#clock());
+    return licence.signed ? updatesUntilOf(licence.claims) : null;
   }
 
   /**

@@ -45,6 +45,33 @@ export interface SignedLicence {
   fingerprintMatch: boolean | null;
 }
 
+/**
+ * `upd` (DESIGN.md 20) is the update window's claim exactly when it is a whole number of Unix
+ * seconds; a product's parameter that kept the name `upd` (DESIGN.md 2) stays a parameter
+ * otherwise, as `mtr` and `trl` do.
+ */
+export function isUpdatesClaim(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
+/** The product's parameters: the licence's claims without the issuer's, `upd` included (DESIGN.md 2). */
+function productParams(claims: LicenceClaims): Record<string, unknown> {
+  const params = licenceParams(claims);
+  if ('upd' in params && isUpdatesClaim(params.upd)) delete params.upd;
+  return params;
+}
+
+/**
+ * The end of the licence's update window (DESIGN.md 20): its `upd`, else its grace end (section
+ * 3; a trial's end), else null (every release).
+ */
+export function updatesUntilOf(claims: LicenceClaims): Date | null {
+  const upd = (claims as { upd?: unknown }).upd;
+  if (isUpdatesClaim(upd)) return new Date(upd * 1000);
+  const end = graceEndsAt(claims.exp, claims.grace);
+  return end == null ? null : new Date(end * 1000);
+}
+
 /** A string that is not a licence signed by one of the keys: nothing in it can be trusted. */
 export interface RefusedLicence {
   signed: false;
@@ -104,7 +131,7 @@ export function verifyLicence(licence: string, publicKeys: PublicKeys, options: 
     valid: reasons.length === 0,
     reasons,
     claims,
-    params: licenceParams(claims),
+    params: productParams(claims),
     status,
     startsAt: date(claims.nbf),
     expiresAt: date(claims.exp),

@@ -15,7 +15,7 @@ from ._wire import MalformedError, b64u_encode, fp_digest, is_int, receipt_grant
 from .errors import LicensorError
 from .fingerprint import collect_fingerprint
 from .keys import PublicKeys, read_public_keys
-from .licence import LicenceRefusal, LicenceVerification, parse_licence, verify_licence
+from .licence import LicenceRefusal, LicenceVerification, parse_licence, updates_until_of, verify_licence
 from .store import EMPTY, FileStore, Record, StateKey, StateStore, file_store
 from .usage import BATCH_SIZE, LicenceMeter, SignedUsage, UsageBalance, UsageEvent, UsageEventResult, UsageQueue, UsageReport, check_event, licence_meters, pending_elsewhere, read_signed, usage_message
 
@@ -436,6 +436,13 @@ class LicenceClient:
         """The licence's signed meters (``mtr``, DESIGN 19); none when it does not verify or has none."""
         licence = self._verify(self._licence, self.now_ms())
         return [] if licence.claims is None else licence_meters(licence.claims)
+
+    def updates_until(self) -> datetime | None:
+        """The end of the update window (DESIGN 20), offline from the newest verified term: its ``upd``,
+        else its grace end (a trial's end), else None (every release); None too when the licence does not
+        verify. Means nothing for a product whose parameter is named ``upd``."""
+        licence = self._verify(self._licence, self.now_ms())
+        return None if licence.claims is None else updates_until_of(licence.claims)
 
     def record_usage(self, meter: str, amount: int = 1) -> UsageReport:
         """Counts ``amount`` (an integer from 1 to 10^9) of ``meter`` (DESIGN 19): the event is

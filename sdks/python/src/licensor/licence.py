@@ -34,6 +34,19 @@ CLAIM_NAMES = ("v", "lid", "prd", "org", "typ", "act", "lic", "iat", "nbf", "exp
 FLOATING_CLAIM_NAMES = ("lse", "brw")
 
 
+def is_updates_claim(value: Any) -> bool:
+    """``upd`` is the update window's claim (DESIGN 20) exactly when it is a whole number of Unix
+    seconds; a product's parameter that kept the name ``upd`` (DESIGN 2) stays a parameter otherwise."""
+    return is_int(value) and value >= 0
+
+
+def updates_until_of(claims: Mapping[str, Any]) -> datetime | None:
+    """The end of the update window (DESIGN 20): ``upd``, else the grace end (a trial's end), else None."""
+    if is_updates_claim(claims.get("upd")):
+        return _date(claims["upd"])
+    return _date(grace_ends_at(claims.get("exp"), claims["grace"]))
+
+
 def is_meter_claim(value: object) -> bool:
     """``mtr`` is the meters claim (DESIGN 19) exactly when it is a non-empty list of objects, which
     no parameter's value is; a product's parameter that kept the name stays a parameter."""
@@ -230,7 +243,7 @@ def verify_licence(
         reasons=reasons,
         claims=claims,
         # A trial's ``trl`` is its claim (DESIGN 18); a product whose parameter kept the name has no trials.
-        params={key: value for key, value in claims.items() if key not in reserved and not (key == "trl" and claims["trl"] is True) and not (key == "mtr" and is_meter_claim(value))},
+        params={key: value for key, value in claims.items() if key not in reserved and not (key == "trl" and claims["trl"] is True) and not (key == "mtr" and is_meter_claim(value)) and not (key == "upd" and is_updates_claim(value))},
         status=status,
         starts_at=_date(claims.get("nbf")),
         expires_at=_date(claims.get("exp")),

@@ -255,6 +255,26 @@ public final class LicenceClaims {
         return List.copyOf(meters);
     }
 
+    /**
+     * {@code upd}: the end of the update window (Unix seconds, DESIGN.md 20); empty without one. It is
+     * the claim exactly when it is a whole number of seconds: a product's parameter that kept the name
+     * {@code upd} otherwise stays one of {@link #params()}.
+     */
+    public OptionalLong updates() {
+        return isUpdatesClaim(all.get("upd")) ? OptionalLong.of((Long) all.get("upd")) : OptionalLong.empty();
+    }
+
+    /** The end of the update window (DESIGN.md 20): {@code upd}, else the grace end, else empty (every release). */
+    public Optional<java.time.Instant> updatesUntil() {
+        if (updates().isPresent()) return Optional.of(java.time.Instant.ofEpochSecond(updates().getAsLong()));
+        if (expiresAt().isEmpty()) return Optional.empty();
+        return Optional.of(java.time.Instant.ofEpochSecond(expiresAt().getAsLong() + graceDays() * 86_400L));
+    }
+
+    private static boolean isUpdatesClaim(Object value) {
+        return value instanceof Long n && n >= 0;
+    }
+
     /** The product's parameters in signed order (strings, {@link Long}s, booleans, lists of strings). */
     public Map<String, Object> params() {
         Map<String, Object> params = new LinkedHashMap<>();
@@ -264,7 +284,8 @@ public final class LicenceClaims {
         for (Map.Entry<String, Object> entry : all.entrySet()) {
             String key = entry.getKey();
             boolean meters = "mtr".equals(key) && isMeterClaim(entry.getValue());
-            if (!ISSUER_CLAIMS.contains(key) && !(floating && FLOATING_CLAIMS.contains(key)) && !(trial && key.equals("trl")) && !meters) params.put(key, entry.getValue());
+            boolean updates = "upd".equals(key) && isUpdatesClaim(entry.getValue());
+            if (!ISSUER_CLAIMS.contains(key) && !(floating && FLOATING_CLAIMS.contains(key)) && !(trial && key.equals("trl")) && !meters && !updates) params.put(key, entry.getValue());
         }
         return Collections.unmodifiableMap(params);
     }

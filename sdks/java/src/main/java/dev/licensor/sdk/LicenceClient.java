@@ -202,6 +202,15 @@ public final class LicenceClient {
         return fingerprint;
     }
 
+    /**
+     * The end of the update window (DESIGN.md 20), offline from the newest verified term: its {@code upd},
+     * else its grace end (a trial's end), else empty (every release); empty too when the licence does not
+     * verify. It means nothing for a product whose parameter is named {@code upd}.
+     */
+    public synchronized Optional<Instant> updatesUntil() {
+        return verify(licence, clock.millis()).claims().flatMap(LicenceClaims::updatesUntil);
+    }
+
     /** Verifies the licence in use offline, as {@link #check()} does first. */
     public synchronized LicenceVerification verify() {
         return verify(licence, clock.millis());

@@ -228,4 +228,15 @@ class UsageTest extends ServiceTest {
         assertEquals(Map.of("mtr", "legacy"), kept.params());
         assertEquals(List.of(), kept.meters());
     }
+
+    @Test
+    void updatesUntilIsTheSignedUpdElseTheGraceEndAndUpdIsNoParameter() throws Exception {
+        long upd = NOW / 1000 + 730 * 86_400;
+        LicenceClient windowed = builder(licence(",\"upd\":" + upd + ",\"tier\":\"pro\"")).build();
+        assertEquals(Optional.of(java.time.Instant.ofEpochSecond(upd)), windowed.updatesUntil());
+        assertEquals(Map.of("tier", "pro"), windowed.verify().claims().orElseThrow().params());
+        LicenceClient kept = builder(licence(",\"upd\":\"nightly\"")).build();
+        assertEquals(Map.of("upd", "nightly"), kept.verify().claims().orElseThrow().params());
+        assertEquals(Optional.of(java.time.Instant.ofEpochSecond(NOW / 1000 + 372 * 86_400)), kept.updatesUntil());
+    }
 }
