@@ -114,6 +114,8 @@ export const topConsumers = (t: Tenant, productId: number, meter: string, period
     .select(['licences.lid', 'licences.licensee', 'licences.meters', 'usage_counts.used'])
     .where('licences.product_id', '=', productId)
     .where('licences.archived', '=', 0)
+    // DESIGN.md 18: the dashboard's figures leave trials out.
+    .where('licences.trial', '=', 0)
     .where('usage_counts.meter', '=', meter)
     .where('usage_counts.period_key', '=', periodKey)
     .where('usage_counts.used', '>', 0)

@@ -349,7 +349,7 @@ describe('the Management API', () => {
     expect((await h.admin('POST', `/licenses/${licence.lid}/usage/adjust`, { meter: 'exports', amount: 1, reason: 'archived' })).statusCode).toBe(400);
   });
 
-  it('lists the top consumers of each meter this period, archived and unused licences left out', async () => {
+  it('lists the top consumers of each meter this period, archived, unused and trial licences left out', async () => {
     const product = await checkedProduct(h, {
       meters: [
         { key: 'calls', limit: 100 },
@@ -374,6 +374,13 @@ describe('the Management API', () => {
       expect(refused.statusCode, bad).toBe(400);
       expect(refused.data.error).toContain(bad.split('=')[0]);
     }
+    // DESIGN.md 18: the dashboard leaves trials out, /dashboard/usage too.
+    await h.database.db.updateTable('licences').set({ trial: 1 }).where('lid', '=', licences[1].lid).execute();
+    const withoutTrial = (await h.admin('GET', `/dashboard/usage?productId=${product.id}&limit=2`)).data.meters[0].top;
+    expect(withoutTrial.map((row: any) => [row.lid, row.used])).toEqual([
+      [licences[3].lid, 50],
+      [licences[0].lid, 5],
+    ]);
   });
 
   it('raises usage.threshold at 80% and 100% once per licence, meter, period and limit, marking it without an endpoint', async () => {
