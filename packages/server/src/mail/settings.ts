@@ -1,7 +1,8 @@
 import type { Db } from '../db/database.js';
 import { badRequest } from '../core/errors.js';
 import { tenant } from '../db/tenant.js';
-import { EMAIL, mailConfig, mailConfigured, senderNameProblem } from './config.js';
+import { EMAIL, senderNameProblem } from '../config.js';
+import { mailConfig, mailConfigured } from './config.js';
 import { admittedSince, orgMailState } from './repo.js';
 import { checkPlaceholders, DEFAULT_HTML, DEFAULT_SUBJECT, DEFAULT_TEXT } from './template.js';
 

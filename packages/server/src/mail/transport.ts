@@ -1,6 +1,6 @@
 import nodemailer from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer/index.js';
-import type { MailConfig } from './config.js';
+import type { MailConfig } from '../config.js';
 
 /** What one attempt came to: sent (the 250 after the data), or failed with the reply or socket error; `permanent` for an SMTP 5xx. */
 export type SendOutcome = { sent: true } | { sent: false; error: string; permanent: boolean };

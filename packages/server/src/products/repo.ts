@@ -30,6 +30,18 @@ export const keyRowsOf = (t: Tenant, productId: number) =>
 /** How many licences each product has: the count shown, and what refuses a delete or a new productKey. */
 export const countLicences = (t: Tenant, ids: readonly number[]) => countLicencesBy(t, 'product_id', ids);
 
+/** A product with releases is not deleted: their artifacts would lose their product. */
+export const countReleases = async (t: Tenant, productId: number) =>
+  Number(
+    (
+      await t
+        .selectFrom('releases')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('product_id', '=', productId)
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
+
 /**
  * A product as the API shows it, with its current key: public key material only, never the
  * sealed key or the check token's hash. `keyState` says whether this service can open the key.

@@ -1,5 +1,4 @@
 import { ALGORITHMS, ALGORITHM_INFO, CLAIM_NAMES, FEATURE_CLAIM_NAMES, FLOATING_CLAIM_NAMES } from '@licensor/protocol';
-import { countReleases } from '../releases/repo.js';
 import { recordAudit } from '../audit/audit.js';
 import { newPublicId, newSecret, sha256Hex } from '../core/secrets.js';
 import { isUniqueViolation } from '../db/database.js';
@@ -13,6 +12,7 @@ import type { Hsm } from '../keys/pkcs11.js';
 import { prepareKeyChange, withoutEchoes, type KeyChange } from './key-change.js';
 import {
   countLicences,
+  countReleases,
   currentKeyRows,
   deleteProductRows,
   findProductRow,

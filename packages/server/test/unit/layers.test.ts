@@ -27,13 +27,20 @@ const LAYERS: readonly (readonly string[])[] = [
   ['listings'],
   ['users', 'tokens', 'passkeys'],
   ['orgs'],
-  ['auth', 'settings'],
+  ['auth'],
   ['platform'],
   ['products', 'customers'],
+  // Releases and their artifacts in the store (DESIGN.md 20); licensed downloads and feeds over them.
+  ['releases'],
+  ['downloads'],
   // The licence lifecycle: issue, renew, revoke, reinstate, archive, restore, verify.
   ['licences'],
   ['air-gap', 'dashboard', 'webhooks', 'backup', 'trials', 'usage'],
   ['portal', 'check'],
+  // Licence emails and their outbox, erasure of personal data (DESIGN.md 22); payment providers' events.
+  ['mail', 'integrations'],
+  // The organisation's settings: its timezone and its email template.
+  ['settings'],
   // Single sign-on for operators (DESIGN.md 21): configuration, the OIDC flow, members linked and provisioned.
   ['sso'],
   // The processes: the app's wiring of every feature, the primary process, and the CLI over both.
