@@ -59,7 +59,7 @@ export const settingsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         body: Type.Object(
           { timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })), mail: Type.Optional(MailBody) },
-          { additionalProperties: false },
+          { additionalProperties: false, minProperties: 1 },
         ),
         response: responses({ 200: Settings }),
       },

@@ -29,7 +29,6 @@ export const settingsOf = (ctx: Ctx) => settingsAt(ctx);
  */
 export async function updateSettings(ctx: Ctx, change: { timezone?: string; mail?: MailChange }) {
   const { timezone, mail } = change;
-  if (timezone === undefined && mail === undefined) throw badRequest('give timezone, mail or both');
   if (timezone !== undefined && !isZoneName(timezone)) throw badRequest(`timezone: "${timezone}" is not an IANA zone name`);
   if (mail !== undefined) checkMailChange(mail);
   await inTransaction(ctx, async (t) => {

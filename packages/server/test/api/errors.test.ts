@@ -71,12 +71,13 @@ describe('error shape', () => {
       { productKey: 'k', name: 'x', params: [{ key: '1st', label: 'First', type: 'STRING' }] },
       'Parameters item 1 key: a letter, then letters, digits, dot, dash and underscore, at most 64 characters',
     ],
-    ['a list', 'POST', '/tokens', { name: 'ci', scopes: [] }, 'Scopes: a list of 1 to 12 entries without repeats'],
+    ['a list', 'POST', '/tokens', { name: 'ci', scopes: [] }, 'Scopes: a list of 1 to 14 entries without repeats'],
     ['a choice', 'POST', '/users', { username: 'erin', role: 'BOSS' }, 'Role: one of VIEWER, ISSUER or ORG_ADMIN'],
     ['a format', 'POST', '/users', { username: 'erin', role: 'VIEWER', email: 'nope' }, 'Email: an email address'],
     ['a type that fits no branch of a union', 'POST', '/users', { username: 'erin', role: 'VIEWER', email: 5 }, 'Email: an email address, or null'],
     ['a nested field', 'POST', '/licenses', { productId: 1, customer: { name: 'Erin' }, colour: 1 }, 'Unknown field "colour"'],
     ['an edit with nothing in it', 'PUT', '/users/1', {}, 'The body must carry at least one field to change'],
+    ['settings changed by nothing', 'PUT', '/settings', {}, 'The body must carry at least one field to change'],
     [
       'a query parameter',
       'GET',
@@ -120,6 +121,7 @@ describe('bodies that may be left out', () => {
     );
     expect(optional.sort()).toEqual([
       'POST /auth/passkeys/options',
+      'POST /auth/sso/link',
       'POST /licenses/{lid}/archive',
       'POST /licenses/{lid}/convert',
       'POST /licenses/{lid}/extend-trial',
@@ -132,6 +134,7 @@ describe('bodies that may be left out', () => {
       'POST /platform/api/auth/passkeys/options',
       'POST /webhooks/{id}/rotate-secret',
       'PUT /products/{id}',
+      'PUT /releases/{id}',
       'PUT /sso',
       'PUT /webhooks/{id}',
     ]);
@@ -168,6 +171,18 @@ describe('bodies that may be left out', () => {
       expect([edited.statusCode, edited.data.url, edited.data.events]).toEqual([200, 'https://203.0.113.10/hooks', ['product.deleted']]);
       const unchanged = await none('PUT', `/products/${product.id}`, kind);
       expect([unchanged.statusCode, unchanged.data.name]).toEqual([200, product.name]);
+    }
+  });
+
+  it('edit a release by nothing, and start linking single sign-on with no return address', async () => {
+    const product = await createProduct(h.admin);
+    const release = (await h.admin('POST', `/products/${product.id}/releases`, { version: '1.0.0', notes: 'First' })).data;
+    for (const kind of KINDS) {
+      const edited = await none('PUT', `/releases/${release.id}`, kind);
+      expect([edited.statusCode, edited.data.version, edited.data.notes, kind]).toEqual([200, '1.0.0', 'First', kind]);
+      // Reaching the service is the proof the body was taken as none: here it has no sign-on to link to.
+      const link = await none('POST', '/auth/sso/link', kind);
+      expect([link.statusCode, link.data, kind]).toEqual([404, { error: 'single sign-on is not turned on here' }, kind]);
     }
   });
 
