@@ -1,4 +1,4 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { DialectName } from '../db/database.js';
 import type { ArtifactsTable, ReleasesTable } from '../db/schema.js';
 import type { Tenant } from '../db/tenant.js';
@@ -13,6 +13,15 @@ export async function lockReleaseRow(dialect: DialectName, t: Tenant, id: number
   const query = t.selectFrom('releases').selectAll().where('id', '=', id);
   return dialect === 'postgres' ? query.forUpdate().executeTakeFirst() : query.executeTakeFirst();
 }
+
+/** The id of the product's release of `version`, if it has one. */
+export const findReleaseIdByVersion = (t: Tenant, productId: number, version: string) =>
+  t.selectFrom('releases').select('id').where('product_id', '=', productId).where('version', '=', version).executeTakeFirst();
+
+export const insertReleaseRow = (t: Tenant, values: Omit<Insertable<ReleasesTable>, 'org_id'>) =>
+  t.insertInto('releases', values).returning('id').executeTakeFirstOrThrow();
+
+export const updateReleaseRow = (t: Tenant, id: number, set: Updateable<ReleasesTable>) => t.updateTable('releases').set(set).where('id', '=', id).execute();
 
 export function listReleaseRows(t: Tenant, productId: number, filter: { status?: string | undefined; channel?: string | undefined }) {
   let query = t.selectFrom('releases').selectAll().where('product_id', '=', productId);
@@ -39,6 +48,19 @@ export const artifactRowsOf = (t: Tenant, releaseIds: readonly number[]) =>
 
 export const findArtifactRow = (t: Tenant, releaseId: number, id: number) =>
   t.selectFrom('artifacts').selectAll().where('release_id', '=', releaseId).where('id', '=', id).executeTakeFirst();
+
+export const insertArtifactRow = (t: Tenant, values: Omit<Insertable<ArtifactsTable>, 'org_id'>) =>
+  t.insertInto('artifacts', values).returning('id').executeTakeFirstOrThrow();
+
+/** The artifact and its download counts. */
+export async function deleteArtifactRow(t: Tenant, artifactId: number): Promise<void> {
+  await t.deleteFrom('artifact_downloads').where('artifact_id', '=', artifactId).execute();
+  await t.deleteFrom('artifacts').where('id', '=', artifactId).execute();
+}
+
+/** Ids of the product's keys, retired ones included. */
+export const keyIdsOf = async (t: Tenant, productId: number) =>
+  (await t.selectFrom('product_keys').select('id').where('product_id', '=', productId).execute()).map((r) => Number(r.id));
 
 /** Bytes of every artifact the organisation stores. */
 export async function storedBytes(t: Tenant): Promise<number> {

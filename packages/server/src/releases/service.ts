@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import type { Updateable } from 'kysely';
 import { b64uEncode, releaseManifest } from '@licensor/protocol';
 import { recordAudit } from '../audit/audit.js';
 import type { Ctx } from '../core/context.js';
@@ -6,19 +7,26 @@ import { ApiError, badRequest, conflict, notFound } from '../core/errors.js';
 import { iso } from '../core/schemas.js';
 import { inTransaction } from '../core/transaction.js';
 import { isUniqueViolation } from '../db/database.js';
+import type { ReleasesTable } from '../db/schema.js';
 import type { Tenant } from '../db/tenant.js';
 import type { Keyring } from '../keys/keyring.js';
 import { findProductRow, type ProductRow } from '../products/repo.js';
 import type { ProductParam } from '../products/schemas.js';
 import {
   artifactRowsOf,
+  deleteArtifactRow,
   deleteReleaseRows,
   downloadsOf,
   findArtifactRow,
+  findReleaseIdByVersion,
   findReleaseRow,
+  insertArtifactRow,
+  insertReleaseRow,
+  keyIdsOf,
   listReleaseRows,
   lockReleaseRow,
   storedBytes,
+  updateReleaseRow,
   type ArtifactRow,
   type ReleaseRow,
 } from './repo.js';
@@ -151,28 +159,25 @@ export async function createRelease(ctx: Ctx, productId: number, input: CreateRe
     return await inTransaction(ctx, async (t) => {
       const product = await loadProduct(t, productId);
       const requires = checkRequires(input.requires ?? {}, paramsOf(product));
-      const taken = await t.selectFrom('releases').select('id').where('product_id', '=', productId).where('version', '=', version).executeTakeFirst();
+      const taken = await findReleaseIdByVersion(t, productId, version);
       if (taken) throw versionTaken(version);
-      const inserted = await t
-        .insertInto('releases', {
-          product_id: productId,
-          version,
-          channel,
-          status: 'DRAFT',
-          notes,
-          requires: JSON.stringify(requires),
-          bundle_version: bundleVersion,
-          created_at: ctx.now,
-          created_by: ctx.actor.name,
-          published_at: null,
-          published_by: null,
-          yanked_at: null,
-          yanked_reason: null,
-          manifest: null,
-          manifest_signatures: null,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
+      const inserted = await insertReleaseRow(t, {
+        product_id: productId,
+        version,
+        channel,
+        status: 'DRAFT',
+        notes,
+        requires: JSON.stringify(requires),
+        bundle_version: bundleVersion,
+        created_at: ctx.now,
+        created_by: ctx.actor.name,
+        published_at: null,
+        published_by: null,
+        yanked_at: null,
+        yanked_reason: null,
+        manifest: null,
+        manifest_signatures: null,
+      });
       const id = Number(inserted.id);
       await recordAudit(t, ctx, {
         action: 'release.created',
@@ -213,7 +218,7 @@ export async function updateRelease(ctx: Ctx, id: number, input: UpdateReleaseIn
   return inTransaction(ctx, async (t) => {
     const row = await lockReleaseRow(ctx.database.dialect, t, id);
     if (!row) throw notFound(`no release ${id}`);
-    const set: Record<string, unknown> = {};
+    const set: Updateable<ReleasesTable> = {};
     const changed: string[] = [];
     if (input.channel !== undefined && input.channel !== row.channel) {
       const channel = checkChannel(row.version, input.channel);
@@ -237,11 +242,7 @@ export async function updateRelease(ctx: Ctx, id: number, input: UpdateReleaseIn
       changed.push('bundleVersion');
     }
     if (changed.length > 0) {
-      await t
-        .updateTable('releases')
-        .set({ ...set, row_version: Number(row.row_version) + 1 })
-        .where('id', '=', id)
-        .execute();
+      await updateReleaseRow(t, id, { ...set, row_version: Number(row.row_version) + 1 });
       await recordAudit(t, ctx, {
         action: 'release.updated',
         subjectType: 'release',
@@ -350,31 +351,24 @@ export async function uploadArtifact(
         if (!locked) throw notFound(`no release ${releaseId}`);
         await uploadConflict(tx, locked, filename);
         if (stored.size > (await quotaLeft(tx, limits))) throw quotaExceeded();
-        const inserted = await tx
-          .insertInto('artifacts', {
-            product_id: Number(locked.product_id),
-            release_id: releaseId,
-            filename,
-            platform,
-            arch,
-            size: stored.size,
-            sha256: stored.sha256,
-            sha512: stored.sha512,
-            content_type: contentType,
-            tauri_signature: tauriSignature,
-            ed_signature: edSignature,
-            backend: store.backend,
-            storage_key: key,
-            created_at: ctx.now,
-            created_by: ctx.actor.name,
-          })
-          .returning('id')
-          .executeTakeFirstOrThrow();
-        await tx
-          .updateTable('releases')
-          .set({ row_version: Number(locked.row_version) + 1 })
-          .where('id', '=', releaseId)
-          .execute();
+        const inserted = await insertArtifactRow(tx, {
+          product_id: Number(locked.product_id),
+          release_id: releaseId,
+          filename,
+          platform,
+          arch,
+          size: stored.size,
+          sha256: stored.sha256,
+          sha512: stored.sha512,
+          content_type: contentType,
+          tauri_signature: tauriSignature,
+          ed_signature: edSignature,
+          backend: store.backend,
+          storage_key: key,
+          created_at: ctx.now,
+          created_by: ctx.actor.name,
+        });
+        await updateReleaseRow(tx, releaseId, { row_version: Number(locked.row_version) + 1 });
         await recordAudit(tx, ctx, {
           action: 'artifact.uploaded',
           subjectType: 'release',
@@ -402,13 +396,8 @@ export async function deleteArtifact(ctx: Ctx, store: ArtifactStore, releaseId: 
     const artifact = await findArtifactRow(t, releaseId, artifactId);
     if (!artifact) throw notFound(`no artifact ${artifactId} in release ${releaseId}`);
     if (release.status !== 'DRAFT') throw conflict(`artifacts of a ${release.status.toLowerCase()} release cannot be deleted`);
-    await t.deleteFrom('artifact_downloads').where('artifact_id', '=', artifactId).execute();
-    await t.deleteFrom('artifacts').where('id', '=', artifactId).execute();
-    await t
-      .updateTable('releases')
-      .set({ row_version: Number(release.row_version) + 1 })
-      .where('id', '=', releaseId)
-      .execute();
+    await deleteArtifactRow(t, artifactId);
+    await updateReleaseRow(t, releaseId, { row_version: Number(release.row_version) + 1 });
     await recordAudit(t, ctx, {
       action: 'artifact.deleted',
       subjectType: 'release',
@@ -493,24 +482,20 @@ export async function publishRelease(ctx: Ctx, keyring: Keyring, id: number, inp
       const locked = await lockReleaseRow(ctx.database.dialect, tx, id);
       if (!locked) throw notFound(`no release ${id}`);
       if (locked.status !== 'DRAFT') throw conflict(`only a draft release can be published (this one is ${locked.status.toLowerCase()})`);
-      const nowKeys = (await tx.selectFrom('product_keys').select('id').where('product_id', '=', Number(locked.product_id)).execute()).map((r) => Number(r.id));
+      const nowKeys = await keyIdsOf(tx, Number(locked.product_id));
       const current = stateOf(
         await artifactRowsOf(tx, [id]),
         keys.map((k) => k.keyId).filter((k) => nowKeys.includes(k)),
       );
       if (current !== signedState || nowKeys.length !== keys.length || locked.channel !== release.channel) return false;
-      await tx
-        .updateTable('releases')
-        .set({
-          status: 'PUBLISHED',
-          published_at: publishedAt,
-          published_by: ctx.actor.name,
-          manifest,
-          manifest_signatures: JSON.stringify(signatures),
-          row_version: Number(locked.row_version) + 1,
-        })
-        .where('id', '=', id)
-        .execute();
+      await updateReleaseRow(tx, id, {
+        status: 'PUBLISHED',
+        published_at: publishedAt,
+        published_by: ctx.actor.name,
+        manifest,
+        manifest_signatures: JSON.stringify(signatures),
+        row_version: Number(locked.row_version) + 1,
+      });
       await recordAudit(tx, ctx, {
         action: 'release.published',
         subjectType: 'release',
@@ -551,11 +536,7 @@ async function transition(
     const row = await lockReleaseRow(ctx.database.dialect, t, id);
     if (!row) throw notFound(`no release ${id}`);
     if (row.status !== from) throw conflict(`the release is ${row.status.toLowerCase()}, not ${from.toLowerCase()}`);
-    await t
-      .updateTable('releases')
-      .set({ status: to, ...set, row_version: Number(row.row_version) + 1 })
-      .where('id', '=', id)
-      .execute();
+    await updateReleaseRow(t, id, { status: to, ...set, row_version: Number(row.row_version) + 1 });
     await recordAudit(t, ctx, {
       action,
       subjectType: 'release',
