@@ -30,17 +30,6 @@ export function listReleaseRows(t: Tenant, productId: number, filter: { status?:
   return query.execute();
 }
 
-export const countReleases = async (t: Tenant, productId: number) =>
-  Number(
-    (
-      await t
-        .selectFrom('releases')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('product_id', '=', productId)
-        .executeTakeFirst()
-    )?.n ?? 0,
-  );
-
 export const artifactRowsOf = (t: Tenant, releaseIds: readonly number[]) =>
   releaseIds.length === 0
     ? Promise.resolve([] as ArtifactRow[])
