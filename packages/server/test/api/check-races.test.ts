@@ -77,15 +77,18 @@ describe('binding under concurrency', () => {
   if (backend === 'postgres')
     describe('through two service processes sharing one PostgreSQL', () => {
       const children: ChildProcess[] = [];
-      afterAll(() => Promise.all(children.map(stopServe)));
-
-      it('binds exactly the free seats, and one seat per machine', async () => {
-        const urls: string[] = [];
+      const urls: string[] = [];
+      // Started before the test, under the hooks' longer timeout: two starts on a loaded machine take a while.
+      beforeAll(async () => {
         for (let i = 0; i < 2; i++) {
           const serve = await startServe({ ...h.env, LOG_LEVEL: 'info' });
           children.push(serve.child);
           urls.push(serve.url);
         }
+      });
+      afterAll(() => Promise.all(children.map(stopServe)));
+
+      it('binds exactly the free seats, and one seat per machine', async () => {
         await race(async (i, body) => {
           const response = await fetch(`${urls[i % 2]}/o/${h.slug}/api/public/license/${p.checkId}/check`, {
             method: 'POST',
