@@ -1,4 +1,5 @@
 import type { Config } from '../config.js';
+import { ledgerCheckOf, ledgerKeyOf } from '../keys/keyring.js';
 import { Hsm, TokenUnavailable } from '../keys/pkcs11.js';
 import { unseal, UnsealError } from '../keys/sealing.js';
 import { readBackup } from './file.js';
@@ -10,6 +11,8 @@ export interface CheckResult {
   products: Record<string, Verdict>;
   /** Each product whose key is on a PKCS#11 token: whether its sealed PIN opens ("absent": the token is not here to try it on). */
   pins: Record<string, Verdict>;
+  /** Each product whose trials were ever on, as `slug/productKey/trial-ledger`: whether this master key derives the key its ledger was kept under (DESIGN.md 18). */
+  trialLedgers: Record<string, Verdict>;
   /** Each webhook endpoint, as `slug/webhook <id> (<url>)`: whether its sealed signing secret opens. */
   webhookSecrets: Record<string, Verdict>;
   /** Each organisation's single sign-on client secret, as `slug:sso` (DESIGN.md 17 and 21). */
@@ -22,13 +25,13 @@ const named = (columns: string[], row: unknown[]) => Object.fromEntries(columns.
 
 /**
  * `licensor restore FILE --check`: reads the whole file (its digest checked) and loads nothing; tries
- * each product's current sealed key, or PIN, with the configured master key.
+ * each product's current sealed key, or PIN, and its trial ledger's check value with the configured master key.
  */
 export async function checkBackup(file: string, masterKey: Buffer, pkcs11: Config['pkcs11']): Promise<CheckResult> {
   const hsm = pkcs11 && new Hsm(pkcs11.module, pkcs11.tokens);
   const slugs = new Map<unknown, string>();
   const products = new Map<unknown, string>();
-  const result: CheckResult = { products: {}, pins: {}, webhookSecrets: {}, ssoSecrets: {}, open: true };
+  const result: CheckResult = { products: {}, pins: {}, trialLedgers: {}, webhookSecrets: {}, ssoSecrets: {}, open: true };
   let table = '';
   let columns: string[] = [];
   for await (const line of readBackup(file, () => {})) {
@@ -39,8 +42,16 @@ export async function checkBackup(file: string, masterKey: Buffer, pkcs11: Confi
     for (const values of line.rows) {
       const row = named(columns, values);
       if (table === 'organisations') slugs.set(row.id, String(row.slug));
-      else if (table === 'products') products.set(row.id, `${slugs.get(row.org_id)}/${String(row.product_key)}`);
-      else if (table === 'product_keys' && row.retired_at === null) {
+      else if (table === 'products') {
+        const name = `${slugs.get(row.org_id)}/${String(row.product_key)}`;
+        products.set(row.id, name);
+        // Under another master key every ledger entry is unmatchable, so each machine could start a trial again.
+        if (row.trial_check !== null && row.trial_check !== undefined) {
+          const verdict = ledgerCheckOf(ledgerKeyOf(masterKey, Number(row.id))) === row.trial_check ? 'opens' : 'does not open';
+          result.trialLedgers[`${name}/trial-ledger`] = verdict;
+          if (verdict === 'does not open') result.open = false;
+        }
+      } else if (table === 'product_keys' && row.retired_at === null) {
         const name = products.get(row.product_id) ?? `product ${String(row.product_id)}`;
         const onToken = row.pkcs11_token !== null && row.pkcs11_token !== undefined;
         const verdict = await verdictOf(row, masterKey, onToken ? hsm : undefined);

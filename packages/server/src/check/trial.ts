@@ -7,21 +7,12 @@ import { inTransaction } from '../core/transaction.js';
 import type { Keyring } from '../keys/keyring.js';
 import { findProductRow } from '../products/repo.js';
 import { shapeOf, type ProductShape } from '../products/shape.js';
+import { noteInstallation } from '../licences/repo.js';
 import { insertTrial } from '../licences/service.js';
 import { activeTrials } from '../listings/repos/tallies.js';
 import { resolveParams } from '../licences/terms.js';
 import { addressHashes, bestMatch, equalComponents, ledgerHashes, lookupPairs, presentComponents, type LedgerHashes } from '../trials/ledger.js';
-import {
-  insertEntry,
-  installationKnown,
-  ledgerCandidates,
-  limitReachedAt,
-  lowerTrialNeed,
-  noteInstallation,
-  trialLimitOf,
-  trialState,
-  type Candidate,
-} from '../trials/repo.js';
+import { insertEntry, installationKnown, ledgerCandidates, limitReachedAt, lowerTrialNeed, trialLimitOf, trialState, type Candidate } from '../trials/repo.js';
 import { StaleProduct } from './product-cache.js';
 import { checkLicence, type CheckAnswer, type CheckScope } from './service.js';
 
@@ -143,6 +134,7 @@ async function start(scope: CheckScope, request: TrialRequest, ip: string, keyri
         email: request.email ?? null,
         fingerprint: request.fingerprint,
         label: request.machineLabel ?? null,
+        devicePublicKey: request.devicePublicKey,
       },
     );
     await insertEntry(t, {
@@ -155,7 +147,6 @@ async function start(scope: CheckScope, request: TrialRequest, ip: string, keyri
       reset_at: null,
     });
     await lowerTrialNeed(t, row.id, shape.fingerprintNeed);
-    await noteInstallation(t, licenceId, request.devicePublicKey, scope.now);
     return null;
   });
   // A match found under the lock discards the signed term: this machine's own trial answers.

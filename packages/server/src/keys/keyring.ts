@@ -108,6 +108,19 @@ export const keyUnavailable = (error: string) => new ApiError(503, `the product'
 const CACHE_LIMIT = 10_000;
 
 /**
+ * DESIGN.md 18: the key of a product's trial ledger, HMAC-SHA256(master key, `trial-ledger␟` +
+ * the product id): derived, so nothing new is sealed and a restore under the same master key
+ * keeps matching.
+ */
+export const ledgerKeyOf = (masterKey: Buffer, productId: number) => createHmac('sha256', masterKey).update(`trial-ledger\u001f${productId}`).digest();
+
+/**
+ * HMAC-SHA256(k, `check`) under a ledger key k, in hex: a product's ledger hashes match only
+ * under the master key whose k gives its stored value (`restore --check`, DESIGN.md 17).
+ */
+export const ledgerCheckOf = (k: Buffer) => createHmac('sha256', k).update('check').digest('hex');
+
+/**
  * Seals new private keys under the master key and opens stored ones, caching the KeyObjects
  * so signing never re-parses a key. An entry is keyed by the key row and the product's
  * version, which any change to the product raises, so a cached view is never trusted past it.
@@ -245,19 +258,20 @@ export class Keyring {
     return found;
   }
 
-  /**
-   * DESIGN.md 18: the key of a product's trial ledger, HMAC-SHA256(master key, `trial-ledger␟` +
-   * the product id): derived, so nothing new is sealed and a restore under the same master key
-   * keeps matching.
-   */
+  /** DESIGN.md 18: the key of a product's trial ledger (ledgerKeyOf), cached. */
   ledgerKey(productId: number): Buffer {
     let key = this.ledgerKeys.get(productId);
     if (!key) {
-      key = createHmac('sha256', this.masterKey).update(`trial-ledger\u001f${productId}`).digest();
+      key = ledgerKeyOf(this.masterKey, productId);
       if (this.ledgerKeys.size >= CACHE_LIMIT) this.ledgerKeys.delete(this.ledgerKeys.keys().next().value!);
       this.ledgerKeys.set(productId, key);
     }
     return key;
+  }
+
+  /** What a product that turns trials on stores, so `restore --check` can tell whether this master key still derives its ledger's key. */
+  ledgerCheck(productId: number): string {
+    return ledgerCheckOf(this.ledgerKey(productId));
   }
 
   /** Every key the product has had, opened, current first: what a licence of it may be signed with. */

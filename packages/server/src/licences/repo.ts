@@ -53,6 +53,21 @@ export async function updateLicence(t: Tenant, id: number, set: Updateable<Licen
   await t.updateTable('licences').set(set).where('id', '=', id).execute();
 }
 
+/** Records a device key the trial was answered to, among its first 100; true when it is new. */
+export async function noteInstallation(t: Tenant, licenceId: number, devicePublicKey: string, now: number): Promise<boolean> {
+  const inserted = await t
+    .insertInto('trial_installations', { licence_id: licenceId, device_public_key: devicePublicKey, first_seen_at: now })
+    .onConflict((oc) => oc.columns(['licence_id', 'device_public_key']).doNothing())
+    .executeTakeFirst();
+  if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return false;
+  await t
+    .updateTable('licences')
+    .set((eb) => ({ trial_installations: eb('trial_installations', '+', 1) }))
+    .where('id', '=', licenceId)
+    .execute();
+  return true;
+}
+
 /** A new licence's stamp row (licence_stamps: lastCheckedAt, kept apart from the licence row). */
 export async function insertStamp(t: Tenant, licenceId: number, lid: string): Promise<void> {
   await t.insertInto('licence_stamps', { licence_id: licenceId, archived: 0, lid, last_checked_at: null }).execute();

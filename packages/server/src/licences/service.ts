@@ -18,7 +18,7 @@ import { localDate } from '../core/calendar.js';
 import { idempotently, rememberAnswer, type IdempotentRequest, type Replay } from './idempotency.js';
 import { findLicenceView, statusOf, toLicence, type LicenceRow, type LicenceView } from '../listings/repos/views.js';
 import { searchText } from '../listings/repos/search.js';
-import { findLicenceRow, insertLicence, insertStamp, insertVersion, lockLicenceRow, setStampArchived, updateLicence } from './repo.js';
+import { findLicenceRow, insertLicence, insertStamp, insertVersion, lockLicenceRow, noteInstallation, setStampArchived, updateLicence } from './repo.js';
 import type { IssueBody, ReleaseBody, RenewBody } from './schemas.js';
 import { atIssueFingerprints } from '../seats/repo.js';
 import { bindAtIssue, bindSeat, releaseBindings } from '../seats/service.js';
@@ -431,13 +431,16 @@ export interface TrialTerm {
   email: string | null;
   fingerprint: string;
   label: string | null;
+  /** The starting installation's device key: the trial's first. */
+  devicePublicKey: string;
 }
 
 /**
  * Writes a trial in the caller's transaction (which holds the product's lock): the licence with
  * no customer, licensee `Trial`, issued by `trial`, its one seat bound at issue with the machine's
- * label, its tallies, audited `licence.trial_started` (no `licence.issued`, no `machine.bound`, no
- * email or label in the details). Never counted against the plan. Returns the licence's row id.
+ * label, its first installation, its tallies, audited `licence.trial_started` (no `licence.issued`,
+ * no `machine.bound`, no email or label in the details). Never counted against the plan. Returns
+ * the licence's row id.
  */
 export async function insertTrial(t: Tenant, by: Author & { database: Ctx['database'] }, trial: TrialTerm): Promise<number> {
   const { lid, shape } = trial;
@@ -483,7 +486,17 @@ export async function insertTrial(t: Tenant, by: Author & { database: Ctx['datab
   });
   await insertStamp(t, row.id, lid);
   await bindAtIssue(t, row.id, [trial.fingerprint], by.now, trial.label);
-  const view = { ...row, product_name: shape.name, product_key: shape.productKey, last_checked_at: null, seats_used: 1, bound_at: by.now };
+  // Before the audit entry, so that `licence.trial_started` shows the trial as it commits: with its installation.
+  await noteInstallation(t, row.id, trial.devicePublicKey, by.now);
+  const view = {
+    ...row,
+    trial_installations: 1,
+    product_name: shape.name,
+    product_key: shape.productKey,
+    last_checked_at: null,
+    seats_used: 1,
+    bound_at: by.now,
+  };
   await recordLicenceAudit(t, by, view, {
     action: 'licence.trial_started',
     subjectType: 'licence',

@@ -85,7 +85,7 @@ export async function createProduct(ctx: Ctx, keyring: Keyring, body: CreateProd
   );
   try {
     return await inTransaction(ctx, async (t) => {
-      const product = await insertProductRow(t, {
+      const inserted = await insertProductRow(t, {
         ...shapeColumns(shape),
         algorithm: change.algorithm,
         key_origin: change.keyOrigin,
@@ -98,6 +98,9 @@ export async function createProduct(ctx: Ctx, keyring: Keyring, body: CreateProd
         updated_at: ctx.now,
         version: 1,
       });
+      // The ledger key is derived from the product id, known only once the row is in.
+      const product =
+        shape.trialDays > 0 ? (await updateProductAt(t, inserted.id, inserted.version, { trial_check: keyring.ledgerCheck(inserted.id) }))! : inserted;
       const key = await insertKey(t, keyring, product.id, change, ctx.now);
       await recordAudit(t, ctx, {
         action: 'product.created',
@@ -157,6 +160,9 @@ export async function updateProduct(ctx: Ctx, keyring: Keyring, id: number, body
         certificate_type: change.certificateType,
         updated_at: ctx.now,
         version: before.product.version + 1,
+        // Written once: the ledger outlives its trials being turned off, and a value kept from
+        // another master key must still show at `restore --check` rather than be overwritten.
+        ...(shape.trialDays > 0 && before.product.trial_check === null ? { trial_check: keyring.ledgerCheck(id) } : {}),
       });
       if (!product) throw conflict('the product changed while this edit was prepared: send it again');
       if (shape.productKey !== before.product.product_key && (await licenceCount(t, id)) > 0) {

@@ -91,21 +91,6 @@ export async function lowerTrialNeed(t: Tenant, productId: number, fpn: number):
     .execute();
 }
 
-/** Records a device key the trial was answered to, among its first 100; true when it is new. */
-export async function noteInstallation(t: Tenant, licenceId: number, devicePublicKey: string, now: number): Promise<boolean> {
-  const inserted = await t
-    .insertInto('trial_installations', { licence_id: licenceId, device_public_key: devicePublicKey, first_seen_at: now })
-    .onConflict((oc) => oc.columns(['licence_id', 'device_public_key']).doNothing())
-    .executeTakeFirst();
-  if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return false;
-  await t
-    .updateTable('licences')
-    .set((eb) => ({ trial_installations: eb('trial_installations', '+', 1) }))
-    .where('id', '=', licenceId)
-    .execute();
-  return true;
-}
-
 /** Whether the trial already holds this device key, or its 100. */
 export async function installationKnown(t: Tenant, licenceId: number, devicePublicKey: string): Promise<boolean> {
   const row = await t

@@ -69,6 +69,8 @@ let product: CheckedProduct;
 let token: string;
 let memberCookie: string;
 let backupFile: string;
+/** The products that turned trials on. */
+const trialKeys: string[] = [];
 const targets: Target[] = [];
 
 async function target(kind: 'sqlite' | 'postgres' = backend): Promise<Target> {
@@ -93,9 +95,13 @@ beforeAll(async () => {
   h = await startHarness();
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'licensor-backup-'));
   // A deployment with something in every kind of row: two products (two algorithms), a customer,
-  // licences issued, checked (a seat), renewed (a superseded term) and revoked, a token, a member, a platform account.
+  // licences issued, checked (a seat), renewed (a superseded term) and revoked, a token, a member, a platform account,
+  // trials turned on at create and by a PUT (each keeps its ledger's check value).
   product = await checkedProduct(h);
   const second = await createProduct(h.admin, { algorithm: 'EC_P256' });
+  trialKeys.push((await createProduct(h.admin, { trialDays: 14 })).productKey);
+  expect((await h.admin('PUT', `/products/${second.id}`, { trialDays: 7 })).statusCode).toBe(200);
+  trialKeys.push(second.productKey);
   const customer = (await h.admin('POST', '/customers', { name: 'Ada Ltd', email: 'ops@ada.example' })).data;
   const checked = await product.issue({ customerId: customer.id, notes: 'key account' });
   expect((await product.check(checkBody(checked.licenseString, 'm1'))).data.valid).toBe(true);
@@ -277,9 +283,10 @@ describe('licensor restore', () => {
     expect(refused.stderr).toMatch(/schema \(9999_from_the_future\) is newer than this release's/);
   });
 
-  it('--check loads nothing and names every product whose key does not open with the configured master key, PKCS#11 PINs and webhook secrets', async () => {
+  it('--check loads nothing and names every product whose key does not open with the configured master key, PKCS#11 PINs, trial ledgers and webhook secrets', async () => {
     const into = await target();
     const products = (await h.database.db.selectFrom('products').select('product_key').execute()).map((p) => `${h.slug}/${p.product_key}`);
+    const ledgers = (verdict: string) => Object.fromEntries(trialKeys.map((key) => [`${h.slug}/${key}/trial-ledger`, verdict]));
     // A product whose key is on a PKCS#11 token, which this machine does not have: its PIN opens, the token is absent.
     const lines = linesOf(backupFile);
     const columnsOf = (table: string) => JSON.parse(lines.find((l) => l.startsWith(`{"table":"${table}"`))!).columns as string[];
@@ -363,6 +370,7 @@ describe('licensor restore', () => {
     expect(JSON.parse(good.stdout)).toEqual({
       products: Object.fromEntries(products.map((p) => [p, 'opens'])),
       pins: { [`${h.slug}/on-token`]: 'absent' },
+      trialLedgers: ledgers('opens'),
       webhookSecrets: { [hook]: 'opens' },
       ssoSecrets: { [`${h.slug}:sso`]: 'opens' },
       open: true,
@@ -373,6 +381,8 @@ describe('licensor restore', () => {
     expect(JSON.parse(wrong.stdout)).toEqual({
       products: Object.fromEntries(products.map((p) => [p, 'does not open'])),
       pins: { [`${h.slug}/on-token`]: 'does not open' },
+      // Every ledger entry would be unmatchable under this key: each machine could start a trial again.
+      trialLedgers: ledgers('does not open'),
       webhookSecrets: { [hook]: 'does not open' },
       ssoSecrets: { [`${h.slug}:sso`]: 'does not open' },
       open: false,

@@ -9,6 +9,7 @@ import { inOneRateWindow, startHarness, type Caller, type Harness } from '../har
 import { addDays, createProduct, issueOk, todayUtc } from '../licence-helpers.js';
 import { checkBody, checkedProduct } from '../check-helpers.js';
 import { addEndpoint, drain, startReceiver, verified, type Receiver } from '../webhook-helpers.js';
+import { machine, startBody, trialProduct } from '../trial-helpers.js';
 
 let h: Harness;
 let receiver: Receiver;
@@ -227,6 +228,39 @@ describe('events', () => {
     await drain(h);
     expect(receiver.received).toHaveLength(count);
     expect((await deliveries(id, '?status=delivered')).length).toBe(Math.min(50, count));
+  });
+
+  it('delivers a trial’s start, extension and conversion as their own events, never as licence.issued or licence.renewed', async () => {
+    const events = ['licence.trial_started', 'licence.trial_extended', 'licence.trial_converted', 'licence.issued', 'licence.renewed', 'machine.bound'];
+    const { secret } = await addEndpoint(api, receiver.url, events);
+    const p = await trialProduct(h);
+    const started = await p.start(startBody(machine('hooked'), { machineLabel: 'Desk' }));
+    expect(started.statusCode).toBe(201);
+    const trialLid = started.data.lid;
+    const atStart = (await api('GET', `/licenses/${trialLid}`)).data;
+    const extended = await api('POST', `/licenses/${trialLid}/extend-trial`, { days: 10 });
+    expect(extended.statusCode).toBe(200);
+    const paid = await api('POST', `/licenses/${trialLid}/convert`, { customer: { name: 'Buyer Ltd', email: 'buyer@example.com' }, keepMachine: true });
+    expect(paid.statusCode).toBe(201);
+    const trial = (await api('GET', `/licenses/${trialLid}`)).data;
+    await drain(h);
+    const bodies = receiver.received.map((r) => verified(secret, r));
+    expect(bodies.map((b) => [b.type, b.data.licence?.lid ?? b.data.machine.lid])).toEqual([
+      ['licence.trial_started', trialLid],
+      ['licence.trial_extended', trialLid],
+      ['machine.bound', paid.data.lid],
+      ['licence.trial_converted', trialLid],
+      ['licence.issued', paid.data.lid],
+    ]);
+    const [start, extension, , conversion, issued] = bodies;
+    // `data.licence`: the trial as the API answers it after each change (the start's own check
+    // answers once the trial is committed, so the event has it not yet checked).
+    expect(start!.data).toEqual({ licence: { ...atStart, lastCheckedAt: null, checkHealth: 'NEVER' } });
+    expect(start!.data.licence).toMatchObject({ trial: true, licensee: 'Trial', customerId: null, trialInstallations: 1, trialConvertedTo: null });
+    expect(extension!.data).toEqual({ licence: extended.data });
+    expect(conversion!.data).toEqual({ licence: trial });
+    expect(conversion!.data.licence).toMatchObject({ trialConvertedTo: paid.data.lid, status: 'ACTIVE' });
+    expect(issued!.data.licence).toMatchObject({ lid: paid.data.lid, convertedFromTrial: trialLid, trial: false });
   });
 
   it('writes nothing for a rolled-back change, and nothing while the organisation has no endpoint', async () => {
