@@ -13,7 +13,7 @@ export interface CheckResult {
   pins: Record<string, Verdict>;
   /** Each product whose trials were ever on, as `slug/productKey/trial-ledger`: whether this master key derives the key its ledger was kept under (DESIGN.md 18). */
   trialLedgers: Record<string, Verdict>;
-  /** Each webhook endpoint, as `slug/webhook <id> (<url>)`: whether its sealed signing secret opens. */
+  /** Each webhook endpoint, as `slug:webhook/<id>` (DESIGN.md 17): whether its sealed signing secret opens. */
   webhookSecrets: Record<string, Verdict>;
   /** Each organisation's single sign-on client secret, as `slug:sso` (DESIGN.md 17 and 21). */
   ssoSecrets: Record<string, Verdict>;
@@ -60,7 +60,7 @@ export async function checkBackup(file: string, masterKey: Buffer, pkcs11: Confi
       } else if (table === 'webhook_endpoints') {
         // Sealed as webhooks/service.ts seals it: the context names the organisation and the endpoint.
         const verdict = opens(masterKey, row.secret, `webhook:${String(row.org_id)}:${String(row.id)}`);
-        result.webhookSecrets[`${slugs.get(row.org_id)}/webhook ${String(row.id)} (${String(row.url)})`] = verdict;
+        result.webhookSecrets[`${slugs.get(row.org_id)}:webhook/${String(row.id)}`] = verdict;
         if (verdict === 'does not open') result.open = false;
       } else if (table === 'sso_configs') {
         // Sealed as sso/config.ts seals it: the context names the organisation.

@@ -319,7 +319,7 @@ describe('licensor restore', () => {
       last_status: null,
       failing_since: null,
     };
-    const hook = `${h.slug}/webhook 901 (https://hooks.example.com/licensor)`;
+    const hook = `${h.slug}:webhook/901`;
     // A single sign-on configuration, its client secret sealed as the service seals it (context: the organisation).
     const sso: Record<string, unknown> = {
       id: 1,
