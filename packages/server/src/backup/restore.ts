@@ -4,6 +4,7 @@ import { transaction, type Database } from '../db/database.js';
 import { LATEST_MIGRATION, MIGRATION_NAMES, migrateToLatest } from '../db/migrations/index.js';
 import { countUncounted } from '../listings/repos/tallies.js';
 import { readBackup, type Header, type Line, type TableLine } from './file.js';
+import { failPendingEmails } from './repo.js';
 import type { Progress } from './progress.js';
 import { allTables, baseTables, type BaseTable, type CatalogQuery } from './tables.js';
 
@@ -174,12 +175,7 @@ export async function restore(database: Database, file: string, progress: Progre
   }
   const migrated = await migrateToLatest(database);
   await countUncounted(database);
-  // DESIGN.md 22: a restored outbox does not resend (the mail may have gone after the snapshot); send sends again.
-  await database.db
-    .updateTable('emails')
-    .set({ status: 'failed', last_error: 'restored', next_attempt_at: null, lease: null, lease_until: null })
-    .where('status', '=', 'pending')
-    .execute();
+  await failPendingEmails(database.db);
   return { schema, counts, migrated };
 }
 

@@ -7,6 +7,18 @@ import type { Tenant } from '../db/tenant.js';
 import { countLicences, customerData, findCustomerRow, toCustomer } from '../customers/repo.js';
 import { getLicence } from '../licences/reads.js';
 import { searchText } from '../listings/repos/search.js';
+import {
+  auditEntriesOf,
+  eraseCustomerRow,
+  eraseEmailAddresses,
+  eraseMachineLabels,
+  failPendingEmailsOf,
+  licenceIdOf,
+  licenceRowById,
+  licencesOfCustomer,
+  setAuditText,
+  setLicencePersonalData,
+} from './repo.js';
 
 export const ERASED = '[erased]';
 
@@ -24,20 +36,10 @@ function redact(text: string, values: string[], json: boolean): string {
 async function redactAudit(t: Tenant, where: { lids: string[]; customerId?: number }, values: string[]): Promise<void> {
   const wanted = [...new Set(values.filter((v) => v !== ''))];
   if (wanted.length === 0) return;
-  let query = t.selectFrom('audit_entries').select(['id', 'summary', 'details']);
-  query = query.where((eb) =>
-    eb.or([
-      ...(where.lids.length > 0 ? [eb('lid', 'in', where.lids)] : []),
-      ...(where.customerId !== undefined ? [eb.and([eb('subject_type', '=', 'customer'), eb('subject_id', '=', String(where.customerId))])] : []),
-      ...(where.lids.length > 0 ? [eb.and([eb('subject_type', '=', 'licence'), eb('subject_id', 'in', where.lids)])] : []),
-    ]),
-  );
-  for (const entry of await query.execute()) {
+  for (const entry of await auditEntriesOf(t, where)) {
     const summary = redact(entry.summary, wanted, false);
     const details = entry.details === null ? null : redact(entry.details, wanted, true);
-    if (summary !== entry.summary || details !== entry.details) {
-      await t.updateTable('audit_entries').set({ summary, details }).where('id', '=', entry.id).execute();
-    }
+    if (summary !== entry.summary || details !== entry.details) await setAuditText(t, entry.id, summary, details);
   }
 }
 
@@ -48,23 +50,16 @@ async function redactAudit(t: Tenant, where: { lids: string[]; customerId?: numb
  * Returns the values erased and the field names.
  */
 async function eraseLicenceData(t: Tenant, licenceId: number, owner?: { name: string }) {
-  const licence = await t.selectFrom('licences').selectAll().where('id', '=', licenceId).executeTakeFirstOrThrow();
-  await t
-    .updateTable('emails')
-    .set({ status: 'failed', last_error: 'erased', next_attempt_at: null, lease: null, lease_until: null })
-    .where('licence_id', '=', licenceId)
-    .where('status', '=', 'pending')
-    .execute();
+  const licence = await licenceRowById(t, licenceId);
+  await failPendingEmailsOf(t, licenceId, 'erased');
   const values: string[] = [];
   const fields = new Set<string>();
-  const labels = await t.selectFrom('machine_bindings').select('label').where('licence_id', '=', licenceId).where('label', 'is not', null).execute();
-  for (const { label } of labels) values.push(label!);
+  const labels = await eraseMachineLabels(t, licenceId);
+  values.push(...labels);
   if (labels.length > 0) fields.add('machines.label');
-  await t.updateTable('machine_bindings').set({ label: null }).where('licence_id', '=', licenceId).execute();
-  const addresses = await t.selectFrom('emails').select('to_address').where('licence_id', '=', licenceId).where('to_address', 'is not', null).execute();
-  for (const { to_address } of addresses) values.push(to_address!);
+  const addresses = await eraseEmailAddresses(t, licenceId);
+  values.push(...addresses);
   if (addresses.length > 0) fields.add('emails.to');
-  await t.updateTable('emails').set({ to_address: null }).where('licence_id', '=', licenceId).execute();
   if (licence.notes !== null) {
     values.push(licence.notes);
     fields.add('notes');
@@ -80,18 +75,19 @@ async function eraseLicenceData(t: Tenant, licenceId: number, owner?: { name: st
     fields.add('licensee');
   }
   const email = eraseEmail ? null : licence.licensee_email;
-  await t
-    .updateTable('licences')
-    .set({ notes: null, licensee, licensee_email: email, search_text: searchText({ licensee, email, lid: licence.lid, notes: null }) })
-    .where('id', '=', licenceId)
-    .execute();
+  await setLicencePersonalData(t, licenceId, {
+    notes: null,
+    licensee,
+    licensee_email: email,
+    search_text: searchText({ licensee, email, lid: licence.lid, notes: null }),
+  });
   return { lid: licence.lid, values, fields: [...fields] };
 }
 
 /** `POST /licenses/{lid}/erase-personal-data`: idempotent; 200 the licence. */
 export async function eraseLicencePersonalData(ctx: Ctx, lid: string) {
   await inTransaction(ctx, async (t) => {
-    const row = await t.selectFrom('licences').select(['id']).where('lid', '=', lid).executeTakeFirst();
+    const row = await licenceIdOf(t, lid);
     if (!row) throw notFound(`no licence ${lid}`);
     await lockRow(ctx.database, t.db, 'licences', Number(row.id));
     const erased = await eraseLicenceData(t, Number(row.id));
@@ -119,13 +115,13 @@ export async function eraseCustomer(ctx: Ctx, id: number) {
     if (customer.name !== name) fields.add('name');
     if (customer.email !== null) fields.add('email');
     if (customer.notes !== null) fields.add('notes');
-    const licences = await t.selectFrom('licences').select(['id', 'lid']).where('customer_id', '=', id).orderBy('id').execute();
+    const licences = await licencesOfCustomer(t, id);
     for (const licence of licences) {
       const erased = await eraseLicenceData(t, Number(licence.id), { name });
       values.push(...erased.values);
       for (const field of erased.fields) fields.add(`licences.${field}`);
     }
-    await t.updateTable('customers').set({ name, email: null, email_lower: null, notes: null }).where('id', '=', id).execute();
+    await eraseCustomerRow(t, id, name);
     await redactAudit(
       t,
       { lids: licences.map((l) => l.lid), customerId: id },

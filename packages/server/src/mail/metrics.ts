@@ -1,5 +1,6 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { Database } from '../db/database.js';
+import { pendingEmailCount } from './repo.js';
 
 /** `licensor_mail_outbox_pending` (DESIGN.md 22): emails pending, held by the daily limit included, across organisations. */
 export function mailMetrics(registry: Registry, database: Database): void {
@@ -8,12 +9,7 @@ export function mailMetrics(registry: Registry, database: Database): void {
     help: 'Licence emails not yet sent or failed, held ones included',
     registers: [registry],
     async collect() {
-      const row = await database.db
-        .selectFrom('emails')
-        .select((eb) => eb.fn.countAll<number | string>().as('n'))
-        .where('status', '=', 'pending')
-        .executeTakeFirstOrThrow();
-      this.set(Number(row.n));
+      this.set(await pendingEmailCount(database.db));
     },
   });
 }

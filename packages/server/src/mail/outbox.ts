@@ -9,7 +9,21 @@ import { tenant } from '../db/tenant.js';
 import { insertLink, revokeLink } from '../portal/repo.js';
 import { mailConfigured } from './config.js';
 import { DAILY_LIMIT_HELD } from './queue.js';
-import { admittedSince, DAY_MS, type EmailRow } from './repo.js';
+import {
+  admitEmails,
+  admittedSince,
+  DAY_MS,
+  deleteEmailsBefore,
+  dueEmailId,
+  type EmailRow,
+  extendLease,
+  heldEmailIds,
+  licenceForMailById,
+  orgMailState,
+  orgsHoldingEmails,
+  recordAttempt,
+  takeLease,
+} from './repo.js';
 import { templateOf } from './settings.js';
 import { render, type Values } from './template.js';
 import { fromOf, sendOnce, type SendOutcome } from './transport.js';
@@ -86,10 +100,7 @@ export class MailOutbox {
     const now = Date.now();
     if (now - this.lastPrune >= PRUNE_MS) {
       this.lastPrune = now;
-      await this.database.db
-        .deleteFrom('emails')
-        .where('created_at', '<', now - KEEP_MS)
-        .execute();
+      await deleteEmailsBefore(this.database.db, now - KEEP_MS);
     }
     await this.admitHeld(now);
     let made = 0;
@@ -103,70 +114,27 @@ export class MailOutbox {
 
   /** Admits held emails, oldest first, as far as each organisation's count allows. */
   private async admitHeld(now: number): Promise<void> {
-    const orgs = await this.database.db
-      .selectFrom('emails')
-      .select('org_id')
-      .distinct()
-      .where('status', '=', 'pending')
-      .where('admitted_at', 'is', null)
-      .execute();
-    for (const { org_id } of orgs) {
+    for (const orgId of await orgsHoldingEmails(this.database.db)) {
       await transaction(this.database, async (trx) => {
-        await lockRow(this.database, trx, 'organisations', Number(org_id));
-        const org = await trx.selectFrom('organisations').select('mail_enabled').where('id', '=', Number(org_id)).executeTakeFirst();
+        await lockRow(this.database, trx, 'organisations', orgId);
+        const org = await orgMailState(trx, orgId);
         if (!org || Number(org.mail_enabled) !== 1) return;
-        const t = tenant(trx, Number(org_id));
+        const t = tenant(trx, orgId);
         const free = this.config.mail.dailyLimit - (await admittedSince(t, now)).count;
         if (free <= 0) return;
-        const ids = await t
-          .selectFrom('emails')
-          .select('id')
-          .where('status', '=', 'pending')
-          .where('admitted_at', 'is', null)
-          .orderBy('id')
-          .limit(free)
-          .execute();
-        if (ids.length === 0) return;
-        await t
-          .updateTable('emails')
-          .set({ admitted_at: now, next_attempt_at: now, last_error: null })
-          .where(
-            'id',
-            'in',
-            ids.map((r) => r.id),
-          )
-          .where('last_error', '=', DAILY_LIMIT_HELD)
-          .execute();
+        const ids = await heldEmailIds(t, free);
+        if (ids.length > 0) await admitEmails(t, ids, now, DAILY_LIMIT_HELD);
       });
     }
   }
 
   private async claim(now: number): Promise<{ row: EmailRow; lease: string } | null> {
     return transaction(this.database, async (trx) => {
-      let due = trx
-        .selectFrom('emails')
-        .innerJoin('organisations', 'organisations.id', 'emails.org_id')
-        .select('emails.id')
-        .where('emails.status', '=', 'pending')
-        .where('emails.next_attempt_at', '<=', now)
-        .where((eb) => eb.or([eb('emails.lease_until', 'is', null), eb('emails.lease_until', '<', now)]))
-        .where('organisations.mail_enabled', '=', 1)
-        .orderBy('emails.next_attempt_at')
-        .orderBy('emails.id')
-        .limit(1);
-      if (this.database.dialect === 'postgres') due = due.forUpdate(['emails']).skipLocked();
-      const found = await due.executeTakeFirst();
-      if (!found) return null;
+      const found = await dueEmailId(trx, now, this.database.dialect);
+      if (found === undefined) return null;
       const lease = `${this.id}:${randomBytes(8).toString('hex')}`;
-      const taken = await trx
-        .updateTable('emails')
-        .set({ lease, lease_until: now + LEASE_MS })
-        .where('id', '=', found.id)
-        .where('status', '=', 'pending')
-        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
-        .returningAll()
-        .executeTakeFirst();
-      return taken ? { row: taken as EmailRow, lease } : null;
+      const taken = await takeLease(trx, found, lease, now, now + LEASE_MS);
+      return taken ? { row: taken, lease } : null;
     });
   }
 
@@ -175,13 +143,7 @@ export class MailOutbox {
     const db = this.database.db;
     const orgId = Number(row.org_id);
     const extend = setInterval(() => {
-      void db
-        .updateTable('emails')
-        .set({ lease_until: Date.now() + LEASE_MS })
-        .where('id', '=', row.id)
-        .where('lease', '=', lease)
-        .execute()
-        .catch(() => {});
+      void extendLease(db, row.id, lease, Date.now() + LEASE_MS).catch(() => {});
     }, EXTEND_MS);
     let linkId: number | null = null;
     let termIssuedAt: number | null = null;
@@ -201,22 +163,9 @@ export class MailOutbox {
 
   private async prepare(db: Db, row: EmailRow, orgId: number) {
     const t = tenant(db, orgId);
-    const org = await db.selectFrom('organisations').select(['slug', 'name', 'timezone']).where('id', '=', orgId).executeTakeFirstOrThrow();
-    const licence = await t
-      .selectFrom('licences')
-      .innerJoin('products', 'products.id', 'licences.product_id')
-      .select([
-        'licences.lid',
-        'licences.customer_id',
-        'licences.licensee',
-        'licences.issued_at',
-        'licences.expires_at',
-        'licences.licence_string',
-        'products.name as product_name',
-        'products.product_key',
-      ])
-      .where('licences.id', '=', row.licence_id)
-      .executeTakeFirstOrThrow();
+    const org = await orgMailState(db, orgId);
+    if (!org) throw new Error(`no organisation ${orgId}`);
+    const licence = await licenceForMailById(t, Number(row.licence_id));
     const termIssuedAt = Number(licence.issued_at);
     if (row.to_address === null) return { message: null, error: 'erased', linkId: null, termIssuedAt };
     const template = await templateOf(db, orgId, org.name);
@@ -297,7 +246,7 @@ export class MailOutbox {
         : outcome.permanent || attempts > RETRY_DELAYS_MS.length
           ? { ...common, status: 'failed' as const, last_error: outcome.error, next_attempt_at: null }
           : { ...common, last_error: outcome.error, next_attempt_at: now + RETRY_DELAYS_MS[attempts - 1]! };
-      await t.updateTable('emails').set(change).where('id', '=', row.id).where('lease', '=', lease).where('status', '=', 'pending').execute();
+      await recordAttempt(t, row.id, lease, change);
       if (!outcome.sent && linkId !== null) await revokeLink(t, linkId, now);
     });
   }

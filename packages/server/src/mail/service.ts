@@ -3,7 +3,7 @@ import { ApiError, badRequest, notFound, refused } from '../core/errors.js';
 import { inTransaction } from '../core/transaction.js';
 import { mailConfig, mailConfigured } from './config.js';
 import { emailRecord, insertQueued } from './queue.js';
-import { admittedSince, DAY_MS, emailsOfLicence, licenceForMail, orgMailState } from './repo.js';
+import { admittedSince, DAY_MS, emailsOfLicence, licenceForMail, memberEmail, orgMailState } from './repo.js';
 import { templateOf } from './settings.js';
 import { render } from './template.js';
 import { fromOf, sendOnce } from './transport.js';
@@ -61,10 +61,7 @@ export async function licenceEmails(ctx: Ctx, lid: string) {
 export async function sendTestMail(ctx: Ctx, publicUrl: string) {
   const config = mailConfig();
   if (!mailConfigured(config)) throw notConfigured();
-  const to =
-    ctx.actor.kind === 'user'
-      ? ((await ctx.database.db.selectFrom('users').select('email').where('id', '=', ctx.actor.userId).executeTakeFirst())?.email ?? null)
-      : null;
+  const to = ctx.actor.kind === 'user' ? await memberEmail(ctx.database.db, ctx.actor.userId) : null;
   const org = await orgMailState(ctx.database.db, ctx.org.id);
   if (!org || Number(org.mail_enabled) !== 1) throw disabled();
   if (!to) throw badRequest('your account has no email address to send the test to');

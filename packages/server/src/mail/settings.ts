@@ -3,7 +3,7 @@ import { badRequest } from '../core/errors.js';
 import { tenant } from '../db/tenant.js';
 import { EMAIL, senderNameProblem } from '../config.js';
 import { mailConfig, mailConfigured } from './config.js';
-import { admittedSince, orgMailState } from './repo.js';
+import { admittedSince, insertMailSettings, mailSettingsRow, orgMailState, updateMailSettings } from './repo.js';
 import { checkPlaceholders, DEFAULT_HTML, DEFAULT_SUBJECT, DEFAULT_TEXT } from './template.js';
 
 /** The template fields a `PUT /settings` `mail` may carry; null restores the default. */
@@ -28,7 +28,7 @@ export const MAIL_FIELDS = Object.keys(COLUMNS) as Array<keyof typeof COLUMNS>;
 
 /** The template in force: the organisation's fields, each null one its default. */
 export async function templateOf(db: Db, orgId: number, orgName: string): Promise<MailTemplate> {
-  const row = await tenant(db, orgId).selectFrom('mail_settings').selectAll().executeTakeFirst();
+  const row = await mailSettingsRow(tenant(db, orgId));
   return {
     senderName: row?.sender_name ?? orgName,
     replyTo: row?.reply_to ?? null,
@@ -59,7 +59,7 @@ export function checkMailChange(change: MailChange): void {
 /** Writes the fields given (null: the default again); returns the names of those that changed. */
 export async function saveMailChange(db: Db, orgId: number, change: MailChange, actor: string, now: number): Promise<string[]> {
   const t = tenant(db, orgId);
-  const row = await t.selectFrom('mail_settings').selectAll().executeTakeFirst();
+  const row = await mailSettingsRow(t);
   const next: Record<string, string | null> = {};
   const changed: string[] = [];
   for (const field of MAIL_FIELDS) {
@@ -71,24 +71,18 @@ export async function saveMailChange(db: Db, orgId: number, change: MailChange, 
     if (value !== before) changed.push(`mail.${field}`);
   }
   if (changed.length === 0) return [];
-  if (row)
-    await t
-      .updateTable('mail_settings')
-      .set({ ...next, updated_at: now, updated_by: actor })
-      .execute();
+  if (row) await updateMailSettings(t, { ...next, updated_at: now, updated_by: actor });
   else
-    await t
-      .insertInto('mail_settings', {
-        sender_name: null,
-        reply_to: null,
-        subject: null,
-        text_body: null,
-        html_body: null,
-        ...next,
-        updated_at: now,
-        updated_by: actor,
-      })
-      .execute();
+    await insertMailSettings(t, {
+      sender_name: null,
+      reply_to: null,
+      subject: null,
+      text_body: null,
+      html_body: null,
+      ...next,
+      updated_at: now,
+      updated_by: actor,
+    });
   return changed;
 }
 

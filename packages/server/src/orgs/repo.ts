@@ -99,3 +99,24 @@ export async function insertOrganisation(
 export async function updateOrganisationTimezone(db: Db, id: number, timezone: string, actor: string, now: number) {
   await db.updateTable('organisations').set({ timezone, settings_updated_at: now, settings_updated_by: actor }).where('id', '=', id).execute();
 }
+
+/** GET /settings: the timezone and who last changed the settings, and when. */
+export const settingsRow = (db: Db, id: number) =>
+  db.selectFrom('organisations').select(['timezone', 'settings_updated_at', 'settings_updated_by']).where('id', '=', id).executeTakeFirstOrThrow();
+
+/** A settings change that leaves the timezone as stored still says who made it. */
+export async function stampSettings(db: Db, id: number, actor: string, now: number) {
+  await db.updateTable('organisations').set({ settings_updated_at: now, settings_updated_by: actor }).where('id', '=', id).execute();
+}
+
+/** The platform's mail switch (DESIGN.md 22): on unless turned off. */
+export const mailEnabledOf = async (db: Db, id: number) =>
+  Number((await db.selectFrom('organisations').select('mail_enabled').where('id', '=', id).executeTakeFirst())?.mail_enabled ?? 1) === 1;
+
+export async function setMailEnabled(db: Db, id: number, enabled: boolean) {
+  await db
+    .updateTable('organisations')
+    .set({ mail_enabled: enabled ? 1 : 0 })
+    .where('id', '=', id)
+    .execute();
+}

@@ -7,7 +7,7 @@ import { hashPassword } from '../core/passwords.js';
 import { isUniqueViolation, transaction, type Database } from '../db/database.js';
 import { tenant } from '../db/tenant.js';
 import { activeTrials, planCount, tallies } from '../listings/repos/tallies.js';
-import { findOrganisationBySlug, insertOrganisation, listOrganisations, updateOrganisation } from '../orgs/repo.js';
+import { findOrganisationBySlug, insertOrganisation, listOrganisations, mailEnabledOf, setMailEnabled, updateOrganisation } from '../orgs/repo.js';
 import { insertMember } from '../users/service.js';
 import type { Role } from '../core/access.js';
 import { endPlatformSession, insertPlatformAudit, organisationCounts, platformAuditPage } from './repo.js';
@@ -25,13 +25,12 @@ async function orgOr404(database: Database, slug: string): Promise<Organisation>
 async function toRecord(database: Database, org: Organisation, now: number) {
   const t = tenant(database.db, org.id);
   const counts = await organisationCounts(t);
-  const mail = await database.db.selectFrom('organisations').select('mail_enabled').where('id', '=', org.id).executeTakeFirst();
   return {
     slug: org.slug,
     name: org.name,
     planLimit: org.planLimit,
     suspended: org.suspended,
-    mailEnabled: Number(mail?.mail_enabled ?? 1) === 1,
+    mailEnabled: await mailEnabledOf(database.db, org.id),
     timezone: org.timezone,
     createdAt: iso(org.createdAt),
     counts: {
@@ -85,15 +84,8 @@ export async function changeOrganisation(
   await transaction(database, async (trx) => {
     if (Object.values(change).some((v) => v !== undefined)) await updateOrganisation(trx, org.id, change);
     // DESIGN.md 22: false refuses send and the test, queues no integration email and holds pending ones.
-    const mailBefore =
-      Number((await trx.selectFrom('organisations').select('mail_enabled').where('id', '=', org.id).executeTakeFirst())?.mail_enabled ?? 1) === 1;
-    if (input.mailEnabled !== undefined && input.mailEnabled !== mailBefore) {
-      await trx
-        .updateTable('organisations')
-        .set({ mail_enabled: input.mailEnabled ? 1 : 0 })
-        .where('id', '=', org.id)
-        .execute();
-    }
+    const mailBefore = await mailEnabledOf(trx, org.id);
+    if (input.mailEnabled !== undefined && input.mailEnabled !== mailBefore) await setMailEnabled(trx, org.id, input.mailEnabled);
     const actor = actorName(account);
     const changed = {
       ...(input.mailEnabled !== undefined && input.mailEnabled !== mailBefore ? { mailEnabled: { from: mailBefore, to: input.mailEnabled } } : {}),

@@ -4,15 +4,11 @@ import type { Ctx } from '../core/context.js';
 import { badRequest } from '../core/errors.js';
 import { iso } from '../core/schemas.js';
 import { inTransaction } from '../core/transaction.js';
-import { updateOrganisationTimezone } from '../orgs/repo.js';
+import { settingsRow, stampSettings, updateOrganisationTimezone } from '../orgs/repo.js';
 import { checkMailChange, mailSettingsOf, saveMailChange, type MailChange } from '../mail/settings.js';
 
 async function settingsAt(ctx: Ctx) {
-  const org = await ctx.database.db
-    .selectFrom('organisations')
-    .select(['timezone', 'settings_updated_at', 'settings_updated_by'])
-    .where('id', '=', ctx.org.id)
-    .executeTakeFirstOrThrow();
+  const org = await settingsRow(ctx.database.db, ctx.org.id);
   return {
     timezone: org.timezone,
     updatedAt: iso(org.settings_updated_at === null ? null : Number(org.settings_updated_at)),
@@ -40,8 +36,7 @@ export async function updateSettings(ctx: Ctx, change: { timezone?: string; mail
     }
     if (mail !== undefined) changed.push(...(await saveMailChange(t.db, ctx.org.id, mail, ctx.actor.name, ctx.now)));
     if (timezone !== undefined) await updateOrganisationTimezone(t.db, ctx.org.id, timezone, ctx.actor.name, ctx.now);
-    else if (changed.length > 0)
-      await t.db.updateTable('organisations').set({ settings_updated_at: ctx.now, settings_updated_by: ctx.actor.name }).where('id', '=', ctx.org.id).execute();
+    else if (changed.length > 0) await stampSettings(t.db, ctx.org.id, ctx.actor.name, ctx.now);
     if (changed.length === 0) return;
     await recordAudit(t, ctx, {
       action: 'settings.updated',
