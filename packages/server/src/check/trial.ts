@@ -6,7 +6,7 @@ import { ApiError, badRequest, refused, tooManyRequests } from '../core/errors.j
 import { inTransaction } from '../core/transaction.js';
 import type { Keyring } from '../keys/keyring.js';
 import { findProductRow } from '../products/repo.js';
-import { shapeOf, type ProductShape } from '../products/shape.js';
+import { licenceMeters, meterClaims, shapeOf, type ProductShape } from '../products/shape.js';
 import { noteInstallation } from '../licences/repo.js';
 import { insertTrial } from '../licences/service.js';
 import { activeTrials } from '../listings/repos/tallies.js';
@@ -205,6 +205,7 @@ async function signTrial(s: Start, keyring: Keyring, version: number) {
   const iat = Math.floor(scope.now / 1000);
   const exp = iat + shape.trialDays * 86_400;
   const params = resolveParams(shape.params, shape.trialParams);
+  const meters = licenceMeters(shape.meters, [], shape.trialMeters, false, 'trialMeters');
   const { keyId, signer } = await keyring.signingKeyFor(scope.tenant, { id: s.productId, version });
   const licenceString = await signLicenceWith(
     {
@@ -220,12 +221,13 @@ async function signTrial(s: Start, keyring: Keyring, version: number) {
       mm: 1,
       chk: shape.checkIntervalSeconds,
       max: shape.maxOfflineSeconds,
+      mtr: meterClaims(meters),
       trl: true,
       params,
     },
     signer.sign,
   );
-  return { lid, licenceString, keyId, issuedAt: iat * 1000, expiresAt: exp * 1000, params: Object.fromEntries(params) };
+  return { lid, licenceString, keyId, issuedAt: iat * 1000, expiresAt: exp * 1000, params: Object.fromEntries(params), meters };
 }
 
 /** Outcome 1: the machine's own trial, whatever became of it, answered with its current term; this installation noted. */

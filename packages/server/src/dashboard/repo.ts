@@ -8,7 +8,7 @@ export const BUCKET_MS = 15 * 60 * 1000;
 // Literals, not parameters: PostgreSQL must see the select and GROUP BY expressions as the same.
 const issuedBucket = sql<number>`licences.issued_at / ${sql.lit(BUCKET_MS)} * ${sql.lit(BUCKET_MS)}`;
 
-/** Live seats of the licences on the books (not archived). */
+/** Live seats of the licences on the books (not archived), trials' left out. */
 export async function liveSeatCount(t: Tenant, now: number): Promise<number> {
   const row = await t
     .selectFrom('machine_bindings')
@@ -16,6 +16,7 @@ export async function liveSeatCount(t: Tenant, now: number): Promise<number> {
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where(liveBinding('machine_bindings', now))
     .where('licences.archived', '=', 0)
+    .where('licences.trial', '=', 0)
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }

@@ -2,7 +2,7 @@ import type { Ctx } from '../core/context.js';
 import { localDate, startOfDate } from '../core/calendar.js';
 import { STATUSES } from '../listings/filter.js';
 import { nextToExpire, toLicenceListItem } from '../listings/repos/views.js';
-import { activeTrials, countExpiring, planCount, tallies, type TallyKey } from '../listings/repos/tallies.js';
+import { activeTrials, countExpiring, planCount, tallies, trialTallies, type TallyKey } from '../listings/repos/tallies.js';
 import { BUCKET_MS, checksPerBucket, issuedPerBucket, liveSeatCount, trialsPerBucket } from './repo.js';
 
 const LICENCE_TYPES = ['OFFLINE', 'ONLINE', 'HYBRID'] as const;
@@ -31,9 +31,10 @@ export async function dashboardMetrics(ctx: Ctx) {
   const dates = lastDates(now, timeZone);
   const since = startOfDate(dates[0]!, timeZone);
 
-  const [counts, expiring, seats, issued, checks, trialsActive, started, converted] = await Promise.all([
+  const [counts, trials, expiring, seats, issued, checks, trialsActive, started, converted] = await Promise.all([
     tallies(ctx),
-    countExpiring(t, now),
+    trialTallies(t, now),
+    countExpiring(t, now, { trials: false }),
     liveSeatCount(t, now),
     issuedPerBucket(t, since),
     checksPerBucket(t, since - BUCKET_MS),
@@ -41,7 +42,8 @@ export async function dashboardMetrics(ctx: Ctx) {
     trialsPerBucket(t, 'trial_started_at', since),
     trialsPerBucket(t, 'trial_converted_at', since),
   ]);
-  const filed = (where: (k: TallyKey) => boolean) => counts.sum((k) => k.archived === 0 && where(k));
+  // DESIGN.md 18: trials are left out of every figure but series.checks, and counted apart.
+  const filed = (where: (k: TallyKey) => boolean) => counts.sum((k) => k.archived === 0 && where(k)) - trials.sum(where);
   return {
     totals: {
       all: filed(() => true),

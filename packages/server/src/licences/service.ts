@@ -12,7 +12,7 @@ import { badRequest, conflict, forbidden, notFound } from '../core/errors.js';
 import type { Keyring } from '../keys/keyring.js';
 import { planLimitOf } from '../orgs/repo.js';
 import type { SeatModel } from '../products/schemas.js';
-import type { ProductShape } from '../products/shape.js';
+import { licenceMeters, meterClaims, type LicenceMeter, type ProductShape } from '../products/shape.js';
 import { openWrite, type IssueProduct, type ProductCache } from './opening.js';
 import { localDate } from '../core/calendar.js';
 import { idempotently, rememberAnswer, type IdempotentRequest, type Replay } from './idempotency.js';
@@ -24,17 +24,7 @@ import { atIssueFingerprints } from '../seats/repo.js';
 import { bindAtIssue, bindSeat, releaseBindings } from '../seats/service.js';
 import { holdClock, planCount, tallyChange, talliesWithin, type TallyChange } from '../listings/repos/tallies.js';
 import { countsAgainstPlan, graceEnd, licenceStatus, type LicenceStatus } from '../listings/status.js';
-import {
-  extendedTerm,
-  licenceMeters,
-  mergeFingerprints,
-  resolveParams,
-  termDate,
-  termFrom,
-  validityMonths,
-  type LicenceMeter,
-  type TermDates,
-} from './terms.js';
+import { extendedTerm, mergeFingerprints, resolveParams, termDate, termFrom, validityMonths, type TermDates } from './terms.js';
 
 type IssueInput = Static<typeof IssueBody>;
 type RenewInput = Static<typeof RenewBody>;
@@ -165,7 +155,7 @@ async function signTerm(
       max: online ? shape.maxOfflineSeconds : null,
       lse: floating ? shape.leaseSeconds : null,
       brw: floating ? shape.maxBorrowSeconds : null,
-      mtr: licence.meters.map((m) => ({ k: m.key, p: m.period, l: m.limit, o: m.overage })),
+      mtr: meterClaims(licence.meters),
       params,
     },
     signer.sign,
@@ -428,6 +418,7 @@ export interface TrialTerm {
   issuedAt: number;
   expiresAt: number;
   params: Record<string, unknown>;
+  meters: LicenceMeter[];
   email: string | null;
   fingerprint: string;
   label: string | null;
@@ -454,6 +445,7 @@ export async function insertTrial(t: Tenant, by: Author & { database: Ctx['datab
     check_every_seconds: shape.checkIntervalSeconds,
     check_max_seconds: shape.maxOfflineSeconds,
     params: JSON.stringify(trial.params),
+    meters: JSON.stringify(trial.meters),
     licence_string: trial.licenceString,
     key_id: trial.keyId,
   };

@@ -94,39 +94,3 @@ export function extendedTerm(current: TermDates, months: number, timeZone: strin
     expiresAt: months === 0 ? null : termEnd(base, months, timeZone),
   };
 }
-
-/** A licence's meter (DESIGN.md 19): the product's, with this licence's limit and overage. */
-export type LicenceMeter = ProductMeter;
-type MeterOverrides = Record<string, { limit?: number | null | undefined; overage?: number | null | undefined }>;
-
-/**
- * The licence's meters at issue (`kept` empty) or renewal (`kept` the licence's own): the
- * product's list, its labels and periods; a key the licence had keeps its limit and overage, a
- * new one takes the product's; the body's overrides apply last. An OFFLINE licence has none.
- */
-export function licenceMeters(
-  declared: readonly ProductMeter[],
-  kept: readonly LicenceMeter[],
-  overrides: MeterOverrides | undefined,
-  offline: boolean,
-): LicenceMeter[] {
-  if (offline) {
-    if (overrides !== undefined) throw badRequest('meters: an OFFLINE licence has no meters (nothing reports its usage)');
-    return [];
-  }
-  const given = overrides ?? {};
-  const stray = Object.keys(given).find((key) => !declared.some((m) => m.key === key));
-  if (stray !== undefined) throw badRequest(`meters.${stray} is not a meter of this product`);
-  return declared.map((meter) => {
-    const own = kept.find((m) => m.key === meter.key) ?? meter;
-    const override = given[meter.key] ?? {};
-    const limit = override.limit !== undefined ? override.limit : own.limit;
-    let overage = override.overage !== undefined ? override.overage : own.overage;
-    if (limit === null) {
-      if (override.overage !== undefined && override.overage !== 0)
-        throw badRequest(`meters.${meter.key}.overage: an unlimited meter (limit null) has no overage`);
-      overage = 0;
-    }
-    return { key: meter.key, label: meter.label, period: meter.period, limit, overage };
-  });
-}

@@ -244,7 +244,11 @@ const editable = {
           },
           { additionalProperties: false },
         ),
-        { maxProperties: 20, description: "A trial's limits of the product's meters (DESIGN.md 19), by meter key." },
+        {
+          maxProperties: 20,
+          description:
+            "A trial's limits of the product's meters (DESIGN.md 19), by meter key, checked as issue's `meters`. A meter removed from `meters` is dropped here in the same save.",
+        },
       ),
     ),
   ),

@@ -200,10 +200,15 @@ export function nextShape(input: UpdateProductInput, current: ProductShape | nul
   if (input.meters) given.meters = input.meters.map(completeMeter);
   const base = current ?? newProductBase(input);
   const shape = { ...base, ...given } as ProductShape;
-  // A parameter removed from `params` leaves `trialParams` in the same save (DESIGN.md 18).
+  // A parameter removed from `params` leaves `trialParams` in the same save (DESIGN.md 18)...
   const declared = new Set(shape.params.map((p) => p.key));
   if (input.trialParams === undefined || input.trialParams === null) {
     shape.trialParams = Object.fromEntries(Object.entries(shape.trialParams).filter(([key]) => declared.has(key)));
+  }
+  // And a meter removed from `meters` leaves `trialMeters`.
+  const meters = new Set(shape.meters.map((m) => m.key));
+  if (input.trialMeters === undefined || input.trialMeters === null) {
+    shape.trialMeters = Object.fromEntries(Object.entries(shape.trialMeters).filter(([key]) => meters.has(key)));
   }
   // maxBorrowedSeats defaults to maxMachines, and keeps following it while it is "every seat".
   const following = current === null || current.maxBorrowedSeats === current.maxMachines;
@@ -271,7 +276,7 @@ function checkShape(shape: ProductShape, current: ProductShape | null): void {
 /**
  * DESIGN.md 18's trial policy: never on a FLOATING product, nor one whose parameter kept `trl`;
  * trial values checked as issue's `params`, and while trials are on every required parameter has
- * a value; `trialMeters` names declared meters only (this release declares none: docs/decisions.md).
+ * a value; `trialMeters` checked as issue's `meters` overrides.
  */
 function checkTrials(shape: ProductShape): void {
   const on = shape.trialDays > 0;
@@ -289,8 +294,7 @@ function checkTrials(shape: ProductShape): void {
       throw badRequest(`trialParams.${param.key}: required, and the parameter has no default`);
     }
   }
-  const meter = Object.keys(shape.trialMeters)[0];
-  if (meter !== undefined) throw badRequest(`trialMeters.${meter}: not a meter of this product`);
+  licenceMeters(shape.meters, [], shape.trialMeters, false, 'trialMeters');
 }
 
 /** A parameter value as issue takes it: already of the parameter's JSON type (DESIGN.md 3), else a 400 naming `field`. */
@@ -359,3 +363,43 @@ export function paramDefault(param: ProductParam, field = 'defaultValue'): Param
 export function changedFields(before: ProductShape, after: ProductShape): string[] {
   return SHAPE_FIELDS.filter((field) => JSON.stringify(before[field]) !== JSON.stringify(after[field]));
 }
+
+/** A licence's meter (DESIGN.md 19): the product's, with this licence's limit and overage. */
+export type LicenceMeter = ProductMeter;
+export type MeterOverrides = Record<string, { limit?: number | null | undefined; overage?: number | null | undefined }>;
+
+/**
+ * The licence's meters at issue (`kept` empty) or renewal (`kept` the licence's own): the
+ * product's list, its labels and periods; a key the licence had keeps its limit and overage, a
+ * new one takes the product's; the body's overrides apply last (400s name `field`). An OFFLINE licence has none.
+ */
+export function licenceMeters(
+  declared: readonly ProductMeter[],
+  kept: readonly LicenceMeter[],
+  overrides: MeterOverrides | undefined,
+  offline: boolean,
+  field: 'meters' | 'trialMeters' = 'meters',
+): LicenceMeter[] {
+  if (offline) {
+    if (overrides !== undefined) throw badRequest('meters: an OFFLINE licence has no meters (nothing reports its usage)');
+    return [];
+  }
+  const given = overrides ?? {};
+  const stray = Object.keys(given).find((key) => !declared.some((m) => m.key === key));
+  if (stray !== undefined) throw badRequest(`${field}.${stray} is not a meter of this product`);
+  return declared.map((meter) => {
+    const own = kept.find((m) => m.key === meter.key) ?? meter;
+    const override = given[meter.key] ?? {};
+    const limit = override.limit !== undefined ? override.limit : own.limit;
+    let overage = override.overage !== undefined ? override.overage : own.overage;
+    if (limit === null) {
+      if (override.overage !== undefined && override.overage !== 0)
+        throw badRequest(`${field}.${meter.key}.overage: an unlimited meter (limit null) has no overage`);
+      overage = 0;
+    }
+    return { key: meter.key, label: meter.label, period: meter.period, limit, overage };
+  });
+}
+
+/** The meters as the `mtr` claim signs them (DESIGN.md 19). */
+export const meterClaims = (meters: readonly LicenceMeter[]) => meters.map((m) => ({ k: m.key, p: m.period, l: m.limit, o: m.overage }));

@@ -57,6 +57,25 @@ describe('the product trial policy', () => {
     expect(edited.data.trialParams).toEqual({ tier: 'x' });
   });
 
+  it('takes trialMeters of the declared meters, checked as issue checks meters, and drops one whose meter is removed', async () => {
+    const meters = [
+      { key: 'exports', limit: 1000 },
+      { key: 'seats', limit: 10, period: 'NONE' },
+    ];
+    const product = await createProduct(h.admin, { meters, trialMeters: { exports: { limit: 50 } } });
+    expect(product.trialMeters).toEqual({ exports: { limit: 50 } });
+    for (const [trialMeters, error] of [
+      [{ renders: { limit: 5 } }, 'trialMeters.renders is not a meter of this product'],
+      [{ exports: { limit: null, overage: 5 } }, 'trialMeters.exports.overage: an unlimited meter (limit null) has no overage'],
+    ] as const) {
+      const refused = await h.admin('PUT', `/products/${product.id}`, { trialMeters });
+      expect([refused.statusCode, refused.data]).toEqual([400, { error }]);
+    }
+    expect((await h.admin('GET', `/products/${product.id}`)).data.trialMeters).toEqual({ exports: { limit: 50 } });
+    const edited = await h.admin('PUT', `/products/${product.id}`, { meters: [meters[1]] });
+    expect([edited.statusCode, edited.data.trialMeters]).toEqual([200, {}]);
+  });
+
   it('refuses bad policies with a 400 naming the field, changing nothing', async () => {
     const product = await createProduct(h.admin, { params: [{ key: 'seats', type: 'INTEGER', required: true }] });
     const cases: Array<[Record<string, unknown>, RegExp]> = [
@@ -69,7 +88,7 @@ describe('the product trial policy', () => {
       [{ trialParams: { nope: 1 } }, /^trialParams\.nope: /],
       [{ trialParams: { seats: 'two' } }, /^trialParams\.seats must be an integer/],
       [{ trialDays: 14 }, /^trialParams\.seats: required/],
-      [{ trialMeters: { exports: { limit: 5 } } }, /^trialMeters\.exports: /],
+      [{ trialMeters: { exports: { limit: 5 } } }, /^trialMeters\.exports is not a meter of this product$/],
       [{ trialMeters: { exports: { limit: 5, other: 1 } } }, /trial ?meters/i],
     ];
     for (const [body, error] of cases) {
@@ -118,6 +137,29 @@ describe('starting a trial', () => {
     const trail = await audits(answer.lid);
     expect(trail.map((a) => [a.action, a.actor])).toEqual([['licence.trial_started', 'trial']]);
     expect(trail[0]!.details).not.toMatch(/ann@example|laptop/);
+  });
+
+  it("signs a trial with the product's meters, trialMeters applied, and keeps them on its record", async () => {
+    const p = await trialProduct(h, {
+      meters: [
+        { key: 'exports', label: 'Exports', limit: 1000, overage: 10 },
+        { key: 'renders', limit: null },
+      ],
+      trialMeters: { exports: { limit: 20, overage: 0 } },
+    });
+    const response = await p.start(startBody(machine('metered')));
+    expect(response.statusCode).toBe(201);
+    const claims = claimsOf(response.data.license);
+    expect(Object.keys(claims)).toEqual(['v', 'lid', 'prd', 'org', 'typ', 'iat', 'exp', 'grace', 'fp', 'fpn', 'mm', 'chk', 'max', 'mtr', 'trl']);
+    expect(claims.mtr).toEqual([
+      { k: 'exports', p: 'MONTH', l: 20, o: 0 },
+      { k: 'renders', p: 'MONTH', l: null, o: 0 },
+    ]);
+    const licence = (await h.admin('GET', `/licenses/${response.data.lid}`)).data;
+    expect(licence.meters).toEqual([
+      { key: 'exports', label: 'Exports', period: 'MONTH', limit: 20, overage: 0 },
+      { key: 'renders', label: 'renders', period: 'MONTH', limit: null, overage: 0 },
+    ]);
   });
 
   it('gives the machine its own trial back: a retry, a reinstall, a changed part; a later email is ignored', async () => {
@@ -475,6 +517,9 @@ describe('trials and the plan', () => {
     expect(total(dashboard.trials.started)).toBe(2);
     expect(total(dashboard.trials.converted)).toBe(0);
     expect(total(dashboard.series.issued)).toBe(1);
+    // Every other figure leaves the two trials out: their licences, their seats, their ends in 14 days.
+    expect(dashboard.totals).toMatchObject({ all: 1, byStatus: { ACTIVE: 1, EXPIRED: 0, REVOKED: 0 }, byType: { ONLINE: 1 } });
+    expect([dashboard.seatsUsed, dashboard.expiring.d30]).toEqual([0, 0]);
     await h.database.db.updateTable('organisations').set({ plan_limit: null }).where('slug', '=', other.slug).execute();
     expect((await other.admin('POST', `/licenses/${started.data.lid}/convert`, { licensee: 'Buyer' })).statusCode).toBe(201);
     const after = (await other.admin('GET', '/dashboard/metrics')).data;

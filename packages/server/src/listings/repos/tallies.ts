@@ -401,6 +401,28 @@ export async function activeTrials(t: Tenant, now: number): Promise<number> {
   return Number(row.n);
 }
 
+/**
+ * The non-archived trials as the tallies count them (ONLINE, no start date, no grace: ACTIVE,
+ * EXPIRED or REVOKED), so that a figure can leave them out (DESIGN.md 18: the dashboard's).
+ */
+export async function trialTallies(t: Tenant, now: number): Promise<Counts> {
+  // A literal, not a parameter: PostgreSQL must see the select and GROUP BY expressions as the same.
+  const live = sql<number>`case when ${sql.ref('expires_at')} > ${sql.lit(now)} then 1 else 0 end`;
+  const rows = await t
+    .selectFrom('licences')
+    .select(['product_id', 'revoked', live.as('live'), (eb) => eb.fn.countAll<number | string>().as('n')])
+    .where('trial', '=', 1)
+    .where('archived', '=', 0)
+    .groupBy(['product_id', 'revoked', live])
+    .execute();
+  const counts = new Counts();
+  for (const row of rows) {
+    const status: LicenceStatus = Number(row.revoked) === 1 ? 'REVOKED' : Number(row.live) === 1 ? 'ACTIVE' : 'EXPIRED';
+    counts.add({ archived: 0, productId: Number(row.product_id), licenceType: 'ONLINE', perpetual: 0, status }, Number(row.n));
+  }
+  return counts;
+}
+
 /** The licences the plan limit counts: ACTIVE and GRACE ones, trials left out. */
 export const planCount = async (t: Tenant, counts: Counts, now: number) => countingLicences(counts) - (await activeTrials(t, now));
 
@@ -413,9 +435,11 @@ export async function countListing(ctx: Ctx, filter: ListingFilter, counts: Coun
 const EXPIRING = ['7d', '30d', '90d'] as const;
 
 /** The three expiry windows, counted in one walk of the 90-day range of the expiry index. */
-export async function countExpiring(t: Tenant, now: number): Promise<Record<(typeof EXPIRING)[number], number>> {
-  const row = await t
-    .selectFrom('licences')
+export async function countExpiring(t: Tenant, now: number, { trials = true } = {}): Promise<Record<(typeof EXPIRING)[number], number>> {
+  let query = t.selectFrom('licences');
+  // The dashboard leaves trials out of its figures (DESIGN.md 18); the list's windows count them.
+  if (!trials) query = query.where('trial', '=', 0);
+  const row = await query
     .select((eb) =>
       EXPIRING.map((w) =>
         eb.fn
