@@ -1,6 +1,6 @@
 import { parseFingerprint, FingerprintError, type ParamValue } from '@licensor/protocol';
 import { badRequest } from '../core/errors.js';
-import type { ProductMeter, ProductParam } from '../products/schemas.js';
+import type { ProductParam } from '../products/schemas.js';
 import { paramDefault, paramValue } from '../products/shape.js';
 import { addMonths, isDate, localDate, startOfDate } from '../core/calendar.js';
 
