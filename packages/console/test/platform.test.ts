@@ -32,11 +32,13 @@ describe('the control plane console', () => {
     await form.getByRole('textbox', { name: 'Name', exact: true }).fill('Initech');
     await form.getByRole('textbox', { name: 'Slug' }).fill('initech');
     await form.getByLabel('Plan limit').fill('3');
+    await form.getByLabel('Trial limit').fill('5');
     await form.getByRole('textbox', { name: 'Password' }).fill('initech admin password');
     await expectAccessible(page, 'new organisation form');
     await form.getByRole('button', { name: 'Create organisation' }).click();
     const row = page.getByRole('row', { name: /Initech/ });
     await row.getByText('0 of 3').waitFor();
+    await row.getByText('0 of 5 active trials').waitFor();
     await row.getByText('active', { exact: true }).waitFor();
 
     const person = await c.page();
@@ -59,10 +61,15 @@ describe('the control plane console', () => {
     await page.getByRole('button', { name: 'Change plan of Initech' }).click();
     const plan = page.getByRole('dialog', { name: 'Change plan of Initech' });
     await plan.getByLabel('Plan limit').fill('10');
+    await plan.getByLabel('Trial limit').fill('');
     await plan.getByRole('button', { name: 'Save plan' }).click();
     await page
       .getByRole('row', { name: /Initech/ })
       .getByText('0 of 10')
+      .waitFor();
+    await page
+      .getByRole('row', { name: /Initech/ })
+      .getByText('0 active trials, no trial limit')
       .waitFor();
 
     await page

@@ -18,34 +18,42 @@ function useIsPlatformAdmin() {
   return { allowed, reason: allowed ? '' : `Only a platform administrator changes organisations; your role is ${roleName(me?.platformRole)}.` };
 }
 
+const plural = (n: number, word: string) => `${n.toLocaleString()} ${word}${n === 1 ? '' : 's'}`;
+
 function PlanUsage({ org }: { org: Organisation }) {
   const used = org.counts.countingLicences;
-  if (org.planLimit === null)
-    return (
-      <Text size="sm">
-        {used.toLocaleString()}{' '}
-        <Text span c="dimmed" size="xs">
-          (no limit)
-        </Text>
-      </Text>
-    );
-  const share = org.planLimit === 0 ? 100 : Math.min(100, (used / org.planLimit) * 100);
+  const share = org.planLimit === null ? 0 : org.planLimit === 0 ? 100 : Math.min(100, (used / org.planLimit) * 100);
   return (
     <Stack gap={2} miw={120}>
-      <Text size="sm">
-        {used.toLocaleString()} of {org.planLimit.toLocaleString()}
+      {org.planLimit === null ? (
+        <Text size="sm">
+          {used.toLocaleString()}{' '}
+          <Text span c="dimmed" size="xs">
+            (no limit)
+          </Text>
+        </Text>
+      ) : (
+        <>
+          <Text size="sm">
+            {used.toLocaleString()} of {org.planLimit.toLocaleString()}
+          </Text>
+          <Progress
+            value={share}
+            color={share >= 100 ? 'red' : share >= 80 ? 'orange' : 'indigo'}
+            size="sm"
+            aria-label={`${org.name}: ${used} of ${org.planLimit} licences used`}
+          />
+        </>
+      )}
+      {/* Trials never count against the plan (DESIGN.md 18); their own limit is beside it. */}
+      <Text size="xs" c="dimmed">
+        {org.trialLimit === null
+          ? `${plural(org.counts.trials, 'active trial')}, no trial limit`
+          : `${org.counts.trials.toLocaleString()} of ${plural(org.trialLimit, 'active trial')}`}
       </Text>
-      <Progress
-        value={share}
-        color={share >= 100 ? 'red' : share >= 80 ? 'orange' : 'indigo'}
-        size="sm"
-        aria-label={`${org.name}: ${used} of ${org.planLimit} licences used`}
-      />
     </Stack>
   );
 }
-
-const plural = (n: number, word: string) => `${n.toLocaleString()} ${word}${n === 1 ? '' : 's'}`;
 
 /** What an organisation holds, one count a line: a column each would push its actions off a 1,280 px screen. */
 function Counts({ counts }: { counts: Organisation['counts'] }) {
@@ -168,6 +176,7 @@ function NewOrganisation({ onClose }: { onClose: () => void }) {
   const [slug, setSlug] = useState('');
   const [name, setName] = useState('');
   const [planLimit, setPlanLimit] = useState<number | ''>('');
+  const [trialLimit, setTrialLimit] = useState<number | ''>('');
   const [timezone, setTimezone] = useState<string | null>('UTC');
   const [username, setUsername] = useState('admin');
   const [password, setPassword] = useState('');
@@ -182,7 +191,8 @@ function NewOrganisation({ onClose }: { onClose: () => void }) {
     addMember.error instanceof Error ? new Error(`${slug} was created, but its administrator was not: ${addMember.error.message}. Use Add member.`) : null;
   const submit = async () => {
     if (!problems.check()) return false;
-    if (!(await create.run({ slug, name, planLimit: planLimit === '' ? null : planLimit, timezone: timezone ?? 'UTC' }))) return false;
+    const limits = { planLimit: planLimit === '' ? null : planLimit, trialLimit: trialLimit === '' ? null : trialLimit };
+    if (!(await create.run({ slug, name, ...limits, timezone: timezone ?? 'UTC' }))) return false;
     return addMember.run({ slug, body: { username, password, role: 'ORG_ADMIN' } });
   };
   return (
@@ -219,6 +229,15 @@ function NewOrganisation({ onClose }: { onClose: () => void }) {
           allowDecimal={false}
           value={planLimit}
           onChange={(v) => setPlanLimit(typeof v === 'number' ? v : '')}
+        />
+        <NumberInput
+          label="Trial limit"
+          description="Active trials it may hold at once; empty = no limit"
+          min={0}
+          max={1_000_000_000}
+          allowDecimal={false}
+          value={trialLimit}
+          onChange={(v) => setTrialLimit(typeof v === 'number' ? v : '')}
         />
         <Select
           label="Timezone"
@@ -259,14 +278,18 @@ function NewOrganisation({ onClose }: { onClose: () => void }) {
 function ChangePlan({ org, onClose }: { org: Organisation; onClose: () => void }) {
   const update = useUpdateOrganisation();
   const [planLimit, setPlanLimit] = useState<number | ''>(org.planLimit ?? '');
+  const [trialLimit, setTrialLimit] = useState<number | ''>(org.trialLimit ?? '');
   const below = planLimit !== '' && planLimit < org.counts.countingLicences;
+  const trialsBelow = trialLimit !== '' && trialLimit < org.counts.trials;
   return (
     <ModalForm
       title={`Change plan of ${org.name}`}
       submit="Save plan"
       onClose={onClose}
       action={update}
-      onSubmit={() => update.run({ slug: org.slug, body: { planLimit: planLimit === '' ? null : planLimit } })}
+      onSubmit={() =>
+        update.run({ slug: org.slug, body: { planLimit: planLimit === '' ? null : planLimit, trialLimit: trialLimit === '' ? null : trialLimit } })
+      }
     >
       <NumberInput
         label="Plan limit"
@@ -281,6 +304,18 @@ function ChangePlan({ org, onClose }: { org: Organisation; onClose: () => void }
         <Text size="sm">
           Below the current count: no licence changes, but issuing, renewing, reinstating and restoring are refused until the count falls under the limit.
         </Text>
+      )}
+      <NumberInput
+        label="Trial limit"
+        description={`Active trials it may hold at once, which the plan never counts; ${plural(org.counts.trials, 'trial')} now. Empty = no limit.`}
+        min={0}
+        max={1_000_000_000}
+        allowDecimal={false}
+        value={trialLimit}
+        onChange={(v) => setTrialLimit(typeof v === 'number' ? v : '')}
+      />
+      {trialsBelow && (
+        <Text size="sm">Below the current count: no trial changes, but its applications cannot start new trials until the count falls under the limit.</Text>
       )}
     </ModalForm>
   );

@@ -10,6 +10,8 @@ export interface Organisation {
   slug: string;
   name: string;
   planLimit: number | null;
+  /** DESIGN.md 18: the control plane's cap on its ACTIVE trials; null for none. */
+  trialLimit: number | null;
   timezone: string;
   settingsUpdatedAt: number | null;
   settingsUpdatedBy: string | null;

@@ -5,6 +5,7 @@ import { preparedQuery, type Tenant } from '../db/tenant.js';
 import { notFound } from '../core/errors.js';
 import { iso } from '../core/schemas.js';
 import type { LicenceRow } from '../listings/repos/views.js';
+import { ORGANISATION_COLUMNS } from '../orgs/repo.js';
 
 export type VersionRow = Selectable<LicenceVersionsTable>;
 
@@ -107,7 +108,7 @@ const opening = (dialect: DialectName, customer: boolean) =>
       .leftJoin('licence_tally_clocks as k', 'k.org_id', 'o.id')
       .leftJoin('products as p', (join) => join.onRef('p.org_id', '=', 'o.id').on('p.id', '=', productId))
       .leftJoin('api_tokens as a', (join) => join.onRef('a.org_id', '=', 'o.id').on('a.id', '=', tokenId))
-      .select(['o.id', 'o.slug', 'o.name', 'o.plan_limit', 'o.timezone', 'o.settings_updated_at', 'o.settings_updated_by', 'o.suspended', 'o.created_at'])
+      .select(ORGANISATION_COLUMNS.map((c) => `o.${c}` as const))
       .select(TOKEN_COLUMNS.map((c) => `a.${c} as token_${c}` as const))
       .select(['p.version as product_version', 'k.as_of'])
       .select(locks.flatMap((lock, i) => (lock ? [lock.as(`lock_${i}`)] : [])))

@@ -4,14 +4,26 @@ import type { Db } from '../db/database.js';
 import type { OrganisationsTable } from '../db/schema.js';
 
 // Organisations are the tenants themselves, so these are the queries that need no tenant.
-const columns = ['id', 'slug', 'name', 'plan_limit', 'timezone', 'settings_updated_at', 'settings_updated_by', 'suspended', 'created_at'] as const;
+export const ORGANISATION_COLUMNS = [
+  'id',
+  'slug',
+  'name',
+  'plan_limit',
+  'trial_limit',
+  'timezone',
+  'settings_updated_at',
+  'settings_updated_by',
+  'suspended',
+  'created_at',
+] as const;
 
-export function toOrganisation(row: Pick<Selectable<OrganisationsTable>, (typeof columns)[number]>): Organisation {
+export function toOrganisation(row: Pick<Selectable<OrganisationsTable>, (typeof ORGANISATION_COLUMNS)[number]>): Organisation {
   return {
     id: row.id,
     slug: row.slug,
     name: row.name,
     planLimit: row.plan_limit,
+    trialLimit: row.trial_limit === null ? null : Number(row.trial_limit),
     timezone: row.timezone,
     settingsUpdatedAt: row.settings_updated_at,
     settingsUpdatedBy: row.settings_updated_by,
@@ -21,7 +33,7 @@ export function toOrganisation(row: Pick<Selectable<OrganisationsTable>, (typeof
 }
 
 export async function findOrganisationBySlug(db: Db, slug: string): Promise<Organisation | undefined> {
-  const row = await db.selectFrom('organisations').select(columns).where('slug', '=', slug).executeTakeFirst();
+  const row = await db.selectFrom('organisations').select(ORGANISATION_COLUMNS).where('slug', '=', slug).executeTakeFirst();
   return row && toOrganisation(row);
 }
 
@@ -58,19 +70,20 @@ export async function planLimitOf(db: Db, id: number): Promise<number | null> {
 }
 
 export async function listOrganisations(db: Db): Promise<Organisation[]> {
-  return (await db.selectFrom('organisations').select(columns).orderBy('slug').execute()).map(toOrganisation);
+  return (await db.selectFrom('organisations').select(ORGANISATION_COLUMNS).orderBy('slug').execute()).map(toOrganisation);
 }
 
 export async function updateOrganisation(
   db: Db,
   id: number,
-  change: { name?: string | undefined; planLimit?: number | null | undefined; suspended?: boolean | undefined },
+  change: { name?: string | undefined; planLimit?: number | null | undefined; trialLimit?: number | null | undefined; suspended?: boolean | undefined },
 ) {
   await db
     .updateTable('organisations')
     .set({
       ...(change.name === undefined ? {} : { name: change.name }),
       ...(change.planLimit === undefined ? {} : { plan_limit: change.planLimit }),
+      ...(change.trialLimit === undefined ? {} : { trial_limit: change.trialLimit }),
       ...(change.suspended === undefined ? {} : { suspended: change.suspended ? 1 : 0 }),
     })
     .where('id', '=', id)
@@ -84,14 +97,21 @@ export async function anyOrganisationExists(db: Db): Promise<boolean> {
 /** Inserts the organisation; undefined when the slug is taken (also by a concurrent insert). */
 export async function insertOrganisation(
   db: Db,
-  values: { slug: string; name: string; planLimit: number | null; timezone?: string },
+  values: { slug: string; name: string; planLimit: number | null; trialLimit?: number | null; timezone?: string },
   now: number,
 ): Promise<Organisation | undefined> {
   const row = await db
     .insertInto('organisations')
-    .values({ slug: values.slug, name: values.name, plan_limit: values.planLimit, timezone: values.timezone ?? 'UTC', created_at: now })
+    .values({
+      slug: values.slug,
+      name: values.name,
+      plan_limit: values.planLimit,
+      trial_limit: values.trialLimit ?? null,
+      timezone: values.timezone ?? 'UTC',
+      created_at: now,
+    })
     .onConflict((oc) => oc.column('slug').doNothing())
-    .returning(columns)
+    .returning(ORGANISATION_COLUMNS)
     .executeTakeFirst();
   return row && toOrganisation(row);
 }

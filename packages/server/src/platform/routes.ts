@@ -14,10 +14,14 @@ import { addMember, changeOrganisation, createOrganisation, organisationRecord, 
 const tags = ['Platform'];
 
 const PlanLimit = Nullable(Type.Integer({ minimum: 0, maximum: MAX_ID, description: 'Licences that may count at once; null = no limit.' }));
+const TrialLimit = Nullable(
+  Type.Integer({ minimum: 0, maximum: 1_000_000_000, description: 'DESIGN.md 18: ACTIVE trials it may hold at once (counts.trials); null = no limit.' }),
+);
 const OrganisationRecord = Type.Object({
   slug: Type.String(),
   name: Type.String(),
   planLimit: Type.Union([Type.Integer(), Type.Null()]),
+  trialLimit: Type.Union([Type.Integer(), Type.Null()]),
   suspended: Type.Boolean(),
   mailEnabled: Type.Boolean({ description: 'DESIGN.md 22: false refuses licence emails (403 MAIL_DISABLED) and holds pending ones.' }),
   timezone: Type.String(),
@@ -112,6 +116,7 @@ export function platformRoutes(database: Database, config: Config, version: stri
               slug: Type.String({ maxLength: 63, pattern: '^[a-z0-9][a-z0-9-]{1,62}$' }),
               name: Type.String({ minLength: 1, maxLength: 200 }),
               planLimit: Type.Optional(PlanLimit),
+              trialLimit: Type.Optional(TrialLimit),
               timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
             },
             { additionalProperties: false },
@@ -136,15 +141,16 @@ export function platformRoutes(database: Database, config: Config, version: stri
       {
         config: { platform: 'write' },
         schema: {
-          summary: "Change an organisation's name, plan limit, suspension or mail switch",
+          summary: "Change an organisation's name, plan limit, trial limit, suspension or mail switch",
           description:
-            'Lowering `planLimit` below the current count changes no licence; further issues are refused. A suspended organisation’s members and tokens get 403; checks go on.',
+            'Lowering `planLimit` (or `trialLimit`) below the current count changes no licence (no trial); further issues (trial starts) are refused. A suspended organisation’s members and tokens get 403; checks go on.',
           tags,
           params: SlugParams,
           body: Type.Object(
             {
               name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
               planLimit: Type.Optional(PlanLimit),
+              trialLimit: Type.Optional(TrialLimit),
               suspended: Type.Optional(Type.Boolean()),
               mailEnabled: Type.Optional(Type.Boolean()),
             },

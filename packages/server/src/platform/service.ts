@@ -29,6 +29,7 @@ async function toRecord(database: Database, org: Organisation, now: number) {
     slug: org.slug,
     name: org.name,
     planLimit: org.planLimit,
+    trialLimit: org.trialLimit,
     suspended: org.suspended,
     mailEnabled: await mailEnabledOf(database.db, org.id),
     timezone: org.timezone,
@@ -53,33 +54,43 @@ export const organisationRecord = async (database: Database, slug: string) => to
 export async function createOrganisation(
   database: Database,
   account: PlatformAccount,
-  input: { slug: string; name: string; planLimit?: number | null | undefined; timezone?: string | undefined },
+  input: { slug: string; name: string; planLimit?: number | null | undefined; trialLimit?: number | null | undefined; timezone?: string | undefined },
 ) {
-  const { slug, planLimit = null, timezone = 'UTC' } = input;
+  const { slug, planLimit = null, trialLimit = null, timezone = 'UTC' } = input;
   const name = input.name.trim();
   if (!name) throw badRequest('name: must not be blank');
   if (!isZoneName(timezone)) throw badRequest(`timezone: "${timezone}" is not an IANA zone name`);
   const now = Date.now();
   const org = await transaction(database, async (trx) => {
-    const created = await insertOrganisation(trx, { slug, name, planLimit, timezone }, now);
+    const created = await insertOrganisation(trx, { slug, name, planLimit, trialLimit, timezone }, now);
     if (!created) throw conflict(`an organisation with slug "${slug}" already exists`);
-    await insertPlatformAudit(trx, actorName(account), now, { action: 'organisation.created', organisation: slug, details: { name, planLimit, timezone } });
+    await insertPlatformAudit(trx, actorName(account), now, {
+      action: 'organisation.created',
+      organisation: slug,
+      details: { name, planLimit, trialLimit, timezone },
+    });
     return created;
   });
   return toRecord(database, org, now);
 }
 
-/** A new name, plan limit or suspension, each change audited. */
+/** A new name, plan limit, trial limit, suspension or mail switch, each change audited. */
 export async function changeOrganisation(
   database: Database,
   account: PlatformAccount,
   slug: string,
-  input: { name?: string | undefined; planLimit?: number | null | undefined; suspended?: boolean | undefined; mailEnabled?: boolean | undefined },
+  input: {
+    name?: string | undefined;
+    planLimit?: number | null | undefined;
+    trialLimit?: number | null | undefined;
+    suspended?: boolean | undefined;
+    mailEnabled?: boolean | undefined;
+  },
 ) {
   const org = await orgOr404(database, slug);
   const name = input.name?.trim();
   if (name === '') throw badRequest('name: must not be blank');
-  const change = { name, planLimit: input.planLimit, suspended: input.suspended };
+  const change = { name, planLimit: input.planLimit, trialLimit: input.trialLimit, suspended: input.suspended };
   const now = Date.now();
   await transaction(database, async (trx) => {
     if (Object.values(change).some((v) => v !== undefined)) await updateOrganisation(trx, org.id, change);
@@ -91,6 +102,7 @@ export async function changeOrganisation(
       ...(input.mailEnabled !== undefined && input.mailEnabled !== mailBefore ? { mailEnabled: { from: mailBefore, to: input.mailEnabled } } : {}),
       ...(name !== undefined && name !== org.name ? { name: { from: org.name, to: name } } : {}),
       ...(change.planLimit !== undefined && change.planLimit !== org.planLimit ? { planLimit: { from: org.planLimit, to: change.planLimit } } : {}),
+      ...(change.trialLimit !== undefined && change.trialLimit !== org.trialLimit ? { trialLimit: { from: org.trialLimit, to: change.trialLimit } } : {}),
     };
     if (Object.keys(changed).length) await insertPlatformAudit(trx, actor, now, { action: 'organisation.updated', organisation: org.slug, details: changed });
     if (change.suspended !== undefined && change.suspended !== org.suspended) {

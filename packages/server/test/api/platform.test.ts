@@ -6,6 +6,7 @@ import { checkBody, checkedProduct } from '../check-helpers.js';
 import { runCli } from '../cli.js';
 import { ADMIN_PASSWORD, startHarness, type Harness } from '../harness.js';
 import { issueOk } from '../licence-helpers.js';
+import { machine, startBody, trialProduct } from '../trial-helpers.js';
 
 let h: Harness;
 const call = (...args: Parameters<Harness['request']>) => h.request(...args);
@@ -96,6 +97,7 @@ describe('control plane', () => {
       slug: 'initech',
       name: 'Initech',
       planLimit: 5,
+      trialLimit: null,
       suspended: false,
       timezone: 'Europe/Berlin',
       counts: { licences: 0, countingLicences: 0, trials: 0, products: 0, members: 0 },
@@ -138,6 +140,9 @@ describe('control plane', () => {
       ['PUT', '/platform/api/organisations/nowhere', { name: 'x' }, 404],
       ['PUT', '/platform/api/organisations/initech', {}, 400],
       ['PUT', '/platform/api/organisations/initech', { planLimit: 'ten' }, 400],
+      ['POST', '/platform/api/organisations', { slug: 'fine-slug', name: 'x', trialLimit: -1 }, 400],
+      ['PUT', '/platform/api/organisations/initech', { trialLimit: 1.5 }, 400],
+      ['PUT', '/platform/api/organisations/initech', { trialLimit: 1_000_000_001 }, 400],
       ['POST', '/platform/api/organisations/initech/members', { username: 'peter', password: 'another password 1', role: 'VIEWER' }, 409],
       ['POST', '/platform/api/organisations/initech/members', { username: 'bill', password: 'short', role: 'VIEWER' }, 400],
     ];
@@ -171,6 +176,26 @@ describe('control plane', () => {
     expect((await asAdmin('PUT', '/platform/api/organisations/initech', { planLimit: null })).data.planLimit).toBe(null);
     expect((await issue(other)).statusCode).toBe(201);
     await other.close();
+  });
+
+  it('sets the trial limit the next trial start obeys (DESIGN.md 18), audited; null lifts it', async () => {
+    const peter = h.as({ cookie: await h.signIn('peter', 'peter password 1', 'initech') }, 'initech');
+    const p = await trialProduct(h, {}, peter, 'initech');
+    const set = await asAdmin('PUT', '/platform/api/organisations/initech', { trialLimit: 1 });
+    expect([set.statusCode, set.data.trialLimit]).toEqual([200, 1]);
+    expect((await p.start(startBody(machine('capped-a')))).statusCode).toBe(201);
+    const refused = await p.start(startBody(machine('capped-b')));
+    expect([refused.statusCode, refused.data.reason]).toEqual([403, 'TRIALS_OFF']);
+    expect((await asAdmin('GET', '/platform/api/organisations/initech')).data).toMatchObject({ trialLimit: 1, counts: { trials: 1 } });
+    expect((await asAdmin('GET', '/platform/api/activity?limit=1')).data.items[0]).toMatchObject({
+      action: 'organisation.updated',
+      organisation: 'initech',
+      details: { trialLimit: { from: null, to: 1 } },
+    });
+    expect((await asAdmin('PUT', '/platform/api/organisations/initech', { trialLimit: null })).data.trialLimit).toBe(null);
+    expect((await p.start(startBody(machine('capped-b')))).statusCode).toBe(201);
+    const capped = await asAdmin('POST', '/platform/api/organisations', { slug: 'capped', name: 'Capped', trialLimit: 0 });
+    expect([capped.statusCode, capped.data.trialLimit]).toEqual([201, 0]);
   });
 
   it('suspends an organisation: members and tokens refused, checks answered; resuming restores all', async () => {
