@@ -19,7 +19,7 @@ import path from 'node:path';
 import { createPublicKey, randomBytes } from 'node:crypto';
 import { buildFingerprint, fpDigest, verifyReceipt } from '@licensor/protocol';
 import pg from 'pg';
-import { benchEnv, checkLoad, cryptoBound, startService } from './support.js';
+import { benchEnv, benchSession, checkLoad, cryptoBound, startService } from './support.js';
 
 const LICENCES = Number(process.env.LICENCES ?? 2000);
 const SECONDS = Number(process.env.SECONDS ?? 15);
@@ -77,12 +77,7 @@ async function run(backend: 'sqlite' | 'postgres'): Promise<string> {
   const service = await startService({ ...env, LICENSOR_WORKERS: '1', LICENSOR_CHECK_RATE_ADDRESS: '0', LICENSOR_CHECK_RATE_PRODUCT: '0' });
   try {
     const api = `${service.url}/o/default/api`;
-    const login = await fetch(`${api}/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ username: 'admin', password: 'bench admin password' }),
-    });
-    const admin = { cookie: login.headers.get('set-cookie')!.split(';')[0]!, 'content-type': 'application/json' };
+    const admin = await benchSession(api);
     const post = async (route: string, body: unknown) => {
       const response = await fetch(`${api}${route}`, { method: 'POST', headers: admin, body: JSON.stringify(body) });
       if (!response.ok) throw new Error(`${route}: HTTP ${response.status} ${await response.text()}`);

@@ -6,7 +6,7 @@
  */
 import os from 'node:os';
 import { seedLicences } from './seed-licences.js';
-import { benchEnv, fmt, measure, memoryOf, startService } from './support.js';
+import { benchEnv, benchSession, fmt, measure, memoryOf, startService } from './support.js';
 
 const TOTAL = Number(process.env.LICENCES ?? 1_000_000);
 
@@ -17,12 +17,7 @@ async function run(backend: 'sqlite' | 'postgres') {
     console.log(`\n## ${backend}: ${TOTAL.toLocaleString('en')} licences seeded in ${seedSeconds.toFixed(0)} s`);
     const service = await startService(env);
     try {
-      const login = await fetch(`${service.url}/o/default/api/auth/login`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ username: 'admin', password: 'bench admin password' }),
-      });
-      const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+      const { cookie } = await benchSession(`${service.url}/o/default/api`);
       const get = (path: string) => () => fetch(`${service.url}/o/default/api${path}`, { headers: { cookie } });
       const cases: Array<[string, string, number]> = [
         ['default page', '/licenses/page', 30],

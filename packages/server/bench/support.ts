@@ -155,6 +155,40 @@ export async function startService(env: Record<string, string>): Promise<{ child
   throw new Error(`service did not start:\n${output}`);
 }
 
+/** `concurrency` clients each sending one request after another for `seconds`; what came of them. */
+export async function closedLoop(concurrency: number, seconds: number, send: (client: number, i: number) => Promise<Response>, expected: number) {
+  let ok = 0;
+  let failed = 0;
+  let firstFailure = '';
+  const latencies: number[] = [];
+  const deadline = performance.now() + seconds * 1000;
+  const client = async (c: number) => {
+    for (let i = 0; performance.now() < deadline; i++) {
+      const start = performance.now();
+      const response = await send(c, i);
+      const text = await response.text();
+      latencies.push(performance.now() - start);
+      if (response.status === expected) ok++;
+      else if (failed++ === 0) firstFailure = `${response.status} ${text.slice(0, 160)}`;
+    }
+  };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, (_, c) => client(c)));
+  const elapsed = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  return { rate: ok / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), failed, firstFailure };
+}
+
+/** Signs in as the benchmark's bootstrap administrator: the headers of its session. */
+export async function benchSession(api: string): Promise<{ cookie: string; 'content-type': string }> {
+  const login = await fetch(`${api}/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'admin', password: 'bench admin password' }),
+  });
+  return { cookie: login.headers.get('set-cookie')!.split(';')[0]!, 'content-type': 'application/json' };
+}
+
 export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }

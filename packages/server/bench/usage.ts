@@ -11,7 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { buildFingerprint } from '@licensor/protocol';
-import { benchEnv, fmt, percentile, startService } from './support.js';
+import { benchEnv, benchSession, fmt, percentile, startService } from './support.js';
 
 const LICENCES = Number(process.env.LICENCES ?? 400);
 const SECONDS = Number(process.env.SECONDS ?? 10);
@@ -29,12 +29,7 @@ async function run(backend: 'sqlite' | 'postgres') {
   const service = await startService({ ...env, LICENSOR_CHECK_RATE_ADDRESS: '0', LICENSOR_CHECK_RATE_PRODUCT: '0', LICENSOR_USAGE_RATE_LICENCE: '0' });
   try {
     const api = `${service.url}/o/default/api`;
-    const login = await fetch(`${api}/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ username: 'admin', password: 'bench admin password' }),
-    });
-    const admin = { cookie: login.headers.get('set-cookie')!.split(';')[0]!, 'content-type': 'application/json' };
+    const admin = await benchSession(api);
     const post = async (path: string, body: unknown, headers: Record<string, string> = admin) => {
       const response = await fetch(`${api}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
       if (!response.ok) throw new Error(`${path}: HTTP ${response.status} ${await response.text()}`);

@@ -9,7 +9,7 @@
 import http from 'node:http';
 import os from 'node:os';
 import type { AddressInfo } from 'node:net';
-import { benchEnv, percentile, startService } from './support.js';
+import { benchEnv, benchSession, percentile, startService } from './support.js';
 
 const LICENCES = Number(process.env.LICENCES ?? 10_000);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 16);
@@ -48,12 +48,7 @@ async function run(backend: 'sqlite' | 'postgres', receiver: Receiver | null) {
   const service = await startService({ ...env, LICENSOR_WEBHOOK_ALLOW_NETWORKS: '127.0.0.0/8' });
   try {
     const api = `${service.url}/o/default/api`;
-    const login = await fetch(`${api}/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ username: 'admin', password: 'bench admin password' }),
-    });
-    const headers = { cookie: login.headers.get('set-cookie')!.split(';')[0]!, 'content-type': 'application/json' };
+    const headers = await benchSession(api);
     const product = (await (
       await fetch(`${api}/products`, { method: 'POST', headers, body: JSON.stringify({ productKey: 'bench', name: 'Bench' }) })
     ).json()) as { id: number };
