@@ -129,3 +129,15 @@ export async function indexesOf(database: Database): Promise<string[]> {
       : `select indexname as name from pg_indexes where schemaname = current_schema() order by indexname`;
   return (await catalogOf(database)(text)).map((r) => String(r.name));
 }
+
+/**
+ * An organisation written as a release at an older migration wrote it: the current repo's
+ * columns (a later migration's trial_limit among them) do not exist there yet.
+ */
+export async function insertOldOrganisation(database: Database, slug: string, name: string): Promise<{ id: number }> {
+  return database.db
+    .insertInto('organisations')
+    .values({ slug, name, plan_limit: null, timezone: 'UTC', created_at: Date.now() })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+}

@@ -5,7 +5,7 @@ import { loadConfig } from '../../src/config.js';
 import { openDatabase, sqliteFileIn, type Database } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrations/index.js';
 import { countUncounted } from '../../src/listings/repos/tallies.js';
-import { createOrganisation } from '../../src/orgs/service.js';
+import { insertOldOrganisation } from '../backup-helpers.js';
 import { backend, freshDatabaseEnv } from '../harness.js';
 
 const DAY = 86_400_000;
@@ -26,7 +26,7 @@ afterAll(async () => {
 describe('upgrading a deployment', () => {
   it('turns self-service release off for products that existed before it (DESIGN.md 12)', async () => {
     await migrateToLatest(database, '0005_control_plane');
-    const org = await createOrganisation(database, { slug: 'upgraded', name: 'Upgraded', planLimit: null });
+    const org = await insertOldOrganisation(database, 'upgraded', 'Upgraded');
     const now = Date.now();
     await database.db
       .insertInto('products')

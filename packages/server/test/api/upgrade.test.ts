@@ -5,8 +5,7 @@ import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MIGRATION_NAMES } from '../../src/db/migrations/index.js';
 import { migrateToLatest } from '../../src/db/migrations/index.js';
-import { createOrganisation } from '../../src/orgs/service.js';
-import { emptyTarget, openEnv, type Target } from '../backup-helpers.js';
+import { emptyTarget, insertOldOrganisation, openEnv, type Target } from '../backup-helpers.js';
 import { runCli, startServe } from '../cli.js';
 import { backend } from '../harness.js';
 
@@ -23,7 +22,7 @@ async function deploymentAt(upTo: string, { empty = false } = {}): Promise<Recor
   const database = await openEnv(target.env);
   try {
     await migrateToLatest(database, upTo);
-    if (!empty) await createOrganisation(database, { slug: 'old', name: 'Old', planLimit: null });
+    if (!empty) await insertOldOrganisation(database, 'old', 'Old');
   } finally {
     await database.close();
   }
