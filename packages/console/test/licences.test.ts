@@ -96,7 +96,7 @@ describe('the licence lifecycle in the console', () => {
     await fingerprints.fill('SVC1.not-a-fingerprint');
     await fingerprints.press('Enter');
     await dialog.getByRole('button', { name: 'Issue', exact: true }).click();
-    await dialog.getByText(/^fingerprints: /).waitFor();
+    await dialog.getByText(/^Fingerprints item 1: /).waitFor();
     await fingerprints.press('Backspace');
     await choose('Tier', 'pro');
     await dialog.getByRole('button', { name: 'Issue', exact: true }).click();

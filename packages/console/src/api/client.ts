@@ -28,6 +28,17 @@ export class ApiError extends Error {
   }
 }
 
+/** A message that begins with a body field as the API names it: "Seats (params.seats): …". */
+const FIELD_NAMED = /^([^():]*?) \(([A-Za-z0-9_.[\]-]+)\)(?=:| is | must )/;
+
+/** The body field a refusal is about, as the API spells it (`params.seats`, `fingerprints[0]`), to show the message beside it. */
+export function fieldOf(error: unknown): string | null {
+  return error instanceof ApiError ? (FIELD_NAMED.exec(error.message)?.[2] ?? null) : null;
+}
+
+/** A message as a person reads it: the field in words, without the API's spelling beside them. */
+export const inWords = (message: string) => message.replace(FIELD_NAMED, '$1');
+
 /**
  * Where a 401 sends the person: the sign-in page, and back to where they were afterwards.
  * `ended` says on the sign-in page that their session ended, when this browser had one.

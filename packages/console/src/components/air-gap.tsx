@@ -1,7 +1,7 @@
 import { Alert, Button, Group, Stack, Text, Textarea } from '@mantine/core';
 import { useState } from 'react';
 import type { Action } from '../api/action';
-import { ApiError } from '../api/client';
+import { ApiError, inWords } from '../api/client';
 import { CopyBox, DateTime, download } from './display';
 import { ModalForm } from './modal-form';
 
@@ -39,7 +39,7 @@ function activationProblem(error: unknown): string {
     if (error.message.includes('OFFLINE licence')) return 'This licence works without activation: copy the licence file to the machine instead.';
     return 'This is not an activation request. Copy the whole text the machine shows, from “SVCA1” to the end.';
   }
-  return error.message;
+  return inWords(error.message);
 }
 
 function deactivationProblem(error: unknown): string {
@@ -51,7 +51,7 @@ function deactivationProblem(error: unknown): string {
       return 'This code has been changed or mistyped, or it comes from another machine. Compare it with the machine’s screen.';
     return 'This is not a deactivation code. Copy the whole text the machine shows, from “SVCD1” to the end.';
   }
-  return error.message;
+  return inWords(error.message);
 }
 
 /** A refusal in a customer's words, in place of the service's. */

@@ -1,7 +1,7 @@
 import { Alert, Button, Center, Group, Loader, Modal, Stack, Text, Tooltip } from '@mantine/core';
 import { useState, type ReactNode } from 'react';
 import type { Action } from '../api/action';
-import { ApiError } from '../api/client';
+import { ApiError, inWords } from '../api/client';
 
 /** "3 minutes", "40 seconds": how long to wait, rounded up. */
 function wait(seconds: number): string {
@@ -17,7 +17,7 @@ export function problemText(error: unknown): string {
     const what = error.message.split(':')[0]!;
     return `${what.charAt(0).toUpperCase()}${what.slice(1)}. Try again in ${wait(error.retryAfter)}, at ${at}.`;
   }
-  return error.message;
+  return inWords(error.message);
 }
 
 /** The one way a failure is shown: its words, where it happened; `title` says what did not happen. */

@@ -2,11 +2,12 @@ import { Autocomplete, Divider, NumberInput, Select, SimpleGrid, Switch, TagsInp
 import { useDebouncedValue } from '@mantine/hooks';
 import { useEffect, useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
+import { fieldOf, inWords } from '../api/client';
 import { useCustomers } from '../api/customers';
 import { useConvertTrial, useIssueLicence, type IssueBody } from '../api/licences';
 import { useProductForm, useProducts } from '../api/products';
 import { ModalForm, notEmail, useProblems } from './modal-form';
-import { defaultOf, fieldOf, missingParams, ParamInput, type ParamValue, type ProductParam } from './param-input';
+import { defaultOf, missingParams, ParamInput, type ParamValue, type ProductParam } from './param-input';
 
 const withoutProduct = ({ productId: _, ...rest }: IssueBody) => rest;
 
@@ -88,8 +89,9 @@ export function IssueLicence({
     ...Object.fromEntries(Object.entries(missingParams(declared, params)).map(([k, v]) => [`params.${k}`, v])),
   });
   // A refusal that names a field shows beside it; any other below the form.
-  const message = issue.error instanceof Error ? issue.error.message : '';
-  const field = message ? fieldOf(message) : null;
+  const message = issue.error instanceof Error ? inWords(issue.error.message) : '';
+  // A list's entry (`fingerprints[0]`) shows beside the list.
+  const field = fieldOf(issue.error)?.replace(/\[\d+\]$/, '') ?? null;
   const beside = field !== null && (SHOWN_BESIDE.has(field) || field.startsWith('params.'));
   const errorFor = (name: string) => problems.of(name) ?? (field === name ? message : undefined);
 

@@ -67,9 +67,3 @@ export function missingParams(params: ProductParam[], values: Record<string, Par
   const empty = (v: ParamValue | undefined) => v === null || v === undefined || v === '' || (Array.isArray(v) && v.length === 0);
   return Object.fromEntries(params.map((p) => [p.key, p.required && p.type !== 'BOOLEAN' && empty(values[p.key]) ? `${p.label} is required` : null]));
 }
-
-/** The field a 400 names (`body.params.seats ...`, `validityMonths: ...`), to show the message beside it. */
-export function fieldOf(message: string): string | null {
-  const match = /^(?:body\.)?(params\.[A-Za-z][A-Za-z0-9_.-]*?|[A-Za-z]+)(?=[ :.]|$)/.exec(message);
-  return match?.[1] ?? null;
-}

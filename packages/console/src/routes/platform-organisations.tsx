@@ -1,6 +1,7 @@
 import { Anchor, Badge, Button, Divider, Group, NumberInput, PasswordInput, Progress, Select, SimpleGrid, Stack, Text, TextInput, Title } from '@mantine/core';
 import { useState } from 'react';
 import { bound } from '../api/action';
+import { inWords } from '../api/client';
 import { useAddOrganisationMember, useCreateOrganisation, useOrganisations, usePlatformMe, useUpdateOrganisation, type Organisation } from '../api/platform';
 import { ROLE_NAMES, roleName, type Role } from '../api/session';
 import { DateTime } from '../components/display';
@@ -188,7 +189,9 @@ function NewOrganisation({ onClose }: { onClose: () => void }) {
   });
   // The organisation and its first administrator are two requests; a failure of the second leaves the first done and says so.
   const memberRefused =
-    addMember.error instanceof Error ? new Error(`${slug} was created, but its administrator was not: ${addMember.error.message}. Use Add member.`) : null;
+    addMember.error instanceof Error
+      ? new Error(`${slug} was created, but its administrator was not: ${inWords(addMember.error.message)}. Use Add member.`)
+      : null;
   const submit = async () => {
     if (!problems.check()) return false;
     const limits = { planLimit: planLimit === '' ? null : planLimit, trialLimit: trialLimit === '' ? null : trialLimit };

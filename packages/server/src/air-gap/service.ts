@@ -11,7 +11,7 @@ import {
 import { recordAudit } from '../audit/audit.js';
 import { transaction, type Database } from '../db/database.js';
 import { tenant, type Tenant } from '../db/tenant.js';
-import { badRequest, conflict, forbidden, refused } from '../core/errors.js';
+import { badRequest, conflict, forbidden, invalid, refused } from '../core/errors.js';
 import { iso } from '../core/schemas.js';
 import type { Keyring } from '../keys/keyring.js';
 import { statusOf, type LicenceRow } from '../listings/repos/views.js';
@@ -54,7 +54,7 @@ function read<T>(field: string, text: string, parse: (text: string) => T): T {
   try {
     return parse(compactText(text));
   } catch (err) {
-    if (err instanceof MalformedError) throw badRequest(`${field}: ${err.message}`);
+    if (err instanceof MalformedError) throw invalid(field, err.message);
     throw err;
   }
 }
@@ -80,16 +80,16 @@ export async function activateAirGapped(caller: AirGapCaller, keyring: Keyring, 
   // DESIGN.md 18: a trial is one machine's ONLINE licence, started by that machine's own request.
   if (licence.trial === 1) throw badRequest('trials are activated online');
   const request = read('request', requestText, parseActivationRequest);
-  if (!verifyActivationRequest(request)) throw badRequest('request: the signature does not verify with its device key');
+  if (!verifyActivationRequest(request)) throw invalid('request', 'the signature does not verify with its device key');
   const { fields } = request;
-  if (fields.lid !== lid) throw badRequest(`request: it was made for licence ${fields.lid}, not this one`);
+  if (fields.lid !== lid) throw invalid('request', `it was made for licence ${fields.lid}, not this one`);
   const product = (await findProductRow(caller.tenant, licence.product_id))!;
   if (product.air_gap_activation !== 1) throw badRequest("air-gapped activation is off for this licence's product");
   if (licence.licence_type === 'OFFLINE') throw badRequest('an OFFLINE licence needs no activation: it works on its own');
   // A licence keeps the seat model it was issued with, whatever its product became (DESIGN.md 13).
   if (licence.seat_model === 'FLOATING') throw badRequest('a floating licence cannot be activated air-gapped: its seats are leases its checks renew');
   if (Math.abs(now - fields.iat * 1000) > REQUEST_LIFETIME_MS) {
-    throw badRequest('request: it was made more than 7 days ago (or its computer’s clock is far off): make a new one');
+    throw invalid('request', 'it was made more than 7 days ago (or its computer’s clock is far off): make a new one');
   }
   const parts = JSON.stringify(parseFingerprint(fields.fp));
 
@@ -210,10 +210,10 @@ export async function deactivateAirGapped(caller: AirGapCaller, lid: string, cod
   const { now } = caller;
   const licence = await findLicenceRow(caller.tenant, lid);
   const code = read('code', codeText, parseDeactivation);
-  if (code.fields.lid !== lid) throw badRequest(`code: it was made for licence ${code.fields.lid}, not this one`);
+  if (code.fields.lid !== lid) throw invalid('code', `it was made for licence ${code.fields.lid}, not this one`);
   const known = await activationKey(caller.tenant, licence.id, Number(code.fields.aid));
-  if (!known) throw badRequest(`code: this licence has no air-gapped activation ${code.fields.aid}`);
-  if (!verifyDeactivation(code, known.dpk)) throw badRequest('code: the signature does not verify with the key of the computer that was activated');
+  if (!known) throw invalid('code', `this licence has no air-gapped activation ${code.fields.aid}`);
+  if (!verifyDeactivation(code, known.dpk)) throw invalid('code', 'the signature does not verify with the key of the computer that was activated');
 
   return within(caller, async (t) => {
     const row = await lockLicenceRow(caller.database.dialect, t, lid);

@@ -1,5 +1,5 @@
 import type { Ctx, Organisation } from '../core/context.js';
-import { badRequest, forbidden } from '../core/errors.js';
+import { badRequest, forbidden, invalid } from '../core/errors.js';
 import { hashPassword, verifyPassword } from '../core/passwords.js';
 import { inTransaction } from '../core/transaction.js';
 import { recordAudit } from '../audit/audit.js';
@@ -44,7 +44,7 @@ export async function changeOwnPassword(ctx: Ctx, currentPassword: string, newPa
   const { userId, sessionId } = ctx.actor;
   const user = (await findUser(ctx.tenant, userId))!;
   if (!(await verifyPassword(currentPassword, user.password_hash))) {
-    throw badRequest('currentPassword is wrong');
+    throw invalid('currentPassword', 'this is not your password');
   }
   const hash = await hashPassword(newPassword);
   await inTransaction(ctx, async (t) => {

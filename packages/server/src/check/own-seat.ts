@@ -2,7 +2,7 @@ import { calendarStatus, graceEndsAt } from '@licensor/protocol';
 import { recordAudit } from '../audit/audit.js';
 import { lockRow } from '../db/database.js';
 import { inTransaction } from '../core/transaction.js';
-import { badRequest, forbidden, notFound } from '../core/errors.js';
+import { forbidden, invalid, notFound } from '../core/errors.js';
 import { iso } from '../core/schemas.js';
 import { liveBindings, markReleased } from '../seats/repo.js';
 import { releaseSelf } from '../seats/self-release.js';
@@ -96,12 +96,12 @@ const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?(?:Z|[+-]\d{
 /** `until` of a borrow: an ISO 8601 instant, later than now and within the signed `brw`. */
 function borrowEnd(scope: CheckScope, presented: Presented, until: string): number {
   const end = ISO_TIME.test(until) ? Date.parse(until) : Number.NaN;
-  if (Number.isNaN(end)) throw badRequest('until: must be an ISO 8601 time, such as 2026-12-01T09:00:00Z');
-  if (presented.claims.v !== 5) throw badRequest('license: only a floating licence can be borrowed');
+  if (Number.isNaN(end)) throw invalid('until', 'must be an ISO 8601 time, such as 2026-12-01T09:00:00Z');
+  if (presented.claims.v !== 5) throw invalid('license', 'only a floating licence can be borrowed');
   const brw = presented.claims.brw ?? 0;
   if (brw === 0) throw forbidden('borrowing is off');
-  if (end <= scope.now) throw badRequest('until: must be in the future');
-  if (end - scope.now > brw * 1000) throw badRequest(`until: at most ${brw} seconds ahead (the licence's maxBorrowSeconds)`);
+  if (end <= scope.now) throw invalid('until', 'must be in the future');
+  if (end - scope.now > brw * 1000) throw invalid('until', `at most ${brw.toLocaleString('en-GB')} seconds ahead (the longest this licence may borrow)`);
   return end;
 }
 

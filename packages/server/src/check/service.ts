@@ -12,7 +12,7 @@ import {
 import { lockRow, type Database } from '../db/database.js';
 import type { Tenant } from '../db/tenant.js';
 import { inTransaction } from '../core/transaction.js';
-import { badRequest } from '../core/errors.js';
+import { invalid } from '../core/errors.js';
 import { iso } from '../core/schemas.js';
 import { keyUnavailable, type OpenedKey } from '../keys/keyring.js';
 import type { Organisation } from '../core/context.js';
@@ -77,23 +77,23 @@ export function readPresented(scope: CheckScope, body: { license: string; finger
   try {
     fingerprint = scope.fingerprints.of(body.fingerprint);
   } catch (err) {
-    if (err instanceof MalformedError) throw badRequest(`fingerprint: ${err.message}`);
+    if (err instanceof MalformedError) throw invalid('fingerprint', err.message);
     throw err;
   }
   try {
     read = scope.verified.read(body.license, scope.product.keys);
   } catch (err) {
-    if (err instanceof MalformedError) throw badRequest(`license: ${err.message}`);
+    if (err instanceof MalformedError) throw invalid('license', err.message);
     throw err;
   }
   // Refusals that depend on the product are given on the product as it is, not as cached.
-  const refuse = (message: string) => (scope.confirmed ? badRequest(message) : new StaleProduct());
-  if (read === null) throw refuse("license: the signature does not verify with this product's keys");
+  const refuse = (problem: string) => (scope.confirmed ? invalid('license', problem) : new StaleProduct());
+  if (read === null) throw refuse("the signature does not verify with this product's keys");
   const { parsed, key } = read;
   const { claims } = parsed;
-  if (claims.org !== scope.org.slug) throw badRequest('license: issued by another organisation');
-  if (claims.prd !== scope.product.productKey) throw refuse('license: issued for another product');
-  if (claims.typ === 'OFFLINE') throw badRequest('license: an OFFLINE licence has no online check');
+  if (claims.org !== scope.org.slug) throw invalid('license', 'issued by another organisation');
+  if (claims.prd !== scope.product.productKey) throw refuse('issued for another product');
+  if (claims.typ === 'OFFLINE') throw invalid('license', 'an OFFLINE licence has no online check');
   return { parsed, claims, key, fingerprint: body.fingerprint, digest: fingerprint.digest, parts: fingerprint.parts, machineLabel: body.machineLabel };
 }
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { b64uDecode, MalformedError, signLicenceWith } from '@licensor/protocol';
 import { lockRow } from '../db/database.js';
 import type { Tenant } from '../db/tenant.js';
-import { ApiError, badRequest, refused, tooManyRequests } from '../core/errors.js';
+import { ApiError, invalid, refused, tooManyRequests } from '../core/errors.js';
 import { inTransaction } from '../core/transaction.js';
 import type { Keyring } from '../keys/keyring.js';
 import { findProductRow } from '../products/repo.js';
@@ -82,24 +82,24 @@ async function start(scope: CheckScope, request: TrialRequest, ip: string, keyri
   try {
     parts = scope.fingerprints.of(request.fingerprint).parts;
   } catch (err) {
-    if (err instanceof MalformedError) throw badRequest(`fingerprint: ${err.message}`);
+    if (err instanceof MalformedError) throw invalid('fingerprint', err.message);
     throw err;
   }
   let device: Buffer;
   try {
     device = b64uDecode(request.devicePublicKey, 'devicePublicKey');
   } catch (err) {
-    if (err instanceof MalformedError) throw badRequest(`devicePublicKey: ${err.message}`);
+    if (err instanceof MalformedError) throw invalid('devicePublicKey', err.message);
     throw err;
   }
-  if (device.length !== 32) throw badRequest('devicePublicKey: must be base64url of exactly 32 bytes');
+  if (device.length !== 32) throw invalid('devicePublicKey', 'must be base64url of exactly 32 bytes');
   // The policy is read afresh: a start is rare beside checks, and its refusals must not rest on a stale product.
   const row = await findProductRow(scope.tenant, scope.product.id);
   if (!row || row.version !== scope.product.version) throw new StaleProduct();
   const shape = shapeOf(row);
   const present = presentComponents(parts);
   if (present < shape.fingerprintNeed) {
-    throw badRequest(`fingerprint: ${present} of its components are present, and this product needs at least ${shape.fingerprintNeed}`);
+    throw invalid('fingerprint', `${present} of its components are present, and this product needs at least ${shape.fingerprintNeed}`);
   }
   const k = keyring.ledgerKey(row.id);
   const s: Start = { scope, request, productId: row.id, shape, hashes: ledgerHashes(k, parts), address: addressHashes(k, ip) };

@@ -1,5 +1,5 @@
 import { calendarStatus, usageReceiptMessage } from '@licensor/protocol';
-import { badRequest, tooManyRequests } from '../core/errors.js';
+import { badRequest, invalid, tooManyRequests } from '../core/errors.js';
 import { inTransaction } from '../core/transaction.js';
 import { iso } from '../core/schemas.js';
 import { keyUnavailable } from '../keys/keyring.js';
@@ -33,7 +33,7 @@ interface UsageBody {
 function instantOf(at: string, i: number): number {
   const ms = Date.parse(at);
   const exact = at.length === 20 ? `${at.slice(0, 19)}.000Z` : at;
-  if (Number.isNaN(ms) || new Date(ms).toISOString() !== exact) throw badRequest(`events[${i}].at: "${at}" is not a real instant`);
+  if (Number.isNaN(ms) || new Date(ms).toISOString() !== exact) throw invalid(`events[${i}].at`, `"${at}" is not a real instant`, `The time of event ${i + 1}`);
   return ms;
 }
 
@@ -43,7 +43,7 @@ function eventsOf(body: UsageBody): UsageEvent[] {
   if (problem !== null) throw badRequest(problem);
   const seen = new Set<string>();
   return body.events.map((event, i) => {
-    if (seen.has(event.id)) throw badRequest(`events[${i}].id: "${event.id}" is sent twice in this request`);
+    if (seen.has(event.id)) throw invalid(`events[${i}].id`, `"${event.id}" is sent twice in this request`, `The id of event ${i + 1}`);
     seen.add(event.id);
     return { id: event.id, meter: event.meter, amount: event.amount, at: event.at === undefined ? null : instantOf(event.at, i) };
   });

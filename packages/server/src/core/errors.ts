@@ -1,3 +1,5 @@
+import { fieldName } from './fields.js';
+
 /** The one error type services throw: its status and message become `{ "error": message }`. */
 export class ApiError extends Error {
   constructor(
@@ -12,6 +14,11 @@ export class ApiError extends Error {
 }
 
 export const badRequest = (message: string) => new ApiError(400, message);
+/**
+ * A 400 about one body field (issue 45): "Max offline seconds (maxOfflineSeconds): must be at
+ * least …"; `label` where the field has a name of its own, as a parameter has its label.
+ */
+export const invalid = (field: string, problem: string, label?: string) => badRequest(`${fieldName(field, label)}: ${problem}`);
 export const unauthorized = (message = 'authentication required') => new ApiError(401, message);
 export const forbidden = (message: string) => new ApiError(403, message);
 /** A 403 `{ error, reason }`: a refusal an application tells apart by its reason. */

@@ -12,7 +12,7 @@ export const ErrorBody = Type.Object(
 );
 
 const ERROR_MEANINGS: Record<number, string> = {
-  400: 'The request is wrong: the message names the field.',
+  400: 'The request is wrong: the message names the field in words and as the API spells it.',
   401: 'No credential, or one that no longer resolves. Replace the credential.',
   403: 'The credential is right; the action is not permitted.',
   404: 'No such organisation or record.',

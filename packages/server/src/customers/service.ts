@@ -3,7 +3,7 @@ import { isUniqueViolation, type DialectName } from '../db/database.js';
 import type { Tenant } from '../db/tenant.js';
 import type { Ctx } from '../core/context.js';
 import { inTransaction } from '../core/transaction.js';
-import { badRequest, conflict, notFound } from '../core/errors.js';
+import { conflict, invalid, notFound } from '../core/errors.js';
 import {
   countLicences,
   customerData,
@@ -23,7 +23,7 @@ import type { CustomerInput } from './schemas.js';
 const licenceCount = async (t: Tenant, id: number) => (await countLicences(t, [id])).get(id) ?? 0;
 
 function columns(input: CustomerInput) {
-  if (!input.name.trim()) throw badRequest('name: must not be blank');
+  if (!input.name.trim()) throw invalid('name', 'must not be blank');
   const email = input.email ?? null;
   return { name: input.name, email, email_lower: email?.toLowerCase() ?? null, notes: input.notes ?? null };
 }

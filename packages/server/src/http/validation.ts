@@ -1,6 +1,7 @@
 import { Ajv, type Options } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import { apiPath, capitalised, fieldName, fieldWords, words } from '../core/fields.js';
 import { ErrorBody } from '../core/schemas.js';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM.
@@ -145,43 +146,17 @@ export const FORMATS: Record<string, string> = {
   'date-time': 'a date and time such as 2026-11-22T07:00:00.000Z',
 };
 
-/** Body fields whose words alone would mislead; every other camelCase name is split into words. */
-const NAMES: Record<string, string> = {
-  license: 'licence',
-  params: 'parameters',
-};
-
-const WORDS: Record<string, string> = { pem: 'PEM', url: 'URL', json: 'JSON', pkcs11: 'PKCS#11', pkcs12: 'PKCS#12', license: 'licence', licenses: 'licences' };
-
 const PARAMETERS: Record<string, string> = { querystring: 'query parameter', params: 'path parameter' };
 
 const number = (n: number) => n.toLocaleString('en-GB');
-
-function words(name: string): string {
-  return (
-    NAMES[name] ??
-    name
-      .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-      .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
-      .split(/[\s_]+/)
-      .map((word) => WORDS[word.toLowerCase()] ?? word.toLowerCase())
-      .join(' ')
-  );
-}
-
-const capitalised = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
-
-/** `/customer/email` → "customer email"; `/params/0/key` → "parameters item 1 key". */
-function fieldWords(segments: string[]): string {
-  return segments.map((segment) => (/^\d+$/.test(segment) ? `item ${Number(segment) + 1}` : words(segment.replace(/~1/g, '/').replace(/~0/g, '~')))).join(' ');
-}
 
 /** What a value is called in a message, from where it came (`dataVar`) and its path there. */
 function named(dataVar: string, segments: string[]): string {
   if (segments.length === 0) return dataVar === 'body' ? 'the body' : words(dataVar);
   if (dataVar === 'headers') return `${segments.join('/').replace(/(^|-)[a-z]/g, (c) => c.toUpperCase())} header`;
   const parameter = PARAMETERS[dataVar];
-  return parameter ? `${parameter} "${segments.join('/')}"` : fieldWords(segments);
+  if (parameter) return `${parameter} "${segments.join('/')}"`;
+  return dataVar === 'body' ? fieldName(apiPath(segments), fieldWords(segments)) : fieldWords(segments);
 }
 
 function oneOf(values: unknown[]): string {
@@ -263,17 +238,19 @@ export function schemaErrorMessage(errors: ReadonlyArray<SchemaError>, dataVar: 
   // A value of a type no branch of a union takes (a value or null) is told the whole union; one
   // of the right type is told what its own branch refused.
   const error = (first.keyword === 'type' && errors.find((e) => e.keyword === 'anyOf' && e.instancePath === first.instancePath)) || first;
-  const segments = error.instancePath.split('/').slice(1);
+  const segments = error.instancePath
+    .split('/')
+    .slice(1)
+    .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
   const atRoot = segments.length === 0;
-  const where = named(dataVar, segments);
-  const field = capitalised(where);
+  const field = capitalised(named(dataVar, segments));
   switch (error.keyword) {
     case 'required':
       return new Error(`${capitalised(named(dataVar, [...segments, String(error.params.missingProperty)]))} is required`);
     case 'additionalProperties': {
       const unknown = `"${String(error.params.additionalProperty)}"`;
       if (dataVar === 'querystring') return new Error(`Unknown query parameter ${unknown}`);
-      return new Error(atRoot ? `Unknown field ${unknown}` : `Unknown field ${unknown} in ${where}`);
+      return new Error(atRoot ? `Unknown field ${unknown}` : `Unknown field ${unknown} in ${named(dataVar, segments)}`);
     }
     case 'minProperties':
       return new Error(`${field} must carry at least one field to change`);

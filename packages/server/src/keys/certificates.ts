@@ -3,7 +3,7 @@ import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 import { webcrypto, type KeyObject } from 'node:crypto';
 import { ALGORITHM_INFO, type Algorithm } from '@licensor/protocol';
-import { badRequest } from '../core/errors.js';
+import { invalid } from '../core/errors.js';
 import { derToRaw } from './ecdsa.js';
 import type { Signer } from './keyring.js';
 
@@ -84,17 +84,17 @@ export async function selfSignedCertificate(signer: Signer, names: { product: st
 /** An operator's own certificate: exactly one PEM certificate whose public key is the product's. */
 export function importedCertificate(pem: string, publicKey: KeyObject): Certificate {
   if ((pem.match(/-----BEGIN CERTIFICATE-----/g) ?? []).length !== 1) {
-    throw badRequest('certificatePem: send exactly one PEM certificate (-----BEGIN CERTIFICATE-----)');
+    throw invalid('certificatePem', 'send exactly one PEM certificate (-----BEGIN CERTIFICATE-----)');
   }
   let certificate: x509.X509Certificate;
   try {
     certificate = new x509.X509Certificate(pem);
   } catch {
-    throw badRequest('certificatePem: not a readable X.509 certificate');
+    throw invalid('certificatePem', 'not a readable X.509 certificate');
   }
   const spki = publicKey.export({ type: 'spki', format: 'der' });
   if (!Buffer.from(certificate.publicKey.rawData).equals(spki)) {
-    throw badRequest("certificatePem: the certificate's public key is not the product's key");
+    throw invalid('certificatePem', "the certificate's public key is not the product's key");
   }
   return certificateOf(certificate);
 }

@@ -3,7 +3,7 @@ import type { Selectable } from 'kysely';
 import { ALGORITHM_INFO, algorithmOfKey, generateAlgorithmKeyPair, signBytes, type Algorithm } from '@licensor/protocol';
 import type { ProductKeysTable } from '../db/schema.js';
 import type { Tenant } from '../db/tenant.js';
-import { ApiError, badRequest, notFound } from '../core/errors.js';
+import { ApiError, invalid, notFound } from '../core/errors.js';
 import { TokenUnavailable, type Hsm, type TokenKey, type TokenKeyRef } from './pkcs11.js';
 import { seal, unseal, UnsealError } from './sealing.js';
 import { currentKeyWithVersion, keysWithVersion } from './repo.js';
@@ -73,19 +73,19 @@ function unreadableKey(err: unknown, encrypted: boolean): ApiError {
   const code = (err as { code?: string }).code;
   // OpenSSL reports a missing passphrase as an interrupted prompt.
   if (code === 'ERR_MISSING_PASSPHRASE' || code === 'ERR_OSSL_CRYPTO_INTERRUPTED_OR_CANCELLED')
-    return badRequest('privateKeyPassphrase: the key is encrypted: send its passphrase');
+    return invalid('privateKeyPassphrase', 'the key is encrypted: send its passphrase');
   // A wrong passphrase usually fails the padding check, but about once in 256 it decrypts to
   // bytes that then fail to parse: for an encrypted key given a passphrase, both mean the same.
-  if (code === 'ERR_OSSL_BAD_DECRYPT' || encrypted) return badRequest('privateKeyPassphrase: does not open the key');
-  return badRequest('privateKeyPem: not a readable PEM private key (PKCS#8 or traditional, optionally encrypted)');
+  if (code === 'ERR_OSSL_BAD_DECRYPT' || encrypted) return invalid('privateKeyPassphrase', 'does not open the key');
+  return invalid('privateKeyPem', 'not a readable PEM private key (PKCS#8 or traditional, optionally encrypted)');
 }
 
 /** The pair of an imported private key, whose algorithm must be the one asked for (with none asked for, the key's own). */
 export function importedPair(privateKey: KeyObject, algorithm: Algorithm | undefined, field: string): KeyPair {
   const actual = algorithmOfKey(privateKey);
-  if (actual === null) throw badRequest(`${field}: the key is not Ed25519, RSA 2048/3072/4096, ECDSA P-256 or ECDSA P-384`);
+  if (actual === null) throw invalid(field, 'the key is not Ed25519, RSA 2048/3072/4096, ECDSA P-256 or ECDSA P-384');
   if (algorithm !== undefined && actual !== algorithm) {
-    throw badRequest(`${field}: the key is ${ALGORITHM_INFO[actual].label} but algorithm is ${algorithm}`);
+    throw invalid(field, `the key is ${ALGORITHM_INFO[actual].label} but the algorithm asked for is ${algorithm}`);
   }
   return { algorithm: actual, privateKey, publicKey: createPublicKey(privateKey) };
 }

@@ -1,6 +1,6 @@
 import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import forge from 'node-forge';
-import { badRequest } from '../core/errors.js';
+import { invalid } from '../core/errors.js';
 
 export interface OpenedKeystore {
   privateKey: KeyObject;
@@ -20,8 +20,9 @@ const MAX_BASE64 = 200_000;
 const MAX_ROUNDS = 200_000;
 let roundsLeft = Infinity;
 const tooManyRounds = () =>
-  badRequest(
-    `keystorePkcs12: the keystore asks for more than ${MAX_ROUNDS.toLocaleString('en')} key-derivation rounds; export it again with fewer (openssl pkcs12 -export -iter 2048)`,
+  invalid(
+    'keystorePkcs12',
+    `the keystore asks for more than ${MAX_ROUNDS.toLocaleString('en')} key-derivation rounds; export it again with fewer (openssl pkcs12 -export -iter 2048)`,
   );
 class RoundBudgetExceeded extends Error {}
 
@@ -42,7 +43,7 @@ budget(forge.pkcs5, 'pbkdf2', 2);
 budget(forge.pkcs12, 'generateKey', 3);
 budget((forge.pki as unknown as { pbe: object }).pbe, 'generatePkcs12Key', 3);
 
-const unreadable = () => badRequest('keystorePkcs12: not a readable PKCS#12 keystore (base64 of a .p12 or .pfx file)');
+const unreadable = () => invalid('keystorePkcs12', 'not a readable PKCS#12 keystore (base64 of a .p12 or .pfx file)');
 
 /** forge parses RSA keys and certificates into its own objects and leaves the rest (EC, Ed25519) as ASN.1. */
 const keyDer = (bag: forge.pkcs12.Bag) =>
@@ -67,20 +68,20 @@ export function openKeystore(base64: string, password: string): OpenedKeystore {
   } catch (err) {
     if (err instanceof RoundBudgetExceeded) throw tooManyRounds();
     // forge's own words for a MAC that does not verify and a bag that does not decrypt.
-    if (/Invalid password\?|wrong password\?|Failed to decrypt/.test((err as Error).message)) throw badRequest('keystorePassword: does not open the keystore');
+    if (/Invalid password\?|wrong password\?|Failed to decrypt/.test((err as Error).message)) throw invalid('keystorePassword', 'does not open the keystore');
     throw unreadable();
   } finally {
     roundsLeft = Infinity;
   }
   const bagsOf = (type: string) => p12.getBags({ bagType: type })[type] ?? [];
   const keys = [...bagsOf(forge.pki.oids.pkcs8ShroudedKeyBag!), ...bagsOf(forge.pki.oids.keyBag!)];
-  if (keys.length === 0) throw badRequest('keystorePkcs12: the keystore holds no private key');
-  if (keys.length > 1) throw badRequest('keystorePkcs12: the keystore holds several private keys; export the one to use alone');
+  if (keys.length === 0) throw invalid('keystorePkcs12', 'the keystore holds no private key');
+  if (keys.length > 1) throw invalid('keystorePkcs12', 'the keystore holds several private keys; export the one to use alone');
   let privateKey: KeyObject;
   try {
     privateKey = createPrivateKey({ key: Buffer.from(keyDer(keys[0]!), 'binary'), format: 'der', type: 'pkcs8' });
   } catch {
-    throw badRequest('keystorePkcs12: the key is not Ed25519, RSA 2048/3072/4096, ECDSA P-256 or ECDSA P-384');
+    throw invalid('keystorePkcs12', 'the key is not Ed25519, RSA 2048/3072/4096, ECDSA P-256 or ECDSA P-384');
   }
   // The key's own certificate among the chain's: the one whose public key is the key's.
   let certificatePem: string | null = null;

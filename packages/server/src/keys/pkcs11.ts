@@ -1,7 +1,8 @@
 import { createHash, createPublicKey, randomBytes, type KeyObject } from 'node:crypto';
 import pkcs11js from 'pkcs11js';
 import { ALGORITHM_INFO, algorithmOfKey, verifyBytes, type Algorithm } from '@licensor/protocol';
-import { badRequest, forbidden } from '../core/errors.js';
+import { forbidden, invalid } from '../core/errors.js';
+import { fieldName } from '../core/fields.js';
 import { rawToDer } from './ecdsa.js';
 
 type Handle = Buffer;
@@ -262,8 +263,8 @@ class Token {
       { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_PRIVATE_KEY },
       { type: pkcs11js.CKA_LABEL, value: label },
     ]);
-    if (privates.length === 0) throw badRequest(`pkcs11.keyLabel: no private key labelled "${label}" is on token "${this.label}"`);
-    if (privates.length > 1) throw badRequest(`pkcs11.keyLabel: several private keys are labelled "${label}" on token "${this.label}"`);
+    if (privates.length === 0) throw invalid('pkcs11.keyLabel', `no private key labelled "${label}" is on token "${this.label}"`);
+    if (privates.length > 1) throw invalid('pkcs11.keyLabel', `several private keys are labelled "${label}" on token "${this.label}"`);
     const [{ value: id }, { value: type }] = this.module.C_GetAttributeValue(session, privates[0]!, [
       { type: pkcs11js.CKA_ID },
       { type: pkcs11js.CKA_KEY_TYPE },
@@ -273,7 +274,7 @@ class Token {
       { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_PUBLIC_KEY },
       { type: pkcs11js.CKA_ID, value: id as Buffer },
     ]);
-    if (!publicHandle) throw badRequest(`pkcs11.keyLabel: the key labelled "${label}" has no public key on the token`);
+    if (!publicHandle) throw invalid('pkcs11.keyLabel', `the key labelled "${label}" has no public key on the token`);
     const wanted = keyType === pkcs11js.CKK_RSA ? [pkcs11js.CKA_MODULUS, pkcs11js.CKA_PUBLIC_EXPONENT] : [pkcs11js.CKA_EC_PARAMS, pkcs11js.CKA_EC_POINT];
     const values = this.module.C_GetAttributeValue(
       session,
@@ -284,10 +285,10 @@ class Token {
     try {
       publicKey = publicKeyOf(keyType, new Map(values.map((a) => [a.type, a.value as Buffer])));
     } catch (err) {
-      throw badRequest(`pkcs11.keyLabel: ${err instanceof TokenUnavailable ? err.message : 'the public key on the token is not readable'}`);
+      throw invalid('pkcs11.keyLabel', `${err instanceof TokenUnavailable ? err.message : 'the public key on the token is not readable'}`);
     }
     const algorithm = algorithmOfKey(publicKey);
-    if (algorithm === null) throw badRequest('pkcs11.keyLabel: the key is not Ed25519, RSA 2048/3072/4096, ECDSA P-256 or ECDSA P-384');
+    if (algorithm === null) throw invalid('pkcs11.keyLabel', 'the key is not Ed25519, RSA 2048/3072/4096, ECDSA P-256 or ECDSA P-384');
     return { token: this.label, label, id: (id as Buffer).toString('hex'), algorithm, publicKey };
   }
 
@@ -428,12 +429,13 @@ export class Hsm {
 
   /** What a save asks of the token: a failure is a 400 naming the field at fault, and nothing is saved. */
   private async atSave<T>(slug: string, tokenLabel: string, work: () => Promise<T>): Promise<T> {
-    if (!this.tokensOf(slug).includes(tokenLabel)) throw forbidden(`pkcs11.tokenLabel: token "${tokenLabel}" is not one of this organisation's`);
+    if (!this.tokensOf(slug).includes(tokenLabel))
+      throw forbidden(`${fieldName('pkcs11.tokenLabel')}: token "${tokenLabel}" is not one of this organisation's`);
     try {
       return await work();
     } catch (err) {
       if (!(err instanceof TokenUnavailable)) throw err;
-      throw badRequest(`pkcs11.${err.field}: ${err.message}`);
+      throw invalid(`pkcs11.${err.field}`, err.message);
     }
   }
 

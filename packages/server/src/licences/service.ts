@@ -8,7 +8,7 @@ import { findOrCreateCustomer } from '../customers/service.js';
 import type { Tenant } from '../db/tenant.js';
 import type { Ctx } from '../core/context.js';
 import { inTransaction } from '../core/transaction.js';
-import { badRequest, conflict, forbidden, notFound } from '../core/errors.js';
+import { badRequest, conflict, forbidden, invalid, notFound } from '../core/errors.js';
 import type { Keyring } from '../keys/keyring.js';
 import { planLimitOf } from '../orgs/repo.js';
 import type { SeatModel } from '../products/schemas.js';
@@ -57,15 +57,15 @@ async function enforcePlan(ctx: Ctx, t: Tenant, before: LicenceStatus | null, af
  * name found, which `names` keeps for the next issue to that customer.
  */
 async function intendedCustomer(t: Tenant, input: IssueInput, names: CustomerNames): Promise<{ signed: string; who: { name: string; email: string | null } }> {
-  if (input.customerId != null && input.customer !== undefined) throw badRequest('customerId and customer cannot both be given');
+  if (input.customerId != null && input.customer !== undefined) throw invalid('customer', 'send the customer or its id, not both');
   if (input.customerId != null) {
     const row = await findCustomerRow(t, input.customerId);
     if (!row) throw notFound(`no customer ${input.customerId}`);
     return { signed: row.name, who: { name: row.name, email: row.email } };
   }
   const given = input.customer ?? (input.licensee === undefined ? undefined : { name: input.licensee, email: input.licenseeEmail ?? null });
-  if (!given) throw badRequest('customerId, customer or licensee is required');
-  if (!given.name.trim()) throw badRequest('customer.name must not be blank');
+  if (!given) throw invalid('licensee', 'required (or a customer, or its id)');
+  if (!given.name.trim()) throw invalid('customer.name', 'must not be blank');
   // A customer created now takes the name given, whatever was signed for one found before.
   return { signed: names.get(customerKey(t, given)) ?? given.name, who: { name: given.name, email: given.email } };
 }
@@ -127,13 +127,14 @@ async function signTerm(
   const online = licence.licenceType !== 'OFFLINE';
   // Every time the service writes is an ISO 8601 instant with a four-digit year.
   if (dates.expiresAt !== null && graceEnd(dates.expiresAt, graceDays)! >= YEAR_10000) {
-    throw badRequest('graceDays: the grace period would end after the year 9999');
+    throw invalid('graceDays', 'the grace period would end after the year 9999');
   }
   const params = resolveParams(shape.params, licence.params);
   const floating = licence.seatModel === 'FLOATING';
   // A floating licence kept its model while its product changed: a parameter may now clash with its claims.
   const clash = floating ? params.find(([key]) => isReservedClaimName(key, true)) : undefined;
-  if (clash) throw badRequest(`params.${clash[0]}: a floating licence signs "${clash[0]}" as a claim; rename the product's parameter`);
+  if (clash)
+    throw invalid(`params.${clash[0]}`, `a floating licence signs "${clash[0]}" as a claim; rename the product's parameter`, `Parameter "${clash[0]}"`);
   const issuedAt = Math.floor(ctx.now / 1000) * 1000;
   const { keyId, signer } = await keyring.signingKeyFor(ctx.tenant, product);
   const licenceString = await signLicenceWith(
@@ -307,28 +308,28 @@ export async function issueLicence(
   return signThenCommit(ctx, idem, 201, (commit) =>
     caches.products.with(ctx.tenant, input.productId, async (product) => {
       const { shape } = product;
-      if (!shape.active) throw badRequest('productId: the product is inactive');
+      if (!shape.active) throw invalid('productId', 'the product is inactive');
       const licenceType = input.licenceType ?? shape.licenceType;
       if (!shape.allowedLicenceTypes.includes(licenceType)) {
-        throw badRequest(`licenceType: ${licenceType} is not allowed for this product (allowed: ${shape.allowedLicenceTypes.join(', ')})`);
+        throw invalid('licenceType', `${licenceType} is not allowed for this product (allowed: ${shape.allowedLicenceTypes.join(', ')})`);
       }
-      if (licenceType !== 'HYBRID' && input.activation !== undefined) throw badRequest('activation applies to HYBRID licences only');
+      if (licenceType !== 'HYBRID' && input.activation !== undefined) throw invalid('activation', 'applies to HYBRID licences only');
       const activation = licenceType === 'HYBRID' ? (input.activation ?? 'ONLINE') : null;
       const given = mergeFingerprints(input.fingerprint, input.fingerprints);
       // A paid licence that cannot be bound by a check keeps the trial's machine in its signature, first.
       const signsMachine = conversion?.keepMachine === true && (licenceType === 'OFFLINE' || activation === 'OFFLINE');
       const fingerprints = signsMachine ? [...new Set([conversion.seat.fingerprint, ...given])] : given;
       if (activation === 'OFFLINE' && fingerprints.length === 0) {
-        throw badRequest('fingerprint: a HYBRID licence activated offline binds at issue and needs a fingerprint');
+        throw invalid('fingerprint', 'a HYBRID licence activated offline binds at issue and needs a fingerprint');
       }
       const { seatModel } = shape;
       // Its product allows ONLINE licences only (products/shape.ts); its seats are leases that checks take.
       if (seatModel === 'FLOATING' && fingerprints.length > 0) {
-        throw badRequest('fingerprint: a FLOATING licence has no at-issue fingerprints (its seats are leases taken by checks)');
+        throw invalid('fingerprint', 'a FLOATING licence has no at-issue fingerprints (its seats are leases taken by checks)');
       }
       const maxMachines = input.maxMachines ?? Math.max(shape.maxMachines, fingerprints.length);
       if (maxMachines < fingerprints.length) {
-        throw badRequest(`maxMachines: ${maxMachines} is fewer than the ${fingerprints.length} fingerprints signed in`);
+        throw invalid('maxMachines', `${maxMachines} is fewer than the ${fingerprints.length} fingerprints signed in`);
       }
       const timeZone = ctx.org.timezone;
       const date = termDate(input) ?? localDate(ctx.now, timeZone);
@@ -517,7 +518,7 @@ async function markConverted(
   const trial = await lockLicenceRow(ctx.database.dialect, t, conversion.trial.lid);
   if (trial.trial_converted_to !== null) throw conflict(`the trial is already converted to ${trial.trial_converted_to}`);
   if (conversion.keepMachine && !paid.signsMachine) {
-    if (paid.bound >= paid.maxMachines) throw badRequest("keepMachine: the paid licence has no free seat for the trial's machine");
+    if (paid.bound >= paid.maxMachines) throw invalid('keepMachine', "the paid licence has no free seat for the trial's machine");
     const { fingerprint, label } = conversion.seat;
     await bindSeat(t, { actor: TRIAL_ACTOR, now: ctx.now }, paid, { fingerprint, parts: parseFingerprint(fingerprint), label: label ?? undefined });
   }
@@ -602,16 +603,16 @@ const DAY_S = 86_400;
 
 /** The end DESIGN.md 18's extension asks for, in Unix seconds, checked against the trial's current end and its start. */
 function extendedEnd(input: { days?: number | undefined; expiresAt?: string | undefined }, currentExp: number, startedAt: number, nowS: number): number {
-  if ((input.days === undefined) === (input.expiresAt === undefined)) throw badRequest('send exactly one of days and expiresAt');
+  if ((input.days === undefined) === (input.expiresAt === undefined)) throw invalid('days', 'send the days to add or the new end, not both and not neither');
   let exp: number;
   if (input.days !== undefined) exp = Math.max(nowS, currentExp) + input.days * DAY_S;
   else {
     const ms = Date.parse(input.expiresAt!);
-    if (Number.isNaN(ms) || ms % 1000 !== 0) throw badRequest('expiresAt: must be a time with zero milliseconds');
+    if (Number.isNaN(ms) || ms % 1000 !== 0) throw invalid('expiresAt', 'must be a time in whole seconds');
     exp = ms / 1000;
-    if (exp <= nowS || exp <= currentExp) throw badRequest("expiresAt: must be later than now and than the trial's current end");
+    if (exp <= nowS || exp <= currentExp) throw invalid('expiresAt', "must be later than now and than the trial's current end");
   }
-  if (exp > startedAt + 365 * DAY_S) throw badRequest(`${input.days !== undefined ? 'days' : 'expiresAt'}: a trial ends at most 365 days after it started`);
+  if (exp > startedAt + 365 * DAY_S) throw invalid(input.days !== undefined ? 'days' : 'expiresAt', 'a trial ends at most 365 days after it started');
   return exp;
 }
 

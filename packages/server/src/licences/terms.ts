@@ -1,5 +1,5 @@
 import { parseFingerprint, FingerprintError, type ParamValue } from '@licensor/protocol';
-import { badRequest } from '../core/errors.js';
+import { invalid } from '../core/errors.js';
 import type { ProductParam } from '../products/schemas.js';
 import { paramDefault, paramValue } from '../products/shape.js';
 import { addMonths, isDate, localDate, startOfDate } from '../core/calendar.js';
@@ -11,13 +11,13 @@ import { addMonths, isDate, localDate, startOfDate } from '../core/calendar.js';
 export function resolveParams(declared: readonly ProductParam[], given: Record<string, unknown>): Array<[string, ParamValue]> {
   const known = new Set(declared.map((p) => p.key));
   const stray = Object.keys(given).find((key) => !known.has(key));
-  if (stray !== undefined) throw badRequest(`params.${stray} is not a parameter of this product`);
+  if (stray !== undefined) throw invalid(`params.${stray}`, 'not a parameter of this product', `Parameter "${stray}"`);
   const claims: Array<[string, ParamValue]> = [];
   for (const param of declared) {
     const raw = given[param.key];
     const value = raw === undefined || raw === null ? paramDefault(param) : paramValue(param, raw, `params.${param.key}`);
     if (value !== null) claims.push([param.key, value]);
-    else if (param.required) throw badRequest(`params.${param.key} is required`);
+    else if (param.required) throw invalid(`params.${param.key}`, 'required', param.label);
   }
   return claims;
 }
@@ -30,7 +30,7 @@ export function mergeFingerprints(fingerprint: string | undefined, fingerprints:
       parseFingerprint(fp);
     } catch (err) {
       if (!(err instanceof FingerprintError)) throw err;
-      throw badRequest(`${fingerprint !== undefined && i === 0 ? 'fingerprint' : 'fingerprints'}: ${err.message}`);
+      throw invalid(fingerprint !== undefined && i === 0 ? 'fingerprint' : `fingerprints[${fingerprint === undefined ? i : i - 1}]`, err.message);
     }
   });
   return [...new Set(all)];
@@ -44,11 +44,11 @@ export interface TermDates {
 /** The date a term is dated from: `issueDate` or its older name `startsOn`, never both. */
 export function termDate(input: { issueDate?: string | undefined; startsOn?: string | undefined }): string | undefined {
   if (input.issueDate !== undefined && input.startsOn !== undefined) {
-    throw badRequest('issueDate and startsOn are the same field: send one');
+    throw invalid('startsOn', 'the same as the issue date: send one of them');
   }
   const date = input.issueDate ?? input.startsOn;
   const field = input.issueDate !== undefined ? 'issueDate' : 'startsOn';
-  if (date !== undefined && !isDate(date)) throw badRequest(`${field} must be a date (YYYY-MM-DD)`);
+  if (date !== undefined && !isDate(date)) throw invalid(field, 'must be a date (YYYY-MM-DD)');
   return date;
 }
 
@@ -56,7 +56,7 @@ export function termDate(input: { issueDate?: string | undefined; startsOn?: str
 export function validityMonths(given: number | undefined, productDefault: number | null): number {
   const months = given ?? productDefault;
   if (months === null || months === undefined) {
-    throw badRequest('validityMonths is required: the product has no default validity');
+    throw invalid('validityMonths', 'required: the product has no default validity');
   }
   return months;
 }
@@ -64,7 +64,7 @@ export function validityMonths(given: number | undefined, productDefault: number
 /** The start of the date `months` after `date`; a term may not end after the year 9999. */
 function termEnd(date: string, months: number, timeZone: string): number {
   const end = addMonths(date, months);
-  if (end === null) throw badRequest('validityMonths: the term would end after the year 9999');
+  if (end === null) throw invalid('validityMonths', 'the term would end after the year 9999');
   return startOfDate(end, timeZone);
 }
 

@@ -31,12 +31,12 @@ export function decodeCursor(filter: ListingFilter, cursor: string): Position {
   try {
     parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
   } catch {
-    throw badRequest('cursor: malformed');
+    throw badRequest('Query parameter "cursor": not a cursor this API gave');
   }
   const { f, k, l } = (parsed ?? {}) as { f?: unknown; k?: unknown; l?: unknown };
   if (typeof f !== 'string' || typeof l !== 'string' || !(k === null || typeof k === 'string' || Number.isFinite(k))) {
-    throw badRequest('cursor: malformed');
+    throw badRequest('Query parameter "cursor": not a cursor this API gave');
   }
-  if (f !== filterDigest(filter)) throw badRequest('cursor: made for other filters or another sort');
+  if (f !== filterDigest(filter)) throw badRequest('Query parameter "cursor": made for other filters or another sort');
   return { key: k as Position['key'], lid: l };
 }

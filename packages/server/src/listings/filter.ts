@@ -32,6 +32,6 @@ export function parseStatuses(given: string[] | undefined): LicenceStatus[] | un
   if (given === undefined) return undefined;
   const values = given.flatMap((text) => text.split(',')).map((s) => s.trim());
   const unknown = values.find((v) => !(STATUSES as readonly string[]).includes(v));
-  if (unknown !== undefined) throw badRequest(`status: "${unknown}" is not one of ${STATUSES.join(', ')}`);
+  if (unknown !== undefined) throw badRequest(`Query parameter "status": "${unknown}" is not one of ${STATUSES.join(', ')}`);
   return values as LicenceStatus[];
 }

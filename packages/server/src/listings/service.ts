@@ -33,7 +33,7 @@ export async function listingFilter(ctx: Ctx, query: Static<typeof ListingQuery>
  */
 export async function listingPage(ctx: Ctx, query: Static<typeof ListingQuery>) {
   const filter = await listingFilter(ctx, query);
-  if (query.cursor !== undefined && query.offset !== undefined) throw badRequest('cursor: not together with offset');
+  if (query.cursor !== undefined && query.offset !== undefined) throw badRequest('Query parameter "cursor": not together with "offset"');
   const after = query.cursor === undefined ? undefined : decodeCursor(filter, query.cursor);
   const limit = query.limit ?? 50;
   const offset = after ? null : (query.offset ?? 0);

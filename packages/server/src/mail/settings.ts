@@ -1,5 +1,5 @@
 import type { Db } from '../db/database.js';
-import { badRequest } from '../core/errors.js';
+import { invalid } from '../core/errors.js';
 import { tenant } from '../db/tenant.js';
 import { EMAIL, senderNameProblem } from '../config.js';
 import { mailConfig, mailConfigured } from './config.js';
@@ -45,13 +45,13 @@ export function checkMailChange(change: MailChange): void {
   const { senderName, replyTo, subject, text, html } = change;
   if (typeof senderName === 'string') {
     const problem = senderNameProblem(senderName);
-    if (problem) throw badRequest(`mail.senderName ${problem}`);
+    if (problem) throw invalid('mail.senderName', problem);
   }
-  if (typeof replyTo === 'string' && (!EMAIL.test(replyTo) || replyTo.length > 254)) throw badRequest('mail.replyTo must be an email address, or null');
+  if (typeof replyTo === 'string' && (!EMAIL.test(replyTo) || replyTo.length > 254)) throw invalid('mail.replyTo', 'must be an email address, or empty');
   const bounded = { subject: [subject, 200], text: [text, 20_000], html: [html, 100_000] } as const;
   for (const [field, [value, max]] of Object.entries(bounded)) {
     if (typeof value !== 'string') continue;
-    if (length(value) < 1 || length(value) > max) throw badRequest(`mail.${field} must be 1 to ${max} characters`);
+    if (length(value) < 1 || length(value) > max) throw invalid(`mail.${field}`, `must be 1 to ${max.toLocaleString('en-GB')} characters`);
     checkPlaceholders(field, value);
   }
 }

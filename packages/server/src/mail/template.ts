@@ -1,4 +1,4 @@
-import { badRequest } from '../core/errors.js';
+import { invalid } from '../core/errors.js';
 
 /** DESIGN.md 22's placeholders, exactly `{{name}}`. */
 export const PLACEHOLDERS = ['licensee', 'product', 'expiry', 'portalLink', 'organisation', 'lid'] as const;
@@ -36,7 +36,7 @@ const ANY = /\{\{([^{}]*)\}\}/g;
 export function checkPlaceholders(field: string, template: string): void {
   for (const match of template.matchAll(ANY)) {
     if (!(PLACEHOLDERS as readonly string[]).includes(match[1]!)) {
-      throw badRequest(`mail.${field}: unknown placeholder {{${match[1]}}}; the placeholders are ${PLACEHOLDERS.map((p) => `{{${p}}}`).join(', ')}`);
+      throw invalid(`mail.${field}`, `unknown placeholder {{${match[1]}}}; the placeholders are ${PLACEHOLDERS.map((p) => `{{${p}}}`).join(', ')}`);
     }
   }
 }

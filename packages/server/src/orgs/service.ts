@@ -3,7 +3,7 @@ import { transaction, type Database } from '../db/database.js';
 import { tenant } from '../db/tenant.js';
 import { hashPassword } from '../core/passwords.js';
 import { makeCtx, type Ctx, type Organisation } from '../core/context.js';
-import { badRequest, conflict, notFound } from '../core/errors.js';
+import { conflict, invalid, notFound } from '../core/errors.js';
 import { insertMember, updateMember } from '../users/service.js';
 import { findUserByUsername } from '../users/repo.js';
 import { anyOrganisationExists, findOrganisationBySlug, insertOrganisation } from './repo.js';
@@ -12,10 +12,10 @@ import { writeInitialPassword } from '../users/initial-password.js';
 const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
 
 export async function createOrganisation(database: Database, input: { slug: string; name: string; planLimit: number | null }): Promise<Organisation> {
-  if (!SLUG.test(input.slug)) throw badRequest('slug must be 1 to 64 of a-z, 0-9 and inner hyphens');
-  if (!input.name.trim()) throw badRequest('name must not be empty');
+  if (!SLUG.test(input.slug)) throw invalid('slug', 'lower-case letters, digits and inner dashes, 1 to 64 characters');
+  if (!input.name.trim()) throw invalid('name', 'must not be blank');
   if (input.planLimit !== null && (!Number.isInteger(input.planLimit) || input.planLimit < 0)) {
-    throw badRequest('plan limit must be a whole number of at least 0');
+    throw invalid('planLimit', 'a whole number of at least 0');
   }
   const org = await insertOrganisation(database.db, input, Date.now());
   if (!org) throw conflict(`an organisation with slug "${input.slug}" already exists`);

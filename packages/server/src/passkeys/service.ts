@@ -2,7 +2,7 @@ import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simp
 import type { FastifyContextConfig, FastifyReply, FastifyRequest } from 'fastify';
 import type { TSchema } from 'typebox';
 import type { Config } from '../config.js';
-import { badRequest, notFound, tooManyRequests } from '../core/errors.js';
+import { invalid, notFound, tooManyRequests } from '../core/errors.js';
 import { iso } from '../core/schemas.js';
 import { verifyPassword } from '../core/passwords.js';
 import { transaction, type Database, type Db } from '../db/database.js';
@@ -73,7 +73,8 @@ export async function startAdding(
 ) {
   const account = await owner.account(request);
   await owner.refuseAdding?.(request, account);
-  if (account.passwordHash !== null && !(await verifyPassword(currentPassword ?? '', account.passwordHash))) throw badRequest('currentPassword is wrong');
+  if (account.passwordHash !== null && !(await verifyPassword(currentPassword ?? '', account.passwordHash)))
+    throw invalid('currentPassword', 'this is not your password');
   const book = owner.book(request);
   const existing = await passkeysOf(database.db, book, account.id);
   return registrationOptions(database.db, config, book.realm, account, existing, owner.now(request));

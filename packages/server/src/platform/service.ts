@@ -1,7 +1,7 @@
 import type { Actor, Organisation } from '../core/context.js';
 import type { PlatformAccount } from '../auth/credentials.js';
 import { isZoneName } from '../core/calendar.js';
-import { badRequest, conflict, notFound } from '../core/errors.js';
+import { conflict, invalid, notFound } from '../core/errors.js';
 import { iso } from '../core/schemas.js';
 import { hashPassword } from '../core/passwords.js';
 import { isUniqueViolation, transaction, type Database } from '../db/database.js';
@@ -58,8 +58,8 @@ export async function createOrganisation(
 ) {
   const { slug, planLimit = null, trialLimit = null, timezone = 'UTC' } = input;
   const name = input.name.trim();
-  if (!name) throw badRequest('name: must not be blank');
-  if (!isZoneName(timezone)) throw badRequest(`timezone: "${timezone}" is not an IANA zone name`);
+  if (!name) throw invalid('name', 'must not be blank');
+  if (!isZoneName(timezone)) throw invalid('timezone', `"${timezone}" is not an IANA zone name`);
   const now = Date.now();
   const org = await transaction(database, async (trx) => {
     const created = await insertOrganisation(trx, { slug, name, planLimit, trialLimit, timezone }, now);
@@ -89,7 +89,7 @@ export async function changeOrganisation(
 ) {
   const org = await orgOr404(database, slug);
   const name = input.name?.trim();
-  if (name === '') throw badRequest('name: must not be blank');
+  if (name === '') throw invalid('name', 'must not be blank');
   const change = { name, planLimit: input.planLimit, trialLimit: input.trialLimit, suspended: input.suspended };
   const now = Date.now();
   await transaction(database, async (trx) => {

@@ -25,7 +25,7 @@ import { transaction, type Database } from '../db/database.js';
 import { tenant, type Tenant } from '../db/tenant.js';
 import type { Ctx, Organisation, PortalSession } from '../core/context.js';
 import { inTransaction } from '../core/transaction.js';
-import { badRequest, forbidden, notFound, unauthorized } from '../core/errors.js';
+import { forbidden, invalid, notFound, unauthorized } from '../core/errors.js';
 import { iso } from '../core/schemas.js';
 import { isLive } from '../seats/live.js';
 import { findLicenceView, licenceViews, statusOf, type LicenceView } from '../listings/repos/views.js';
@@ -208,10 +208,10 @@ export async function portalRelease(database: Database, session: PortalSession, 
     const t = tenant(trx, session.tenant.orgId);
     const row = await lockLicenceRow(database.dialect, t, lid);
     const [seat] = await liveBindings(t, row.id, now, machineId);
-    if (!seat) throw badRequest(`machineId: no machine ${machineId} holds a seat of this licence`);
-    if (seat.at_issue === 1) throw badRequest('machineId: this machine is named in the licence itself and cannot be released');
+    if (!seat) throw invalid('machineId', `no machine ${machineId} holds a seat of this licence`);
+    if (seat.at_issue === 1) throw invalid('machineId', 'this machine is named in the licence itself and cannot be released');
     if (seat.borrowed_until !== null && seat.borrowed_until > now) {
-      throw badRequest(`machineId: this machine has borrowed its seat until ${iso(seat.borrowed_until)}; only the vendor can free it sooner`);
+      throw invalid('machineId', `this machine has borrowed its seat until ${iso(seat.borrowed_until)}; only the vendor can free it sooner`);
     }
     // A lease frees itself within leaseSeconds anyway, so releasing one is never limited (DESIGN.md 13).
     const limit = row.seat_model === 'FLOATING' ? null : (await findProductRow(t, view.product_id))!.self_release_limit;

@@ -1,6 +1,6 @@
 import { createPublicKey } from 'node:crypto';
 import type { Algorithm } from '@licensor/protocol';
-import { badRequest } from '../core/errors.js';
+import { type ApiError, invalid } from '../core/errors.js';
 import { importedCertificate, selfSignedCertificate, type Certificate } from '../keys/certificates.js';
 import { generateKeyPair, importedPair, importPrivateKey, tokenRefOf, type Keyring, type NewKey, type ProductKeyRow } from '../keys/keyring.js';
 import { openKeystore } from '../keys/keystore.js';
@@ -25,12 +25,12 @@ export interface CurrentKey {
   key: ProductKeyRow;
 }
 
-function keyOriginProblem(asked: KeyOrigin, newKey: boolean): string {
-  if (asked === 'pkcs11') return 'pkcs11: required with keyOrigin pkcs11 (tokenLabel, keyLabel, pin)';
-  if (asked === 'imported') return 'privateKeyPem: required for an imported key (or keystorePkcs12)';
+function keyOriginProblem(asked: KeyOrigin, newKey: boolean): ApiError {
+  if (asked === 'pkcs11') return invalid('pkcs11', 'required for a key on a PKCS#11 token (its token label, key label and PIN)');
+  if (asked === 'imported') return invalid('privateKeyPem', 'required for an imported key (or a PKCS#12 keystore)');
   return newKey
-    ? 'keyOrigin: an imported key (privateKeyPem, keystorePkcs12) makes the key imported'
-    : 'keyOrigin: changes only with a new key (regenerateKey, privateKeyPem, keystorePkcs12 or pkcs11)';
+    ? invalid('keyOrigin', 'a key sent as PEM or in a PKCS#12 keystore is an imported key')
+    : invalid('keyOrigin', 'changes only with a new key (generated here, imported, or on a PKCS#11 token)');
 }
 
 const sameTokenKey = (a: { token: string; label: string; id: string } | null, b: { token: string; label: string; id: string }) =>
@@ -69,12 +69,12 @@ export async function prepareKeyChange(
   const pem = input.privateKeyPem !== undefined;
   const keystore = input.keystorePkcs12 !== undefined;
   const token = input.pkcs11;
-  if (input.privateKeyPassphrase !== undefined && !pem) throw badRequest('privateKeyPassphrase: only with privateKeyPem');
-  if (input.keystorePassword !== undefined && !keystore) throw badRequest('keystorePassword: only with keystorePkcs12');
-  if (pem && keystore) throw badRequest('keystorePkcs12: send either privateKeyPem or keystorePkcs12, not both');
+  if (input.privateKeyPassphrase !== undefined && !pem) throw invalid('privateKeyPassphrase', 'only with a PEM private key');
+  if (input.keystorePassword !== undefined && !keystore) throw invalid('keystorePassword', 'only with a PKCS#12 keystore');
+  if (pem && keystore) throw invalid('keystorePkcs12', 'send a PEM private key or a PKCS#12 keystore, not both');
   const importing = pem || keystore;
-  if (importing && input.regenerateKey) throw badRequest(`regenerateKey: cannot be combined with ${pem ? 'privateKeyPem' : 'keystorePkcs12'}`);
-  if (importing && token) throw badRequest('pkcs11: cannot be combined with an imported key');
+  if (importing && input.regenerateKey) throw invalid('regenerateKey', `cannot be combined with an imported ${pem ? 'PEM private key' : 'PKCS#12 keystore'}`);
+  if (importing && token) throw invalid('pkcs11', 'cannot be combined with an imported key');
   const currentOrigin = current?.product.key_origin as KeyOrigin | undefined;
   let keyOrigin: KeyOrigin;
   if (importing) keyOrigin = 'imported';
@@ -82,12 +82,12 @@ export async function prepareKeyChange(
   else if (current === null || input.regenerateKey) keyOrigin = input.keyOrigin ?? (currentOrigin === 'pkcs11' ? 'pkcs11' : 'managed');
   else keyOrigin = currentOrigin!;
   if (input.regenerateKey && input.keyOrigin === undefined && currentOrigin === 'imported') {
-    throw badRequest('regenerateKey: the key is imported: send a new privateKeyPem or keystorePkcs12, or keyOrigin "managed" to generate one here');
+    throw invalid('regenerateKey', 'the key is imported: send a new PEM private key or PKCS#12 keystore, or choose a managed key to generate one here');
   }
   const newKeyAsked = current === null || importing || token !== undefined || input.regenerateKey === true;
   // An edit that asks for no new key keeps the current one, imported included (DESIGN.md 4).
-  if (keyOrigin === 'imported' && !importing && newKeyAsked) throw badRequest(keyOriginProblem('imported', true));
-  if (input.keyOrigin !== undefined && input.keyOrigin !== keyOrigin) throw badRequest(keyOriginProblem(input.keyOrigin, newKeyAsked));
+  if (keyOrigin === 'imported' && !importing && newKeyAsked) throw keyOriginProblem('imported', true);
+  if (input.keyOrigin !== undefined && input.keyOrigin !== keyOrigin) throw keyOriginProblem(input.keyOrigin, newKeyAsked);
 
   // The key: imported, on a token, generated here, or the current one kept (perhaps with a new PIN).
   let pair: NewKey | null = null;
@@ -101,17 +101,17 @@ export async function prepareKeyChange(
   } else if (keyOrigin === 'pkcs11' && newKeyAsked) {
     const hsm = keyring.hsm;
     const reason = hsm === null ? 'no PKCS#11 module is configured in this deployment' : hsm.unavailableReason;
-    if (hsm === null || reason !== null) throw badRequest(`keyOrigin: pkcs11 is not available: ${reason}`);
+    if (hsm === null || reason !== null) throw invalid('keyOrigin', `pkcs11 is not available: ${reason}`);
     const currentToken = current ? tokenRefOf(current.key) : null;
     const tokenLabel = token?.tokenLabel ?? currentToken?.token;
-    if (tokenLabel === undefined) throw badRequest(keyOriginProblem('pkcs11', true));
+    if (tokenLabel === undefined) throw keyOriginProblem('pkcs11', true);
     const tokenPin = token?.pin ?? (currentToken?.token === tokenLabel ? keyring.pinOf(current!.key) : undefined);
-    if (tokenPin === undefined) throw badRequest('pkcs11.pin: required');
+    if (tokenPin === undefined) throw invalid('pkcs11.pin', 'required');
     const algorithm = input.algorithm ?? (current?.product.algorithm as Algorithm | undefined) ?? 'ED25519';
     if (token?.keyLabel !== undefined && !input.regenerateKey) {
       const found = await hsm.find(names.slug, tokenLabel, token.keyLabel, tokenPin);
       if (input.algorithm !== undefined && found.algorithm !== input.algorithm) {
-        throw badRequest(`pkcs11.keyLabel: the key is ${found.algorithm} but algorithm is ${input.algorithm}`);
+        throw invalid('pkcs11.keyLabel', `the key is ${found.algorithm} but the algorithm asked for is ${input.algorithm}`);
       }
       if (sameTokenKey(currentToken, found)) pin = token.pin ?? null;
       else pair = { ...found, pin: tokenPin };
@@ -122,7 +122,7 @@ export async function prepareKeyChange(
     }
   } else if (newKeyAsked) pair = await generateKeyPair(input.algorithm ?? (current?.product.algorithm as Algorithm | undefined) ?? 'ED25519');
   if (pair === null && input.algorithm !== undefined && input.algorithm !== current!.product.algorithm) {
-    throw badRequest('algorithm: changes only with a new key (regenerateKey, privateKeyPem, keystorePkcs12 or pkcs11)');
+    throw invalid('algorithm', 'changes only with a new key (generated here, imported, or on a PKCS#11 token)');
   }
 
   // A keystore's own certificate becomes the product's, unless the request says otherwise.
@@ -131,10 +131,13 @@ export async function prepareKeyChange(
   const currentType = current?.product.certificate_type as CertificateType | undefined;
   const certificateType = input.certificateType ?? (certificatePem !== undefined ? 'IMPORTED' : (currentType ?? 'SELF_SIGNED'));
   if (certificatePem !== undefined && certificateType !== 'IMPORTED') {
-    throw badRequest('certificatePem: only with certificateType IMPORTED');
+    throw invalid('certificatePem', 'only with an imported certificate (certificate type IMPORTED)');
   }
   if (certificateType === 'IMPORTED' && certificatePem === undefined && (pair !== null || currentType !== 'IMPORTED')) {
-    throw badRequest(pair !== null ? 'certificatePem: a new key needs its own certificate' : 'certificatePem: required with certificateType IMPORTED');
+    throw invalid(
+      'certificatePem',
+      pair !== null ? 'a new key needs its own certificate' : 'required with an imported certificate (certificate type IMPORTED)',
+    );
   }
   const unchanged = pair === null && certificateType === currentType && certificatePem === undefined;
 

@@ -1,5 +1,5 @@
 import { FEATURE_CLAIM_NAMES, isReservedClaimName, type ParamValue } from '@licensor/protocol';
-import { badRequest } from '../core/errors.js';
+import { invalid } from '../core/errors.js';
 import { isDate } from '../core/calendar.js';
 import type { ProductRow } from './repo.js';
 import type { CreateProductInput, LicenceType, ProductMeter, ProductParam, SeatModel, UpdateProductInput } from './schemas.js';
@@ -175,7 +175,8 @@ type MeterInput = NonNullable<CreateProductInput['meters']>[number];
 
 /** A meter with its defaults; an overage sent with an unlimited meter (other than 0) is a 400. */
 function completeMeter(m: MeterInput, i: number): ProductMeter {
-  if (m.limit === null && m.overage !== undefined && m.overage !== 0) throw badRequest(`meters[${i}].overage: an unlimited meter (limit null) has no overage`);
+  if (m.limit === null && m.overage !== undefined && m.overage !== 0)
+    throw invalid(`meters[${i}].overage`, 'an unlimited meter has no overage', `Overage of meter "${m.key}"`);
   return {
     key: m.key,
     label: m.label ?? m.key,
@@ -230,46 +231,49 @@ function newProductBase(input: UpdateProductInput): Omit<ProductShape, 'productK
 const FEATURE_CLAIMS = new Set<string>(FEATURE_CLAIM_NAMES);
 
 function checkShape(shape: ProductShape, current: ProductShape | null): void {
-  if (!shape.name.trim()) throw badRequest('name: must not be blank');
+  if (!shape.name.trim()) throw invalid('name', 'must not be blank');
   if (!shape.allowedLicenceTypes.includes(shape.licenceType)) {
-    throw badRequest(`licenceType: ${shape.licenceType} is not among allowedLicenceTypes (${shape.allowedLicenceTypes.join(', ')})`);
+    throw invalid('licenceType', `${shape.licenceType} is not among the allowed licence types (${shape.allowedLicenceTypes.join(', ')})`);
   }
   if (shape.maxOfflineSeconds < shape.checkIntervalSeconds) {
-    throw badRequest(`maxOfflineSeconds: must be at least checkIntervalSeconds (${shape.checkIntervalSeconds})`);
+    throw invalid('maxOfflineSeconds', `must be at least the check interval (${shape.checkIntervalSeconds.toLocaleString('en-GB')} seconds)`);
   }
-  if (shape.maxBorrowedSeats > shape.maxMachines) throw badRequest(`maxBorrowedSeats: must be at most maxMachines (${shape.maxMachines})`);
+  if (shape.maxBorrowedSeats > shape.maxMachines)
+    throw invalid('maxBorrowedSeats', `must be at most the machines a licence may hold (${shape.maxMachines.toLocaleString('en-GB')})`);
   const floating = shape.seatModel === 'FLOATING';
   if (floating && shape.allowedLicenceTypes.some((type) => type !== 'ONLINE')) {
-    throw badRequest('allowedLicenceTypes: a FLOATING product issues ONLINE licences only');
+    throw invalid('allowedLicenceTypes', 'a FLOATING product issues ONLINE licences only');
   }
   if (floating && shape.airGapActivation) {
-    throw badRequest('airGapActivation: a FLOATING product cannot activate air-gapped machines (its seats are leases renewed by checks)');
+    throw invalid('airGapActivation', 'a FLOATING product cannot activate air-gapped machines (its seats are leases renewed by checks)');
   }
   checkTrials(shape);
   const seen = new Set<string>();
   shape.params.forEach((param, i) => {
     const at = `params[${i}]`;
+    const named = `Parameter "${param.key}"`;
     if (floating && isReservedClaimName(param.key, true) && !isReservedClaimName(param.key)) {
-      throw badRequest(`${at}.key: "${param.key}" is a claim of floating licences: a product with it cannot be FLOATING`);
+      throw invalid(`${at}.key`, 'a claim of floating licences: a product with it cannot be FLOATING', named);
     }
-    if (isReservedClaimName(param.key)) throw badRequest(`${at}.key: "${param.key}" is reserved (an issuer claim)`);
+    if (isReservedClaimName(param.key)) throw invalid(`${at}.key`, 'the name is reserved (an issuer claim)', named);
     if (FEATURE_CLAIMS.has(param.key) && !current?.params.some((kept) => kept.key === param.key)) {
-      throw badRequest(`${at}.key: "${param.key}" is reserved (a claim of update windows, meters and trials)`);
+      throw invalid(`${at}.key`, 'the name is reserved (a claim of update windows, meters and trials)', named);
     }
-    if (seen.has(param.key)) throw badRequest(`${at}.key: "${param.key}" is declared twice`);
+    if (seen.has(param.key)) throw invalid(`${at}.key`, 'declared twice', named);
     seen.add(param.key);
-    if (param.type === 'ENUM' && param.options.length === 0) throw badRequest(`${at}.options: an ENUM needs at least one option`);
-    if (param.type !== 'ENUM' && param.options.length > 0) throw badRequest(`${at}.options: only an ENUM has options`);
-    paramDefault(param, `${at}.defaultValue`);
+    if (param.type === 'ENUM' && param.options.length === 0)
+      throw invalid(`${at}.options`, 'an ENUM needs at least one option', `Options of parameter "${param.key}"`);
+    if (param.type !== 'ENUM' && param.options.length > 0) throw invalid(`${at}.options`, 'only an ENUM has options', `Options of parameter "${param.key}"`);
+    paramDefault(param, `${at}.defaultValue`, `Default of parameter "${param.key}"`);
   });
   const meterKeys = new Set<string>();
   shape.meters.forEach((meter, i) => {
-    if (meterKeys.has(meter.key)) throw badRequest(`meters[${i}].key: "${meter.key}" is declared twice`);
+    if (meterKeys.has(meter.key)) throw invalid(`meters[${i}].key`, 'declared twice', `Meter "${meter.key}"`);
     meterKeys.add(meter.key);
   });
   // A parameter that kept `mtr` from before meters existed signs a value there (DESIGN.md 2).
   if (shape.meters.length > 0 && shape.params.some((param) => param.key === 'mtr')) {
-    throw badRequest('meters: this product has a parameter "mtr", the claim meters are signed as; it cannot declare meters');
+    throw invalid('meters', 'this product has a parameter "mtr", the claim meters are signed as; it cannot declare meters');
   }
 }
 
@@ -280,44 +284,45 @@ function checkShape(shape: ProductShape, current: ProductShape | null): void {
  */
 function checkTrials(shape: ProductShape): void {
   const on = shape.trialDays > 0;
-  if (on && shape.seatModel === 'FLOATING') throw badRequest("trialDays: a FLOATING product has no trials (a trial is one machine's ONLINE licence)");
+  if (on && shape.seatModel === 'FLOATING') throw invalid('trialDays', "a FLOATING product has no trials (a trial is one machine's ONLINE licence)");
   if (on && shape.params.some((p) => p.key === 'trl'))
-    throw badRequest('trialDays: the product has a parameter "trl", which a trial signs as a claim; rename it first');
+    throw invalid('trialDays', 'the product has a parameter "trl", which a trial signs as a claim; rename it first');
   const declared = new Map(shape.params.map((p) => [p.key, p]));
   for (const [key, value] of Object.entries(shape.trialParams)) {
     const param = declared.get(key);
-    if (!param) throw badRequest(`trialParams.${key}: not a parameter of this product`);
-    if (value !== null) paramValue(param, value, `trialParams.${key}`);
+    if (!param) throw invalid(`trialParams.${key}`, 'not a parameter of this product', `Trial value "${key}"`);
+    if (value !== null) paramValue(param, value, `trialParams.${key}`, `Trial value of ${param.label}`);
   }
   for (const param of shape.params) {
     if (on && param.required && shape.trialParams[param.key] == null && paramDefault(param) === null) {
-      throw badRequest(`trialParams.${param.key}: required, and the parameter has no default`);
+      throw invalid(`trialParams.${param.key}`, 'required, and the parameter has no default', `Trial value of ${param.label}`);
     }
   }
   licenceMeters(shape.meters, [], shape.trialMeters, false, 'trialMeters');
 }
 
-/** A parameter value as issue takes it: already of the parameter's JSON type (DESIGN.md 3), else a 400 naming `field`. */
-export function paramValue(param: ProductParam, value: unknown, field: string): ParamValue {
+/** A parameter value as issue takes it: already of the parameter's JSON type (DESIGN.md 3), else a 400 about `field` (named by the parameter's label). */
+export function paramValue(param: ProductParam, value: unknown, field: string, label = param.label): ParamValue {
+  const refuse = (problem: string) => invalid(field, problem, label);
   switch (param.type) {
     case 'STRING':
       if (typeof value === 'string') return value;
-      throw badRequest(`${field} must be a string`);
+      throw refuse('must be text');
     case 'ENUM':
       if (typeof value === 'string' && param.options.includes(value)) return value;
-      throw badRequest(`${field} must be one of ${param.options.join(', ')}`);
+      throw refuse(`must be one of ${param.options.join(', ')}`);
     case 'INTEGER':
       if (typeof value === 'number' && Number.isSafeInteger(value)) return value;
-      throw badRequest(`${field} must be an integer`);
+      throw refuse('must be a whole number');
     case 'BOOLEAN':
       if (typeof value === 'boolean') return value;
-      throw badRequest(`${field} must be true or false`);
+      throw refuse('must be true or false');
     case 'DATE':
       if (typeof value === 'string' && isDate(value)) return value;
-      throw badRequest(`${field} must be a date (YYYY-MM-DD)`);
+      throw refuse('must be a date (YYYY-MM-DD)');
     case 'STRING_LIST':
       if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return value as string[];
-      throw badRequest(`${field} must be an array of strings`);
+      throw refuse('must be a list of texts');
   }
 }
 
@@ -325,21 +330,21 @@ const INTEGER = /^-?(?:0|[1-9][0-9]*)$/;
 
 /**
  * A parameter's default as the claim value it stands for (DESIGN.md 3), null when it has none;
- * a `defaultValue` text that is not a value of the parameter's type is a 400 naming `field`.
+ * a `defaultValue` text that is not a value of the parameter's type is a 400 about `field`.
  */
-export function paramDefault(param: ProductParam, field = 'defaultValue'): ParamValue | null {
+export function paramDefault(param: ProductParam, field = 'defaultValue', label?: string): ParamValue | null {
   const text = param.defaultValue;
   if (text === null) return null;
-  const invalid = (problem: string) => badRequest(`${field}: ${problem}`);
+  const refuse = (problem: string) => invalid(field, problem, label);
   switch (param.type) {
     case 'INTEGER':
-      if (!INTEGER.test(text) || !Number.isSafeInteger(Number(text))) throw invalid(`"${text}" is not a decimal integer`);
+      if (!INTEGER.test(text) || !Number.isSafeInteger(Number(text))) throw refuse(`"${text}" is not a decimal integer`);
       return Number(text);
     case 'BOOLEAN':
-      if (text !== 'true' && text !== 'false') throw invalid(`"${text}" is not true or false`);
+      if (text !== 'true' && text !== 'false') throw refuse(`"${text}" is not true or false`);
       return text === 'true';
     case 'DATE':
-      if (!isDate(text)) throw invalid(`"${text}" is not a date (YYYY-MM-DD)`);
+      if (!isDate(text)) throw refuse(`"${text}" is not a date (YYYY-MM-DD)`);
       return text;
     case 'STRING_LIST': {
       let value: unknown;
@@ -348,11 +353,11 @@ export function paramDefault(param: ProductParam, field = 'defaultValue'): Param
       } catch {
         value = null;
       }
-      if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) throw invalid('is not a JSON array of strings');
+      if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) throw refuse('is not a JSON array of strings');
       return value as string[];
     }
     case 'ENUM':
-      if (!param.options.includes(text)) throw invalid(`"${text}" is not one of the options`);
+      if (!param.options.includes(text)) throw refuse(`"${text}" is not one of the options`);
       return text;
     default:
       return text;
@@ -381,12 +386,12 @@ export function licenceMeters(
   field: 'meters' | 'trialMeters' = 'meters',
 ): LicenceMeter[] {
   if (offline) {
-    if (overrides !== undefined) throw badRequest('meters: an OFFLINE licence has no meters (nothing reports its usage)');
+    if (overrides !== undefined) throw invalid('meters', 'an OFFLINE licence has no meters (nothing reports its usage)');
     return [];
   }
   const given = overrides ?? {};
   const stray = Object.keys(given).find((key) => !declared.some((m) => m.key === key));
-  if (stray !== undefined) throw badRequest(`${field}.${stray} is not a meter of this product`);
+  if (stray !== undefined) throw invalid(`${field}.${stray}`, 'not a meter of this product', `Meter "${stray}"`);
   return declared.map((meter) => {
     const own = kept.find((m) => m.key === meter.key) ?? meter;
     const override = given[meter.key] ?? {};
@@ -394,7 +399,7 @@ export function licenceMeters(
     let overage = override.overage !== undefined ? override.overage : own.overage;
     if (limit === null) {
       if (override.overage !== undefined && override.overage !== 0)
-        throw badRequest(`${field}.${meter.key}.overage: an unlimited meter (limit null) has no overage`);
+        throw invalid(`${field}.${meter.key}.overage`, 'an unlimited meter has no overage', `Overage of ${meter.label}`);
       overage = 0;
     }
     return { key: meter.key, label: meter.label, period: meter.period, limit, overage };

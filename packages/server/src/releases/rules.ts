@@ -1,5 +1,5 @@
 import semver from 'semver';
-import { badRequest } from '../core/errors.js';
+import { badRequest, invalid } from '../core/errors.js';
 import type { ProductParam } from '../products/schemas.js';
 import { paramValue } from '../products/shape.js';
 
@@ -15,17 +15,17 @@ const CORE = /^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:-([0-9A-Za-z-
 
 /** DESIGN.md 20: SemVer 2.0.0 without build metadata, `v` or a leading zero; numbers ≤ 2^53 − 1. */
 export function checkVersion(version: string): string {
-  if (version.length > 64) throw badRequest('version: at most 64 characters');
-  if (/^[vV]/.test(version)) throw badRequest('version: write it without a "v" prefix (1.2.3)');
-  if (version.includes('+')) throw badRequest('version: build metadata (+…) is not accepted');
+  if (version.length > 64) throw invalid('version', 'at most 64 characters');
+  if (/^[vV]/.test(version)) throw invalid('version', 'write it without a "v" prefix (1.2.3)');
+  if (version.includes('+')) throw invalid('version', 'build metadata (+…) is not accepted');
   const match = CORE.exec(version);
-  if (!match) throw badRequest('version: must be a SemVer version MAJOR.MINOR.PATCH[-PRERELEASE] without leading zeros');
+  if (!match) throw invalid('version', 'must be a SemVer version MAJOR.MINOR.PATCH[-PRERELEASE] without leading zeros');
   const numbers = [match[1]!, match[2]!, match[3]!, ...(match[4] ?? '').split('.').filter((p) => /^[0-9]+$/.test(p))];
   for (const n of numbers) {
-    if (n.length > 1 && n.startsWith('0')) throw badRequest('version: a numeric identifier has a leading zero');
-    if (!Number.isSafeInteger(Number(n))) throw badRequest('version: numbers must be at most 2^53 − 1');
+    if (n.length > 1 && n.startsWith('0')) throw invalid('version', 'a numeric identifier has a leading zero');
+    if (!Number.isSafeInteger(Number(n))) throw invalid('version', 'numbers must be at most 2^53 − 1');
   }
-  if (semver.valid(version) !== version) throw badRequest('version: must be a SemVer version MAJOR.MINOR.PATCH[-PRERELEASE]');
+  if (semver.valid(version) !== version) throw invalid('version', 'must be a SemVer version MAJOR.MINOR.PATCH[-PRERELEASE]');
   return version;
 }
 
@@ -37,10 +37,10 @@ export function checkChannel(version: string, channel: string | undefined): Chan
     if (first === null) return 'stable';
     return first === 'rc' || first === 'beta' || first === 'alpha' ? first : 'dev';
   }
-  if (!(CHANNELS as readonly string[]).includes(channel)) throw badRequest(`channel: must be one of ${CHANNELS.join(', ')}`);
-  if (channel === 'stable' && first !== null) throw badRequest('channel: a prerelease version cannot be stable');
+  if (!(CHANNELS as readonly string[]).includes(channel)) throw invalid('channel', `must be one of ${CHANNELS.join(', ')}`);
+  if (channel === 'stable' && first !== null) throw invalid('channel', 'a prerelease version cannot be stable');
   if ((channel === 'rc' || channel === 'beta' || channel === 'alpha') && first === null)
-    throw badRequest(`channel: ${channel} needs a prerelease version (1.2.0-${channel}.1)`);
+    throw invalid('channel', `${channel} needs a prerelease version (1.2.0-${channel}.1)`);
   return channel as Channel;
 }
 
@@ -52,37 +52,40 @@ export function byPrecedence(a: { version: string }, b: { version: string }): nu
 const BUNDLE_VERSION = /^[0-9]+(\.[0-9]+){0,3}$/;
 export function checkBundleVersion(value: string | null): string | null {
   if (value !== null && (value.length > 64 || !BUNDLE_VERSION.test(value)))
-    throw badRequest('bundleVersion: digits separated by dots, at most four parts (1.2.3)');
+    throw invalid('bundleVersion', 'digits separated by dots, at most four parts (1.2.3)');
   return value;
 }
 
 /** `requires`: ≤ 16 of the product's parameter keys, values of their type (a STRING_LIST's: one string it contains). */
 export function checkRequires(requires: Record<string, unknown>, params: readonly ProductParam[]): Record<string, unknown> {
   const keys = Object.keys(requires);
-  if (keys.length > MAX_REQUIRES) throw badRequest(`requires: at most ${MAX_REQUIRES} parameters`);
+  if (keys.length > MAX_REQUIRES) throw invalid('requires', `at most ${MAX_REQUIRES} parameters`);
   const out: Record<string, unknown> = {};
   for (const key of keys) {
     const param = params.find((p) => p.key === key);
-    if (!param) throw badRequest(`requires.${key}: not a parameter of this product`);
+    if (!param) throw invalid(`requires.${key}`, 'not a parameter of this product', `Required parameter "${key}"`);
     const value = requires[key];
     if (param.type === 'STRING_LIST') {
-      if (typeof value !== 'string') throw badRequest(`requires.${key} must be a string the licence's list contains`);
+      if (typeof value !== 'string') throw invalid(`requires.${key}`, "must be one text the licence's list contains", `Required ${param.label}`);
       out[key] = value;
-    } else out[key] = paramValue(param, value, `requires.${key}`);
+    } else out[key] = paramValue(param, value, `requires.${key}`, `Required ${param.label}`);
   }
   return out;
 }
 
 const FILENAME = /^[A-Za-z0-9](?:[A-Za-z0-9._+ -]{0,253}[A-Za-z0-9._+-])?$/;
 export function checkFilename(filename: string | undefined): string {
-  if (filename === undefined || filename === '') throw badRequest('filename: required');
+  if (filename === undefined || filename === '') throw badRequest('Query parameter "filename" is required');
   if (!FILENAME.test(filename) || filename.includes('..'))
-    throw badRequest('filename: letters, digits, ".", "_", "+", "-" and spaces, starting with a letter or digit, at most 255 characters, without ".."');
+    throw badRequest(
+      'Query parameter "filename": letters, digits, ".", "_", "+", "-" and spaces, starting with a letter or digit, at most 255 characters, without ".."',
+    );
   return filename;
 }
 
 export function oneOf<T extends string>(field: string, values: readonly T[], value: string | undefined): T {
-  if (value === undefined || !(values as readonly string[]).includes(value)) throw badRequest(`${field}: must be one of ${values.join(', ')}`);
+  if (value === undefined || !(values as readonly string[]).includes(value))
+    throw badRequest(`Query parameter "${field}": must be one of ${values.join(', ')}`);
   return value as T;
 }
 
@@ -90,11 +93,12 @@ const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$
 export function checkTauriSignature(value: string | undefined): string | null {
   if (value === undefined) return null;
   if (value.length === 0 || value.length > 4096 || !BASE64.test(value) || !Buffer.from(value, 'base64').toString('utf8').startsWith('untrusted comment:'))
-    throw badRequest("tauriSignature: the .sig file's content (standard base64 of a minisign signature, at most 4,096 characters)");
+    throw badRequest('Query parameter "tauriSignature": the .sig file\'s content (standard base64 of a minisign signature, at most 4,096 characters)');
   return value;
 }
 export function checkEdSignature(value: string | undefined): string | null {
   if (value === undefined) return null;
-  if (!BASE64.test(value) || Buffer.from(value, 'base64').length !== 64) throw badRequest('edSignature: standard base64 of a 64-byte EdDSA signature');
+  if (!BASE64.test(value) || Buffer.from(value, 'base64').length !== 64)
+    throw badRequest('Query parameter "edSignature": standard base64 of a 64-byte EdDSA signature');
   return value;
 }

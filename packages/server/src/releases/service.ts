@@ -3,7 +3,7 @@ import type { Updateable } from 'kysely';
 import { b64uEncode, releaseManifest } from '@licensor/protocol';
 import { recordAudit } from '../audit/audit.js';
 import type { Ctx } from '../core/context.js';
-import { ApiError, badRequest, conflict, notFound } from '../core/errors.js';
+import { ApiError, badRequest, conflict, invalid, notFound } from '../core/errors.js';
 import { iso } from '../core/schemas.js';
 import { inTransaction } from '../core/transaction.js';
 import { isUniqueViolation } from '../db/database.js';
@@ -138,7 +138,7 @@ const releaseOne = async (t: Tenant, id: number) => (await toReleases(t, [await 
 const paramsOf = (product: ProductRow) => JSON.parse(product.params) as ProductParam[];
 
 function checkNotes(notes: string): string {
-  if (notes.length > 65_536) throw badRequest('notes: at most 65,536 characters');
+  if (notes.length > 65_536) throw invalid('notes', 'at most 65,536 characters');
   return notes;
 }
 
@@ -436,8 +436,8 @@ export async function publishRelease(ctx: Ctx, keyring: Keyring, id: number, inp
   let backdated = false;
   if (input.publishedAt !== undefined) {
     const at = Date.parse(input.publishedAt);
-    if (!Number.isFinite(at)) throw badRequest('publishedAt: an ISO 8601 time');
-    if (at > ctx.now) throw badRequest('publishedAt: cannot be in the future');
+    if (!Number.isFinite(at)) throw invalid('publishedAt', 'must be an ISO 8601 time');
+    if (at > ctx.now) throw invalid('publishedAt', 'cannot be in the future');
     const whole = Math.floor(at / 1000) * 1000;
     backdated = whole < publishedAt;
     publishedAt = whole;
@@ -517,7 +517,7 @@ export async function publishRelease(ctx: Ctx, keyring: Keyring, id: number, inp
 }
 
 export async function yankRelease(ctx: Ctx, id: number, input: { reason?: string | undefined }) {
-  if (input.reason !== undefined && (input.reason.length < 1 || input.reason.length > 500)) throw badRequest('reason: 1 to 500 characters');
+  if (input.reason !== undefined && (input.reason.length < 1 || input.reason.length > 500)) throw invalid('reason', '1 to 500 characters');
   return transition(ctx, id, 'PUBLISHED', 'YANKED', 'release.yanked', { yanked_at: ctx.now, yanked_reason: input.reason ?? null }, input.reason);
 }
 

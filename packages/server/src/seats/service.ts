@@ -1,6 +1,6 @@
 import { parseFingerprint, type FingerprintParts } from '@licensor/protocol';
 import { recordAudit, type Author } from '../audit/audit.js';
-import { badRequest } from '../core/errors.js';
+import { badRequest, invalid } from '../core/errors.js';
 import { iso } from '../core/schemas.js';
 import type { Tenant } from '../db/tenant.js';
 import { addRebinds, bindingsOf, findBinding, insertBinding, liveBindings, markReleased, openActivations, toBinding } from './repo.js';
@@ -90,9 +90,9 @@ export async function bindSeat(
  */
 export async function releaseBindings(t: Tenant, by: Author, licence: { id: number; lid: string }, machineId: number | undefined): Promise<void> {
   const bindings = await liveBindings(t, licence.id, by.now, machineId);
-  if (machineId !== undefined && bindings.length === 0) throw badRequest(`machineId: no live binding ${machineId} on this licence`);
+  if (machineId !== undefined && bindings.length === 0) throw invalid('machineId', `no live binding ${machineId} on this licence`);
   if (bindings.some((b) => b.at_issue === 1) && machineId !== undefined) {
-    throw badRequest('machineId: this machine is inside the licence signature and cannot be released');
+    throw invalid('machineId', 'this machine is inside the licence signature and cannot be released');
   }
   const releasable = bindings.filter((b) => b.at_issue === 0);
   if (releasable.length === 0) throw badRequest('there is no live binding to release');

@@ -1,7 +1,7 @@
 import { recordAudit } from '../audit/audit.js';
 import { isZoneName } from '../core/calendar.js';
 import type { Ctx } from '../core/context.js';
-import { badRequest } from '../core/errors.js';
+import { invalid } from '../core/errors.js';
 import { iso } from '../core/schemas.js';
 import { inTransaction } from '../core/transaction.js';
 import { settingsRow, stampSettings, updateOrganisationTimezone } from '../orgs/repo.js';
@@ -25,7 +25,7 @@ export const settingsOf = (ctx: Ctx) => settingsAt(ctx);
  */
 export async function updateSettings(ctx: Ctx, change: { timezone?: string; mail?: MailChange }) {
   const { timezone, mail } = change;
-  if (timezone !== undefined && !isZoneName(timezone)) throw badRequest(`timezone: "${timezone}" is not an IANA zone name`);
+  if (timezone !== undefined && !isZoneName(timezone)) throw invalid('timezone', `"${timezone}" is not an IANA zone name`);
   if (mail !== undefined) checkMailChange(mail);
   await inTransaction(ctx, async (t) => {
     const changed: string[] = [];

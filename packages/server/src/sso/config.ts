@@ -3,7 +3,7 @@ import { recordAudit } from '../audit/audit.js';
 import type { Ctx, Organisation } from '../core/context.js';
 import type { Database } from '../db/database.js';
 import { tenant } from '../db/tenant.js';
-import { ApiError, badRequest, conflict, forbidden, notFound } from '../core/errors.js';
+import { ApiError, conflict, forbidden, invalid, notFound } from '../core/errors.js';
 import { iso } from '../core/schemas.js';
 import { inTransaction } from '../core/transaction.js';
 import type { Tenant } from '../db/tenant.js';
@@ -132,29 +132,30 @@ function normalisedIssuer(raw: string): string {
   try {
     url = new URL(raw);
   } catch {
-    throw badRequest('issuer must be an absolute URL');
+    throw invalid('issuer', 'must be an absolute URL');
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw badRequest('issuer must start with https://');
-  if (url.search !== '' || raw.includes('?')) throw badRequest('issuer may not carry a query');
-  if (url.hash !== '' || raw.includes('#')) throw badRequest('issuer may not carry a fragment');
-  if (url.username !== '' || url.password !== '') throw badRequest('issuer may not carry a user name or password');
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalid('issuer', 'must start with https://');
+  if (url.search !== '' || raw.includes('?')) throw invalid('issuer', 'may not carry a query');
+  if (url.hash !== '' || raw.includes('#')) throw invalid('issuer', 'may not carry a fragment');
+  if (url.username !== '' || url.password !== '') throw invalid('issuer', 'may not carry a user name or password');
   return url.href.replace(/\/+$/, '');
 }
 
 function checkSyntax(input: SsoInput): void {
-  if (input.clientId !== undefined && !PRINTABLE_ASCII.test(input.clientId)) throw badRequest('clientId must be printable ASCII characters');
-  if (input.clientSecret !== undefined && !PRINTABLE_ASCII.test(input.clientSecret)) throw badRequest('clientSecret must be printable ASCII characters');
+  if (input.clientId !== undefined && !PRINTABLE_ASCII.test(input.clientId)) throw invalid('clientId', 'must be printable ASCII characters');
+  if (input.clientSecret !== undefined && !PRINTABLE_ASCII.test(input.clientSecret)) throw invalid('clientSecret', 'must be printable ASCII characters');
   if (input.scopes !== undefined) {
     const bad = input.scopes.findIndex((s) => !SCOPE_TOKEN.test(s));
-    if (bad >= 0) throw badRequest(`scopes[${bad}] is not a scope token (printable ASCII without spaces, quotes or backslashes)`);
-    if (!input.scopes.includes('openid')) throw badRequest('scopes must include openid');
+    if (bad >= 0) throw invalid(`scopes[${bad}]`, 'not a scope (printable ASCII without spaces, quotes or backslashes)', `Scope ${bad + 1}`);
+    if (!input.scopes.includes('openid')) throw invalid('scopes', 'must include openid');
   }
   if (input.allowedDomains !== undefined) {
     const bad = input.allowedDomains.findIndex((d) => !DOMAIN.test(d));
-    if (bad >= 0) throw badRequest(`allowedDomains[${bad}] must be a lower-case host name with at least one dot (no @, * or port)`);
+    if (bad >= 0)
+      throw invalid(`allowedDomains[${bad}]`, 'must be a lower-case host name with at least one dot (no @, * or port)', `Allowed domain ${bad + 1}`);
   }
   if (input.roleClaim != null && !CLAIM_PATH.test(input.roleClaim))
-    throw badRequest('roleClaim must be a claim path: printable ASCII, no spaces, no empty part between dots');
+    throw invalid('roleClaim', 'must be a claim path: printable ASCII, no spaces, no empty part between dots');
 }
 
 /** A platform account's PUT may only switch single sign-on or its enforcement off (DESIGN.md 21). */
@@ -175,7 +176,7 @@ export async function putSsoConfig(ctx: Ctx, masterKey: Buffer, allowed: net.Blo
   checkSyntax(input);
   const issuer = input.issuer === undefined ? undefined : normalisedIssuer(input.issuer);
   const before = await findConfigRow(ctx.tenant);
-  if (!before) for (const field of REQUIRED_AT_FIRST) if (input[field] === undefined) throw badRequest(`${field} is required to set up single sign-on`);
+  if (!before) for (const field of REQUIRED_AT_FIRST) if (input[field] === undefined) throw invalid(field, 'required to set up single sign-on');
   const issuerChanged = issuer !== undefined && issuer !== before?.issuer;
   const clientChanged = input.clientId !== undefined && input.clientId !== before?.client_id;
   const enabled = input.enabled ?? (before ? before.enabled === 1 : true);
@@ -185,21 +186,22 @@ export async function putSsoConfig(ctx: Ctx, masterKey: Buffer, allowed: net.Blo
   const roleClaim = input.roleClaim !== undefined ? input.roleClaim : (before?.role_claim ?? null);
   const defaultRole = input.defaultRole !== undefined ? input.defaultRole : before ? before.default_role : 'VIEWER';
   const jit = input.jitProvisioning ?? before?.jit_provisioning === 1;
-  if (jit && roleClaim === null && defaultRole === null) throw badRequest('defaultRole is needed to create members at first sign-in when roles are not mapped');
+  if (jit && roleClaim === null && defaultRole === null) throw invalid('defaultRole', 'needed to create members at first sign-in when roles are not mapped');
   const eligible = await eligibleAdmins(ctx.tenant);
   let breakGlass: number[];
   if (input.breakGlass !== undefined) {
     breakGlass = [];
     for (const username of input.breakGlass) {
       const member = eligible.find((m) => m.username === username);
-      if (!member) throw badRequest(`breakGlass: ${username} is not an active ORG_ADMIN with a password or passkey`);
+      if (!member) throw invalid('breakGlass', `${username} is not an active administrator with a password or passkey`, 'Break-glass administrators');
       if (!breakGlass.includes(member.id)) breakGlass.push(member.id);
     }
   } else breakGlass = before ? await breakGlassIds(ctx.tenant, before) : [];
   const verifiedAt = issuerChanged || clientChanged ? null : (before?.verified_at ?? null);
-  if (input.enforce === true && !enabled) throw badRequest('enforce needs single sign-on enabled');
+  if (input.enforce === true && !enabled) throw invalid('enforce', 'single sign-on must be on to be required');
   if (enforce) {
-    if (breakGlass.length === 0) throw badRequest('enforce needs at least one break-glass administrator in breakGlass');
+    if (breakGlass.length === 0)
+      throw invalid('breakGlass', 'requiring single sign-on needs at least one break-glass administrator', 'Break-glass administrators');
     if (verifiedAt === null)
       throw new ApiError(409, 'an ORG_ADMIN must sign in once with single sign-on before it can be required', {}, { reason: 'SSO_NOT_VERIFIED' });
   }

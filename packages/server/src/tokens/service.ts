@@ -4,7 +4,7 @@ import { newPublicId, newSecret, sha256Hex } from '../core/secrets.js';
 import { isUniqueViolation } from '../db/database.js';
 import type { Ctx } from '../core/context.js';
 import { inTransaction } from '../core/transaction.js';
-import { badRequest, conflict, forbidden, notFound } from '../core/errors.js';
+import { conflict, forbidden, invalid, notFound } from '../core/errors.js';
 import { iso } from '../core/schemas.js';
 import { deleteTokenRow, insertToken, listTokenRows, revokeTokenRow, toTokenRecord } from './repo.js';
 
@@ -16,9 +16,9 @@ export async function createToken(ctx: Ctx, input: { name: string; scopes: strin
   // A token would outlive the platform session that made it (DESIGN.md 8).
   if (ctx.actor.kind === 'platform') throw forbidden('a platform account may not create tokens inside an organisation');
   const unknown = input.scopes.filter((s) => !isScope(s));
-  if (unknown.length > 0) throw badRequest(`scopes: unknown scope ${unknown.map((s) => `"${s}"`).join(', ')}`);
+  if (unknown.length > 0) throw invalid('scopes', `unknown scope ${unknown.map((s) => `"${s}"`).join(', ')}`);
   const expiresAt = input.expiresAt ? Date.parse(input.expiresAt) : null;
-  if (expiresAt !== null && expiresAt <= ctx.now) throw badRequest('expiresAt must be in the future');
+  if (expiresAt !== null && expiresAt <= ctx.now) throw invalid('expiresAt', 'must be in the future');
   const id = newPublicId(16);
   const secret = newSecret();
   try {

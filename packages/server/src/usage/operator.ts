@@ -1,6 +1,6 @@
 import { recordAudit } from '../audit/audit.js';
 import type { Ctx } from '../core/context.js';
-import { badRequest } from '../core/errors.js';
+import { badRequest, invalid } from '../core/errors.js';
 import { iso } from '../core/schemas.js';
 import { inTransaction } from '../core/transaction.js';
 import type { Tenant } from '../db/tenant.js';
@@ -42,21 +42,21 @@ export async function readUsage(ctx: Ctx, lid: string) {
  * ceiling, never below 0. Audited, and a threshold it reaches raises usage.threshold.
  */
 export async function adjustUsage(ctx: Ctx, lid: string, input: { meter: string; amount: number; reason: string }, idem: IdempotentRequest | null) {
-  if (input.amount === 0) throw badRequest('amount: must not be 0');
-  if (!input.reason.trim()) throw badRequest('reason: must not be blank');
+  if (input.amount === 0) throw invalid('amount', 'must not be 0');
+  if (!input.reason.trim()) throw invalid('reason', 'must not be blank');
   return idempotently(ctx.tenant, idem, ctx.now, () =>
     inTransaction(ctx, async (t) => {
       const row = await lockLicenceRow(ctx.database.dialect, t, lid);
       if (row.archived === 1) throw badRequest('an archived licence cannot be adjusted: restore it first');
       const meters = metersOf(row.meters);
       const meter = meters.find((m) => m.key === input.meter);
-      if (!meter) throw badRequest(`meter: the licence has no meter "${input.meter}"`);
+      if (!meter) throw invalid('meter', `the licence has no meter "${input.meter}"`);
       const period = periodAt(meter.period, ctx.now, ctx.org.timezone);
       const [count] = await countsIn(t, row.id, [period.key]).then((rows) => rows.filter((r) => r.meter === meter.key));
       const before = count ? Number(count.used) : 0;
       const after = before + input.amount;
-      if (after < 0) throw badRequest(`amount: the count would fall below 0 (used ${before})`);
-      if (after > MAX_SAFE) throw badRequest('amount: the count would pass 2^53 − 1');
+      if (after < 0) throw invalid('amount', `the count would fall below 0 (used ${before})`);
+      if (after > MAX_SAFE) throw invalid('amount', 'the count would pass 2^53 − 1');
       await setCount(t, row.id, meter.key, period.key, after);
       await insertEvents(t, [
         {

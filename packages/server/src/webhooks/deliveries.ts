@@ -23,7 +23,7 @@ export async function listDeliveries(
   filter: { status?: (typeof DELIVERY_STATUSES)[number] | undefined; cursor?: string | undefined },
 ) {
   await findEndpoint(ctx.tenant, endpointId);
-  if (filter.cursor !== undefined && !/^[1-9]\d{0,15}$/.test(filter.cursor)) throw badRequest('cursor is not one this API gave');
+  if (filter.cursor !== undefined && !/^[1-9]\d{0,15}$/.test(filter.cursor)) throw badRequest('Query parameter "cursor": not a cursor this API gave');
   const rows = await deliveriesOf(ctx.tenant, endpointId, { status: filter.status, before: filter.cursor ? Number(filter.cursor) : undefined }, PAGE + 1);
   const page = rows.slice(0, PAGE);
   const attempts = page.length

@@ -4,7 +4,7 @@ import { recordAudit } from '../audit/audit.js';
 import type { Tenant } from '../db/tenant.js';
 import type { Ctx } from '../core/context.js';
 import { inTransaction } from '../core/transaction.js';
-import { badRequest, forbidden, notFound } from '../core/errors.js';
+import { badRequest, forbidden, invalid, notFound } from '../core/errors.js';
 import { iso } from '../core/schemas.js';
 import { seal, unseal } from '../keys/sealing.js';
 import { AddressRefused, checkTarget } from './address.js';
@@ -61,7 +61,7 @@ export function signingKeys(
 function authorizeEvents(ctx: Ctx, events: string[] | undefined): void {
   if (!events) return;
   for (const event of events) {
-    if (event !== '*' && !(EVENT_TYPES as readonly string[]).includes(event)) throw badRequest(`unknown event "${event}"`);
+    if (event !== '*' && !(EVENT_TYPES as readonly string[]).includes(event)) throw invalid('events', `unknown event "${event}"`);
   }
   const types = events.includes('*') ? [...EVENT_TYPES] : events;
   for (const scope of new Set(types.map(readScopeOf))) if (!ctx.can(scope)) throw forbidden(`subscribing to these events needs ${scope}`);

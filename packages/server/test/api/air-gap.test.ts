@@ -38,7 +38,7 @@ describe('air-gapped activation on the Management API (DESIGN 14)', () => {
   it('is for node-locked products only: on with FLOATING is a 400 at save, and a licence issued floating cannot be activated', async () => {
     const both = await h.admin('POST', '/products', { productKey: 'air-floating', name: 'Air floating', seatModel: 'FLOATING', airGapActivation: true });
     expect(both.statusCode).toBe(400);
-    expect(both.data.error).toMatch(/^airGapActivation: /);
+    expect(both.data.error).toMatch(/^Air gap activation \(airGapActivation\): /);
     expect((await h.admin('GET', '/products')).data.some((p: { productKey: string }) => p.productKey === 'air-floating')).toBe(false);
     const nodeLocked = await airGapProduct({ allowedLicenceTypes: ['ONLINE'] });
     const change = await h.admin('PUT', `/products/${nodeLocked.id}`, { seatModel: 'FLOATING' });
@@ -112,8 +112,8 @@ describe('air-gapped activation on the Management API (DESIGN 14)', () => {
     const edited = `${tag}.${Buffer.from(Buffer.from(payload, 'base64url').toString().replace(fingerprint('x'), fingerprint('y'))).toString('base64url')}.${signature}`;
     const cases: Array<[string, string, RegExp]> = [
       [licence.lid, edited, /signature does not verify/],
-      [licence.lid, `${good}=`, /^request: /],
-      [licence.lid, 'hello', /^request: .*SVCA1/],
+      [licence.lid, `${good}=`, /^Request \(request\): /],
+      [licence.lid, 'hello', /^Request \(request\): .*SVCA1/],
       [other.lid, good, /made for licence/],
       [licence.lid, laptop.request(licence.lid, 'x', { iat: Math.floor((Date.now() - 8 * DAY) / 1000) }), /more than 7 days/],
     ];

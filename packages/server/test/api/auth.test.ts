@@ -42,7 +42,7 @@ describe('sign-in', () => {
   it('refuses a malformed sign-in body with 400 naming the field', async () => {
     const response = await h.anonymous('POST', '/auth/login', { username: 'admin' });
     expect(response.statusCode).toBe(400);
-    expect(response.data.error).toBe('Password is required');
+    expect(response.data.error).toBe('Password (password) is required');
   });
 
   it('answers /auth/me for a session and for a token', async () => {

@@ -75,14 +75,14 @@ describe('refusals, in the order of DESIGN.md 5', () => {
   it('400 for a malformed body, nonce or fingerprint, naming the field', async () => {
     const good = checkBody(licence.licenseString, 'bad-bodies');
     const cases: Array<[string, RegExp]> = [
-      ['', /^Licence is required$/],
+      ['', /^Licence \(license\) is required$/],
       ['{not json', /JSON/],
       ['[]', /^The body must be a JSON object$/],
-      [JSON.stringify({ ...good, nonce: undefined }), /^Nonce is required$/],
-      [JSON.stringify({ ...good, nonce: 'short' }), /^Nonce: letters, digits, dash and underscore, 16 to 128 characters$/],
-      [JSON.stringify({ ...good, nonce: `${'a'.repeat(15)}!` }), /^Nonce: /],
-      [JSON.stringify({ ...good, nonce: 'a'.repeat(129) }), /^Nonce: /],
-      [JSON.stringify({ ...good, license: 42 }), /^Licence: /],
+      [JSON.stringify({ ...good, nonce: undefined }), /^Nonce \(nonce\) is required$/],
+      [JSON.stringify({ ...good, nonce: 'short' }), /^Nonce \(nonce\): letters, digits, dash and underscore, 16 to 128 characters$/],
+      [JSON.stringify({ ...good, nonce: `${'a'.repeat(15)}!` }), /^Nonce \(nonce\): /],
+      [JSON.stringify({ ...good, nonce: 'a'.repeat(129) }), /^Nonce \(nonce\): /],
+      [JSON.stringify({ ...good, license: 42 }), /^Licence \(license\): /],
       [JSON.stringify({ ...good, fingerprint: 'SVC1.abc.def' }), /fingerprint/],
       [JSON.stringify({ ...good, fingerprint: `${fingerprint('x').slice(0, -1)}0` }), /fingerprint/],
     ];

@@ -38,7 +38,7 @@ describe('operator CLI', () => {
     expect(again.stdout).toBe('');
     const bad = await runCli(['org', 'create', '--slug', 'Not A Slug', '--name', 'x'], h.env);
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toMatch(/slug/);
+    expect(bad.stderr).toMatch(/Slug \(slug\): lower-case letters/);
   });
 
   it('creates a user with a password from standard input, who can then sign in', async () => {

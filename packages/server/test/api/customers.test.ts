@@ -44,9 +44,9 @@ describe('customers', () => {
   });
 
   it.each([
-    [{ email: 'a@b.example' }, /^Name is required$/],
-    [{ name: '' }, /^Name must not be empty \(text of at most 200 characters\)$/],
-    [{ name: '  ' }, /^name: must not be blank/],
+    [{ email: 'a@b.example' }, /^Name \(name\) is required$/],
+    [{ name: '' }, /^Name \(name\) must not be empty \(text of at most 200 characters\)$/],
+    [{ name: '  ' }, /^Name \(name\): must not be blank/],
     [{ name: 'x', email: 'not-an-email' }, /email/],
     [{ name: 'x', extra: true }, /extra/],
   ])('refuses %j with 400 naming the field', async (body, message) => {

@@ -47,7 +47,7 @@ describe('error shape', () => {
   it('names the field of a schema violation, and a wrong JSON type is not coerced', async () => {
     const response = await h.admin('POST', '/users', { username: 'typed', role: 'VIEWER', active: 'yes' });
     expect(response.statusCode).toBe(400);
-    expect(response.data).toEqual({ error: 'Active: true or false' });
+    expect(response.data).toEqual({ error: 'Active (active): true or false' });
   });
 
   it.each([
@@ -56,25 +56,25 @@ describe('error shape', () => {
       'POST',
       '/products',
       { productKey: 'not a key!', name: 'x' },
-      'Product key: letters, digits, dot, dash and underscore, at most 64 characters',
+      'Product key (productKey): letters, digits, dot, dash and underscore, at most 64 characters',
     ],
-    ['a missing field', 'POST', '/products', { name: 'x' }, 'Product key is required'],
-    ['a route that needs fields, sent no body', 'POST', '/products', undefined, 'Product key is required'],
+    ['a missing field', 'POST', '/products', { name: 'x' }, 'Product key (productKey) is required'],
+    ['a route that needs fields, sent no body', 'POST', '/products', undefined, 'Product key (productKey) is required'],
     ['a body that is not an object', 'POST', '/products', [1], 'The body must be a JSON object'],
     ['an unknown field', 'POST', '/products', { productKey: 'k', name: 'x', colour: 'red' }, 'Unknown field "colour"'],
-    ['a range', 'POST', '/products', { productKey: 'k', name: 'x', maxMachines: 0 }, 'Max machines: a whole number from 1 to 1,000,000'],
-    ['an empty text', 'POST', '/products', { productKey: 'k', name: '' }, 'Name must not be empty (text of at most 200 characters)'],
+    ['a range', 'POST', '/products', { productKey: 'k', name: 'x', maxMachines: 0 }, 'Max machines (maxMachines): a whole number from 1 to 1,000,000'],
+    ['an empty text', 'POST', '/products', { productKey: 'k', name: '' }, 'Name (name) must not be empty (text of at most 200 characters)'],
     [
       'a list item, counted from 1',
       'POST',
       '/products',
       { productKey: 'k', name: 'x', params: [{ key: '1st', label: 'First', type: 'STRING' }] },
-      'Parameters item 1 key: a letter, then letters, digits, dot, dash and underscore, at most 64 characters',
+      'Parameters item 1 key (params[0].key): a letter, then letters, digits, dot, dash and underscore, at most 64 characters',
     ],
-    ['a list', 'POST', '/tokens', { name: 'ci', scopes: [] }, 'Scopes: a list of 1 to 14 entries without repeats'],
-    ['a choice', 'POST', '/users', { username: 'erin', role: 'BOSS' }, 'Role: one of VIEWER, ISSUER or ORG_ADMIN'],
-    ['a format', 'POST', '/users', { username: 'erin', role: 'VIEWER', email: 'nope' }, 'Email: an email address'],
-    ['a type that fits no branch of a union', 'POST', '/users', { username: 'erin', role: 'VIEWER', email: 5 }, 'Email: an email address, or null'],
+    ['a list', 'POST', '/tokens', { name: 'ci', scopes: [] }, 'Scopes (scopes): a list of 1 to 14 entries without repeats'],
+    ['a choice', 'POST', '/users', { username: 'erin', role: 'BOSS' }, 'Role (role): one of VIEWER, ISSUER or ORG_ADMIN'],
+    ['a format', 'POST', '/users', { username: 'erin', role: 'VIEWER', email: 'nope' }, 'Email (email): an email address'],
+    ['a type that fits no branch of a union', 'POST', '/users', { username: 'erin', role: 'VIEWER', email: 5 }, 'Email (email): an email address, or null'],
     ['a nested field', 'POST', '/licenses', { productId: 1, customer: { name: 'Erin' }, colour: 1 }, 'Unknown field "colour"'],
     ['an edit with nothing in it', 'PUT', '/users/1', {}, 'The body must carry at least one field to change'],
     ['settings changed by nothing', 'PUT', '/settings', {}, 'The body must carry at least one field to change'],
@@ -86,8 +86,39 @@ describe('error shape', () => {
       'Query parameter "sort": one of issuedAt, expiresAt, licensee, status, product or lastCheckedAt',
     ],
     ['an unknown query parameter', 'GET', '/licenses/page?colour=red', undefined, 'Unknown query parameter "colour"'],
-  ])('says what is wrong with %s in words, never in schema terms', async (_what, method, path, body, message) => {
+  ])('says what is wrong with %s in words, never in schema terms, with a body field as the API spells it', async (_what, method, path, body, message) => {
     const response = await h.admin(method as 'POST', path, body);
+    expect([response.statusCode, response.data]).toEqual([400, { error: message }]);
+  });
+
+  it.each([
+    [
+      'a rule spanning two fields',
+      { productKey: 'span', name: 'Span', checkIntervalSeconds: 3600, maxOfflineSeconds: 600 },
+      'Max offline seconds (maxOfflineSeconds): must be at least the check interval (3,600 seconds)',
+    ],
+    [
+      'a name taken twice in a list',
+      {
+        productKey: 'twice',
+        name: 'Twice',
+        params: [
+          { key: 'seats', type: 'INTEGER' },
+          { key: 'seats', type: 'STRING' },
+        ],
+      },
+      'Parameter "seats" (params[1].key): declared twice',
+    ],
+    ['a parameter value of the wrong type, named by its label', 'seats', 'Seats (params.seats): must be a whole number'],
+    ['a parameter the product lacks', 'colour', 'Parameter "colour" (params.colour): not a parameter of this product'],
+  ])("says what is wrong with %s in the service's own words, with the field as the API spells it", async (_what, body, message) => {
+    let path = '/products';
+    let sent: unknown = body;
+    if (typeof body === 'string') {
+      const product = await createProduct(h.admin, { productKey: `words-${body}`, params: [{ key: 'seats', label: 'Seats', type: 'INTEGER' }] });
+      [path, sent] = ['/licenses', { productId: product.id, licensee: 'Erin', params: { [body]: 'five' } }];
+    }
+    const response = await h.admin('POST', path, sent);
     expect([response.statusCode, response.data]).toEqual([400, { error: message }]);
   });
 
@@ -189,7 +220,7 @@ describe('bodies that may be left out', () => {
   it('start a passkey registration, where only the password it needs is judged', async () => {
     for (const kind of KINDS) {
       const response = await none('POST', '/auth/passkeys/options', kind);
-      expect([response.statusCode, response.data, kind]).toEqual([400, { error: 'currentPassword is wrong' }, kind]);
+      expect([response.statusCode, response.data, kind]).toEqual([400, { error: 'Current password (currentPassword): this is not your password' }, kind]);
     }
     await createPlatformAccount(h.database, { username: 'bodiless', password: 'platform password 1', role: 'PLATFORM_ADMIN' });
     const login = await h.request('POST', '/platform/api/auth/login', { body: { username: 'bodiless', password: 'platform password 1' } });
@@ -199,7 +230,7 @@ describe('bodies that may be left out', () => {
         cookies,
         ...(kind === 'absent' ? {} : { body: kind === 'empty' ? '' : {} }),
       });
-      expect([response.statusCode, response.data, kind]).toEqual([400, { error: 'currentPassword is wrong' }, kind]);
+      expect([response.statusCode, response.data, kind]).toEqual([400, { error: 'Current password (currentPassword): this is not your password' }, kind]);
     }
   });
 });

@@ -64,16 +64,16 @@ describe('floating products', () => {
   });
 
   it.each([
-    [{ seatModel: 'FLOATING', leaseSeconds: 59 }, /^Lease seconds: a whole number from 60 to 3,600$/],
-    [{ seatModel: 'FLOATING', leaseSeconds: 3_601 }, /^Lease seconds: a whole number from 60 to 3,600$/],
-    [{ seatModel: 'FLOATING', maxBorrowSeconds: 2_592_001 }, /^Max borrow seconds: a whole number from 0 to 2,592,000$/],
-    [{ seatModel: 'FLOATING', maxBorrowSeconds: -1 }, /^Max borrow seconds: a whole number from 0 to 2,592,000$/],
+    [{ seatModel: 'FLOATING', leaseSeconds: 59 }, /^Lease seconds \(leaseSeconds\): a whole number from 60 to 3,600$/],
+    [{ seatModel: 'FLOATING', leaseSeconds: 3_601 }, /^Lease seconds \(leaseSeconds\): a whole number from 60 to 3,600$/],
+    [{ seatModel: 'FLOATING', maxBorrowSeconds: 2_592_001 }, /^Max borrow seconds \(maxBorrowSeconds\): a whole number from 0 to 2,592,000$/],
+    [{ seatModel: 'FLOATING', maxBorrowSeconds: -1 }, /^Max borrow seconds \(maxBorrowSeconds\): a whole number from 0 to 2,592,000$/],
     [{ seatModel: 'FLOATING', maxMachines: 2, maxBorrowedSeats: 3 }, /maxBorrowedSeats/],
     [{ seatModel: 'FLOATING', licenceType: 'OFFLINE' }, /ONLINE/],
     [{ seatModel: 'FLOATING', allowedLicenceTypes: ['ONLINE', 'HYBRID'], licenceType: 'ONLINE' }, /ONLINE/],
     [{ seatModel: 'FLOATING', params: [{ key: 'lse', type: 'STRING' }] }, /lse/],
     [{ seatModel: 'FLOATING', params: [{ key: 'brw', type: 'INTEGER' }] }, /brw/],
-    [{ seatModel: 'LEASED' }, /^Seat model: one of NODE_LOCKED or FLOATING$/],
+    [{ seatModel: 'LEASED' }, /^Seat model \(seatModel\): one of NODE_LOCKED or FLOATING$/],
   ])('refuses %j with a 400 naming the field', async (body, field) => {
     const before = (await h.admin('GET', '/products')).data.length;
     const refused = await h.admin('POST', '/products', { productKey: 'refused-floating', name: 'Refused', ...body });

@@ -19,13 +19,13 @@ const raw = (method: 'POST' | 'PUT', path: string, json: string) => h.admin(meth
 
 describe('text the database cannot store', () => {
   it.each([
-    ['POST', '/customers', '{"name":"a\\u0000b"}', 'Name'],
-    ['POST', '/products', '{"productKey":"k1","name":"x\\u0000y"}', 'Name'],
-    ['POST', '/products', '{"productKey":"k1","name":"x","description":"\\u0000"}', 'Description'],
-    ['POST', '/users', '{"username":"nul","role":"VIEWER","displayName":"a\\u0000"}', 'Display name'],
-    ['POST', '/products', '{"productKey":"k1","name":"x\\ud800y"}', 'Name'],
-    ['POST', '/customers', '{"name":"lone \\udc00 low"}', 'Name'],
-    ['POST', '/customers', '{"name":"ok","notes":"\\ud83d"}', 'Notes'],
+    ['POST', '/customers', '{"name":"a\\u0000b"}', 'Name \\(name\\)'],
+    ['POST', '/products', '{"productKey":"k1","name":"x\\u0000y"}', 'Name \\(name\\)'],
+    ['POST', '/products', '{"productKey":"k1","name":"x","description":"\\u0000"}', 'Description \\(description\\)'],
+    ['POST', '/users', '{"username":"nul","role":"VIEWER","displayName":"a\\u0000"}', 'Display name \\(displayName\\)'],
+    ['POST', '/products', '{"productKey":"k1","name":"x\\ud800y"}', 'Name \\(name\\)'],
+    ['POST', '/customers', '{"name":"lone \\udc00 low"}', 'Name \\(name\\)'],
+    ['POST', '/customers', '{"name":"ok","notes":"\\ud83d"}', 'Notes \\(notes\\)'],
   ] as const)('%s %s %s is a 400 naming %s, and changes nothing', async (method, path, json, field) => {
     const before = (await h.admin('GET', '/dashboard/activity')).data.total;
     const response = await raw(method, path, json);
@@ -41,7 +41,7 @@ describe('text the database cannot store', () => {
   });
 
   it('refuses NUL in an edit, in notes, and in a query', async () => {
-    expect((await raw('PUT', `/licenses/${lid}/notes`, '{"notes":"a\\u0000"}')).data.error).toBe('Notes must not contain NUL characters');
+    expect((await raw('PUT', `/licenses/${lid}/notes`, '{"notes":"a\\u0000"}')).data.error).toBe('Notes (notes) must not contain NUL characters');
     const q = await h.admin('GET', '/licenses/page?q=%00');
     expect(q.statusCode).toBe(400);
     expect(q.data.error).toBe('Query parameter "q" must not contain NUL characters');
@@ -51,7 +51,7 @@ describe('text the database cannot store', () => {
   it('answers a sign-in with NUL as a 400, without a credential', async () => {
     const response = await h.anonymous('POST', '/auth/login', '{"username":"a\\u0000b","password":"x"}', { 'content-type': 'application/json' });
     expect(response.statusCode).toBe(400);
-    expect(response.data.error).toBe('Username must not contain NUL characters');
+    expect(response.data.error).toBe('Username (username) must not contain NUL characters');
   });
 
   it.each([
@@ -108,8 +108,8 @@ describe('numbers out of range', () => {
   });
 
   it.each([
-    ['POST', '/licenses', '{"productId":1e308,"licensee":"x"}', 'Product id: a whole number from 1 to 9,007,199,254,740,991'],
-    ['POST', `/licenses/LID/release-binding`, '{"machineId":99999999999999999999}', 'Machine id: a whole number from 1 to 9,007,199,254,740,991'],
+    ['POST', '/licenses', '{"productId":1e308,"licensee":"x"}', 'Product ID (productId): a whole number from 1 to 9,007,199,254,740,991'],
+    ['POST', `/licenses/LID/release-binding`, '{"machineId":99999999999999999999}', 'Machine ID (machineId): a whole number from 1 to 9,007,199,254,740,991'],
   ] as const)('%s %s %s is a 400 naming the field', async (method, path, json, field) => {
     const response = await raw(method, path.replace('LID', lid), json);
     expect(response.statusCode).toBe(400);
@@ -120,7 +120,7 @@ describe('numbers out of range', () => {
 describe('errors that help', () => {
   it('names the allowed values of an enum', async () => {
     const response = await h.admin('POST', '/users', { username: 'enum-test', role: 'WIZARD' });
-    expect(response.data).toEqual({ error: 'Role: one of VIEWER, ISSUER or ORG_ADMIN' });
+    expect(response.data).toEqual({ error: 'Role (role): one of VIEWER, ISSUER or ORG_ADMIN' });
     const sort = await h.admin('GET', '/licenses/page?sort=price');
     expect(sort.data.error).toBe('Query parameter "sort": one of issuedAt, expiresAt, licensee, status, product or lastCheckedAt');
   });

@@ -87,7 +87,7 @@ describe('issue and renew on cached callers and products', () => {
     const lid = (await issueOk(call, { productId, licensee: 'Renewed' })).lid;
     expect((await elsewhere('PUT', `/products/${productId}`, { active: false })).statusCode).toBe(200);
     const refused = await issue();
-    expect([refused.statusCode, refused.data.error]).toEqual([400, 'productId: the product is inactive']);
+    expect([refused.statusCode, refused.data.error]).toEqual([400, 'Product ID (productId): the product is inactive']);
     expect((await elsewhere('PUT', `/products/${productId}`, { active: true })).statusCode).toBe(200);
     expect((await issue()).statusCode).toBe(201);
     // A renewal signs with the product as it is now: its grace days changed elsewhere.

@@ -204,33 +204,39 @@ describe('imported keys', () => {
   it.each([
     [
       () => ({ privateKeyPem: p256().privateKey.export({ type: 'pkcs8', format: 'pem' }), algorithm: 'ED25519' }),
-      /^privateKeyPem: the key is ECDSA P-256 but algorithm is ED25519$/,
+      /^PEM private key \(privateKeyPem\): the key is ECDSA P-256 but the algorithm asked for is ED25519$/,
     ],
     [
       () => ({ privateKeyPem: rsa2048().privateKey.export({ type: 'pkcs1', format: 'pem' }), algorithm: 'RSA_4096' }),
-      /^privateKeyPem: the key is RSA 2048-bit but algorithm is RSA_4096$/,
+      /^PEM private key \(privateKeyPem\): the key is RSA 2048-bit but the algorithm asked for is RSA_4096$/,
     ],
     [
       () => ({ privateKeyPem: generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs8', format: 'pem' }) }),
-      /^privateKeyPem: the key is not/,
+      /^PEM private key \(privateKeyPem\): the key is not/,
     ],
-    [() => ({ privateKeyPem: generateKeyPairSync('ed448').privateKey.export({ type: 'pkcs8', format: 'pem' }) }), /^privateKeyPem: the key is not/],
-    [() => ({ privateKeyPem: 'not a key' }), /^privateKeyPem: not a readable PEM private key/],
-    [() => ({ privateKeyPem: ed25519().publicKey.export({ type: 'spki', format: 'pem' }) }), /^privateKeyPem: not a readable PEM private key/],
+    [
+      () => ({ privateKeyPem: generateKeyPairSync('ed448').privateKey.export({ type: 'pkcs8', format: 'pem' }) }),
+      /^PEM private key \(privateKeyPem\): the key is not/,
+    ],
+    [() => ({ privateKeyPem: 'not a key' }), /^PEM private key \(privateKeyPem\): not a readable PEM private key/],
+    [
+      () => ({ privateKeyPem: ed25519().publicKey.export({ type: 'spki', format: 'pem' }) }),
+      /^PEM private key \(privateKeyPem\): not a readable PEM private key/,
+    ],
     [
       () => ({ privateKeyPem: p256().privateKey.export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'right one' }) }),
-      /^privateKeyPassphrase: the key is encrypted/,
+      /^Private key passphrase \(privateKeyPassphrase\): the key is encrypted/,
     ],
     [
       () => ({
         privateKeyPem: p256().privateKey.export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'right one' }),
         privateKeyPassphrase: 'wrong one',
       }),
-      /^privateKeyPassphrase: does not open the key$/,
+      /^Private key passphrase \(privateKeyPassphrase\): does not open the key$/,
     ],
     [
       () => ({ privateKeyPem: ed25519().privateKey.export({ type: 'pkcs8', format: 'pem' }), keyOrigin: 'managed' }),
-      /^keyOrigin: an imported key \(privateKeyPem, keystorePkcs12\) makes the key imported/,
+      /^Key origin \(keyOrigin\): a key sent as PEM or in a PKCS#12 keystore is an imported key/,
     ],
   ])('refuses a key that does not fit with 400 saying why (%#)', async (body, message) => {
     const response = await create(body());
@@ -247,7 +253,7 @@ describe('imported keys', () => {
     const created = (await create({ privateKeyPem: ed25519().privateKey.export({ type: 'pkcs8', format: 'pem' }) })).data;
     const regenerate = await h.admin('PUT', `/products/${created.id}`, { regenerateKey: true });
     expect(regenerate.statusCode).toBe(400);
-    expect(regenerate.data.error).toMatch(/^regenerateKey: the key is imported/);
+    expect(regenerate.data.error).toMatch(/^Regenerate key \(regenerateKey\): the key is imported/);
     const next = ed25519();
     const replaced = await h.admin('PUT', `/products/${created.id}`, { privateKeyPem: next.privateKey.export({ type: 'pkcs8', format: 'pem' }) });
     expect(replaced.statusCode).toBe(200);
@@ -276,11 +282,11 @@ describe('certificates', () => {
     const other = (await create()).data;
     const mismatched = await create({ privateKeyPem, certificatePem: other.certificatePem });
     expect(mismatched.statusCode).toBe(400);
-    expect(mismatched.data.error).toBe("certificatePem: the certificate's public key is not the product's key");
+    expect(mismatched.data.error).toBe("PEM certificate (certificatePem): the certificate's public key is not the product's key");
     const garbage = await create({ privateKeyPem, certificatePem: '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n' });
-    expect(garbage.data.error).toMatch(/^certificatePem: not a readable X.509 certificate/);
+    expect(garbage.data.error).toMatch(/^PEM certificate \(certificatePem\): not a readable X.509 certificate/);
     const two = await create({ privateKeyPem, certificatePem: first.certificatePem + first.certificatePem });
-    expect(two.data.error).toMatch(/^certificatePem: send exactly one/);
+    expect(two.data.error).toMatch(/^PEM certificate \(certificatePem\): send exactly one/);
     // A managed key is new: no certificate sent with it can be over it.
     expect((await create({ certificatePem: first.certificatePem })).statusCode).toBe(400);
   });
@@ -306,7 +312,7 @@ describe('certificates', () => {
     const reimported = await h.admin('PUT', `/products/${none.data.id}`, { certificatePem: selfSigned.data.certificatePem });
     expect(reimported.data).toMatchObject({ certificateType: 'IMPORTED', certificatePem: selfSigned.data.certificatePem });
     const rotate = await h.admin('PUT', `/products/${none.data.id}`, { regenerateKey: true });
-    expect(rotate.data.error).toMatch(/^certificatePem: a new key needs its own certificate/);
+    expect(rotate.data.error).toMatch(/^PEM certificate \(certificatePem\): a new key needs its own certificate/);
   });
 });
 

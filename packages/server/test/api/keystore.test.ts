@@ -84,23 +84,32 @@ describe.skipIf(keystoreToolsMissing.length > 0)('PKCS#12 keystores', () => {
     const count = await productCount();
     const store = stores.make('openssl', 'EC_P256', PASSWORD);
     const refusals: Array<[Record<string, unknown>, RegExp]> = [
-      [{ keystorePkcs12: store.base64, keystorePassword: 'not the password' }, /^keystorePassword: does not open the keystore$/],
-      [{ keystorePkcs12: store.base64 }, /^keystorePassword: does not open the keystore$/],
-      [{ keystorePkcs12: stores.certificateOnly(PASSWORD), keystorePassword: PASSWORD }, /^keystorePkcs12: the keystore holds no private key$/],
-      [{ keystorePkcs12: stores.twoKeys(PASSWORD), keystorePassword: PASSWORD }, /^keystorePkcs12: the keystore holds several private keys/],
+      [{ keystorePkcs12: store.base64, keystorePassword: 'not the password' }, /^Keystore password \(keystorePassword\): does not open the keystore$/],
+      [{ keystorePkcs12: store.base64 }, /^Keystore password \(keystorePassword\): does not open the keystore$/],
+      [
+        { keystorePkcs12: stores.certificateOnly(PASSWORD), keystorePassword: PASSWORD },
+        /^PKCS#12 keystore \(keystorePkcs12\): the keystore holds no private key$/,
+      ],
+      [
+        { keystorePkcs12: stores.twoKeys(PASSWORD), keystorePassword: PASSWORD },
+        /^PKCS#12 keystore \(keystorePkcs12\): the keystore holds several private keys/,
+      ],
       [
         { keystorePkcs12: store.base64, keystorePassword: PASSWORD, algorithm: 'RSA_2048' },
-        /^keystorePkcs12: the key is ECDSA P-256 but algorithm is RSA_2048$/,
+        /^PKCS#12 keystore \(keystorePkcs12\): the key is ECDSA P-256 but the algorithm asked for is RSA_2048$/,
       ],
-      [{ keystorePkcs12: 'bm90IGEga2V5c3RvcmU=', keystorePassword: PASSWORD }, /^keystorePkcs12: not a readable PKCS#12 keystore/],
-      [{ keystorePkcs12: store.base64.slice(0, 400), keystorePassword: PASSWORD }, /^keystorePkcs12: not a readable PKCS#12 keystore/],
-      [{ keystorePkcs12: '%%%', keystorePassword: PASSWORD }, /^keystorePkcs12: not a readable PKCS#12 keystore/],
-      [{ keystorePassword: PASSWORD }, /^keystorePassword: only with keystorePkcs12$/],
+      [{ keystorePkcs12: 'bm90IGEga2V5c3RvcmU=', keystorePassword: PASSWORD }, /^PKCS#12 keystore \(keystorePkcs12\): not a readable PKCS#12 keystore/],
+      [{ keystorePkcs12: store.base64.slice(0, 400), keystorePassword: PASSWORD }, /^PKCS#12 keystore \(keystorePkcs12\): not a readable PKCS#12 keystore/],
+      [{ keystorePkcs12: '%%%', keystorePassword: PASSWORD }, /^PKCS#12 keystore \(keystorePkcs12\): not a readable PKCS#12 keystore/],
+      [{ keystorePassword: PASSWORD }, /^Keystore password \(keystorePassword\): only with a PKCS#12 keystore$/],
       [
         { keystorePkcs12: store.base64, keystorePassword: PASSWORD, privateKeyPem: '-----BEGIN PRIVATE KEY-----' },
-        /^keystorePkcs12: send either privateKeyPem or keystorePkcs12/,
+        /^PKCS#12 keystore \(keystorePkcs12\): send a PEM private key or a PKCS#12 keystore, not both/,
       ],
-      [{ keystorePkcs12: store.base64, keystorePassword: PASSWORD, keyOrigin: 'managed' }, /^keyOrigin: an imported key/],
+      [
+        { keystorePkcs12: store.base64, keystorePassword: PASSWORD, keyOrigin: 'managed' },
+        /^Key origin \(keyOrigin\): a key sent as PEM or in a PKCS#12 keystore is an imported key/,
+      ],
     ];
     for (const [body, message] of refusals) {
       const response = await create(body);

@@ -376,10 +376,10 @@ describe('issue: refusals', () => {
     ['a non-existent date', () => ({ issueDate: '2026-02-30' }), /issueDate/],
     ['a month 13', () => ({ issueDate: '2026-13-01' }), /issueDate/],
     ['a date in another format', () => ({ issueDate: '30/01/2026' }), /issueDate/],
-    ['a date with a time', () => ({ issueDate: '2026-01-30T00:00:00Z' }), /^Issue date: /],
+    ['a date with a time', () => ({ issueDate: '2026-01-30T00:00:00Z' }), /^Issue date \(issueDate\): /],
     ['a bad startsOn', () => ({ startsOn: '2026-1-5' }), /startsOn/],
     ['a licence type the product does not allow', () => ({ licenceType: 'ONLINE' }), /licenceType/],
-    ['an unknown licence type', () => ({ licenceType: 'FLOATING' }), /^Licence type: one of OFFLINE, ONLINE or HYBRID$/],
+    ['an unknown licence type', () => ({ licenceType: 'FLOATING' }), /^Licence type \(licenceType\): one of OFFLINE, ONLINE or HYBRID$/],
     ['activation on an OFFLINE licence', () => ({ activation: 'ONLINE' }), /activation/],
     ['activation on an ONLINE licence', () => ({ productId: multi.id, licenceType: 'ONLINE', activation: 'ONLINE' }), /activation/],
     ['HYBRID activated offline without a fingerprint', () => ({ productId: multi.id, licenceType: 'HYBRID', activation: 'OFFLINE' }), /fingerprint/],
@@ -388,8 +388,8 @@ describe('issue: refusals', () => {
     ['a fingerprint that is not one', () => ({ fingerprint: 'hello' }), /fingerprint/],
     ['a bad fingerprint inside fingerprints', () => ({ fingerprints: [fp, `${fp}x`] }), /fingerprint/],
     ['maxMachines below the fingerprints signed in', () => ({ fingerprints: [fp, fingerprint('refusal-2')], maxMachines: 1 }), /maxMachines/],
-    ['maxMachines 0', () => ({ maxMachines: 0 }), /^Max machines: a whole number from 1 to /],
-    ['a negative validity', () => ({ validityMonths: -1 }), /^Validity months: a whole number from 0 to /],
+    ['maxMachines 0', () => ({ maxMachines: 0 }), /^Max machines \(maxMachines\): a whole number from 1 to /],
+    ['a negative validity', () => ({ validityMonths: -1 }), /^Validity months \(validityMonths\): a whole number from 0 to /],
     ['an undeclared parameter', () => ({ params: { colour: 'red' } }), /colour/],
     ['a parameter named like an issuer claim', () => ({ params: { exp: 4_102_444_800 } }), /exp/],
     ['customerId and customer together', () => ({ licensee: undefined, customerId: 1, customer: { name: 'X', email: 'x@example.com' } }), /customer/],
@@ -397,7 +397,7 @@ describe('issue: refusals', () => {
     ['a customer with a bad email', () => ({ licensee: undefined, customer: { name: 'X', email: 'not-an-email' } }), /email/],
     ['a customer without a name', () => ({ licensee: undefined, customer: { email: 'x@example.com' } }), /name/],
     ['a field the issue body does not have', () => ({ seats: 3 }), /seats|additional/],
-    ['no productId', () => ({ productId: undefined }), /^Product id is required$/],
+    ['no productId', () => ({ productId: undefined }), /^Product ID \(productId\) is required$/],
   ];
 
   it.each(cases)('refuses %s with 400, creating nothing', async (_name, extra, message) => {
@@ -615,7 +615,7 @@ describe('issue: customer resolution', () => {
     const product = await createProduct(h.admin);
     const late = await h.admin('POST', '/licenses', { productId: product.id, licensee: 'Far Future', issueDate: '9999-06-01', validityMonths: 12 });
     expect(late.statusCode).toBe(400);
-    expect(late.data.error).toMatch(/^validityMonths/);
+    expect(late.data.error).toMatch(/^Validity months \(validityMonths\): /);
     const grace = await h.admin('POST', '/licenses', {
       productId: product.id,
       licensee: 'Far Future',
@@ -624,12 +624,12 @@ describe('issue: customer resolution', () => {
       graceDays: 3650,
     });
     expect(grace.statusCode).toBe(400);
-    expect(grace.data.error).toMatch(/^graceDays/);
+    expect(grace.data.error).toMatch(/^Grace days \(graceDays\): /);
     const ok = await h.admin('POST', '/licenses', { productId: product.id, licensee: 'Far Future', issueDate: '9999-06-01', validityMonths: 6 });
     expect(ok.statusCode).toBe(201);
     expect(ok.data.expiresAt).toBe('9999-12-01T00:00:00.000Z');
     const renewed = await h.admin('POST', `/licenses/${ok.data.lid}/renew`, { validityMonths: 1200 });
     expect(renewed.statusCode).toBe(400);
-    expect(renewed.data.error).toMatch(/^validityMonths/);
+    expect(renewed.data.error).toMatch(/^Validity months \(validityMonths\): /);
   });
 });

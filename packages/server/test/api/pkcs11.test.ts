@@ -164,17 +164,17 @@ describe.skipIf(softHsmMissing)('keys on a PKCS#11 token', () => {
     const count = await productCount();
     const wrongPin = await onToken('vendor-ed25519', {}, 'acme-hsm', WRONG_PIN);
     expect(wrongPin.statusCode).toBe(400);
-    expect(wrongPin.data.error).toMatch(/^pkcs11\.pin: /);
+    expect(wrongPin.data.error).toMatch(/^PKCS#11 PIN \(pkcs11\.pin\): /);
     expect(wrongPin.body).not.toContain(WRONG_PIN);
     const noKey = await onToken('nobody');
     expect(noKey.statusCode).toBe(400);
-    expect(noKey.data.error).toMatch(/^pkcs11\.keyLabel: .*nobody/);
+    expect(noKey.data.error).toMatch(/^PKCS#11 key label \(pkcs11\.keyLabel\): .*nobody/);
     const mismatch = await onToken('vendor-ed25519', { algorithm: 'RSA_2048' });
     expect(mismatch.statusCode).toBe(400);
-    expect(mismatch.data.error).toMatch(/^pkcs11\.keyLabel: the key is ED25519 but algorithm is RSA_2048/);
+    expect(mismatch.data.error).toMatch(/^PKCS#11 key label \(pkcs11\.keyLabel\): the key is ED25519 but the algorithm asked for is RSA_2048/);
     const theirs = await onToken('theirs', {}, 'other-hsm');
     expect(theirs.statusCode).toBe(403);
-    expect(theirs.data.error).toMatch(/^pkcs11\.tokenLabel: /);
+    expect(theirs.data.error).toMatch(/^PKCS#11 token label \(pkcs11\.tokenLabel\): /);
     // Named in the deployment's list, but no such token is in any slot.
     for (const absent of [{ keyLabel: 'vendor-ed25519' }, {}]) {
       const ghost = await h.admin('POST', '/products', {
@@ -184,11 +184,11 @@ describe.skipIf(softHsmMissing)('keys on a PKCS#11 token', () => {
         pkcs11: { tokenLabel: 'ghost-hsm', pin: PIN, ...absent },
       });
       expect(ghost.statusCode).toBe(400);
-      expect(ghost.data.error).toBe('pkcs11.tokenLabel: token "ghost-hsm" is not present');
+      expect(ghost.data.error).toBe('PKCS#11 token label (pkcs11.tokenLabel): token "ghost-hsm" is not present');
     }
     const noPkcs11 = await h.admin('POST', '/products', { productKey: `hsm-${++seq}`, name: 'No token', keyOrigin: 'pkcs11' });
     expect(noPkcs11.statusCode).toBe(400);
-    expect(noPkcs11.data.error).toMatch(/^pkcs11: required/);
+    expect(noPkcs11.data.error).toMatch(/^PKCS#11 \(pkcs11\): required/);
     expect(await productCount()).toBe(count);
   });
 

@@ -86,33 +86,45 @@ describe('creating a product', () => {
   });
 
   it.each([
-    [{ name: 'No key' }, /^Product key is required$/],
-    [{ productKey: 'has space', name: 'x' }, /^Product key: letters, digits, dot, dash and underscore, at most 64 characters$/],
-    [{ productKey: 'k'.repeat(65), name: 'x' }, /^Product key: letters, digits, dot, dash and underscore, at most 64 characters$/],
-    [{ productKey: 'ok-key' }, /^Name is required$/],
-    [{ productKey: 'ok-key', name: '   ' }, /^name: must not be blank/],
-    [{ productKey: 'ok-key', name: 'x', algorithm: 'DSA' }, /^Algorithm: one of ED25519, /],
-    [{ productKey: 'ok-key', name: 'x', fingerprintNeed: 0 }, /^Fingerprint need: a whole number from 1 to 5$/],
-    [{ productKey: 'ok-key', name: 'x', fingerprintNeed: 6 }, /^Fingerprint need: a whole number from 1 to 5$/],
-    [{ productKey: 'ok-key', name: 'x', maxMachines: 0 }, /^Max machines: a whole number from 1 to /],
-    [{ productKey: 'ok-key', name: 'x', checkIntervalSeconds: 119 }, /^Check interval seconds: a whole number from 120 to /],
-    [{ productKey: 'ok-key', name: 'x', checkIntervalSeconds: 7200, maxOfflineSeconds: 3600 }, /^maxOfflineSeconds: must be at least checkIntervalSeconds/],
-    [{ productKey: 'ok-key', name: 'x', defaultValidityMonths: -1 }, /^Default validity months: a whole number from 0 to /],
-    [{ productKey: 'ok-key', name: 'x', defaultGraceDays: -1 }, /^Default grace days: a whole number from 0 to /],
-    [{ productKey: 'ok-key', name: 'x', licenceType: 'ONLINE', allowedLicenceTypes: ['OFFLINE'] }, /^licenceType: ONLINE is not among allowedLicenceTypes/],
-    [{ productKey: 'ok-key', name: 'x', allowedLicenceTypes: [] }, /^Allowed licence types: a list of at least 1 entry without repeats$/],
+    [{ name: 'No key' }, /^Product key \(productKey\) is required$/],
+    [{ productKey: 'has space', name: 'x' }, /^Product key \(productKey\): letters, digits, dot, dash and underscore, at most 64 characters$/],
+    [{ productKey: 'k'.repeat(65), name: 'x' }, /^Product key \(productKey\): letters, digits, dot, dash and underscore, at most 64 characters$/],
+    [{ productKey: 'ok-key' }, /^Name \(name\) is required$/],
+    [{ productKey: 'ok-key', name: '   ' }, /^Name \(name\): must not be blank/],
+    [{ productKey: 'ok-key', name: 'x', algorithm: 'DSA' }, /^Algorithm \(algorithm\): one of ED25519, /],
+    [{ productKey: 'ok-key', name: 'x', fingerprintNeed: 0 }, /^Fingerprint need \(fingerprintNeed\): a whole number from 1 to 5$/],
+    [{ productKey: 'ok-key', name: 'x', fingerprintNeed: 6 }, /^Fingerprint need \(fingerprintNeed\): a whole number from 1 to 5$/],
+    [{ productKey: 'ok-key', name: 'x', maxMachines: 0 }, /^Max machines \(maxMachines\): a whole number from 1 to /],
+    [{ productKey: 'ok-key', name: 'x', checkIntervalSeconds: 119 }, /^Check interval seconds \(checkIntervalSeconds\): a whole number from 120 to /],
+    [
+      { productKey: 'ok-key', name: 'x', checkIntervalSeconds: 7200, maxOfflineSeconds: 3600 },
+      /^Max offline seconds \(maxOfflineSeconds\): must be at least the check interval \(7,200 seconds\)/,
+    ],
+    [{ productKey: 'ok-key', name: 'x', defaultValidityMonths: -1 }, /^Default validity months \(defaultValidityMonths\): a whole number from 0 to /],
+    [{ productKey: 'ok-key', name: 'x', defaultGraceDays: -1 }, /^Default grace days \(defaultGraceDays\): a whole number from 0 to /],
+    [
+      { productKey: 'ok-key', name: 'x', licenceType: 'ONLINE', allowedLicenceTypes: ['OFFLINE'] },
+      /^Licence type \(licenceType\): ONLINE is not among the allowed licence types/,
+    ],
+    [
+      { productKey: 'ok-key', name: 'x', allowedLicenceTypes: [] },
+      /^Allowed licence types \(allowedLicenceTypes\): a list of at least 1 entry without repeats$/,
+    ],
     [{ productKey: 'ok-key', name: 'x', extra: 1 }, /extra/],
-    [{ productKey: 'ok-key', name: 'x', privateKeyPassphrase: 'pw' }, /^privateKeyPassphrase: only with privateKeyPem/],
-    [{ productKey: 'ok-key', name: 'x', keyOrigin: 'pkcs11' }, /^keyOrigin: pkcs11 is not available/],
-    [{ productKey: 'ok-key', name: 'x', keyOrigin: 'imported' }, /^privateKeyPem: required/],
-    [{ productKey: 'ok-key', name: 'x', certificateType: 'IMPORTED' }, /^certificatePem/],
-    [{ productKey: 'ok-key', name: 'x', certificateType: 'NONE', certificatePem: 'x' }, /^certificatePem: only with certificateType IMPORTED/],
+    [{ productKey: 'ok-key', name: 'x', privateKeyPassphrase: 'pw' }, /^Private key passphrase \(privateKeyPassphrase\): only with a PEM private key/],
+    [{ productKey: 'ok-key', name: 'x', keyOrigin: 'pkcs11' }, /^Key origin \(keyOrigin\): pkcs11 is not available/],
+    [{ productKey: 'ok-key', name: 'x', keyOrigin: 'imported' }, /^PEM private key \(privateKeyPem\): required/],
+    [{ productKey: 'ok-key', name: 'x', certificateType: 'IMPORTED' }, /^PEM certificate \(certificatePem\): /],
+    [
+      { productKey: 'ok-key', name: 'x', certificateType: 'NONE', certificatePem: 'x' },
+      /^PEM certificate \(certificatePem\): only with an imported certificate/,
+    ],
     [
       { productKey: 'ok-key', name: 'x', params: [{ key: '1abc', type: 'STRING' }] },
-      /^Parameters item 1 key: a letter, then letters, digits, dot, dash and underscore, at most 64 characters$/,
+      /^Parameters item 1 key \(params\[0\]\.key\): a letter, then letters, digits, dot, dash and underscore, at most 64 characters$/,
     ],
-    [{ productKey: 'ok-key', name: 'x', params: [{ key: '1ab', type: 'STRING' }] }, /^Parameters item 1 key: /],
-    [{ productKey: 'ok-key', name: 'x', params: [{ key: 'a', type: 'FLOAT' }] }, /^Parameters item 1 type: one of STRING, /],
+    [{ productKey: 'ok-key', name: 'x', params: [{ key: '1ab', type: 'STRING' }] }, /^Parameters item 1 key \(params\[0\]\.key\): /],
+    [{ productKey: 'ok-key', name: 'x', params: [{ key: 'a', type: 'FLOAT' }] }, /^Parameters item 1 type \(params\[0\]\.type\): one of STRING, /],
     [
       {
         productKey: 'ok-key',
@@ -122,29 +134,47 @@ describe('creating a product', () => {
           { key: 'a', type: 'INTEGER' },
         ],
       },
-      /^params\[1\]\.key: "a" is declared twice/,
+      /^Parameter "a" \(params\[1\]\.key\): declared twice/,
     ],
-    [{ productKey: 'ok-key', name: 'x', params: [{ key: 'e', type: 'ENUM' }] }, /^params\[0\]\.options: an ENUM needs at least one option/],
-    [{ productKey: 'ok-key', name: 'x', params: [{ key: 's', type: 'STRING', options: ['a'] }] }, /^params\[0\]\.options: only an ENUM/],
+    [
+      { productKey: 'ok-key', name: 'x', params: [{ key: 'e', type: 'ENUM' }] },
+      /^Options of parameter "e" \(params\[0\]\.options\): an ENUM needs at least one option/,
+    ],
+    [
+      { productKey: 'ok-key', name: 'x', params: [{ key: 's', type: 'STRING', options: ['a'] }] },
+      /^Options of parameter "s" \(params\[0\]\.options\): only an ENUM/,
+    ],
     [
       { productKey: 'ok-key', name: 'x', params: [{ key: 'n', type: 'INTEGER', defaultValue: 'abc' }] },
-      /^params\[0\]\.defaultValue: "abc" is not a decimal integer/,
+      /^Default of parameter "n" \(params\[0\]\.defaultValue\): "abc" is not a decimal integer/,
     ],
-    [{ productKey: 'ok-key', name: 'x', params: [{ key: 'n', type: 'INTEGER', defaultValue: '1.5' }] }, /^params\[0\]\.defaultValue/],
-    [{ productKey: 'ok-key', name: 'x', params: [{ key: 'b', type: 'BOOLEAN', defaultValue: 'yes' }] }, /^params\[0\]\.defaultValue/],
+    [
+      { productKey: 'ok-key', name: 'x', params: [{ key: 'n', type: 'INTEGER', defaultValue: '1.5' }] },
+      /^Default of parameter "[a-z]" \(params\[0\]\.defaultValue\): /,
+    ],
+    [
+      { productKey: 'ok-key', name: 'x', params: [{ key: 'b', type: 'BOOLEAN', defaultValue: 'yes' }] },
+      /^Default of parameter "[a-z]" \(params\[0\]\.defaultValue\): /,
+    ],
     [
       { productKey: 'ok-key', name: 'x', params: [{ key: 'd', type: 'DATE', defaultValue: '2023-02-29' }] },
-      /^params\[0\]\.defaultValue: "2023-02-29" is not a date/,
+      /^Default of parameter "d" \(params\[0\]\.defaultValue\): "2023-02-29" is not a date/,
     ],
-    [{ productKey: 'ok-key', name: 'x', params: [{ key: 'd', type: 'DATE', defaultValue: '2024-1-01' }] }, /^params\[0\]\.defaultValue/],
+    [
+      { productKey: 'ok-key', name: 'x', params: [{ key: 'd', type: 'DATE', defaultValue: '2024-1-01' }] },
+      /^Default of parameter "[a-z]" \(params\[0\]\.defaultValue\): /,
+    ],
     [
       { productKey: 'ok-key', name: 'x', params: [{ key: 'l', type: 'STRING_LIST', defaultValue: '["a",1]' }] },
-      /^params\[0\]\.defaultValue: is not a JSON array of strings/,
+      /^Default of parameter "l" \(params\[0\]\.defaultValue\): is not a JSON array of strings/,
     ],
-    [{ productKey: 'ok-key', name: 'x', params: [{ key: 'l', type: 'STRING_LIST', defaultValue: 'a,b' }] }, /^params\[0\]\.defaultValue/],
+    [
+      { productKey: 'ok-key', name: 'x', params: [{ key: 'l', type: 'STRING_LIST', defaultValue: 'a,b' }] },
+      /^Default of parameter "[a-z]" \(params\[0\]\.defaultValue\): /,
+    ],
     [
       { productKey: 'ok-key', name: 'x', params: [{ key: 'e', type: 'ENUM', options: ['a'], defaultValue: 'b' }] },
-      /^params\[0\]\.defaultValue: "b" is not one of the options/,
+      /^Default of parameter "[a-z]" \(params\[0\]\.defaultValue\): "b" is not one of the options/,
     ],
   ])('refuses %j with 400 naming the field, creating nothing', async (body, message) => {
     const response = await h.admin('POST', '/products', body);
@@ -167,7 +197,7 @@ describe('creating a product', () => {
     for (const key of ['1abc', '-x', '.x', 'a b', 'a'.repeat(65), 'ä']) {
       const refused = await create({ params: [{ key, type: 'STRING' }] });
       expect(refused.statusCode).toBe(400);
-      expect(refused.data.error).toMatch(/^Parameters item 1 key: |^params\[0\]\.key/);
+      expect(refused.data.error).toMatch(/^Parameters item 1 key \(params\[0\]\.key\): |^Parameter "[^"]*" \(params\[0\]\.key\): /);
     }
   });
 
@@ -180,7 +210,7 @@ describe('creating a product', () => {
         ],
       });
       expect(response.statusCode).toBe(400);
-      expect(response.data.error).toBe(`params[1].key: "${claim}" is reserved (an issuer claim)`);
+      expect(response.data.error).toBe(`Parameter "${claim}" (params[1].key): the name is reserved (an issuer claim)`);
     }
   });
 
@@ -188,7 +218,7 @@ describe('creating a product', () => {
     for (const claim of FEATURE_CLAIM_NAMES) {
       const refused = await create({ params: [{ key: claim, type: 'STRING' }] });
       expect(refused.statusCode).toBe(400);
-      expect(refused.data.error).toBe(`params[0].key: "${claim}" is reserved (a claim of update windows, meters and trials)`);
+      expect(refused.data.error).toBe(`Parameter "${claim}" (params[0].key): the name is reserved (a claim of update windows, meters and trials)`);
     }
     // A product saved before those claims existed, as an older release wrote it.
     const older = (await create({ params: [{ key: 'edition', type: 'STRING' }] })).data;
@@ -200,7 +230,7 @@ describe('creating a product', () => {
     // Renaming it to another of the three is taking a new one.
     const renamed = await h.admin('PUT', `/products/${older.id}`, { params: [{ key: 'mtr', type: 'STRING' }] });
     expect(renamed.statusCode).toBe(400);
-    expect(renamed.data.error).toMatch(/"mtr" is reserved/);
+    expect(renamed.data.error).toMatch(/"mtr" \(params\[0\]\.key\): the name is reserved/);
   });
 
   it('refuses a productKey taken in the organisation with 409, not one taken elsewhere', async () => {
@@ -290,11 +320,11 @@ describe('editing a product', () => {
   it('checks the edited product as a whole', async () => {
     const created = (await create({ licenceType: 'ONLINE', allowedLicenceTypes: ['ONLINE', 'HYBRID'] })).data;
     const put = (body: unknown) => h.admin('PUT', `/products/${created.id}`, body);
-    expect((await put({ licenceType: 'OFFLINE' })).data.error).toMatch(/^licenceType: OFFLINE is not among/);
-    expect((await put({ allowedLicenceTypes: ['HYBRID'] })).data.error).toMatch(/^licenceType: ONLINE is not among/);
-    expect((await put({ maxOfflineSeconds: 600 })).data.error).toMatch(/^maxOfflineSeconds/);
-    expect((await put({ algorithm: 'EC_P256' })).data.error).toMatch(/^algorithm: changes only with a new key/);
-    expect((await put({ keyOrigin: 'imported' })).data.error).toMatch(/^privateKeyPem: required/);
+    expect((await put({ licenceType: 'OFFLINE' })).data.error).toMatch(/^Licence type \(licenceType\): OFFLINE is not among/);
+    expect((await put({ allowedLicenceTypes: ['HYBRID'] })).data.error).toMatch(/^Licence type \(licenceType\): ONLINE is not among/);
+    expect((await put({ maxOfflineSeconds: 600 })).data.error).toMatch(/^Max offline seconds \(maxOfflineSeconds\): /);
+    expect((await put({ algorithm: 'EC_P256' })).data.error).toMatch(/^Algorithm \(algorithm\): changes only with a new key/);
+    expect((await put({ keyOrigin: 'imported' })).data.error).toMatch(/^PEM private key \(privateKeyPem\): required/);
     const ok = await put({ licenceType: 'HYBRID', checkIntervalSeconds: 120, maxOfflineSeconds: 120, licenceFetchEnabled: true, active: false });
     expect(ok.statusCode).toBe(200);
     expect(ok.data).toMatchObject({ licenceType: 'HYBRID', checkIntervalSeconds: 120, maxOfflineSeconds: 120, licenceFetchEnabled: true, active: false });

@@ -83,11 +83,11 @@ describe('single sign-on configuration', () => {
   it('refuses bad values with 400 naming the field, and saves nothing', async () => {
     const cases: Array<[Record<string, unknown>, RegExp]> = [
       [{ colour: 'red' }, /colour/],
-      [{ issuer: `${idp.issuer}/?x=1` }, /issuer may not carry a query/],
-      [{ issuer: `${idp.issuer}#top` }, /issuer may not carry a fragment/],
-      [{ issuer: 'http://user:pw@127.0.0.1:1' }, /issuer may not carry a user name/],
-      [{ issuer: 'not a url' }, /issuer must be an absolute URL/],
-      [{ roleClaim: 'realm_access..roles' }, /roleClaim must be a claim path/],
+      [{ issuer: `${idp.issuer}/?x=1` }, /^Issuer \(issuer\): may not carry a query/],
+      [{ issuer: `${idp.issuer}#top` }, /^Issuer \(issuer\): may not carry a fragment/],
+      [{ issuer: 'http://user:pw@127.0.0.1:1' }, /^Issuer \(issuer\): may not carry a user name/],
+      [{ issuer: 'not a url' }, /^Issuer \(issuer\): must be an absolute URL/],
+      [{ roleClaim: 'realm_access..roles' }, /^Role claim \(roleClaim\): must be a claim path/],
       [{ roleClaim: 'has space' }, /roleClaim/],
       [
         {
@@ -97,21 +97,21 @@ describe('single sign-on configuration', () => {
             { value: 'c', role: 'OWNER' },
           ],
         },
-        /^Role rules item 3 role: one of ORG_ADMIN, ISSUER or VIEWER/,
+        /^Role rules item 3 role \(roleRules\[2\]\.role\): one of ORG_ADMIN, ISSUER or VIEWER/,
       ],
-      [{ scopes: ['email'] }, /scopes must include openid/],
+      [{ scopes: ['email'] }, /^Scopes \(scopes\): must include openid/],
       [{ scopes: ['openid', 'has space'] }, /scopes\[1\]/],
       [{ allowedDomains: ['user@example.com'] }, /allowedDomains\[0\]/],
       [{ allowedDomains: ['*.example.com'] }, /allowedDomains\[0\]/],
       [{ allowedDomains: ['example'] }, /allowedDomains\[0\]/],
       [{ allowedDomains: ['Example.com'] }, /allowedDomains\[0\]/],
-      [{ clientId: 'tab\there' }, /clientId must be printable ASCII/],
-      [{ clientSecret: undefined }, /clientSecret is required/],
+      [{ clientId: 'tab\there' }, /^Client ID \(clientId\): must be printable ASCII/],
+      [{ clientSecret: undefined }, /^Client secret \(clientSecret\): required to set up single sign-on/],
       [{ jitProvisioning: true, defaultRole: null }, /defaultRole/],
-      [{ breakGlass: ['nobody'] }, /breakGlass: nobody is not an active ORG_ADMIN/],
+      [{ breakGlass: ['nobody'] }, /^Break-glass administrators \(breakGlass\): nobody is not an active administrator/],
       [{ enforce: true, breakGlass: ['admin'] }, /sign in once with single sign-on/],
-      [{ enforce: true }, /at least one break-glass/],
-      [{ enforce: true, enabled: false, breakGlass: ['admin'] }, /enforce needs single sign-on enabled/],
+      [{ enforce: true }, /needs at least one break-glass administrator/],
+      [{ enforce: true, enabled: false, breakGlass: ['admin'] }, /^Enforce \(enforce\): single sign-on must be on to be required/],
     ];
     for (const [change, message] of cases) {
       const body = { ...ssoSetup(idp), ...change };

@@ -65,8 +65,8 @@ describe('the product trial policy', () => {
     const product = await createProduct(h.admin, { meters, trialMeters: { exports: { limit: 50 } } });
     expect(product.trialMeters).toEqual({ exports: { limit: 50 } });
     for (const [trialMeters, error] of [
-      [{ renders: { limit: 5 } }, 'trialMeters.renders is not a meter of this product'],
-      [{ exports: { limit: null, overage: 5 } }, 'trialMeters.exports.overage: an unlimited meter (limit null) has no overage'],
+      [{ renders: { limit: 5 } }, 'Meter "renders" (trialMeters.renders): not a meter of this product'],
+      [{ exports: { limit: null, overage: 5 } }, 'Overage of exports (trialMeters.exports.overage): an unlimited meter has no overage'],
     ] as const) {
       const refused = await h.admin('PUT', `/products/${product.id}`, { trialMeters });
       expect([refused.statusCode, refused.data]).toEqual([400, { error }]);
@@ -85,10 +85,10 @@ describe('the product trial policy', () => {
       [{ trialDailyLimit: 0 }, /trial ?daily ?limit/i],
       [{ trialDailyLimit: 100_001 }, /trial ?daily ?limit/i],
       [{ trialAddressDailyLimit: 10_001 }, /trial ?address ?daily ?limit/i],
-      [{ trialParams: { nope: 1 } }, /^trialParams\.nope: /],
-      [{ trialParams: { seats: 'two' } }, /^trialParams\.seats must be an integer/],
-      [{ trialDays: 14 }, /^trialParams\.seats: required/],
-      [{ trialMeters: { exports: { limit: 5 } } }, /^trialMeters\.exports is not a meter of this product$/],
+      [{ trialParams: { nope: 1 } }, /^Trial value "nope" \(trialParams\.nope\): /],
+      [{ trialParams: { seats: 'two' } }, /^Trial value of [Ss]eats \(trialParams\.seats\): must be a whole number/],
+      [{ trialDays: 14 }, /^Trial value of [Ss]eats \(trialParams\.seats\): required/],
+      [{ trialMeters: { exports: { limit: 5 } } }, /^Meter "exports" \(trialMeters\.exports\): not a meter of this product$/],
       [{ trialMeters: { exports: { limit: 5, other: 1 } } }, /trial ?meters/i],
     ];
     for (const [body, error] of cases) {
@@ -98,7 +98,7 @@ describe('the product trial policy', () => {
     }
     const floating = await h.admin('POST', '/products', { productKey: 'floating-trial', name: 'Floating', seatModel: 'FLOATING', trialDays: 14 });
     expect(floating.statusCode).toBe(400);
-    expect(floating.data.error).toMatch(/^trialDays: a FLOATING product/);
+    expect(floating.data.error).toMatch(/^Trial days \(trialDays\): a FLOATING product/);
     expect((await h.admin('GET', `/products/${product.id}`)).data).toMatchObject({ trialDays: 0, trialParams: {} });
   });
 });
@@ -272,14 +272,17 @@ describe('starting a trial', () => {
     const cases: Array<[Record<string, unknown>, RegExp]> = [
       [{ ...startBody(fp), extra: 1 }, /extra/i],
       [{ ...startBody(fp), nonce: 'short' }, /nonce/i],
-      [{ ...startBody(fp), fingerprint: 'SVC1.nope.nope' }, /^fingerprint: /],
+      [{ ...startBody(fp), fingerprint: 'SVC1.nope.nope' }, /^Fingerprint \(fingerprint\): /],
       [{ ...startBody(fp), devicePublicKey: 'A'.repeat(42) }, /device ?public ?key/i],
-      [{ ...startBody(fp), devicePublicKey: `${'A'.repeat(42)}B` }, /^devicePublicKey: /],
+      [{ ...startBody(fp), devicePublicKey: `${'A'.repeat(42)}B` }, /^Device public key \(devicePublicKey\): /],
       [{ ...startBody(fp), email: `${'a'.repeat(250)}@example.com` }, /email/i],
       [{ ...startBody(fp), email: 'not an email' }, /email/i],
       [{ ...startBody(fp), machineLabel: 'x'.repeat(65) }, /machine ?label/i],
       [{ fingerprint: fp, nonce: 'n'.repeat(20) }, /device ?public ?key/i],
-      [startBody(machine('bad', { host: null, cpu: null })), /^fingerprint: 3 of its components are present, and this product needs at least 4/],
+      [
+        startBody(machine('bad', { host: null, cpu: null })),
+        /^Fingerprint \(fingerprint\): 3 of its components are present, and this product needs at least 4/,
+      ],
     ];
     for (const [body, error] of cases) {
       const response = await p.start(body);
@@ -375,13 +378,13 @@ describe("a trial's resource and vendor actions", () => {
     const at = new Date((after.exp! + 86_400) * 1000).toISOString();
     expect((await h.admin('POST', `/licenses/${started.data.lid}/extend-trial`, { expiresAt: at })).data.expiresAt).toBe(at);
     const refusals: Array<[unknown, RegExp]> = [
-      [{}, /exactly one of days and expiresAt/],
-      [{ days: 1, expiresAt: at }, /exactly one of days and expiresAt/],
+      [{}, /^Days \(days\): send the days to add or the new end, not both and not neither/],
+      [{ days: 1, expiresAt: at }, /^Days \(days\): send the days to add or the new end, not both and not neither/],
       [{ days: 0 }, /days/i],
       [{ days: 366 }, /days/i],
-      [{ days: 365 }, /^days: a trial ends at most 365 days after it started/],
-      [{ expiresAt: '2020-01-01T00:00:00.000Z' }, /^expiresAt: must be later/],
-      [{ expiresAt: new Date(Date.now() + 40 * 86_400_000 + 1).toISOString() }, /^expiresAt: must be a time with zero milliseconds/],
+      [{ days: 365 }, /^Days \(days\): a trial ends at most 365 days after it started/],
+      [{ expiresAt: '2020-01-01T00:00:00.000Z' }, /^Expires at \(expiresAt\): must be later/],
+      [{ expiresAt: new Date(Date.now() + 40 * 86_400_000 + 1).toISOString() }, /^Expires at \(expiresAt\): must be a time in whole seconds/],
     ];
     for (const [body, error] of refusals) {
       const response = await h.admin('POST', `/licenses/${started.data.lid}/extend-trial`, body);

@@ -39,11 +39,11 @@ describe('members', () => {
   });
 
   it.each([
-    [{ username: 'dave', role: 'ISSUER', password: 'too short' }, /^Password: text of 12 to 1,024 characters$/],
-    [{ username: 'dave', role: 'SUPERUSER' }, /^Role: one of VIEWER, ISSUER or ORG_ADMIN$/],
-    [{ username: 'dave', role: 'VIEWER', email: 'not-an-email' }, /^Email: an email address$/],
-    [{ username: 'has space', role: 'VIEWER' }, /^Username: letters, digits, dot, dash, underscore and @, at most 64 characters$/],
-    [{ role: 'VIEWER' }, /^Username is required$/],
+    [{ username: 'dave', role: 'ISSUER', password: 'too short' }, /^Password \(password\): text of 12 to 1,024 characters$/],
+    [{ username: 'dave', role: 'SUPERUSER' }, /^Role \(role\): one of VIEWER, ISSUER or ORG_ADMIN$/],
+    [{ username: 'dave', role: 'VIEWER', email: 'not-an-email' }, /^Email \(email\): an email address$/],
+    [{ username: 'has space', role: 'VIEWER' }, /^Username \(username\): letters, digits, dot, dash, underscore and @, at most 64 characters$/],
+    [{ role: 'VIEWER' }, /^Username \(username\) is required$/],
     [{ username: 'dave', role: 'VIEWER', extra: 1 }, /^Unknown field "extra"$/],
   ])('refuses %j with 400 naming the field, creating nothing', async (body, field) => {
     const response = await h.admin('POST', '/users', body);

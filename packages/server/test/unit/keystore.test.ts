@@ -32,8 +32,8 @@ describe('a hostile keystore is refused without holding the service', () => {
     let message: string | null = null;
     // The old pattern backtracked over the spaces: 50,000 took 6 s.
     expect(elapsed(() => (message = refusal(spaces)))).toBeLessThan(1_000);
-    expect(message).toMatch(/^keystorePkcs12: not a readable PKCS#12 keystore/);
-    expect(refusal('A'.repeat(200_001))).toMatch(/^keystorePkcs12: not a readable/);
+    expect(message).toMatch(/^PKCS#12 keystore \(keystorePkcs12\): not a readable PKCS#12 keystore/);
+    expect(refusal('A'.repeat(200_001))).toMatch(/^PKCS#12 keystore \(keystorePkcs12\): not a readable/);
   });
 
   it.skipIf(keystoreToolsMissing.length)('opens base64 that is wrapped across lines, as `base64` writes it', () => {
@@ -48,7 +48,7 @@ describe('a hostile keystore is refused without holding the service', () => {
     // 250,000 rounds in forge would take over a second; the count is read before any is run.
     expect(elapsed(() => (message = refusal(greedy.base64)))).toBeLessThan(500);
     expect(message).toBe(
-      'keystorePkcs12: the keystore asks for more than 200,000 key-derivation rounds; export it again with fewer (openssl pkcs12 -export -iter 2048)',
+      'PKCS#12 keystore (keystorePkcs12): the keystore asks for more than 200,000 key-derivation rounds; export it again with fewer (openssl pkcs12 -export -iter 2048)',
     );
     // The budget is per keystore: the next one opens.
     expect(refusal(stores.make('openssl', 'EC_P256', PASSWORD).base64)).toBeNull();
@@ -57,9 +57,9 @@ describe('a hostile keystore is refused without holding the service', () => {
   it.skipIf(keystoreToolsMissing.length)('opens a keystore within the budget, and tells a wrong password from an unreadable file', () => {
     const store = stores.make('openssl', 'RSA_2048', PASSWORD, { iterations: 20_000 });
     expect(refusal(store.base64)).toBeNull();
-    expect(refusal(store.base64, 'not-the-password')).toBe('keystorePassword: does not open the keystore');
-    expect(refusal(Buffer.from('not a keystore at all').toString('base64'))).toMatch(/^keystorePkcs12: not a readable/);
+    expect(refusal(store.base64, 'not-the-password')).toBe('Keystore password (keystorePassword): does not open the keystore');
+    expect(refusal(Buffer.from('not a keystore at all').toString('base64'))).toMatch(/^PKCS#12 keystore \(keystorePkcs12\): not a readable/);
     // A keystore cut short names the file, not the password.
-    expect(refusal(store.base64.slice(0, 800))).toMatch(/^keystorePkcs12: not a readable/);
+    expect(refusal(store.base64.slice(0, 800))).toMatch(/^PKCS#12 keystore \(keystorePkcs12\): not a readable/);
   });
 });

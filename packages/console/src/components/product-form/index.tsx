@@ -16,6 +16,7 @@ import {
 } from '@mantine/core';
 import { useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
+import { fieldOf, inWords } from '../../api/client';
 import { useProductOptions, useSaveProduct, type Product, type ProductBody } from '../../api/products';
 import { duration } from '../display';
 import { ModalForm, useProblems } from '../modal-form';
@@ -164,9 +165,9 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
     ...trialProblems(draft, draft.params),
   });
   // A refusal naming a trial field shows beside it; any other below the form.
-  const message = save.error instanceof Error ? save.error.message : '';
-  const trialField =
-    /^(?:body\.)?(trialDays|trialDailyLimit|trialAddressDailyLimit|trialParams\.[A-Za-z][A-Za-z0-9_.-]*?)(?=[ :]|$)/.exec(message)?.[1] ?? null;
+  const message = save.error instanceof Error ? inWords(save.error.message) : '';
+  const field = fieldOf(save.error);
+  const trialField = field !== null && /^(trialDays|trialDailyLimit|trialAddressDailyLimit|trialParams\.)/.test(field) ? field : null;
   const trialErrorOf = (field: string) => problems.of(field) ?? (trialField === field ? message : undefined);
 
   const close = () => {
