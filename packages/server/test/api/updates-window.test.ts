@@ -39,8 +39,8 @@ function nyStart(date: string): string {
 }
 
 /** A product whose parameter kept the name `upd` from before update windows, as an older release saved it. */
-async function productWithUpdParam() {
-  const product = await createProduct(h.admin, { params: [{ key: 'edition', type: 'STRING' }] });
+async function productWithUpdParam(product: { id: number } = undefined as never) {
+  product ??= await createProduct(h.admin, { params: [{ key: 'edition', type: 'STRING' }] });
   const params = JSON.stringify([{ key: 'upd', label: 'Update channel', type: 'STRING', required: false, defaultValue: 'nightly', options: [], help: null }]);
   // The version moves on as any save's does, so no cached view of the product outlives the change.
   await h.database.db
@@ -258,6 +258,19 @@ describe('trials and their conversion', () => {
     });
     expect(own.data.claims).not.toHaveProperty('upd');
     expect(own.data).toMatchObject({ updatesMonths: null, updatesUntil: own.data.expiresAt });
+  });
+});
+
+describe('a trial of a product whose parameter kept the name upd', () => {
+  it('signs that parameter at the start and at an extension, never a window', async () => {
+    const p = await trialProduct(h);
+    await productWithUpdParam(p);
+    const started = await p.start(startBody(machine('kept-upd')));
+    expect(started.statusCode).toBe(201);
+    const extended = await h.admin('POST', `/licenses/${started.data.lid}/extend-trial`, { days: 3 });
+    expect(extended.statusCode, extended.body).toBe(200);
+    expect(extended.data.claims.upd).toBe('nightly');
+    expect(extended.data).toMatchObject({ updatesMonths: null, updatesUntil: extended.data.expiresAt });
   });
 });
 
