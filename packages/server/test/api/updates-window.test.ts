@@ -38,9 +38,9 @@ function nyStart(date: string): string {
   return new Date(noonUtc.getTime() - hour * 3_600_000).toISOString();
 }
 
-/** A product whose parameter kept the name `upd` from before update windows, as an older release saved it. */
-async function productWithUpdParam(product: { id: number } = undefined as never) {
-  product ??= await createProduct(h.admin, { params: [{ key: 'edition', type: 'STRING' }] });
+/** A product (`given`, or a new one) whose parameter kept the name `upd` from before update windows, as an older release saved it. */
+async function productWithUpdParam(given?: { id: number }) {
+  const product = given ?? (await createProduct(h.admin, { params: [{ key: 'edition', type: 'STRING' }] }));
   const params = JSON.stringify([{ key: 'upd', label: 'Update channel', type: 'STRING', required: false, defaultValue: 'nightly', options: [], help: null }]);
   // The version moves on as any save's does, so no cached view of the product outlives the change.
   await h.database.db
