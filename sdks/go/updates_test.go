@@ -32,3 +32,28 @@ func TestUpdatesUntilIsTheGraceEndWithoutUpdAndAProductsUpdStaysAParameter(t *te
 		t.Fatalf("updates until %v, want the grace end", until)
 	}
 }
+
+func TestTheVectorsSignATermWithAnUpdateWindowReadAsUpd(t *testing.T) {
+	windowed := 0
+	for _, vector := range vectors(t).Algorithms {
+		upd, ok := vector.Claims["upd"].(float64)
+		if !ok {
+			continue
+		}
+		windowed++
+		keys := mustKeys(t, vector.PublicKeyPem)
+		first := VerifyLicence(vector.Licence, keys, VerifyOptions{Now: time.Unix(1763884800, 0), Fingerprint: "x"})
+		result := VerifyLicence(vector.Licence, keys, inTerm(first.Claims))
+		if !result.Valid || result.Claims.Upd == nil || *result.Claims.Upd != int64(upd) {
+			t.Fatalf("%s: valid %v, upd %v, want %d", vector.Algorithm, result.Valid, result.Claims.Upd, int64(upd))
+		}
+		for _, param := range result.Claims.Params {
+			if param.Name == "upd" {
+				t.Fatalf("%s: upd read as a parameter", vector.Algorithm)
+			}
+		}
+	}
+	if windowed == 0 {
+		t.Fatal("no vector licence is signed with upd: every SDK must verify one byte for byte")
+	}
+}

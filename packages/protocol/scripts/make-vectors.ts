@@ -117,6 +117,8 @@ const CLAIMS: Record<Algorithm, ClaimsInput> = {
     grace: 0,
     fp: [FP_A],
     fpn: 2,
+    // An update window (DESIGN.md 20) outlasting the term.
+    upd: 1_842_559_200,
   },
   RSA_3072: {
     ...BASE,
@@ -465,6 +467,22 @@ async function main(): Promise<void> {
     },
     { name: 'brw 0 omitted', claimsInput: { ...BASE, lid: 'l', typ: 'ONLINE', chk: 300, max: 1_800, lse: 60, brw: 0 } },
     { name: 'brw without lse omitted', claimsInput: { ...BASE, lid: 'l', typ: 'ONLINE', brw: 3_600 } },
+    {
+      name: 'upd after max, before mtr and the parameters, v unchanged',
+      claimsInput: {
+        ...BASE,
+        lid: 'l',
+        typ: 'ONLINE',
+        exp: 1_795_420_800,
+        chk: 300,
+        max: 1_800,
+        upd: 1_842_559_200,
+        mtr: [{ k: 'exports', p: 'MONTH', l: 1000, o: null }],
+        params: [['edition', 'pro']],
+      },
+    },
+    { name: 'upd after lse and brw', claimsInput: { ...BASE, lid: 'l', typ: 'ONLINE', chk: 300, max: 1_800, lse: 900, brw: 600, upd: 1_800_000_000 } },
+    { name: 'a kept parameter named upd is a parameter', claimsInput: { ...BASE, lid: 'l', params: [['upd', 'nightly']] } },
   ].map((c) => ({ ...c, payloadJson: licencePayload(c.claimsInput as unknown as ClaimsInput) }));
 
   const rawSets: Array<[string, Record<string, string | null>]> = [

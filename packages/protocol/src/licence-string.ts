@@ -61,6 +61,11 @@ export interface IssuerClaims {
   lse?: number;
   /** Longest borrow in seconds (`v` 5 only, omitted when borrowing is off). */
   brw?: number;
+  /**
+   * DESIGN.md 20: the end of the update window, Unix seconds, only with a window. A product whose
+   * parameter kept the name `upd` signs that parameter's value here instead (and has no window).
+   */
+  upd?: number;
   /** The licence's meters (DESIGN.md 19), only with meters. */
   mtr?: MeterClaim[];
   /** DESIGN.md 18: a trial exactly when this is the boolean `true`. */
@@ -111,6 +116,8 @@ export interface ClaimsInput {
   lse?: Maybe<number>;
   /** A floating licence's longest borrow; omitted when 0 or without `lse`. */
   brw?: Maybe<number>;
+  /** The end of the licence's update window (DESIGN.md 20), Unix seconds; omitted without a window. */
+  upd?: Maybe<number>;
   /** The licence's meters, in its order; omitted when empty (DESIGN.md 19). */
   mtr?: Maybe<readonly MeterClaim[]>;
   /** A trial (DESIGN.md 18): `true` writes `trl`; anything else omits it. */
@@ -154,6 +161,7 @@ interface Normalised {
     max: number | undefined;
     lse: number | undefined;
     brw: number | undefined;
+    upd: number | undefined;
     mtr: MeterClaim[] | undefined;
     trl: true | undefined;
   };
@@ -194,11 +202,15 @@ function normalise(input: ClaimsInput): Normalised {
     max: online ? (input.max ?? undefined) : undefined,
     lse,
     brw: lse !== undefined && input.brw !== 0 ? (input.brw ?? undefined) : undefined,
+    upd: input.upd ?? undefined,
     // Each meter written with exactly its four fields in wire order.
     mtr: input.mtr == null || input.mtr.length === 0 ? undefined : input.mtr.map((m) => ({ k: m.k, p: m.p, l: m.l, o: m.o })),
     trl: input.trl === true ? true : undefined,
   };
-  const problem = claimsProblem(claims) ?? (claims.mtr === undefined ? null : meterProblem(claims.mtr));
+  const problem =
+    claimsProblem(claims) ??
+    (claims.upd !== undefined && !(isInt(claims.upd) && claims.upd >= 0) ? 'claim "upd" must be an integer of at least 0' : null) ??
+    (claims.mtr === undefined ? null : meterProblem(claims.mtr));
   if (problem !== null) throw new TypeError(problem);
 
   const params: Entry[] = [];
@@ -210,7 +222,7 @@ function normalise(input: ClaimsInput): Normalised {
       const key = pairs[i]![0];
       const value = pairs[i]![1];
       if (value == null) continue;
-      if (reserved.has(key) || (key === 'mtr' && claims.mtr !== undefined) || (key === 'trl' && claims.trl))
+      if (reserved.has(key) || (key === 'upd' && claims.upd !== undefined) || (key === 'mtr' && claims.mtr !== undefined) || (key === 'trl' && claims.trl))
         throw new TypeError(`parameter "${key}" shadows an issuer claim`);
       const first = key.charCodeAt(0);
       if (first >= 0x30 && first <= 0x39 && INDEX_KEY.test(key)) {
@@ -237,6 +249,7 @@ export function orderClaims(input: ClaimsInput): LicenceClaims {
   const entries: Entry[] = [];
   for (const name of CLAIM_NAMES) if (claims[name] !== undefined) entries.push([name, claims[name]]);
   for (const name of FLOATING_CLAIM_NAMES) if (claims[name] !== undefined) entries.push([name, claims[name]]);
+  if (claims.upd !== undefined) entries.push(['upd', claims.upd]);
   if (claims.mtr !== undefined) entries.push(['mtr', claims.mtr]);
   if (claims.trl) entries.push(['trl', true]);
   return Object.fromEntries([...entries, ...params]) as LicenceClaims;
@@ -275,6 +288,7 @@ export function licencePayload(input: ClaimsInput): string {
   if (c.max !== undefined) json += `,"max":${c.max}`;
   if (c.lse !== undefined) json += `,"lse":${c.lse}`;
   if (c.brw !== undefined) json += `,"brw":${c.brw}`;
+  if (c.upd !== undefined) json += `,"upd":${c.upd}`;
   if (c.mtr !== undefined) json += `,"mtr":${JSON.stringify(c.mtr)}`;
   if (c.trl) json += ',"trl":true';
   for (let i = 0; i < params.length; i++) {

@@ -206,6 +206,35 @@ describe('floating licences (v 5)', () => {
   });
 });
 
+describe('upd (DESIGN.md 20)', () => {
+  const windowed: ClaimsInput = { ...base, typ: 'ONLINE', exp: 1_731_000_000, chk: 300, max: 1_800 };
+
+  it('is signed after lse and brw, before mtr, trl and the parameters, leaving v as it was', () => {
+    const input: ClaimsInput = {
+      ...windowed,
+      lse: 900,
+      brw: 600,
+      upd: 1_760_000_000,
+      mtr: [{ k: 'exports', p: 'MONTH', l: 10, o: null }],
+      params: [['edition', 'pro']],
+    };
+    const claims = orderClaims(input);
+    expect(Object.keys(claims)).toEqual(['v', 'lid', 'prd', 'org', 'typ', 'iat', 'exp', 'grace', 'mm', 'chk', 'max', 'lse', 'brw', 'upd', 'mtr', 'edition']);
+    expect(claims.v).toBe(5);
+    expect(licencePayload(input)).toBe(JSON.stringify(claims));
+    expect(orderClaims({ ...windowed, upd: 1_760_000_000, fp: FP1 }).v).toBe(3);
+    expect(licencePayload({ ...windowed, upd: 1_760_000_000, trl: true })).toContain(',"max":1800,"upd":1760000000,"trl":true}');
+  });
+
+  it('is omitted without a window, refused when not whole seconds, and a kept parameter named upd stays one', () => {
+    expect(licencePayload({ ...windowed, upd: null })).not.toContain('upd');
+    expect(() => orderClaims({ ...windowed, upd: 1.5 })).toThrow(/"upd"/);
+    expect(() => orderClaims({ ...windowed, upd: -1 })).toThrow(/"upd"/);
+    expect(() => orderClaims({ ...windowed, upd: 1, params: [['upd', 'nightly']] })).toThrow(/shadows/);
+    expect(licenceParams(orderClaims({ ...windowed, params: [['upd', 'nightly']] }))).toEqual({ upd: 'nightly' });
+  });
+});
+
 describe('signLicence / parseLicence / verifyLicence', () => {
   const claims: ClaimsInput = {
     ...base,

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildFingerprint, signLicence } from '@licensor/protocol';
 import { LicensorError, readLicenceFile, verifyLicence } from '@licensor/sdk';
+import { updatesUntilOf } from '../src/verify.js';
 import { keysOf, loadVectors } from '../../protocol/test-vectors/index.js';
 import { keys, otherKeys, publicKeyPem } from './fake-service.js';
 
@@ -41,6 +42,17 @@ describe.each(vectors.algorithms.map((vector) => [vector.algorithm, vector] as c
 
   it('refuses a licence signed by a key outside the history', () => {
     expect(verifyLicence(vector.licence, publicKeyPem, inTerm(vector.claims)).reasons).toEqual(['BAD_SIGNATURE']);
+  });
+});
+
+describe('the vectors signed with an update window (DESIGN.md 20)', () => {
+  const windowed = vectors.algorithms.filter((vector) => typeof vector.claims.upd === 'number');
+  it('exist, so every SDK verifies a term with upd byte for byte', () => expect(windowed.length).toBeGreaterThan(0));
+  it.each(windowed.map((vector) => [vector.algorithm, vector] as const))('%s: upd is the window, not a parameter', (_name, vector) => {
+    const result = verifyLicence(vector.licence, vector.publicKeyPem, inTerm(vector.claims));
+    if (!result.signed) throw new Error('the vector does not verify');
+    expect(result.params).not.toHaveProperty('upd');
+    expect(updatesUntilOf(result.claims)).toEqual(new Date((vector.claims.upd as number) * 1000));
   });
 });
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from typing import Any
 
 import pytest
@@ -23,7 +24,7 @@ from licensor._wire import (
     verify_receipt,
 )
 from licensor.keys import read_public_keys
-from licensor.licence import CLAIM_NAMES, parse_licence
+from licensor.licence import CLAIM_NAMES, is_updates_claim, parse_licence, updates_until_of
 
 NOW = 1764000000
 OTHER_KEYS = [a["publicKeyPem"] for a in ALGORITHMS]
@@ -46,8 +47,19 @@ def test_every_algorithms_licence_verifies_with_its_claims_in_signed_order(vecto
     assert result.claims == vector["claims"]
     assert list(result.claims) == list(vector["claims"])
     assert json.dumps(result.claims, separators=(",", ":"), ensure_ascii=False) == vector["payloadJson"]
-    assert list(result.params) == [key for key in vector["claims"] if key not in CLAIM_NAMES]
+    # An integer upd is the update window's claim (DESIGN 20), not a parameter.
+    window = is_updates_claim(vector["claims"].get("upd"))
+    assert list(result.params) == [key for key in vector["claims"] if key not in CLAIM_NAMES and not (window and key == "upd")]
     assert result.fingerprint_match is ("fp" in vector["claims"] or None)
+
+
+def test_the_vectors_sign_a_term_with_an_update_window_that_every_sdk_reads() -> None:
+    windowed = [vector for vector in VECTORS["algorithms"] if is_updates_claim(vector["claims"].get("upd"))]
+    assert windowed
+    for vector in windowed:
+        result = verify_licence(vector["licence"], vector["publicKeyPem"], now=valid_at(vector), fingerprint=machine(vector))
+        assert result.valid and "upd" not in result.params
+        assert updates_until_of(result.claims) == datetime.fromtimestamp(vector["claims"]["upd"], timezone.utc)
 
 
 def test_a_licence_verifies_with_a_key_history_and_not_with_other_keys(vector: dict[str, Any]) -> None:

@@ -265,7 +265,7 @@ export interface LicencesTable {
   converted_from_trial: string | null;
   /** DESIGN.md 20: the licence's maintenance window in months; null = none. */
   updates_months: number | null;
-  /** The current term's `upd` claim (Unix seconds), null when signed without one. */
+  /** DESIGN.md 20: the current term's `upd`, else its grace end, else null (every release), in Unix seconds as `upd` is signed: what "covered" compares with. */
   updates_until: number | null;
   /** Raised by reset-download-links: feed tokens of an older generation stop working. */
   feed_generation: Generated<number>;

@@ -22,6 +22,15 @@ const MeterOverrides = Type.Record(
   },
 );
 
+const UpdatesMonths = Nullable(
+  Type.Integer({
+    minimum: 0,
+    maximum: 1200,
+    description:
+      "DESIGN.md 20: months of updates (the `upd` claim) from the term's date; null = no window: updates until the grace end (perpetual: every release). Left out: at issue the product's `updatesMonths`, at renewal the licence's own.",
+  }),
+);
+
 export const LidParams = Type.Object({ slug: Slug, lid: Type.String({ maxLength: 64 }) });
 export const VersionParams = Type.Object({ slug: Slug, lid: Type.String({ maxLength: 64 }), versionNo: Type.Integer({ minimum: 1, maximum: 1_000_000 }) });
 
@@ -48,6 +57,7 @@ export const IssueBody = Type.Object(
     maxMachines: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
     params: Type.Optional(Params),
     meters: Type.Optional(MeterOverrides),
+    updatesMonths: Type.Optional(UpdatesMonths),
     notes: Type.Optional(Nullable(Type.String({ maxLength: 10_000 }))),
   },
   { additionalProperties: false },
@@ -61,6 +71,7 @@ export const RenewBody = Type.Object(
     graceDays: Type.Optional(Type.Integer({ minimum: 0, maximum: 3650 })),
     params: Type.Optional(Params),
     meters: Type.Optional(MeterOverrides),
+    updatesMonths: Type.Optional(UpdatesMonths),
   },
   { additionalProperties: false },
 );

@@ -24,7 +24,18 @@ import { atIssueFingerprints } from '../seats/repo.js';
 import { bindAtIssue, bindSeat, releaseBindings } from '../seats/service.js';
 import { holdClock, planCount, tallyChange, talliesWithin, type TallyChange } from '../listings/repos/tallies.js';
 import { countsAgainstPlan, graceEnd, licenceStatus, type LicenceStatus } from '../listings/status.js';
-import { extendedTerm, mergeFingerprints, resolveParams, termDate, termFrom, validityMonths, type TermDates } from './terms.js';
+import {
+  extendedTerm,
+  extendedUpdates,
+  mergeFingerprints,
+  resolveParams,
+  termDate,
+  termFrom,
+  updatesFrom,
+  updatesMonthsOf,
+  validityMonths,
+  type TermDates,
+} from './terms.js';
 
 type IssueInput = Static<typeof IssueBody>;
 type RenewInput = Static<typeof RenewBody>;
@@ -102,6 +113,9 @@ interface SignedTerm extends TermDates {
   checkMaxSeconds: number | null;
   params: Record<string, unknown>;
   meters: LicenceMeter[];
+  /** DESIGN.md 20: the licence's window in months (null: none) and the term's `upd` (ms; null: signed without one). */
+  updatesMonths: number | null;
+  upd: number | null;
 }
 
 /** Builds and signs one term's claims (DESIGN.md 2 order). Signing happens outside any transaction. */
@@ -119,6 +133,8 @@ async function signTerm(
     seatModel: SeatModel;
     params: Record<string, unknown>;
     meters: LicenceMeter[];
+    updatesMonths: number | null;
+    upd: number | null;
   },
   dates: TermDates,
   graceDays: number,
@@ -156,6 +172,7 @@ async function signTerm(
       max: online ? shape.maxOfflineSeconds : null,
       lse: floating ? shape.leaseSeconds : null,
       brw: floating ? shape.maxBorrowSeconds : null,
+      upd: seconds(licence.upd),
       mtr: meterClaims(licence.meters),
       params,
     },
@@ -171,24 +188,38 @@ async function signTerm(
     checkMaxSeconds: online ? shape.maxOfflineSeconds : null,
     params: Object.fromEntries(params),
     meters: licence.meters,
+    updatesMonths: licence.updatesMonths,
+    upd: licence.upd,
   };
 }
 
 const YEAR_10000 = Date.UTC(10000, 0, 1);
 
-const termColumns = (term: SignedTerm) => ({
-  issued_at: term.issuedAt,
-  starts_at: term.startsAt,
-  expires_at: term.expiresAt,
-  grace_days: term.graceDays,
-  grace_ends_at: graceEnd(term.expiresAt, term.graceDays),
-  check_every_seconds: term.checkEverySeconds,
-  check_max_seconds: term.checkMaxSeconds,
-  params: JSON.stringify(term.params),
-  meters: JSON.stringify(term.meters),
-  licence_string: term.licenceString,
-  key_id: term.keyId,
-});
+/**
+ * DESIGN.md 20's `updatesUntil`, stored as the downloads judge it (a release is covered when
+ * published at or before it; null: every release): the term's `upd`, else its grace end (a
+ * trial's end), else null. Unix seconds, as `upd` is signed; both are whole seconds.
+ */
+const updatesUntil = (upd: number | null, graceEndsAt: number | null) => seconds(upd ?? graceEndsAt);
+
+const termColumns = (term: SignedTerm) => {
+  const graceEndsAt = graceEnd(term.expiresAt, term.graceDays);
+  return {
+    issued_at: term.issuedAt,
+    starts_at: term.startsAt,
+    expires_at: term.expiresAt,
+    grace_days: term.graceDays,
+    grace_ends_at: graceEndsAt,
+    check_every_seconds: term.checkEverySeconds,
+    check_max_seconds: term.checkMaxSeconds,
+    params: JSON.stringify(term.params),
+    meters: JSON.stringify(term.meters),
+    licence_string: term.licenceString,
+    key_id: term.keyId,
+    updates_months: term.updatesMonths,
+    updates_until: updatesUntil(term.upd, graceEndsAt),
+  };
+};
 
 async function answer(t: Tenant, lid: string, now: number) {
   return toLicence(await findLicenceView(t, lid, now), now);
@@ -334,10 +365,25 @@ export async function issueLicence(
       const timeZone = ctx.org.timezone;
       const date = termDate(input) ?? localDate(ctx.now, timeZone);
       const dates = termFrom(date, validityMonths(input.validityMonths, shape.defaultValidityMonths), timeZone, ctx.now);
+      const updatesMonths = updatesMonthsOf(input.updatesMonths, shape.updatesMonths, shape.params);
+      // A conversion is dated today unless its body says otherwise: its window runs from then (DESIGN.md 18).
+      const upd = updatesFrom(date, updatesMonths, timeZone);
       const customer = await intendedCustomer(ctx.tenant, input, caches.customers);
       const lid = randomUUID();
       const meters = licenceMeters(shape.meters, [], input.meters, licenceType === 'OFFLINE');
-      const licence = { lid, licenceType, activation, licensee: customer.signed, fingerprints, maxMachines, seatModel, params: input.params ?? {}, meters };
+      const licence = {
+        lid,
+        licenceType,
+        activation,
+        licensee: customer.signed,
+        fingerprints,
+        maxMachines,
+        seatModel,
+        params: input.params ?? {},
+        meters,
+        updatesMonths,
+        upd,
+      };
       const term = await signTerm(ctx, keyring, product, licence, dates, input.graceDays ?? shape.defaultGraceDays);
       const status = licenceStatus({ revoked: false, ...dates, graceDays: term.graceDays }, ctx.now);
 
@@ -449,6 +495,9 @@ export async function insertTrial(t: Tenant, by: Author & { database: Ctx['datab
     meters: JSON.stringify(trial.meters),
     licence_string: trial.licenceString,
     key_id: trial.keyId,
+    // Signed without `upd` (DESIGN.md 18): its updates end with the trial.
+    updates_months: null,
+    updates_until: updatesUntil(null, trial.expiresAt),
   };
   const tally = tallyChange(clock, t, null, { lid, archived: 0, product_id: trial.productId, licence_type: 'ONLINE', revoked: 0, ...columns });
   const row = await insertLicence(t, {
@@ -556,6 +605,9 @@ export async function renewLicence(
         date === undefined
           ? extendedTerm({ startsAt: current.starts_at, expiresAt: current.expires_at }, months, timeZone, ctx.now)
           : termFrom(date, months, timeZone, ctx.now);
+      const updatesMonths = updatesMonthsOf(input.updatesMonths, current.updates_months, product.shape.params);
+      const upd =
+        date === undefined ? extendedUpdates(currentUpd(current, updatesMonths), updatesMonths, timeZone, ctx.now) : updatesFrom(date, updatesMonths, timeZone);
       const atIssue = await atIssueFingerprints(ctx.tenant, current.id);
       const licence = {
         lid,
@@ -567,6 +619,8 @@ export async function renewLicence(
         seatModel: current.seat_model as SeatModel,
         params: { ...carriedParams(current, product.shape), ...(input.params ?? {}) },
         meters: licenceMeters(product.shape.meters, JSON.parse(current.meters) as LicenceMeter[], input.meters, current.licence_type === 'OFFLINE'),
+        updatesMonths,
+        upd,
       };
       const term = await signTerm(ctx, keyring, product, licence, dates, input.graceDays ?? product.shape.defaultGraceDays);
       return commit(async (t) => {
@@ -597,6 +651,16 @@ export async function renewLicence(
       });
     });
   });
+}
+
+/**
+ * The current term's `upd` (ms), read only when the renewal has a window: then the product has no
+ * parameter of that name, so an `upd` in the payload is the window's claim.
+ */
+function currentUpd(current: LicenceRow, months: number | null): number | null {
+  if (months === null) return null;
+  const { upd } = parseLicence(current.licence_string).claims;
+  return upd === undefined ? null : upd * 1000;
 }
 
 const DAY_S = 86_400;
@@ -646,6 +710,8 @@ export async function extendTrial(
           exp,
           chk: shape.checkIntervalSeconds,
           max: shape.maxOfflineSeconds,
+          // Never a window (DESIGN.md 18); an `upd` in a trial's payload is its product's parameter.
+          upd: null,
           trl: true,
           params: licenceParams(claims) as Record<string, ParamValue>,
         },
@@ -659,6 +725,7 @@ export async function extendTrial(
         check_max_seconds: shape.maxOfflineSeconds,
         licence_string: licenceString,
         key_id: keyId,
+        updates_until: updatesUntil(null, exp * 1000),
       };
       return commit(async (t) => {
         const clock = await openWrite(ctx, t, caches.products, product);

@@ -1,7 +1,7 @@
 import { parseFingerprint, FingerprintError, type ParamValue } from '@licensor/protocol';
 import { invalid } from '../core/errors.js';
 import type { ProductParam } from '../products/schemas.js';
-import { paramDefault, paramValue } from '../products/shape.js';
+import { checkUpdateWindow, paramDefault, paramValue } from '../products/shape.js';
 import { addMonths, isDate, localDate, startOfDate } from '../core/calendar.js';
 
 /**
@@ -61,12 +61,14 @@ export function validityMonths(given: number | undefined, productDefault: number
   return months;
 }
 
-/** The start of the date `months` after `date`; a term may not end after the year 9999. */
-function termEnd(date: string, months: number, timeZone: string): number {
+/** The start of the date `months` after `date` (section 3's clamping); nothing may end after the year 9999 (400 naming `field`). */
+function monthsLater(date: string, months: number, timeZone: string, field: 'validityMonths' | 'updatesMonths'): number {
   const end = addMonths(date, months);
-  if (end === null) throw invalid('validityMonths', 'the term would end after the year 9999');
+  if (end === null) throw invalid(field, `the ${field === 'validityMonths' ? 'term' : 'update window'} would end after the year 9999`);
   return startOfDate(end, timeZone);
 }
+
+const termEnd = (date: string, months: number, timeZone: string) => monthsLater(date, months, timeZone, 'validityMonths');
 
 /**
  * A term running from `date`: it starts at the start of that local date when that is in the
@@ -93,4 +95,31 @@ export function extendedTerm(current: TermDates, months: number, timeZone: strin
     startsAt: current.startsAt !== null && current.startsAt > now ? current.startsAt : null,
     expiresAt: months === 0 ? null : termEnd(base, months, timeZone),
   };
+}
+
+/**
+ * A licence's maintenance window in months (DESIGN.md 20): the body's (`null`: no window), else
+ * `kept` (the product's at issue, the licence's own at renewal). A product whose parameter kept
+ * the name `upd` cannot have one.
+ */
+export function updatesMonthsOf(given: number | null | undefined, kept: number | null, params: readonly ProductParam[]): number | null {
+  const months = given === undefined ? kept : given;
+  if (months !== null) checkUpdateWindow(params, 'updatesMonths');
+  return months;
+}
+
+/** The term's `upd` (ms, the start of a local date): `months` after the term's date, or null without a window. */
+export function updatesFrom(date: string, months: number | null, timeZone: string): number | null {
+  return months === null ? null : monthsLater(date, months, timeZone, 'updatesMonths');
+}
+
+/**
+ * A renewal without a date: the window counts from the later of today and the current `upd`
+ * date, so renewing early never shortens the updates the customer has (as extendedTerm does).
+ */
+export function extendedUpdates(currentUpd: number | null, months: number | null, timeZone: string, now: number): number | null {
+  const today = localDate(now, timeZone);
+  const current = currentUpd === null ? today : localDate(currentUpd, timeZone);
+  // biome-ignore lint/complexity/useMathMinMax: local dates (YYYY-MM-DD) compare as strings
+  return updatesFrom(current > today ? current : today, months, timeZone);
 }

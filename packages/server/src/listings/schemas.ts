@@ -57,6 +57,14 @@ const listFields = {
   trialLedgerResetAt: NullableTimestamp,
   trialInstallations: Nullable(Type.Integer({ description: 'Distinct device keys a trial was answered to (at most 100).' })),
   convertedFromTrial: Nullable(Type.String({ description: 'The trial this paid licence was converted from.' })),
+  updatesMonths: Nullable(Type.Integer({ description: "DESIGN.md 20: the licence's maintenance window in months, kept through renewals; null = none." })),
+  updatesUntil: Nullable(
+    Type.String({
+      format: 'date-time',
+      description:
+        "DESIGN.md 20: releases published until then are covered: the current term's `upd`, else its grace end (a trial's end), else null (every release).",
+    }),
+  ),
 };
 
 export const LicenceListItem = Type.Object(listFields, { description: 'A licence in list form: every field but claims and licenseString.' });

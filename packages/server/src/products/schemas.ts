@@ -265,6 +265,16 @@ const editable = {
       }),
     ),
   ),
+  updatesMonths: Type.Optional(
+    Nullable(
+      Type.Integer({
+        minimum: 0,
+        maximum: 1200,
+        description:
+          "DESIGN.md 20: the maintenance window a licence gets when its issue doesn't say, in months from the issue date (signed as `upd`); null = no window (the default): every release.",
+      }),
+    ),
+  ),
   params: Type.Optional(Type.Array(ProductParamInput, { maxItems: 100 })),
   meters: Type.Optional(
     Type.Array(ProductMeterInput, {
@@ -363,6 +373,7 @@ export const Product = Type.Object({
   }),
   trialDailyLimit: Nullable(Type.Integer({ description: 'New trials per 86,400 s; null = no limit.' })),
   trialAddressDailyLimit: Nullable(Type.Integer({ description: 'New trials per 86,400 s from one address; null = no limit.' })),
+  updatesMonths: Nullable(Type.Integer({ description: "Months of updates a licence gets when its issue doesn't say; null = no window." })),
   createdAt: Timestamp,
   updatedAt: Timestamp,
   params: Type.Array(ProductParam),
@@ -434,6 +445,7 @@ export const ProductForm = Type.Object({
     validityMonths: Nullable(Type.Integer()),
     graceDays: Type.Integer(),
     maxMachines: Type.Integer(),
+    updatesMonths: Nullable(Type.Integer({ description: 'The update window an issue gets without `updatesMonths`; null = none.' })),
   }),
   params: Type.Array(ProductParam),
   meters: Type.Array(ProductMeter),

@@ -274,6 +274,7 @@ export async function productForm(ctx: Ctx, id: number) {
       validityMonths: shape.defaultValidityMonths,
       graceDays: shape.defaultGraceDays,
       maxMachines: shape.maxMachines,
+      updatesMonths: shape.updatesMonths,
     },
     params: shape.params,
     meters: shape.meters,

@@ -32,6 +32,8 @@ export interface ProductShape {
   trialMeters: Record<string, { limit?: number | null; overage?: number | null }>;
   trialDailyLimit: number | null;
   trialAddressDailyLimit: number | null;
+  /** DESIGN.md 20: the maintenance window licences get by default, in months (0 to 1,200); null = none. */
+  updatesMonths: number | null;
   params: ProductParam[];
   meters: ProductMeter[];
 }
@@ -62,6 +64,7 @@ export const SHAPE_FIELDS = [
   'trialMeters',
   'trialDailyLimit',
   'trialAddressDailyLimit',
+  'updatesMonths',
   'params',
   'meters',
 ] as const satisfies ReadonlyArray<keyof ProductShape>;
@@ -89,10 +92,11 @@ const DEFAULTS = {
   trialMeters: {},
   trialDailyLimit: null,
   trialAddressDailyLimit: 20,
+  updatesMonths: null,
 } as const;
 
-/** defaultValidityMonths null: asked at issue; selfReleaseLimit null: no limit. */
-const NULL_MEANS_SOMETHING = new Set<string>(['defaultValidityMonths', 'selfReleaseLimit', 'trialDailyLimit', 'trialAddressDailyLimit']);
+/** defaultValidityMonths null: asked at issue; selfReleaseLimit null: no limit; updatesMonths null: no window. */
+const NULL_MEANS_SOMETHING = new Set<string>(['defaultValidityMonths', 'selfReleaseLimit', 'trialDailyLimit', 'trialAddressDailyLimit', 'updatesMonths']);
 
 export function shapeOf(row: ProductRow): ProductShape {
   return {
@@ -121,6 +125,7 @@ export function shapeOf(row: ProductRow): ProductShape {
     trialMeters: JSON.parse(row.trial_meters) as ProductShape['trialMeters'],
     trialDailyLimit: row.trial_daily_limit,
     trialAddressDailyLimit: row.trial_address_daily_limit,
+    updatesMonths: row.updates_months,
     params: JSON.parse(row.params) as ProductParam[],
     meters: JSON.parse(row.meters) as ProductMeter[],
   };
@@ -154,6 +159,7 @@ export function shapeColumns(shape: ProductShape) {
     trial_meters: JSON.stringify(shape.trialMeters),
     trial_daily_limit: shape.trialDailyLimit,
     trial_address_daily_limit: shape.trialAddressDailyLimit,
+    updates_months: shape.updatesMonths,
     params: JSON.stringify(shape.params),
     meters: JSON.stringify(shape.meters),
   };
@@ -248,6 +254,7 @@ function checkShape(shape: ProductShape, current: ProductShape | null): void {
     throw invalid('airGapActivation', 'a FLOATING product cannot activate air-gapped machines (its seats are leases renewed by checks)');
   }
   checkTrials(shape);
+  if (shape.updatesMonths !== null) checkUpdateWindow(shape.params, 'updatesMonths');
   const seen = new Set<string>();
   shape.params.forEach((param, i) => {
     const at = `params[${i}]`;
@@ -274,6 +281,17 @@ function checkShape(shape: ProductShape, current: ProductShape | null): void {
   // A parameter that kept `mtr` from before meters existed signs a value there (DESIGN.md 2).
   if (shape.meters.length > 0 && shape.params.some((param) => param.key === 'mtr')) {
     throw invalid('meters', 'this product has a parameter "mtr", the claim meters are signed as; it cannot declare meters');
+  }
+}
+
+/**
+ * DESIGN.md 2 reserves `upd` for the update window's claim: a product whose parameter kept the
+ * name from before windows existed signs its value there, so it cannot have a window (400 naming
+ * `field`, the product's or an issue's or renewal's `updatesMonths`).
+ */
+export function checkUpdateWindow(params: readonly ProductParam[], field: string): void {
+  if (params.some((p) => p.key === 'upd')) {
+    throw invalid(field, 'the product has a parameter "upd", which an update window signs as a claim; rename it first');
   }
 }
 

@@ -69,6 +69,8 @@ let product: CheckedProduct;
 let token: string;
 let memberCookie: string;
 let backupFile: string;
+/** A licence with an update window (DESIGN.md 20), renewed since, as the API answered it before the backup. */
+let windowed: { lid: string; updatesMonths: number; updatesUntil: string };
 /** The products that turned trials on. */
 const trialKeys: string[] = [];
 const targets: Target[] = [];
@@ -96,16 +98,18 @@ beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'licensor-backup-'));
   // A deployment with something in every kind of row: two products (two algorithms), a customer,
   // licences issued, checked (a seat), renewed (a superseded term) and revoked, a token, a member, a platform account,
-  // trials turned on at create and by a PUT (each keeps its ledger's check value).
+  // trials turned on at create and by a PUT (each keeps its ledger's check value), an update window.
   product = await checkedProduct(h);
   const second = await createProduct(h.admin, { algorithm: 'EC_P256' });
   trialKeys.push((await createProduct(h.admin, { trialDays: 14 })).productKey);
   expect((await h.admin('PUT', `/products/${second.id}`, { trialDays: 7 })).statusCode).toBe(200);
   trialKeys.push(second.productKey);
   const customer = (await h.admin('POST', '/customers', { name: 'Ada Ltd', email: 'ops@ada.example' })).data;
-  const checked = await product.issue({ customerId: customer.id, notes: 'key account' });
+  const checked = await product.issue({ customerId: customer.id, notes: 'key account', updatesMonths: 18 });
   expect((await product.check(checkBody(checked.licenseString, 'm1'))).data.valid).toBe(true);
-  expect((await h.admin('POST', `/licenses/${checked.lid}/renew`, {})).statusCode).toBe(200);
+  const renewed = await h.admin('POST', `/licenses/${checked.lid}/renew`, {});
+  expect(renewed.data).toMatchObject({ updatesMonths: 18, updatesUntil: expect.any(String) });
+  windowed = renewed.data;
   const revoked = await issueOk(h.admin, { productId: second.id, licensee: 'Revoked Ltd' });
   expect((await h.admin('POST', `/licenses/${revoked.lid}/revoke`, { reason: 'chargeback' })).statusCode).toBe(200);
   await issueOk(h.admin, { productId: second.id, licensee: 'Perpetual Ltd', validityMonths: 0 }, { 'idempotency-key': 'backup-test-1' });
@@ -206,6 +210,10 @@ describe('licensor restore', () => {
         });
         expect(check.data).toMatchObject({ valid: true, status: 'ACTIVE' });
       }
+      // The update window came back with its licence: its months and the end the downloads judge by.
+      const restoredWindow = await service.request('GET', orgApi(`/licenses/${windowed.lid}`), { headers: { cookie } });
+      expect(restoredWindow.data).toMatchObject({ updatesMonths: 18, updatesUntil: windowed.updatesUntil });
+      expect(restoredWindow.data.claims.upd).toBe(Date.parse(windowed.updatesUntil) / 1000);
       // New rows take ids past the restored ones.
       const created = await service.request('POST', orgApi('/customers'), { body: { name: 'New Customer' }, headers: { cookie } });
       expect(created.statusCode).toBe(201);

@@ -67,6 +67,7 @@ describe('issue: the full licence', () => {
       fingerprints: [b, a],
       maxMachines: 3,
       params: {},
+      updatesMonths: 18,
       notes: 'PO 4711',
     });
     const after = Date.now();
@@ -115,6 +116,9 @@ describe('issue: the full licence', () => {
       trialLedgerResetAt: null,
       trialInstallations: null,
       convertedFromTrial: null,
+      updatesMonths: 18,
+      // The update window runs from the issue date, as the term does, and outlasts it here.
+      updatesUntil: startUtc(addMonths(start, 18)),
     });
     const issuedAt = Date.parse(licence.issuedAt);
     expect(issuedAt).toBeGreaterThanOrEqual(before);
@@ -136,8 +140,27 @@ describe('issue: the full licence', () => {
       mm: 3,
       chk: 3600,
       max: 86_400,
+      upd: seconds(licence.updatesUntil),
     });
-    expect(Object.keys(licence.claims)).toEqual(['v', 'lid', 'prd', 'org', 'typ', 'act', 'lic', 'iat', 'nbf', 'exp', 'grace', 'fp', 'fpn', 'mm', 'chk', 'max']);
+    expect(Object.keys(licence.claims)).toEqual([
+      'v',
+      'lid',
+      'prd',
+      'org',
+      'typ',
+      'act',
+      'lic',
+      'iat',
+      'nbf',
+      'exp',
+      'grace',
+      'fp',
+      'fpn',
+      'mm',
+      'chk',
+      'max',
+      'upd',
+    ]);
     // The signed bytes are exactly the claims in that order, and they verify outside the service.
     expect(payloadText(licence.licenseString)).toBe(JSON.stringify(licence.claims));
     expect(nodeVerifies(licence.licenseString, multi.publicKeyPem, 'ED25519')).toBe(true);

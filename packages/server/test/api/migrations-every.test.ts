@@ -449,6 +449,33 @@ const STEPS: Record<string, { rows?: () => Promise<void>; check?: () => Promise<
       expect(await db.selectFrom('emails').selectAll().execute()).toEqual([]);
     },
   },
+  '0023_updates_until': {
+    async rows() {
+      // A perpetual licence beside the old ones, which all end.
+      const db = database.db as unknown as import('kysely').Kysely<any>;
+      const old = await db.selectFrom('licences').selectAll().where('lid', '=', 'LIC-OLD-0').executeTakeFirstOrThrow();
+      const { id: _, ...columns } = old;
+      await insert('licences', { ...columns, lid: 'LIC-OLD-PERPETUAL', expires_at: null, grace_ends_at: null, search_text: 'perpetual' }, 'perpetual');
+    },
+    async check() {
+      // Licences signed before update windows get their grace end, in Unix seconds as upd is; a perpetual one every release (DESIGN.md 20).
+      const db = database.db as unknown as import('kysely').Kysely<any>;
+      const licences = await db.selectFrom('licences').select(['lid', 'grace_ends_at', 'updates_until']).execute();
+      expect(licences.length).toBeGreaterThan(2);
+      for (const l of licences) {
+        expect(l.updates_until === null ? null : Number(l.updates_until), l.lid).toBe(
+          l.grace_ends_at === null ? null : Math.floor(Number(l.grace_ends_at) / 1000),
+        );
+      }
+      expect(licences.find((l) => l.lid === 'LIC-OLD-PERPETUAL')!.updates_until).toBeNull();
+      // Gone again, so the upgraded service's listings below hold the old licences alone.
+      await db.deleteFrom('licences').where('lid', '=', 'LIC-OLD-PERPETUAL').execute();
+      written.set(
+        'licences',
+        written.get('licences')!.filter((row) => row.lid !== 'LIC-OLD-PERPETUAL'),
+      );
+    },
+  },
 };
 let stampsBefore: Array<Record<string, unknown>> = [];
 

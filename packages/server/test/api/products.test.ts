@@ -290,19 +290,27 @@ describe('reading products', () => {
   it("answers the product's form options", async () => {
     const params = [{ key: 'tier', type: 'ENUM', options: ['a', 'b'], defaultValue: 'a', required: true }];
     const created = (
-      await create({ licenceType: 'HYBRID', allowedLicenceTypes: ['OFFLINE', 'HYBRID'], defaultValidityMonths: 0, defaultGraceDays: 7, maxMachines: 3, params })
+      await create({
+        licenceType: 'HYBRID',
+        allowedLicenceTypes: ['OFFLINE', 'HYBRID'],
+        defaultValidityMonths: 0,
+        defaultGraceDays: 7,
+        maxMachines: 3,
+        updatesMonths: 24,
+        params,
+      })
     ).data;
     const form = await h.admin('GET', `/products/${created.id}/form`);
     expect(form.statusCode).toBe(200);
     expect(form.data).toEqual({
       productId: created.id,
       licenceTypes: ['OFFLINE', 'HYBRID'],
-      defaults: { licenceType: 'HYBRID', activation: 'ONLINE', validityMonths: 0, graceDays: 7, maxMachines: 3 },
+      defaults: { licenceType: 'HYBRID', activation: 'ONLINE', validityMonths: 0, graceDays: 7, maxMachines: 3, updatesMonths: 24 },
       params: created.params,
       meters: [],
     });
     const offline = (await create()).data;
-    expect((await h.admin('GET', `/products/${offline.id}/form`)).data.defaults.activation).toBeNull();
+    expect((await h.admin('GET', `/products/${offline.id}/form`)).data.defaults).toMatchObject({ activation: null, updatesMonths: null });
   });
 });
 

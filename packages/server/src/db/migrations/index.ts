@@ -21,6 +21,7 @@ import { usageMetering } from './0018_usage_metering.js';
 import { singleSignOn } from './0019_single_sign_on.js';
 import { releases } from './0020_releases.js';
 import { mail } from './0022_mail.js';
+import { updatesUntil } from './0023_updates_until.js';
 
 /** Migrations are written once for both dialects; each receives the dialect for the few DDL differences. */
 const migrations: Record<string, (dialect: DialectName) => Migration> = {
@@ -45,6 +46,7 @@ const migrations: Record<string, (dialect: DialectName) => Migration> = {
   '0019_single_sign_on': singleSignOn,
   '0020_releases': releases,
   '0022_mail': mail,
+  '0023_updates_until': updatesUntil,
 };
 
 export const MIGRATION_NAMES: readonly string[] = Object.keys(migrations);

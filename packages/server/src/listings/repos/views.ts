@@ -164,6 +164,9 @@ export function toLicenceListItem(view: LicenceView, now: number) {
     trialLedgerResetAt: iso(view.trial_ledger_reset_at === null ? null : Number(view.trial_ledger_reset_at)),
     trialInstallations: view.trial === 1 ? view.trial_installations : null,
     convertedFromTrial: view.converted_from_trial,
+    updatesMonths: view.updates_months,
+    // The current term's `upd`, else its grace end, else null: releases published until then are covered.
+    updatesUntil: iso(view.updates_until === null ? null : Number(view.updates_until) * 1000),
   };
 }
 

@@ -13,6 +13,7 @@ import java.time.Instant;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -50,8 +51,19 @@ class VectorsTest {
         assertEquals(Json.write(algorithm.get("claims")), Json.write(result.claims().orElseThrow().asMap()));
         assertEquals(algorithm.get("payloadJson"), Json.write(result.claims().orElseThrow().asMap()));
         assertEquals(LicenceVerification.CalendarStatus.ACTIVE, result.status().orElseThrow());
-        List<String> params = Vectors.map(algorithm.get("claims")).keySet().stream().filter(name -> !LicenceClaims.ISSUER_CLAIMS.contains(name)).toList();
+        // An integer upd is the update window's claim (DESIGN.md 20), not a parameter.
+        Map<String, Object> claims = Vectors.map(algorithm.get("claims"));
+        boolean window = claims.get("upd") instanceof Long;
+        List<String> params = claims.keySet().stream().filter(name -> !LicenceClaims.ISSUER_CLAIMS.contains(name) && !(window && name.equals("upd"))).toList();
         assertEquals(params, List.copyOf(result.claims().orElseThrow().params().keySet()));
+        if (window) {
+            assertEquals(Optional.of(Instant.ofEpochSecond((Long) claims.get("upd"))), result.claims().orElseThrow().updatesUntil());
+        }
+    }
+
+    @Test
+    void theVectorsSignATermWithAnUpdateWindow() {
+        assertTrue(Vectors.list("algorithms").stream().anyMatch(a -> Vectors.map(a.get("claims")).get("upd") instanceof Long));
     }
 
     @ParameterizedTest(name = "{0}")
