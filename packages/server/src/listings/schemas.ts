@@ -57,6 +57,10 @@ const listFields = {
   trialLedgerResetAt: NullableTimestamp,
   trialInstallations: Nullable(Type.Integer({ description: 'Distinct device keys a trial was answered to (at most 100).' })),
   convertedFromTrial: Nullable(Type.String({ description: 'The trial this paid licence was converted from.' })),
+  feedGeneration: Type.Integer({
+    minimum: 1,
+    description: 'DESIGN.md 20: raised by reset-download-links; feed URLs made under an earlier generation answer 403.',
+  }),
 };
 
 export const LicenceListItem = Type.Object(listFields, { description: 'A licence in list form: every field but claims and licenseString.' });

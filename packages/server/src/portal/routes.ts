@@ -18,6 +18,7 @@ import {
   portalLicence,
   portalLicences,
   portalRelease,
+  portalResetDownloadLinks,
   revokePortalLink,
 } from './service.js';
 
@@ -51,6 +52,7 @@ const PortalLicence = Type.Object({
     description:
       'Whether this licence can be activated on an air-gapped computer: its product allows it (DESIGN.md 14) and it is neither OFFLINE nor floating.',
   }),
+  feedGeneration: Type.Integer({ minimum: 1, description: 'DESIGN.md 20: raised by `Reset download links`.' }),
   releasesLeft: Type.Union([Type.Integer(), Type.Null()], {
     description: 'Self-service releases this licence has left in the current 30 days; null = no limit.',
   }),
@@ -217,6 +219,22 @@ export function portalRoutes(database: Database, config: Config): FastifyPluginA
         },
       },
       async (request) => portalRelease(database, request.portal, request.params.lid, request.body.machineId, Date.now()),
+    );
+
+    app.post(
+      '/portal/licenses/:lid/reset-download-links',
+      {
+        config: { access: 'portal' },
+        schema: {
+          summary: "Reset the licence's download links",
+          description:
+            'DESIGN.md 20: every feed URL made before answers 403 at once (the applications ask for new ones); audited `licence.download_links_reset`. Another customer’s licence: 404.',
+          tags,
+          params: PortalLidParams,
+          response: responses({ 200: PortalLicence }),
+        },
+      },
+      async (request) => portalResetDownloadLinks(database, request.org, request.portal, request.params.lid, Date.now()),
     );
   };
 }

@@ -98,3 +98,15 @@ export function checkEdSignature(value: string | undefined): string | null {
   if (!BASE64.test(value) || Buffer.from(value, 'base64').length !== 64) throw badRequest('edSignature: standard base64 of a 64-byte EdDSA signature');
   return value;
 }
+
+/**
+ * Whether a licence's current term meets a release's `requires` (DESIGN.md 20): each claim equals
+ * the value, a STRING_LIST claim (an array) contains it.
+ */
+export function meetsRequires(requires: Record<string, unknown>, claims: Record<string, unknown>): boolean {
+  return Object.entries(requires).every(([key, value]) => {
+    const claim = claims[key];
+    if (Array.isArray(claim)) return claim.includes(value);
+    return claim !== undefined && JSON.stringify(claim) === JSON.stringify(value);
+  });
+}

@@ -164,6 +164,7 @@ export function toLicenceListItem(view: LicenceView, now: number) {
     trialLedgerResetAt: iso(view.trial_ledger_reset_at === null ? null : Number(view.trial_ledger_reset_at)),
     trialInstallations: view.trial === 1 ? view.trial_installations : null,
     convertedFromTrial: view.converted_from_trial,
+    feedGeneration: Number(view.feed_generation),
   };
 }
 
