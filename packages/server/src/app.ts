@@ -128,7 +128,7 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
     trustProxy: config.trustProxy,
     bodyLimit: BODY_LIMIT,
     // DESIGN.md 20's path tokens are one segment of up to 512 characters (find-my-way's default is 100).
-    maxParamLength: 1024,
+    routerOptions: { maxParamLength: 1024 },
     genReqId,
     return503OnClosing: true,
     schemaErrorFormatter: (errors, dataVar) => schemaErrorMessage(errors as never, dataVar),

@@ -100,6 +100,10 @@ describe('download grants (DESIGN 20)', () => {
     expect((await h.admin('GET', `/releases/${release.id}/artifacts/${artifact.id}/download`)).statusCode).toBe(200);
     // The whole file, the range from byte 0 and the batch from byte 0: three downloads.
     expect(await downloadsOf(release.id)).toBe(3);
+    const metrics = (await h.request('GET', '/metrics')).body;
+    expect(metrics).toMatch(/^licensor_artifact_downloads_total 3$/m);
+    const sent = Number(/^licensor_artifact_bytes_sent_total (\d+)$/m.exec(metrics)?.[1]);
+    expect(sent).toBeGreaterThanOrEqual(CONTENT.length + 4 + CONTENT.length - 4);
   });
 
   it('gives the check’s refusals to its 400s, without the nonce rule', async () => {

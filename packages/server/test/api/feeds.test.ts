@@ -189,6 +189,7 @@ describe('Sparkle 2 (DESIGN 20)', () => {
     expect(oldest.enclosure).toMatchObject({ '@type': 'application/zip', '@sparkle:edSignature': edSig(7) });
     expect(oldest.pubDate).toBe(new Date(releases['1.0.0'].publishedAt).toUTCString().replace('GMT', '+0000'));
     expect(answer.body).toContain('<description sparkle:format="markdown">One &quot;quoted&quot; &amp; &lt;b&gt;bold&lt;/b&gt;</description>');
+    expect((await h.request('GET', '/metrics')).body).toMatch(/^licensor_feed_requests_total\{feed="sparkle"\} 1$/m);
   });
 });
 
