@@ -279,7 +279,7 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
       await api.register(checkRoutes(checkApi));
       await api.register(downloadRoutes(downloads));
       await api.register(trialRoutes);
-      await api.register(portalRoutes(database, config));
+      await api.register(portalRoutes(database, config, downloads));
       await api.register(webhookRoutes(database, config, masterKey));
       await api.register(ssoConfigRoutes(config, masterKey));
       await api.register(ssoFlowRoutes(database, config, masterKey, ssoCounted));

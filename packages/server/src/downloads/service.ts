@@ -412,3 +412,40 @@ export async function resetDownloadLinks(ctx: Pick<Ctx, 'database' | 'org'> & Au
     return toLicence(view, ctx.now);
   });
 }
+
+// ---- The customer portal's downloads (no seat needed: the customer is not a machine)
+
+const PORTAL_RELEASES = 20;
+
+/** The product's 20 highest PUBLISHED releases, each with whether the licence may download it and why not. */
+export async function portalReleases(t: Tenant, licence: DownloadLicence, now: number) {
+  const refusal = licenceRefusal(licence, now);
+  const rows = (await listReleaseRows(t, Number(licence.product_id), { status: 'PUBLISHED' })).sort(byPrecedence).slice(0, PORTAL_RELEASES);
+  const artifacts = await artifactRowsOf(
+    t,
+    rows.map((r) => Number(r.id)),
+  );
+  return rows.map((row) => {
+    const reason = refusal ?? coverageOf(licence, row);
+    return {
+      id: Number(row.id),
+      version: row.version,
+      channel: row.channel,
+      publishedAt: iso(Number(row.published_at))!,
+      notes: row.notes,
+      covered: reason === null,
+      reason,
+      artifacts: artifacts
+        .filter((a) => Number(a.release_id) === Number(row.id))
+        .map((a) => ({ id: Number(a.id), filename: a.filename, platform: a.platform, arch: a.arch, size: Number(a.size), sha256: a.sha256 })),
+    };
+  });
+}
+
+/** A download link for the customer: the licence's own refusals, then the artifact's (404, NOT_ENTITLED, UPDATES_EXPIRED). */
+export async function portalGrant(deps: DownloadDeps, t: Tenant, org: Organisation, licence: DownloadLicence, artifactId: number, now: number) {
+  const refusal = licenceRefusal(licence, now);
+  if (refusal) throw downloadRefused(refusal);
+  const { url, expiresAt } = await grantAnswer(deps, t, org, Number(licence.product_id), licence, artifactId, now);
+  return { url, expiresAt };
+}

@@ -126,6 +126,8 @@ const OPERATION_IDS: Record<string, string> = {
   'GET /public/feeds/{token}/latest.json': 'getLatestJson',
   'POST /licenses/{lid}/reset-download-links': 'resetDownloadLinks',
   'POST /portal/licenses/{lid}/reset-download-links': 'resetPortalDownloadLinks',
+  'GET /portal/licenses/{lid}/releases': 'listPortalReleases',
+  'POST /portal/licenses/{lid}/downloads': 'grantPortalDownload',
   'POST /public/license/{checkId}/check': 'checkLicence',
   'POST /public/license/{checkId}/release': 'releaseOwnSeat',
   'POST /public/license/{checkId}/borrow': 'borrowLease',

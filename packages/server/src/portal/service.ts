@@ -31,7 +31,7 @@ import { isLive } from '../seats/live.js';
 import { findLicenceView, licenceViews, statusOf, type LicenceView } from '../listings/repos/views.js';
 import { lockLicenceRow } from '../licences/repo.js';
 import { releaseSelf, selfReleasesInWindow } from '../seats/self-release.js';
-import { resetDownloadLinks } from '../downloads/service.js';
+import { downloadLicence, portalGrant, portalReleases, resetDownloadLinks, type DownloadDeps } from '../downloads/service.js';
 
 export const PORTAL_COOKIE = 'svc_portal';
 const LINK_LIFETIME_MS = 24 * 60 * 60 * 1000;
@@ -230,6 +230,18 @@ export async function portalResetDownloadLinks(database: Database, org: Organisa
   await ownLicence(session, lid, now);
   await resetDownloadLinks({ database, org, actor: { name: session.actor }, now }, lid);
   return portalLicence(session, lid, now);
+}
+
+/** What the licence's product has published, each release with whether this licence covers it (DESIGN.md 20). */
+export async function portalLicenceReleases(session: PortalSession, lid: string, now: number) {
+  await ownLicence(session, lid, now);
+  return portalReleases(session.tenant, (await downloadLicence(session.tenant, lid))!, now);
+}
+
+/** A download link for one of the customer's covered artifacts. */
+export async function portalArtifactGrant(deps: DownloadDeps, org: Organisation, session: PortalSession, lid: string, artifactId: number, now: number) {
+  await ownLicence(session, lid, now);
+  return portalGrant(deps, session.tenant, org, (await downloadLicence(session.tenant, lid))!, artifactId, now);
 }
 
 export async function endPortalSession(session: PortalSession) {

@@ -274,13 +274,31 @@ describe('feed URLs stop working (DESIGN 20)', () => {
     expect([revoked.statusCode, revoked.data.reason]).toEqual([403, 'REVOKED']);
   });
 
-  it('lets the customer reset them from the portal', async () => {
+  it('lets the customer list releases, download what is covered and reset the feed URLs in the portal', async () => {
     const own = await p.seated('portal-reset', { licensee: 'Portal Person', licenseeEmail: 'portal@feeds.example' });
     const feed = (await p.feedToken({ license: own.licenseString, fingerprint: fingerprint('portal-reset') })).data;
     const link = await h.admin('POST', `/customers/${own.customerId}/portal-links`);
     const code = link.data.url.split('/portal/')[1];
     const opened = await h.request('POST', `/o/${h.slug}/api/portal/session`, { body: { code } });
     const cookie = opened.cookies.find((c) => c.name === 'svc_portal')!.value;
+    const portal = (method: string, path: string, body?: unknown) =>
+      h.request(method, `/o/${h.slug}/api/portal/licenses/${path}`, { cookies: { svc_portal: cookie }, ...(body === undefined ? {} : { body }) });
+    const listed = await portal('GET', `${own.lid}/releases`);
+    expect(listed.statusCode).toBe(200);
+    expect(listed.data.map((r: any) => [r.version, r.covered, r.reason])).toEqual([
+      ['2.0.0', false, 'NOT_ENTITLED'],
+      ['1.2.0-beta.1', true, null],
+      ['1.1.0', true, null],
+      ['1.0.0', true, null],
+    ]);
+    const zip = listed.data[3].artifacts.find((a: any) => a.filename === 'App-1.0.0.zip');
+    const granted = await portal('POST', `${own.lid}/downloads`, { artifactId: zip.id });
+    expect([granted.statusCode, Object.keys(granted.data)]).toEqual([200, ['url', 'expiresAt']]);
+    expect((await get(granted.data.url)).body).toBe(bytes('1.0.0 zip'));
+    const notEntitled = await portal('POST', `${own.lid}/downloads`, { artifactId: listed.data[0].artifacts[0].id });
+    expect([notEntitled.statusCode, notEntitled.data.reason]).toEqual([403, 'NOT_ENTITLED']);
+    expect((await portal('GET', `${licence.lid}/releases`)).statusCode).toBe(404);
+    expect((await portal('POST', `${licence.lid}/downloads`, { artifactId: zip.id })).statusCode).toBe(404);
     const reset = await h.request('POST', `/o/${h.slug}/api/portal/licenses/${own.lid}/reset-download-links`, { cookies: { svc_portal: cookie } });
     expect(reset.statusCode).toBe(200);
     expect(reset.data).toMatchObject({ lid: own.lid, feedGeneration: 2 });
