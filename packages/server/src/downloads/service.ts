@@ -236,7 +236,8 @@ export async function serveGrant(deps: DownloadDeps, reply: FastifyReply, reques
   if (row.filename !== filename) throw notFound(`this link is for ${row.filename}, not ${filename}`);
   if (row.status !== 'PUBLISHED') throw notFound(`release ${row.version} is no longer published`);
   if (statusOf(licence, now) === 'REVOKED') throw downloadRefused('REVOKED');
-  return answerArtifact(deps, reply, org, row, request, grant.exp - Math.floor(now / 1000), now);
+  // A presigned URL expires with the grant (at least a second, for a grant in its last one).
+  return answerArtifact(deps, reply, org, row, request, Math.max(1, grant.exp - Math.floor(now / 1000)), now);
 }
 
 /** A feed request's licence once its token, organisation, product, generation and the rules admit it. */
