@@ -185,6 +185,24 @@ describe('download grants (DESIGN 20)', () => {
     expect((await ask(seated, 'seated', old.artifacts[0].id)).statusCode).toBe(200);
   });
 
+  it('lets a floating licence download from a machine holding a live lease only', async () => {
+    const floating = await releasedProduct(h, { seatModel: 'FLOATING', allowedLicenceTypes: ['ONLINE'], leaseSeconds: 60 });
+    const r = await floating.ship('1.0.0', [{ filename: 'f.exe', platform: 'windows', arch: 'x86_64', content: CONTENT }]);
+    const licence = await floating.seated('leased', { maxMachines: 2 });
+    const ask = (machine: string) => floating.grant({ license: licence.licenseString, fingerprint: fingerprint(machine), artifactId: r.artifacts[0].id });
+    expect((await ask('leased')).statusCode).toBe(200);
+    const other = await ask('not-leased');
+    expect([other.statusCode, other.data.reason]).toEqual([403, 'NO_SEAT']);
+    // A lapsed lease is no seat.
+    const row = await h.database.db.selectFrom('licences').select('id').where('lid', '=', licence.lid).executeTakeFirstOrThrow();
+    await h.database.db
+      .updateTable('machine_bindings')
+      .set({ lease_ends_at: Date.now() - 1_000 })
+      .where('licence_id', '=', row.id)
+      .execute();
+    expect((await ask('leased')).data.reason).toBe('NO_SEAT');
+  });
+
   it('lets an expired paid licence without a window keep what was published before its grace end', async () => {
     const before = await p.ship('2.0.0', [{ filename: 'h.exe', platform: 'windows', arch: 'x86_64', content: CONTENT }], {
       publishedAt: new Date(Date.now() - 10 * 86_400_000).toISOString(),
