@@ -118,12 +118,14 @@ describe('electron-updater (DESIGN 20)', () => {
     expect(old.releaseNotes).toBeUndefined();
   });
 
-  it('serves the files it links, counted; a file of an uncovered release is refused', async () => {
+  it('serves the files it links, a whole GET counted (a later range and HEAD not); a file of an uncovered release is refused', async () => {
     const info = load((await get(`${urls.electron}latest.yml`)).body) as any;
     const file = await get(info.path);
     expect([file.statusCode, file.body, file.headers['content-disposition']]).toEqual([200, bytes('1.1.0 exe'), 'attachment; filename="App Setup 1.1.0.exe"']);
     const partial = await get(info.path, { range: 'bytes=2-' });
     expect(partial.statusCode).toBe(206);
+    const head = await h.request('HEAD', pathOf(info.path));
+    expect([head.statusCode, head.body, head.headers['content-length']]).toEqual([200, '', String(bytes('1.1.0 exe').length)]);
     const uncovered = await get(`${base()}files/2.0.0/App-2.0.0.exe`);
     expect([uncovered.statusCode, uncovered.data.reason]).toEqual([403, 'NOT_ENTITLED']);
     expect((await get(`${base()}files/1.1.0/nothing.exe`)).statusCode).toBe(404);
