@@ -119,7 +119,8 @@ export type Downloader = Pick<Presented, 'parsed' | 'claims' | 'key' | 'digest'>
 export function readDownloader(scope: CheckScope, body: { license: string; fingerprint?: string | undefined }): Downloader {
   const fingerprint = body.fingerprint === undefined ? null : readFingerprint(scope, body.fingerprint);
   const { parsed, claims, key } = readSigned(scope, body.license);
-  if (claims.typ !== 'OFFLINE' && fingerprint === null) throw badRequest(`fingerprint: an ${claims.typ} licence sends this machine's fingerprint`);
+  if (claims.typ !== 'OFFLINE' && fingerprint === null)
+    throw badRequest(`fingerprint: ${claims.typ === 'ONLINE' ? 'an ONLINE' : 'a HYBRID'} licence sends this machine's fingerprint`);
   return { parsed, claims, key, digest: fingerprint?.digest ?? '', parts: fingerprint?.parts ?? null };
 }
 
