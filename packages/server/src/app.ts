@@ -10,7 +10,10 @@ import { sql } from 'kysely';
 import { ApiError } from './core/errors.js';
 import { ErrorBody } from './core/schemas.js';
 import { installConsole } from './http/console.js';
-import { installMetrics, installRedisGauge, usageMetrics, installTrialCounter } from './http/metrics.js';
+import { installDownloadMetrics, installMetrics, installRedisGauge, usageMetrics, installTrialCounter } from './http/metrics.js';
+import { DownloadCounts } from './downloads/counts.js';
+import { downloadRoutes } from './downloads/routes.js';
+import { pathTokenKeys, type DownloadDeps } from './downloads/service.js';
 import { installOpenApi } from './http/openapi.js';
 import { installTenancy, type ApiRoute } from './http/tenancy.js';
 import { OrganisationCache } from './orgs/repo.js';
@@ -82,6 +85,8 @@ export interface AppOptions {
 }
 
 const PORTAL_CODE_IN_URL = /\/portal\/[0-9a-f]{64}/g;
+/** DESIGN.md 20: a download grant or feed token in the path is a credential: logged cut to its first 12 characters. */
+const PATH_TOKEN_IN_URL = /(\/api\/public\/(?:downloads|feeds)\/)([^/?]{12})[^/?]+/;
 /** DESIGN.md 21: a single sign-on's state, code and IdP answer are in these paths' query: logged without it. */
 const SSO_QUERY = /(\/api\/sso\/(?:start|callback))\?.*$/;
 
@@ -94,7 +99,7 @@ const LOGGED = {
     // A portal link's code is a credential: the page's URL is logged without it (DESIGN.md 12).
     req: (request: { method: string; url: string; hostname?: string; ip?: string }) => ({
       method: request.method,
-      url: request.url.replace(PORTAL_CODE_IN_URL, '/portal/<code>').replace(SSO_QUERY, '$1'),
+      url: request.url.replace(PORTAL_CODE_IN_URL, '/portal/<code>').replace(SSO_QUERY, '$1').replace(PATH_TOKEN_IN_URL, '$1$2…'),
       host: request.hostname,
       remoteAddress: request.ip,
     }),
@@ -122,6 +127,8 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
         : { ...LOGGED, level: config.logLevel, ...(destination ? { stream: destination } : {}), ...(typeof logger === 'object' ? logger : {}) },
     trustProxy: config.trustProxy,
     bodyLimit: BODY_LIMIT,
+    // DESIGN.md 20's path tokens are one segment of up to 512 characters (find-my-way's default is 100).
+    routerOptions: { maxParamLength: 1024 },
     genReqId,
     return503OnClosing: true,
     schemaErrorFormatter: (errors, dataVar) => schemaErrorMessage(errors as never, dataVar),
@@ -215,6 +222,20 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
   app.addHook('onClose', async () => pruner.stop());
   const keyring = new Keyring(masterKey, config.pkcs11 && new Hsm(config.pkcs11.module, config.pkcs11.tokens));
   const artifactStore = createArtifactStore(config);
+  const downloadCounts = new DownloadCounts(database, (err) => app.log.error({ err }, 'download counts could not be written'));
+  app.addHook('onClose', () => downloadCounts.close());
+  const downloads: DownloadDeps = {
+    database,
+    store: artifactStore,
+    counts: downloadCounts,
+    limiter: rateLimits,
+    organisations,
+    rateAddress: config.checkRateAddress,
+    publicUrl: config.publicUrl,
+    grantSeconds: config.downloadGrantSeconds,
+    keys: pathTokenKeys(masterKey),
+    ...installDownloadMetrics(registry, () => downloadCounts.total),
+  };
   const checkApi = checkGates({
     database,
     keyring,
@@ -224,6 +245,7 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
     writes: checkWrites,
     usageCounters: usageMetrics(registry),
     countTrial: installTrialCounter(registry),
+    downloads,
   });
   await app.register(
     async (api) => {
@@ -237,7 +259,8 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
       });
       // Whatever reads an organisation's data sees every check this process has answered.
       api.addHook('onRequest', async (request) => {
-        if (request.routeOptions.config.access !== 'check') await checkWrites.settle();
+        const access = request.routeOptions.config.access;
+        if (access !== 'check' && access !== 'path-token') await checkWrites.settle();
       });
       await api.register(authRoutes(database, config, VERSION));
       await api.register(passkeyRoutes(database, config, memberPasskeys(database, config, VERSION)));
@@ -254,8 +277,9 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
       await api.register(releaseRoutes(keyring, artifactStore, { maxBytes: config.artifactMaxBytes, quotaBytes: config.artifactQuotaBytes }));
       await api.register(auditRoutes);
       await api.register(checkRoutes(checkApi));
+      await api.register(downloadRoutes(downloads));
       await api.register(trialRoutes);
-      await api.register(portalRoutes(database, config));
+      await api.register(portalRoutes(database, config, downloads));
       await api.register(webhookRoutes(database, config, masterKey));
       await api.register(ssoConfigRoutes(config, masterKey));
       await api.register(ssoFlowRoutes(database, config, masterKey, ssoCounted));

@@ -16,6 +16,8 @@ import type { CheckRoute } from './schemas.js';
 import { CHECKS, checkLicence, type CheckScope } from './service.js';
 import { recordUsage } from './usage.js';
 import { startTrial, type TrialOutcome, type TrialRequest } from './trial.js';
+import type { DownloadDeps } from '../downloads/service.js';
+import { downloadWork } from './downloads.js';
 
 const CHECK_TOKEN = /^Bearer svcc_([a-z0-9]{12,32})_([0-9a-f]{64})$/;
 
@@ -42,7 +44,12 @@ export interface GateDeps {
   usageCounters: UsageCounters;
   /** Counts a trial request by its outcome (`licensor_trial_requests_total`). */
   countTrial: (outcome: TrialOutcome) => void;
+  /** DESIGN.md 20: what download grants and feed tokens are made with. */
+  downloads: DownloadDeps;
 }
+
+/** The gates beside the check routes': the trial's (DESIGN.md 18) and the download grant's and feed token's (DESIGN.md 20). */
+export type GateName = CheckRoute | 'trial' | 'download' | 'feed-token';
 
 /** A route of the check API without its HTTP plumbing: the refusals before the body, then the work on the body. */
 export interface CheckGate {
@@ -67,12 +74,14 @@ export function checkGates({
   writes,
   usageCounters,
   countTrial,
-}: GateDeps): Record<CheckRoute | 'trial', CheckGate> {
+  downloads,
+}: GateDeps): Record<GateName, CheckGate> {
   const products = new CheckProductCache(keyring);
   const tokens = new TokenDigests();
   const verified = new VerifiedLicences();
   const fingerprints = new ReadFingerprints();
   const reads = new LicenceReads(database.dialect === 'postgres');
+  const { grant, feedToken } = downloadWork(downloads);
 
   /** The product, on the organisation as it is now: a cached one whose slug leads elsewhere is read again (404 if gone). */
   const productOf = async (asked: Asked, fresh: boolean) => {
@@ -92,7 +101,7 @@ export function checkGates({
     return { org, t, product };
   };
 
-  const gate = (route: CheckRoute | 'trial', work: (scope: CheckScope, body: never, asked: Asked) => Promise<unknown>): CheckGate => {
+  const gate = (route: GateName, work: (scope: CheckScope, body: never, asked: Asked) => Promise<unknown>): CheckGate => {
     /** What refuses this request on this product, without the rate limit: 401, then 403, then 404 for fetch. */
     const refusalOf = (product: CheckProduct | undefined, secret: string): ApiError | null => {
       if (!product?.tokenHash || !tokens.matches(product.tokenHash, secret)) return unauthorized('unknown or replaced check token');
@@ -159,5 +168,8 @@ export function checkGates({
     usage: gate('usage', recordUsage({ limiter, ratePerLicence: config.usageRateLicence, idsPerPeriod: config.usageIdsPerPeriod, counters: usageCounters })),
     // DESIGN.md 18: trial requests count towards the check's rate limits, as checks.
     trial: gate('trial', (scope, body: TrialRequest, asked) => startTrial(scope, body, asked.ip, keyring, countTrial)),
+    // DESIGN.md 20: the check's credential and refusals, counting towards its rate limits.
+    download: gate('download', grant),
+    'feed-token': gate('feed-token', feedToken),
   };
 }

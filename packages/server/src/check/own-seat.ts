@@ -24,7 +24,7 @@ import {
 } from './service.js';
 
 /** This machine's live lease on a floating licence: its exact fingerprint's row (DESIGN.md 13). */
-const heldLease = (term: Term) => (term.mine !== undefined && term.bindings.includes(term.mine) ? term.mine : undefined);
+export const heldLease = (term: Pick<Term, 'mine' | 'bindings'>) => (term.mine !== undefined && term.bindings.includes(term.mine) ? term.mine : undefined);
 
 /**
  * The current term for an installation that holds a live seat (SPEC 4.4), or on a floating

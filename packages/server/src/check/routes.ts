@@ -1,8 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { responses } from '../core/schemas.js';
-import type { Asked, CheckGate } from './gate.js';
-import { CHECK_ROUTES, CheckParams, TrialAnswer, TrialBody, type CheckRoute } from './schemas.js';
+import type { Asked, CheckGate, GateName } from './gate.js';
+import { CHECK_ROUTES, CheckParams, DownloadBody, FeedTokenAnswer, FeedTokenBody, GrantAnswer, TrialAnswer, TrialBody, type CheckRoute } from './schemas.js';
 import type { TrialAnswer as Answered } from './trial.js';
 import type { CheckScope } from './service.js';
 
@@ -37,7 +37,7 @@ function fastifyGate(gate: CheckGate) {
 }
 
 /** The licence check API (SPEC 4.4, DESIGN.md 5): called by installed applications. */
-export function checkRoutes(gates: Record<CheckRoute | 'trial', CheckGate>): FastifyPluginAsyncTypebox {
+export function checkRoutes(gates: Record<GateName, CheckGate>): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.decorateRequest('checkScope', null as unknown as CheckScope);
     const security = 'Authorization: Bearer `svcc_<checkId>_<secret>` (the product’s check token) and Content-Type: application/json.';
@@ -74,6 +74,42 @@ export function checkRoutes(gates: Record<CheckRoute | 'trial', CheckGate>): Fas
         const { status, body } = (await trial.serve(request)) as Answered;
         return reply.code(status).send(body);
       },
+    );
+    const who =
+      "DESIGN.md 20: the check's refusals in its order to its 400s (without the nonce rule: a field beyond these, `nonce` included, is a 400; OFFLINE licences accepted; ONLINE and HYBRID send `fingerprint`), then 403 `{error, reason}` with `UNKNOWN_LICENCE`, `REVOKED`, `NOT_YET_VALID`, `EXPIRED` (a trial past its end) or `NO_SEAT` (this machine holds no live seat: check first).";
+    const download = fastifyGate(gates.download);
+    app.post(
+      '/public/license/:checkId/download',
+      {
+        config: { access: 'check' },
+        onRequest: download.onRequest,
+        schema: {
+          summary: 'A download link for one artifact',
+          description: `${security} ${who} Then 404 for an artifact of another product or of a release that is not PUBLISHED, 403 \`NOT_ENTITLED\` (the release's \`requires\` is not met by the current term), 403 \`UPDATES_EXPIRED\` (published after \`updatesUntil\`). The \`url\` works without a credential until \`expiresAt\` (LICENSOR_DOWNLOAD_GRANT_SECONDS).`,
+          tags,
+          params: CheckParams,
+          body: DownloadBody,
+          response: responses({ 200: GrantAnswer }, [415, 429]),
+        },
+      },
+      async (request) => download.serve(request),
+    );
+    const feedToken = fastifyGate(gates['feed-token']);
+    app.post(
+      '/public/license/:checkId/feed-token',
+      {
+        config: { access: 'check' },
+        onRequest: feedToken.onRequest,
+        schema: {
+          summary: "The licence's feed URLs for this machine",
+          description: `${security} ${who} The same token until a reset (\`reset-download-links\`) or a new seat; the URLs are secrets, for electron-updater, Tauri, Sparkle and the SDKs.`,
+          tags,
+          params: CheckParams,
+          body: FeedTokenBody,
+          response: responses({ 200: FeedTokenAnswer }, [415, 429]),
+        },
+      },
+      async (request) => feedToken.serve(request),
     );
   };
 }

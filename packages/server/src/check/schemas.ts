@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Slug, Timestamp } from '../core/schemas.js';
+import { Id, Nullable, Slug, Timestamp } from '../core/schemas.js';
 import { Email } from '../users/schemas.js';
 
 export const CheckParams = Type.Object({ slug: Slug, checkId: Type.String({ maxLength: 64 }) });
@@ -186,6 +186,57 @@ export const TrialBody = Type.Object(
 export const TrialAnswer = Type.Object({
   license: Type.String({ description: "The trial's current signed term: `trl` true, this machine's fingerprint in `fp`." }),
   ...CheckAnswer.properties,
+});
+
+/** DESIGN.md 20: a licence presented to download. Unlike a check's, another field (`nonce` included) is a 400. */
+const downloader = {
+  license: licenceText('A licence string of this licence: the current term or a superseded one; OFFLINE licences too.'),
+  fingerprint: Type.Optional({
+    ...Fingerprint,
+    description: "This machine's fingerprint: required for ONLINE and HYBRID licences, whose machine must hold a live seat.",
+  }),
+};
+export const DownloadBody = Type.Object(
+  { ...downloader, artifactId: Id({ description: 'The artifact to download (from latest.json or the release).' }) },
+  { additionalProperties: false },
+);
+export const FeedTokenBody = Type.Object(downloader, { additionalProperties: false });
+
+const ManifestSignature = Type.Object({ keyFingerprint: Type.String(), signature: Type.String() });
+export const GrantAnswer = Type.Object({
+  url: Type.String({
+    description: '`{public URL}/o/{slug}/api/public/downloads/{SVCG1 grant}/{filename}`: GET or HEAD until `expiresAt`, no credential header.',
+  }),
+  expiresAt: Timestamp,
+  artifact: Type.Object({
+    id: Type.Integer(),
+    filename: Type.String(),
+    platform: Type.String(),
+    arch: Type.String(),
+    size: Type.Integer(),
+    sha256: Type.String(),
+    sha512: Type.String(),
+    contentType: Type.String(),
+  }),
+  release: Type.Object({
+    version: Type.String(),
+    channel: Type.String(),
+    publishedAt: Timestamp,
+    notes: Type.String(),
+    manifest: Nullable(Type.String({ description: 'The SVCM1 text the signatures cover (docs/protocol.md).' })),
+    manifestSignatures: Type.Array(ManifestSignature),
+    manifestSignature: Nullable(Type.String()),
+    manifestKeyFingerprint: Nullable(Type.String()),
+  }),
+});
+export const FeedTokenAnswer = Type.Object({
+  token: Type.String({ description: '`SVCF1.<B64U(JSON)>.<MAC>` (docs/protocol.md): a secret; it dies with the licence, the seat or a reset.' }),
+  urls: Type.Object({
+    electron: Type.String({ description: "electron-updater's generic provider `url`: `…/electron/`." }),
+    tauri: Type.String({ description: 'Tauri v2 endpoint, braces literal: `…/tauri/{{target}}/{{arch}}/{{current_version}}`.' }),
+    sparkle: Type.String({ description: 'Sparkle 2 feed URL: `…/sparkle/appcast.xml`.' }),
+    json: Type.String({ description: 'The SDKs’ `…/latest.json`.' }),
+  }),
 });
 
 /**

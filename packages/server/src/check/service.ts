@@ -66,22 +66,24 @@ export interface Presented {
   machineLabel?: string | undefined;
 }
 
-/**
- * The 400s of DESIGN.md 5 after the body's shape: the fingerprint, then the signature with the
- * product's keys (before any lookup, so licence ids cannot be probed), then the claims that
- * tie the licence to this organisation and product, then its type.
- */
-export function readPresented(scope: CheckScope, body: { license: string; fingerprint: string; machineLabel?: string | undefined }): Presented {
-  let fingerprint: ReadFingerprint;
-  let read: ReturnType<VerifiedLicences['read']>;
+/** A fingerprint sent, read (its malformation a 400). */
+function readFingerprint(scope: CheckScope, fingerprint: string): ReadFingerprint {
   try {
-    fingerprint = scope.fingerprints.of(body.fingerprint);
+    return scope.fingerprints.of(fingerprint);
   } catch (err) {
     if (err instanceof MalformedError) throw invalid('fingerprint', err.message);
     throw err;
   }
+}
+
+/**
+ * The licence sent, verified with the product's keys (before any lookup, so licence ids cannot be
+ * probed), then the claims that tie it to this organisation and product.
+ */
+function readSigned(scope: CheckScope, license: string): Pick<Presented, 'parsed' | 'claims' | 'key'> {
+  let read: ReturnType<VerifiedLicences['read']>;
   try {
-    read = scope.verified.read(body.license, scope.product.keys);
+    read = scope.verified.read(license, scope.product.keys);
   } catch (err) {
     if (err instanceof MalformedError) throw invalid('license', err.message);
     throw err;
@@ -93,8 +95,33 @@ export function readPresented(scope: CheckScope, body: { license: string; finger
   const { claims } = parsed;
   if (claims.org !== scope.org.slug) throw invalid('license', 'issued by another organisation');
   if (claims.prd !== scope.product.productKey) throw refuse('issued for another product');
+  return { parsed, claims, key };
+}
+
+/**
+ * The 400s of DESIGN.md 5 after the body's shape: the fingerprint, then the signature and the
+ * claims (readSigned), then the licence's type.
+ */
+export function readPresented(scope: CheckScope, body: { license: string; fingerprint: string; machineLabel?: string | undefined }): Presented {
+  const fingerprint = readFingerprint(scope, body.fingerprint);
+  const { parsed, claims, key } = readSigned(scope, body.license);
   if (claims.typ === 'OFFLINE') throw invalid('license', 'an OFFLINE licence has no online check');
   return { parsed, claims, key, fingerprint: body.fingerprint, digest: fingerprint.digest, parts: fingerprint.parts, machineLabel: body.machineLabel };
+}
+
+/** A licence presented to download (DESIGN.md 20): OFFLINE too, and without a fingerprint when it is OFFLINE. */
+export type Downloader = Pick<Presented, 'parsed' | 'claims' | 'key' | 'digest'> & { parts: Readonly<FingerprintParts> | null };
+
+/**
+ * DESIGN.md 20's "Who may download" to its 400s: a check's without the nonce rule, OFFLINE
+ * accepted; ONLINE and HYBRID licences send the machine's fingerprint.
+ */
+export function readDownloader(scope: CheckScope, body: { license: string; fingerprint?: string | undefined }): Downloader {
+  const fingerprint = body.fingerprint === undefined ? null : readFingerprint(scope, body.fingerprint);
+  const { parsed, claims, key } = readSigned(scope, body.license);
+  if (claims.typ !== 'OFFLINE' && fingerprint === null)
+    throw invalid('fingerprint', `${claims.typ === 'ONLINE' ? 'an ONLINE' : 'a HYBRID'} licence sends this machine's fingerprint`);
+  return { parsed, claims, key, digest: fingerprint?.digest ?? '', parts: fingerprint?.parts ?? null };
 }
 
 /** A JSON column as SQLite (text) or PostgreSQL (parsed by the driver) answers it. */
@@ -142,7 +169,7 @@ type LicenceState = NonNullable<Awaited<ReturnType<typeof readLicence>>>['licenc
 const payloadPartOf = (licenceString: string) => licenceString.slice(0, licenceString.indexOf('.'));
 
 /** The licence the presented term belongs to with its live seats, and whether that term is superseded; null when neither known. */
-export async function findTerm(scope: CheckScope, presented: Presented) {
+export async function findTerm(scope: CheckScope, presented: Pick<Presented, 'parsed' | 'claims' | 'digest'>) {
   const read = await readLicence(scope, null, presented.claims.lid, presented.digest);
   if (!read) return null;
   if (payloadPartOf(read.licence.licence_string) === presented.parsed.payloadPart) return { ...read, superseded: false };
@@ -155,7 +182,7 @@ export async function findTerm(scope: CheckScope, presented: Presented) {
 export type Term = NonNullable<Awaited<ReturnType<typeof findTerm>>>;
 
 /** The seat this machine holds: the most equal components, then the oldest (DESIGN.md 5). */
-export function seatOf(bindings: SeatRow[], presented: Presented, need: number): SeatRow | undefined {
+export function seatOf(bindings: SeatRow[], presented: Pick<Presented, 'parts'>, need: number): SeatRow | undefined {
   let best: SeatRow | undefined;
   let bestScore = need - 1;
   for (const binding of bindings) {

@@ -25,9 +25,10 @@ export type Role = (typeof ROLES)[number];
  * role), any credential of the organisation (`member`), a signed-in person (`session`), a
  * signed-in organisation administrator (`admin-session`), a product's check token (`check`,
  * judged by the check routes themselves: check/routes.ts), the customer portal's own cookie
- * (`portal`, DESIGN.md 12), or nothing (`public`).
+ * (`portal`, DESIGN.md 12), a token in the path (`path-token`, DESIGN.md 20's download grants and
+ * feeds, which resolve the organisation themselves after the token), or nothing (`public`).
  */
-export type Access = Scope | 'public' | 'member' | 'session' | 'admin-session' | 'check' | 'portal';
+export type Access = Scope | 'public' | 'member' | 'session' | 'admin-session' | 'check' | 'portal' | 'path-token';
 
 // Webhook endpoints are an administrator's (DESIGN.md 15): not among the reads every role has.
 const READS: Scope[] = SCOPES.filter((s) => s.endsWith(':read') && s !== 'webhooks:read');

@@ -43,6 +43,25 @@ export function installTrialCounter(registry: Registry): (outcome: string) => vo
   return (outcome) => counter.inc({ outcome });
 }
 
+/**
+ * DESIGN.md 20's download metrics: counted downloads (`total` read from DownloadCounts), bytes the
+ * service streamed itself, and feed requests by feed.
+ */
+export function installDownloadMetrics(registry: Registry, downloads: () => number) {
+  new Counter({
+    name: 'licensor_artifact_downloads_total',
+    help: 'Artifact downloads counted (a grant or feed file GET answered 200, 303, or 206 from byte 0)',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(downloads());
+    },
+  });
+  const bytes = new Counter({ name: 'licensor_artifact_bytes_sent_total', help: 'Artifact bytes the service streamed itself', registers: [registry] });
+  const feeds = new Counter({ name: 'licensor_feed_requests_total', help: 'Feed requests answered, by feed', labelNames: ['feed'], registers: [registry] });
+  return { countBytes: (n: number) => bytes.inc(n), countFeed: (feed: string) => feeds.inc({ feed }) };
+}
+
 /** `licensor_redis_up`: 1 while Redis holds the rate-limit counts, 0 while this process counts without it. */
 export function installRedisGauge(registry: Registry, up: () => boolean): void {
   new Gauge({

@@ -29,6 +29,8 @@ function describeAccess(access: Access | undefined): string {
       return "The customer portal's `svc_portal` cookie (from POST /portal/session); every other credential gets 401.";
     case 'check':
       return "The product's check token `svcc_<checkId>_<secret>`; management credentials are not accepted.";
+    case 'path-token':
+      return 'No credential header: the token in the path is the credential (a secret, logged cut to 12 characters).';
     default:
       return `Requires scope \`${access}\` (a token's scope, or a role that grants it).`;
   }
@@ -114,6 +116,18 @@ const OPERATION_IDS: Record<string, string> = {
   'POST /releases/{id}/artifacts': 'uploadArtifact',
   'DELETE /releases/{id}/artifacts/{artifactId}': 'deleteArtifact',
   'GET /releases/{id}/artifacts/{artifactId}/download': 'downloadArtifact',
+  'POST /public/license/{checkId}/download': 'grantDownload',
+  'POST /public/license/{checkId}/feed-token': 'getFeedToken',
+  'GET /public/downloads/{grant}/{filename}': 'downloadWithGrant',
+  'GET /public/feeds/{token}/files/{version}/{filename}': 'downloadFeedFile',
+  'GET /public/feeds/{token}/electron/{name}': 'getElectronFeed',
+  'GET /public/feeds/{token}/tauri/{target}/{arch}/{currentVersion}': 'getTauriUpdate',
+  'GET /public/feeds/{token}/sparkle/appcast.xml': 'getSparkleAppcast',
+  'GET /public/feeds/{token}/latest.json': 'getLatestJson',
+  'POST /licenses/{lid}/reset-download-links': 'resetDownloadLinks',
+  'POST /portal/licenses/{lid}/reset-download-links': 'resetPortalDownloadLinks',
+  'GET /portal/licenses/{lid}/releases': 'listPortalReleases',
+  'POST /portal/licenses/{lid}/downloads': 'grantPortalDownload',
   'POST /public/license/{checkId}/check': 'checkLicence',
   'POST /public/license/{checkId}/release': 'releaseOwnSeat',
   'POST /public/license/{checkId}/borrow': 'borrowLease',
@@ -240,7 +254,7 @@ export async function installOpenApi(app: FastifyInstance, version: string, conf
         ...schema,
         ...(schema?.params ? { params: withoutSlug(schema.params as ObjectSchema) } : {}),
         description: [schema?.description, describeAccess(access)].filter(Boolean).join('\n\n'),
-        security: (access === 'public'
+        security: (access === 'public' || access === 'path-token'
           ? []
           : access === 'check'
             ? [{ checkToken: [] }]

@@ -9,7 +9,7 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The organisation the URL's slug selected. */
     org: Organisation;
-    /** Set for every route whose access is not `public`, `check` or `portal`. */
+    /** Set for every route whose access is not `public`, `check`, `portal` or `path-token`. */
     ctx: Ctx;
     /** Set for the customer portal's routes. */
     portal: PortalSession;
@@ -52,7 +52,7 @@ export interface Callers {
 
 const NO_QUERY = Type.Object({}, { additionalProperties: false });
 
-function authorize(actor: Actor, access: Exclude<Access, 'public' | 'check' | 'portal'>): void {
+function authorize(actor: Actor, access: Exclude<Access, 'public' | 'check' | 'portal' | 'path-token'>): void {
   if (access === 'member' || actor.kind === 'system') return;
   if (access === 'session' || access === 'admin-session') {
     if (actor.kind === 'token') throw forbidden('this endpoint is closed to API tokens: sign in to the console');
@@ -91,6 +91,8 @@ export function installTenancy(app: FastifyInstance, database: Database, routes:
   const admit = async (request: FastifyRequest, cached: boolean) => {
     const { slug } = request.params as { slug: string };
     const access = request.routeOptions.config.access!;
+    // DESIGN.md 20: a path token is judged before the slug, by its route (downloads/routes.ts).
+    if (access === 'path-token') return;
     const org = await callers.organisation(slug, access === 'check' || cached);
     if (!org) throw notFound(`no organisation "${slug}"`);
     request.org = org;

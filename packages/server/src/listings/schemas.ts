@@ -65,6 +65,10 @@ const listFields = {
         "DESIGN.md 20: releases published until then are covered: the current term's `upd`, else its grace end (a trial's end), else null (every release).",
     }),
   ),
+  feedGeneration: Type.Integer({
+    minimum: 1,
+    description: 'DESIGN.md 20: raised by reset-download-links; feed URLs made under an earlier generation answer 403.',
+  }),
 };
 
 export const LicenceListItem = Type.Object(listFields, { description: 'A licence in list form: every field but claims and licenseString.' });

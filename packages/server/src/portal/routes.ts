@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import type { Config } from '../config.js';
 import type { AirGapRealm } from '../air-gap/routes.js';
 import type { Database } from '../db/database.js';
+import type { DownloadDeps } from '../downloads/service.js';
 import { Id, NoContent, NullableTimestamp, responses, Slug, Timestamp } from '../core/schemas.js';
 import { LicFile, sendLic } from '../licences/routes.js';
 import {
@@ -18,6 +19,9 @@ import {
   portalLicence,
   portalLicences,
   portalRelease,
+  portalArtifactGrant,
+  portalLicenceReleases,
+  portalResetDownloadLinks,
   revokePortalLink,
 } from './service.js';
 
@@ -51,6 +55,7 @@ const PortalLicence = Type.Object({
     description:
       'Whether this licence can be activated on an air-gapped computer: its product allows it (DESIGN.md 14) and it is neither OFFLINE nor floating.',
   }),
+  feedGeneration: Type.Integer({ minimum: 1, description: 'DESIGN.md 20: raised by `Reset download links`.' }),
   releasesLeft: Type.Union([Type.Integer(), Type.Null()], {
     description: 'Self-service releases this licence has left in the current 30 days; null = no limit.',
   }),
@@ -80,6 +85,19 @@ const PortalLicence = Type.Object({
     }),
   ),
 });
+const DOWNLOAD_REASONS = ['REVOKED', 'NOT_YET_VALID', 'EXPIRED', 'NOT_ENTITLED', 'UPDATES_EXPIRED'];
+const PortalRelease = Type.Object({
+  id: Type.Integer(),
+  version: Type.String(),
+  channel: Type.String(),
+  publishedAt: Timestamp,
+  notes: Type.String({ description: 'Markdown: render it with raw HTML off.' }),
+  covered: Type.Boolean({ description: 'Whether this licence may download the release now.' }),
+  reason: Type.Union([Type.Enum(DOWNLOAD_REASONS), Type.Null()], { description: 'Why not, when not covered.' }),
+  artifacts: Type.Array(
+    Type.Object({ id: Type.Integer(), filename: Type.String(), platform: Type.String(), arch: Type.String(), size: Type.Integer(), sha256: Type.String() }),
+  ),
+});
 const PortalIdentity = Type.Object({ customer: Type.Object({ name: Type.String() }), organisation: Type.Object({ name: Type.String() }) });
 
 /** The portal's realm of the air-gap routes (DESIGN.md 14): the customer, on their own licences only. */
@@ -99,7 +117,7 @@ export function portalAirGap(database: Database): AirGapRealm {
 }
 
 /** DESIGN.md 12: the operator's portal links and the customer's portal API. */
-export function portalRoutes(database: Database, config: Config): FastifyPluginAsyncTypebox {
+export function portalRoutes(database: Database, config: Config, downloads: DownloadDeps): FastifyPluginAsyncTypebox {
   const secure = config.publicUrl.startsWith('https:');
   return async (app) => {
     app.post(
@@ -217,6 +235,54 @@ export function portalRoutes(database: Database, config: Config): FastifyPluginA
         },
       },
       async (request) => portalRelease(database, request.portal, request.params.lid, request.body.machineId, Date.now()),
+    );
+
+    app.get(
+      '/portal/licenses/:lid/releases',
+      {
+        config: { access: 'portal' },
+        schema: {
+          summary: "The releases of the licence's product",
+          description: 'DESIGN.md 20: the 20 highest PUBLISHED, each `covered` or with the `reason` it is not. Another customer’s licence: 404.',
+          tags,
+          params: PortalLidParams,
+          response: responses({ 200: Type.Array(PortalRelease) }),
+        },
+      },
+      async (request) => portalLicenceReleases(request.portal, request.params.lid, Date.now()),
+    );
+
+    app.post(
+      '/portal/licenses/:lid/downloads',
+      {
+        config: { access: 'portal' },
+        schema: {
+          summary: 'A download link for one of the licence’s files',
+          description:
+            'DESIGN.md 20: 403 `{error, reason}` `REVOKED`, `NOT_YET_VALID`, `EXPIRED` (a trial past its end); 404 for a file of another product or of a release that is not PUBLISHED; 403 `NOT_ENTITLED`, `UPDATES_EXPIRED`. The `url` needs no credential until `expiresAt`.',
+          tags,
+          params: PortalLidParams,
+          body: Type.Object({ artifactId: Id() }, { additionalProperties: false }),
+          response: responses({ 200: Type.Object({ url: Type.String(), expiresAt: Timestamp }) }),
+        },
+      },
+      async (request) => portalArtifactGrant(downloads, request.org, request.portal, request.params.lid, request.body.artifactId, Date.now()),
+    );
+
+    app.post(
+      '/portal/licenses/:lid/reset-download-links',
+      {
+        config: { access: 'portal' },
+        schema: {
+          summary: "Reset the licence's download links",
+          description:
+            'DESIGN.md 20: every feed URL made before answers 403 at once (the applications ask for new ones); audited `licence.download_links_reset`. Another customer’s licence: 404.',
+          tags,
+          params: PortalLidParams,
+          response: responses({ 200: PortalLicence }),
+        },
+      },
+      async (request) => portalResetDownloadLinks(database, request.org, request.portal, request.params.lid, Date.now()),
     );
   };
 }

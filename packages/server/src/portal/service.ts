@@ -31,6 +31,7 @@ import { isLive } from '../seats/live.js';
 import { findLicenceView, licenceViews, statusOf, type LicenceView } from '../listings/repos/views.js';
 import { lockLicenceRow } from '../licences/repo.js';
 import { releaseSelf, selfReleasesInWindow } from '../seats/self-release.js';
+import { downloadLicence, portalGrant, portalReleases, resetDownloadLinks, type DownloadDeps } from '../downloads/service.js';
 
 export const PORTAL_COOKIE = 'svc_portal';
 const LINK_LIFETIME_MS = 24 * 60 * 60 * 1000;
@@ -188,6 +189,7 @@ export async function portalLicence(session: PortalSession, lid: string, now: nu
     ...portalItem(view, now),
     // What air-gapped activation needs (DESIGN.md 14), so the portal offers it only where it works.
     airGapActivation: product.air_gap_activation === 1 && view.licence_type !== 'OFFLINE' && view.seat_model !== 'FLOATING',
+    feedGeneration: Number(view.feed_generation),
     releasesLeft: limit === null ? null : Math.max(0, limit - (await selfReleasesInWindow(session.tenant, view.id, now))),
     usage: usage.map(({ periodKey: _, ...meter }) => meter),
     machines: await withActivations(
@@ -221,6 +223,25 @@ export async function portalRelease(database: Database, session: PortalSession, 
     });
   });
   return portalLicence(session, lid, now);
+}
+
+/** The customer stops the feed URLs of their licence at once (DESIGN.md 20), as the operator's reset does. */
+export async function portalResetDownloadLinks(database: Database, org: Organisation, session: PortalSession, lid: string, now: number) {
+  await ownLicence(session, lid, now);
+  await resetDownloadLinks({ database, org, actor: { name: session.actor }, now }, lid);
+  return portalLicence(session, lid, now);
+}
+
+/** What the licence's product has published, each release with whether this licence covers it (DESIGN.md 20). */
+export async function portalLicenceReleases(session: PortalSession, lid: string, now: number) {
+  await ownLicence(session, lid, now);
+  return portalReleases(session.tenant, (await downloadLicence(session.tenant, lid))!, now);
+}
+
+/** A download link for one of the customer's covered artifacts. */
+export async function portalArtifactGrant(deps: DownloadDeps, org: Organisation, session: PortalSession, lid: string, artifactId: number, now: number) {
+  await ownLicence(session, lid, now);
+  return portalGrant(deps, session.tenant, org, (await downloadLicence(session.tenant, lid))!, artifactId, now);
 }
 
 export async function endPortalSession(session: PortalSession) {

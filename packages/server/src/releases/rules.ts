@@ -102,3 +102,15 @@ export function checkEdSignature(value: string | undefined): string | null {
     throw badRequest('Query parameter "edSignature": standard base64 of a 64-byte EdDSA signature');
   return value;
 }
+
+/**
+ * Whether a licence's current term meets a release's `requires` (DESIGN.md 20): each claim equals
+ * the value, a STRING_LIST claim (an array) contains it.
+ */
+export function meetsRequires(requires: Record<string, unknown>, claims: Record<string, unknown>): boolean {
+  return Object.entries(requires).every(([key, value]) => {
+    const claim = claims[key];
+    if (Array.isArray(claim)) return claim.includes(value);
+    return claim !== undefined && JSON.stringify(claim) === JSON.stringify(value);
+  });
+}

@@ -19,7 +19,7 @@ beforeAll(async () => {
   h = await startHarness();
   // Check routes take a product's check token, the portal its own cookie: never these credentials
   // (check-refusals.test.ts, portal.test.ts).
-  routes = h.app.apiRoutes.filter((r) => r.access !== 'public' && r.access !== 'check' && r.access !== 'portal');
+  routes = h.app.apiRoutes.filter((r) => r.access !== 'public' && r.access !== 'check' && r.access !== 'portal' && r.access !== 'path-token');
   const other = await h.otherOrg();
   otherOrgCookie = other.cookie;
   otherOrgToken = await h.createToken([...SCOPES], other.slug);

@@ -89,7 +89,9 @@ describe('a product whose parameter kept the name upd', () => {
     const licences = await countRows(h, 'licences');
     const issue = await h.admin('POST', '/licenses', { productId: product.id, licensee: 'Windowed', updatesMonths: 12 });
     expect(issue.statusCode).toBe(400);
-    expect(issue.data.error).toBe('Updates months (updatesMonths): the product has a parameter "upd", which an update window signs as a claim; rename it first');
+    expect(issue.data.error).toBe(
+      'Updates months (updatesMonths): the product has a parameter "upd", which an update window signs as a claim; rename it first',
+    );
     expect(await countRows(h, 'licences')).toBe(licences);
 
     // Without a window, `upd` is the parameter's value and the updates end with the grace period.

@@ -167,6 +167,7 @@ export function toLicenceListItem(view: LicenceView, now: number) {
     updatesMonths: view.updates_months,
     // The current term's `upd`, else its grace end, else null: releases published until then are covered.
     updatesUntil: iso(view.updates_until === null ? null : Number(view.updates_until) * 1000),
+    feedGeneration: Number(view.feed_generation),
   };
 }
 
