@@ -1,10 +1,8 @@
-import { lockRow, type Database } from '../db/database.js';
 import type { Tenant } from '../db/tenant.js';
-import type { Organisation } from '../core/context.js';
 import { iso } from '../core/schemas.js';
 import { recordEvent } from '../audit/events.js';
 import { findLicenceView, toLicence } from '../listings/repos/views.js';
-import { countsIn, idsIn, insertEvents, markThreshold, recordedEvents, setCount, type EventRow, type RecordedEvent } from './repo.js';
+import { countsIn, idsIn, insertEvents, lockedMeters, markThreshold, recordedEvents, setCount, type EventRow, type RecordedEvent } from './repo.js';
 import { periodAt, rememberedUntil, type MeterPeriod, type Period } from './periods.js';
 
 /** The licence as the API answers it, for a usage.threshold event. */
@@ -85,9 +83,8 @@ export async function balances(t: Tenant, licence: MeteredLicence, now: number, 
   return licence.meters.map((m) => balance(m, periods.get(m.key)!, used.get(m.key)!));
 }
 
+/** When the events are applied: the periods and the marks are of this instant. */
 export interface UsageScope {
-  database: Database;
-  org: Organisation;
   now: number;
 }
 
@@ -133,7 +130,8 @@ export async function markThresholds(
 }
 
 /**
- * DESIGN.md 19's events, in request order, under the licence-row lock: each new id judged against
+ * DESIGN.md 19's events, in request order, under the licence-row lock (the licence's meters and
+ * its organisation's timezone read with it): each new id judged against
  * the counts as this transaction sees them, ACCEPTED and LIMIT_REACHED recorded with a conditional
  * count, so concurrent requests on any instance never pass `limit + overage` nor count an id twice.
  * The caller signs after the commit.
@@ -141,12 +139,13 @@ export async function markThresholds(
 export async function applyEvents(
   t: Tenant,
   scope: UsageScope,
-  licence: MeteredLicence,
+  read: { id: number; lid: string },
   events: readonly UsageEvent[],
   judged: { valid: boolean; machineId: number | null; idsPerPeriod: number; licenceData: () => Promise<Record<string, unknown>> },
 ): Promise<{ results: Array<{ id: string; result: UsageResult; duplicate: boolean }>; meters: Balance[] }> {
   const { now } = scope;
-  await lockRow(scope.database, t.db, 'licences', licence.id);
+  const [locked] = await lockedMeters(t, read.id);
+  const licence: MeteredLicence = { ...read, meters: metersOf(locked!.meters) };
   const recorded = new Map(
     (
       await recordedEvents(
@@ -156,7 +155,8 @@ export async function applyEvents(
       )
     ).map((r) => [r.event_id!, r]),
   );
-  const { periods, used } = await countsNow(t, licence, now, scope.org.timezone);
+  // A timezone change moves the boundaries at once (DESIGN.md 19): the timezone as stored, not as cached.
+  const { periods, used } = await countsNow(t, licence, now, locked!.timezone);
   const before = new Map(used);
   // The ids remembered in each period key new events fall in, read once each.
   const idCounts = new Map<string, number>();
