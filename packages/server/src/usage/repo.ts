@@ -3,7 +3,6 @@ import { dialectOf, type Db } from '../db/database.js';
 import { jsonRows, preparedQuery, type Tenant } from '../db/tenant.js';
 
 export interface RecordedEvent {
-  event_id: string | null;
   meter: string;
   amount: number;
   at: number | null;
@@ -28,31 +27,59 @@ const countsInKeys = preparedQuery((t, licenceId: number, keys: string) =>
 export const countsIn = (t: Tenant, licenceId: number, periodKeys: readonly string[]) =>
   periodKeys.length === 0 ? Promise.resolve([]) : countsInKeys(t, licenceId, listOf([...new Set(periodKeys)]));
 
-const recordedOf = preparedQuery((t, licenceId: number, ids: string) =>
-  t
+/** A JSON column as SQLite (text) or PostgreSQL (parsed by the driver) answers it. */
+const fromJson = <T>(value: unknown): T => (typeof value === 'string' ? JSON.parse(value) : value) as T;
+
+const usageStateOf = preparedQuery((t, licenceId: number, ids: string, keys: string) => {
+  const postgres = dialectOf(t.db) === 'postgres';
+  const rows = (columns: readonly string[]) => {
+    const array = sql.join(columns.map((c) => sql.ref(c)));
+    return (postgres ? sql`coalesce(json_agg(json_build_array(${array})), '[]')` : sql`json_group_array(json_array(${array}))`).as('rows');
+  };
+  const among = (json: string) => sql<string>`(select v from ${jsonRows(t, json, [['v', 'text']])} v)`;
+  const remembered = t
     .selectFrom('usage_events')
-    .select(['event_id', 'meter', 'amount', 'at', 'result'])
+    .select(['period_key', (eb) => eb.fn.countAll().as('n')])
     .where('licence_id', '=', licenceId)
-    .where('event_id', 'in', sql<string>`(select i from ${jsonRows(t, ids, [['i', 'text']])} i)`),
-);
+    .where('period_key', 'in', among(keys))
+    .where('event_id', 'is not', null)
+    .groupBy('period_key');
+  return t.db.selectNoFrom([
+    t
+      .selectFrom('usage_events')
+      .select(rows(['event_id', 'meter', 'amount', 'at', 'result']))
+      .where('licence_id', '=', licenceId)
+      .where('event_id', 'in', among(ids))
+      .as('recorded'),
+    t
+      .selectFrom('usage_counts')
+      .select(rows(['meter', 'period_key', 'used']))
+      .where('licence_id', '=', licenceId)
+      .where('period_key', 'in', among(keys))
+      .as('counts'),
+    t.db
+      .selectFrom(remembered.as('r'))
+      .select(rows(['period_key', 'n']))
+      .as('remembered'),
+  ]);
+});
 
-/** The events of these ids the licence remembers. */
-export const recordedEvents = (t: Tenant, licenceId: number, ids: readonly string[]): Promise<RecordedEvent[]> =>
-  ids.length === 0 ? Promise.resolve([]) : recordedOf(t, licenceId, listOf(ids));
-
-const idsInKey = preparedQuery((t, licenceId: number, periodKey: string) =>
-  t
-    .selectFrom('usage_events')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('licence_id', '=', licenceId)
-    .where('period_key', '=', periodKey)
-    .where('event_id', 'is not', null),
-);
-
-/** How many ids the licence remembers in a period key (DESIGN.md 19's EVENT_LIMIT). */
-export async function idsIn(t: Tenant, licenceId: number, periodKey: string): Promise<number> {
-  const [row] = await idsInKey(t, licenceId, periodKey);
-  return Number(row!.n);
+/**
+ * What the events of a request are judged against, in one statement: the events of these ids the
+ * licence remembers, its counts in these period keys, and how many ids it remembers in each
+ * (DESIGN.md 19's EVENT_LIMIT). Read under the licence-row lock, in a statement after the one
+ * that took it, so it sees every request that held the lock before.
+ */
+export async function usageState(t: Tenant, licenceId: number, ids: readonly string[], periodKeys: readonly string[]) {
+  const [row] = await usageStateOf(t, licenceId, listOf(ids), listOf([...new Set(periodKeys)]));
+  const recorded = fromJson<Array<[string, string, number, number | null, string]>>(row!.recorded);
+  const counts = fromJson<Array<[string, string, number]>>(row!.counts);
+  const remembered = fromJson<Array<[string, number]>>(row!.remembered);
+  return {
+    recorded: new Map(recorded.map(([id, meter, amount, at, result]) => [id, { meter, amount, at, result } satisfies RecordedEvent])),
+    counts: counts.map(([meter, period_key, used]) => ({ meter, period_key, used })),
+    remembered: new Map(remembered.map(([key, n]) => [key, Number(n)])),
+  };
 }
 
 export interface EventRow {
