@@ -19,6 +19,8 @@ interface Job {
   rate?: number;
   /** As fast as it answers, but this many requests (each pair once, in order) rather than for `seconds`. */
   amount?: number;
+  /** The usage endpoint (bench:usage): each request carries this many events of `meter`, amount 1, with ids never sent before. */
+  usage?: { meter: string; events: number };
 }
 
 const job = JSON.parse(process.argv[2]!) as Job;
@@ -26,9 +28,16 @@ const pairs = JSON.parse(fs.readFileSync(job.bodiesFile, 'utf8')) as Array<[stri
 let next = 0;
 let firstFailure: string | null = null;
 
+// Event ids unique across runs and processes: this process's random prefix, then a counter.
+const idPrefix = randomBytes(9).toString('base64url');
+let eventIds = 0;
+const eventsOf = ({ meter, events }: NonNullable<Job['usage']>) =>
+  Array.from({ length: events }, () => ({ id: `${idPrefix}-${++eventIds}`, meter, amount: 1 }));
+
 const nextBody = () => {
   const [license, fingerprint] = pairs[next++ % pairs.length]!;
-  return JSON.stringify({ license, fingerprint, nonce: randomBytes(18).toString('base64url') });
+  const nonce = randomBytes(18).toString('base64url');
+  return JSON.stringify(job.usage ? { license, fingerprint, nonce, events: eventsOf(job.usage) } : { license, fingerprint, nonce });
 };
 const headers = { authorization: `Bearer ${job.token}`, 'content-type': 'application/json' };
 

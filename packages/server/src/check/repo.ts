@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import { dialectOf } from '../db/database.js';
-import { preparedQuery, type Tenant } from '../db/tenant.js';
+import { jsonRows, preparedQuery, type Tenant } from '../db/tenant.js';
 import { liveBinding } from '../seats/live.js';
 
 // The check path's statements: those a check makes every time are built and compiled once per dialect (preparedQuery).
@@ -84,24 +84,13 @@ function licenceArray(t: Tenant, lid: unknown, now: unknown, digest: unknown) {
 export const supersededStrings = (t: Tenant, licenceId: number) =>
   t.selectFrom('licence_versions').select('licence_string').where('licence_id', '=', licenceId).execute();
 
-/**
- * A chunk's stamps as rows `s` of a JSON array of arrays, one statement for the chunk: on
- * PostgreSQL a statement per stamp was a round trip each, two per check when stamps fall due.
- */
-const stampRows = (t: Tenant, json: string, columns: Array<[name: string, type: 'bigint' | 'text']>) => {
-  const postgres = dialectOf(t.db) === 'postgres';
-  const rows = postgres ? sql`json_array_elements(${json}::json) e` : sql`json_each(${json}) e`;
-  // PostgreSQL's ->> answers text; SQLite's answers the JSON value's own type.
-  const select = columns.map(([name, type], i) => (postgres ? `(e ->> ${i})::${type} as ${name}` : `e.value ->> ${i} as ${name}`));
-  return sql`(select ${sql.raw(select.join(', '))} from ${rows})`;
-};
-
-// Built once per dialect; conditional, so instances checking the same licence at once stamp it once.
+// A chunk's stamps, one statement for the chunk (on PostgreSQL a statement per stamp was a round
+// trip each, two per check when stamps fall due). Built once per dialect; conditional, so instances checking the same licence at once stamp it once.
 export const stampLicences = preparedQuery((t, json: string, intervalMs: number) =>
   t
     .updateTable('licence_stamps')
     .from(
-      stampRows(t, json, [
+      jsonRows(t, json, [
         ['id', 'bigint'],
         ['at', 'bigint'],
       ]).as('s'),
@@ -115,7 +104,7 @@ export const stampSeats = preparedQuery((t, json: string) =>
   t
     .updateTable('machine_bindings')
     .from(
-      stampRows(t, json, [
+      jsonRows(t, json, [
         ['id', 'bigint'],
         ['seen', 'bigint'],
         ['label', 'text'],

@@ -136,18 +136,14 @@ export function recordUsage(limits: UsageLimits) {
       const meters = await balances(scope.tenant, { ...read, meters: metersOf(row.meters) }, scope.now, timeZone);
       return usageAnswer(limits.counters, presented, scope, body, verdict, [], meters);
     }
-    const applied = await inTransaction(scope, async (t) => {
-      // Read under the lock applyEvents takes: a renewal changing the meters waits for it or is seen whole.
-      const licence = { ...read, meters: metersOf((await licenceMetersRow(t, term.licence.id)).meters) };
-      // A timezone change moves the boundaries at once (DESIGN.md 19).
-      const org = { ...scope.org, timezone: await timezoneOf(t) };
-      return applyEvents(t, { ...scope, org }, licence, events, {
+    const applied = await inTransaction(scope, (t) =>
+      applyEvents(t, scope, read, events, {
         valid: judged.reason === null,
         machineId: judged.seat?.id ?? null,
         idsPerPeriod: limits.idsPerPeriod,
         licenceData: async () => ({ licence: await licenceEventData(t, lid, scope.now) }),
-      });
-    });
+      }),
+    );
     return usageAnswer(limits.counters, presented, scope, body, verdict, applied.results, applied.meters);
   };
 }

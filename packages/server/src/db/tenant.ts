@@ -1,5 +1,7 @@
 import {
   CompiledQuery,
+  sql,
+  type RawBuilder,
   type Compilable,
   type DeleteQueryBuilder,
   type DeleteResult,
@@ -10,7 +12,7 @@ import {
   type UpdateQueryBuilder,
   type UpdateResult,
 } from 'kysely';
-import { nameStatement, type Db } from './database.js';
+import { dialectOf, nameStatement, type Db } from './database.js';
 import type { Schema } from './schema.js';
 
 /** The tables that hold one organisation's data: every one has an `org_id`. */
@@ -74,4 +76,17 @@ export function preparedQuery<A extends unknown[], R>(build: (t: Tenant, ...args
     const parameters = query.parameters.map((p) => (p instanceof Slot ? (p.index === ORG ? t.orgId : args[p.index]) : p));
     return (await t.db.executeQuery<R>(CompiledQuery.raw(query.sql, parameters))).rows;
   };
+}
+
+/**
+ * The rows of a JSON array of arrays, `columns` its elements' names and types, as a subquery a
+ * prepared statement (preparedQuery) takes as one parameter, whatever the number of rows: one
+ * statement for many rows, its text the same every time.
+ */
+export function jsonRows(t: Tenant, json: string, columns: ReadonlyArray<readonly [name: string, type: 'bigint' | 'text']>): RawBuilder<unknown> {
+  const postgres = dialectOf(t.db) === 'postgres';
+  const rows = postgres ? sql`json_array_elements(${json}::json) e` : sql`json_each(${json}) e`;
+  // PostgreSQL's ->> answers text; SQLite's answers the JSON value's own type.
+  const select = columns.map(([name, type], i) => (postgres ? `(e ->> ${i})::${type} as ${name}` : `e.value ->> ${i} as ${name}`));
+  return sql`(select ${sql.raw(select.join(', '))} from ${rows})`;
 }

@@ -90,9 +90,16 @@ export function bodyIsOptional(schema: { type?: unknown; required?: unknown[]; m
   return schema.type === 'object' && !schema.required?.length && !schema.minProperties;
 }
 
-/** Validates a value against a body schema outside HTTP (the CLI): the first problem, or null. */
+/**
+ * Each schema compiled once: withTextRule makes a new object, so Ajv's own cache (by object) never
+ * hit, and compiling on every call was a third of the usage route's CPU (docs/benchmarks.md, bench:usage).
+ */
+const compiled = new WeakMap<object, ReturnType<Ajv['compile']>>();
+
+/** Validates a value against a body schema outside Fastify's routes (the CLI, the usage route's body): the first problem, or null. */
 export function firstProblem(schema: object, value: unknown, what: string): string | null {
-  const check = bodies.compile(withTextRule(schema) as object);
+  let check = compiled.get(schema);
+  if (!check) compiled.set(schema, (check = bodies.compile(withTextRule(schema) as object)));
   if (check(value)) return null;
   return check.errors?.length ? schemaErrorMessage(check.errors as never, what).message : `${what} is invalid`;
 }

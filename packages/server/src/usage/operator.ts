@@ -111,8 +111,8 @@ export async function dashboardUsage(ctx: Ctx, query: { productId?: number | und
         key: meter.key,
         label: meter.label,
         period: meter.period,
-        periodStart: iso(period.start),
-        resetsAt: iso(period.resetsAt),
+        periodStart: period.shown.periodStart,
+        resetsAt: period.shown.resetsAt,
         top,
       });
     }

@@ -1,4 +1,5 @@
 import { localDate, startOfDate } from '../core/calendar.js';
+import { iso } from '../core/schemas.js';
 
 export type MeterPeriod = 'NONE' | 'DAY' | 'MONTH' | 'YEAR';
 
@@ -7,6 +8,8 @@ export interface Period {
   key: string;
   start: number | null;
   resetsAt: number | null;
+  /** `start` and `resetsAt` as the answers write them. */
+  shown: { periodStart: string | null; resetsAt: string | null };
 }
 
 const DAY_MS = 86_400_000;
@@ -22,25 +25,44 @@ function nextDate(date: string): string {
   return next.toISOString().slice(0, 10);
 }
 
+const NONE: Period = { key: 'NONE', start: null, resetsAt: null, shown: { periodStart: null, resetsAt: null } };
+
+function bounded(key: string, start: number, resetsAt: number): Period {
+  return { key, start, resetsAt, shown: { periodStart: iso(start), resetsAt: iso(resetsAt) } };
+}
+
+function computed(period: Exclude<MeterPeriod, 'NONE'>, now: number, timeZone: string): Period {
+  const today = localDate(now, timeZone);
+  const year = Number(today.slice(0, 4));
+  if (period === 'DAY') return bounded(today, startOfDate(today, timeZone), startOfDate(nextDate(today), timeZone));
+  if (period === 'MONTH') {
+    const month = Number(today.slice(5, 7));
+    const next = month === 12 ? `${String(year + 1).padStart(4, '0')}-01-01` : `${today.slice(0, 5)}${String(month + 1).padStart(2, '0')}-01`;
+    return bounded(today.slice(0, 7), startOfDate(`${today.slice(0, 7)}-01`, timeZone), startOfDate(next, timeZone));
+  }
+  return bounded(today.slice(0, 4), startOfDate(`${today.slice(0, 4)}-01-01`, timeZone), startOfDate(`${String(year + 1).padStart(4, '0')}-01-01`, timeZone));
+}
+
+/**
+ * The last period computed for each period and timezone: answered again while `now` lies in it.
+ * Every usage request needs its meters' periods, and a local date in a zone (Intl) with two
+ * instants formatted cost more than its database reads (docs/benchmarks.md, bench:usage).
+ */
+const latest = new Map<string, Period>();
+
 /**
  * The calendar period of DESIGN.md 19 current at `now` in the organisation's timezone, computed
  * when asked: nothing resets a count, so no job runs at a boundary.
  */
 export function periodAt(period: MeterPeriod, now: number, timeZone: string): Period {
-  if (period === 'NONE') return { key: 'NONE', start: null, resetsAt: null };
-  const today = localDate(now, timeZone);
-  const year = Number(today.slice(0, 4));
-  if (period === 'DAY') return { key: today, start: startOfDate(today, timeZone), resetsAt: startOfDate(nextDate(today), timeZone) };
-  if (period === 'MONTH') {
-    const month = Number(today.slice(5, 7));
-    const next = month === 12 ? `${String(year + 1).padStart(4, '0')}-01-01` : `${today.slice(0, 5)}${String(month + 1).padStart(2, '0')}-01`;
-    return { key: today.slice(0, 7), start: startOfDate(`${today.slice(0, 7)}-01`, timeZone), resetsAt: startOfDate(next, timeZone) };
-  }
-  return {
-    key: today.slice(0, 4),
-    start: startOfDate(`${today.slice(0, 4)}-01-01`, timeZone),
-    resetsAt: startOfDate(`${String(year + 1).padStart(4, '0')}-01-01`, timeZone),
-  };
+  if (period === 'NONE') return NONE;
+  const key = `${period} ${timeZone}`;
+  const last = latest.get(key);
+  if (last && last.start! <= now && now < last.resetsAt!) return last;
+  const current = computed(period, now, timeZone);
+  if (latest.size >= 1_000) latest.delete(latest.keys().next().value!);
+  latest.set(key, current);
+  return current;
 }
 
 /** Until when an id recorded now in this period is remembered. */

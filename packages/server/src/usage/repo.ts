@@ -1,47 +1,85 @@
 import { sql } from 'kysely';
-import type { Db } from '../db/database.js';
-import type { Tenant } from '../db/tenant.js';
+import { dialectOf, type Db } from '../db/database.js';
+import { jsonRows, preparedQuery, type Tenant } from '../db/tenant.js';
 
 export interface RecordedEvent {
-  event_id: string | null;
   meter: string;
   amount: number;
   at: number | null;
   result: string;
 }
 
+// The usage route's statements, made on every request: built and compiled once per dialect
+// (preparedQuery), each list a JSON parameter, so one text serves any number of ids or rows.
+
+/** A JSON array of one-element arrays, the shape jsonRows reads a list of values from. */
+const listOf = (values: readonly unknown[]) => JSON.stringify(values.map((v) => [v]));
+
+const countsInKeys = preparedQuery((t, licenceId: number, keys: string) =>
+  t
+    .selectFrom('usage_counts')
+    .select(['meter', 'period_key', 'used'])
+    .where('licence_id', '=', licenceId)
+    .where('period_key', 'in', sql<string>`(select k from ${jsonRows(t, keys, [['k', 'text']])} k)`),
+);
+
 /** A licence's counts in these period keys. */
 export const countsIn = (t: Tenant, licenceId: number, periodKeys: readonly string[]) =>
-  periodKeys.length === 0
-    ? Promise.resolve([])
-    : t
-        .selectFrom('usage_counts')
-        .select(['meter', 'period_key', 'used'])
-        .where('licence_id', '=', licenceId)
-        .where('period_key', 'in', [...new Set(periodKeys)])
-        .execute();
+  periodKeys.length === 0 ? Promise.resolve([]) : countsInKeys(t, licenceId, listOf([...new Set(periodKeys)]));
 
-/** The events of these ids the licence remembers. */
-export const recordedEvents = (t: Tenant, licenceId: number, ids: readonly string[]): Promise<RecordedEvent[]> =>
-  ids.length === 0
-    ? Promise.resolve([])
-    : t
-        .selectFrom('usage_events')
-        .select(['event_id', 'meter', 'amount', 'at', 'result'])
-        .where('licence_id', '=', licenceId)
-        .where('event_id', 'in', [...ids])
-        .execute();
+/** A JSON column as SQLite (text) or PostgreSQL (parsed by the driver) answers it. */
+const fromJson = <T>(value: unknown): T => (typeof value === 'string' ? JSON.parse(value) : value) as T;
 
-/** How many ids the licence remembers in a period key (DESIGN.md 19's EVENT_LIMIT). */
-export async function idsIn(t: Tenant, licenceId: number, periodKey: string): Promise<number> {
-  const row = await t
+const usageStateOf = preparedQuery((t, licenceId: number, ids: string, keys: string) => {
+  const postgres = dialectOf(t.db) === 'postgres';
+  const rows = (columns: readonly string[]) => {
+    const array = sql.join(columns.map((c) => sql.ref(c)));
+    return (postgres ? sql`coalesce(json_agg(json_build_array(${array})), '[]')` : sql`json_group_array(json_array(${array}))`).as('rows');
+  };
+  const among = (json: string) => sql<string>`(select v from ${jsonRows(t, json, [['v', 'text']])} v)`;
+  const remembered = t
     .selectFrom('usage_events')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .select(['period_key', (eb) => eb.fn.countAll().as('n')])
     .where('licence_id', '=', licenceId)
-    .where('period_key', '=', periodKey)
+    .where('period_key', 'in', among(keys))
     .where('event_id', 'is not', null)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
+    .groupBy('period_key');
+  return t.db.selectNoFrom([
+    t
+      .selectFrom('usage_events')
+      .select(rows(['event_id', 'meter', 'amount', 'at', 'result']))
+      .where('licence_id', '=', licenceId)
+      .where('event_id', 'in', among(ids))
+      .as('recorded'),
+    t
+      .selectFrom('usage_counts')
+      .select(rows(['meter', 'period_key', 'used']))
+      .where('licence_id', '=', licenceId)
+      .where('period_key', 'in', among(keys))
+      .as('counts'),
+    t.db
+      .selectFrom(remembered.as('r'))
+      .select(rows(['period_key', 'n']))
+      .as('remembered'),
+  ]);
+});
+
+/**
+ * What the events of a request are judged against, in one statement: the events of these ids the
+ * licence remembers, its counts in these period keys, and how many ids it remembers in each
+ * (DESIGN.md 19's EVENT_LIMIT). Read under the licence-row lock, in a statement after the one
+ * that took it, so it sees every request that held the lock before.
+ */
+export async function usageState(t: Tenant, licenceId: number, ids: readonly string[], periodKeys: readonly string[]) {
+  const [row] = await usageStateOf(t, licenceId, listOf(ids), listOf([...new Set(periodKeys)]));
+  const recorded = fromJson<Array<[string, string, number, number | null, string]>>(row!.recorded);
+  const counts = fromJson<Array<[string, string, number]>>(row!.counts);
+  const remembered = fromJson<Array<[string, number]>>(row!.remembered);
+  return {
+    recorded: new Map(recorded.map(([id, meter, amount, at, result]) => [id, { meter, amount, at, result } satisfies RecordedEvent])),
+    counts: counts.map(([meter, period_key, used]) => ({ meter, period_key, used })),
+    remembered: new Map(remembered.map(([key, n]) => [key, Number(n)])),
+  };
 }
 
 export interface EventRow {
@@ -60,17 +98,59 @@ export interface EventRow {
   expires_at: number;
 }
 
+/** An event row's columns but its organisation's, as insertEventRows's JSON rows hold them. */
+const EVENT_COLUMNS = [
+  ['licence_id', 'bigint'],
+  ['event_id', 'text'],
+  ['meter', 'text'],
+  ['amount', 'bigint'],
+  ['at', 'bigint'],
+  ['received_at', 'bigint'],
+  ['result', 'text'],
+  ['period_key', 'text'],
+  ['source', 'text'],
+  ['machine_id', 'bigint'],
+  ['actor', 'text'],
+  ['reason', 'text'],
+  ['expires_at', 'bigint'],
+] as const satisfies ReadonlyArray<readonly [keyof EventRow, 'bigint' | 'text']>;
+
+const insertEventRows = preparedQuery((t, json: string) =>
+  t.db
+    .insertInto('usage_events')
+    .columns(['org_id', ...EVENT_COLUMNS.map(([name]) => name)])
+    .expression(sql`select cast(${t.orgId} as bigint), r.* from ${jsonRows(t, json, EVENT_COLUMNS)} r`),
+);
+
+/** A request's events in one statement: a statement per event was most of a batch's database work (docs/benchmarks.md, bench:usage). */
 export async function insertEvents(t: Tenant, rows: readonly EventRow[]): Promise<void> {
-  for (const row of rows) await t.insertInto('usage_events', row).execute();
+  await insertEventRows(t, JSON.stringify(rows.map((row) => EVENT_COLUMNS.map(([name]) => row[name]))));
 }
+
+const upsertCount = preparedQuery((t, licenceId: number, meter: string, periodKey: string, used: number) =>
+  t
+    .insertInto('usage_counts', { licence_id: licenceId, meter, period_key: periodKey, used })
+    .onConflict((oc) => oc.columns(['licence_id', 'meter', 'period_key']).doUpdateSet({ used: sql`excluded.used` })),
+);
 
 /** Sets a count, creating its row the first time. */
 export async function setCount(t: Tenant, licenceId: number, meter: string, periodKey: string, used: number): Promise<void> {
-  await t
-    .insertInto('usage_counts', { licence_id: licenceId, meter, period_key: periodKey, used })
-    .onConflict((oc) => oc.columns(['licence_id', 'meter', 'period_key']).doUpdateSet({ used: sql`excluded.used` }))
-    .execute();
+  await upsertCount(t, licenceId, meter, periodKey, used);
 }
+
+/**
+ * The licence's meters and its organisation's timezone, as stored now, under the licence-row lock
+ * (section 1 Locks; on SQLite the transaction's BEGIN IMMEDIATE already serialises writers): one
+ * statement, so a renewal changing the meters or a timezone change is seen whole or waits.
+ */
+export const lockedMeters = preparedQuery((t, licenceId: number) => {
+  const read = t
+    .selectFrom('licences')
+    .innerJoin('organisations', 'organisations.id', 'licences.org_id')
+    .select(['licences.meters', 'organisations.timezone'])
+    .where('licences.id', '=', licenceId);
+  return dialectOf(t.db) === 'postgres' ? read.forUpdate('licences') : read;
+});
 
 /** Writes a threshold mark unless it exists: true when this call wrote it. */
 export async function markThreshold(

@@ -1,10 +1,7 @@
-import { lockRow, type Database } from '../db/database.js';
 import type { Tenant } from '../db/tenant.js';
-import type { Organisation } from '../core/context.js';
-import { iso } from '../core/schemas.js';
 import { recordEvent } from '../audit/events.js';
 import { findLicenceView, toLicence } from '../listings/repos/views.js';
-import { countsIn, idsIn, insertEvents, markThreshold, recordedEvents, setCount, type EventRow, type RecordedEvent } from './repo.js';
+import { countsIn, insertEvents, lockedMeters, markThreshold, setCount, usageState, type EventRow, type RecordedEvent } from './repo.js';
 import { periodAt, rememberedUntil, type MeterPeriod, type Period } from './periods.js';
 
 /** The licence as the API answers it, for a usage.threshold event. */
@@ -56,38 +53,40 @@ export function balance(meter: Meter, period: Period, used: number) {
     limit: meter.limit,
     overage: meter.overage,
     remaining: ceiling === null ? null : Math.max(0, ceiling - used),
-    periodStart: iso(period.start),
-    resetsAt: iso(period.resetsAt),
+    periodStart: period.shown.periodStart,
+    resetsAt: period.shown.resetsAt,
     periodKey: period.key,
   };
 }
 export type Balance = ReturnType<typeof balance>;
 
-/** The periods of a licence's meters now, and their counts as `t` sees them. */
-async function countsNow(t: Tenant, licence: MeteredLicence, now: number, timeZone: string) {
-  const periods = new Map(licence.meters.map((m) => [m.key, periodAt(m.period, now, timeZone)]));
-  const rows = await countsIn(
-    t,
-    licence.id,
-    [...periods.values()].map((p) => p.key),
-  );
+/** The periods of a licence's meters now. */
+const periodsNow = (licence: MeteredLicence, now: number, timeZone: string) => new Map(licence.meters.map((m) => [m.key, periodAt(m.period, now, timeZone)]));
+
+/** Each meter's count in its period, from the licence's count rows (0 where none). */
+function usedOf(licence: MeteredLicence, periods: Map<string, Period>, rows: ReadonlyArray<{ meter: string; period_key: string; used: number }>) {
   const used = new Map<string, number>();
   for (const meter of licence.meters) {
     const row = rows.find((r) => r.meter === meter.key && r.period_key === periods.get(meter.key)!.key);
     used.set(meter.key, row ? Number(row.used) : 0);
   }
-  return { periods, used };
+  return used;
 }
 
-/** Every meter's balance, in the licence's order. */
+/** Every meter's balance, in the licence's order, as `t` sees the counts. */
 export async function balances(t: Tenant, licence: MeteredLicence, now: number, timeZone: string): Promise<Balance[]> {
-  const { periods, used } = await countsNow(t, licence, now, timeZone);
+  const periods = periodsNow(licence, now, timeZone);
+  const rows = await countsIn(
+    t,
+    licence.id,
+    [...periods.values()].map((p) => p.key),
+  );
+  const used = usedOf(licence, periods, rows);
   return licence.meters.map((m) => balance(m, periods.get(m.key)!, used.get(m.key)!));
 }
 
+/** When the events are applied: the periods and the marks are of this instant. */
 export interface UsageScope {
-  database: Database;
-  org: Organisation;
   now: number;
 }
 
@@ -125,15 +124,16 @@ export async function markThresholds(
         limit,
         overage: meter.overage,
         periodKey: period.key,
-        periodStart: iso(period.start),
-        resetsAt: iso(period.resetsAt),
+        periodStart: period.shown.periodStart,
+        resetsAt: period.shown.resetsAt,
       },
     }));
   }
 }
 
 /**
- * DESIGN.md 19's events, in request order, under the licence-row lock: each new id judged against
+ * DESIGN.md 19's events, in request order, under the licence-row lock (the licence's meters and
+ * its organisation's timezone read with it): each new id judged against
  * the counts as this transaction sees them, ACCEPTED and LIMIT_REACHED recorded with a conditional
  * count, so concurrent requests on any instance never pass `limit + overage` nor count an id twice.
  * The caller signs after the commit.
@@ -141,25 +141,26 @@ export async function markThresholds(
 export async function applyEvents(
   t: Tenant,
   scope: UsageScope,
-  licence: MeteredLicence,
+  read: { id: number; lid: string },
   events: readonly UsageEvent[],
   judged: { valid: boolean; machineId: number | null; idsPerPeriod: number; licenceData: () => Promise<Record<string, unknown>> },
 ): Promise<{ results: Array<{ id: string; result: UsageResult; duplicate: boolean }>; meters: Balance[] }> {
   const { now } = scope;
-  await lockRow(scope.database, t.db, 'licences', licence.id);
-  const recorded = new Map(
-    (
-      await recordedEvents(
-        t,
-        licence.id,
-        events.map((e) => e.id),
-      )
-    ).map((r) => [r.event_id!, r]),
+  const [locked] = await lockedMeters(t, read.id);
+  const licence: MeteredLicence = { ...read, meters: metersOf(locked!.meters) };
+  // A timezone change moves the boundaries at once (DESIGN.md 19): the timezone as stored, not as cached.
+  const periods = periodsNow(licence, now, locked!.timezone);
+  const state = await usageState(
+    t,
+    licence.id,
+    events.map((e) => e.id),
+    [...periods.values()].map((p) => p.key),
   );
-  const { periods, used } = await countsNow(t, licence, now, scope.org.timezone);
+  const { recorded } = state;
+  const used = usedOf(licence, periods, state.counts);
   const before = new Map(used);
-  // The ids remembered in each period key new events fall in, read once each.
-  const idCounts = new Map<string, number>();
+  // The ids remembered in each period key, counted as this request records more.
+  const idCounts = state.remembered;
   const rows: EventRow[] = [];
   const tried = new Set<string>();
   const results: Array<{ id: string; result: UsageResult; duplicate: boolean }> = [];
@@ -176,8 +177,7 @@ export async function applyEvents(
     else if (event.at !== null && event.at < now - TOO_OLD_MS) result = 'TOO_OLD';
     else {
       const period = periods.get(meter.key)!;
-      if (!idCounts.has(period.key)) idCounts.set(period.key, await idsIn(t, licence.id, period.key));
-      const ids = idCounts.get(period.key)!;
+      const ids = idCounts.get(period.key) ?? 0;
       if (ids >= judged.idsPerPeriod) result = 'EVENT_LIMIT';
       else {
         const ceiling = ceilingOf(meter);
