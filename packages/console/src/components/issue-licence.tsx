@@ -7,6 +7,7 @@ import { useConvertTrial, useIssueLicence, type IssueBody } from '../api/licence
 import { useProductForm, useProducts } from '../api/products';
 import { ModalForm, notEmail, useProblems } from './modal-form';
 import { defaultOf, fieldOf, missingParams, ParamInput, type ParamValue, type ProductParam } from './param-input';
+import { MeterLimitFields, overridesOf, type MeterOverrides } from './usage-meters';
 
 const withoutProduct = ({ productId: _, ...rest }: IssueBody) => rest;
 
@@ -66,7 +67,10 @@ export function IssueLicence({
   const [fingerprints, setFingerprints] = useState<string[]>([]);
   const [notes, setNotes] = useState('');
   const [params, setParams] = useState<Record<string, ParamValue>>({});
+  const [meterLimits, setMeterLimits] = useState<MeterOverrides>({});
   const declared = (form.data?.params ?? []) as ProductParam[];
+  // OFFLINE licences have no meters: nothing reports their usage (DESIGN.md 19).
+  const meters = licenceType === 'OFFLINE' ? [] : (form.data?.meters ?? []);
 
   // Prefilled from the product's form options whenever another product is chosen.
   useEffect(() => {
@@ -78,6 +82,7 @@ export function IssueLicence({
     setGrace(f.defaults.graceDays);
     setMachines(f.defaults.maxMachines);
     setParams(Object.fromEntries((f.params as ProductParam[]).map((p) => [p.key, defaultOf(p)])));
+    setMeterLimits({});
   }, [form.data]);
 
   const problems = useProblems<string>({
@@ -90,12 +95,13 @@ export function IssueLicence({
   // A refusal that names a field shows beside it; any other below the form.
   const message = issue.error instanceof Error ? issue.error.message : '';
   const field = message ? fieldOf(message) : null;
-  const beside = field !== null && (SHOWN_BESIDE.has(field) || field.startsWith('params.'));
+  const beside = field !== null && (SHOWN_BESIDE.has(field) || field.startsWith('params.') || field.startsWith('meters.'));
   const errorFor = (name: string) => problems.of(name) ?? (field === name ? message : undefined);
 
   const submit = async () => {
     if (!problems.check()) return false;
     const given = Object.fromEntries(Object.entries(params).filter(([, v]) => v !== null && !(Array.isArray(v) && v.length === 0)));
+    const limits = overridesOf(meters, meterLimits);
     const body: IssueBody = {
       productId: Number(productId),
       licensee: name.trim(),
@@ -108,6 +114,7 @@ export function IssueLicence({
       ...(fingerprints.length ? { fingerprints } : {}),
       ...(notes.trim() ? { notes } : {}),
       params: given,
+      ...(Object.keys(limits).length ? { meters: limits } : {}),
     };
     const licence = trial ? await convert.run({ ...withoutProduct(body), keepMachine }) : await issueNew.run(body);
     if (licence) navigate(`/o/${slug}/licences/${licence.value.lid}`);
@@ -230,6 +237,12 @@ export function IssueLicence({
               onChange={(value) => setParams((all) => ({ ...all, [param.key]: value }))}
             />
           ))}
+          {meters.length > 0 && (
+            <>
+              <Divider label="Meters" labelPosition="left" />
+              <MeterLimitFields meters={meters} overrides={meterLimits} errorOf={(key) => errorFor(`meters.${key}`)} onChange={setMeterLimits} />
+            </>
+          )}
         </>
       )}
       <Textarea

@@ -68,8 +68,8 @@ export function missingParams(params: ProductParam[], values: Record<string, Par
   return Object.fromEntries(params.map((p) => [p.key, p.required && p.type !== 'BOOLEAN' && empty(values[p.key]) ? `${p.label} is required` : null]));
 }
 
-/** The field a 400 names (`body.params.seats ...`, `validityMonths: ...`), to show the message beside it. */
+/** The field a 400 names (`body.params.seats ...`, `meters.exports.limit ...`, `validityMonths: ...`), to show the message beside it. */
 export function fieldOf(message: string): string | null {
-  const match = /^(?:body\.)?(params\.[A-Za-z][A-Za-z0-9_.-]*?|[A-Za-z]+)(?=[ :.]|$)/.exec(message);
+  const match = /^(?:body\.)?((?:params|meters)\.[A-Za-z][A-Za-z0-9_.-]*?|[A-Za-z]+)(?=[ :.]|$)/.exec(message);
   return match?.[1] ?? null;
 }

@@ -18,8 +18,10 @@ import { useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
 import { useProductOptions, useSaveProduct, type Product, type ProductBody } from '../../api/products';
 import { duration } from '../display';
+import { overridesOf } from '../usage-meters';
 import { ModalForm, useProblems } from '../modal-form';
 import type { ProductParam } from '../param-input';
+import { MeterEditor, meterDraftOf, meterOf, meterProblems, type MeterDraft } from './meter-editor';
 import { ParamEditor, paramProblems } from './param-editor';
 import { SeatFields, type SeatDraft } from './seat-fields';
 import { TrialFields, trialParamsOf, trialProblems, type TrialDraft } from './trial-fields';
@@ -58,6 +60,7 @@ interface Draft extends SeatDraft, TrialDraft {
   airGapActivation: boolean;
   airGapActivationDays: Count;
   params: ProductParam[];
+  meters: MeterDraft[];
 }
 
 /** DESIGN.md 4's defaults for a new product; an existing one as it stands. */
@@ -96,6 +99,8 @@ function draftOf(product: Product | undefined): Draft {
     airGapActivation: product?.airGapActivation ?? false,
     airGapActivationDays: product?.airGapActivationDays ?? 90,
     params: (product?.params as ProductParam[] | undefined) ?? [],
+    meters: (product?.meters ?? []).map(meterDraftOf),
+    trialMeters: product?.trialMeters ?? {},
     trialDays: product?.trialDays ?? 0,
     trialDailyLimit: product?.trialDailyLimit ?? '',
     trialAddressDailyLimit: product ? (product.trialAddressDailyLimit ?? '') : 20,
@@ -142,6 +147,7 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
   const options = useProductOptions(opened);
   const save = useSaveProduct(product?.id);
   const [draft, setDraft] = useState(() => draftOf(product));
+  const [tried, setTried] = useState(false);
   const set = (change: Partial<Draft>) => setDraft((d) => ({ ...d, ...change }));
   const reserved = [...(options.data?.reservedParamKeys ?? []), ...(draft.seatModel === 'FLOATING' ? (options.data?.reservedFloatingParamKeys ?? []) : [])];
   // An imported key, or an existing key on a token, has its own algorithm.
@@ -149,6 +155,9 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
   const pkcs11 = options.data?.keyOrigins.find((o) => o.value === 'pkcs11');
   const pkcs12 = options.data?.keyFormats.find((f) => f.value === 'PKCS12');
   const paramsOk = paramProblems(draft.params, reserved).every((p) => Object.keys(p).length === 0);
+  const meterIssues = meterProblems(draft.meters);
+  const metersOk = meterIssues.every((p) => Object.keys(p).length === 0);
+  const meters = draft.meters.map(meterOf);
   const editing = product !== undefined;
 
   const problems = useProblems<string>({
@@ -166,17 +175,21 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
   // A refusal naming a trial field shows beside it; any other below the form.
   const message = save.error instanceof Error ? save.error.message : '';
   const trialField =
-    /^(?:body\.)?(trialDays|trialDailyLimit|trialAddressDailyLimit|trialParams\.[A-Za-z][A-Za-z0-9_.-]*?)(?=[ :]|$)/.exec(message)?.[1] ?? null;
+    /^(?:body\.)?(trialDays|trialDailyLimit|trialAddressDailyLimit|trialParams\.[A-Za-z][A-Za-z0-9_.-]*?|trialMeters\.[A-Za-z][A-Za-z0-9_-]*)(?=[ :.]|$)/.exec(
+      message,
+    )?.[1] ?? null;
   const trialErrorOf = (field: string) => problems.of(field) ?? (trialField === field ? message : undefined);
 
   const close = () => {
     setDraft(draftOf(product));
+    setTried(false);
     save.reset();
     onClose();
   };
 
   const submit = async () => {
-    if (!problems.check() || !paramsOk) return false;
+    setTried(true);
+    if (!problems.check() || !paramsOk || !metersOk) return false;
     const orNull = (value: Count) => (value === '' ? null : value);
     const body: ProductBody = {
       productKey: draft.productKey.trim(),
@@ -213,6 +226,8 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
       trialDailyLimit: orNull(draft.trialDailyLimit),
       trialAddressDailyLimit: orNull(draft.trialAddressDailyLimit),
       trialParams: trialParamsOf(draft.params, draft.trialParams),
+      meters,
+      trialMeters: overridesOf(meters, draft.trialMeters),
     };
     const saved = await save.run(body);
     if (saved) {
@@ -557,10 +572,14 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
       <Divider label="Parameters" labelPosition="left" />
       <ParamEditor params={draft.params} reserved={reserved} onChange={(params) => set({ params })} />
 
+      <Divider label="Meters" labelPosition="left" />
+      <MeterEditor meters={draft.meters} periods={options.data?.meterPeriods ?? []} tried={tried} onChange={(meters) => set({ meters })} />
+
       <Divider label="Trial" labelPosition="left" />
       <TrialFields
         draft={draft}
         params={draft.params.filter((p) => p.key.trim() !== '')}
+        meters={meters.filter((_, i) => meterIssues[i]!.key === undefined)}
         floating={draft.seatModel === 'FLOATING'}
         errorOf={trialErrorOf}
         onChange={set}
