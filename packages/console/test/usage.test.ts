@@ -1,7 +1,9 @@
 // Usage metering in the console (DESIGN.md 19): the product form's Meters, per-licence limits at
 // issue, the licence page's Usage with Adjust usage, the customer portal's Usage, and the
 // dashboard's Top consumers card.
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildFingerprint } from '@licensor/protocol';
 import type { Page } from 'playwright-core';
 import { expectAccessible, expectLayout, signIn, startConsole, type Console } from './harness.js';
 
@@ -33,6 +35,21 @@ beforeAll(async () => {
     const licence = await c.api('POST', '/licenses', { productId: product.id, licensee, licenseeEmail: `it@${licensee.split(' ')[0]!.toLowerCase()}.example` });
     lids[licensee] = licence.lid;
     if (amount > 0) await c.api('POST', `/licenses/${licence.lid}/usage/adjust`, { meter: 'renders', amount, reason: 'Seeded for the test' });
+  }
+  // The application on Quiet Licensee's machine checks in, then reports more renders than its limit: recorded, not counted.
+  const { checkToken } = await c.api('POST', `/products/${product.id}/check-token`);
+  const quiet = await c.api('GET', `/licenses/${lids['Quiet Licensee Ltd']}`);
+  const fingerprint = buildFingerprint({ machine: 'quiet', host: 'quiet-host', mac: 'quiet-mac', cpu: 'cpu', disk: 'disk' });
+  for (const [endpoint, extra] of [
+    ['check', {}],
+    ['usage', { events: [{ id: 'e-1', meter: 'renders', amount: 500 }] }],
+  ] as const) {
+    const response = await fetch(`${c.url}/o/default/api/public/license/${product.checkId}/${endpoint}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${checkToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ license: quiet.licenseString, fingerprint, nonce: randomBytes(18).toString('base64url'), ...extra }),
+    });
+    expect(response.status).toBe(200);
   }
   await c.api('POST', '/users', { username: 'vera', role: 'VIEWER', password: 'vera password 0001' });
   page = await c.page();
@@ -118,7 +135,7 @@ describe('meters in the product form', () => {
     await form.getByRole('button', { name: 'Create product' }).click();
     await page.getByRole('heading', { level: 1, name: 'Export Hub' }).waitFor();
     const table = page.getByRole('region', { name: 'Meters' });
-    await table.getByText('1,000 a period').waitFor();
+    await table.getByText('1,000 a month').waitFor();
     await table.getByText('50 more').waitFor();
     await table.getByText('Each calendar month').waitFor();
     await table.getByText('No limit').waitFor();
@@ -142,11 +159,12 @@ describe('meters in the product form', () => {
     await edit.getByRole('button', { name: 'Save changes' }).click();
     await edit.waitFor({ state: 'detached' });
     await table.getByText('No ceiling', { exact: true }).waitFor();
-    await table.getByText('10 a period, no ceiling past it').waitFor();
+    await table.getByText('10 a month, no ceiling past it').waitFor();
     expect(await c.api('GET', `/products/${id}`)).toMatchObject({
       meters: [{ key: 'exports', label: 'Exports', limit: 1000, period: 'MONTH', overage: null }],
       trialMeters: { exports: { limit: 10 } },
     });
+    await expectLayout(page, 'usage-product-page');
   });
 });
 
@@ -162,6 +180,7 @@ describe('usage of a licence', () => {
     expect(await dialog.getByLabel('Exports overage').isDisabled()).toBe(true);
     await dialog.getByLabel('Renders limit').fill('250');
     await dialog.getByLabel('Renders overage').fill('25');
+    await expectLayout(page, 'usage-issue-form');
     await dialog.getByRole('button', { name: 'Issue', exact: true }).click();
     await page.getByRole('heading', { level: 1, name: 'Big Render Co' }).waitFor();
     const lid = page.url().split('/').pop()!;
@@ -171,6 +190,16 @@ describe('usage of a licence', () => {
     ]);
     const usage = page.getByRole('region', { name: 'Usage' });
     expect(await bar(usage, 'Renders')).toEqual({ now: '0', max: '250', text: '0 of 250' });
+
+    // Renewal keeps the licence's own limits unless changed there.
+    await page.getByRole('button', { name: 'Renew', exact: true }).click();
+    const renew = page.getByRole('dialog', { name: 'Renew licence' });
+    expect(await renew.getByLabel('Renders limit').inputValue()).toBe('250');
+    await renew.getByLabel('Renders limit').fill('300');
+    await renew.getByRole('button', { name: 'Renew licence' }).click();
+    await renew.waitFor({ state: 'detached' });
+    expect((await c.api('GET', `/licenses/${lid}`)).meters[0]).toEqual({ key: 'renders', label: 'Renders', period: 'MONTH', limit: 300, overage: 25 });
+    expect(await bar(usage, 'Renders')).toEqual({ now: '0', max: '300', text: '0 of 300' });
   });
 
   it('shows each meter this period with when it resets, its events, and adjusts it, a refusal beside the amount', async () => {
@@ -203,12 +232,15 @@ describe('usage of a licence', () => {
     await expectLayout(page, 'usage-licence');
   });
 
-  it('shows Adjust usage disabled to a Viewer, saying why', async () => {
+  it('shows a Viewer the application’s events, and Adjust usage disabled, saying why', async () => {
     const viewer = await c.page();
     await signIn(viewer, 'vera', 'vera password 0001');
-    await viewer.goto(`/o/default/licences/${lids['Blue Harbour Films']}`);
+    await viewer.goto(`/o/default/licences/${lids['Quiet Licensee Ltd']}`);
     const usage = viewer.getByRole('region', { name: 'Usage' });
-    await usage.getByText('40 of 100 this month').waitFor();
+    await usage.getByText('0 of 100 this month').waitFor();
+    // The application's event past the limit: recorded as refused, nothing counted.
+    const event = usage.getByRole('table', { name: 'Recent usage events' }).getByRole('row', { name: /Refused: limit reached/ });
+    await event.getByText('The application on machine').waitFor();
     expect(await usage.getByRole('button', { name: 'Adjust usage' }).isDisabled()).toBe(true);
     await usage.getByLabel('Your role (Viewer) can read but not change licences, products or customers.').waitFor();
     await viewer.context().close();

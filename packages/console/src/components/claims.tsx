@@ -1,6 +1,7 @@
 import { Code, Stack, Switch, Table, Tooltip } from '@mantine/core';
 import { useState, type ReactNode } from 'react';
 import { DateTime, days, duration } from './display';
+import { PER_PERIOD, type MeterPeriod } from './usage-meters';
 
 const ISSUER_CLAIMS = new Set(['v', 'lid', 'prd', 'org', 'typ', 'act', 'lic', 'iat', 'nbf', 'exp', 'grace', 'fp', 'fpn', 'mm', 'chk', 'max']);
 // Issuer claims of floating licences (v 5) only: elsewhere they may be parameters.
@@ -26,14 +27,13 @@ interface MeterClaim {
 const meterClaims = (value: unknown): value is MeterClaim[] =>
   Array.isArray(value) && value.every((m) => typeof m === 'object' && m !== null && typeof (m as MeterClaim).k === 'string');
 
-const PER_PERIOD: Record<string, string> = { DAY: 'a day', MONTH: 'a month', YEAR: 'a year', NONE: 'in total' };
 /** The signed meters in words: "renders: 100 a month, 20 more past it; exports: no limit". */
 const metersText = (value: unknown) =>
   (value as MeterClaim[])
     .map((m) => {
       if (m.l === null) return `${m.k}: no limit`;
       const past = m.o === null ? ', no ceiling' : m.o > 0 ? `, ${m.o.toLocaleString()} more past it` : '';
-      return `${m.k}: ${m.l.toLocaleString()} ${PER_PERIOD[m.p] ?? m.p}${past}`;
+      return `${m.k}: ${m.l.toLocaleString()} ${PER_PERIOD[m.p as MeterPeriod] ?? m.p}${past}`;
     })
     .join('; ');
 

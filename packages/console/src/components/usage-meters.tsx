@@ -18,6 +18,9 @@ export interface MeterBalance {
 /** The period a count belongs to, as a person says it: "92 of 100 this month". */
 const PERIOD_NOW: Record<MeterPeriod, string> = { DAY: 'today', MONTH: 'this month', YEAR: 'this year', NONE: 'in total' };
 
+/** A limit's period in words: "1,000 a month". */
+export const PER_PERIOD: Record<MeterPeriod, string> = { DAY: 'a day', MONTH: 'a month', YEAR: 'a year', NONE: 'in total' };
+
 const n = (value: number) => value.toLocaleString();
 
 /** Whether an instant is a midnight where it is shown: a period starts at one in the organisation's zone, so its date alone says it. */
@@ -101,6 +104,7 @@ export function UsageMeters({ meters }: { meters: MeterBalance[] }) {
 export interface MeterLimits {
   key: string;
   label: string;
+  period: MeterPeriod;
   limit: number | null;
   overage: number | null;
 }
@@ -157,7 +161,7 @@ export function MeterLimitFields({
           <SimpleGrid key={m.key} cols={{ base: 1, sm: 2 }}>
             <NumberInput
               label={`${prefix}${m.label} limit`}
-              description={limit === null ? 'Empty: no limit' : 'Each period; empty = no limit'}
+              description={limit === null ? 'Empty: no limit' : `${PER_PERIOD[m.period].replace(/^./, (c) => c.toUpperCase())}; empty = no limit`}
               min={0}
               max={TERA}
               allowDecimal={false}

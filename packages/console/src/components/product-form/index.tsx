@@ -573,7 +573,13 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
       <ParamEditor params={draft.params} reserved={reserved} onChange={(params) => set({ params })} />
 
       <Divider label="Meters" labelPosition="left" />
-      <MeterEditor meters={draft.meters} periods={options.data?.meterPeriods ?? []} tried={tried} onChange={(meters) => set({ meters })} />
+      <MeterEditor
+        meters={draft.meters}
+        periods={options.data?.meterPeriods ?? []}
+        tried={tried}
+        offlineOnly={!online}
+        onChange={(meters) => set({ meters })}
+      />
 
       <Divider label="Trial" labelPosition="left" />
       <TrialFields

@@ -57,9 +57,12 @@ export function MeterEditor({
   meters,
   periods,
   tried,
+  offlineOnly,
   onChange,
 }: {
   meters: MeterDraft[];
+  /** The product issues OFFLINE licences only: they carry no meters, since nothing reports their usage. */
+  offlineOnly: boolean;
   periods: Array<{ value: string; label: string }>;
   /** Whether saving was tried: a new meter's empty fields say nothing before. */
   tried: boolean;
@@ -75,6 +78,11 @@ export function MeterEditor({
           ? 'No meters: applications report no usage. A meter counts what a licence may use in a period, such as exports a month.'
           : 'Applications report usage against each meter; the service counts it per licence in calendar periods of the organisation’s timezone. Licences copy the meters when issued or renewed.'}
       </Text>
+      {offlineOnly && meters.length > 0 && (
+        <Text size="sm" c="dimmed">
+          OFFLINE licences have no meters, since nothing reports their usage: allow ONLINE or HYBRID above for meters to matter.
+        </Text>
+      )}
       {meters.map((m, i) => (
         // biome-ignore lint/suspicious/noArrayIndexKey: a meter has no identity but its place while its key is typed; every field in it is controlled
         <Paper key={i} withBorder p="xs" role="group" aria-label={`Meter ${i + 1}`}>

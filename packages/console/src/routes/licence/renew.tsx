@@ -1,4 +1,4 @@
-import { NumberInput, SimpleGrid, Text, TextInput } from '@mantine/core';
+import { Divider, NumberInput, SimpleGrid, Text, TextInput } from '@mantine/core';
 import { useEffect, useState } from 'react';
 import { useRenew } from '../../api/licences';
 import { useProductForm } from '../../api/products';
@@ -94,7 +94,12 @@ export function Renew(props: {
               onChange={(value) => setValues((all) => ({ ...all, [param.key]: value }))}
             />
           ))}
-          {meters.length > 0 && <MeterLimitFields meters={meters} overrides={meterLimits} onChange={setMeterLimits} />}
+          {meters.length > 0 && (
+            <>
+              <Divider label="Meters" labelPosition="left" />
+              <MeterLimitFields meters={meters} overrides={meterLimits} onChange={setMeterLimits} />
+            </>
+          )}
         </>
       )}
     </ModalForm>

@@ -19,10 +19,11 @@ import { paramDefaultText, paramTypeText } from '../../components/product-form/p
 import type { ProductParam } from '../../components/param-input';
 import type { ProductMeter } from '../../components/product-form/meter-editor';
 import { RecordTable, type Column } from '../../components/record-table';
-import { effective, type MeterOverrides } from '../../components/usage-meters';
+import { effective, PER_PERIOD, type MeterOverrides } from '../../components/usage-meters';
 import { CHECK_TOKEN, DeveloperCard } from './developer-card';
 
-const limitText = (m: { limit: number | null }) => (m.limit === null ? 'No limit' : `${m.limit.toLocaleString()} a period`);
+const limitText = (m: { limit: number | null; period: ProductMeter['period'] }) =>
+  m.limit === null ? 'No limit' : `${m.limit.toLocaleString()} ${PER_PERIOD[m.period]}`;
 const overageText = (m: { limit: number | null; overage: number | null }) =>
   m.limit === null ? '—' : m.overage === null ? 'No ceiling' : m.overage === 0 ? 'none' : `${m.overage.toLocaleString()} more`;
 /** What a trial gets of a meter: the product's, or its own limit and overage. */
@@ -30,7 +31,7 @@ function trialText(m: ProductMeter, trialMeters: MeterOverrides): string {
   if (!trialMeters[m.key]) return 'as licences';
   const { limit, overage } = effective(m, trialMeters);
   if (limit === null) return 'No limit';
-  return `${limitText({ limit })}${overage === null ? ', no ceiling past it' : overage > 0 ? `, ${overage.toLocaleString()} more past it` : ''}`;
+  return `${limitText({ limit, period: m.period })}${overage === null ? ', no ceiling past it' : overage > 0 ? `, ${overage.toLocaleString()} more past it` : ''}`;
 }
 
 export default function ProductPage() {
