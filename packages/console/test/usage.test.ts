@@ -222,6 +222,8 @@ describe('usage of a licence', () => {
     await dialog.getByRole('button', { name: 'Adjust', exact: true }).click();
     // The service's refusal, beside the amount it concerns.
     await dialog.getByText('The count would fall below 0 (used 92)').waitFor();
+    await expectAccessible(page, 'Adjust usage with a refusal');
+    await expectLayout(page, 'usage-adjust');
     await dialog.getByLabel('Amount').fill('-12');
     await dialog.getByRole('button', { name: 'Adjust', exact: true }).click();
     await dialog.waitFor({ state: 'detached' });
