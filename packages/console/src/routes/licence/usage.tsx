@@ -77,7 +77,8 @@ export function Usage({ licence: l, write }: { licence: Licence; write: Write })
 function AdjustUsage({ licence: l, onClose }: { licence: Licence; onClose: () => void }) {
   const adjust = useAdjustUsage(l.lid);
   // One key per dialog: a second submit of the same adjustment is answered once, never counted twice.
-  const [idempotencyKey] = useState(() => crypto.randomUUID());
+  // getRandomValues, not randomUUID: the console may be served over plain HTTP, where only the former exists.
+  const [idempotencyKey] = useState(() => Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join(''));
   const [meter, setMeter] = useState<string | null>(l.meters[0]?.key ?? null);
   const [amount, setAmount] = useState<number | ''>('');
   const [reason, setReason] = useState('');
