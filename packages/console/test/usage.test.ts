@@ -206,6 +206,8 @@ describe('usage of a licence', () => {
     await page.goto(`/o/default/licences/${lids['Northwind Studios']}`);
     const usage = page.getByRole('region', { name: 'Usage' });
     await usage.getByText('92 of 100 this month').waitFor();
+    // The signed meters in words among the claims, never as raw objects.
+    await page.getByRole('table', { name: 'Claims' }).getByText('renders: 100 a month; exports: no limit').waitFor();
     expect(await bar(usage, 'Renders')).toEqual({ now: '92', max: '100', text: '92 of 100' });
     // Exports has no limit: a bar without a maximum, saying so.
     expect(await bar(usage, 'Exports')).toEqual({ now: '0', max: null, text: '0 used, no limit' });
@@ -246,6 +248,15 @@ describe('usage of a licence', () => {
     expect(await usage.getByRole('button', { name: 'Adjust usage' }).isDisabled()).toBe(true);
     await usage.getByLabel('Your role (Viewer) can read but not change licences, products or customers.').waitFor();
     await viewer.context().close();
+  });
+
+  it('says in words what meters a pasted licence string signs', async () => {
+    const licence = await c.api('GET', `/licenses/${lids['Northwind Studios']}`);
+    await page.goto('/o/default/verify');
+    await page.getByLabel('Licence string').fill(licence.licenseString);
+    await page.getByRole('button', { name: 'Verify', exact: true }).click();
+    const grants = page.getByLabel('Verdict').getByRole('region', { name: 'What it grants' });
+    await grants.getByText('renders: 100 a month; exports: no limit').waitFor();
   });
 
   it('shows the customer their usage in the portal', async () => {

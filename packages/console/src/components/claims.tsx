@@ -24,11 +24,11 @@ interface MeterClaim {
   l: number | null;
   o: number | null;
 }
-const meterClaims = (value: unknown): value is MeterClaim[] =>
+export const meterClaims = (value: unknown): value is MeterClaim[] =>
   Array.isArray(value) && value.every((m) => typeof m === 'object' && m !== null && typeof (m as MeterClaim).k === 'string');
 
 /** The signed meters in words: "renders: 100 a month, 20 more past it; exports: no limit". */
-const metersText = (value: unknown) =>
+export const metersText = (value: unknown) =>
   (value as MeterClaim[])
     .map((m) => {
       if (m.l === null) return `${m.k}: no limit`;
