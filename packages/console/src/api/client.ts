@@ -39,6 +39,12 @@ export function fieldOf(error: unknown): string | null {
 /** A message as a person reads it: the field in words, without the API's spelling beside them. */
 export const inWords = (message: string) => message.replace(FIELD_NAMED, '$1');
 
+/** What a refusal says about its field, for showing beside that field: "Seats (params.seats): must be …" → "Must be …". */
+export function besideField(message: string): string {
+  const rest = message.replace(/^[^():]*? \([A-Za-z0-9_.[\]-]+\):\s*/, '');
+  return `${rest.charAt(0).toUpperCase()}${rest.slice(1)}`;
+}
+
 /**
  * Where a 401 sends the person: the sign-in page, and back to where they were afterwards.
  * `ended` says on the sign-in page that their session ended, when this browser had one.

@@ -16,6 +16,9 @@ export type RenewBody = Body<'renewLicence'>;
 type PostBody<P extends keyof paths> = paths[P] extends { post: { requestBody?: { content: { 'application/json': infer J } } } } ? J : never;
 export type ExtendBody = PostBody<'/licenses/{lid}/extend-trial'>;
 export type ConvertBody = PostBody<'/licenses/{lid}/convert'>;
+export type Usage = Answer<'/licenses/{lid}/usage', 'get'>;
+export type UsageEvent = Usage['events'][number];
+export type AdjustBody = Body<'adjustLicenceUsage'>;
 
 const licences = () => key('licences');
 const one = (lid: string) => key('licences', 'one', lid);
@@ -38,6 +41,20 @@ export function useLicenceActivity(lid: string, limit: number, offset: number) {
     placeholderData: keepPreviousData,
   });
 }
+
+/** A licence's meters this period and its newest usage events (DESIGN.md 19). */
+export const useUsage = (lid: string, enabled: boolean) =>
+  useQuery({ queryKey: [...one(lid), 'usage'], queryFn: () => unwrap(api().GET('/licenses/{lid}/usage', lidPath(lid))), enabled });
+/**
+ * Credits or debits a meter this period. `idempotencyKey` is the dialog's: a second submit of
+ * the same adjustment (a double click, a lost answer) is answered once, never counted twice.
+ */
+export const useAdjustUsage = (lid: string) =>
+  useAction(
+    ({ body, idempotencyKey }: { body: AdjustBody; idempotencyKey: string }) =>
+      unwrap(api().POST('/licenses/{lid}/usage/adjust', { params: { path: { lid }, header: { 'idempotency-key': idempotencyKey } }, body })),
+    afterWrite,
+  );
 
 /** A page of licences; the previous page stays in view while the next one comes. */
 export function useLicencePage(query: PageQuery, enabled = true) {

@@ -1,6 +1,7 @@
 import { Code, Stack, Switch, Table, Tooltip } from '@mantine/core';
 import { useState, type ReactNode } from 'react';
 import { DateTime, days, duration } from './display';
+import { PER_PERIOD, type MeterPeriod } from './usage-meters';
 
 const ISSUER_CLAIMS = new Set(['v', 'lid', 'prd', 'org', 'typ', 'act', 'lic', 'iat', 'nbf', 'exp', 'grace', 'fp', 'fpn', 'mm', 'chk', 'max']);
 // Issuer claims of floating licences (v 5) only: elsewhere they may be parameters.
@@ -11,10 +12,30 @@ export function splitClaims(claims: Record<string, unknown>) {
   const issuer: Record<string, unknown> = {};
   const params: Record<string, unknown> = {};
   const names = claims.v === 5 ? FLOATING_CLAIMS : ISSUER_CLAIMS;
-  // `trl` is the trial mark only as the boolean true (DESIGN.md 18); an old product's parameter may keep the name.
-  for (const [name, value] of Object.entries(claims)) (names.has(name) || (name === 'trl' && value === true) ? issuer : params)[name] = value;
+  // `trl` is the trial mark only as the boolean true (DESIGN.md 18), `mtr` the meters only as their list (DESIGN.md 19); an old product's parameter may keep either name.
+  for (const [name, value] of Object.entries(claims))
+    (names.has(name) || (name === 'trl' && value === true) || (name === 'mtr' && meterClaims(value)) ? issuer : params)[name] = value;
   return { ...issuer, params };
 }
+
+interface MeterClaim {
+  k: string;
+  p: string;
+  l: number | null;
+  o: number | null;
+}
+export const meterClaims = (value: unknown): value is MeterClaim[] =>
+  Array.isArray(value) && value.every((m) => typeof m === 'object' && m !== null && typeof (m as MeterClaim).k === 'string');
+
+/** The signed meters in words: "renders: 100 a month, 20 more past it; exports: no limit". */
+export const metersText = (value: unknown) =>
+  (value as MeterClaim[])
+    .map((m) => {
+      if (m.l === null) return `${m.k}: no limit`;
+      const past = m.o === null ? ', no ceiling' : m.o > 0 ? `, ${m.o.toLocaleString()} more past it` : '';
+      return `${m.k}: ${m.l.toLocaleString()} ${PER_PERIOD[m.p as MeterPeriod] ?? m.p}${past}`;
+    })
+    .join('; ');
 
 const at = (seconds: unknown) => (typeof seconds === 'number' ? new Date(seconds * 1000).toISOString() : null);
 
@@ -39,6 +60,7 @@ const ISSUER_WORDS: Record<string, [string, (value: unknown) => ReactNode]> = {
   lse: ['Lease length', (v) => duration(Number(v))],
   brw: ['Longest borrow', (v) => duration(Number(v))],
   trl: ['Trial', () => 'yes: started by the application'],
+  mtr: ['Meters', metersText],
 };
 
 /** A parameter's signed value in words: yes/no, a list joined, anything else as it is. */

@@ -8,6 +8,7 @@ import { useConvertTrial, useIssueLicence, type IssueBody } from '../api/licence
 import { useProductForm, useProducts } from '../api/products';
 import { ModalForm, notEmail, useProblems } from './modal-form';
 import { defaultOf, missingParams, ParamInput, type ParamValue, type ProductParam } from './param-input';
+import { MeterLimitFields, overridesOf, type MeterOverrides } from './usage-meters';
 
 const withoutProduct = ({ productId: _, ...rest }: IssueBody) => rest;
 
@@ -67,7 +68,10 @@ export function IssueLicence({
   const [fingerprints, setFingerprints] = useState<string[]>([]);
   const [notes, setNotes] = useState('');
   const [params, setParams] = useState<Record<string, ParamValue>>({});
+  const [meterLimits, setMeterLimits] = useState<MeterOverrides>({});
   const declared = (form.data?.params ?? []) as ProductParam[];
+  // OFFLINE licences have no meters: nothing reports their usage (DESIGN.md 19).
+  const meters = licenceType === 'OFFLINE' ? [] : (form.data?.meters ?? []);
 
   // Prefilled from the product's form options whenever another product is chosen.
   useEffect(() => {
@@ -79,6 +83,7 @@ export function IssueLicence({
     setGrace(f.defaults.graceDays);
     setMachines(f.defaults.maxMachines);
     setParams(Object.fromEntries((f.params as ProductParam[]).map((p) => [p.key, defaultOf(p)])));
+    setMeterLimits({});
   }, [form.data]);
 
   const problems = useProblems<string>({
@@ -90,14 +95,18 @@ export function IssueLicence({
   });
   // A refusal that names a field shows beside it; any other below the form.
   const message = issue.error instanceof Error ? inWords(issue.error.message) : '';
-  // A list's entry (`fingerprints[0]`) shows beside the list.
-  const field = fieldOf(issue.error)?.replace(/\[\d+\]$/, '') ?? null;
-  const beside = field !== null && (SHOWN_BESIDE.has(field) || field.startsWith('params.'));
+  // A list's entry (`fingerprints[0]`) shows beside the list, a meter's limit or overage beside the meter.
+  const field =
+    fieldOf(issue.error)
+      ?.replace(/\[\d+\]$/, '')
+      .replace(/^(meters\.[^.]+)\..*$/, '$1') ?? null;
+  const beside = field !== null && (SHOWN_BESIDE.has(field) || field.startsWith('params.') || field.startsWith('meters.'));
   const errorFor = (name: string) => problems.of(name) ?? (field === name ? message : undefined);
 
   const submit = async () => {
     if (!problems.check()) return false;
     const given = Object.fromEntries(Object.entries(params).filter(([, v]) => v !== null && !(Array.isArray(v) && v.length === 0)));
+    const limits = overridesOf(meters, meterLimits);
     const body: IssueBody = {
       productId: Number(productId),
       licensee: name.trim(),
@@ -110,6 +119,7 @@ export function IssueLicence({
       ...(fingerprints.length ? { fingerprints } : {}),
       ...(notes.trim() ? { notes } : {}),
       params: given,
+      ...(Object.keys(limits).length ? { meters: limits } : {}),
     };
     const licence = trial ? await convert.run({ ...withoutProduct(body), keepMachine }) : await issueNew.run(body);
     if (licence) navigate(`/o/${slug}/licences/${licence.value.lid}`);
@@ -232,6 +242,12 @@ export function IssueLicence({
               onChange={(value) => setParams((all) => ({ ...all, [param.key]: value }))}
             />
           ))}
+          {meters.length > 0 && (
+            <>
+              <Divider label="Meters" labelPosition="left" />
+              <MeterLimitFields meters={meters} overrides={meterLimits} errorOf={(key) => errorFor(`meters.${key}`)} onChange={setMeterLimits} />
+            </>
+          )}
         </>
       )}
       <Textarea

@@ -5,6 +5,7 @@ import { usePortalAirGap, usePortalDownload, usePortalLicence, usePortalLicences
 import { DateTime, download, Field, StatusBadge, TimeZoneOverride } from '../components/display';
 import { ConfirmButton, Empty, ErrorText, Loading } from '../components/feedback';
 import { AirGapActions } from '../components/air-gap';
+import { UsageMeters } from '../components/usage-meters';
 
 /** The customer's own view (DESIGN.md 12): their licences, downloads, and their machines to free. */
 export default function Portal() {
@@ -149,6 +150,14 @@ function LicenceCard({ lid }: { lid: string }) {
               ))}
             </Table.Tbody>
           </Table>
+        )}
+        {l.usage.length > 0 && (
+          <section aria-labelledby={`usage-${lid}`}>
+            <Title order={2} size="h4" id={`usage-${lid}`} mb="xs">
+              Usage
+            </Title>
+            <UsageMeters meters={l.usage} />
+          </section>
         )}
         {l.airGapActivation && <AirGapActions subject={lid} activate={airGap.activate} deactivate={airGap.deactivate} />}
         {l.releasesLeft === 0 && (

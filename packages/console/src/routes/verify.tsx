@@ -7,7 +7,7 @@ import { useProduct } from '../api/products';
 import { useSettings } from '../api/settings';
 import { ErrorText } from '../components/feedback';
 import { DateTime, days, duration, StatusBadge } from '../components/display';
-import { paramText, splitClaims } from '../components/claims';
+import { meterClaims, metersText, paramText, splitClaims } from '../components/claims';
 import type { ProductParam } from '../components/param-input';
 import { useProblems } from '../components/modal-form';
 
@@ -235,6 +235,7 @@ function Details({ r, claims }: { r: Verdict; claims: Record<string, unknown> })
         <Line label="Bound machines">{boundWords(fingerprints, bound)}</Line>
         {typeof claims.chk === 'number' && <Line label="Checks in">every {duration(claims.chk)}</Line>}
         {typeof claims.max === 'number' && <Line label="Offline for">at most {duration(claims.max)}</Line>}
+        {meterClaims(claims.mtr) && <Line label="Meters">{metersText(claims.mtr)}</Line>}
         {params.map(([name, value]) => (
           <Line key={name} label={labelOf(name)}>
             {paramText(value)}

@@ -19,8 +19,10 @@ import { useNavigate, useParams } from 'react-router';
 import { fieldOf, inWords } from '../../api/client';
 import { useProductOptions, useSaveProduct, type Product, type ProductBody } from '../../api/products';
 import { duration } from '../display';
+import { overridesOf } from '../usage-meters';
 import { ModalForm, useProblems } from '../modal-form';
 import type { ProductParam } from '../param-input';
+import { MeterEditor, meterDraftOf, meterOf, meterProblems, type MeterDraft } from './meter-editor';
 import { ParamEditor, paramProblems } from './param-editor';
 import { SeatFields, type SeatDraft } from './seat-fields';
 import { TrialFields, trialParamsOf, trialProblems, type TrialDraft } from './trial-fields';
@@ -59,6 +61,7 @@ interface Draft extends SeatDraft, TrialDraft {
   airGapActivation: boolean;
   airGapActivationDays: Count;
   params: ProductParam[];
+  meters: MeterDraft[];
 }
 
 /** DESIGN.md 4's defaults for a new product; an existing one as it stands. */
@@ -97,6 +100,8 @@ function draftOf(product: Product | undefined): Draft {
     airGapActivation: product?.airGapActivation ?? false,
     airGapActivationDays: product?.airGapActivationDays ?? 90,
     params: (product?.params as ProductParam[] | undefined) ?? [],
+    meters: (product?.meters ?? []).map(meterDraftOf),
+    trialMeters: product?.trialMeters ?? {},
     trialDays: product?.trialDays ?? 0,
     trialDailyLimit: product?.trialDailyLimit ?? '',
     trialAddressDailyLimit: product ? (product.trialAddressDailyLimit ?? '') : 20,
@@ -143,6 +148,7 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
   const options = useProductOptions(opened);
   const save = useSaveProduct(product?.id);
   const [draft, setDraft] = useState(() => draftOf(product));
+  const [tried, setTried] = useState(false);
   const set = (change: Partial<Draft>) => setDraft((d) => ({ ...d, ...change }));
   const reserved = [...(options.data?.reservedParamKeys ?? []), ...(draft.seatModel === 'FLOATING' ? (options.data?.reservedFloatingParamKeys ?? []) : [])];
   // An imported key, or an existing key on a token, has its own algorithm.
@@ -150,6 +156,9 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
   const pkcs11 = options.data?.keyOrigins.find((o) => o.value === 'pkcs11');
   const pkcs12 = options.data?.keyFormats.find((f) => f.value === 'PKCS12');
   const paramsOk = paramProblems(draft.params, reserved).every((p) => Object.keys(p).length === 0);
+  const meterIssues = meterProblems(draft.meters);
+  const metersOk = meterIssues.every((p) => Object.keys(p).length === 0);
+  const meters = draft.meters.map(meterOf);
   const editing = product !== undefined;
 
   const problems = useProblems<string>({
@@ -166,18 +175,21 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
   });
   // A refusal naming a trial field shows beside it; any other below the form.
   const message = save.error instanceof Error ? inWords(save.error.message) : '';
-  const field = fieldOf(save.error);
-  const trialField = field !== null && /^(trialDays|trialDailyLimit|trialAddressDailyLimit|trialParams\.)/.test(field) ? field : null;
+  // A trial meter's limit or overage shows beside the meter.
+  const field = fieldOf(save.error)?.replace(/^(trialMeters\.[^.]+)\..*$/, '$1') ?? null;
+  const trialField = field !== null && /^(trialDays|trialDailyLimit|trialAddressDailyLimit|trialParams\.|trialMeters\.)/.test(field) ? field : null;
   const trialErrorOf = (field: string) => problems.of(field) ?? (trialField === field ? message : undefined);
 
   const close = () => {
     setDraft(draftOf(product));
+    setTried(false);
     save.reset();
     onClose();
   };
 
   const submit = async () => {
-    if (!problems.check() || !paramsOk) return false;
+    setTried(true);
+    if (!problems.check() || !paramsOk || !metersOk) return false;
     const orNull = (value: Count) => (value === '' ? null : value);
     const body: ProductBody = {
       productKey: draft.productKey.trim(),
@@ -214,6 +226,8 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
       trialDailyLimit: orNull(draft.trialDailyLimit),
       trialAddressDailyLimit: orNull(draft.trialAddressDailyLimit),
       trialParams: trialParamsOf(draft.params, draft.trialParams),
+      meters,
+      trialMeters: overridesOf(meters, draft.trialMeters),
     };
     const saved = await save.run(body);
     if (saved) {
@@ -558,10 +572,20 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
       <Divider label="Parameters" labelPosition="left" />
       <ParamEditor params={draft.params} reserved={reserved} onChange={(params) => set({ params })} />
 
+      <Divider label="Meters" labelPosition="left" />
+      <MeterEditor
+        meters={draft.meters}
+        periods={options.data?.meterPeriods ?? []}
+        tried={tried}
+        offlineOnly={!online}
+        onChange={(meters) => set({ meters })}
+      />
+
       <Divider label="Trial" labelPosition="left" />
       <TrialFields
         draft={draft}
         params={draft.params.filter((p) => p.key.trim() !== '')}
+        meters={meters.filter((_, i) => meterIssues[i]!.key === undefined)}
         floating={draft.seatModel === 'FLOATING'}
         errorOf={trialErrorOf}
         onChange={set}

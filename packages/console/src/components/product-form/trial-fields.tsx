@@ -1,6 +1,7 @@
 import { NumberInput, SimpleGrid, Stack, Text } from '@mantine/core';
 import { days } from '../display';
 import { defaultOf, ParamInput, type ParamValue, type ProductParam } from '../param-input';
+import { MeterLimitFields, type MeterLimits, type MeterOverrides } from '../usage-meters';
 
 type Count = number | '';
 
@@ -10,6 +11,8 @@ export interface TrialDraft {
   trialAddressDailyLimit: Count;
   /** Only the values set for trials; a parameter without one takes its default. */
   trialParams: Record<string, ParamValue>;
+  /** A trial's limits where they differ from the product's meters. */
+  trialMeters: MeterOverrides;
 }
 
 const empty = (v: ParamValue | undefined) => v === null || v === undefined || v === '' || (Array.isArray(v) && v.length === 0);
@@ -33,16 +36,18 @@ export function trialProblems(draft: TrialDraft, params: ProductParam[]): Record
   );
 }
 
-/** The product form's Trial section (DESIGN.md 18): how long, how many a day, and what a trial grants. */
+/** The product form's Trial section (DESIGN.md 18): how long, how many a day, and what a trial grants (its parameters and meter limits). */
 export function TrialFields({
   draft,
   params,
+  meters,
   floating,
   errorOf,
   onChange,
 }: {
   draft: TrialDraft;
   params: ProductParam[];
+  meters: MeterLimits[];
   floating: boolean;
   errorOf: (field: string) => string | undefined;
   onChange: (change: Partial<TrialDraft>) => void;
@@ -111,6 +116,15 @@ export function TrialFields({
             />
           ))}
         </SimpleGrid>
+      )}
+      {on && meters.length > 0 && (
+        <MeterLimitFields
+          meters={meters}
+          overrides={draft.trialMeters}
+          prefix="Trial "
+          errorOf={(key) => errorOf(`trialMeters.${key}`)}
+          onChange={(trialMeters) => onChange({ trialMeters })}
+        />
       )}
     </Stack>
   );

@@ -15,6 +15,7 @@ import { Machines } from './machines';
 import { Notes } from './notes';
 import { Renew } from './renew';
 import { Trial } from './trial';
+import { Usage } from './usage';
 
 export default function LicencePage() {
   const { slug = '', lid = '' } = useParams();
@@ -138,6 +139,7 @@ export default function LicencePage() {
         </Card>
       </SimpleGrid>
 
+      {l.meters.length > 0 && <Usage licence={l} write={write} />}
       {l.seatModel === 'FLOATING' ? (
         <Leases lid={lid} maxMachines={l.maxMachines} write={write} />
       ) : (
@@ -145,7 +147,15 @@ export default function LicencePage() {
       )}
       <Terms lid={lid} />
       <LicenceActivity lid={lid} />
-      <Renew lid={lid} productId={l.productId} claims={l.claims} opened={renewing} onClose={() => setRenewing(false)} />
+      <Renew
+        lid={lid}
+        productId={l.productId}
+        claims={l.claims}
+        meters={l.meters}
+        offline={l.licenceType === 'OFFLINE'}
+        opened={renewing}
+        onClose={() => setRenewing(false)}
+      />
     </Stack>
   );
 }

@@ -1,4 +1,4 @@
-import { NumberInput, SimpleGrid, Text, TextInput } from '@mantine/core';
+import { Divider, NumberInput, SimpleGrid, Text, TextInput } from '@mantine/core';
 import { useEffect, useState } from 'react';
 import { useRenew } from '../../api/licences';
 import { useProductForm } from '../../api/products';
@@ -6,28 +6,49 @@ import { splitClaims } from '../../components/claims';
 import { Loading } from '../../components/feedback';
 import { ModalForm, useProblems } from '../../components/modal-form';
 import { defaultOf, missingParams, ParamInput, type ParamValue, type ProductParam } from '../../components/param-input';
+import { MeterLimitFields, overridesOf, type MeterLimits, type MeterOverrides } from '../../components/usage-meters';
 
-/** The renewal form, prefilled with the product's defaults and the licence's current parameters. */
-export function Renew(props: { lid: string; productId: number; claims: Record<string, unknown>; opened: boolean; onClose: () => void }) {
+/** The renewal form, prefilled with the product's defaults and the licence's current parameters and meter limits. */
+export function Renew(props: {
+  lid: string;
+  productId: number;
+  claims: Record<string, unknown>;
+  /** The licence's meters (none for an OFFLINE licence). */
+  meters: MeterLimits[];
+  offline: boolean;
+  opened: boolean;
+  onClose: () => void;
+}) {
   const form = useProductForm(props.productId, props.opened);
   const renew = useRenew(props.lid);
   const [validity, setValidity] = useState<number | ''>('');
   const [grace, setGrace] = useState<number | ''>('');
   const [issueDate, setIssueDate] = useState('');
   const [values, setValues] = useState<Record<string, ParamValue>>({});
+  const [meterLimits, setMeterLimits] = useState<MeterOverrides>({});
   const declared = (form.data?.params ?? []) as ProductParam[];
+  // The product's meters now, a kept one with the licence's limits unless changed here (DESIGN.md 19).
+  const meters = props.offline
+    ? []
+    : (form.data?.meters ?? []).map((m) => {
+        const own = props.meters.find((kept) => kept.key === m.key);
+        return own ? { ...m, limit: own.limit, overage: own.overage } : m;
+      });
   useEffect(() => {
     if (!form.data) return;
     const current = splitClaims(props.claims).params;
     setValidity(form.data.defaults.validityMonths ?? '');
     setGrace(form.data.defaults.graceDays);
     setValues(Object.fromEntries((form.data.params as ProductParam[]).map((p) => [p.key, (current[p.key] as ParamValue | undefined) ?? defaultOf(p)])));
+    setMeterLimits({});
   }, [form.data, props.claims]);
   const problems = useProblems(missingParams(declared, values));
   const submit = () => {
     if (!problems.check()) return false;
     const params = Object.fromEntries(Object.entries(values).filter(([, v]) => v !== null));
+    const limits = overridesOf(meters, meterLimits);
     return renew.run({
+      ...(Object.keys(limits).length ? { meters: limits } : {}),
       ...(validity !== '' ? { validityMonths: validity } : {}),
       ...(grace !== '' ? { graceDays: grace } : {}),
       ...(issueDate ? { issueDate } : {}),
@@ -73,6 +94,12 @@ export function Renew(props: { lid: string; productId: number; claims: Record<st
               onChange={(value) => setValues((all) => ({ ...all, [param.key]: value }))}
             />
           ))}
+          {meters.length > 0 && (
+            <>
+              <Divider label="Meters" labelPosition="left" />
+              <MeterLimitFields meters={meters} overrides={meterLimits} onChange={setMeterLimits} />
+            </>
+          )}
         </>
       )}
     </ModalForm>

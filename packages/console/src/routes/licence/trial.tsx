@@ -1,7 +1,7 @@
 import { Anchor, Button, Card, Group, NumberInput, SimpleGrid, Stack, Text, Title } from '@mantine/core';
 import { useState } from 'react';
 import { Link, useParams } from 'react-router';
-import { fieldOf, inWords } from '../../api/client';
+import { besideField, fieldOf } from '../../api/client';
 import { useExtendTrial, useResetTrialLedger, useTrialInstallations, type Licence } from '../../api/licences';
 import { roleName, useMe } from '../../api/session';
 import { DateTime, Field } from '../../components/display';
@@ -126,7 +126,7 @@ function ExtendTrial({ licence: l, opened, onClose }: { licence: Licence; opened
   const extend = useExtendTrial(l.lid);
   const [days, setDays] = useState<number | ''>(7);
   const problems = useProblems({ days: days === '' && 'Enter the days to add' });
-  const message = extend.error instanceof Error ? inWords(extend.error.message) : '';
+  const message = extend.error instanceof Error ? extend.error.message : '';
   const beside = fieldOf(extend.error) === 'days';
   const from = Math.max(Date.now(), l.expiresAt ? Date.parse(l.expiresAt) : 0);
   const close = () => {
@@ -159,7 +159,7 @@ function ExtendTrial({ licence: l, opened, onClose }: { licence: Licence; opened
           allowDecimal={false}
           value={days}
           onChange={(v) => setDays(typeof v === 'number' ? v : '')}
-          error={problems.of('days') ?? (beside ? message.replace(/^Days: /, '') : undefined)}
+          error={problems.of('days') ?? (beside ? besideField(message) : undefined)}
         />
         <Text size="sm" c="dimmed">
           The application gets the new term with its next start or check; a trial lasts at most 365 days from its start.

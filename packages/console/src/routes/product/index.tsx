@@ -17,8 +17,22 @@ import { ConfirmButton, ErrorText, Guarded, Loading } from '../../components/fee
 import { ProductForm } from '../../components/product-form';
 import { paramDefaultText, paramTypeText } from '../../components/product-form/param-editor';
 import type { ProductParam } from '../../components/param-input';
-import { RecordTable } from '../../components/record-table';
+import type { ProductMeter } from '../../components/product-form/meter-editor';
+import { RecordTable, type Column } from '../../components/record-table';
+import { effective, PER_PERIOD, type MeterOverrides } from '../../components/usage-meters';
 import { CHECK_TOKEN, DeveloperCard } from './developer-card';
+
+const limitText = (m: { limit: number | null; period: ProductMeter['period'] }) =>
+  m.limit === null ? 'No limit' : `${m.limit.toLocaleString()} ${PER_PERIOD[m.period]}`;
+const overageText = (m: { limit: number | null; overage: number | null }) =>
+  m.limit === null ? '—' : m.overage === null ? 'No ceiling' : m.overage === 0 ? 'none' : `${m.overage.toLocaleString()} more`;
+/** What a trial gets of a meter: the product's, or its own limit and overage. */
+function trialText(m: ProductMeter, trialMeters: MeterOverrides): string {
+  if (!trialMeters[m.key]) return 'as licences';
+  const { limit, overage } = effective(m, trialMeters);
+  if (limit === null) return 'No limit';
+  return `${limitText({ limit, period: m.period })}${overage === null ? ', no ceiling past it' : overage > 0 ? `, ${overage.toLocaleString()} more past it` : ''}`;
+}
 
 export default function ProductPage() {
   const { slug = '', id = '' } = useParams();
@@ -291,6 +305,25 @@ export default function ProductPage() {
                   </Text>
                 ),
             ],
+          ]}
+        />
+      </section>
+      <section aria-labelledby="meters-heading">
+        <Title order={2} size="h4" id="meters-heading" mb="xs">
+          Meters
+        </Title>
+        <RecordTable
+          label="Meters"
+          rows={p.meters}
+          rowKey={(m) => m.key}
+          empty="No meters: Edit adds them."
+          columns={[
+            ['Key', (m) => <Code>{m.key}</Code>],
+            ['Label', (m) => m.label],
+            ['Period', (m) => options.data?.meterPeriods.find((c) => c.value === m.period)?.label ?? ''],
+            ['Limit', (m) => limitText(m)],
+            ['Overage', (m) => overageText(m)],
+            ...(p.trialDays > 0 ? [['Trials', (m: ProductMeter) => trialText(m, p.trialMeters)] as Column<ProductMeter>] : []),
           ]}
         />
       </section>
