@@ -113,7 +113,7 @@ describe('trials in the console', () => {
     await extend.getByLabel('Days to add').fill('365');
     await extend.getByRole('button', { name: 'Extend trial' }).click();
     // A trial ends at most 365 days after it started: the service's refusal, beside the field.
-    await extend.getByText('a trial ends at most 365 days after it started', { exact: true }).waitFor();
+    await extend.getByText('A trial ends at most 365 days after it started', { exact: true }).waitFor();
     expect(await endOf()).toBe(before);
     await extend.getByLabel('Days to add').fill('7');
     await expectAccessible(page, 'extend dialog');

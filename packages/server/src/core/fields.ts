@@ -16,6 +16,7 @@ const NAMES: Record<string, string> = {
 
 const WORDS: Record<string, string> = {
   id: 'ID',
+  pin: 'PIN',
   pem: 'PEM',
   url: 'URL',
   json: 'JSON',

@@ -114,10 +114,13 @@ describe('download grants (DESIGN 20)', () => {
     expect(noToken.statusCode).toBe(401);
     expect((await p.grant({ ...body, nonce: nonce() })).statusCode).toBe(400);
     const noFingerprint = await p.grant({ license: body.license, artifactId: body.artifactId });
-    expect([noFingerprint.statusCode, noFingerprint.data.error]).toEqual([400, "fingerprint: an ONLINE licence sends this machine's fingerprint"]);
-    expect((await p.grant({ ...body, fingerprint: 'SVC1.bad.sum' })).data.error).toMatch(/^fingerprint:/);
+    expect([noFingerprint.statusCode, noFingerprint.data.error]).toEqual([
+      400,
+      "Fingerprint (fingerprint): an ONLINE licence sends this machine's fingerprint",
+    ]);
+    expect((await p.grant({ ...body, fingerprint: 'SVC1.bad.sum' })).data.error).toMatch(/^Fingerprint \(fingerprint\):/);
     const tampered = `${body.license.slice(0, -4)}AAAA`;
-    expect((await p.grant({ ...body, license: tampered })).data.error).toMatch(/^license:/);
+    expect((await p.grant({ ...body, license: tampered })).data.error).toMatch(/^Licence \(license\):/);
     const text = await h.request('POST', `/o/${h.slug}/api/public/license/${p.checkId}/download`, {
       headers: { authorization: `Bearer ${p.token}`, 'content-type': 'text/plain' },
       body: 'x',

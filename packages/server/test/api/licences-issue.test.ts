@@ -119,6 +119,7 @@ describe('issue: the full licence', () => {
       updatesMonths: 18,
       // The update window runs from the issue date, as the term does, and outlasts it here.
       updatesUntil: startUtc(addMonths(start, 18)),
+      feedGeneration: 1,
     });
     const issuedAt = Date.parse(licence.issuedAt);
     expect(issuedAt).toBeGreaterThanOrEqual(before);
