@@ -3,9 +3,10 @@ import { buildApp } from '../../src/app.js';
 import { loadMasterKey } from '../../src/keys/master-key.js';
 import { createPlatformAccount } from '../../src/platform/accounts.js';
 import { checkBody, checkedProduct } from '../check-helpers.js';
+import { pathOf, releasedProduct } from '../download-helpers.js';
 import { runCli } from '../cli.js';
 import { ADMIN_PASSWORD, startHarness, type Harness } from '../harness.js';
-import { issueOk } from '../licence-helpers.js';
+import { fingerprint, issueOk } from '../licence-helpers.js';
 import { machine, startBody, trialProduct } from '../trial-helpers.js';
 
 let h: Harness;
@@ -227,6 +228,38 @@ describe('control plane', () => {
     expect((await h.as({ cookie: member.cookie })('GET', '/products')).statusCode).toBe(200);
     const actions = (await asAdmin('GET', '/platform/api/activity?limit=2')).data.items.map((e: { action: string }) => e.action);
     expect(actions).toEqual(['organisation.resumed', 'organisation.suspended']);
+  });
+
+  it("goes on answering a suspended organisation's download grants, feeds and portal downloads (DESIGN 8, 20)", async () => {
+    const p = await releasedProduct(h);
+    const release = await p.ship('1.0.0', [{ filename: 'App-1.0.0.exe', platform: 'windows', arch: 'x86_64', content: 'suspended exe' }]);
+    const licence = await p.seated('suspended-downloads', { licenseeEmail: 'buyer@suspended.example' });
+    const body = { license: licence.licenseString, fingerprint: fingerprint('suspended-downloads') };
+    const code = (await h.admin('POST', `/customers/${licence.customerId}/portal-links`)).data.url.split('/portal/')[1];
+
+    await asAdmin('PUT', `/platform/api/organisations/${h.slug}`, { suspended: true });
+    try {
+      expect((await h.admin('GET', `/releases/${release.id}`)).statusCode).toBe(403);
+      const grant = await p.grant({ ...body, artifactId: release.artifacts[0].id });
+      expect(grant.statusCode, grant.body).toBe(200);
+      expect((await call('GET', pathOf(grant.data.url))).body).toBe('suspended exe');
+      const feed = await p.feedToken(body);
+      expect(feed.statusCode, feed.body).toBe(200);
+      const latest = await call('GET', pathOf(`${feed.data.urls.json}?platform=windows&arch=x86_64`));
+      expect([latest.statusCode, latest.data.update?.version]).toEqual([200, '1.0.0']);
+      const opened = await call('POST', `/o/${h.slug}/api/portal/session`, { body: { code } });
+      expect(opened.statusCode, opened.body).toBe(200);
+      const cookies = { svc_portal: opened.cookies.find((c) => c.name === 'svc_portal')!.value };
+      const listed = await call('GET', `/o/${h.slug}/api/portal/licenses/${licence.lid}/releases`, { cookies });
+      expect(listed.data.map((r: { version: string; covered: boolean }) => [r.version, r.covered])).toEqual([['1.0.0', true]]);
+      const portalGrant = await call('POST', `/o/${h.slug}/api/portal/licenses/${licence.lid}/downloads`, {
+        cookies,
+        body: { artifactId: release.artifacts[0].id },
+      });
+      expect((await call('GET', pathOf(portalGrant.data.url))).body).toBe('suspended exe');
+    } finally {
+      await asAdmin('PUT', `/platform/api/organisations/${h.slug}`, { suspended: false });
+    }
   });
 
   it('lets a platform session act inside an organisation with its role, audited as platform/<username>', async () => {
