@@ -13,7 +13,7 @@ import { findLicenceView, statusOf, toLicence } from '../listings/repos/views.js
 import type { OrganisationCache } from '../orgs/repo.js';
 import { findProductRow } from '../products/repo.js';
 import { artifactRowsOf, findReleaseIdByVersion, findReleaseRow, listReleaseRows, type ArtifactRow, type ReleaseRow } from '../releases/repo.js';
-import { ARCHES, byPrecedence, meetsRequires, oneOf, PLATFORMS } from '../releases/rules.js';
+import { ARCHES, artifactFacts, byPrecedence, meetsRequires, oneOf, PLATFORMS } from '../releases/rules.js';
 import type { ArtifactStore } from '../releases/store.js';
 import { isLive } from '../seats/live.js';
 import type { DownloadCounts } from './counts.js';
@@ -131,16 +131,7 @@ export async function grantAnswer(
   return {
     url: `${apiBase(deps, org)}/downloads/${grant}/${encodeFilename(row.filename)}`,
     expiresAt: iso(exp * 1000)!,
-    artifact: {
-      id: Number(row.id),
-      filename: row.filename,
-      platform: row.platform,
-      arch: row.arch,
-      size: Number(row.size),
-      sha256: row.sha256,
-      sha512: row.sha512,
-      contentType: row.content_type,
-    },
+    artifact: artifactFacts(row),
     release: {
       version: row.version,
       channel: row.channel,

@@ -2,6 +2,7 @@ import semver from 'semver';
 import { badRequest, invalid } from '../core/errors.js';
 import type { ProductParam } from '../products/schemas.js';
 import { paramValue } from '../products/shape.js';
+import type { ArtifactRow } from './repo.js';
 
 export const CHANNELS = ['stable', 'rc', 'beta', 'alpha', 'dev'] as const;
 export type Channel = (typeof CHANNELS)[number];
@@ -113,4 +114,18 @@ export function meetsRequires(requires: Record<string, unknown>, claims: Record<
     if (Array.isArray(claim)) return claim.includes(value);
     return claim !== undefined && JSON.stringify(claim) === JSON.stringify(value);
   });
+}
+
+/** An artifact's public facts: the grant's `artifact` (DESIGN.md 20), and the first fields of the operator's record. */
+export function artifactFacts(row: Pick<ArtifactRow, 'id' | 'filename' | 'platform' | 'arch' | 'size' | 'sha256' | 'sha512' | 'content_type'>) {
+  return {
+    id: Number(row.id),
+    filename: row.filename,
+    platform: row.platform,
+    arch: row.arch,
+    size: Number(row.size),
+    sha256: row.sha256,
+    sha512: row.sha512,
+    contentType: row.content_type,
+  };
 }

@@ -32,6 +32,7 @@ import {
 } from './repo.js';
 import {
   ARCHES,
+  artifactFacts,
   byPrecedence,
   CHANNELS,
   checkBundleVersion,
@@ -59,16 +60,11 @@ interface ManifestSignature {
 }
 
 export function toArtifact(row: ArtifactRow, downloads: number) {
+  const { id, ...facts } = artifactFacts(row);
   return {
-    id: Number(row.id),
+    id,
     releaseId: Number(row.release_id),
-    filename: row.filename,
-    platform: row.platform,
-    arch: row.arch,
-    size: Number(row.size),
-    sha256: row.sha256,
-    sha512: row.sha512,
-    contentType: row.content_type,
+    ...facts,
     tauriSignature: row.tauri_signature,
     edSignature: row.ed_signature,
     backend: row.backend,
