@@ -1,5 +1,5 @@
 import semver from 'semver';
-import { encodeFilename } from './ranges.js';
+import { encodeFilename } from '../releases/ranges.js';
 
 /**
  * The four feeds of DESIGN section 20, as pure functions of the covered PUBLISHED releases a licence

@@ -17,7 +17,7 @@ import { ARCHES, artifactFacts, byPrecedence, meetsRequires, oneOf, PLATFORMS } 
 import type { ArtifactStore } from '../releases/store.js';
 import { isLive } from '../seats/live.js';
 import type { DownloadCounts } from './counts.js';
-import { deliver } from './delivery.js';
+import { deliver } from '../releases/delivery.js';
 import {
   channelOffers,
   electronYaml,
@@ -34,7 +34,7 @@ import {
   type Channel,
   type FeedRelease,
 } from './feeds.js';
-import { encodeFilename } from './ranges.js';
+import { encodeFilename } from '../releases/ranges.js';
 import { findArtifactWithRelease, findBindingState, findDownloadLicence, raiseFeedGeneration } from './repo.js';
 import { makeFeedToken, makeGrant, readFeedToken, readGrant, tokenKey } from './tokens.js';
 
@@ -203,13 +203,7 @@ async function answerArtifact(
   presignSeconds: number,
   now: number,
 ): Promise<FastifyReply> {
-  const delivered = await deliver(
-    reply,
-    deps.store,
-    { filename: artifact.filename, size: Number(artifact.size), sha256: artifact.sha256, contentType: artifact.content_type, storageKey: artifact.storage_key },
-    request,
-    presignSeconds,
-  );
+  const delivered = await deliver(reply, deps.store, artifact, request, presignSeconds);
   if (delivered.counted) deps.counts.count(org.id, Number(artifact.id), localDate(now, org.timezone));
   if (delivered.bytes > 0) deps.countBytes(delivered.bytes);
   return reply;

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { ApiError } from '../core/errors.js';
 import { Id, IdParams, NoContent, Nullable, NullableTimestamp, responses, Slug, Timestamp } from '../core/schemas.js';
 import type { Keyring } from '../keys/keyring.js';
 import { ARCHES, CHANNELS, PLATFORMS, STATUSES } from './rules.js';
@@ -18,6 +17,7 @@ import {
   uploadArtifact,
   yankRelease,
 } from './service.js';
+import { deliver } from './delivery.js';
 import type { ArtifactStore } from './store.js';
 
 const tags = ['Releases'];
@@ -219,31 +219,17 @@ export const releaseRoutes =
         config: { access: 'releases:read' },
         schema: {
           summary: "Download a release's file (never counted)",
+          description:
+            'Answered as the licensed downloads are (DESIGN 20): Range and multi-range 206, 416, ETag and HEAD from disk; 303 to a presigned URL on S3.',
           tags,
           params: ArtifactParams,
-          response: responses({ 200: Type.Unknown({ description: 'The file.' }) }, [503]),
+          response: responses({ 200: Type.Unknown({ description: 'The file.' }) }, [416, 503]),
         },
       },
       async (request, reply) => {
         const artifact = await findArtifact(request.ctx, request.params.id, request.params.artifactId);
-        const stream = store.read(artifact.storage_key);
-        if (stream === null) {
-          const url = await store.presign(artifact.storage_key, 300, artifact.content_type, artifact.filename);
-          if (url === null) throw new ApiError(503, 'the artifact store cannot serve this file');
-          return reply.code(303).header('location', url).send();
-        }
-        const opened = await new Promise<NodeJS.ReadableStream>((resolve, reject) => {
-          stream.once('error', () => reject(new ApiError(503, 'the artifact’s bytes cannot be read')));
-          stream.once('readable', () => resolve(stream));
-        });
-        return reply
-          .code(200)
-          .header('content-type', artifact.content_type)
-          .header('content-length', String(artifact.size))
-          .header('content-disposition', `attachment; filename="${artifact.filename}"`)
-          .header('accept-ranges', 'bytes')
-          .header('etag', `"${artifact.sha256}"`)
-          .send(opened);
+        await deliver(reply, store, artifact, { method: request.method, range: request.headers.range }, 300);
+        return reply;
       },
     );
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deliver } from '../../src/downloads/delivery.js';
+import { deliver } from '../../src/releases/delivery.js';
 import { type ArtifactStore, DiskArtifactStore } from '../../src/releases/store.js';
 
 const bytes = randomBytes(10_000);
@@ -20,7 +20,7 @@ function serve(store: ArtifactStore, storageKey = key) {
     last = await deliver(
       reply,
       store,
-      { filename: 'App Setup 1.2.3.exe', size: bytes.length, sha256, contentType: 'application/x-msdownload', storageKey },
+      { filename: 'App Setup 1.2.3.exe', size: bytes.length, sha256, content_type: 'application/x-msdownload', storage_key: storageKey },
       { method: request.method, range: typeof range === 'string' ? range : undefined },
       300,
     );

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { encodeFilename, multipart, planRanges } from '../../src/downloads/ranges.js';
+import { encodeFilename, multipart, planRanges } from '../../src/releases/ranges.js';
 
 describe('Range plans', () => {
   it.each([

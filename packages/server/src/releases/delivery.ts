@@ -1,16 +1,11 @@
 import type { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
-import type { ArtifactStore } from '../releases/store.js';
+import type { ArtifactRow } from './repo.js';
+import type { ArtifactStore } from './store.js';
 import { type ByteRange, contentDisposition, contentRange, multipart, planRanges } from './ranges.js';
 
 /** What Delivery needs of an artifact row. */
-export interface DeliveredArtifact {
-  filename: string;
-  size: number;
-  sha256: string;
-  contentType: string;
-  storageKey: string;
-}
+export type DeliveredArtifact = Pick<ArtifactRow, 'filename' | 'size' | 'sha256' | 'content_type' | 'storage_key'>;
 
 export interface Delivered {
   /** A download as section 20 counts one: GET answered 200, 303, or 206 from byte 0. */
@@ -56,7 +51,7 @@ export async function deliver(
   if (store.backend === 's3') {
     let url: string | null;
     try {
-      url = await store.presign(artifact.storageKey, presignSeconds, artifact.contentType, artifact.filename);
+      url = await store.presign(artifact.storage_key, presignSeconds, artifact.content_type, artifact.filename);
     } catch {
       url = null;
     }
@@ -68,7 +63,7 @@ export async function deliver(
     return { counted: !head, bytes: 0 };
   }
 
-  const size = artifact.size;
+  const size = Number(artifact.size);
   reply.header('Accept-Ranges', 'bytes').header('ETag', `"${artifact.sha256}"`).header('Content-Disposition', contentDisposition(artifact.filename));
   const plan = planRanges(request.range, size);
   if (plan.kind === 'unsatisfiable') {
@@ -78,7 +73,7 @@ export async function deliver(
 
   const open = (range: ByteRange | null): NodeJS.ReadableStream | null => {
     try {
-      return store.read(artifact.storageKey, range?.start, range?.end);
+      return store.read(artifact.storage_key, range?.start, range?.end);
     } catch {
       return null;
     }
@@ -95,7 +90,7 @@ export async function deliver(
   }
 
   if (plan.kind === 'multi') {
-    const mp = multipart(plan.ranges, size, artifact.contentType);
+    const mp = multipart(plan.ranges, size, artifact.content_type);
     reply.code(206).header('Content-Type', mp.contentType).header('Content-Length', mp.length);
     if (head) {
       reply.send();
@@ -117,7 +112,7 @@ export async function deliver(
   const length = range ? range.end - range.start + 1 : size;
   reply
     .code(range ? 206 : 200)
-    .header('Content-Type', artifact.contentType)
+    .header('Content-Type', artifact.content_type)
     .header('Content-Length', length);
   if (range) reply.header('Content-Range', contentRange(range, size));
   if (head) {
