@@ -88,5 +88,9 @@ export function jsonRows(t: Tenant, json: string, columns: ReadonlyArray<readonl
   const rows = postgres ? sql`json_array_elements(${json}::json) e` : sql`json_each(${json}) e`;
   // PostgreSQL's ->> answers text; SQLite's answers the JSON value's own type.
   const select = columns.map(([name, type], i) => (postgres ? `(e ->> ${i})::${type} as ${name}` : `e.value ->> ${i} as ${name}`));
-  return sql`(select ${sql.raw(select.join(', '))} from ${rows})`;
+  // `limit -1` (no limit) keeps SQLite from flattening the subquery: materialised, it is the outer
+  // loop of a join, each row one primary-key lookup. Flattened, a database never ANALYZEd (as
+  // SQLite leaves one) walked the organisation's whole index once per element instead: 48 ms for
+  // a second's 100 stamps at 2,000 licences, 390 ms at 20,000, with every check waiting.
+  return sql`(select ${sql.raw(select.join(', '))} from ${rows}${sql.raw(postgres ? '' : ' limit -1')})`;
 }
