@@ -577,6 +577,8 @@ export interface UsageCountsTable {
   meter: string;
   period_key: string;
   used: number;
+  /** The ids of this meter and key remembered (DESIGN.md 19's EVENT_LIMIT): written with the events, lowered as they are pruned. */
+  ids: Generated<number>;
 }
 
 /** A recorded usage event (ACCEPTED or LIMIT_REACHED) or an operator's adjustment (event_id null). */

@@ -83,7 +83,7 @@ export function preparedQuery<A extends unknown[], R>(build: (t: Tenant, ...args
  * prepared statement (preparedQuery) takes as one parameter, whatever the number of rows: one
  * statement for many rows, its text the same every time.
  */
-export function jsonRows(t: Tenant, json: string, columns: ReadonlyArray<readonly [name: string, type: 'bigint' | 'text']>): RawBuilder<unknown> {
+export function jsonRows(t: Pick<Tenant, 'db'>, json: string, columns: ReadonlyArray<readonly [name: string, type: 'bigint' | 'text']>): RawBuilder<unknown> {
   const postgres = dialectOf(t.db) === 'postgres';
   const rows = postgres ? sql`json_array_elements(${json}::json) e` : sql`json_each(${json}) e`;
   // PostgreSQL's ->> answers text; SQLite's answers the JSON value's own type.

@@ -57,7 +57,8 @@ export async function adjustUsage(ctx: Ctx, lid: string, input: { meter: string;
       const after = before + input.amount;
       if (after < 0) throw invalid('amount', `the count would fall below 0 (used ${before})`);
       if (after > MAX_SAFE) throw invalid('amount', 'the count would pass 2^53 − 1');
-      await setCount(t, row.id, meter.key, period.key, after);
+      // An adjustment has no id: it remembers none.
+      await setCount(t, row.id, meter.key, period.key, after, 0);
       await insertEvents(t, [
         {
           licence_id: row.id,

@@ -4,8 +4,9 @@ import { pruneEvents } from './repo.js';
 const EVERY_MS = 60 * 60 * 1000;
 
 /**
- * Forgets usage ids past their horizon (DESIGN.md 19), hourly and once at start: a delete of event
- * rows only, so a count never changes. Every process runs it; a delete that finds nothing costs little.
+ * Forgets usage ids past their horizon (DESIGN.md 19), hourly and once at start: event rows deleted
+ * and their count rows' remembered ids lowered with them, `used` never changed. Every process runs
+ * it; a delete that finds nothing costs little.
  */
 export function usagePruner(database: Database, log: { warn(obj: unknown, msg: string): void }) {
   let timer: NodeJS.Timeout | undefined;

@@ -37,13 +37,6 @@ const usageStateOf = preparedQuery((t, licenceId: number, ids: string, keys: str
     return (postgres ? sql`coalesce(json_agg(json_build_array(${array})), '[]')` : sql`json_group_array(json_array(${array}))`).as('rows');
   };
   const among = (json: string) => sql<string>`(select v from ${jsonRows(t, json, [['v', 'text']])} v)`;
-  const remembered = t
-    .selectFrom('usage_events')
-    .select(['period_key', (eb) => eb.fn.countAll().as('n')])
-    .where('licence_id', '=', licenceId)
-    .where('period_key', 'in', among(keys))
-    .where('event_id', 'is not', null)
-    .groupBy('period_key');
   return t.db.selectNoFrom([
     t
       .selectFrom('usage_events')
@@ -53,32 +46,29 @@ const usageStateOf = preparedQuery((t, licenceId: number, ids: string, keys: str
       .as('recorded'),
     t
       .selectFrom('usage_counts')
-      .select(rows(['meter', 'period_key', 'used']))
+      .select(rows(['meter', 'period_key', 'used', 'ids']))
       .where('licence_id', '=', licenceId)
       .where('period_key', 'in', among(keys))
       .as('counts'),
-    t.db
-      .selectFrom(remembered.as('r'))
-      .select(rows(['period_key', 'n']))
-      .as('remembered'),
   ]);
 });
 
 /**
  * What the events of a request are judged against, in one statement: the events of these ids the
- * licence remembers, its counts in these period keys, and how many ids it remembers in each
- * (DESIGN.md 19's EVENT_LIMIT). Read under the licence-row lock, in a statement after the one
+ * licence remembers, and its counts in these period keys with the ids each remembers (summed by
+ * key, DESIGN.md 19's EVENT_LIMIT). Read under the licence-row lock, in a statement after the one
  * that took it, so it sees every request that held the lock before.
  */
 export async function usageState(t: Tenant, licenceId: number, ids: readonly string[], periodKeys: readonly string[]) {
   const [row] = await usageStateOf(t, licenceId, listOf(ids), listOf([...new Set(periodKeys)]));
   const recorded = fromJson<Array<[string, string, number, number | null, string]>>(row!.recorded);
-  const counts = fromJson<Array<[string, string, number]>>(row!.counts);
-  const remembered = fromJson<Array<[string, number]>>(row!.remembered);
+  const counts = fromJson<Array<[string, string, number, number]>>(row!.counts);
+  const remembered = new Map<string, number>();
+  for (const [, key, , n] of counts) remembered.set(key, (remembered.get(key) ?? 0) + Number(n));
   return {
     recorded: new Map(recorded.map(([id, meter, amount, at, result]) => [id, { meter, amount, at, result } satisfies RecordedEvent])),
     counts: counts.map(([meter, period_key, used]) => ({ meter, period_key, used })),
-    remembered: new Map(remembered.map(([key, n]) => [key, Number(n)])),
+    remembered,
   };
 }
 
@@ -127,15 +117,15 @@ export async function insertEvents(t: Tenant, rows: readonly EventRow[]): Promis
   await insertEventRows(t, JSON.stringify(rows.map((row) => EVENT_COLUMNS.map(([name]) => row[name]))));
 }
 
-const upsertCount = preparedQuery((t, licenceId: number, meter: string, periodKey: string, used: number) =>
+const upsertCount = preparedQuery((t, licenceId: number, meter: string, periodKey: string, used: number, ids: number) =>
   t
-    .insertInto('usage_counts', { licence_id: licenceId, meter, period_key: periodKey, used })
-    .onConflict((oc) => oc.columns(['licence_id', 'meter', 'period_key']).doUpdateSet({ used: sql`excluded.used` })),
+    .insertInto('usage_counts', { licence_id: licenceId, meter, period_key: periodKey, used, ids })
+    .onConflict((oc) => oc.columns(['licence_id', 'meter', 'period_key']).doUpdateSet({ used: sql`excluded.used`, ids: sql`usage_counts.ids + excluded.ids` })),
 );
 
-/** Sets a count, creating its row the first time. */
-export async function setCount(t: Tenant, licenceId: number, meter: string, periodKey: string, used: number): Promise<void> {
-  await upsertCount(t, licenceId, meter, periodKey, used);
+/** Sets a count and adds the ids it newly remembers, creating its row the first time. */
+export async function setCount(t: Tenant, licenceId: number, meter: string, periodKey: string, used: number, newIds: number): Promise<void> {
+  await upsertCount(t, licenceId, meter, periodKey, used, newIds);
 }
 
 /**
@@ -176,10 +166,54 @@ export const recentEvents = (t: Tenant, licenceId: number, limit: number) =>
     .limit(limit)
     .execute();
 
-/** Forgets the ids past their horizon, across organisations: a count is never touched. */
+const PRUNE_BATCH = 5_000;
+
+/**
+ * Forgets the ids past their horizon, across organisations, a batch per transaction: each batch's
+ * rows deleted with RETURNING, so on any number of instances a row is forgotten once and its count
+ * row's `ids` lowered once; `used` is never touched. Answers the rows deleted.
+ */
 export async function pruneEvents(db: Db, now: number): Promise<number> {
-  const result = await db.deleteFrom('usage_events').where('expires_at', '<', now).executeTakeFirst();
-  return Number(result.numDeletedRows);
+  let deleted = 0;
+  for (;;) {
+    const gone = await db.transaction().execute(async (trx) => {
+      const rows = await trx
+        .deleteFrom('usage_events')
+        .where('id', 'in', (eb) => eb.selectFrom('usage_events').select('id').where('expires_at', '<', now).limit(PRUNE_BATCH))
+        .returning(['org_id', 'licence_id', 'meter', 'period_key', 'event_id'])
+        .execute();
+      const forgotten = new Map<string, { org_id: number; licence_id: number; meter: string; period_key: string; n: number }>();
+      for (const row of rows) {
+        if (row.event_id === null) continue;
+        const key = JSON.stringify([row.licence_id, row.meter, row.period_key]);
+        const group = forgotten.get(key) ?? { ...row, n: 0 };
+        group.n++;
+        forgotten.set(key, group);
+      }
+      if (forgotten.size > 0) {
+        const json = JSON.stringify([...forgotten.values()].map((g) => [g.org_id, g.licence_id, g.meter, g.period_key, g.n]));
+        const columns = [
+          ['org_id', 'bigint'],
+          ['licence_id', 'bigint'],
+          ['meter', 'text'],
+          ['period_key', 'text'],
+          ['n', 'bigint'],
+        ] as const;
+        await trx
+          .updateTable('usage_counts')
+          .from(jsonRows({ db: trx }, json, columns).as('g'))
+          .set({ ids: sql`usage_counts.ids - g.n` })
+          .whereRef('usage_counts.org_id', '=', sql.ref('g.org_id'))
+          .whereRef('usage_counts.licence_id', '=', sql.ref('g.licence_id'))
+          .whereRef('usage_counts.meter', '=', sql.ref('g.meter'))
+          .whereRef('usage_counts.period_key', '=', sql.ref('g.period_key'))
+          .execute();
+      }
+      return rows.length;
+    });
+    deleted += gone;
+    if (gone < PRUNE_BATCH) return deleted;
+  }
 }
 
 /** A licence's meters as stored on it. */

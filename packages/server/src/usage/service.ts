@@ -211,9 +211,9 @@ export async function applyEvents(
   if (rows.length > 0) await insertEvents(t, rows);
   for (const meter of licence.meters) {
     const after = used.get(meter.key)!;
-    if (after === before.get(meter.key)) continue;
-    const period = periods.get(meter.key)!;
-    await setCount(t, licence.id, meter.key, period.key, after);
+    const newIds = rows.filter((row) => row.meter === meter.key).length;
+    if (after === before.get(meter.key) && newIds === 0) continue;
+    await setCount(t, licence.id, meter.key, periods.get(meter.key)!.key, after, newIds);
   }
   return { results, meters: licence.meters.map((m) => balance(m, periods.get(m.key)!, used.get(m.key)!)) };
 }

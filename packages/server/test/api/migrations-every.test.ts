@@ -23,9 +23,16 @@ const ids: Record<string, number> = {};
 
 async function insert(table: string, row: Record<string, unknown>, name?: string): Promise<void> {
   const db = database.db as unknown as import('kysely').Kysely<any>;
-  const hasId = !['sessions', 'api_tokens', 'check_counts', 'platform_sessions', 'portal_sessions', 'webauthn_challenges', 'licence_lease_peaks'].includes(
-    table,
-  );
+  const hasId = ![
+    'sessions',
+    'api_tokens',
+    'check_counts',
+    'platform_sessions',
+    'portal_sessions',
+    'webauthn_challenges',
+    'licence_lease_peaks',
+    'usage_counts',
+  ].includes(table);
   const query = db.insertInto(table).values(row);
   const id = hasId ? Number((await query.returning('id').executeTakeFirstOrThrow()).id) : await query.execute().then(() => undefined);
   if (name && id !== undefined) ids[name] = id;
@@ -474,6 +481,37 @@ const STEPS: Record<string, { rows?: () => Promise<void>; check?: () => Promise<
         'licences',
         written.get('licences')!.filter((row) => row.lid !== 'LIC-OLD-PERPETUAL'),
       );
+    },
+  },
+  '0024_usage_remembered': {
+    async rows() {
+      const base = { org_id: ids.org, licence_id: ids.licence0, period_key: '2026-11' };
+      const event = { ...base, at: null, received_at: NOW, source: 'application', machine_id: null, actor: 'check', reason: null, expires_at: NOW + 60 * DAY };
+      await insert('usage_counts', { ...base, meter: 'exports', used: 3 });
+      await insert('usage_events', { ...event, event_id: 'e-1', meter: 'exports', amount: 1, result: 'ACCEPTED' });
+      await insert('usage_events', { ...event, event_id: 'e-2', meter: 'exports', amount: 2, result: 'ACCEPTED' });
+      await insert('usage_events', {
+        ...event,
+        event_id: null,
+        meter: 'exports',
+        amount: 5,
+        result: 'ACCEPTED',
+        source: 'operator',
+        actor: 'admin',
+        reason: 'credit',
+      });
+      await insert('usage_events', { ...event, event_id: 'e-3', meter: 'calls', amount: 9, result: 'LIMIT_REACHED' });
+      // A meter and key that recorded only refusals gets a count row at 0 used, to keep its ids.
+      written.get('usage_counts')!.push({ ...base, meter: 'calls', used: 0 });
+    },
+    async check() {
+      // The ids each count row remembers, an adjustment (no id) none (DESIGN.md 19).
+      const db = database.db as unknown as import('kysely').Kysely<any>;
+      const counts = await db.selectFrom('usage_counts').select(['meter', 'used', 'ids']).orderBy('meter').execute();
+      expect(counts.map((c) => [c.meter, Number(c.used), Number(c.ids)])).toEqual([
+        ['calls', 0, 1],
+        ['exports', 3, 2],
+      ]);
     },
   },
 };

@@ -454,8 +454,18 @@ describe('limits, pruning, timezone and metrics', () => {
     const expiry = await h.database.db.selectFrom('usage_events').select('expires_at').where('licence_id', '=', row.id).executeTakeFirstOrThrow();
     // 35 days past the month's end.
     expect(Number(expiry.expires_at) - Date.now()).toBeGreaterThan(35 * 86_400_000);
+    const remembered = () =>
+      h.database.db
+        .selectFrom('usage_counts')
+        .select(['meter', 'used', 'ids'])
+        .where('licence_id', '=', row.id)
+        .execute()
+        .then((rows) => rows.map((r) => [r.meter, Number(r.used), Number(r.ids)]));
+    expect(await remembered()).toEqual([['exports', 2, 1]]);
     expect(await pruneEvents(h.database.db, Date.now())).toBe(0);
     expect(await pruneEvents(h.database.db, Number(expiry.expires_at) + 1)).toBeGreaterThanOrEqual(1);
+    // The count stays; the id is no longer remembered, so it no longer counts towards EVENT_LIMIT.
+    expect(await remembered()).toEqual([['exports', 2, 0]]);
     expect((await send([])).data.meters[0].used).toBe(2);
     expect((await h.admin('GET', `/licenses/${licence.lid}/usage`)).data.events).toEqual([]);
   });

@@ -22,6 +22,7 @@ import { singleSignOn } from './0019_single_sign_on.js';
 import { releases } from './0020_releases.js';
 import { mail } from './0022_mail.js';
 import { updatesUntil } from './0023_updates_until.js';
+import { usageRemembered } from './0024_usage_remembered.js';
 
 /** Migrations are written once for both dialects; each receives the dialect for the few DDL differences. */
 const migrations: Record<string, (dialect: DialectName) => Migration> = {
@@ -47,6 +48,7 @@ const migrations: Record<string, (dialect: DialectName) => Migration> = {
   '0020_releases': releases,
   '0022_mail': mail,
   '0023_updates_until': updatesUntil,
+  '0024_usage_remembered': usageRemembered,
 };
 
 export const MIGRATION_NAMES: readonly string[] = Object.keys(migrations);
