@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
-import type { ArtifactStore } from '../releases/store.js';
-import { type ByteRange, contentDisposition, contentRange, multipart, planRanges } from './ranges.js';
+import { type ArtifactStore, contentDisposition } from '../releases/store.js';
+import { type ByteRange, contentRange, multipart, planRanges } from './ranges.js';
 
 /** What Delivery needs of an artifact row. */
 export interface DeliveredArtifact {

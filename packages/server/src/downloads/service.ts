@@ -14,7 +14,7 @@ import type { OrganisationCache } from '../orgs/repo.js';
 import { findProductRow } from '../products/repo.js';
 import { artifactRowsOf, findReleaseIdByVersion, findReleaseRow, listReleaseRows, type ArtifactRow, type ReleaseRow } from '../releases/repo.js';
 import { ARCHES, byPrecedence, meetsRequires, oneOf, PLATFORMS } from '../releases/rules.js';
-import type { ArtifactStore } from '../releases/store.js';
+import type { ArtifactStores } from '../releases/stores.js';
 import { isLive } from '../seats/live.js';
 import type { DownloadCounts } from './counts.js';
 import { deliver } from './delivery.js';
@@ -41,7 +41,7 @@ import { makeFeedToken, makeGrant, readFeedToken, readGrant, tokenKey } from './
 /** What licensed downloads and feeds need of the app (app.ts wires them). */
 export interface DownloadDeps {
   database: Database;
-  store: ArtifactStore;
+  stores: ArtifactStores;
   counts: DownloadCounts;
   limiter: RateLimiter;
   organisations: OrganisationCache;
@@ -214,7 +214,7 @@ async function answerArtifact(
 ): Promise<FastifyReply> {
   const delivered = await deliver(
     reply,
-    deps.store,
+    deps.stores.of(artifact.backend),
     { filename: artifact.filename, size: Number(artifact.size), sha256: artifact.sha256, contentType: artifact.content_type, storageKey: artifact.storage_key },
     request,
     presignSeconds,

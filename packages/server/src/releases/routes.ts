@@ -18,7 +18,8 @@ import {
   uploadArtifact,
   yankRelease,
 } from './service.js';
-import type { ArtifactStore } from './store.js';
+import { contentDisposition } from './store.js';
+import type { ArtifactStores } from './stores.js';
 
 const tags = ['Releases'];
 
@@ -114,7 +115,7 @@ const ArtifactParams = Type.Object({ slug: Slug, id: Id(), artifactId: Id() });
 
 /** DESIGN.md 20's management side: releases, their artifacts, publishing. */
 export const releaseRoutes =
-  (keyring: Keyring, store: ArtifactStore, limits: ReleaseLimits): FastifyPluginAsyncTypebox =>
+  (keyring: Keyring, stores: ArtifactStores, limits: ReleaseLimits): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.post(
       '/products/:id/releases',
@@ -167,7 +168,7 @@ export const releaseRoutes =
         schema: { summary: 'Delete a draft release and its files', tags, params: IdParams, response: responses({ 204: NoContent }, [409]) },
       },
       async (request, reply) => {
-        await deleteRelease(request.ctx, store, request.params.id);
+        await deleteRelease(request.ctx, stores, request.params.id);
         return reply.code(204).send();
       },
     );
@@ -209,7 +210,7 @@ export const releaseRoutes =
         schema: { summary: 'Delete a file of a draft release', tags, params: ArtifactParams, response: responses({ 204: NoContent }, [409]) },
       },
       async (request, reply) => {
-        await deleteArtifact(request.ctx, store, request.params.id, request.params.artifactId);
+        await deleteArtifact(request.ctx, stores, request.params.id, request.params.artifactId);
         return reply.code(204).send();
       },
     );
@@ -226,6 +227,7 @@ export const releaseRoutes =
       },
       async (request, reply) => {
         const artifact = await findArtifact(request.ctx, request.params.id, request.params.artifactId);
+        const store = stores.of(artifact.backend);
         const stream = store.read(artifact.storage_key);
         if (stream === null) {
           const url = await store.presign(artifact.storage_key, 300, artifact.content_type, artifact.filename);
@@ -240,7 +242,7 @@ export const releaseRoutes =
           .code(200)
           .header('content-type', artifact.content_type)
           .header('content-length', String(artifact.size))
-          .header('content-disposition', `attachment; filename="${artifact.filename}"`)
+          .header('content-disposition', contentDisposition(artifact.filename))
           .header('accept-ranges', 'bytes')
           .header('etag', `"${artifact.sha256}"`)
           .send(opened);
@@ -269,7 +271,7 @@ export const releaseRoutes =
           try {
             const artifact = await uploadArtifact(
               request.ctx,
-              store,
+              stores.current,
               limits,
               request.params.id,
               request.query,
