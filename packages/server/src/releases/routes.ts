@@ -230,7 +230,7 @@ export const releaseRoutes =
         const store = stores.of(artifact.backend);
         const stream = store.read(artifact.storage_key);
         if (stream === null) {
-          const url = await store.presign(artifact.storage_key, 300, artifact.content_type, artifact.filename);
+          const url = await store.presign(artifact.storage_key, 300, artifact.content_type, artifact.filename).catch(() => null);
           if (url === null) throw new ApiError(503, 'the artifact store cannot serve this file');
           return reply.code(303).header('location', url).send();
         }

@@ -231,6 +231,8 @@ describe('artifacts on S3 (DESIGN 20)', () => {
       expect(await artifactRows(releaseId)).toBe(0);
       const download = await h.request('GET', pathOf(granted.data.url));
       expect([download.statusCode, download.data]).toEqual([503, { error: expect.stringMatching(/artifact store/) }]);
+      const operator = await h.admin('GET', `/releases/${release.id}/artifacts/${release.artifacts[0].id}/download`);
+      expect([operator.statusCode, operator.data]).toEqual([503, { error: expect.stringMatching(/artifact store/) }]);
       const check = await p.check(checkBody(licence.licenseString, 'down-machine'));
       expect([check.statusCode, check.data.valid]).toEqual([200, true]);
       expect((await h.request('GET', '/metrics')).body).toMatch(/^licensor_artifact_store_up 0$/m);
