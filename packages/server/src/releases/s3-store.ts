@@ -1,12 +1,12 @@
+import { finished } from 'node:stream';
 import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import { finished } from 'node:stream';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { S3Settings } from '../config.js';
 import { ApiError } from '../core/errors.js';
 import { type ArtifactStore, contentDisposition, HashingCounter, hashOf, type StoredObject } from './store.js';
 
-export const STORE_UNREACHABLE = 'the artifact store cannot be reached just now; try again shortly';
+const STORE_UNREACHABLE = 'the artifact store cannot be reached just now; try again shortly';
 
 /** Whether the SDK's error says the object is not there (GetObject's NoSuchKey, HeadObject's bare 404). */
 const isMissing = (err: unknown) =>
