@@ -31,7 +31,7 @@ import { customerRoutes } from './customers/routes.js';
 import { dashboardRoutes } from './dashboard/routes.js';
 import { usageRoutes } from './usage/routes.js';
 import { releaseRoutes } from './releases/routes.js';
-import { createArtifactStore } from './releases/store.js';
+import { ArtifactStores } from './releases/stores.js';
 import { usagePruner } from './usage/prune.js';
 import { Keyring } from './keys/keyring.js';
 import { Hsm } from './keys/pkcs11.js';
@@ -221,12 +221,12 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
   app.addHook('onReady', async () => pruner.start());
   app.addHook('onClose', async () => pruner.stop());
   const keyring = new Keyring(masterKey, config.pkcs11 && new Hsm(config.pkcs11.module, config.pkcs11.tokens));
-  const artifactStore = createArtifactStore(config);
+  const artifactStores = new ArtifactStores(config);
   const downloadCounts = new DownloadCounts(database, (err) => app.log.error({ err }, 'download counts could not be written'));
   app.addHook('onClose', () => downloadCounts.close());
   const downloads: DownloadDeps = {
     database,
-    store: artifactStore,
+    stores: artifactStores,
     counts: downloadCounts,
     limiter: rateLimits,
     organisations,
@@ -234,7 +234,11 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
     publicUrl: config.publicUrl,
     grantSeconds: config.downloadGrantSeconds,
     keys: pathTokenKeys(masterKey),
-    ...installDownloadMetrics(registry, () => downloadCounts.total),
+    ...installDownloadMetrics(
+      registry,
+      () => downloadCounts.total,
+      () => artifactStores.current.up(),
+    ),
   };
   const checkApi = checkGates({
     database,
@@ -274,7 +278,7 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
       await api.register(listingRoutes);
       await api.register(dashboardRoutes);
       await api.register(usageRoutes);
-      await api.register(releaseRoutes(keyring, artifactStore, { maxBytes: config.artifactMaxBytes, quotaBytes: config.artifactQuotaBytes }));
+      await api.register(releaseRoutes(keyring, artifactStores, { maxBytes: config.artifactMaxBytes, quotaBytes: config.artifactQuotaBytes }));
       await api.register(auditRoutes);
       await api.register(checkRoutes(checkApi));
       await api.register(downloadRoutes(downloads));

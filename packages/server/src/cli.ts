@@ -9,7 +9,8 @@ import { backupBeforeMigrating } from './backup/upgrade.js';
 import { loadConfig, type Config } from './config.js';
 import { openDatabase, sqliteFileIn, type Database } from './db/database.js';
 import { migrateToLatest } from './db/migrations/index.js';
-import { createArtifactStore } from './releases/store.js';
+import { ArtifactStores } from './releases/stores.js';
+import { verifyArtifacts } from './releases/verify.js';
 import { guardSchema } from './db/schema-watch.js';
 import { openApiDocument as servedDocument } from './http/openapi.js';
 import { firstProblem } from './http/validation.js';
@@ -37,7 +38,8 @@ const USAGE = `usage: licensor <command>
   sso disable --org S                     turn single sign-on and its enforcement off (password sign-in works again)
   openapi                                 print the OpenAPI document (the console's client is generated from it)
   backup --out FILE                       write a consistent backup of the whole database (secret: mode 0600)
-  restore FILE [--check]                  load a backup into an empty database; --check only says which sealed keys open`;
+  restore FILE [--check]                  load a backup into an empty database; --check only says which sealed keys open
+  artifacts verify [--org S]              re-hash every release file in its store; exit 1 when one is missing or changed`;
 
 // The app (Fastify and every route) is loaded only by the commands that build it, so the others, backup and restore among them, stay small in memory.
 const loadApp = () => import('./app.js');
@@ -137,7 +139,7 @@ async function serve(config: Config): Promise<void> {
     return superviseWorkers(config, async (log) => {
       await withDatabase(config, (database) => prepareDatabase(config, database));
       // DESIGN.md 20: uploads a crash interrupted left temp files; they go before anyone serves.
-      await createArtifactStore(config).sweep();
+      await new ArtifactStores(config).current.sweep();
       // Made here, once, so that the workers all read the same generated key.
       loadMasterKey(config, (message) => log.warn(message));
       log.info(`the console is at ${config.consoleUrl}`);
@@ -281,6 +283,12 @@ async function run(argv: string[]): Promise<unknown> {
       const active = need(values, 'active');
       if (active !== 'true' && active !== 'false') throw new UsageError('--active must be true or false');
       return withDatabase(config, (database) => updatePlatformAccount(database, username, { active: active === 'true' }));
+    }
+    case 'artifacts verify': {
+      const slug = values.org === undefined ? undefined : need(values, 'org');
+      const result = await withDatabase(config, (database) => verifyArtifacts(database, new ArtifactStores(config), slug));
+      if (result.missing.length > 0 || result.mismatched.length > 0) process.exitCode = 1;
+      return result;
     }
     case 'sso disable': {
       const slug = need(values, 'org');

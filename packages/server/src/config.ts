@@ -45,7 +45,7 @@ export interface Config {
   /** DESIGN.md 21's `{base}`: the public URL, or `http://localhost:PORT` on loopback (passkeys' origin). */
   ssoBase: string;
   /** DESIGN.md 20: where artifact bytes live (`disk`, or an S3 bucket and key prefix), the disk directory, the bounds. */
-  artifactStore: { kind: 'disk' } | { kind: 's3'; bucket: string; prefix: string };
+  artifactStore: { kind: 'disk' } | ({ kind: 's3'; bucket: string; prefix: string } & S3Settings);
   artifactDir: string;
   artifactMaxBytes: number;
   /** Bytes of stored artifacts an organisation may hold; 0 = no limit. */
@@ -55,6 +55,14 @@ export interface Config {
   ssoPasskeyDays: number;
   /** DESIGN.md 22: the SMTP relay licence emails go through (loadMailConfig below). */
   mail: MailConfig;
+}
+
+/** DESIGN.md 20: how the S3 store is reached; credentials null means the SDK's own chain (environment, profile, instance role). */
+export interface S3Settings {
+  endpoint: string | null;
+  region: string;
+  credentials: { accessKeyId: string; secretAccessKey: string } | null;
+  forcePathStyle: boolean;
 }
 
 /** A configuration mistake: reported as one line, never a stack trace. */
@@ -78,7 +86,7 @@ function artifactConfig(env: NodeJS.ProcessEnv, dataDir: string) {
     const match = /^s3:\/\/([^/]+)(?:\/(.*))?$/.exec(raw);
     if (!match || !S3_BUCKET.test(match[1]!) || (match[2] ?? '').split('/').some((part, i, all) => part === '' && i < all.length - 1))
       throw new ConfigError('LICENSOR_ARTIFACT_STORE must be disk or s3://bucket[/prefix]');
-    artifactStore = { kind: 's3', bucket: match[1]!, prefix: (match[2] ?? '').replace(/\/$/, '') };
+    artifactStore = { kind: 's3', bucket: match[1]!, prefix: (match[2] ?? '').replace(/\/$/, ''), ...s3Settings(env) };
   }
   return {
     artifactStore,
@@ -86,6 +94,21 @@ function artifactConfig(env: NodeJS.ProcessEnv, dataDir: string) {
     artifactMaxBytes: integer(env, 'LICENSOR_ARTIFACT_MAX_BYTES', 2_147_483_648, 1, 5_497_558_138_880),
     artifactQuotaBytes: integer(env, 'LICENSOR_ARTIFACT_QUOTA_BYTES', 53_687_091_200, 0, Number.MAX_SAFE_INTEGER),
     downloadGrantSeconds: integer(env, 'LICENSOR_DOWNLOAD_GRANT_SECONDS', 300, 60, 3_600),
+  };
+}
+
+function s3Settings(env: NodeJS.ProcessEnv): S3Settings {
+  const endpoint = env.LICENSOR_S3_ENDPOINT ? url('LICENSOR_S3_ENDPOINT', env.LICENSOR_S3_ENDPOINT, ['http:', 'https:']) : null;
+  const accessKeyId = env.LICENSOR_S3_ACCESS_KEY_ID || '';
+  const secretAccessKey = env.LICENSOR_S3_SECRET_ACCESS_KEY || '';
+  if ((accessKeyId === '') !== (secretAccessKey === ''))
+    throw new ConfigError('LICENSOR_S3_ACCESS_KEY_ID and LICENSOR_S3_SECRET_ACCESS_KEY go together: set both or neither');
+  return {
+    endpoint,
+    region: env.LICENSOR_S3_REGION || 'us-east-1',
+    credentials: accessKeyId === '' ? null : { accessKeyId, secretAccessKey },
+    // An endpoint is usually MinIO, Ceph or another S3-compatible store, which want path-style URLs.
+    forcePathStyle: env.LICENSOR_S3_FORCE_PATH_STYLE ? boolean(env, 'LICENSOR_S3_FORCE_PATH_STYLE') : endpoint !== null,
   };
 }
 

@@ -14,7 +14,7 @@ import type { OrganisationCache } from '../orgs/repo.js';
 import { findProductRow } from '../products/repo.js';
 import { artifactRowsOf, findReleaseIdByVersion, findReleaseRow, listReleaseRows, type ArtifactRow, type ReleaseRow } from '../releases/repo.js';
 import { ARCHES, artifactFacts, byPrecedence, meetsRequires, oneOf, PLATFORMS } from '../releases/rules.js';
-import type { ArtifactStore } from '../releases/store.js';
+import type { ArtifactStores } from '../releases/stores.js';
 import { isLive } from '../seats/live.js';
 import type { DownloadCounts } from './counts.js';
 import { deliver } from '../releases/delivery.js';
@@ -41,7 +41,7 @@ import { makeFeedToken, makeGrant, readFeedToken, readGrant, tokenKey } from './
 /** What licensed downloads and feeds need of the app (app.ts wires them). */
 export interface DownloadDeps {
   database: Database;
-  store: ArtifactStore;
+  stores: ArtifactStores;
   counts: DownloadCounts;
   limiter: RateLimiter;
   organisations: OrganisationCache;
@@ -203,7 +203,7 @@ async function answerArtifact(
   presignSeconds: number,
   now: number,
 ): Promise<FastifyReply> {
-  const delivered = await deliver(reply, deps.store, artifact, request, presignSeconds);
+  const delivered = await deliver(reply, deps.stores.of(artifact.backend), artifact, request, presignSeconds);
   if (delivered.counted) deps.counts.count(org.id, Number(artifact.id), localDate(now, org.timezone));
   if (delivered.bytes > 0) deps.countBytes(delivered.bytes);
   return reply;

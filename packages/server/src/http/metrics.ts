@@ -44,10 +44,18 @@ export function installTrialCounter(registry: Registry): (outcome: string) => vo
 }
 
 /**
- * DESIGN.md 20's download metrics: counted downloads (`total` read from DownloadCounts), bytes the
- * service streamed itself, and feed requests by feed.
+ * DESIGN.md 20's download metrics: whether the configured artifact store answers, counted downloads
+ * (`total` read from DownloadCounts), bytes the service streamed itself, and feed requests by feed.
  */
-export function installDownloadMetrics(registry: Registry, downloads: () => number) {
+export function installDownloadMetrics(registry: Registry, downloads: () => number, storeUp: () => Promise<boolean>) {
+  new Gauge({
+    name: 'licensor_artifact_store_up',
+    help: 'Whether the artifact store new uploads go to answers (1) or not (0)',
+    registers: [registry],
+    async collect() {
+      this.set((await storeUp()) ? 1 : 0);
+    },
+  });
   new Counter({
     name: 'licensor_artifact_downloads_total',
     help: 'Artifact downloads counted (a grant or feed file GET answered 200, 303, or 206 from byte 0)',

@@ -1,8 +1,8 @@
 import type { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import type { ArtifactRow } from './repo.js';
-import type { ArtifactStore } from './store.js';
-import { type ByteRange, contentDisposition, contentRange, multipart, planRanges } from './ranges.js';
+import { type ArtifactStore, contentDisposition } from './store.js';
+import { type ByteRange, contentRange, multipart, planRanges } from './ranges.js';
 
 /** What Delivery needs of an artifact row. */
 export type DeliveredArtifact = Pick<ArtifactRow, 'filename' | 'size' | 'sha256' | 'content_type' | 'storage_key'>;

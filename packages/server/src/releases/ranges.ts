@@ -88,10 +88,6 @@ export function encodeFilename(filename: string): string {
 }
 
 /** The filename rule of section 20 admits no quote or backslash, so it goes into the header as it is. */
-export function contentDisposition(filename: string): string {
-  return `attachment; filename="${filename}"`;
-}
-
 export interface Multipart {
   contentType: string;
   length: number;

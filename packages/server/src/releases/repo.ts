@@ -35,6 +35,9 @@ export const artifactRowsOf = (t: Tenant, releaseIds: readonly number[]) =>
     ? Promise.resolve([] as ArtifactRow[])
     : t.selectFrom('artifacts').selectAll().where('release_id', 'in', releaseIds).orderBy('id').execute();
 
+/** Every artifact of the organisation, for `licensor artifacts verify`. */
+export const everyArtifactRow = (t: Tenant) => t.selectFrom('artifacts').selectAll().orderBy('id').execute();
+
 export const findArtifactRow = (t: Tenant, releaseId: number, id: number) =>
   t.selectFrom('artifacts').selectAll().where('release_id', '=', releaseId).where('id', '=', id).executeTakeFirst();
 

@@ -18,7 +18,7 @@ import {
   yankRelease,
 } from './service.js';
 import { deliver } from './delivery.js';
-import type { ArtifactStore } from './store.js';
+import type { ArtifactStores } from './stores.js';
 
 const tags = ['Releases'];
 
@@ -114,7 +114,7 @@ const ArtifactParams = Type.Object({ slug: Slug, id: Id(), artifactId: Id() });
 
 /** DESIGN.md 20's management side: releases, their artifacts, publishing. */
 export const releaseRoutes =
-  (keyring: Keyring, store: ArtifactStore, limits: ReleaseLimits): FastifyPluginAsyncTypebox =>
+  (keyring: Keyring, stores: ArtifactStores, limits: ReleaseLimits): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.post(
       '/products/:id/releases',
@@ -167,7 +167,7 @@ export const releaseRoutes =
         schema: { summary: 'Delete a draft release and its files', tags, params: IdParams, response: responses({ 204: NoContent }, [409]) },
       },
       async (request, reply) => {
-        await deleteRelease(request.ctx, store, request.params.id);
+        await deleteRelease(request.ctx, stores, request.params.id);
         return reply.code(204).send();
       },
     );
@@ -209,7 +209,7 @@ export const releaseRoutes =
         schema: { summary: 'Delete a file of a draft release', tags, params: ArtifactParams, response: responses({ 204: NoContent }, [409]) },
       },
       async (request, reply) => {
-        await deleteArtifact(request.ctx, store, request.params.id, request.params.artifactId);
+        await deleteArtifact(request.ctx, stores, request.params.id, request.params.artifactId);
         return reply.code(204).send();
       },
     );
@@ -228,7 +228,7 @@ export const releaseRoutes =
       },
       async (request, reply) => {
         const artifact = await findArtifact(request.ctx, request.params.id, request.params.artifactId);
-        await deliver(reply, store, artifact, { method: request.method, range: request.headers.range }, 300);
+        await deliver(reply, stores.of(artifact.backend), artifact, { method: request.method, range: request.headers.range }, 300);
         return reply;
       },
     );
@@ -255,7 +255,7 @@ export const releaseRoutes =
           try {
             const artifact = await uploadArtifact(
               request.ctx,
-              store,
+              stores.current,
               limits,
               request.params.id,
               request.query,

@@ -48,6 +48,7 @@ import {
   STATUSES,
 } from './rules.js';
 import { type ArtifactStore, TOO_LARGE } from './store.js';
+import type { ArtifactStores } from './stores.js';
 
 export interface ReleaseLimits {
   maxBytes: number;
@@ -251,8 +252,8 @@ export async function updateRelease(ctx: Ctx, id: number, input: UpdateReleaseIn
   });
 }
 
-export async function deleteRelease(ctx: Ctx, store: ArtifactStore, id: number): Promise<void> {
-  const keys = await inTransaction(ctx, async (t) => {
+export async function deleteRelease(ctx: Ctx, stores: ArtifactStores, id: number): Promise<void> {
+  const removed = await inTransaction(ctx, async (t) => {
     const row = await lockReleaseRow(ctx.database.dialect, t, id);
     if (!row) throw notFound(`no release ${id}`);
     if (row.status !== 'DRAFT') throw conflict(`a ${row.status.toLowerCase()} release cannot be deleted`);
@@ -265,10 +266,9 @@ export async function deleteRelease(ctx: Ctx, store: ArtifactStore, id: number):
       summary: `Deleted release ${row.version}`,
       details: { version: row.version, artifacts: artifacts.length },
     });
-    return artifacts.map((a) => a.storage_key);
+    return artifacts;
   });
-  // The rows are gone; bytes a failure leaves behind are found by `licensor artifacts verify`'s counterpart, never served.
-  for (const key of keys) await store.delete(key).catch(() => undefined);
+  for (const artifact of removed) await stores.discard(artifact);
 }
 
 export interface UploadQuery {
@@ -385,8 +385,8 @@ export async function uploadArtifact(
   }
 }
 
-export async function deleteArtifact(ctx: Ctx, store: ArtifactStore, releaseId: number, artifactId: number): Promise<void> {
-  const key = await inTransaction(ctx, async (t) => {
+export async function deleteArtifact(ctx: Ctx, stores: ArtifactStores, releaseId: number, artifactId: number): Promise<void> {
+  const artifact = await inTransaction(ctx, async (t) => {
     const release = await lockReleaseRow(ctx.database.dialect, t, releaseId);
     if (!release) throw notFound(`no release ${releaseId}`);
     const artifact = await findArtifactRow(t, releaseId, artifactId);
@@ -401,9 +401,9 @@ export async function deleteArtifact(ctx: Ctx, store: ArtifactStore, releaseId: 
       summary: `Deleted ${artifact.filename} from release ${release.version}`,
       details: { artifactId, filename: artifact.filename },
     });
-    return artifact.storage_key;
+    return artifact;
   });
-  await store.delete(key).catch(() => undefined);
+  await stores.discard(artifact);
 }
 
 export async function findArtifact(ctx: Ctx, releaseId: number, artifactId: number): Promise<ArtifactRow> {

@@ -4,7 +4,6 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { type Config, ConfigError } from '../config.js';
 import { ApiError } from '../core/errors.js';
 
 /** DESIGN.md 20: what the store reports of an object once written (digests lowercase hex). */
@@ -57,6 +56,24 @@ export class HashingCounter extends Transform {
     if (this.size === 0) throw new ApiError(400, EMPTY);
     return { size: this.size, sha256: this.h256.digest('hex'), sha512: this.h512.digest('hex') };
   }
+}
+
+/** What a stored object's bytes measure now, an empty one included (`licensor artifacts verify`). */
+export async function hashOf(stream: NodeJS.ReadableStream): Promise<StoredObject> {
+  const h256 = createHash('sha256');
+  const h512 = createHash('sha512');
+  let size = 0;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    h256.update(chunk);
+    h512.update(chunk);
+  }
+  return { size, sha256: h256.digest('hex'), sha512: h512.digest('hex') };
+}
+
+/** `Content-Disposition` of a delivered file, from disk or in a presigned S3 URL. */
+export function contentDisposition(filename: string): string {
+  return `attachment; filename="${filename}"`;
 }
 
 /** Keys are `{orgId}/{releaseId}/{32 hex}/{filename}`; anything else never reaches the disk. */
@@ -125,12 +142,7 @@ export class DiskArtifactStore implements ArtifactStore {
     } catch {
       return null;
     }
-    const counter = new HashingCounter(Number.MAX_SAFE_INTEGER);
-    await pipeline(createReadStream(file), counter, async (source: AsyncIterable<Buffer>) => {
-      for await (const _ of source);
-    });
-    if (counter.size === 0) return { size: 0, sha256: createHash('sha256').digest('hex'), sha512: createHash('sha512').digest('hex') };
-    return counter.result();
+    return hashOf(createReadStream(file));
   }
 
   async sweep(): Promise<void> {
@@ -174,13 +186,4 @@ async function syncDir(dir: string): Promise<void> {
   } catch {
     // Some file systems cannot fsync a directory; the rename has happened either way.
   }
-}
-
-/**
- * The store the configuration names. `s3://` is releases/s3-store.ts's (branch rel-public); until
- * it is merged, choosing it is a configuration error at start rather than a store that fails later.
- */
-export function createArtifactStore(config: Pick<Config, 'artifactStore' | 'artifactDir'>): ArtifactStore {
-  if (config.artifactStore.kind === 'disk') return new DiskArtifactStore(config.artifactDir);
-  throw new ConfigError('LICENSOR_ARTIFACT_STORE=s3://… is not available in this build');
 }

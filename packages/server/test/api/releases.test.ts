@@ -4,6 +4,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { b64uDecode, verifyBytes } from '@licensor/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../cli.js';
 import { startHarness, type Harness } from '../harness.js';
 
 let h: Harness;
@@ -349,6 +350,47 @@ describe('artifacts', () => {
     expect((await put(r.id, 'b.bin', Buffer.from('b'))).status).toBe(409);
     expect((await h.admin('DELETE', `/releases/${r.id}/artifacts/${a.body.id}`)).statusCode).toBe(409);
     expect((await h.admin('GET', `/releases/${r.id}/artifacts/${a.body.id}/download`)).statusCode).toBe(200);
+  });
+});
+
+describe('licensor artifacts verify (disk)', () => {
+  it('re-hashes the files of an organisation: a changed one is mismatched, a deleted one missing, exit 1', async () => {
+    // An organisation of its own, so the other tests' files are not its business.
+    const other = await h.otherOrg();
+    const created = await other.admin('POST', '/products', { productKey: 'verified', name: 'Verified' });
+    const r = (await other.admin('POST', `/products/${created.data.id}/releases`, { version: '1.0.0' })).data;
+    const files: any[] = [];
+    for (const name of ['kept.bin', 'changed.bin', 'lost.bin']) {
+      const uploaded = await other.admin('POST', `/releases/${r.id}/artifacts?filename=${name}&platform=any&arch=any`, `bytes of ${name}`, {
+        'content-type': 'application/octet-stream',
+      });
+      expect(uploaded.statusCode).toBe(201);
+      files.push(uploaded.data);
+    }
+    const clean = await runCli(['artifacts', 'verify', '--org', other.slug], h.env);
+    expect([clean.code, JSON.parse(clean.stdout)]).toEqual([0, { checked: 3, missing: [], mismatched: [] }]);
+
+    const fileOf = async (id: number) =>
+      path.join(artifactDir(), (await h.database.db.selectFrom('artifacts').select('storage_key').where('id', '=', id).executeTakeFirstOrThrow()).storage_key);
+    // The same size, other bytes: only the digests tell.
+    fs.writeFileSync(await fileOf(files[1].id), 'BYTES OF changed.bin');
+    fs.rmSync(await fileOf(files[2].id));
+    const found = await runCli(['artifacts', 'verify', '--org', other.slug], h.env);
+    expect(found.code).toBe(1);
+    expect(JSON.parse(found.stdout)).toEqual({
+      checked: 3,
+      missing: [{ id: files[2].id, releaseId: r.id, filename: 'lost.bin' }],
+      mismatched: [{ id: files[1].id, releaseId: r.id, filename: 'changed.bin' }],
+    });
+    const unknown = await runCli(['artifacts', 'verify', '--org', 'no-such-org'], h.env);
+    expect([unknown.code, unknown.stderr]).toEqual([1, 'licensor: no organisation "no-such-org"\n']);
+
+    // A row kept in S3 while LICENSOR_ARTIFACT_STORE is disk: its bucket is unknown, so 503 and no verdict.
+    await h.database.db.updateTable('artifacts').set({ backend: 's3' }).where('id', '=', files[0].id).execute();
+    const unreachable = await other.admin('GET', `/releases/${r.id}/artifacts/${files[0].id}/download`);
+    expect([unreachable.statusCode, unreachable.data.error]).toEqual([503, expect.stringMatching(/S3/)]);
+    const refused = await runCli(['artifacts', 'verify', '--org', other.slug], h.env);
+    expect([refused.code, refused.stdout, refused.stderr]).toEqual([1, '', expect.stringMatching(/^licensor: .*S3/)]);
   });
 });
 

@@ -26,6 +26,40 @@ describe('configuration', () => {
     expect(loadConfig({ LICENSOR_BACKUP_DIR: '/backups/licensor' }).backupDir).toBe('/backups/licensor');
   });
 
+  it('reads the artifact store: disk by default, or an S3 bucket with its endpoint, region, key pair and path style', () => {
+    expect(loadConfig({}).artifactStore).toEqual({ kind: 'disk' });
+    expect(loadConfig({ LICENSOR_ARTIFACT_STORE: 's3://releases' }).artifactStore).toEqual({
+      kind: 's3',
+      bucket: 'releases',
+      prefix: '',
+      endpoint: null,
+      region: 'us-east-1',
+      credentials: null,
+      forcePathStyle: false,
+    });
+    const minio = {
+      LICENSOR_ARTIFACT_STORE: 's3://releases/licensor/files/',
+      LICENSOR_S3_ENDPOINT: 'http://minio:9000',
+      LICENSOR_S3_REGION: 'eu-west-1',
+      LICENSOR_S3_ACCESS_KEY_ID: 'id',
+      LICENSOR_S3_SECRET_ACCESS_KEY: 'secret',
+    };
+    expect(loadConfig(minio).artifactStore).toEqual({
+      kind: 's3',
+      bucket: 'releases',
+      prefix: 'licensor/files',
+      endpoint: 'http://minio:9000',
+      region: 'eu-west-1',
+      credentials: { accessKeyId: 'id', secretAccessKey: 'secret' },
+      forcePathStyle: true,
+    });
+    expect(loadConfig({ ...minio, LICENSOR_S3_FORCE_PATH_STYLE: 'false' }).artifactStore).toMatchObject({ forcePathStyle: false });
+    expect(() => loadConfig({ ...minio, LICENSOR_S3_SECRET_ACCESS_KEY: '' })).toThrow(/both or neither/);
+    expect(() => loadConfig({ ...minio, LICENSOR_S3_ENDPOINT: 'minio:9000' })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...minio, LICENSOR_S3_FORCE_PATH_STYLE: 'yes' })).toThrow(/true or false/);
+    expect(() => loadConfig({ LICENSOR_ARTIFACT_STORE: 's3://Bad_Bucket' })).toThrow(/s3:\/\/bucket/);
+  });
+
   it('reads which PKCS#11 tokens each organisation may use, and refuses a half or malformed setting', () => {
     const config = loadConfig({ LICENSOR_PKCS11_MODULE: '/usr/lib/softhsm/libsofthsm2.so', LICENSOR_PKCS11_TOKENS: 'acme=Acme HSM, acme=spare,globex=g1' });
     expect(config.pkcs11).toEqual({
