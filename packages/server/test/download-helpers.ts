@@ -1,3 +1,4 @@
+import http from 'node:http';
 // Shared by downloads.test.ts and feeds.test.ts (DESIGN.md 20): a product with releases and its licensed downloads.
 import { checkBody, checkedProduct, type CheckedProduct } from './check-helpers.js';
 import type { Harness, Response } from './harness.js';
@@ -64,3 +65,19 @@ export const pathOf = (url: string) => {
 export const tauriSig = (label: string) => Buffer.from(`untrusted comment: signature from tauri secret key\n${label}\n`).toString('base64');
 /** A Sparkle EdDSA signature: standard base64 of 64 bytes. */
 export const edSig = (byte: number) => Buffer.alloc(64, byte).toString('base64');
+
+/** An upload to `url` (a release's artifacts path) whose connection breaks off after 1,000 of its 3,000 bytes. */
+export function brokenUpload(url: string, token: string): Promise<void> {
+  return new Promise((resolve) => {
+    const request = http.request(`${url}?filename=broken.bin&platform=any&arch=any`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-length': '3000' },
+    });
+    request.on('error', () => resolve());
+    request.write(Buffer.alloc(1000));
+    setTimeout(() => {
+      request.destroy();
+      resolve();
+    }, 200);
+  });
+}

@@ -3,7 +3,6 @@
 // "nothing left behind" is checked as rows and listed objects.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { DeleteObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -15,7 +14,7 @@ import { openDatabase, sqliteFileIn, type Database } from '../../src/db/database
 import { loadMasterKey } from '../../src/keys/master-key.js';
 import { checkBody } from '../check-helpers.js';
 import { runCli } from '../cli.js';
-import { pathOf, releasedProduct, type ReleasedProduct } from '../download-helpers.js';
+import { brokenUpload, pathOf, releasedProduct, type ReleasedProduct } from '../download-helpers.js';
 import { backend, startHarness, type Harness } from '../harness.js';
 import { fingerprint } from '../licence-helpers.js';
 
@@ -150,18 +149,7 @@ describe('artifacts on S3 (DESIGN 20)', () => {
     const empty = await streamUpload(releaseId, 'empty.bin', []);
     expect([empty.status, empty.body.error]).toEqual([400, expect.stringMatching(/empty/)]);
     // A connection that breaks off mid-body.
-    await new Promise<void>((resolve) => {
-      const request = http.request(`${base}/releases/${releaseId}/artifacts?filename=broken.bin&platform=any&arch=any`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-length': '3000' },
-      });
-      request.on('error', () => resolve());
-      request.write(Buffer.alloc(1000));
-      setTimeout(() => {
-        request.destroy();
-        resolve();
-      }, 200);
-    });
+    await brokenUpload(`${base}/releases/${releaseId}/artifacts`, token);
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await artifactRows(releaseId)).toBe(0);
     expect(await listed()).toEqual(before);

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { b64uDecode, verifyBytes } from '@licensor/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../cli.js';
+import { brokenUpload } from '../download-helpers.js';
 import { startHarness, type Harness } from '../harness.js';
 
 let h: Harness;
@@ -324,18 +325,7 @@ describe('artifacts', () => {
     const p = await product();
     const r = await release(p.id);
     const before = filesOnDisk();
-    await new Promise<void>((resolve) => {
-      const request = http.request(`${base}/releases/${r.id}/artifacts?filename=broken.bin&platform=any&arch=any`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-length': '3000' },
-      });
-      request.on('error', () => resolve());
-      request.write(Buffer.alloc(1000));
-      setTimeout(() => {
-        request.destroy();
-        resolve();
-      }, 200);
-    });
+    await brokenUpload(`${base}/releases/${r.id}/artifacts`, token);
     // The server notices the broken stream and removes its temp file.
     for (let i = 0; i < 50 && filesOnDisk().length !== before.length; i++) await new Promise((r2) => setTimeout(r2, 50));
     expect(filesOnDisk()).toEqual(before);
