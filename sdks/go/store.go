@@ -34,6 +34,9 @@ type Record struct {
 	// OffsetMs is the service's clock minus this machine's when the latest verified answer arrived.
 	OffsetMs *int64
 	Answer   *StoredAnswer
+	// FeedToken is the licence's SVCF1 feed token (DESIGN.md 20), "" when none is kept; like the
+	// newest term it outlives the answer.
+	FeedToken string
 }
 
 // StateKey names one licence's record by its signed claims: org, prd and lid.
@@ -117,6 +120,7 @@ type stateFile struct {
 	NewestIat *int64      `json:"newestIat"`
 	OffsetMs  *int64      `json:"offsetMs"`
 	Answer    *answerFile `json:"answer"`
+	FeedToken *string     `json:"feedToken"`
 }
 
 type answerFile struct {
@@ -244,6 +248,9 @@ func writeAtomically(dir, file string, data []byte) error {
 
 func encodeState(r Record, lid string) []byte {
 	state := stateFile{Format: stateFormat, Lid: lid, NewestIat: r.NewestIat, OffsetMs: r.OffsetMs}
+	if r.FeedToken != "" {
+		state.FeedToken = &r.FeedToken
+	}
 	if a := r.Answer; a != nil {
 		state.Answer = &answerFile{string(a.Tag), a.Lid, a.Status, a.Nonce, a.CheckedAt, a.BoundAt, a.FpDigest, a.LeaseEndsAt, a.Receipt, a.Renewed, a.Converted}
 	}
@@ -273,6 +280,8 @@ func decodeState(data []byte) Record {
 		r.NewestIat = nil
 	}
 	r.OffsetMs = integer(object, "offsetMs")
+	// Optional: files written before releases have none.
+	r.FeedToken, _ = fieldOf[string](object, "feedToken")
 	answer, ok := fieldOf[*jsonObject](object, "answer")
 	if !ok {
 		return r

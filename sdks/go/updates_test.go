@@ -1,7 +1,20 @@
 package licensor
 
 import (
+	"context"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -55,5 +68,236 @@ func TestTheVectorsSignATermWithAnUpdateWindowReadAsUpd(t *testing.T) {
 	}
 	if windowed == 0 {
 		t.Fatal("no vector licence is signed with upd: every SDK must verify one byte for byte")
+	}
+}
+
+// releaseService answers feed-token, latest.json and the files as DESIGN.md 20 says, for one
+// published release 2.0.0 with one file, its manifest signed by the Ed25519 vector key.
+type releaseService struct {
+	server *httptest.Server
+	key    ed25519.PrivateKey
+
+	mu       sync.Mutex
+	gen      int    // the feed generation: a token of another is refused
+	file     []byte // the bytes signed
+	served   []byte // the bytes answered, when they differ
+	forge    bool   // sign the manifest with another key
+	product  string // the product the manifest names
+	refuse   string // answer feed-token 403 with this reason
+	requests map[string]int
+	queries  []string
+}
+
+func newReleaseService(t *testing.T) *releaseService {
+	key, _ := ed25519Signer(t)
+	s := &releaseService{key: key, gen: 1, file: []byte("the 2.0.0 installer"), product: testProduct, requests: map[string]int{}}
+	s.server = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.server.Close)
+	return s
+}
+
+func (s *releaseService) set(change func(s *releaseService)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	change(s)
+}
+
+func (s *releaseService) token() string { return "SVCF1.gen" + strconv.Itoa(s.gen) + ".mac" }
+
+func (s *releaseService) serve(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	feeds := "/o/" + testSlug + "/api/public/feeds/"
+	w.Header().Set("Content-Type", "application/json")
+	switch {
+	case r.Method == http.MethodPost && r.URL.Path == "/o/"+testSlug+"/api/public/license/"+testCheckID+"/feed-token":
+		s.requests["feed-token"]++
+		if s.refuse != "" {
+			w.WriteHeader(http.StatusForbidden)
+			fmt.Fprintf(w, `{"error":"refused","reason":%q}`, s.refuse)
+			return
+		}
+		json.NewEncoder(w).Encode(map[string]any{"token": s.token(), "urls": map[string]string{}})
+	case !strings.HasPrefix(r.URL.Path, feeds+s.token()+"/"):
+		s.requests["refused"]++
+		w.WriteHeader(http.StatusForbidden)
+		w.Write([]byte(`{"error":"this feed URL is no longer valid"}`))
+	case strings.HasSuffix(r.URL.Path, "/latest.json"):
+		s.requests["latest.json"]++
+		s.queries = append(s.queries, r.URL.RawQuery)
+		json.NewEncoder(w).Encode(map[string]any{"update": s.update(), "blocked": map[string]any{"version": "3.0.0", "publishedAt": "2026-11-22T07:00:00.000Z", "reason": "UPDATES_EXPIRED"}})
+	case strings.HasSuffix(r.URL.Path, "/files/2.0.0/App.AppImage"):
+		s.requests["file"]++
+		if s.served != nil {
+			w.Write(s.served)
+		} else {
+			w.Write(s.file)
+		}
+	default:
+		w.WriteHeader(http.StatusNotFound)
+	}
+}
+
+func (s *releaseService) update() map[string]any {
+	digest := sha256.Sum256(s.file)
+	sha := hex.EncodeToString(digest[:])
+	manifest := strings.Join([]string{"SVCM1", testSlug, s.product, "2.0.0", "stable", "1780000000", "1", "App.AppImage", "linux", "x86_64", strconv.Itoa(len(s.file)), sha}, "\x1f")
+	key := s.key
+	if s.forge {
+		key = ed25519.NewKeyFromSeed(make([]byte, 32))
+	}
+	signature := encodeB64U(ed25519.Sign(key, []byte(manifest)))
+	return map[string]any{
+		"version": "2.0.0", "channel": "stable", "publishedAt": "2026-05-28T20:26:40.000Z", "notes": "Faster", "manifest": manifest,
+		"manifestSignatures":     []map[string]string{{"keyFingerprint": "ab", "signature": signature}},
+		"manifestSignature":      signature,
+		"manifestKeyFingerprint": "ab",
+		"artifacts": []map[string]any{{"id": 7, "filename": "App.AppImage", "platform": "linux", "arch": "x86_64", "size": len(s.file),
+			"sha256": sha, "sha512": "x", "contentType": "application/octet-stream", "url": s.server.URL + "/o/" + testSlug + "/api/public/feeds/" + s.token() + "/files/2.0.0/App.AppImage"}},
+	}
+}
+
+func releaseClient(t *testing.T, s *releaseService) *Client {
+	f := &fakeService{server: s.server}
+	return newTestClient(t, testConfig(t, f, testLicence(t, dayAgo(), ""), FileStore(t.TempDir()), &testClock{}))
+}
+
+var linuxUpdate = UpdateQuery{CurrentVersion: "1.9.0", Platform: "linux", Arch: "x86_64"}
+
+func codeOf(err error) ErrorCode {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
+
+func TestAnUpdateIsFoundWithItsVerifiedManifestAndDownloadedWhenItsBytesAreSigned(t *testing.T) {
+	s := newReleaseService(t)
+	client := releaseClient(t, s)
+	found, err := client.CheckForUpdate(context.Background(), linuxUpdate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found.Update == nil || found.Update.Version != "2.0.0" || len(found.Update.Artifacts) != 1 || found.Blocked == nil || found.Blocked.Reason != "UPDATES_EXPIRED" {
+		t.Fatalf("found %+v", found)
+	}
+	if s.queries[0] != "arch=x86_64&channel=stable&platform=linux&version=1.9.0" {
+		t.Fatalf("query %s", s.queries[0])
+	}
+	to := filepath.Join(t.TempDir(), "App.AppImage")
+	file, err := client.Download(context.Background(), found.Update, "App.AppImage", to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(to)
+	if file.Path != to || file.Size != int64(len(s.file)) || file.Sha256 != found.Update.Artifacts[0].Sha256 || string(data) != string(s.file) {
+		t.Fatalf("downloaded %+v: %q", file, data)
+	}
+	// The token is kept: the next look asks for none.
+	if _, err := client.CheckForUpdate(context.Background(), linuxUpdate); err != nil || s.requests["feed-token"] != 1 {
+		t.Fatalf("feed-token asked %d times: %v", s.requests["feed-token"], err)
+	}
+	// Nothing above the running version is no update.
+	if found, err := client.CheckForUpdate(context.Background(), UpdateQuery{CurrentVersion: "2.0.0"}); codeOf(err) != CodeBadManifest || found != nil {
+		t.Fatalf("an update not above the current version: %v", err)
+	}
+}
+
+func TestAFileWhoseBytesAreNotSignedIsDeletedWithDigestMismatch(t *testing.T) {
+	s := newReleaseService(t)
+	client := releaseClient(t, s)
+	found, err := client.CheckForUpdate(context.Background(), linuxUpdate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, served := range []string{"the 2.0.0 installeR", "the 2.0.0 installer and more"} {
+		s.set(func(s *releaseService) { s.served = []byte(served) })
+		dir := t.TempDir()
+		_, err = client.Download(context.Background(), found.Update, "App.AppImage", filepath.Join(dir, "App.AppImage"))
+		if entries, _ := os.ReadDir(dir); codeOf(err) != CodeDigestMismatch || len(entries) != 0 {
+			t.Fatalf("%q: %v, left %v", served, err, entries)
+		}
+	}
+}
+
+func TestAForgedOrForeignManifestIsBadManifest(t *testing.T) {
+	for name, change := range map[string]func(s *releaseService){
+		"forged":          func(s *releaseService) { s.forge = true },
+		"another product": func(s *releaseService) { s.product = "other" },
+	} {
+		s := newReleaseService(t)
+		s.set(change)
+		if found, err := releaseClient(t, s).CheckForUpdate(context.Background(), linuxUpdate); codeOf(err) != CodeBadManifest || found != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+}
+
+func TestAKeptTokenRefusedIsForgottenAndAskedForAgainOnce(t *testing.T) {
+	s := newReleaseService(t)
+	client := releaseClient(t, s)
+	if _, err := client.CheckForUpdate(context.Background(), linuxUpdate); err != nil {
+		t.Fatal(err)
+	}
+	s.set(func(s *releaseService) { s.gen = 2 }) // the download links were reset
+	if found, err := client.CheckForUpdate(context.Background(), linuxUpdate); err != nil || found.Update == nil {
+		t.Fatalf("after a reset: %v", err)
+	}
+	if s.requests["feed-token"] != 2 || s.requests["refused"] != 1 {
+		t.Fatalf("requests %v", s.requests)
+	}
+	// Revoked: the kept token refused, a new one refused too, and asked for once.
+	s.set(func(s *releaseService) { s.gen, s.refuse = 3, "REVOKED" })
+	_, err := client.CheckForUpdate(context.Background(), linuxUpdate)
+	var e *Error
+	if !errors.As(err, &e) || e.Code != CodeHTTPStatus || e.Status != 403 || e.Reason != "REVOKED" || s.requests["feed-token"] != 3 {
+		t.Fatalf("revoked: %v %v", err, s.requests)
+	}
+}
+
+func TestAFilenameTheUpdateDoesNotListIsInvalidOptionsAndNothingIsFetched(t *testing.T) {
+	s := newReleaseService(t)
+	client := releaseClient(t, s)
+	found, err := client.CheckForUpdate(context.Background(), linuxUpdate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Download(context.Background(), found.Update, "../App.AppImage", filepath.Join(t.TempDir(), "x")); codeOf(err) != CodeInvalidOptions || s.requests["file"] != 0 {
+		t.Fatalf("unlisted: %v", err)
+	}
+	if _, err := client.CheckForUpdate(context.Background(), UpdateQuery{CurrentVersion: "v1.0.0"}); codeOf(err) != CodeInvalidOptions {
+		t.Fatalf("not SemVer: %v", err)
+	}
+}
+
+func TestFeedURLsAreTheTokensAndTheKeptOnesWhenNoAnswerComes(t *testing.T) {
+	s := newReleaseService(t)
+	client := releaseClient(t, s)
+	urls, err := client.FeedURLs(context.Background())
+	base := s.server.URL + "/o/" + testSlug + "/api/public/feeds/" + s.token() + "/"
+	if err != nil || urls.JSON != base+"latest.json" || urls.Tauri != base+"tauri/{{target}}/{{arch}}/{{current_version}}" {
+		t.Fatalf("urls %+v: %v", urls, err)
+	}
+	s.server.Close()
+	if kept, err := client.FeedURLs(context.Background()); err != nil || *kept != *urls {
+		t.Fatalf("no answer: %+v %v", kept, err)
+	}
+}
+
+func TestSemverPrecedence(t *testing.T) {
+	ordered := []string{"1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-beta", "1.0.0-beta.2", "1.0.0-beta.11", "1.0.0-rc.1", "1.0.0", "1.0.1", "1.10.0", "10.0.0"}
+	for i := range ordered {
+		for j := range ordered {
+			want := 0
+			if i < j {
+				want = -1
+			} else if i > j {
+				want = 1
+			}
+			if got := compareSemver(ordered[i], ordered[j]); got != want {
+				t.Fatalf("%s vs %s: %d, want %d", ordered[i], ordered[j], got, want)
+			}
+		}
 	}
 }
