@@ -120,7 +120,7 @@ type stateFile struct {
 	NewestIat *int64      `json:"newestIat"`
 	OffsetMs  *int64      `json:"offsetMs"`
 	Answer    *answerFile `json:"answer"`
-	FeedToken *string     `json:"feedToken"`
+	FeedToken *string     `json:"feedToken,omitempty"`
 }
 
 type answerFile struct {
@@ -248,6 +248,7 @@ func writeAtomically(dir, file string, data []byte) error {
 
 func encodeState(r Record, lid string) []byte {
 	state := stateFile{Format: stateFormat, Lid: lid, NewestIat: r.NewestIat, OffsetMs: r.OffsetMs}
+	// Written only when kept, so the files of licences that never looked for updates stay as they were.
 	if r.FeedToken != "" {
 		state.FeedToken = &r.FeedToken
 	}

@@ -46,6 +46,8 @@ public final class LicenceClient {
     private final String stableId;
     private final String productKey;
     private final String slug;
+    /** {@code {baseUrl}/o/{slug}/api/public/feeds/}: a feed token's paths follow. */
+    private final String feedsUrl;
     private String fingerprint;
     private String licence;
     /** The newest term seen by this client, beside the one remembered in the store. */
@@ -85,6 +87,7 @@ public final class LicenceClient {
         this.licence = trial ? null : b.licence;
         this.productKey = b.productKey;
         this.slug = b.slug;
+        this.feedsUrl = b.baseUrl.replaceAll("/+$", "") + "/o/" + encode(b.slug) + "/api/public/feeds/";
     }
 
     private static String encode(String segment) {
@@ -209,6 +212,195 @@ public final class LicenceClient {
      */
     public synchronized Optional<Instant> updatesUntil() {
         return verify(licence, clock.millis()).claims().flatMap(LicenceClaims::updatesUntil);
+    }
+
+    /** {@link #checkForUpdate(String, String, String, String)} for this machine's platform and arch, on the stable channel. */
+    public UpdateCheck checkForUpdate(String currentVersion) throws LicensorException {
+        return checkForUpdate(currentVersion, null, null, null);
+    }
+
+    /**
+     * Asks the licence's latest.json feed for the highest release above {@code currentVersion}
+     * that this licence may download (DESIGN.md 20). The feed token is kept in the state store
+     * per licence, asked for when none is kept; a 403 on a kept token forgets it and asks again,
+     * once. The update is kept only when one of its manifest signatures verifies with the
+     * client's keys and the manifest names this organisation, this product, the update's version
+     * and channel, and a version above {@code currentVersion}.
+     *
+     * @param platform linux, darwin, windows or any; null for this machine's
+     * @param arch x86_64, aarch64, i686, armv7, riscv64, universal or any; null for this machine's
+     * @param channel stable, rc, beta, alpha or dev (a channel offers the ones before it too); null for stable
+     * @throws LicensorException {@code INVALID_OPTIONS} (a version that is not SemVer, another value),
+     *     {@code BAD_LICENCE}, {@code HTTP_STATUS} (with {@link LicensorException#serviceReason()}),
+     *     {@code TIMEOUT}, {@code NETWORK}, {@code BAD_RESPONSE} or {@code BAD_MANIFEST}
+     */
+    public synchronized UpdateCheck checkForUpdate(String currentVersion, String platform, String arch, String channel) throws LicensorException {
+        if (currentVersion == null || !Releases.SEMVER.matcher(currentVersion).matches()) {
+            throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "currentVersion must be a SemVer version such as 1.2.3");
+        }
+        String[] query = {platform != null ? platform : Releases.platform(), arch != null ? arch : Releases.arch(), channel != null ? channel : "stable"};
+        if (!Releases.PLATFORMS.contains(query[0])) throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "platform must be linux, darwin, windows or any");
+        if (!Releases.ARCHES.contains(query[1])) throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "arch must be x86_64, aarch64, i686, armv7, riscv64, universal or any");
+        if (!Releases.CHANNELS.contains(query[2])) throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "channel must be stable, rc, beta, alpha or dev");
+        LicenceClaims claims = signedClaims();
+        String token = loadState(claims).feedToken();
+        boolean kept = token != null;
+        String path = "/latest.json?platform=" + encode(query[0]) + "&arch=" + encode(query[1]) + "&version=" + encode(currentVersion) + "&channel=" + encode(query[2]);
+        Map<String, Object> body;
+        while (true) {
+            if (token == null) token = askFeedToken(claims);
+            try {
+                body = api.get(feedsUrl + encode(token) + path);
+                break;
+            } catch (LicensorException refused) {
+                if (!kept || !Integer.valueOf(403).equals(refused.status())) throw refused;
+                kept = false;
+                token = null;
+                keepFeedToken(claims, null);
+            }
+        }
+        if (!body.containsKey("update") || !body.containsKey("blocked")) throw badLatest();
+        UpdateCheck.Blocked blocked = null;
+        if (body.get("blocked") instanceof Map<?, ?> b) {
+            String[] fields = Update.texts(b, "version", "publishedAt", "reason");
+            if (fields == null) throw badLatest();
+            blocked = new UpdateCheck.Blocked(fields[0], fields[1], fields[2]);
+        } else if (body.get("blocked") != null) {
+            throw badLatest();
+        }
+        if (body.get("update") == null) return new UpdateCheck(Optional.empty(), Optional.ofNullable(blocked));
+        Update update = body.get("update") instanceof Map<?, ?> u ? Update.read(u) : null;
+        if (update == null) throw badLatest();
+        Releases.verify(update, keys, slug, productOf(claims));
+        if (Releases.compare(update.version(), currentVersion) <= 0) {
+            throw new LicensorException(LicensorException.Reason.BAD_MANIFEST, "the update's version " + update.version() + " is not above " + currentVersion);
+        }
+        return new UpdateCheck(Optional.of(update), Optional.ofNullable(blocked));
+    }
+
+    /**
+     * Streams one of the update's files (by filename) from its URL (the feed token in it: no
+     * credential is sent) to a temporary file beside {@code to}, kept as {@code to} only when its
+     * size and SHA-256 are the signed manifest's; otherwise it is deleted.
+     *
+     * @throws LicensorException {@code INVALID_OPTIONS} (a filename the update does not list, a file
+     *     that cannot be written), {@code BAD_MANIFEST}, {@code DIGEST_MISMATCH}, {@code HTTP_STATUS},
+     *     {@code TIMEOUT}, {@code NETWORK}
+     */
+    public DownloadedFile download(Update update, String filename, java.nio.file.Path to) throws LicensorException {
+        Update.Artifact artifact = update.artifacts().stream().filter(a -> a.filename().equals(filename)).findFirst()
+            .orElseThrow(() -> new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "the update has no file \"" + filename + "\""));
+        String product;
+        synchronized (this) {
+            product = productOf(signedClaims());
+        }
+        Releases.SignedFile signed = Releases.verify(update, keys, slug, product).get(filename);
+        if (signed == null) throw new LicensorException(LicensorException.Reason.BAD_MANIFEST, "the manifest does not sign \"" + filename + "\"");
+        java.nio.file.Path directory = to.toAbsolutePath().getParent();
+        java.nio.file.Path temporary;
+        try {
+            temporary = java.nio.file.Files.createTempFile(directory, "." + to.getFileName(), ".part");
+        } catch (IOException unwritable) {
+            throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "the file cannot be written beside " + to + ": " + unwritable.getMessage());
+        }
+        long size = 0;
+        java.security.MessageDigest digest;
+        try {
+            digest = java.security.MessageDigest.getInstance("SHA-256");
+        } catch (java.security.NoSuchAlgorithmException impossible) {
+            throw new IllegalStateException(impossible);
+        }
+        try (java.io.InputStream in = api.open(artifact.url()); java.io.OutputStream out = java.nio.file.Files.newOutputStream(temporary)) {
+            byte[] buffer = new byte[64 * 1024];
+            // One byte more than signed is enough to tell a longer file.
+            for (int n; size <= signed.size() && (n = in.read(buffer, 0, (int) Math.min(buffer.length, signed.size() + 1 - size))) > 0; size += n) {
+                out.write(buffer, 0, n);
+                digest.update(buffer, 0, n);
+            }
+        } catch (IOException | LicensorException failed) {
+            deleteQuietly(temporary);
+            if (failed instanceof LicensorException refused) throw refused;
+            throw new LicensorException(LicensorException.Reason.NETWORK, "the file was cut off: " + failed.getMessage());
+        }
+        String sha256 = java.util.HexFormat.of().formatHex(digest.digest());
+        if (size != signed.size() || !sha256.equals(signed.sha256())) {
+            deleteQuietly(temporary);
+            throw new LicensorException(LicensorException.Reason.DIGEST_MISMATCH, filename + " is not the signed file (" + size + " bytes, SHA-256 " + sha256 + ")");
+        }
+        try {
+            java.nio.file.Files.move(temporary, to, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException unkept) {
+            deleteQuietly(temporary);
+            throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "the file cannot be kept as " + to + ": " + unkept.getMessage());
+        }
+        return new DownloadedFile(to, size, sha256);
+    }
+
+    /**
+     * Asks for the licence's feed token (the same one until the download links are reset or this
+     * machine takes a new seat) and answers its feeds; when no answer comes (timeout, network,
+     * the service failing) it answers the kept token's.
+     *
+     * @throws LicensorException {@code BAD_LICENCE}, {@code HTTP_STATUS} (a refusal, with its reason),
+     *     {@code TIMEOUT} or {@code NETWORK} with no kept token, {@code BAD_RESPONSE}
+     */
+    public synchronized FeedUrls feedUrls() throws LicensorException {
+        LicenceClaims claims = signedClaims();
+        String token;
+        try {
+            token = askFeedToken(claims);
+        } catch (LicensorException none) {
+            LicensorException.Reason why = none.reason();
+            boolean noAnswer = why == LicensorException.Reason.TIMEOUT || why == LicensorException.Reason.NETWORK || (why == LicensorException.Reason.HTTP_STATUS && none.status() >= 500);
+            token = noAnswer ? loadState(claims).feedToken() : null;
+            if (token == null) throw none;
+        }
+        String base = feedsUrl + encode(token) + "/";
+        return new FeedUrls(base + "electron/", base + "tauri/{{target}}/{{arch}}/{{current_version}}", base + "sparkle/appcast.xml", base + "latest.json");
+    }
+
+    /** The licence in use verified offline: a download needs only its signature (an expired licence keeps what its window covers). */
+    private LicenceClaims signedClaims() throws LicensorException {
+        LicenceVerification verified = verify(licence, clock.millis());
+        return verified.claims().orElseThrow(() -> new LicensorException(LicensorException.Reason.BAD_LICENCE,
+            "the licence in use does not verify: " + verified.message().orElse("")));
+    }
+
+    private String productOf(LicenceClaims claims) {
+        return productKey != null ? productKey : claims.product();
+    }
+
+    /** Asks the service for the licence's feed token and keeps it (unkept, it still serves this call). */
+    private String askFeedToken(LicenceClaims claims) throws LicensorException {
+        Map<String, Object> sent = new LinkedHashMap<>();
+        sent.put("license", licence);
+        sent.put("fingerprint", fingerprint());
+        Map<String, Object> body = api.post("feed-token", sent);
+        if (!(body.get("token") instanceof String token) || !token.startsWith("SVCF1.")) {
+            throw new LicensorException(LicensorException.Reason.BAD_RESPONSE, "the feed-token answer has no SVCF1 token");
+        }
+        keepFeedToken(claims, token);
+        return token;
+    }
+
+    private void keepFeedToken(LicenceClaims claims, String token) {
+        try {
+            store.update(claims.organisation(), claims.product(), claims.lid(), previous -> previous.withFeedToken(token));
+        } catch (IOException | RuntimeException notKept) {
+            // The next call asks for a token again.
+        }
+    }
+
+    private static LicensorException badLatest() {
+        return new LicensorException(LicensorException.Reason.BAD_RESPONSE, "the latest.json answer is not {update, blocked}");
+    }
+
+    private static void deleteQuietly(java.nio.file.Path file) {
+        try {
+            java.nio.file.Files.deleteIfExists(file);
+        } catch (IOException undeletable) {
+            // Nothing more can be done: a temporary name, never the destination.
+        }
     }
 
     /** Verifies the licence in use offline, as {@link #check()} does first. */
@@ -344,7 +536,7 @@ public final class LicenceClient {
         IOException storeError = null;
         long iat = newestIat;
         try {
-            store.update(claims.organisation(), claims.product(), claims.lid(), previous -> new StateStore.State(
+            store.update(claims.organisation(), claims.product(), claims.lid(), previous -> previous.withAnswer(
                 Math.max(iat, previous.newestIat() == null ? 0 : previous.newestIat()), fresh.offsetMs, fresh.stored));
         } catch (IOException | RuntimeException failed) {
             storeError = failed instanceof IOException ? (IOException) failed : new IOException(failed.getMessage(), failed);
@@ -397,7 +589,7 @@ public final class LicenceClient {
         if (nextClaims.issuedAt() < newest) throw new LicensorException(LicensorException.Reason.OLDER_TERM, "the fetched term is older than one already seen");
         newestIat = nextClaims.issuedAt();
         try {
-            store.update(claims.organisation(), claims.product(), claims.lid(), previous -> new StateStore.State(
+            store.update(claims.organisation(), claims.product(), claims.lid(), previous -> previous.withAnswer(
                 Math.max(nextClaims.issuedAt(), previous.newestIat() == null ? 0 : previous.newestIat()), previous.offsetMs(), previous.answer()));
         } catch (IOException | RuntimeException notKept) {
             // The term is verified and in use; this client remembers it, and the caller stores the string.
@@ -741,7 +933,7 @@ public final class LicenceClient {
     }
 
     private void forget(LicenceClaims claims) throws IOException {
-        store.update(claims.organisation(), claims.product(), claims.lid(), previous -> new StateStore.State(previous.newestIat(), previous.offsetMs(), null));
+        store.update(claims.organisation(), claims.product(), claims.lid(), previous -> previous.withAnswer(previous.newestIat(), previous.offsetMs(), null));
     }
 
 

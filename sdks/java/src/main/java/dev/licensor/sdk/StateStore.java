@@ -26,9 +26,20 @@ import java.util.function.UnaryOperator;
 public abstract class StateStore {
     StateStore() {}
 
-    /** The per-licence state. {@code answer} is null when there is none; the other two survive its clearing. */
-    record State(Long newestIat, Long offsetMs, StoredAnswer answer) {
-        static final State EMPTY = new State(null, null, null);
+    /**
+     * The per-licence state. {@code answer} is null when there is none; the others survive its
+     * clearing. {@code feedToken} is the licence's SVCF1 feed token (DESIGN.md 20), null when none is kept.
+     */
+    record State(Long newestIat, Long offsetMs, StoredAnswer answer, String feedToken) {
+        static final State EMPTY = new State(null, null, null, null);
+
+        State withAnswer(Long newestIat, Long offsetMs, StoredAnswer answer) {
+            return new State(newestIat, offsetMs, answer, feedToken);
+        }
+
+        State withFeedToken(String token) {
+            return new State(newestIat, offsetMs, answer, token);
+        }
     }
 
     /**
@@ -212,7 +223,8 @@ public abstract class StateStore {
                     answer = new StoredAnswer(fields, values[8], (Boolean) a.get("renewed"), Boolean.TRUE.equals(a.get("converted")));
                 }
             }
-            return new State(newestIat, offsetMs, answer);
+            // feedToken is optional: files written before releases have none.
+            return new State(newestIat, offsetMs, answer, object.get("feedToken") instanceof String token ? token : null);
         }
 
         private static String encode(String lid, State state) {
@@ -238,6 +250,8 @@ public abstract class StateStore {
                 answer.put("converted", state.answer().converted());
             }
             object.put("answer", answer);
+            // Written only when kept, so the files of licences that never looked for updates stay as they were.
+            if (state.feedToken() != null) object.put("feedToken", state.feedToken());
             return Json.write(object) + "\n";
         }
 
