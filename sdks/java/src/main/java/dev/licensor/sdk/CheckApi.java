@@ -149,7 +149,7 @@ final class CheckApi {
             return new LicensorException(LicensorException.Reason.TRIAL_USED, message, null, matched, null);
         }
         if (status == 403 && "TRIALS_OFF".equals(reason)) return new LicensorException(LicensorException.Reason.TRIALS_OFF, message);
-        return refusal(status, response.body(), response);
+        return new LicensorException(LicensorException.Reason.HTTP_STATUS, message, status, List.of(), retryAfterSeconds(response));
     }
 
     /** A 429's Retry-After (a trial limit, a usage rate): whole seconds only; an absent or other header says nothing. */
