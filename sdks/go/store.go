@@ -34,9 +34,6 @@ type Record struct {
 	// OffsetMs is the service's clock minus this machine's when the latest verified answer arrived.
 	OffsetMs *int64
 	Answer   *StoredAnswer
-	// FeedToken is the licence's SVCF1 feed token (DESIGN.md 20), "" when none is kept; like the
-	// newest term it outlives the answer.
-	FeedToken string
 }
 
 // StateKey names one licence's record by its signed claims: org, prd and lid.
@@ -120,7 +117,6 @@ type stateFile struct {
 	NewestIat *int64      `json:"newestIat"`
 	OffsetMs  *int64      `json:"offsetMs"`
 	Answer    *answerFile `json:"answer"`
-	FeedToken *string     `json:"feedToken,omitempty"`
 }
 
 type answerFile struct {
@@ -248,10 +244,6 @@ func writeAtomically(dir, file string, data []byte) error {
 
 func encodeState(r Record, lid string) []byte {
 	state := stateFile{Format: stateFormat, Lid: lid, NewestIat: r.NewestIat, OffsetMs: r.OffsetMs}
-	// Written only when kept, so the files of licences that never looked for updates stay as they were.
-	if r.FeedToken != "" {
-		state.FeedToken = &r.FeedToken
-	}
 	if a := r.Answer; a != nil {
 		state.Answer = &answerFile{string(a.Tag), a.Lid, a.Status, a.Nonce, a.CheckedAt, a.BoundAt, a.FpDigest, a.LeaseEndsAt, a.Receipt, a.Renewed, a.Converted}
 	}
@@ -281,8 +273,6 @@ func decodeState(data []byte) Record {
 		r.NewestIat = nil
 	}
 	r.OffsetMs = integer(object, "offsetMs")
-	// Optional: files written before releases have none.
-	r.FeedToken, _ = fieldOf[string](object, "feedToken")
 	answer, ok := fieldOf[*jsonObject](object, "answer")
 	if !ok {
 		return r

@@ -2,8 +2,11 @@ package licensor
 
 import (
 	"context"
+	"crypto"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -14,6 +17,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -43,8 +47,8 @@ type Update struct {
 	Notes                  string              `json:"notes"`
 	Manifest               string              `json:"manifest"`
 	ManifestSignatures     []ManifestSignature `json:"manifestSignatures"`
-	ManifestSignature      string              `json:"manifestSignature"`
-	ManifestKeyFingerprint string              `json:"manifestKeyFingerprint"`
+	ManifestSignature      *string             `json:"manifestSignature"`
+	ManifestKeyFingerprint *string             `json:"manifestKeyFingerprint"`
 	// Artifacts are the release's files for the platform and arch asked, by filename.
 	Artifacts []UpdateArtifact `json:"artifacts"`
 }
@@ -104,128 +108,137 @@ var (
 	channels      = map[string]bool{"stable": true, "rc": true, "beta": true, "alpha": true, "dev": true}
 	platforms     = map[string]bool{"linux": true, "darwin": true, "windows": true, "any": true}
 	arches        = map[string]bool{"x86_64": true, "aarch64": true, "i686": true, "armv7": true, "riscv64": true, "universal": true, "any": true}
-	// goArches are Go's names for the service's arches.
-	goArches = map[string]string{"amd64": "x86_64", "arm64": "aarch64", "386": "i686", "arm": "armv7", "riscv64": "riscv64"}
+	// goPlatforms and goArches are Go's names for the service's platforms and arches.
+	goPlatforms = map[string]string{"linux": "linux", "darwin": "darwin", "windows": "windows"}
+	goArches    = map[string]string{"amd64": "x86_64", "arm64": "aarch64", "386": "i686", "arm": "armv7", "riscv64": "riscv64"}
+	// filenamePattern is DESIGN.md 20's filename rule (with no ".." anywhere), so a name never
+	// leaves the folder it is written to.
+	filenamePattern = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9._+ -]{0,253}[A-Za-z0-9._+-])?$`)
+	sha256Pattern   = regexp.MustCompile(`^[0-9a-f]{64}$`)
 )
 
 // CheckForUpdate asks the licence's latest.json feed for the highest release above
-// query.CurrentVersion that this licence may download on the platform and arch (DESIGN.md 20).
-// The feed token is kept in the state store per licence and asked for when none is kept; a 403
-// on a kept token forgets it and asks again, once. The update is kept only when one of its
-// manifest signatures verifies with the client's keys, and the manifest names this organisation,
-// this product, the update's version and channel, and a version above CurrentVersion; else
-// CodeBadManifest. Errors are *Error: CodeInvalidOptions (the query), CodeBadLicence,
-// CodeHTTPStatus (with Status and the answer's Reason), CodeTimeout, CodeNetwork, CodeBadResponse,
-// CodeBadManifest.
+// query.CurrentVersion that this licence may download on the platform and arch (DESIGN.md 20;
+// docs/protocol.md section 16). The feed token is kept per licence (`<lid>.feed.json` beside its
+// state) and asked for when none is kept; a 403 forgets it, and a kept one is asked for again,
+// once. The update is kept only when a manifest signature by one of the client's keys verifies and
+// the manifest names this organisation, this product, the update's version and channel, a version
+// above CurrentVersion and each of the update's files as the update lists it; else
+// CodeBadManifest. Errors are *Error: CodeInvalidOptions (the query, nothing sent),
+// CodeBadLicence, CodeHTTPStatus (with Status and the answer's Reason), CodeTimeout, CodeNetwork,
+// CodeBadResponse, CodeBadManifest.
 func (c *Client) CheckForUpdate(ctx context.Context, query UpdateQuery) (*UpdateCheck, error) {
-	if !semverPattern.MatchString(query.CurrentVersion) {
-		return nil, newError(CodeInvalidOptions, "CurrentVersion must be a SemVer version such as 1.2.3")
-	}
-	if query.Platform == "" {
-		query.Platform = thisPlatform()
-	}
-	if query.Arch == "" {
-		query.Arch = goArches[runtime.GOARCH]
-		if query.Arch == "" {
-			query.Arch = "any"
-		}
-	}
-	if query.Channel == "" {
-		query.Channel = "stable"
-	}
-	switch {
-	case !platforms[query.Platform]:
-		return nil, newError(CodeInvalidOptions, "Platform must be linux, darwin, windows or any")
-	case !arches[query.Arch]:
-		return nil, newError(CodeInvalidOptions, "Arch must be x86_64, aarch64, i686, armv7, riscv64, universal or any")
-	case !channels[query.Channel]:
-		return nil, newError(CodeInvalidOptions, "Channel must be stable, rc, beta, alpha or dev")
+	params, err := updateParams(query)
+	if err != nil {
+		return nil, err
 	}
 	v, err := c.signedLicence()
 	if err != nil {
 		return nil, err
 	}
-	key := c.stateKey(v.Claims)
-	record, _ := c.store.Load(key)
-	token, kept := record.FeedToken, true
-	params := url.Values{"platform": {query.Platform}, "arch": {query.Arch}, "version": {query.CurrentVersion}, "channel": {query.Channel}}
-	for {
-		if token == "" {
-			kept = false
-			if token, err = c.askFeedToken(ctx, v, key); err != nil {
-				return nil, err
-			}
-		}
-		body, err := c.get(ctx, c.feedBase(token)+"latest.json?"+params.Encode())
-		var e *Error
-		if kept && errors.As(err, &e) && e.Status == http.StatusForbidden {
-			_ = c.store.Update(key, func(r *Record) { r.FeedToken = "" })
-			token = ""
-			continue
-		}
-		if err != nil {
+	kept := c.keptFeed(v.Claims)
+	feed := kept
+	if feed == nil {
+		if feed, err = c.askFeed(ctx, v.Claims); err != nil {
 			return nil, err
 		}
-		return c.readLatest(body, query.CurrentVersion)
 	}
+	body, err := c.get(ctx, c.feedBase(feed.Token)+"latest.json?"+params)
+	var e *Error
+	if errors.As(err, &e) && e.Status == http.StatusForbidden {
+		// A reset, a new seat or a revocation: the token is worth nothing now.
+		c.forgetFeed(v.Claims)
+		if kept == nil {
+			return nil, err
+		}
+		if feed, err = c.askFeed(ctx, v.Claims); err != nil {
+			return nil, err
+		}
+		body, err = c.get(ctx, c.feedBase(feed.Token)+"latest.json?"+params)
+	}
+	if err != nil {
+		return nil, err
+	}
+	result, err := readLatest(body)
+	if err != nil || result.Update == nil {
+		return result, err
+	}
+	files, err := c.verifyManifest(result.Update, v.Claims)
+	if err != nil {
+		return nil, err
+	}
+	if compareSemver(result.Update.Version, query.CurrentVersion) <= 0 {
+		return nil, newError(CodeBadManifest, "the update's version %s is not above %s", result.Update.Version, query.CurrentVersion)
+	}
+	for _, a := range result.Update.Artifacts {
+		if signed, ok := files[a.Filename]; !ok || signed != (signedFile{a.Platform, a.Arch, a.Size, a.Sha256}) {
+			return nil, newError(CodeBadManifest, "the manifest does not list %s as the update does", a.Filename)
+		}
+	}
+	return result, nil
 }
 
-// Download streams one of the update's files (by filename) to a temporary file beside to, and
-// keeps it as to only when its size and SHA-256 are the signed manifest's; otherwise it is
-// deleted (CodeDigestMismatch). The file's URL carries the feed token: no credential is sent.
-// Errors are *Error: CodeInvalidOptions (a filename the update does not list, no update, an
-// empty to), CodeBadManifest, CodeDigestMismatch, CodeHTTPStatus, CodeTimeout, CodeNetwork.
+// Download streams one of the update's files (by filename) into the folder to (made if
+// missing): to a temporary file there, renamed to to/filename only when its size and SHA-256 are
+// the signed manifest's; otherwise it is deleted (CodeDigestMismatch). The file's URL carries
+// the feed token: no credential is sent. The timeout holds between chunks, not for the whole
+// file. Errors are *Error: CodeInvalidOptions (a filename the update does not list, a folder that
+// cannot be written), CodeBadManifest, CodeDigestMismatch, CodeHTTPStatus (with Reason),
+// CodeTimeout, CodeNetwork.
 func (c *Client) Download(ctx context.Context, update *Update, filename, to string) (*DownloadedFile, error) {
-	if update == nil {
-		return nil, newError(CodeInvalidOptions, "there is no update to download")
-	}
-	if to == "" {
-		return nil, newError(CodeInvalidOptions, "to must be the path of the file to write")
-	}
 	var artifact *UpdateArtifact
-	for i := range update.Artifacts {
+	for i := 0; update != nil && i < len(update.Artifacts); i++ {
 		if update.Artifacts[i].Filename == filename {
 			artifact = &update.Artifacts[i]
 		}
 	}
-	if artifact == nil {
-		return nil, newError(CodeInvalidOptions, "the update has no file %q", filename)
+	if artifact == nil || !filenamePattern.MatchString(filename) || strings.Contains(filename, "..") {
+		return nil, newError(CodeInvalidOptions, "the update lists no file %q", filename)
 	}
-	entries, err := c.verifyManifest(update)
+	if to == "" {
+		return nil, newError(CodeInvalidOptions, "to must be the folder to download into")
+	}
+	v, err := c.signedLicence()
 	if err != nil {
 		return nil, err
 	}
-	signed, ok := entries[filename]
-	if !ok {
-		return nil, newError(CodeBadManifest, "the manifest does not sign %q", filename)
+	files, err := c.verifyManifest(update, v.Claims)
+	if err != nil {
+		return nil, err
 	}
+	signed, ok := files[filename]
+	if !ok {
+		return nil, newError(CodeBadManifest, "the manifest does not list %s", filename)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	idle := &idleTimer{cancel: cancel, timeout: c.timeout}
+	idle.arm()
+	defer idle.stop()
 	request, err := http.NewRequestWithContext(ctx, http.MethodGet, artifact.URL, nil)
 	if err != nil {
 		return nil, newError(CodeBadResponse, "the file's url cannot be requested: %v", err)
 	}
-	// The timeout bounds waiting for the answer to begin; the bytes take as long as they take.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	timer := time.AfterFunc(c.timeout, cancel)
-	response, err := c.httpClient.Do(request.WithContext(ctx))
-	if !timer.Stop() && err != nil {
-		return nil, newError(CodeTimeout, "no answer within %v", c.timeout)
-	}
+	response, err := c.httpClient.Do(request)
 	if err != nil {
-		return nil, transportError(ctx, err, "the file cannot be fetched", c.timeout)
+		return nil, idle.failure(err, "the file cannot be fetched")
 	}
 	defer response.Body.Close()
 	if response.StatusCode != http.StatusOK {
 		text, _ := io.ReadAll(io.LimitReader(response.Body, maxAnswerBytes))
 		return nil, statusError(response, text)
 	}
-	temporary, err := os.CreateTemp(filepath.Dir(to), "."+filepath.Base(to)+".*.part")
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		return nil, newError(CodeInvalidOptions, "the folder %s cannot be made: %v", to, err)
+	}
+	// In the same folder, so the rename is atomic; a leading dot keeps it out of ordinary listings.
+	temporary, err := os.CreateTemp(to, "."+filename+".*.part")
 	if err != nil {
-		return nil, newError(CodeInvalidOptions, "the file cannot be written beside %s: %v", to, err)
+		return nil, newError(CodeInvalidOptions, "the file cannot be written in %s: %v", to, err)
 	}
 	digest := sha256.New()
-	// One byte more than signed is enough to tell a longer file.
-	size, err := io.Copy(io.MultiWriter(temporary, digest), io.LimitReader(response.Body, signed.size+1))
+	// One byte more than signed is enough to tell a longer file: reading stops there.
+	size, err := io.Copy(io.MultiWriter(temporary, digest), io.LimitReader(idleReader{response.Body, idle}, signed.size+1))
 	if err == nil {
 		err = temporary.Sync()
 	}
@@ -236,53 +249,68 @@ func (c *Client) Download(ctx context.Context, update *Update, filename, to stri
 	switch {
 	case err != nil:
 		os.Remove(temporary.Name())
-		return nil, transportError(ctx, err, "the file was cut off", c.timeout)
+		return nil, idle.failure(err, "the download was cut off")
 	case size != signed.size || sum != signed.sha256:
 		os.Remove(temporary.Name())
-		return nil, newError(CodeDigestMismatch, "%s is not the signed file (%d bytes, SHA-256 %s)", filename, size, sum)
+		return nil, newError(CodeDigestMismatch, "%s is not the file the manifest signed (size or SHA-256 differ): it was deleted", filename)
 	}
-	if err := os.Rename(temporary.Name(), to); err != nil {
+	path := filepath.Join(to, filename)
+	if err := os.Rename(temporary.Name(), path); err != nil {
 		os.Remove(temporary.Name())
-		return nil, newError(CodeInvalidOptions, "the file cannot be kept as %s: %v", to, err)
+		return nil, newError(CodeInvalidOptions, "the file cannot be kept as %s: %v", path, err)
 	}
-	return &DownloadedFile{Path: to, Size: size, Sha256: sum}, nil
+	return &DownloadedFile{Path: path, Size: size, Sha256: sum}, nil
 }
 
 // FeedURLs asks for the licence's feed token (the same one until the download links are reset
-// or this machine takes a new seat) and answers its feeds; when no answer comes (timeout,
-// network, the service failing) it answers the kept token's. Errors are *Error: CodeBadLicence,
-// CodeHTTPStatus (a refusal, with its Reason), CodeTimeout or CodeNetwork with no kept token,
+// or this machine takes a new seat), keeps it and answers its feeds; when no answer comes
+// (CodeTimeout, CodeNetwork) it answers the kept ones. Errors are *Error: CodeBadLicence,
+// CodeHTTPStatus (a refusal, with its Reason), CodeTimeout or CodeNetwork with none kept,
 // CodeBadResponse.
 func (c *Client) FeedURLs(ctx context.Context) (*FeedURLs, error) {
 	v, err := c.signedLicence()
 	if err != nil {
 		return nil, err
 	}
-	key := c.stateKey(v.Claims)
-	token, err := c.askFeedToken(ctx, v, key)
+	feed, err := c.askFeed(ctx, v.Claims)
 	var e *Error
-	if errors.As(err, &e) && (e.Code == CodeTimeout || e.Code == CodeNetwork || e.Status >= 500) {
-		if record, _ := c.store.Load(key); record.FeedToken != "" {
-			token, err = record.FeedToken, nil
+	if errors.As(err, &e) && (e.Code == CodeTimeout || e.Code == CodeNetwork) {
+		if kept := c.keptFeed(v.Claims); kept != nil {
+			feed, err = kept, nil
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	base := c.feedBase(token)
-	return &FeedURLs{
-		Electron: base + "electron/",
-		Tauri:    base + "tauri/{{target}}/{{arch}}/{{current_version}}",
-		Sparkle:  base + "sparkle/appcast.xml",
-		JSON:     base + "latest.json",
-	}, nil
+	urls := feed.URLs
+	return &urls, nil
 }
 
-func thisPlatform() string {
-	if platforms[runtime.GOOS] {
-		return runtime.GOOS
+// updateParams is latest.json's query, or CodeInvalidOptions for what the service would refuse.
+func updateParams(query UpdateQuery) (string, error) {
+	if len(query.CurrentVersion) > 64 || !semverPattern.MatchString(query.CurrentVersion) {
+		return "", newError(CodeInvalidOptions, `CurrentVersion must be a SemVer version such as 1.2.3 (no "v", no build metadata)`)
 	}
-	return "any"
+	platform, arch := query.Platform, query.Arch
+	if platform == "" {
+		platform = goPlatforms[runtime.GOOS]
+	}
+	if arch == "" {
+		arch = goArches[runtime.GOARCH]
+	}
+	switch {
+	case !platforms[platform]:
+		return "", newError(CodeInvalidOptions, "Platform must be linux, darwin, windows or any (this machine's is not known: give it)")
+	case !arches[arch]:
+		return "", newError(CodeInvalidOptions, "Arch must be x86_64, aarch64, i686, armv7, riscv64, universal or any (this machine's is not known: give it)")
+	case query.Channel != "" && !channels[query.Channel]:
+		return "", newError(CodeInvalidOptions, "Channel must be stable, rc, beta, alpha or dev")
+	}
+	params := "platform=" + url.QueryEscape(platform) + "&arch=" + url.QueryEscape(arch) + "&version=" + url.QueryEscape(query.CurrentVersion)
+	if query.Channel != "" {
+		params += "&channel=" + url.QueryEscape(query.Channel)
+	}
+	return params, nil
 }
 
 // signedLicence is the licence in use verified offline; a download needs only its signature
@@ -300,22 +328,91 @@ func (c *Client) feedBase(token string) string {
 	return strings.TrimRight(c.config.BaseURL, "/") + "/o/" + pathEscape(c.config.Slug) + "/api/public/feeds/" + pathEscape(token) + "/"
 }
 
-// askFeedToken asks the service for the licence's feed token and keeps it.
-func (c *Client) askFeedToken(ctx context.Context, v *LicenceVerification, key StateKey) (string, error) {
-	body, err := c.post(ctx, "feed-token", request{License: c.Licence(), Fingerprint: c.Fingerprint()})
-	if err != nil {
-		return "", err
-	}
-	token, ok := fieldOf[string](body, "token")
-	if !ok || !strings.HasPrefix(token, "SVCF1.") {
-		return "", newError(CodeBadResponse, "the feed-token answer has no SVCF1 token")
-	}
-	// Unkept, the token still serves this call: the next asks again.
-	_ = c.store.Update(key, func(r *Record) { r.FeedToken = token })
-	return token, nil
+// keptFeed is a feed token and its URLs as kept per licence (docs/protocol.md section 8).
+type keptFeed struct {
+	Format int      `json:"format"`
+	Lid    string   `json:"lid"`
+	Token  string   `json:"token"`
+	URLs   FeedURLs `json:"urls"`
 }
 
-// get reads a JSON object answered 200 to a GET; everything else is an *Error.
+// feedFile is `<root>/<org>/<prd>/<lid>.feed.json`, "" for a memory-only store.
+func (c *Client) feedFile(claims *Claims) string {
+	store, ok := c.store.(productDirectoryStore)
+	if !ok || checkPathPart(claims.Lid) != nil {
+		return ""
+	}
+	dir, err := store.productDirectory(claims.Org, claims.Prd)
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, claims.Lid+".feed.json")
+}
+
+// keptFeed is the licence's kept feed, or nil (none, unreadable, another licence's).
+func (c *Client) keptFeed(claims *Claims) *keptFeed {
+	file := c.feedFile(claims)
+	if file == "" {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.feed != nil && c.feed.Lid == claims.Lid {
+			return c.feed
+		}
+		return nil
+	}
+	data, _ := os.ReadFile(file)
+	value, err := parseJSON(data)
+	object, _ := value.(*jsonObject)
+	feed := &keptFeed{Format: stateFormat, Lid: claims.Lid}
+	urls, _ := fieldOf[*jsonObject](object, "urls")
+	format, _ := fieldOf[jsonNumber](object, "format")
+	lid, _ := fieldOf[string](object, "lid")
+	if err != nil || format != "1" || lid != claims.Lid || !readStrings(object, map[string]*string{"token": &feed.Token}) || feed.Token == "" || !readURLs(urls, &feed.URLs) {
+		return nil
+	}
+	return feed
+}
+
+func readURLs(object *jsonObject, urls *FeedURLs) bool {
+	return readStrings(object, map[string]*string{"electron": &urls.Electron, "tauri": &urls.Tauri, "sparkle": &urls.Sparkle, "json": &urls.JSON})
+}
+
+// askFeed asks the service for the licence's feed token and keeps it; unkept, it still serves
+// this call (the next asks again).
+func (c *Client) askFeed(ctx context.Context, claims *Claims) (*keptFeed, error) {
+	body, err := c.post(ctx, "feed-token", request{License: c.Licence(), Fingerprint: c.Fingerprint()})
+	if err != nil {
+		return nil, err
+	}
+	feed := &keptFeed{Format: stateFormat, Lid: claims.Lid}
+	urls, _ := fieldOf[*jsonObject](body, "urls")
+	if !readStrings(body, map[string]*string{"token": &feed.Token}) || feed.Token == "" || !readURLs(urls, &feed.URLs) {
+		return nil, newError(CodeBadResponse, "the feed-token answer lacks its token or URLs")
+	}
+	if file := c.feedFile(claims); file != "" {
+		data, _ := json.MarshalIndent(feed, "", "  ") // strings only: cannot fail
+		if os.MkdirAll(filepath.Dir(file), 0o700) == nil {
+			_ = writeAtomically(filepath.Dir(file), file, append(data, '\n'))
+		}
+	} else {
+		c.mu.Lock()
+		c.feed = feed
+		c.mu.Unlock()
+	}
+	return feed, nil
+}
+
+func (c *Client) forgetFeed(claims *Claims) {
+	if file := c.feedFile(claims); file != "" {
+		os.Remove(file)
+		return
+	}
+	c.mu.Lock()
+	c.feed = nil
+	c.mu.Unlock()
+}
+
+// get reads a JSON object answered 200 to a GET (no credential header); everything else is an *Error.
 func (c *Client) get(ctx context.Context, address string) (*jsonObject, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
@@ -356,16 +453,67 @@ func statusError(response *http.Response, text []byte) *Error {
 	return &Error{Code: CodeHTTPStatus, Message: message, Status: response.StatusCode, Reason: reason, RetryAfterSeconds: retryAfterSeconds(response)}
 }
 
-// readLatest reads latest.json's {update, blocked}, keeping the update only when its manifest
-// verifies and is above current.
-func (c *Client) readLatest(body *jsonObject, current string) (*UpdateCheck, error) {
+// idleTimer cancels a download when no bytes come for the timeout.
+type idleTimer struct {
+	cancel  func()
+	timeout time.Duration
+	mu      sync.Mutex
+	timer   *time.Timer
+	fired   bool
+}
+
+func (t *idleTimer) arm() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.timer != nil {
+		t.timer.Stop()
+	}
+	t.timer = time.AfterFunc(t.timeout, func() {
+		t.mu.Lock()
+		t.fired = true
+		t.mu.Unlock()
+		t.cancel()
+	})
+}
+
+func (t *idleTimer) stop() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.timer.Stop()
+}
+
+// failure is a transfer's error: TIMEOUT when the timer ended it, else NETWORK.
+func (t *idleTimer) failure(err error, what string) *Error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.fired {
+		return newError(CodeTimeout, "no bytes within %v", t.timeout)
+	}
+	return newError(CodeNetwork, "%s: %v", what, err)
+}
+
+// idleReader arms the timer again before each read.
+type idleReader struct {
+	r     io.Reader
+	timer *idleTimer
+}
+
+func (r idleReader) Read(p []byte) (int, error) {
+	r.timer.arm()
+	return r.r.Read(p)
+}
+
+// readLatest reads latest.json's {update, blocked}; BAD_RESPONSE for another shape.
+func readLatest(body *jsonObject) (*UpdateCheck, error) {
 	bad := newError(CodeBadResponse, "the latest.json answer is not {update, blocked}")
 	result := &UpdateCheck{}
 	if value, present := body.get("blocked"); !present {
 		return nil, bad
 	} else if object, ok := value.(*jsonObject); ok {
 		result.Blocked = &BlockedRelease{}
-		if !readStrings(object, map[string]*string{"version": &result.Blocked.Version, "publishedAt": &result.Blocked.PublishedAt, "reason": &result.Blocked.Reason}) {
+		reason := &result.Blocked.Reason
+		if !readStrings(object, map[string]*string{"version": &result.Blocked.Version, "publishedAt": &result.Blocked.PublishedAt, "reason": reason}) ||
+			(*reason != "UPDATES_EXPIRED" && *reason != "NOT_ENTITLED") {
 			return nil, bad
 		}
 	} else if value != nil {
@@ -379,17 +527,10 @@ func (c *Client) readLatest(body *jsonObject, current string) (*UpdateCheck, err
 		return result, nil
 	}
 	object, ok := value.(*jsonObject)
-	update := &Update{}
-	if !ok || !readUpdate(object, update) {
+	result.Update = &Update{}
+	if !ok || !readUpdate(object, result.Update) {
 		return nil, bad
 	}
-	if _, err := c.verifyManifest(update); err != nil {
-		return nil, err
-	}
-	if compareSemver(update.Version, current) <= 0 {
-		return nil, newError(CodeBadManifest, "the update's version %s is not above %s", update.Version, current)
-	}
-	result.Update = update
 	return result, nil
 }
 
@@ -412,17 +553,26 @@ func readInteger(object *jsonObject, name string, target *int64) bool {
 	return ok
 }
 
+// readNullable reads a string or null member (present either way).
+func readNullable(object *jsonObject, name string, target **string) bool {
+	value, present := object.get(name)
+	text, ok := value.(string)
+	if ok {
+		*target = &text
+	}
+	return present && (ok || value == nil)
+}
+
 func readUpdate(object *jsonObject, u *Update) bool {
-	if !readStrings(object, map[string]*string{
-		"version": &u.Version, "channel": &u.Channel, "publishedAt": &u.PublishedAt, "notes": &u.Notes, "manifest": &u.Manifest,
-		"manifestSignature": &u.ManifestSignature, "manifestKeyFingerprint": &u.ManifestKeyFingerprint,
-	}) {
+	if !readStrings(object, map[string]*string{"version": &u.Version, "channel": &u.Channel, "publishedAt": &u.PublishedAt, "notes": &u.Notes, "manifest": &u.Manifest}) ||
+		!readNullable(object, "manifestSignature", &u.ManifestSignature) || !readNullable(object, "manifestKeyFingerprint", &u.ManifestKeyFingerprint) {
 		return false
 	}
 	signatures, ok := fieldOf[[]any](object, "manifestSignatures")
 	if !ok {
 		return false
 	}
+	u.ManifestSignatures = []ManifestSignature{}
 	for _, item := range signatures {
 		entry, ok := item.(*jsonObject)
 		var s ManifestSignature
@@ -450,45 +600,64 @@ func readUpdate(object *jsonObject, u *Update) bool {
 	return true
 }
 
-// signedFile is a manifest's size and SHA-256 of one file.
+// signedFile is what a manifest signs of one file.
 type signedFile struct {
-	size   int64
-	sha256 string
+	platform, arch string
+	size           int64
+	sha256         string
 }
 
-// verifyManifest checks that a signature of the update's manifest verifies with the client's keys
-// and that the manifest is this organisation's and product's, of the update's version and
-// channel; it answers the signed files by filename.
-func (c *Client) verifyManifest(u *Update) (map[string]signedFile, error) {
+// verifyManifest checks that a manifest signature whose keyFingerprint is one of the client's
+// keys verifies with that key, and that the manifest is SVCM1 of this organisation and product,
+// of the update's version and channel; it answers the signed files by filename.
+func (c *Client) verifyManifest(u *Update, claims *Claims) (map[string]signedFile, error) {
+	known := map[string]crypto.PublicKey{}
+	for _, key := range c.keys {
+		if der, err := x509.MarshalPKIXPublicKey(key); err == nil {
+			sum := sha256.Sum256(der)
+			known[hex.EncodeToString(sum[:])] = key
+		}
+	}
 	verified := false
 	for _, s := range u.ManifestSignatures {
-		if signature, ok := decodeB64U(s.Signature); ok && c.keys.verifiedBy([]byte(u.Manifest), signature) {
+		key, ok := known[s.KeyFingerprint]
+		signature, decoded := decodeB64U(s.Signature)
+		if ok && decoded && verifySignature(key, []byte(u.Manifest), signature) {
 			verified = true
 			break
 		}
 	}
 	if !verified {
-		return nil, newError(CodeBadManifest, "no signature of the manifest verifies with the product's keys")
+		return nil, newError(CodeBadManifest, "the update's manifest is not signed by a key this application knows")
 	}
 	product := c.config.ProductKey
 	if product == "" {
-		product = c.verify(c.Licence(), c.clock()).Claims.Prd
+		product = claims.Prd
 	}
 	parts := strings.Split(u.Manifest, "\x1f")
-	if len(parts) < 7 || parts[0] != "SVCM1" || parts[1] != c.config.Slug || parts[2] != product || parts[3] != u.Version || parts[4] != u.Channel {
-		return nil, newError(CodeBadManifest, "the manifest is not this product's release %s (%s)", u.Version, u.Channel)
+	bad := newError(CodeBadManifest, "the update's manifest is not SVCM1")
+	if len(parts) < 7 || parts[0] != "SVCM1" || !decimal.MatchString(parts[5]) || !decimal.MatchString(parts[6]) {
+		return nil, bad
 	}
-	n, err := strconv.Atoi(parts[6])
-	if err != nil || len(parts) != 7+5*n {
-		return nil, newError(CodeBadManifest, "the manifest's files cannot be read")
+	if n, err := strconv.Atoi(parts[6]); err != nil || len(parts) != 7+5*n {
+		return nil, bad
 	}
 	files := map[string]signedFile{}
 	for i := 7; i < len(parts); i += 5 {
 		size, err := strconv.ParseInt(parts[i+3], 10, 64)
-		if err != nil {
-			return nil, newError(CodeBadManifest, "the manifest's files cannot be read")
+		_, duplicate := files[parts[i]]
+		if !decimal.MatchString(parts[i+3]) || err != nil || size > maxSafeInteger || !sha256Pattern.MatchString(parts[i+4]) || duplicate {
+			return nil, bad
 		}
-		files[parts[i]] = signedFile{size: size, sha256: parts[i+4]}
+		files[parts[i]] = signedFile{platform: parts[i+1], arch: parts[i+2], size: size, sha256: parts[i+4]}
+	}
+	switch {
+	case parts[1] != c.config.Slug || parts[2] != product:
+		return nil, newError(CodeBadManifest, "the update's manifest is another organisation's or product's")
+	case parts[3] != u.Version || parts[4] != u.Channel:
+		return nil, newError(CodeBadManifest, "the update's manifest is for another version or channel")
+	case !semverPattern.MatchString(u.Version):
+		return nil, newError(CodeBadManifest, "the update's version is not SemVer")
 	}
 	return files, nil
 }

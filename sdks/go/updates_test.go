@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -82,6 +83,7 @@ type releaseService struct {
 	file     []byte // the bytes signed
 	served   []byte // the bytes answered, when they differ
 	forge    bool   // sign the manifest with another key
+	listed   string // the filename the manifest signs, when not the update's
 	product  string // the product the manifest names
 	refuse   string // answer feed-token 403 with this reason
 	requests map[string]int
@@ -117,7 +119,10 @@ func (s *releaseService) serve(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(w, `{"error":"refused","reason":%q}`, s.refuse)
 			return
 		}
-		json.NewEncoder(w).Encode(map[string]any{"token": s.token(), "urls": map[string]string{}})
+		base := s.server.URL + feeds + s.token() + "/"
+		json.NewEncoder(w).Encode(map[string]any{"token": s.token(), "urls": map[string]string{
+			"electron": base + "electron/", "tauri": base + "tauri/{{target}}/{{arch}}/{{current_version}}", "sparkle": base + "sparkle/appcast.xml", "json": base + "latest.json",
+		}})
 	case !strings.HasPrefix(r.URL.Path, feeds+s.token()+"/"):
 		s.requests["refused"]++
 		w.WriteHeader(http.StatusForbidden)
@@ -141,25 +146,32 @@ func (s *releaseService) serve(w http.ResponseWriter, r *http.Request) {
 func (s *releaseService) update() map[string]any {
 	digest := sha256.Sum256(s.file)
 	sha := hex.EncodeToString(digest[:])
-	manifest := strings.Join([]string{"SVCM1", testSlug, s.product, "2.0.0", "stable", "1780000000", "1", "App.AppImage", "linux", "x86_64", strconv.Itoa(len(s.file)), sha}, "\x1f")
+	listed := "App.AppImage"
+	if s.listed != "" {
+		listed = s.listed
+	}
+	manifest := strings.Join([]string{"SVCM1", testSlug, s.product, "2.0.0", "stable", "1780000000", "1", listed, "linux", "x86_64", strconv.Itoa(len(s.file)), sha}, "\x1f")
 	key := s.key
 	if s.forge {
 		key = ed25519.NewKeyFromSeed(make([]byte, 32))
 	}
 	signature := encodeB64U(ed25519.Sign(key, []byte(manifest)))
+	der, _ := x509.MarshalPKIXPublicKey(s.key.Public())
+	sum := sha256.Sum256(der)
+	fingerprint := hex.EncodeToString(sum[:])
 	return map[string]any{
 		"version": "2.0.0", "channel": "stable", "publishedAt": "2026-05-28T20:26:40.000Z", "notes": "Faster", "manifest": manifest,
-		"manifestSignatures":     []map[string]string{{"keyFingerprint": "ab", "signature": signature}},
+		"manifestSignatures":     []map[string]string{{"keyFingerprint": fingerprint, "signature": signature}},
 		"manifestSignature":      signature,
-		"manifestKeyFingerprint": "ab",
+		"manifestKeyFingerprint": fingerprint,
 		"artifacts": []map[string]any{{"id": 7, "filename": "App.AppImage", "platform": "linux", "arch": "x86_64", "size": len(s.file),
 			"sha256": sha, "sha512": "x", "contentType": "application/octet-stream", "url": s.server.URL + "/o/" + testSlug + "/api/public/feeds/" + s.token() + "/files/2.0.0/App.AppImage"}},
 	}
 }
 
-func releaseClient(t *testing.T, s *releaseService) *Client {
+func releaseClient(t *testing.T, s *releaseService, store StateStore) *Client {
 	f := &fakeService{server: s.server}
-	return newTestClient(t, testConfig(t, f, testLicence(t, dayAgo(), ""), FileStore(t.TempDir()), &testClock{}))
+	return newTestClient(t, testConfig(t, f, testLicence(t, dayAgo(), ""), store, &testClock{}))
 }
 
 var linuxUpdate = UpdateQuery{CurrentVersion: "1.9.0", Platform: "linux", Arch: "x86_64"}
@@ -174,7 +186,7 @@ func codeOf(err error) ErrorCode {
 
 func TestAnUpdateIsFoundWithItsVerifiedManifestAndDownloadedWhenItsBytesAreSigned(t *testing.T) {
 	s := newReleaseService(t)
-	client := releaseClient(t, s)
+	client := releaseClient(t, s, FileStore(t.TempDir()))
 	found, err := client.CheckForUpdate(context.Background(), linuxUpdate)
 	if err != nil {
 		t.Fatal(err)
@@ -182,16 +194,17 @@ func TestAnUpdateIsFoundWithItsVerifiedManifestAndDownloadedWhenItsBytesAreSigne
 	if found.Update == nil || found.Update.Version != "2.0.0" || len(found.Update.Artifacts) != 1 || found.Blocked == nil || found.Blocked.Reason != "UPDATES_EXPIRED" {
 		t.Fatalf("found %+v", found)
 	}
-	if s.queries[0] != "arch=x86_64&channel=stable&platform=linux&version=1.9.0" {
+	if s.queries[0] != "platform=linux&arch=x86_64&version=1.9.0" {
 		t.Fatalf("query %s", s.queries[0])
 	}
-	to := filepath.Join(t.TempDir(), "App.AppImage")
-	file, err := client.Download(context.Background(), found.Update, "App.AppImage", to)
+	folder := filepath.Join(t.TempDir(), "downloads")
+	file, err := client.Download(context.Background(), found.Update, "App.AppImage", folder)
 	if err != nil {
 		t.Fatal(err)
 	}
+	to := filepath.Join(folder, "App.AppImage")
 	data, _ := os.ReadFile(to)
-	if file.Path != to || file.Size != int64(len(s.file)) || file.Sha256 != found.Update.Artifacts[0].Sha256 || string(data) != string(s.file) {
+	if entries, _ := os.ReadDir(folder); file.Path != to || len(entries) != 1 || file.Size != int64(len(s.file)) || file.Sha256 != found.Update.Artifacts[0].Sha256 || string(data) != string(s.file) {
 		t.Fatalf("downloaded %+v: %q", file, data)
 	}
 	// The token is kept: the next look asks for none.
@@ -206,7 +219,7 @@ func TestAnUpdateIsFoundWithItsVerifiedManifestAndDownloadedWhenItsBytesAreSigne
 
 func TestAFileWhoseBytesAreNotSignedIsDeletedWithDigestMismatch(t *testing.T) {
 	s := newReleaseService(t)
-	client := releaseClient(t, s)
+	client := releaseClient(t, s, FileStore(t.TempDir()))
 	found, err := client.CheckForUpdate(context.Background(), linuxUpdate)
 	if err != nil {
 		t.Fatal(err)
@@ -214,7 +227,7 @@ func TestAFileWhoseBytesAreNotSignedIsDeletedWithDigestMismatch(t *testing.T) {
 	for _, served := range []string{"the 2.0.0 installeR", "the 2.0.0 installer and more"} {
 		s.set(func(s *releaseService) { s.served = []byte(served) })
 		dir := t.TempDir()
-		_, err = client.Download(context.Background(), found.Update, "App.AppImage", filepath.Join(dir, "App.AppImage"))
+		_, err = client.Download(context.Background(), found.Update, "App.AppImage", dir)
 		if entries, _ := os.ReadDir(dir); codeOf(err) != CodeDigestMismatch || len(entries) != 0 {
 			t.Fatalf("%q: %v, left %v", served, err, entries)
 		}
@@ -225,10 +238,11 @@ func TestAForgedOrForeignManifestIsBadManifest(t *testing.T) {
 	for name, change := range map[string]func(s *releaseService){
 		"forged":          func(s *releaseService) { s.forge = true },
 		"another product": func(s *releaseService) { s.product = "other" },
+		"another file":    func(s *releaseService) { s.listed = "App.deb" },
 	} {
 		s := newReleaseService(t)
 		s.set(change)
-		if found, err := releaseClient(t, s).CheckForUpdate(context.Background(), linuxUpdate); codeOf(err) != CodeBadManifest || found != nil {
+		if found, err := releaseClient(t, s, FileStore(t.TempDir())).CheckForUpdate(context.Background(), linuxUpdate); codeOf(err) != CodeBadManifest || found != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
@@ -236,7 +250,7 @@ func TestAForgedOrForeignManifestIsBadManifest(t *testing.T) {
 
 func TestAKeptTokenRefusedIsForgottenAndAskedForAgainOnce(t *testing.T) {
 	s := newReleaseService(t)
-	client := releaseClient(t, s)
+	client := releaseClient(t, s, FileStore(t.TempDir()))
 	if _, err := client.CheckForUpdate(context.Background(), linuxUpdate); err != nil {
 		t.Fatal(err)
 	}
@@ -258,12 +272,12 @@ func TestAKeptTokenRefusedIsForgottenAndAskedForAgainOnce(t *testing.T) {
 
 func TestAFilenameTheUpdateDoesNotListIsInvalidOptionsAndNothingIsFetched(t *testing.T) {
 	s := newReleaseService(t)
-	client := releaseClient(t, s)
+	client := releaseClient(t, s, FileStore(t.TempDir()))
 	found, err := client.CheckForUpdate(context.Background(), linuxUpdate)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client.Download(context.Background(), found.Update, "../App.AppImage", filepath.Join(t.TempDir(), "x")); codeOf(err) != CodeInvalidOptions || s.requests["file"] != 0 {
+	if _, err := client.Download(context.Background(), found.Update, "../App.AppImage", t.TempDir()); codeOf(err) != CodeInvalidOptions || s.requests["file"] != 0 {
 		t.Fatalf("unlisted: %v", err)
 	}
 	if _, err := client.CheckForUpdate(context.Background(), UpdateQuery{CurrentVersion: "v1.0.0"}); codeOf(err) != CodeInvalidOptions {
@@ -271,17 +285,26 @@ func TestAFilenameTheUpdateDoesNotListIsInvalidOptionsAndNothingIsFetched(t *tes
 	}
 }
 
-func TestFeedURLsAreTheTokensAndTheKeptOnesWhenNoAnswerComes(t *testing.T) {
-	s := newReleaseService(t)
-	client := releaseClient(t, s)
-	urls, err := client.FeedURLs(context.Background())
-	base := s.server.URL + "/o/" + testSlug + "/api/public/feeds/" + s.token() + "/"
-	if err != nil || urls.JSON != base+"latest.json" || urls.Tauri != base+"tauri/{{target}}/{{arch}}/{{current_version}}" {
-		t.Fatalf("urls %+v: %v", urls, err)
-	}
-	s.server.Close()
-	if kept, err := client.FeedURLs(context.Background()); err != nil || *kept != *urls {
-		t.Fatalf("no answer: %+v %v", kept, err)
+func TestFeedURLsAreAnsweredAndKeptBesideTheStateAndTheKeptOnesWhenNoAnswerComes(t *testing.T) {
+	for name, store := range map[string]StateStore{"file": FileStore(t.TempDir()), "memory": MemoryStore()} {
+		s := newReleaseService(t)
+		client := releaseClient(t, s, store)
+		urls, err := client.FeedURLs(context.Background())
+		base := s.server.URL + "/o/" + testSlug + "/api/public/feeds/" + s.token() + "/"
+		if err != nil || urls.JSON != base+"latest.json" || urls.Tauri != base+"tauri/{{target}}/{{arch}}/{{current_version}}" {
+			t.Fatalf("%s: urls %+v: %v", name, urls, err)
+		}
+		if dir, ok := store.(*fileStore); ok {
+			data, _ := os.ReadFile(filepath.Join(dir.root, testSlug, testProduct, testLidValue+".feed.json"))
+			var kept map[string]any
+			if json.Unmarshal(data, &kept) != nil || kept["format"] != 1.0 || kept["lid"] != testLidValue || kept["token"] != s.token() {
+				t.Fatalf("kept %s", data)
+			}
+		}
+		s.server.Close()
+		if kept, err := client.FeedURLs(context.Background()); err != nil || *kept != *urls {
+			t.Fatalf("%s: no answer: %+v %v", name, kept, err)
+		}
 	}
 }
 

@@ -70,7 +70,8 @@ type driver struct {
 	configErr   error
 	offsetMs    int64
 	fingerprint string
-	// update is what the last checkForUpdate returned, for download.
+	// update is what the last checkForUpdate returned, for download; none after one that failed
+	// or a new configure.
 	update *licensor.Update
 }
 
@@ -280,7 +281,7 @@ func (d *driver) configure(r request) answer {
 		config.Timeout = time.Duration(*r.TimeoutMs) * time.Millisecond
 	}
 	d.config = &config
-	d.client = nil
+	d.client, d.update = nil, nil
 	d.rebuild()
 	if d.configErr != nil {
 		return fail(d.configErr)
@@ -369,21 +370,19 @@ func (d *driver) borrow(ctx context.Context, r request) answer {
 	return ok(checkResult(result))
 }
 
-// checkForUpdate answers {update, blocked} and holds the update for download.
+// checkForUpdate answers {update, blocked} and holds the update for download. The fields are
+// handed to the SDK as given, so that it refuses what the feed would.
 func (d *driver) checkForUpdate(ctx context.Context, r request) answer {
-	for name, value := range map[string]*string{"currentVersion": r.CurrentVersion, "platform": r.Platform, "arch": r.Arch} {
-		if value == nil || *value == "" {
-			return invalid(name + " must be a non-empty string")
-		}
-	}
-	query := licensor.UpdateQuery{CurrentVersion: *r.CurrentVersion, Platform: *r.Platform, Arch: *r.Arch}
-	if r.Channel != nil {
-		if *r.Channel == "" {
-			return invalid("channel must be a non-empty string")
-		}
-		query.Channel = *r.Channel
-	}
 	d.update = nil
+	query := licensor.UpdateQuery{}
+	for target, value := range map[*string]*string{&query.CurrentVersion: r.CurrentVersion, &query.Platform: r.Platform, &query.Arch: r.Arch, &query.Channel: r.Channel} {
+		if value != nil && *value == "" {
+			return invalid("currentVersion, platform, arch and channel must be non-empty strings")
+		}
+		if value != nil {
+			*target = *value
+		}
+	}
 	found, err := d.client.CheckForUpdate(ctx, query)
 	if err != nil {
 		return fail(err)
@@ -392,12 +391,13 @@ func (d *driver) checkForUpdate(ctx context.Context, r request) answer {
 	return ok(map[string]any{"update": found.Update, "blocked": found.Blocked})
 }
 
+// download fetches a file of the held update into the folder to.
 func (d *driver) download(ctx context.Context, r request) answer {
-	if r.Filename == nil || r.To == nil || *r.To == "" {
-		return invalid("filename and to must be strings")
-	}
 	if d.update == nil {
-		return answer{Error: &failure{Code: "NO_UPDATE", Message: "the last checkForUpdate returned no update"}}
+		return answer{Error: &failure{Code: "NO_UPDATE", Message: "no update is held: checkForUpdate found none"}}
+	}
+	if r.Filename == nil || r.To == nil {
+		return invalid("filename and to must be strings")
 	}
 	file, err := d.client.Download(ctx, d.update, *r.Filename, *r.To)
 	if err != nil {
