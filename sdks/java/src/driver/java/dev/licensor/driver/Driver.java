@@ -142,6 +142,7 @@ public final class Driver {
                 // A configure that fails leaves no client, but its keys still serve verify.
                 options = request;
                 client = null;
+                update = null;
                 // Without a licence, until one is held, only startTrial and the overrides work (DESIGN.md 18).
                 String licence = text(request, "licence", false);
                 if (licence != null) client = build(licence);
@@ -187,10 +188,8 @@ public final class Driver {
                 return checkForUpdate(request);
             case "download": {
                 LicenceClient held = client();
-                String filename = text(request, "filename", true);
-                String to = text(request, "to", true);
-                if (update == null) throw new BadRequest("NO_UPDATE", "the last checkForUpdate returned no update");
-                DownloadedFile file = held.download(update, filename, Paths.get(to));
+                if (update == null) throw new BadRequest("NO_UPDATE", "no update is held: checkForUpdate found none");
+                DownloadedFile file = held.download(update, text(request, "filename", true), Paths.get(text(request, "to", true)));
                 Map<String, Object> result = new LinkedHashMap<>();
                 result.put("path", file.path().toString());
                 result.put("size", file.size());
@@ -348,15 +347,13 @@ public final class Driver {
         return result;
     }
 
-    /** {update, blocked}, holding the update for download. */
+    /** {update, blocked}, holding the update for download (none after a check that failed, or a new configure). */
     private Map<String, Object> checkForUpdate(Map<String, Object> request) throws LicensorException, BadRequest {
         LicenceClient held = client();
-        String currentVersion = text(request, "currentVersion", true);
-        String platform = text(request, "platform", true);
-        String arch = text(request, "arch", true);
-        String channel = text(request, "channel", false);
         update = null;
-        UpdateCheck found = held.checkForUpdate(currentVersion, platform, arch, channel);
+        // Handed over as given, so the SDK itself refuses a bad version, platform, arch or channel.
+        UpdateCheck found = held.checkForUpdate(text(request, "currentVersion", false), text(request, "platform", false), text(request, "arch", false),
+            text(request, "channel", false));
         update = found.update().orElse(null);
         Map<String, Object> result = new LinkedHashMap<>();
         result.put("update", update == null ? null : update.asMap());

@@ -29,6 +29,11 @@ final class CheckApi {
         this.http = http;
     }
 
+    /** Bounds each request, and a download between chunks. */
+    Duration timeout() {
+        return timeout;
+    }
+
     /** A 200 (or a trial's 201) answer: its status and object. */
     record Answer(int status, Map<String, Object> body) {}
 

@@ -52,6 +52,8 @@ public final class LicenceClient {
     private String licence;
     /** The newest term seen by this client, beside the one remembered in the store. */
     private long newestIat;
+    /** The feed token a memory-only store cannot keep (DESIGN.md 20). */
+    private KeptFeed feed;
     /** This client's last verified usage answer (DESIGN.md 19). */
     private SignedUsage lastUsage;
     /** Nothing is sent to the usage endpoint before this time (ms), after a 429's Retry-After. */
@@ -221,142 +223,117 @@ public final class LicenceClient {
 
     /**
      * Asks the licence's latest.json feed for the highest release above {@code currentVersion}
-     * that this licence may download (DESIGN.md 20). The feed token is kept in the state store
-     * per licence, asked for when none is kept; a 403 on a kept token forgets it and asks again,
-     * once. The update is kept only when one of its manifest signatures verifies with the
-     * client's keys and the manifest names this organisation, this product, the update's version
-     * and channel, and a version above {@code currentVersion}.
+     * that this licence may download (DESIGN.md 20; docs/protocol.md section 16). The feed token is
+     * kept per licence ({@code <lid>.feed.json} beside its state) and asked for when none is kept;
+     * a 403 forgets it, and a kept one is asked for again, once. The update is kept only when a
+     * manifest signature by one of the client's keys verifies and the manifest names this
+     * organisation, this product, the update's version and channel, a version above
+     * {@code currentVersion} and each of the update's files as the update lists it.
      *
      * @param platform linux, darwin, windows or any; null for this machine's
      * @param arch x86_64, aarch64, i686, armv7, riscv64, universal or any; null for this machine's
      * @param channel stable, rc, beta, alpha or dev (a channel offers the ones before it too); null for stable
-     * @throws LicensorException {@code INVALID_OPTIONS} (a version that is not SemVer, another value),
-     *     {@code BAD_LICENCE}, {@code HTTP_STATUS} (with {@link LicensorException#serviceReason()}),
+     * @throws LicensorException {@code INVALID_OPTIONS} (a version that is not SemVer, another value;
+     *     nothing sent), {@code BAD_LICENCE}, {@code HTTP_STATUS} (with {@link LicensorException#serviceReason()}),
      *     {@code TIMEOUT}, {@code NETWORK}, {@code BAD_RESPONSE} or {@code BAD_MANIFEST}
      */
     public synchronized UpdateCheck checkForUpdate(String currentVersion, String platform, String arch, String channel) throws LicensorException {
-        if (currentVersion == null || !Releases.SEMVER.matcher(currentVersion).matches()) {
-            throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "currentVersion must be a SemVer version such as 1.2.3");
-        }
-        String[] query = {platform != null ? platform : Releases.platform(), arch != null ? arch : Releases.arch(), channel != null ? channel : "stable"};
-        if (!Releases.PLATFORMS.contains(query[0])) throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "platform must be linux, darwin, windows or any");
-        if (!Releases.ARCHES.contains(query[1])) throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "arch must be x86_64, aarch64, i686, armv7, riscv64, universal or any");
-        if (!Releases.CHANNELS.contains(query[2])) throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "channel must be stable, rc, beta, alpha or dev");
+        String query = Releases.query(currentVersion, platform, arch, channel);
         LicenceClaims claims = signedClaims();
-        String token = loadState(claims).feedToken();
-        boolean kept = token != null;
-        String path = "/latest.json?platform=" + encode(query[0]) + "&arch=" + encode(query[1]) + "&version=" + encode(currentVersion) + "&channel=" + encode(query[2]);
+        KeptFeed kept = keptFeed(claims);
+        KeptFeed feed = kept != null ? kept : askFeed(claims);
         Map<String, Object> body;
-        while (true) {
-            if (token == null) token = askFeedToken(claims);
-            try {
-                body = api.get(feedsUrl + encode(token) + path);
-                break;
-            } catch (LicensorException refused) {
-                if (!kept || !Integer.valueOf(403).equals(refused.status())) throw refused;
-                kept = false;
-                token = null;
-                keepFeedToken(claims, null);
-            }
+        try {
+            body = api.get(feedsUrl + encode(feed.token()) + "/latest.json?" + query);
+        } catch (LicensorException refused) {
+            if (!Integer.valueOf(403).equals(refused.status())) throw refused;
+            // A reset, a new seat or a revocation: the token is worth nothing now.
+            forgetFeed(claims);
+            if (kept == null) throw refused;
+            body = api.get(feedsUrl + encode(askFeed(claims).token()) + "/latest.json?" + query);
         }
-        if (!body.containsKey("update") || !body.containsKey("blocked")) throw badLatest();
-        UpdateCheck.Blocked blocked = null;
-        if (body.get("blocked") instanceof Map<?, ?> b) {
-            String[] fields = Update.texts(b, "version", "publishedAt", "reason");
-            if (fields == null) throw badLatest();
-            blocked = new UpdateCheck.Blocked(fields[0], fields[1], fields[2]);
-        } else if (body.get("blocked") != null) {
-            throw badLatest();
-        }
-        if (body.get("update") == null) return new UpdateCheck(Optional.empty(), Optional.ofNullable(blocked));
-        Update update = body.get("update") instanceof Map<?, ?> u ? Update.read(u) : null;
-        if (update == null) throw badLatest();
-        Releases.verify(update, keys, slug, productOf(claims));
+        UpdateCheck found = Releases.read(body);
+        if (found.update().isEmpty()) return found;
+        Update update = found.update().get();
+        Map<String, Releases.SignedFile> files = Releases.verify(update, keys, slug, productOf(claims));
         if (Releases.compare(update.version(), currentVersion) <= 0) {
             throw new LicensorException(LicensorException.Reason.BAD_MANIFEST, "the update's version " + update.version() + " is not above " + currentVersion);
         }
-        return new UpdateCheck(Optional.of(update), Optional.ofNullable(blocked));
+        for (Update.Artifact a : update.artifacts()) {
+            if (!new Releases.SignedFile(a.platform(), a.arch(), a.size(), a.sha256()).equals(files.get(a.filename()))) {
+                throw new LicensorException(LicensorException.Reason.BAD_MANIFEST, "the update's manifest does not list " + a.filename() + " as the update does");
+            }
+        }
+        return found;
     }
 
     /**
      * Streams one of the update's files (by filename) from its URL (the feed token in it: no
-     * credential is sent) to a temporary file beside {@code to}, kept as {@code to} only when its
-     * size and SHA-256 are the signed manifest's; otherwise it is deleted.
+     * credential is sent) to a temporary file in the folder {@code to} (made if missing), renamed
+     * to {@code to/filename} only when its size and SHA-256 are the signed manifest's; otherwise
+     * it is deleted. The timeout holds between chunks, not for the whole file.
      *
-     * @throws LicensorException {@code INVALID_OPTIONS} (a filename the update does not list, a file
-     *     that cannot be written), {@code BAD_MANIFEST}, {@code DIGEST_MISMATCH}, {@code HTTP_STATUS},
-     *     {@code TIMEOUT}, {@code NETWORK}
+     * @throws LicensorException {@code INVALID_OPTIONS} (a filename the update does not list, a folder
+     *     that cannot be written), {@code BAD_MANIFEST}, {@code DIGEST_MISMATCH}, {@code HTTP_STATUS}
+     *     (with its reason), {@code TIMEOUT}, {@code NETWORK}
      */
-    public DownloadedFile download(Update update, String filename, java.nio.file.Path to) throws LicensorException {
-        Update.Artifact artifact = update.artifacts().stream().filter(a -> a.filename().equals(filename)).findFirst()
-            .orElseThrow(() -> new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "the update has no file \"" + filename + "\""));
+    public DownloadedFile download(Update update, String filename, Path to) throws LicensorException {
+        Update.Artifact artifact = update == null || filename == null ? null
+            : update.artifacts().stream().filter(a -> a.filename().equals(filename)).findFirst().orElse(null);
+        if (artifact == null || !Releases.FILENAME.matcher(filename).matches() || filename.contains("..")) {
+            throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "the update lists no file \"" + filename + "\"");
+        }
         String product;
         synchronized (this) {
             product = productOf(signedClaims());
         }
         Releases.SignedFile signed = Releases.verify(update, keys, slug, product).get(filename);
-        if (signed == null) throw new LicensorException(LicensorException.Reason.BAD_MANIFEST, "the manifest does not sign \"" + filename + "\"");
-        java.nio.file.Path directory = to.toAbsolutePath().getParent();
-        java.nio.file.Path temporary;
+        if (signed == null) throw new LicensorException(LicensorException.Reason.BAD_MANIFEST, "the update's manifest does not list " + filename);
+        Path target = to.resolve(filename);
+        Path temporary;
         try {
-            temporary = java.nio.file.Files.createTempFile(directory, "." + to.getFileName(), ".part");
+            java.nio.file.Files.createDirectories(to);
+            // In the same folder, so the move is atomic; a leading dot keeps it out of ordinary listings.
+            temporary = java.nio.file.Files.createTempFile(to, "." + filename + ".", ".part");
         } catch (IOException unwritable) {
-            throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "the file cannot be written beside " + to + ": " + unwritable.getMessage());
+            throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "the file cannot be written in " + to + ": " + unwritable.getMessage());
         }
-        long size = 0;
-        java.security.MessageDigest digest;
         try {
-            digest = java.security.MessageDigest.getInstance("SHA-256");
-        } catch (java.security.NoSuchAlgorithmException impossible) {
-            throw new IllegalStateException(impossible);
-        }
-        try (java.io.InputStream in = api.open(artifact.url()); java.io.OutputStream out = java.nio.file.Files.newOutputStream(temporary)) {
-            byte[] buffer = new byte[64 * 1024];
-            // One byte more than signed is enough to tell a longer file.
-            for (int n; size <= signed.size() && (n = in.read(buffer, 0, (int) Math.min(buffer.length, signed.size() + 1 - size))) > 0; size += n) {
-                out.write(buffer, 0, n);
-                digest.update(buffer, 0, n);
+            String sha256 = Releases.keep(api.open(artifact.url()), temporary, signed, api.timeout());
+            if (sha256 == null) {
+                throw new LicensorException(LicensorException.Reason.DIGEST_MISMATCH, filename + " is not the file the manifest signed (size or SHA-256 differ): it was deleted");
             }
-        } catch (IOException | LicensorException failed) {
-            deleteQuietly(temporary);
-            if (failed instanceof LicensorException refused) throw refused;
-            throw new LicensorException(LicensorException.Reason.NETWORK, "the file was cut off: " + failed.getMessage());
-        }
-        String sha256 = java.util.HexFormat.of().formatHex(digest.digest());
-        if (size != signed.size() || !sha256.equals(signed.sha256())) {
-            deleteQuietly(temporary);
-            throw new LicensorException(LicensorException.Reason.DIGEST_MISMATCH, filename + " is not the signed file (" + size + " bytes, SHA-256 " + sha256 + ")");
-        }
-        try {
-            java.nio.file.Files.move(temporary, to, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            java.nio.file.Files.move(temporary, target, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            return new DownloadedFile(target, signed.size(), sha256);
         } catch (IOException unkept) {
-            deleteQuietly(temporary);
-            throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "the file cannot be kept as " + to + ": " + unkept.getMessage());
+            throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "the file cannot be kept as " + target + ": " + unkept.getMessage());
+        } finally {
+            try {
+                java.nio.file.Files.deleteIfExists(temporary);
+            } catch (IOException undeletable) {
+                // A temporary name only, never the file kept.
+            }
         }
-        return new DownloadedFile(to, size, sha256);
     }
 
     /**
      * Asks for the licence's feed token (the same one until the download links are reset or this
-     * machine takes a new seat) and answers its feeds; when no answer comes (timeout, network,
-     * the service failing) it answers the kept token's.
+     * machine takes a new seat), keeps it and answers its feeds; when no answer comes
+     * ({@code TIMEOUT}, {@code NETWORK}) it answers the kept ones.
      *
      * @throws LicensorException {@code BAD_LICENCE}, {@code HTTP_STATUS} (a refusal, with its reason),
-     *     {@code TIMEOUT} or {@code NETWORK} with no kept token, {@code BAD_RESPONSE}
+     *     {@code TIMEOUT} or {@code NETWORK} with none kept, {@code BAD_RESPONSE}
      */
     public synchronized FeedUrls feedUrls() throws LicensorException {
         LicenceClaims claims = signedClaims();
-        String token;
         try {
-            token = askFeedToken(claims);
+            return askFeed(claims).urls();
         } catch (LicensorException none) {
-            LicensorException.Reason why = none.reason();
-            boolean noAnswer = why == LicensorException.Reason.TIMEOUT || why == LicensorException.Reason.NETWORK || (why == LicensorException.Reason.HTTP_STATUS && none.status() >= 500);
-            token = noAnswer ? loadState(claims).feedToken() : null;
-            if (token == null) throw none;
+            boolean noAnswer = none.reason() == LicensorException.Reason.TIMEOUT || none.reason() == LicensorException.Reason.NETWORK;
+            KeptFeed kept = noAnswer ? keptFeed(claims) : null;
+            if (kept == null) throw none;
+            return kept.urls();
         }
-        String base = feedsUrl + encode(token) + "/";
-        return new FeedUrls(base + "electron/", base + "tauri/{{target}}/{{arch}}/{{current_version}}", base + "sparkle/appcast.xml", base + "latest.json");
     }
 
     /** The licence in use verified offline: a download needs only its signature (an expired licence keeps what its window covers). */
@@ -370,36 +347,78 @@ public final class LicenceClient {
         return productKey != null ? productKey : claims.product();
     }
 
+    /** A feed token and its URLs, kept per licence (docs/protocol.md section 8). */
+    private record KeptFeed(String lid, String token, FeedUrls urls) {}
+
+    /** The file of the licence's kept feed, or null with a memory-only store (or a name that cannot be a path). */
+    private Path feedFile(LicenceClaims claims) {
+        try {
+            return store.feedFile(claims.organisation(), claims.product(), claims.lid());
+        } catch (IOException unnamable) {
+            return null;
+        }
+    }
+
+    /** The licence's kept feed, or null (none, unreadable, another licence's). */
+    private KeptFeed keptFeed(LicenceClaims claims) {
+        Path file = feedFile(claims);
+        if (file == null) return feed != null && feed.lid().equals(claims.lid()) ? feed : null;
+        String text = StateStore.read(file);
+        try {
+            Map<String, Object> kept = text == null ? Map.of() : Json.parseObject(text);
+            if (!Long.valueOf(1).equals(kept.get("format")) || !claims.lid().equals(kept.get("lid"))) return null;
+            return feedOf(claims.lid(), kept);
+        } catch (Json.JsonException | LicensorException unreadable) {
+            return null;
+        }
+    }
+
+    /** A {@code {token, urls}} object as a feed, or BAD_RESPONSE. */
+    private static KeptFeed feedOf(String lid, Map<String, Object> body) throws LicensorException {
+        String[] urls = body.get("urls") instanceof Map<?, ?> u ? Update.texts(u, "electron", "tauri", "sparkle", "json") : null;
+        if (!(body.get("token") instanceof String token) || token.isEmpty() || urls == null) {
+            throw new LicensorException(LicensorException.Reason.BAD_RESPONSE, "the feed-token answer lacks its token or URLs");
+        }
+        return new KeptFeed(lid, token, new FeedUrls(urls[0], urls[1], urls[2], urls[3]));
+    }
+
     /** Asks the service for the licence's feed token and keeps it (unkept, it still serves this call). */
-    private String askFeedToken(LicenceClaims claims) throws LicensorException {
+    private KeptFeed askFeed(LicenceClaims claims) throws LicensorException {
         Map<String, Object> sent = new LinkedHashMap<>();
         sent.put("license", licence);
         sent.put("fingerprint", fingerprint());
-        Map<String, Object> body = api.post("feed-token", sent);
-        if (!(body.get("token") instanceof String token) || !token.startsWith("SVCF1.")) {
-            throw new LicensorException(LicensorException.Reason.BAD_RESPONSE, "the feed-token answer has no SVCF1 token");
+        KeptFeed asked = feedOf(claims.lid(), api.post("feed-token", sent));
+        Path file = feedFile(claims);
+        if (file == null) {
+            feed = asked;
+            return asked;
         }
-        keepFeedToken(claims, token);
-        return token;
-    }
-
-    private void keepFeedToken(LicenceClaims claims, String token) {
+        Map<String, Object> urls = new LinkedHashMap<>();
+        urls.put("electron", asked.urls().electron());
+        urls.put("tauri", asked.urls().tauri());
+        urls.put("sparkle", asked.urls().sparkle());
+        urls.put("json", asked.urls().json());
+        Map<String, Object> kept = new LinkedHashMap<>();
+        kept.put("format", 1L);
+        kept.put("lid", asked.lid());
+        kept.put("token", asked.token());
+        kept.put("urls", urls);
         try {
-            store.update(claims.organisation(), claims.product(), claims.lid(), previous -> previous.withFeedToken(token));
+            StateStore.createDirectories(file.getParent());
+            StateStore.replace(file, Json.write(kept) + "\n");
         } catch (IOException | RuntimeException notKept) {
             // The next call asks for a token again.
         }
+        return asked;
     }
 
-    private static LicensorException badLatest() {
-        return new LicensorException(LicensorException.Reason.BAD_RESPONSE, "the latest.json answer is not {update, blocked}");
-    }
-
-    private static void deleteQuietly(java.nio.file.Path file) {
+    private void forgetFeed(LicenceClaims claims) {
+        feed = null;
+        Path file = feedFile(claims);
         try {
-            java.nio.file.Files.deleteIfExists(file);
+            if (file != null) java.nio.file.Files.deleteIfExists(file);
         } catch (IOException undeletable) {
-            // Nothing more can be done: a temporary name, never the destination.
+            // Refused again, it is forgotten again.
         }
     }
 
@@ -536,7 +555,7 @@ public final class LicenceClient {
         IOException storeError = null;
         long iat = newestIat;
         try {
-            store.update(claims.organisation(), claims.product(), claims.lid(), previous -> previous.withAnswer(
+            store.update(claims.organisation(), claims.product(), claims.lid(), previous -> new StateStore.State(
                 Math.max(iat, previous.newestIat() == null ? 0 : previous.newestIat()), fresh.offsetMs, fresh.stored));
         } catch (IOException | RuntimeException failed) {
             storeError = failed instanceof IOException ? (IOException) failed : new IOException(failed.getMessage(), failed);
@@ -589,7 +608,7 @@ public final class LicenceClient {
         if (nextClaims.issuedAt() < newest) throw new LicensorException(LicensorException.Reason.OLDER_TERM, "the fetched term is older than one already seen");
         newestIat = nextClaims.issuedAt();
         try {
-            store.update(claims.organisation(), claims.product(), claims.lid(), previous -> previous.withAnswer(
+            store.update(claims.organisation(), claims.product(), claims.lid(), previous -> new StateStore.State(
                 Math.max(nextClaims.issuedAt(), previous.newestIat() == null ? 0 : previous.newestIat()), previous.offsetMs(), previous.answer()));
         } catch (IOException | RuntimeException notKept) {
             // The term is verified and in use; this client remembers it, and the caller stores the string.
@@ -933,7 +952,7 @@ public final class LicenceClient {
     }
 
     private void forget(LicenceClaims claims) throws IOException {
-        store.update(claims.organisation(), claims.product(), claims.lid(), previous -> previous.withAnswer(previous.newestIat(), previous.offsetMs(), null));
+        store.update(claims.organisation(), claims.product(), claims.lid(), previous -> new StateStore.State(previous.newestIat(), previous.offsetMs(), null));
     }
 
 

@@ -26,20 +26,9 @@ import java.util.function.UnaryOperator;
 public abstract class StateStore {
     StateStore() {}
 
-    /**
-     * The per-licence state. {@code answer} is null when there is none; the others survive its
-     * clearing. {@code feedToken} is the licence's SVCF1 feed token (DESIGN.md 20), null when none is kept.
-     */
-    record State(Long newestIat, Long offsetMs, StoredAnswer answer, String feedToken) {
-        static final State EMPTY = new State(null, null, null, null);
-
-        State withAnswer(Long newestIat, Long offsetMs, StoredAnswer answer) {
-            return new State(newestIat, offsetMs, answer, feedToken);
-        }
-
-        State withFeedToken(String token) {
-            return new State(newestIat, offsetMs, answer, token);
-        }
+    /** The per-licence state. {@code answer} is null when there is none; the other two survive its clearing. */
+    record State(Long newestIat, Long offsetMs, StoredAnswer answer) {
+        static final State EMPTY = new State(null, null, null);
     }
 
     /**
@@ -58,6 +47,9 @@ public abstract class StateStore {
 
     /** The licence's queue of usage events, {@code <root>/usage/<lid>} (DESIGN.md 19); null for a memory-only store. */
     abstract Path usageDirectory(String lid) throws IOException;
+
+    /** The licence's kept feed token, {@code <lid>.feed.json} beside its state (DESIGN.md 20); null for a memory-only store. */
+    abstract Path feedFile(String slug, String productKey, String lid) throws IOException;
 
     /** Creates the directory and its missing parents, private (0700) where the file system allows. */
     static void createDirectories(Path directory) throws IOException {
@@ -159,6 +151,11 @@ public abstract class StateStore {
         Path usageDirectory(String lid) {
             return null;
         }
+
+        @Override
+        Path feedFile(String slug, String productKey, String lid) {
+            return null;
+        }
     }
 
     private static final class Files_ extends StateStore {
@@ -223,8 +220,7 @@ public abstract class StateStore {
                     answer = new StoredAnswer(fields, values[8], (Boolean) a.get("renewed"), Boolean.TRUE.equals(a.get("converted")));
                 }
             }
-            // feedToken is optional: files written before releases have none.
-            return new State(newestIat, offsetMs, answer, object.get("feedToken") instanceof String token ? token : null);
+            return new State(newestIat, offsetMs, answer);
         }
 
         private static String encode(String lid, State state) {
@@ -250,8 +246,6 @@ public abstract class StateStore {
                 answer.put("converted", state.answer().converted());
             }
             object.put("answer", answer);
-            // Written only when kept, so the files of licences that never looked for updates stay as they were.
-            if (state.feedToken() != null) object.put("feedToken", state.feedToken());
             return Json.write(object) + "\n";
         }
 
@@ -271,6 +265,11 @@ public abstract class StateStore {
         @Override
         Path productDirectory(String slug, String productKey) throws IOException {
             return directory(slug, productKey, "air-gap");
+        }
+
+        @Override
+        Path feedFile(String slug, String productKey, String lid) throws IOException {
+            return directory(slug, productKey, lid).resolve(lid + ".feed.json");
         }
 
         @Override

@@ -11,6 +11,7 @@ import java.util.Map;
  *
  * @param publishedAt ISO 8601 UTC with milliseconds
  * @param manifest the SVCM1 text the signatures cover
+ * @param manifestSignature the first signature, null only in a draft
  * @param artifacts the release's files for the platform and arch asked, by filename
  */
 public record Update(String version, String channel, String publishedAt, String notes, String manifest, List<Signature> manifestSignatures,
@@ -55,8 +56,12 @@ public record Update(String version, String channel, String publishedAt, String 
 
     /** latest.json's update object, or null when a field is missing or of the wrong type. */
     static Update read(Map<?, ?> o) {
-        String[] texts = texts(o, "version", "channel", "publishedAt", "notes", "manifest", "manifestSignature", "manifestKeyFingerprint");
+        String[] texts = texts(o, "version", "channel", "publishedAt", "notes", "manifest");
         if (texts == null || !(o.get("manifestSignatures") instanceof List<?> signed) || !(o.get("artifacts") instanceof List<?> files)) return null;
+        // Null in a draft; a published release has both.
+        for (String name : new String[] {"manifestSignature", "manifestKeyFingerprint"}) {
+            if (!o.containsKey(name) || (o.get(name) != null && !(o.get(name) instanceof String))) return null;
+        }
         List<Signature> signatures = new ArrayList<>();
         for (Object item : signed) {
             String[] s = item instanceof Map<?, ?> entry ? texts(entry, "keyFingerprint", "signature") : null;
@@ -70,7 +75,8 @@ public record Update(String version, String channel, String publishedAt, String 
             if (a == null) return null;
             artifacts.add(new Artifact(id, a[0], a[1], a[2], size, a[3], a[4], a[5], a[6]));
         }
-        return new Update(texts[0], texts[1], texts[2], texts[3], texts[4], List.copyOf(signatures), texts[5], texts[6], List.copyOf(artifacts));
+        return new Update(texts[0], texts[1], texts[2], texts[3], texts[4], List.copyOf(signatures), (String) o.get("manifestSignature"),
+            (String) o.get("manifestKeyFingerprint"), List.copyOf(artifacts));
     }
 
     /** The named string fields, or null when one is not a string. */

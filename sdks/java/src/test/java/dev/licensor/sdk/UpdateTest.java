@@ -25,6 +25,7 @@ class UpdateTest extends ServiceTest {
     private String product = "acme-cad";
     private Map<String, Object> signer = ED25519;
     private String refuse;
+    private String listed = "App.AppImage";
     private int feedTokens;
 
     private String token() {
@@ -32,8 +33,12 @@ class UpdateTest extends ServiceTest {
     }
 
     private LicenceClient client() throws Exception {
+        return client(StateStore.files(stateDir));
+    }
+
+    private LicenceClient client(StateStore store) throws Exception {
         return builder(Vectors.licence(ED25519, "{\"v\":3,\"lid\":\"" + lid + "\",\"prd\":\"acme-cad\",\"org\":\"acme\",\"typ\":\"ONLINE\",\"iat\":" + (NOW / 1000 - 86_400)
-            + ",\"exp\":" + (NOW / 1000 + 365 * 86_400) + ",\"grace\":7,\"mm\":1,\"chk\":60,\"max\":3600}")).build();
+            + ",\"exp\":" + (NOW / 1000 + 365 * 86_400) + ",\"grace\":7,\"mm\":1,\"chk\":60,\"max\":3600}")).store(store).build();
     }
 
     @BeforeEach
@@ -41,7 +46,9 @@ class UpdateTest extends ServiceTest {
         service.handler = request -> {
             feedTokens++;
             if (refuse != null) return new FakeService.Reply(403, "{\"error\":\"refused\",\"reason\":\"" + refuse + "\"}");
-            return new FakeService.Reply(200, Json.write(Map.of("token", token(), "urls", Map.of())));
+            String base = service.baseUrl() + "/o/acme/api/public/feeds/" + token() + "/";
+            return new FakeService.Reply(200, Json.write(Map.of("token", token(), "urls", Map.of("electron", base + "electron/",
+                "tauri", base + "tauri/{{target}}/{{arch}}/{{current_version}}", "sparkle", base + "sparkle/appcast.xml", "json", base + "latest.json"))));
         };
         service.feeds = path -> {
             if (!path.startsWith(token() + "/")) return new FakeService.Reply(403, "{\"error\":\"this feed URL is no longer valid\"}");
@@ -58,10 +65,14 @@ class UpdateTest extends ServiceTest {
 
     private Map<String, Object> update() {
         String sha = sha256(FILE);
-        String manifest = String.join("\u001f", "SVCM1", "acme", product, "2.0.0", "stable", "1780000000", "1", "App.AppImage", "linux", "x86_64", String.valueOf(FILE.length), sha);
+        String manifest = String.join("\u001f", "SVCM1", "acme", product, "2.0.0", "stable", "1780000000", "1", listed, "linux", "x86_64", String.valueOf(FILE.length), sha);
         String signature;
+        String fingerprint;
         try {
             signature = Base64Url.encode(Vectors.sign(signer, manifest.getBytes(StandardCharsets.UTF_8)));
+            java.security.PublicKey key = java.security.KeyFactory.getInstance("Ed25519").generatePublic(new java.security.spec.X509EncodedKeySpec(
+                java.util.Base64.getMimeDecoder().decode(PEM.replaceAll("-----[A-Z ]+-----", ""))));
+            fingerprint = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(key.getEncoded()));
         } catch (Exception impossible) {
             throw new IllegalStateException(impossible);
         }
@@ -81,9 +92,9 @@ class UpdateTest extends ServiceTest {
         update.put("publishedAt", "2026-05-28T20:26:40.000Z");
         update.put("notes", "Faster");
         update.put("manifest", manifest);
-        update.put("manifestSignatures", List.of(Map.of("keyFingerprint", "ab", "signature", signature)));
+        update.put("manifestSignatures", List.of(Map.of("keyFingerprint", fingerprint, "signature", signature)));
         update.put("manifestSignature", signature);
-        update.put("manifestKeyFingerprint", "ab");
+        update.put("manifestKeyFingerprint", fingerprint);
         update.put("artifacts", List.of(artifact));
         return update;
     }
@@ -107,11 +118,14 @@ class UpdateTest extends ServiceTest {
         Update update = found.update().orElseThrow();
         assertEquals(update(), update.asMap());
         assertEquals(new UpdateCheck.Blocked("3.0.0", "2026-11-22T07:00:00.000Z", "UPDATES_EXPIRED"), found.blocked().orElseThrow());
-        assertEquals(token() + "/latest.json?platform=linux&arch=x86_64&version=1.9.0&channel=stable", service.feedRequests.get(0));
-        Path to = stateDir.resolve("App.AppImage");
-        DownloadedFile file = client.download(update, "App.AppImage", to);
-        assertEquals(new DownloadedFile(to, FILE.length, sha256(FILE)), file);
-        assertArrayEquals(FILE, Files.readAllBytes(to));
+        assertEquals(token() + "/latest.json?platform=linux&arch=x86_64&version=1.9.0", service.feedRequests.get(0));
+        Path folder = stateDir.resolve("downloads");
+        DownloadedFile file = client.download(update, "App.AppImage", folder);
+        assertEquals(new DownloadedFile(folder.resolve("App.AppImage"), FILE.length, sha256(FILE)), file);
+        assertArrayEquals(FILE, Files.readAllBytes(file.path()));
+        try (var kept = Files.list(folder)) {
+            assertEquals(List.of(file.path()), kept.toList());
+        }
         // The token is kept: the next look asks for none.
         look(client);
         assertEquals(1, feedTokens);
@@ -126,7 +140,7 @@ class UpdateTest extends ServiceTest {
         for (String bytes : List.of("the 2.0.0 installeR", "the 2.0.0 installer and more")) {
             served = bytes.getBytes(StandardCharsets.UTF_8);
             Path dir = Files.createTempDirectory(stateDir, "downloads");
-            LicensorException refused = assertThrows(LicensorException.class, () -> client.download(update, "App.AppImage", dir.resolve("App.AppImage")));
+            LicensorException refused = assertThrows(LicensorException.class, () -> client.download(update, "App.AppImage", dir));
             assertEquals(LicensorException.Reason.DIGEST_MISMATCH, refused.reason());
             try (var left = Files.list(dir)) {
                 assertEquals(0, left.count());
@@ -140,6 +154,9 @@ class UpdateTest extends ServiceTest {
         assertEquals(LicensorException.Reason.BAD_MANIFEST, assertThrows(LicensorException.class, () -> look(client())).reason());
         signer = ED25519;
         product = "other";
+        assertEquals(LicensorException.Reason.BAD_MANIFEST, assertThrows(LicensorException.class, () -> look(client())).reason());
+        product = "acme-cad";
+        listed = "App.deb";
         assertEquals(LicensorException.Reason.BAD_MANIFEST, assertThrows(LicensorException.class, () -> look(client())).reason());
     }
 
@@ -164,19 +181,26 @@ class UpdateTest extends ServiceTest {
         LicenceClient client = client();
         Update update = look(client).update().orElseThrow();
         assertEquals(LicensorException.Reason.INVALID_OPTIONS,
-            assertThrows(LicensorException.class, () -> client.download(update, "../App.AppImage", stateDir.resolve("x"))).reason());
+            assertThrows(LicensorException.class, () -> client.download(update, "../App.AppImage", stateDir)).reason());
         assertFalse(service.feedRequests.stream().anyMatch(path -> path.contains("/files/")));
         assertEquals(LicensorException.Reason.INVALID_OPTIONS, assertThrows(LicensorException.class, () -> client.checkForUpdate("v1.0.0")).reason());
     }
 
     @Test
-    void feedUrlsAreTheTokensAndTheKeptOnesWhenNoAnswerComes() throws Exception {
-        LicenceClient client = client();
-        FeedUrls urls = client.feedUrls();
-        String base = service.baseUrl() + "/o/acme/api/public/feeds/" + token() + "/";
-        assertEquals(new FeedUrls(base + "electron/", base + "tauri/{{target}}/{{arch}}/{{current_version}}", base + "sparkle/appcast.xml", base + "latest.json"), urls);
-        service.handler = request -> new FakeService.Reply(503, "{\"error\":\"down\"}");
-        assertEquals(urls, client.feedUrls());
+    void feedUrlsAreAnsweredAndKeptBesideTheStateAndTheKeptOnesWhenNoAnswerComes() throws Exception {
+        for (StateStore store : List.of(StateStore.files(stateDir), StateStore.memory())) {
+            LicenceClient client = client(store);
+            FeedUrls urls = client.feedUrls();
+            String base = service.baseUrl() + "/o/acme/api/public/feeds/" + token() + "/";
+            assertEquals(new FeedUrls(base + "electron/", base + "tauri/{{target}}/{{arch}}/{{current_version}}", base + "sparkle/appcast.xml", base + "latest.json"), urls);
+            service.close();
+            assertEquals(urls, client.feedUrls());
+            service = new FakeService(ED25519);
+            answer();
+        }
+        Map<String, Object> kept = Json.parseObject(Files.readString(stateDir.resolve("acme/acme-cad/" + lid + ".feed.json")));
+        assertEquals(List.of("format", "lid", "token", "urls"), List.copyOf(kept.keySet()));
+        assertEquals(token(), kept.get("token"));
     }
 
     @Test
