@@ -111,8 +111,8 @@ var (
 	// goPlatforms and goArches are Go's names for the service's platforms and arches.
 	goPlatforms = map[string]string{"linux": "linux", "darwin": "darwin", "windows": "windows"}
 	goArches    = map[string]string{"amd64": "x86_64", "arm64": "aarch64", "386": "i686", "arm": "armv7", "riscv64": "riscv64"}
-	// filenamePattern is DESIGN.md 20's filename rule (with no ".." anywhere), so a name never
-	// leaves the folder it is written to.
+	// filenamePattern is DESIGN.md 20's filename rule (Download also refuses ".." anywhere), so a
+	// name never leaves the folder it is written to.
 	filenamePattern = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9._+ -]{0,253}[A-Za-z0-9._+-])?$`)
 	sha256Pattern   = regexp.MustCompile(`^[0-9a-f]{64}$`)
 )
