@@ -297,3 +297,13 @@ def test_feed_urls_asks_each_call_and_answers_the_kept_ones_when_no_answer_comes
     with pytest.raises(LicensorError) as raised:
         make(online_licence(), base_url="http://127.0.0.1:9").feed_urls()
     assert raised.value.code == "NETWORK"
+
+
+def test_download_follows_the_stores_redirect(service: FakeService, make: Any, tmp_path: Any) -> None:
+    # On S3 the file URL answers 303 to a presigned URL of the store.
+    client, update = held(service, make, file=lambda: (303, b"", {"location": "/store/App-2.0.0.AppImage?X-Amz-Signature=abc"}))
+    feeds = service.respond
+    service.respond = lambda endpoint, body: (200, BYTES) if endpoint.startswith("/store/") else feeds(endpoint, body)
+    kept = client.download(update, "App-2.0.0.AppImage", tmp_path)
+    assert (kept.size, kept.sha256) == (len(BYTES), sha256(BYTES))
+    assert service.requests[-1]["path"] == "/store/App-2.0.0.AppImage?X-Amz-Signature=abc"
