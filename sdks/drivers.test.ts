@@ -824,7 +824,9 @@ describe('updates and licensed downloads through the drivers', () => {
   const LINUX = { filename: 'App-1.2.0.AppImage', platform: 'linux', arch: 'x86_64', content: 'the linux build of 1.2.0\n'.repeat(40) };
   const WINDOWS = { filename: 'App Setup 1.2.0.exe', platform: 'windows', arch: 'x86_64', content: 'the windows build of 1.2.0\n' };
   const linuxQuery = { platform: 'linux', arch: 'x86_64' };
+  const OLDER = { ...LINUX, filename: 'App-1.1.0.AppImage', content: 'the linux build of 1.1.0\n' };
   const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+  const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   let updates: Product;
   let token: { checkId: string; checkToken: string };
   let older: any;
@@ -876,10 +878,9 @@ describe('updates and licensed downloads through the drivers', () => {
       };
     }),
   });
-  const each = (answers: Answer[], expected: (lane: Lane) => unknown, label?: string) => {
-    for (const [i, answer] of answers.entries()) expect(answer, `${lanes[i]!.lang}${label ? `: ${label}` : ''}`).toEqual(expected(lanes[i]!));
+  const each = (answers: Answer[], expected: (lane: Lane) => unknown) => {
+    for (const [i, answer] of answers.entries()) expect(answer, lanes[i]!.lang).toEqual(expected(lanes[i]!));
   };
-  const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const asked = (lane: Lane, since: number) => lane.proxy.paths.slice(since).map((p) => p.replace(/^(\w+) .*\/(feed-token|latest\.json)$/, '$1 $2'));
 
   beforeAll(async () => {
@@ -892,11 +893,7 @@ describe('updates and licensed downloads through the drivers', () => {
     });
     token = await call('POST', `/products/${updates.id}/check-token`);
     // 1.1.0 three days ago (inside any window that began today), 1.2.0 now.
-    older = await ship(
-      '1.1.0',
-      [{ ...LINUX, filename: 'App-1.1.0.AppImage', content: 'the linux build of 1.1.0\n' }],
-      new Date(Math.floor(Date.now() / 1000 - 3 * 86_400) * 1000).toISOString(),
-    );
+    older = await ship('1.1.0', [OLDER], new Date(Math.floor(Date.now() / 1000 - 3 * 86_400) * 1000).toISOString());
     newest = await ship('1.2.0', [LINUX, WINDOWS]);
     for (const lane of lanes) licences.set(lane, await call('POST', '/licenses', { productId: updates.id, licensee: 'Update Customer', validityMonths: 12 }));
     setMode('pass');
@@ -1027,14 +1024,24 @@ describe('updates and licensed downloads through the drivers', () => {
     const blocked = { version: '1.2.0', publishedAt: newest.publishedAt, reason: 'UPDATES_EXPIRED' };
     agree(await everyone(() => ({ op: 'checkForUpdate', currentVersion: '1.1.0', ...linuxQuery })), ok({ update: null, blocked }));
     const fallback = await everyone(() => ({ op: 'checkForUpdate', currentVersion: '1.0.0', ...linuxQuery }));
-    each(fallback, (lane) =>
-      ok({ update: expectedUpdate(lane, older, [{ ...LINUX, filename: 'App-1.1.0.AppImage', content: 'the linux build of 1.1.0\n' }]), blocked }),
-    );
+    each(fallback, (lane) => ok({ update: expectedUpdate(lane, older, [OLDER]), blocked }));
 
     for (const lane of lanes) await call('POST', `/licenses/${expired.get(lane)!.lid}/revoke`, {});
     agree(await everyone(() => ({ op: 'checkForUpdate', currentVersion: '1.0.0', ...linuxQuery })), {
       ok: false,
       error: { code: 'HTTP_STATUS', status: 403, reason: 'REVOKED' },
     });
+  });
+
+  it('after a key rotation, an application that ships only the old key still verifies the new release (signed by both)', async () => {
+    const before = updates.publicKeyPem;
+    await call('PUT', `/products/${updates.id}`, { regenerateKey: true });
+    const rotated = await ship('1.3.0', [{ ...LINUX, filename: 'App-1.3.0.AppImage', content: 'the linux build of 1.3.0\n' }]);
+    expect(rotated.manifestSignatures).toHaveLength(2);
+    agree(await everyone((lane) => ({ ...configureUpdates(lane, licences.get(lane)!.licenseString), publicKeys: [before] })), ok({}));
+    agree(await everyone(() => ({ op: 'check' })), checked({}));
+    each(await everyone(() => ({ op: 'checkForUpdate', currentVersion: '1.2.0', ...linuxQuery })), (lane) =>
+      ok({ update: expectedUpdate(lane, rotated, [{ ...LINUX, filename: 'App-1.3.0.AppImage', content: 'the linux build of 1.3.0\n' }]), blocked: null }),
+    );
   });
 });

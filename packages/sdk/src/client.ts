@@ -734,8 +734,8 @@ export class LicenceClient {
   }
 
   /** `GET …/feeds/{token}/latest.json`: no credential header, the token is the path. */
-  #latest(feed: KeptFeed, query: URLSearchParams): Promise<Record<string, unknown>> {
-    return this.#json(`${this.#base}/feeds/${feed.token}/latest.json?${query}`, { method: 'GET', headers: { accept: 'application/json' } });
+  async #latest(feed: KeptFeed, query: URLSearchParams): Promise<Record<string, unknown>> {
+    return (await this.#json(`${this.#base}/feeds/${feed.token}/latest.json?${query}`, { method: 'GET', headers: { accept: 'application/json' } })).body;
   }
 
   /**
@@ -880,24 +880,21 @@ export class LicenceClient {
       headers: { authorization: `Bearer ${this.#checkToken}`, 'content-type': 'application/json', accept: 'application/json' },
       body: JSON.stringify(body),
     };
-    let status = 200;
-    const answer = await this.#json(`${this.#url}/${endpoint}`, init, (response, text) => {
-      status = response.status;
+    return this.#json(`${this.#url}/${endpoint}`, init, (response, text) => {
       if (response.status === 200 || (endpoint === 'trial' && response.status === 201)) return null;
       return endpoint === 'trial' ? trialRefusal(response, text) : httpStatus(response, text);
     });
-    return { status, body: answer };
   }
 
   /**
-   * One request under the client's timeout: the 200 answer's JSON object; `refusal` decides
-   * otherwise (null: accepted). Everything else is a LicensorError.
+   * One request under the client's timeout: the status and JSON object of an answer `refusal`
+   * accepts (null; by default a 200's). Everything else is a LicensorError.
    */
   async #json(
     url: string,
     init: RequestInit,
     refusal: (response: Response, text: string) => LicensorError | null = (response, text) => (response.status === 200 ? null : httpStatus(response, text)),
-  ): Promise<Record<string, unknown>> {
+  ): Promise<{ status: number; body: Record<string, unknown> }> {
     const timer = deadline(this.#timeoutMs);
     try {
       // Raced as well as aborted, so that a fetchImpl that ignores the signal still times out.
@@ -915,7 +912,7 @@ export class LicenceClient {
         throw new LicensorError('BAD_RESPONSE', 'the answer is not JSON');
       }
       if (!isObject(parsed)) throw new LicensorError('BAD_RESPONSE', 'the answer is not a JSON object');
-      return parsed;
+      return { status: response.status, body: parsed };
     } finally {
       timer.clear();
     }

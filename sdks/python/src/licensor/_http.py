@@ -7,7 +7,7 @@ import json
 import socket
 import threading
 from typing import Any, Callable, Iterator, Mapping, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from ._wire import MalformedError, strict_json
 from .errors import LicensorError
@@ -138,10 +138,14 @@ def _exchange(method: str, url: str, headers: dict[str, str], data: bytes | None
     return response.status, text
 
 
+#: Redirects a download follows at most (the S3 store answers 303 to a presigned URL).
+MAX_REDIRECTS = 5
+
+
 def stream(url: str, timeout: float) -> Iterator[bytes]:
-    """GETs ``url`` (no credential header) and yields its body chunk by chunk; closing the
-    generator closes the connection. ``timeout`` holds for the connect and between chunks, never
-    for the whole file. Not 200: HTTP_STATUS (with ``reason``)."""
+    """GETs ``url`` (no credential header), following redirects, and yields its body chunk by
+    chunk; closing the generator closes the connection. ``timeout`` holds for the connect and
+    between chunks, never for the whole file. Not 200 in the end: HTTP_STATUS (with ``reason``)."""
 
     def network(step: Callable[[], T]) -> T:
         try:
@@ -151,13 +155,20 @@ def stream(url: str, timeout: float) -> Iterator[bytes]:
         except (OSError, http.client.HTTPException, ValueError) as error:
             raise LicensorError("NETWORK", f"the download was cut off: {error}") from None
 
-    connection, path = _connection(url, timeout)
-    try:
-        network(lambda: connection.request("GET", path, headers={"accept": "*/*"}))
-        response = network(connection.getresponse)
-        if response.status != 200:
-            raise http_status(response.status, network(lambda: response.read(MAX_ANSWER_BYTES)), response.getheader("retry-after"))
-        while chunk := network(lambda: response.read(CHUNK_BYTES)):
-            yield chunk
-    finally:
-        connection.close()
+    for _ in range(MAX_REDIRECTS + 1):
+        connection, path = _connection(url, timeout)
+        try:
+            network(lambda: connection.request("GET", path, headers={"accept": "*/*"}))
+            response = network(connection.getresponse)
+            location = response.getheader("location")
+            if response.status in (301, 302, 303, 307, 308) and location:
+                url = urljoin(url, location)
+                continue
+            if response.status != 200:
+                raise http_status(response.status, network(lambda: response.read(MAX_ANSWER_BYTES)), response.getheader("retry-after"))
+            while chunk := network(lambda: response.read(CHUNK_BYTES)):
+                yield chunk
+            return
+        finally:
+            connection.close()
+    raise LicensorError("NETWORK", f"the download was redirected more than {MAX_REDIRECTS} times")
