@@ -117,6 +117,9 @@ var (
 	sha256Pattern   = regexp.MustCompile(`^[0-9a-f]{64}$`)
 )
 
+// maxRedirects is how many redirects a download follows at most.
+const maxRedirects = 5
+
 // CheckForUpdate asks the licence's latest.json feed for the highest release above
 // query.CurrentVersion that this licence may download on the platform and arch (DESIGN.md 20;
 // docs/protocol.md section 16). The feed token is kept per licence (`<lid>.feed.json` beside its
@@ -181,7 +184,7 @@ func (c *Client) CheckForUpdate(ctx context.Context, query UpdateQuery) (*Update
 // Download streams one of the update's files (by filename) into the folder to (made if
 // missing): to a temporary file there, renamed to to/filename only when its size and SHA-256 are
 // the signed manifest's; otherwise it is deleted (CodeDigestMismatch). The file's URL carries
-// the feed token: no credential is sent. The timeout holds between chunks, not for the whole
+// the feed token: no credential is sent; up to 5 redirects are followed (S3's presigned URL). The timeout holds between chunks, not for the whole
 // file. Errors are *Error: CodeInvalidOptions (a filename the update does not list, a folder that
 // cannot be written), CodeBadManifest, CodeDigestMismatch, CodeHTTPStatus (with Reason),
 // CodeTimeout, CodeNetwork.
@@ -219,7 +222,15 @@ func (c *Client) Download(ctx context.Context, update *Update, filename, to stri
 	if err != nil {
 		return nil, newError(CodeBadResponse, "the file's url cannot be requested: %v", err)
 	}
-	response, err := c.httpClient.Do(request)
+	// On S3 the file's URL answers 303 to a presigned URL of the store.
+	client := *c.httpClient
+	client.CheckRedirect = func(_ *http.Request, via []*http.Request) error {
+		if len(via) > maxRedirects {
+			return errors.New("more than 5 redirects")
+		}
+		return nil
+	}
+	response, err := client.Do(request)
 	if err != nil {
 		return nil, idle.failure(err, "the file cannot be fetched")
 	}

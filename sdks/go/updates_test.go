@@ -84,6 +84,7 @@ type releaseService struct {
 	served   []byte // the bytes answered, when they differ
 	forge    bool   // sign the manifest with another key
 	listed   string // the filename the manifest signs, when not the update's
+	redirect bool   // answer the file with a 303 to the store, as S3 does
 	product  string // the product the manifest names
 	refuse   string // answer feed-token 403 with this reason
 	requests map[string]int
@@ -123,6 +124,8 @@ func (s *releaseService) serve(w http.ResponseWriter, r *http.Request) {
 		json.NewEncoder(w).Encode(map[string]any{"token": s.token(), "urls": map[string]string{
 			"electron": base + "electron/", "tauri": base + "tauri/{{target}}/{{arch}}/{{current_version}}", "sparkle": base + "sparkle/appcast.xml", "json": base + "latest.json",
 		}})
+	case r.URL.Path == "/store/App.AppImage" && r.URL.RawQuery == "X-Amz-Signature=x":
+		w.Write(s.file)
 	case !strings.HasPrefix(r.URL.Path, feeds+s.token()+"/"):
 		s.requests["refused"]++
 		w.WriteHeader(http.StatusForbidden)
@@ -133,7 +136,9 @@ func (s *releaseService) serve(w http.ResponseWriter, r *http.Request) {
 		json.NewEncoder(w).Encode(map[string]any{"update": s.update(), "blocked": map[string]any{"version": "3.0.0", "publishedAt": "2026-11-22T07:00:00.000Z", "reason": "UPDATES_EXPIRED"}})
 	case strings.HasSuffix(r.URL.Path, "/files/2.0.0/App.AppImage"):
 		s.requests["file"]++
-		if s.served != nil {
+		if s.redirect {
+			http.Redirect(w, r, "/store/App.AppImage?X-Amz-Signature=x", http.StatusSeeOther)
+		} else if s.served != nil {
 			w.Write(s.served)
 		} else {
 			w.Write(s.file)
@@ -214,6 +219,19 @@ func TestAnUpdateIsFoundWithItsVerifiedManifestAndDownloadedWhenItsBytesAreSigne
 	// Nothing above the running version is no update.
 	if found, err := client.CheckForUpdate(context.Background(), UpdateQuery{CurrentVersion: "2.0.0"}); codeOf(err) != CodeBadManifest || found != nil {
 		t.Fatalf("an update not above the current version: %v", err)
+	}
+}
+
+func TestADownloadFollowsTheStoresRedirect(t *testing.T) {
+	s := newReleaseService(t)
+	client := releaseClient(t, s, FileStore(t.TempDir()))
+	found, err := client.CheckForUpdate(context.Background(), linuxUpdate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.set(func(s *releaseService) { s.redirect = true })
+	if file, err := client.Download(context.Background(), found.Update, "App.AppImage", t.TempDir()); err != nil || file.Size != int64(len(s.file)) {
+		t.Fatalf("redirected: %+v %v", file, err)
 	}
 }
 

@@ -21,6 +21,8 @@ final class CheckApi {
     private final String checkToken;
     private final Duration timeout;
     private final HttpClient http;
+    /** How many redirects a download follows at most. */
+    private static final int MAX_REDIRECTS = 5;
 
     CheckApi(String url, String checkToken, Duration timeout, HttpClient http) {
         this.url = url;
@@ -74,12 +76,30 @@ final class CheckApi {
     }
 
     /**
-     * GETs a file for streaming: the timeout bounds waiting for the answer to begin, the bytes
-     * take as long as they take. A status other than 200 is HTTP_STATUS.
+     * GETs a file for streaming, following up to 5 redirects: the timeout bounds waiting for each
+     * answer to begin, the bytes take as long as they take. A status other than 200 in the end is HTTP_STATUS.
      */
     java.io.InputStream open(String address) throws LicensorException {
-        HttpRequest request = HttpRequest.newBuilder(uri(address)).timeout(timeout).GET().build();
-        HttpResponse<java.io.InputStream> response = await(http.sendAsync(request, HttpResponse.BodyHandlers.ofInputStream()), Long.MAX_VALUE);
+        URI location = uri(address);
+        HttpResponse<java.io.InputStream> response;
+        // Followed here, whatever the HttpClient does: on S3 the file's URL answers 303 to a presigned URL of the store.
+        for (int redirects = 0; ; redirects++) {
+            HttpRequest request = HttpRequest.newBuilder(location).timeout(timeout).GET().build();
+            response = await(http.sendAsync(request, HttpResponse.BodyHandlers.ofInputStream()), Long.MAX_VALUE);
+            java.util.Optional<String> next = response.headers().firstValue("location");
+            if (!List.of(301, 302, 303, 307, 308).contains(response.statusCode()) || next.isEmpty()) break;
+            try {
+                response.body().close();
+            } catch (java.io.IOException unread) {
+                // Its body was never wanted.
+            }
+            if (redirects == MAX_REDIRECTS) throw new LicensorException(LicensorException.Reason.NETWORK, "more than " + MAX_REDIRECTS + " redirects");
+            try {
+                location = location.resolve(next.get());
+            } catch (IllegalArgumentException unusable) {
+                throw new LicensorException(LicensorException.Reason.NETWORK, "the redirect cannot be followed: " + unusable.getMessage());
+            }
+        }
         if (response.statusCode() == 200) return response.body();
         String text;
         try (java.io.InputStream body = response.body()) {

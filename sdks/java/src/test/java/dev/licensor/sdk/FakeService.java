@@ -74,6 +74,7 @@ final class FakeService implements AutoCloseable {
             }
             Reply reply = feeds.apply(asked);
             byte[] bytes = reply.body().getBytes(StandardCharsets.UTF_8);
+            reply.headers().forEach(exchange.getResponseHeaders()::add);
             exchange.sendResponseHeaders(reply.status(), bytes.length);
             try (OutputStream out = exchange.getResponseBody()) {
                 out.write(bytes);

@@ -26,6 +26,8 @@ class UpdateTest extends ServiceTest {
     private Map<String, Object> signer = ED25519;
     private String refuse;
     private String listed = "App.AppImage";
+    /** Answer the file with a 303 to the store, as S3 does. */
+    private boolean redirect;
     private int feedTokens;
 
     private String token() {
@@ -51,6 +53,7 @@ class UpdateTest extends ServiceTest {
                 "tauri", base + "tauri/{{target}}/{{arch}}/{{current_version}}", "sparkle", base + "sparkle/appcast.xml", "json", base + "latest.json"))));
         };
         service.feeds = path -> {
+            if (path.equals("store/App.AppImage")) return new FakeService.Reply(200, new String(FILE, StandardCharsets.UTF_8));
             if (!path.startsWith(token() + "/")) return new FakeService.Reply(403, "{\"error\":\"this feed URL is no longer valid\"}");
             if (path.endsWith("/latest.json")) {
                 Map<String, Object> body = new LinkedHashMap<>();
@@ -58,6 +61,7 @@ class UpdateTest extends ServiceTest {
                 body.put("blocked", Map.of("version", "3.0.0", "publishedAt", "2026-11-22T07:00:00.000Z", "reason", "UPDATES_EXPIRED"));
                 return new FakeService.Reply(200, Json.write(body));
             }
+            if (path.endsWith("/files/2.0.0/App.AppImage") && redirect) return new FakeService.Reply(303, "", Map.of("Location", "../../../store/App.AppImage"));
             if (path.endsWith("/files/2.0.0/App.AppImage")) return new FakeService.Reply(200, new String(served, StandardCharsets.UTF_8));
             return new FakeService.Reply(404, "{}");
         };
@@ -131,6 +135,15 @@ class UpdateTest extends ServiceTest {
         assertEquals(1, feedTokens);
         // A release not above the running version is no update.
         assertEquals(LicensorException.Reason.BAD_MANIFEST, assertThrows(LicensorException.class, () -> client.checkForUpdate("2.0.0", "linux", "x86_64", null)).reason());
+    }
+
+    @Test
+    void aDownloadFollowsTheStoresRedirect() throws Exception {
+        LicenceClient client = client();
+        Update update = look(client).update().orElseThrow();
+        redirect = true;
+        assertEquals(FILE.length, client.download(update, "App.AppImage", stateDir.resolve("redirected")).size());
+        assertTrue(service.feedRequests.contains("store/App.AppImage"));
     }
 
     @Test
