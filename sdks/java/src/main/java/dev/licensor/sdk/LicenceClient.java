@@ -283,6 +283,7 @@ public final class LicenceClient {
         if (artifact == null || !Releases.FILENAME.matcher(filename).matches() || filename.contains("..")) {
             throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "the update lists no file \"" + filename + "\"");
         }
+        if (to == null) throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "to must be the folder to download into");
         String product;
         synchronized (this) {
             product = productOf(signedClaims());
