@@ -712,8 +712,17 @@ export class LicenceClient {
     return licence.claims;
   }
 
+  /** Where the file store keeps this licence's feed token; undefined in memory, or for names that never become a path. */
+  #feedFile(claims: LicenceClaims): string | undefined {
+    try {
+      return this.#store.feedFile?.(stateKey(claims));
+    } catch {
+      return undefined;
+    }
+  }
+
   async #keptFeed(claims: LicenceClaims): Promise<KeptFeed | null> {
-    const file = this.#store.feedFile?.(stateKey(claims));
+    const file = this.#feedFile(claims);
     if (file !== undefined) this.#feed = await readFeed(file, claims.lid);
     return this.#feed?.lid === claims.lid ? this.#feed : null;
   }
@@ -722,14 +731,14 @@ export class LicenceClient {
   async #askFeed(claims: LicenceClaims): Promise<KeptFeed> {
     const feed = feedOf(claims.lid, await this.#post('feed-token', { license: this.#licence, fingerprint: this.fingerprint }));
     this.#feed = feed;
-    const file = this.#store.feedFile?.(stateKey(claims));
+    const file = this.#feedFile(claims);
     if (file !== undefined) await writeFeed(file, feed).catch(() => undefined);
     return feed;
   }
 
   async #forgetFeed(claims: LicenceClaims): Promise<void> {
     this.#feed = null;
-    const file = this.#store.feedFile?.(stateKey(claims));
+    const file = this.#feedFile(claims);
     if (file !== undefined) await rm(file, { force: true }).catch(() => undefined);
   }
 

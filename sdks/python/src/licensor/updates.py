@@ -267,9 +267,12 @@ def _update(value: object) -> Update | None | object:
         return _BAD
     read_signatures = [_signature(s) for s in signatures]
     files = [_artifact(a) for a in artifacts]
-    if None in read_signatures or None in files:
+    kept_signatures = [s for s in read_signatures if s is not None]
+    kept_files = [f for f in files if f is not None]
+    if len(kept_signatures) != len(signatures) or len(kept_files) != len(artifacts):
         return _BAD
-    return Update(*text, read_signatures, signature, fingerprint, files)  # type: ignore[arg-type]
+    version, channel, published_at, notes, manifest = (str(t) for t in text)
+    return Update(version, channel, published_at, notes, manifest, kept_signatures, signature, fingerprint, kept_files)
 
 
 def read_update_check(body: Mapping[str, Any]) -> UpdateCheck:
