@@ -6,8 +6,9 @@
 // Drivers: TypeScript always; sdks/<lang>/driver for java, python and go when it exists and its
 // toolchain is present, else skipped with the reason (failed with LICENSOR_REQUIRE_SDKS=1).
 // LICENSOR_DRIVERS=lang=/abs/path,... runs other drivers.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -132,9 +133,15 @@ const checked = (fields: Record<string, unknown>) =>
   });
 
 beforeAll(async () => {
-  h = await startHarness();
-  await h.app.listen({ port: 0, host: '127.0.0.1' });
-  serviceUrl = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
+  // The service's public URL is its own address, so the feed and file URLs it writes work (the
+  // proxies rewrite them to theirs): a free port taken first, then the service listens on it.
+  const free = net.createServer();
+  await new Promise<void>((resolve) => free.listen(0, '127.0.0.1', resolve));
+  const port = (free.address() as AddressInfo).port;
+  await new Promise((resolve) => free.close(resolve));
+  serviceUrl = `http://127.0.0.1:${port}`;
+  h = await startHarness({ LICENSOR_PUBLIC_URL: serviceUrl });
+  await h.app.listen({ port, host: '127.0.0.1' });
   const create = (productKey: string) =>
     call('POST', '/products', {
       productKey,
@@ -805,5 +812,236 @@ describe('trials through the drivers', () => {
     setMode('pass');
     agree(await everyone((lane) => configure(lane, lane.t2 || lane.t1)), ok({}));
     agree(await everyone(() => ({ op: 'setFingerprint', fingerprint: FINGERPRINT })), ok({}));
+  });
+});
+
+/**
+ * DESIGN.md 20 through every driver: checkForUpdate finds a published release for the driver's
+ * platform and keeps it only when its manifest verifies; download keeps a file only when it is
+ * the manifest's; the feed token is kept, and asked for again once after a reset.
+ */
+describe('updates and licensed downloads through the drivers', () => {
+  const LINUX = { filename: 'App-1.2.0.AppImage', platform: 'linux', arch: 'x86_64', content: 'the linux build of 1.2.0\n'.repeat(40) };
+  const WINDOWS = { filename: 'App Setup 1.2.0.exe', platform: 'windows', arch: 'x86_64', content: 'the windows build of 1.2.0\n' };
+  const linuxQuery = { platform: 'linux', arch: 'x86_64' };
+  const OLDER = { ...LINUX, filename: 'App-1.1.0.AppImage', content: 'the linux build of 1.1.0\n' };
+  const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+  const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  let updates: Product;
+  let token: { checkId: string; checkToken: string };
+  let older: any;
+  let newest: any;
+  const licences = new Map<Lane, { lid: string; licenseString: string }>();
+
+  const configureUpdates = (lane: Lane, licence: string) => ({
+    ...configure(lane, licence),
+    productKey: updates.productKey,
+    checkId: token.checkId,
+    checkToken: token.checkToken,
+    publicKeys: [updates.publicKeyPem],
+  });
+  async function ship(version: string, files: Array<typeof LINUX>, publishedAt?: string) {
+    const release = await call('POST', `/products/${updates.id}/releases`, { version });
+    for (const file of files) {
+      const query = new URLSearchParams({ filename: file.filename, platform: file.platform, arch: file.arch });
+      const uploaded = await h.admin('POST', `/releases/${release.id}/artifacts?${query}`, file.content, { 'content-type': 'application/octet-stream' });
+      if (uploaded.statusCode !== 201) throw new Error(`upload: ${uploaded.statusCode} ${uploaded.body}`);
+    }
+    return call('POST', `/releases/${release.id}/publish`, publishedAt ? { publishedAt } : {});
+  }
+  /** The update latest.json answers for `lane`: the release's signed fields and its linux file with the lane's feed URL. */
+  const expectedUpdate = (lane: Lane, release: any, files: Array<typeof LINUX>) => ({
+    version: release.version,
+    channel: 'stable',
+    publishedAt: release.publishedAt,
+    notes: '',
+    manifest: release.manifest,
+    manifestSignatures: release.manifestSignatures,
+    manifestSignature: release.manifestSignature,
+    manifestKeyFingerprint: release.manifestKeyFingerprint,
+    artifacts: files.map((file) => {
+      const artifact = release.artifacts.find((a: { filename: string }) => a.filename === file.filename);
+      return {
+        id: artifact.id,
+        filename: file.filename,
+        platform: file.platform,
+        arch: file.arch,
+        size: Buffer.byteLength(file.content),
+        sha256: sha256(file.content),
+        sha512: artifact.sha512,
+        contentType: 'application/octet-stream',
+        url: expect.stringMatching(
+          new RegExp(
+            `^${escaped(`${lane.proxy.url}/o/${h.slug}/api/public/feeds/`)}SVCF1\\.[^/]+/files/${escaped(`${release.version}/${encodeURIComponent(file.filename)}`)}$`,
+          ),
+        ),
+      };
+    }),
+  });
+  const each = (answers: Answer[], expected: (lane: Lane) => unknown) => {
+    for (const [i, answer] of answers.entries()) expect(answer, lanes[i]!.lang).toEqual(expected(lanes[i]!));
+  };
+  const asked = (lane: Lane, since: number) => lane.proxy.paths.slice(since).map((p) => p.replace(/^(\w+) .*\/(feed-token|latest\.json)$/, '$1 $2'));
+
+  beforeAll(async () => {
+    updates = await call('POST', '/products', {
+      productKey: 'drivers-updates',
+      name: 'drivers-updates',
+      algorithm: 'ED25519',
+      licenceType: 'ONLINE',
+      allowedLicenceTypes: ['ONLINE'],
+    });
+    token = await call('POST', `/products/${updates.id}/check-token`);
+    // 1.1.0 three days ago (inside any window that began today), 1.2.0 now.
+    older = await ship('1.1.0', [OLDER], new Date(Math.floor(Date.now() / 1000 - 3 * 86_400) * 1000).toISOString());
+    newest = await ship('1.2.0', [LINUX, WINDOWS]);
+    for (const lane of lanes) licences.set(lane, await call('POST', '/licenses', { productId: updates.id, licensee: 'Update Customer', validityMonths: 12 }));
+    setMode('pass');
+    agree(await everyone((lane) => configureUpdates(lane, licences.get(lane)!.licenseString)), ok({}));
+    agree(await everyone(() => ({ op: 'setFingerprint', fingerprint: FINGERPRINT })), ok({}));
+    // A machine downloads with a live seat (DESIGN.md 20): the check takes it.
+    agree(await everyone(() => ({ op: 'check' })), checked({}));
+  });
+
+  afterAll(async () => {
+    await everyone((lane) => configure(lane, lane.t2 || lane.t1));
+  });
+
+  it("checkForUpdate: the highest covered release with this platform's files, or none above the running version", async () => {
+    // Nothing held yet.
+    agree(await everyone((lane) => ({ op: 'download', filename: LINUX.filename, to: lane.stateDir })), failed('NO_UPDATE'));
+    const found = await everyone(() => ({ op: 'checkForUpdate', currentVersion: '1.0.0', ...linuxQuery }));
+    each(found, (lane) => ok({ update: expectedUpdate(lane, newest, [LINUX]), blocked: null }));
+    each(await everyone(() => ({ op: 'checkForUpdate', currentVersion: '1.0.0', platform: 'windows', arch: 'x86_64' })), (lane) =>
+      ok({ update: expectedUpdate(lane, newest, [WINDOWS]), blocked: null }),
+    );
+    agree(await everyone(() => ({ op: 'checkForUpdate', currentVersion: '1.2.0', ...linuxQuery })), ok({ update: null, blocked: null }));
+    agree(await everyone((lane) => ({ op: 'download', filename: LINUX.filename, to: lane.stateDir })), failed('NO_UPDATE'));
+    // What the feed would refuse is refused before anything is sent.
+    const requests = lanes.map((lane) => lane.proxy.requests);
+    for (const bad of [
+      { currentVersion: 'v1.0.0', ...linuxQuery },
+      { currentVersion: '1.0.0+build', ...linuxQuery },
+      { currentVersion: '1.0.0', platform: 'beos', arch: 'x86_64' },
+      { currentVersion: '1.0.0', platform: 'linux', arch: 'sparc' },
+      { currentVersion: '1.0.0', ...linuxQuery, channel: 'nightly' },
+    ])
+      agree(await everyone(() => ({ op: 'checkForUpdate', ...bad })), failed('INVALID_OPTIONS'), { label: JSON.stringify(bad) });
+    expect(
+      lanes.map((lane) => lane.proxy.requests),
+      'nothing was sent',
+    ).toEqual(requests);
+  });
+
+  it("download keeps the file only when its size and SHA-256 are the manifest's; a forged manifest is BAD_MANIFEST", async () => {
+    agree(await everyone(() => ({ op: 'checkForUpdate', currentVersion: '1.1.0', ...linuxQuery })), ok({ update: expect.any(Object), blocked: null }));
+    const folder = (lane: Lane, name: string) => {
+      const dir = path.join(lane.stateDir, name);
+      mkdirSync(dir, { recursive: true });
+      return dir;
+    };
+    const size = Buffer.byteLength(LINUX.content);
+    each(await everyone((lane) => ({ op: 'download', filename: LINUX.filename, to: folder(lane, 'good') })), (lane) =>
+      ok({ path: path.join(lane.stateDir, 'good', LINUX.filename), size, sha256: sha256(LINUX.content) }),
+    );
+    for (const lane of lanes) {
+      expect(readdirSync(path.join(lane.stateDir, 'good')), `${lane.lang}: the file alone, no temporary one`).toEqual([LINUX.filename]);
+      expect(readFileSync(path.join(lane.stateDir, 'good', LINUX.filename), 'utf8'), lane.lang).toBe(LINUX.content);
+    }
+    // A file the update does not list (another platform's).
+    agree(await everyone((lane) => ({ op: 'download', filename: WINDOWS.filename, to: folder(lane, 'good') })), failed('INVALID_OPTIONS'));
+
+    setMode('corruptFile');
+    agree(await everyone((lane) => ({ op: 'download', filename: LINUX.filename, to: folder(lane, 'tampered') })), failed('DIGEST_MISMATCH'));
+    for (const lane of lanes) expect(readdirSync(path.join(lane.stateDir, 'tampered')), `${lane.lang}: nothing kept`).toEqual([]);
+
+    setMode('forgeManifest');
+    agree(await everyone(() => ({ op: 'checkForUpdate', currentVersion: '1.1.0', ...linuxQuery })), failed('BAD_MANIFEST'));
+    // A check that failed holds no update.
+    agree(await everyone((lane) => ({ op: 'download', filename: LINUX.filename, to: folder(lane, 'tampered') })), failed('NO_UPDATE'));
+    setMode('pass');
+  });
+
+  it('the feed token is kept across restarts; after reset-download-links it is refused and asked for again, once', async () => {
+    for (const lane of lanes) {
+      lane.driver.stop();
+      lane.driver = startDriver(lane.lang, found.find((f) => f.lang === lane.lang)!.driver);
+    }
+    agree(await everyone((lane) => configureUpdates(lane, licences.get(lane)!.licenseString)), ok({}));
+    agree(await everyone(() => ({ op: 'setFingerprint', fingerprint: FINGERPRINT })), ok({}));
+    let since = lanes.map((lane) => lane.proxy.paths.length);
+    agree(await everyone(() => ({ op: 'checkForUpdate', currentVersion: '1.0.0', ...linuxQuery })), ok({ update: expect.any(Object), blocked: null }));
+    for (const [i, lane] of lanes.entries()) expect(asked(lane, since[i]!), `${lane.lang}: the kept token`).toEqual(['GET latest.json']);
+
+    for (const lane of lanes) await call('POST', `/licenses/${licences.get(lane)!.lid}/reset-download-links`);
+    since = lanes.map((lane) => lane.proxy.paths.length);
+    const answers = await everyone(() => ({ op: 'checkForUpdate', currentVersion: '1.0.0', ...linuxQuery }));
+    each(answers, (lane) => ok({ update: expectedUpdate(lane, newest, [LINUX]), blocked: null }));
+    for (const [i, lane] of lanes.entries())
+      expect(asked(lane, since[i]!), `${lane.lang}: refused, asked again once`).toEqual(['GET latest.json', 'POST feed-token', 'GET latest.json']);
+    const dir = path.join(lanes[0]!.stateDir, 'after-reset');
+    each(await everyone((lane) => ({ op: 'download', filename: LINUX.filename, to: path.join(lane.stateDir, 'after-reset') })), (lane) =>
+      ok({ path: path.join(lane.stateDir, 'after-reset', LINUX.filename), size: Buffer.byteLength(LINUX.content), sha256: sha256(LINUX.content) }),
+    );
+    expect(readdirSync(dir)).toEqual([LINUX.filename]);
+  });
+
+  it('feedUrls: the four feed URLs, which fetch the feeds; the kept ones when the service cannot be reached', async () => {
+    const answers = await everyone(() => ({ op: 'feedUrls' }));
+    for (const [i, answer] of answers.entries()) {
+      const lane = lanes[i]!;
+      const base = `${lane.proxy.url}/o/${h.slug}/api/public/feeds/`;
+      expect(answer, lane.lang).toEqual(ok({ electron: expect.any(String), tauri: expect.any(String), sparkle: expect.any(String), json: expect.any(String) }));
+      const urls = (answer as { result: Record<string, string> }).result;
+      const tokenOf = urls.json!.slice(base.length, -'/latest.json'.length);
+      expect(urls, lane.lang).toEqual({
+        electron: `${base}${tokenOf}/electron/`,
+        tauri: `${base}${tokenOf}/tauri/{{target}}/{{arch}}/{{current_version}}`,
+        sparkle: `${base}${tokenOf}/sparkle/appcast.xml`,
+        json: `${base}${tokenOf}/latest.json`,
+      });
+      expect(tokenOf, lane.lang).toMatch(/^SVCF1\./);
+      const latest = await fetch(`${urls.json}?platform=linux&arch=x86_64&version=1.0.0`);
+      expect(latest.status, lane.lang).toBe(200);
+      expect(((await latest.json()) as { update: { version: string } }).update.version, lane.lang).toBe('1.2.0');
+      const yaml = await fetch(`${urls.electron}latest-linux.yml`);
+      expect(yaml.status, lane.lang).toBe(200);
+      expect(await yaml.text(), lane.lang).toMatch(/^version: "1\.2\.0"\nfiles:\n {2}- url: ".*\/files\/1\.2\.0\/App-1\.2\.0\.AppImage"\n/);
+      expect((await fetch(urls.sparkle!)).status, lane.lang).toBe(200);
+    }
+    setMode('down');
+    for (const [i, answer] of (await everyone(() => ({ op: 'feedUrls' }))).entries()) expect(answer, lanes[i]!.lang).toEqual(answers[i]);
+    setMode('pass');
+  });
+
+  it('an expired update window: what was published within it still comes, the newer release is blocked UPDATES_EXPIRED; a revoked licence is HTTP_STATUS 403 with its reason', async () => {
+    // A window of 0 months ended at the start of the issue date: 1.2.0 came after it, 1.1.0 before.
+    const expired = new Map<Lane, { lid: string; licenseString: string }>();
+    for (const lane of lanes)
+      expired.set(lane, await call('POST', '/licenses', { productId: updates.id, licensee: 'Lapsed Customer', validityMonths: 12, updatesMonths: 0 }));
+    agree(await everyone((lane) => configureUpdates(lane, expired.get(lane)!.licenseString)), ok({}));
+    agree(await everyone(() => ({ op: 'check' })), checked({}));
+    const blocked = { version: '1.2.0', publishedAt: newest.publishedAt, reason: 'UPDATES_EXPIRED' };
+    agree(await everyone(() => ({ op: 'checkForUpdate', currentVersion: '1.1.0', ...linuxQuery })), ok({ update: null, blocked }));
+    const fallback = await everyone(() => ({ op: 'checkForUpdate', currentVersion: '1.0.0', ...linuxQuery }));
+    each(fallback, (lane) => ok({ update: expectedUpdate(lane, older, [OLDER]), blocked }));
+
+    for (const lane of lanes) await call('POST', `/licenses/${expired.get(lane)!.lid}/revoke`, {});
+    agree(await everyone(() => ({ op: 'checkForUpdate', currentVersion: '1.0.0', ...linuxQuery })), {
+      ok: false,
+      error: { code: 'HTTP_STATUS', status: 403, reason: 'REVOKED' },
+    });
+  });
+
+  it('after a key rotation, an application that ships only the old key still verifies the new release (signed by both)', async () => {
+    const before = updates.publicKeyPem;
+    await call('PUT', `/products/${updates.id}`, { regenerateKey: true });
+    const rotated = await ship('1.3.0', [{ ...LINUX, filename: 'App-1.3.0.AppImage', content: 'the linux build of 1.3.0\n' }]);
+    expect(rotated.manifestSignatures).toHaveLength(2);
+    agree(await everyone((lane) => ({ ...configureUpdates(lane, licences.get(lane)!.licenseString), publicKeys: [before] })), ok({}));
+    agree(await everyone(() => ({ op: 'check' })), checked({}));
+    each(await everyone(() => ({ op: 'checkForUpdate', currentVersion: '1.2.0', ...linuxQuery })), (lane) =>
+      ok({ update: expectedUpdate(lane, rotated, [{ ...LINUX, filename: 'App-1.3.0.AppImage', content: 'the linux build of 1.3.0\n' }]), blocked: null }),
+    );
   });
 });

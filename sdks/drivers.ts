@@ -49,13 +49,24 @@ function discover(): { found: Found[]; missing: Array<{ lang: string; reason: st
 
 export const { found, missing } = discover();
 
-export type Mode = 'pass' | 'down' | 'status503' | 'badToken' | 'forge';
+/**
+ * `forge` moves a check answer's signed time; `forgeManifest` swaps the first file of an update
+ * in `latest.json` (its SHA-256 in the artifact and in the manifest text, the signatures kept);
+ * `corruptFile` flips the last byte of a feed's file.
+ */
+export type Mode = 'pass' | 'down' | 'status503' | 'badToken' | 'forge' | 'forgeManifest' | 'corruptFile';
 
-/** A proxy in front of the service for one driver: passes, refuses or forges as the scenario asks. */
+/**
+ * A proxy in front of the service for one driver: passes, refuses or forges as the scenario asks.
+ * It stands where the service's public URL is (`target`): the URLs the service writes into its
+ * answers (feeds, files) are rewritten to the proxy's, so they come through it too.
+ */
 export async function startProxy(target: string, checkId: string) {
-  const proxy = { mode: 'pass' as Mode, requests: 0, url: '', close: () => {} };
+  const proxy = { mode: 'pass' as Mode, requests: 0, paths: [] as string[], url: '', close: () => {} };
   const server = http.createServer((request, response) => {
     proxy.requests++;
+    // The method and path, the token cut off at its first dot, so a scenario can count what was asked.
+    proxy.paths.push(`${request.method} ${(request.url ?? '').replace(/\/(SVC[FG]1)\.[^/]*/, '/$1…').replace(/\?.*$/, '')}`);
     forward(request, response).catch((error: Error) => response.writeHead(502).end(JSON.stringify({ error: error.message })));
   });
   async function forward(request: http.IncomingMessage, response: http.ServerResponse) {
@@ -73,18 +84,35 @@ export async function startProxy(target: string, checkId: string) {
     for (const name of ['authorization', 'content-type', 'accept']) if (request.headers[name]) headers[name] = String(request.headers[name]);
     if (proxy.mode === 'badToken') headers.authorization = `Bearer svcc_${checkId}_${'0'.repeat(64)}`;
     const upstream = await fetch(`${target}${request.url}`, { method: request.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
-    let body = await upstream.text();
-    if (proxy.mode === 'forge' && upstream.status === 200) {
-      // An answer an hour younger than the service signed: it would stretch the offline window.
-      const answer = JSON.parse(body);
-      answer.checkedAt = answer.serverTime = new Date(Date.parse(answer.checkedAt) + 3_600_000).toISOString();
-      body = JSON.stringify(answer);
+    const type = upstream.headers.get('content-type') ?? 'application/json';
+    let body: string | Buffer = Buffer.from(await upstream.arrayBuffer());
+    if (type.startsWith('application/json')) {
+      body = body.toString('utf8').split(target).join(proxy.url);
+      if (proxy.mode === 'forge' && upstream.status === 200) {
+        // An answer an hour younger than the service signed: it would stretch the offline window.
+        const answer = JSON.parse(body);
+        answer.checkedAt = answer.serverTime = new Date(Date.parse(answer.checkedAt) + 3_600_000).toISOString();
+        body = JSON.stringify(answer);
+      }
+      if (proxy.mode === 'forgeManifest' && upstream.status === 200 && request.url?.includes('/latest.json')) {
+        // Another file in the update's place: its digest changed where it is listed and in the signed text.
+        const answer = JSON.parse(body);
+        const file = answer.update?.artifacts[0];
+        if (file) {
+          const forged = 'f'.repeat(64);
+          answer.update.manifest = answer.update.manifest.split(file.sha256).join(forged);
+          file.sha256 = forged;
+        }
+        body = JSON.stringify(answer);
+      }
+    } else if (proxy.mode === 'corruptFile' && upstream.status === 200 && request.url?.includes('/files/') && body.length > 0) {
+      body[body.length - 1]! ^= 1;
     }
     // Retry-After too: a trial limit's 429 (DESIGN.md 18) carries it to the SDK.
     const retryAfter = upstream.headers.get('retry-after');
     response
       .writeHead(upstream.status, {
-        'content-type': upstream.headers.get('content-type') ?? 'application/json',
+        'content-type': type,
         ...(retryAfter === null ? {} : { 'retry-after': retryAfter }),
       })
       .end(body);
@@ -100,7 +128,7 @@ export async function startProxy(target: string, checkId: string) {
 
 export type Answer =
   | { ok: true; result: any }
-  | { ok: false; error: { code: string; message: string; status?: number; matched?: string[]; retryAfterSeconds?: number } };
+  | { ok: false; error: { code: string; message: string; status?: number; reason?: string; matched?: string[]; retryAfterSeconds?: number } };
 
 /** One driver process: requests are answered one line each, in order. */
 export function startDriver(lang: string, command: string) {

@@ -430,7 +430,7 @@ func (c *Client) send(ctx context.Context, endpoint string, body any) (*jsonObje
 		if endpoint == "trial" {
 			return nil, 0, trialRefusal(response, text)
 		}
-		return nil, 0, &Error{Code: CodeHTTPStatus, Message: "the service answered " + strconv.Itoa(response.StatusCode), Status: response.StatusCode, RetryAfterSeconds: retryAfterSeconds(response)}
+		return nil, 0, statusError(response, text)
 	}
 	if err != nil {
 		return nil, 0, transportError(ctx, err, "the answer was cut off", c.timeout)

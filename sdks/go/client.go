@@ -77,6 +77,8 @@ type Client struct {
 	// after a 429 (DESIGN.md 19).
 	lastUsage    *verifiedUsage
 	usageRetryAt time.Time
+	// feed is the feed token a memory-only store cannot keep (DESIGN.md 20).
+	feed *keptFeed
 }
 
 // NewClient checks the configuration and reads the keys; it touches neither the network nor the

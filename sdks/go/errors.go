@@ -43,6 +43,11 @@ const (
 	CodeTrialUsed ErrorCode = "TRIAL_USED"
 	// CodeQueueFull: RecordUsage found 1,000 events of this licence still waiting to be sent.
 	CodeQueueFull ErrorCode = "QUEUE_FULL"
+	// CodeBadManifest: an update's manifest is not signed by the product's keys, or is not this
+	// product's release above the current version (DESIGN.md 20).
+	CodeBadManifest ErrorCode = "BAD_MANIFEST"
+	// CodeDigestMismatch: a downloaded file's size or SHA-256 is not the manifest's; it was deleted.
+	CodeDigestMismatch ErrorCode = "DIGEST_MISMATCH"
 )
 
 // Sentinel errors, one per code, for errors.Is. Every error the package returns is an *Error
@@ -63,6 +68,8 @@ var (
 	ErrTrialsOff      = errors.New("licensor: trials off")
 	ErrTrialUsed      = errors.New("licensor: trial used")
 	ErrQueueFull      = errors.New("licensor: usage queue full")
+	ErrBadManifest    = errors.New("licensor: bad manifest")
+	ErrDigestMismatch = errors.New("licensor: digest mismatch")
 )
 
 var sentinels = map[ErrorCode]error{
@@ -81,6 +88,8 @@ var sentinels = map[ErrorCode]error{
 	CodeTrialsOff:      ErrTrialsOff,
 	CodeTrialUsed:      ErrTrialUsed,
 	CodeQueueFull:      ErrQueueFull,
+	CodeBadManifest:    ErrBadManifest,
+	CodeDigestMismatch: ErrDigestMismatch,
 }
 
 // Error is the SDK's one error type: a code, a message, and the HTTP status for CodeHTTPStatus.
@@ -90,6 +99,9 @@ type Error struct {
 	Message string
 	// Status is the HTTP status for CodeHTTPStatus, else 0.
 	Status int
+	// Reason is the service's reason for a refusal (CodeHTTPStatus), when it named one: REVOKED,
+	// NO_SEAT, UPDATES_EXPIRED, ...
+	Reason string
 	// Matched names the equal fingerprint components for CodeTrialUsed (machine, host, mac, cpu,
 	// disk order), else nil.
 	Matched []string

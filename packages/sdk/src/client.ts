@@ -1,4 +1,5 @@
 import { randomBytes, type KeyObject } from 'node:crypto';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import {
   fpDigest,
@@ -19,6 +20,22 @@ import { collectFingerprint } from './fingerprint.js';
 import { readPublicKeys, type PublicKeys } from './keys.js';
 import { updatesUntilOf, verifyLicence, type LicenceRefusal, type LicenceVerification, type SignedLicence } from './verify.js';
 import { BATCH_SIZE, checkEvent, licenceMeters, pendingElsewhere, UsageQueue, type LicenceMeter, type UsageEvent } from './usage.js';
+import {
+  feedOf,
+  keepFile,
+  readFeed,
+  readUpdateCheck,
+  updateFile,
+  updateQuery,
+  verifyUpdate,
+  writeFeed,
+  type Download,
+  type FeedUrls,
+  type KeptFeed,
+  type Update,
+  type UpdateCheck,
+  type UpdateOptions,
+} from './updates.js';
 
 export interface LicenceClientOptions {
   /** The service's address, e.g. `https://licensing.example.com`. */
@@ -219,7 +236,12 @@ export class LicenceClient {
   readonly #keys: KeyObject[];
   readonly #url: string;
   readonly #checkToken: string;
-  readonly #store: StateStore & { productDirectory?(slug: string, productKey: string): string; usageDirectory?(lid: string): string };
+  readonly #store: StateStore & {
+    productDirectory?(slug: string, productKey: string): string;
+    usageDirectory?(lid: string): string;
+    feedFile?(key: StateKey): string;
+  };
+  readonly #base: string;
   readonly #fetch: typeof fetch;
   readonly #clock: () => number;
   readonly #timeoutMs: number;
@@ -237,6 +259,8 @@ export class LicenceClient {
   #usage: { lid: string; answer: VerifiedUsage } | null = null;
   /** Nothing is sent to the usage endpoint before this time (ms), after a 429's Retry-After. */
   #usageRetryAt = 0;
+  /** The feed token this client holds (a memory-only store keeps it nowhere else). */
+  #feed: KeptFeed | null = null;
 
   constructor(options: LicenceClientOptions);
   constructor(options: TrialOptions, trial: typeof NO_LICENCE_YET);
@@ -257,7 +281,8 @@ export class LicenceClient {
     }
     this.#keys = readPublicKeys(options.publicKeyPem);
     const base = options.baseUrl.replace(/\/+$/, '');
-    this.#url = `${base}/o/${encodeURIComponent(options.slug)}/api/public/license/${encodeURIComponent(options.checkId)}`;
+    this.#base = `${base}/o/${encodeURIComponent(options.slug)}/api/public`;
+    this.#url = `${this.#base}/license/${encodeURIComponent(options.checkId)}`;
     this.#checkToken = options.checkToken;
     this.#store = options.store ?? fileStore();
     this.#fetch = options.fetchImpl ?? fetch;
@@ -606,6 +631,123 @@ export class LicenceClient {
   }
 
   /**
+   * Asks the licence's `latest.json` feed (DESIGN.md 20) for the highest release above
+   * `currentVersion` that this licence may download, with files for this platform and arch
+   * (default: this machine's), and for the highest one above it that the licence may not
+   * (`blocked`: its window ended, or it does not meet the release's `requires`). The feed token is
+   * asked for once and kept per licence; a 403 forgets it and asks again, once. An update is kept
+   * only when its manifest verifies with one of the product's keys given to this client and says
+   * this product, its version and channel, and a version above `currentVersion`: else
+   * BAD_MANIFEST. Throws INVALID_OPTIONS for a version, platform, arch or channel the feed would
+   * refuse, BAD_LICENCE for a licence that does not verify, and the service's failures (TIMEOUT,
+   * NETWORK, HTTP_STATUS with `reason` when it named one, BAD_RESPONSE).
+   */
+  async checkForUpdate(options: UpdateOptions): Promise<UpdateCheck> {
+    const query = updateQuery(options);
+    const claims = this.#signedClaims();
+    const kept = await this.#keptFeed(claims);
+    let answer: Record<string, unknown>;
+    try {
+      answer = await this.#latest(kept ?? (await this.#askFeed(claims)), query);
+    } catch (error) {
+      if (!(error instanceof LicensorError) || error.status !== 403) throw error;
+      // A reset, a new seat or a revocation: the kept token is worth nothing now.
+      await this.#forgetFeed(claims);
+      if (kept === null) throw error;
+      answer = await this.#latest(await this.#askFeed(claims), query);
+    }
+    const { update, blocked } = readUpdateCheck(answer);
+    const expected = { org: this.#slug, productKey: this.#productKey ?? claims.prd, currentVersion: options.currentVersion };
+    return { update: update && verifyUpdate(update, this.#keys, expected), blocked };
+  }
+
+  /**
+   * Downloads `filename` of an update checkForUpdate() answered into the folder `to` (made if
+   * missing), streaming its feed URL to a temporary file there, and keeps it as `to/filename` only
+   * when its size and SHA-256 are the signed manifest's; else the file is deleted and
+   * DIGEST_MISMATCH thrown. INVALID_OPTIONS for a filename the update does not list;
+   * HTTP_STATUS (with `reason`) when the service refuses the file; TIMEOUT when no bytes come for
+   * the client's timeout.
+   */
+  async download(update: Update, filename: string, to: string): Promise<Download> {
+    const file = updateFile(update, filename, this.#keys);
+    if (typeof to !== 'string' || to === '') throw new LicensorError('INVALID_OPTIONS', 'to must be the folder to download into');
+    const timer = deadline(this.#timeoutMs);
+    try {
+      const response = await timer.race(this.#fetch(file.url, { headers: { accept: '*/*' }, signal: timer.signal })).catch(unreachable);
+      if (response.status !== 200) throw httpStatus(response, await timer.race(response.text()).catch(() => ''));
+      if (response.body === null) throw new LicensorError('BAD_RESPONSE', 'the file answer has no body');
+      // The timeout holds between chunks, not for the whole file.
+      return await keepFile(response.body, to, file, (step) => {
+        timer.arm();
+        return timer.race(step).catch((error: unknown) => {
+          if (error instanceof LicensorError) throw error;
+          throw new LicensorError('NETWORK', `the download was cut off: ${(error as Error).message}`);
+        });
+      });
+    } finally {
+      timer.clear();
+    }
+  }
+
+  /**
+   * The licence's feed URLs for this machine (electron-updater, Tauri, Sparkle, `latest.json`):
+   * asked for on each call (the same until a reset or a new seat) and kept; the kept ones when no
+   * answer comes (TIMEOUT, NETWORK). They are secrets: they download the licence's releases.
+   */
+  async feedUrls(): Promise<FeedUrls> {
+    const claims = this.#signedClaims();
+    try {
+      return (await this.#askFeed(claims)).urls;
+    } catch (error) {
+      const kept = error instanceof LicensorError && (error.code === 'TIMEOUT' || error.code === 'NETWORK') ? await this.#keptFeed(claims) : null;
+      if (kept === null) throw error;
+      return kept.urls;
+    }
+  }
+
+  #signedClaims(): LicenceClaims {
+    const licence = this.#verify(this.#licence, this.#clock());
+    if (!licence.signed) throw new LicensorError('BAD_LICENCE', `the licence in use does not verify: ${licence.message}`);
+    return licence.claims;
+  }
+
+  /** Where the file store keeps this licence's feed token; undefined in memory, or for names that never become a path. */
+  #feedFile(claims: LicenceClaims): string | undefined {
+    try {
+      return this.#store.feedFile?.(stateKey(claims));
+    } catch {
+      return undefined;
+    }
+  }
+
+  async #keptFeed(claims: LicenceClaims): Promise<KeptFeed | null> {
+    const file = this.#feedFile(claims);
+    if (file !== undefined) this.#feed = await readFeed(file, claims.lid);
+    return this.#feed?.lid === claims.lid ? this.#feed : null;
+  }
+
+  /** POSTs `feed-token` and keeps the answer; a failure to save it is no failure (it is asked for again). */
+  async #askFeed(claims: LicenceClaims): Promise<KeptFeed> {
+    const feed = feedOf(claims.lid, await this.#post('feed-token', { license: this.#licence, fingerprint: this.fingerprint }));
+    this.#feed = feed;
+    const file = this.#feedFile(claims);
+    if (file !== undefined) await writeFeed(file, feed).catch(() => undefined);
+    return feed;
+  }
+
+  async #forgetFeed(claims: LicenceClaims): Promise<void> {
+    this.#feed = null;
+    const file = this.#feedFile(claims);
+    if (file !== undefined) await rm(file, { force: true }).catch(() => undefined);
+  }
+
+  /** `GET …/feeds/{token}/latest.json`: no credential header, the token is the path. */
+  async #latest(feed: KeptFeed, query: URLSearchParams): Promise<Record<string, unknown>> {
+    return (await this.#json(`${this.#base}/feeds/${feed.token}/latest.json?${query}`, { method: 'GET', headers: { accept: 'application/json' } })).body;
+  }
+
+  /**
    * Counts `amount` (an integer from 1 to 10^9) of `meter` for this licence (DESIGN.md 19): the
    * event is written to this machine's queue first (`<stateDir>/usage/<lid>/`), then the queue is
    * sent oldest first, and each event leaves the queue only when a verified receipt gives it a
@@ -733,60 +875,55 @@ export class LicenceClient {
   }
 
   /** POSTs JSON and returns the 200 answer's object; everything else is a LicensorError. */
-  async #post(endpoint: 'check' | 'fetch' | 'release' | 'borrow' | 'usage', body: Record<string, unknown>): Promise<Record<string, unknown>> {
+  async #post(endpoint: 'check' | 'fetch' | 'release' | 'borrow' | 'usage' | 'feed-token', body: Record<string, unknown>): Promise<Record<string, unknown>> {
     return (await this.#send(endpoint, body)).body;
   }
 
   /** POSTs JSON; a 200 (and a trial's 201) answers its status and object, everything else is a LicensorError. */
   async #send(
-    endpoint: 'check' | 'fetch' | 'release' | 'borrow' | 'usage' | 'trial',
+    endpoint: 'check' | 'fetch' | 'release' | 'borrow' | 'usage' | 'trial' | 'feed-token',
     body: Record<string, unknown>,
   ): Promise<{ status: number; body: Record<string, unknown> }> {
-    const controller = new AbortController();
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        controller.abort();
-        reject(new LicensorError('TIMEOUT', `no answer within ${this.#timeoutMs} ms`));
-      }, this.#timeoutMs);
+    const init = {
+      method: 'POST',
+      headers: { authorization: `Bearer ${this.#checkToken}`, 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify(body),
+    };
+    return this.#json(`${this.#url}/${endpoint}`, init, (response, text) => {
+      if (response.status === 200 || (endpoint === 'trial' && response.status === 201)) return null;
+      return endpoint === 'trial' ? trialRefusal(response, text) : httpStatus(response, text);
     });
+  }
+
+  /**
+   * One request under the client's timeout: the status and JSON object of an answer `refusal`
+   * accepts (null; by default a 200's). Everything else is a LicensorError.
+   */
+  async #json(
+    url: string,
+    init: RequestInit,
+    refusal: (response: Response, text: string) => LicensorError | null = (response, text) => (response.status === 200 ? null : httpStatus(response, text)),
+  ): Promise<{ status: number; body: Record<string, unknown> }> {
+    const timer = deadline(this.#timeoutMs);
     try {
       // Raced as well as aborted, so that a fetchImpl that ignores the signal still times out.
-      const response = await Promise.race([
-        this.#fetch(`${this.#url}/${endpoint}`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${this.#checkToken}`, 'content-type': 'application/json', accept: 'application/json' },
-          body: JSON.stringify(body),
-          signal: controller.signal,
-        }),
-        timeout,
-      ]).catch((error: unknown) => {
+      const response = await timer.race(this.#fetch(url, { ...init, signal: timer.signal })).catch(unreachable);
+      const text = await timer.race(response.text()).catch((error: unknown) => {
         if (error instanceof LicensorError) throw error;
-        throw new LicensorError('NETWORK', `the service cannot be reached: ${(error as Error).message}`);
+        throw new LicensorError('NETWORK', `the answer was cut off: ${(error as Error).message}`);
       });
-      const success = response.status === 200 || (endpoint === 'trial' && response.status === 201);
-      const read = () =>
-        Promise.race([response.text(), timeout]).catch((error: unknown) => {
-          if (error instanceof LicensorError) throw error;
-          throw new LicensorError('NETWORK', `the answer was cut off: ${(error as Error).message}`);
-        });
-      if (!success) {
-        if (endpoint === 'trial') throw trialRefusal(response, await read().catch(() => ''));
-        throw new LicensorError('HTTP_STATUS', `the service answered ${response.status}`, response.status, retryAfter(response));
-      }
-      const text = await read();
+      const refused = refusal(response, text);
+      if (refused) throw refused;
       let parsed: unknown;
       try {
         parsed = JSON.parse(text);
       } catch {
         throw new LicensorError('BAD_RESPONSE', 'the answer is not JSON');
       }
-      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-        throw new LicensorError('BAD_RESPONSE', 'the answer is not a JSON object');
-      }
-      return { status: response.status, body: parsed as Record<string, unknown> };
+      if (!isObject(parsed)) throw new LicensorError('BAD_RESPONSE', 'the answer is not a JSON object');
+      return { status: response.status, body: parsed };
     } finally {
-      clearTimeout(timer);
+      timer.clear();
     }
   }
 
@@ -916,6 +1053,48 @@ function trialRefusal(response: Response, text: string): LicensorError {
 function retryAfter(response: Response): LicensorErrorDetails {
   const value = response.headers.get('retry-after')?.trim() ?? '';
   return response.status === 429 && /^[0-9]{1,9}$/.test(value) ? { retryAfterSeconds: Number(value) } : {};
+}
+
+/** A refusal: HTTP_STATUS with its status, a 429's Retry-After and the answer's `reason` when it named one. */
+function httpStatus(response: Response, text: string): LicensorError {
+  let reason: string | undefined;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (isObject(parsed) && typeof parsed.reason === 'string') reason = parsed.reason;
+  } catch {
+    // A body that is not JSON names no reason: the status says it.
+  }
+  return new LicensorError('HTTP_STATUS', `the service answered ${response.status}`, response.status, {
+    ...retryAfter(response),
+    ...(reason === undefined ? {} : { reason }),
+  });
+}
+
+function unreachable(error: unknown): never {
+  if (error instanceof LicensorError) throw error;
+  throw new LicensorError('NETWORK', `the service cannot be reached: ${(error as Error).message}`);
+}
+
+/**
+ * A timeout that aborts its signal and rejects `race` with TIMEOUT `ms` after it was (re)armed;
+ * `arm` starts it again (a download's timeout runs between chunks).
+ */
+function deadline(ms: number) {
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  let expire: (error: LicensorError) => void = () => {};
+  const expired = new Promise<never>((_, reject) => (expire = reject));
+  // Nobody may be racing it when it fires (between chunks): that is no unhandled rejection.
+  expired.catch(() => undefined);
+  const arm = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      controller.abort();
+      expire(new LicensorError('TIMEOUT', `no answer within ${ms} ms`));
+    }, ms);
+  };
+  arm();
+  return { signal: controller.signal, arm, race: <T>(step: Promise<T>) => Promise.race([step, expired]), clear: () => clearTimeout(timer) };
 }
 
 /** The service's time now, as this machine's clock and the remembered offset tell it. */

@@ -17,6 +17,11 @@
  * - `TRIAL_USED`: startTrial() was refused: a machine like this one already had a trial
  *   (`matched` names the equal fingerprint components).
  * - `QUEUE_FULL`: recordUsage() found 1,000 events of this licence still waiting to be sent.
+ * - `BAD_MANIFEST`: checkForUpdate() was answered an update whose signed manifest does not verify
+ *   with a key this application knows, or is not this product's, version, channel and files, or
+ *   not above the running version (DESIGN.md 20).
+ * - `DIGEST_MISMATCH`: download() got bytes whose size or SHA-256 are not the manifest's: the
+ *   file was deleted.
  */
 export type LicensorErrorCode =
   | 'INVALID_KEY'
@@ -33,12 +38,15 @@ export type LicensorErrorCode =
   | 'BAD_ACTIVATION'
   | 'TRIALS_OFF'
   | 'TRIAL_USED'
-  | 'QUEUE_FULL';
+  | 'QUEUE_FULL'
+  | 'BAD_MANIFEST'
+  | 'DIGEST_MISMATCH';
 
-/** What some refusals add: `matched` for TRIAL_USED, `retryAfterSeconds` for an HTTP 429. */
+/** What some refusals add: `matched` for TRIAL_USED, `retryAfterSeconds` for an HTTP 429, `reason` for an answer that named one. */
 export interface LicensorErrorDetails {
   matched?: string[];
   retryAfterSeconds?: number;
+  reason?: string;
 }
 
 /** The SDK's one error type. `check()` never throws it for the service's answers: they are data. */
@@ -54,10 +62,13 @@ export class LicensorError extends Error {
     this.name = 'LicensorError';
     if (details.matched !== undefined) this.matched = details.matched;
     if (details.retryAfterSeconds !== undefined) this.retryAfterSeconds = details.retryAfterSeconds;
+    if (details.reason !== undefined) this.reason = details.reason;
   }
 
   /** TRIAL_USED: the components of this machine's fingerprint equal to the earlier trial's (machine, host, mac, cpu, disk order). */
   readonly matched?: string[];
   /** An HTTP 429 (a trial limit, a usage rate): the seconds its Retry-After asked to wait. */
   readonly retryAfterSeconds?: number;
+  /** `HTTP_STATUS`: the answer's `reason` when it had one (a download's `UPDATES_EXPIRED`, `NO_SEAT`, …). */
+  readonly reason?: string;
 }

@@ -30,4 +30,5 @@ export {
 } from './client.js';
 export { licenceMeters, type LicenceMeter, type UsageEvent } from './usage.js';
 export { LeaseKeeper, type LeaseOptions } from './lease.js';
+export type { Arch, BlockedUpdate, Channel, Download, FeedUrls, Platform, Update, UpdateArtifact, UpdateCheck, UpdateOptions } from './updates.js';
 export type { LicenceClaims, CalendarStatus, FingerprintParts, FingerprintComponent } from '@licensor/protocol';

@@ -100,9 +100,12 @@ const PATH_PART = /^[A-Za-z0-9._-]{1,128}$/;
  * holding the lock file `<lid>.lock`, created exclusively; the load that precedes it happens
  * under the same lock. A file that cannot be read counts as empty; readable fields are kept.
  */
-export function fileStore(
-  root: string = defaultStoreDir(),
-): StateStore & { file(key: StateKey): string; productDirectory(slug: string, productKey: string): string; usageDirectory(lid: string): string } {
+export function fileStore(root: string = defaultStoreDir()): StateStore & {
+  file(key: StateKey): string;
+  productDirectory(slug: string, productKey: string): string;
+  usageDirectory(lid: string): string;
+  feedFile(key: StateKey): string;
+} {
   function file(key: StateKey): string {
     for (const part of [key.slug, key.productKey, key.lid]) {
       if (!PATH_PART.test(part) || /^\.+$/.test(part)) throw new Error(`"${part}" cannot name a state file`);
@@ -122,6 +125,10 @@ export function fileStore(
     usageDirectory(lid: string): string {
       if (!PATH_PART.test(lid) || /^\.+$/.test(lid)) throw new Error(`"${lid}" cannot name a usage folder`);
       return path.join(root, 'usage', lid);
+    },
+    /** The licence's kept feed token and URLs, `<lid>.feed.json` beside its state (DESIGN.md 20). */
+    feedFile(key: StateKey): string {
+      return file(key).replace(/\.json$/, '.feed.json');
     },
     async load(key) {
       return read(file(key));

@@ -2,12 +2,22 @@
 // one JSON answer a line on stdout, in order; logs go to stderr. Started by `packages/sdk/driver`.
 // A test program: it is not in the package's `files`.
 import { createInterface } from 'node:readline';
-import { collectFingerprint, fileStore, LicenceClient, LicensorError, verifyLicence, type CheckResult, type UsageReport } from '../src/index.js';
+import {
+  collectFingerprint,
+  fileStore,
+  LicenceClient,
+  LicensorError,
+  verifyLicence,
+  type CheckResult,
+  type Update,
+  type UpdateOptions,
+  type UsageReport,
+} from '../src/index.js';
 
 type Request = Record<string, unknown>;
 type Answer =
   | { ok: true; result: unknown }
-  | { ok: false; error: { code: string; message: string; status?: number; matched?: string[]; retryAfterSeconds?: number } };
+  | { ok: false; error: { code: string; message: string; status?: number; reason?: string; matched?: string[]; retryAfterSeconds?: number } };
 
 interface Config {
   baseUrl: string;
@@ -22,12 +32,22 @@ interface Config {
   timeoutMs?: number;
 }
 
-class DriverError extends Error {}
+/** The driver's own refusals: INVALID_OPTIONS, or NO_UPDATE (a download with no update held). */
+class DriverError extends Error {
+  constructor(
+    message: string,
+    readonly code: 'INVALID_OPTIONS' | 'NO_UPDATE' = 'INVALID_OPTIONS',
+  ) {
+    super(message);
+  }
+}
 
 let config: Config | null = null;
 let client: LicenceClient | null = null;
 let offsetMs = 0;
 let fingerprint: string | undefined;
+/** The update the last checkForUpdate answered; none after one that failed, or a new configure. */
+let update: Update | null = null;
 
 const clock = () => Date.now() + offsetMs;
 
@@ -110,6 +130,7 @@ const ops: Record<string, (request: Request) => Promise<unknown> | unknown> = {
   configure(request) {
     config = readConfig(request);
     client = null;
+    update = null;
     if (config.licence !== undefined) currentClient();
     return {};
   },
@@ -169,6 +190,22 @@ const ops: Record<string, (request: Request) => Promise<unknown> | unknown> = {
   async usage() {
     return usageAnswer(await currentClient().usage());
   },
+  async checkForUpdate(request) {
+    update = null;
+    // Handed over as given, so the SDK itself refuses a bad version, platform, arch or channel.
+    const { currentVersion, platform, arch, channel } = request;
+    const answer = await currentClient().checkForUpdate({ currentVersion, platform, arch, channel } as UpdateOptions);
+    update = answer.update;
+    return answer;
+  },
+  async download(request) {
+    if (update === null) throw new DriverError('no update is held: checkForUpdate found none', 'NO_UPDATE');
+    const { path, size, sha256 } = await currentClient().download(update, text(request, 'filename')!, text(request, 'to')!);
+    return { path, size, sha256 };
+  },
+  feedUrls() {
+    return currentClient().feedUrls();
+  },
   activationRequest() {
     return currentClient().createAirGapRequest();
   },
@@ -196,19 +233,21 @@ async function answer(line: string): Promise<Answer> {
     return { ok: true, result: await ops[op]!(request as Request) };
   } catch (error) {
     if (error instanceof LicensorError) {
-      const { code, message, status, matched, retryAfterSeconds } = error;
+      const { code, message, status, reason, matched, retryAfterSeconds } = error;
       return {
         ok: false,
         error: {
           code,
           message,
           ...(status !== undefined ? { status } : {}),
+          ...(reason !== undefined ? { reason } : {}),
           ...(matched ? { matched } : {}),
           ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}),
         },
       };
     }
-    if (!(error instanceof DriverError)) console.error(error);
+    if (error instanceof DriverError) return { ok: false, error: { code: error.code, message: error.message } };
+    console.error(error);
     return { ok: false, error: { code: 'INVALID_OPTIONS', message: (error as Error).message } };
   }
 }

@@ -1,11 +1,14 @@
 // The SDK against a real service (the server's test harness, SQLite), over real HTTP.
 import { execFile } from 'node:child_process';
-import type { AddressInfo } from 'node:net';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import net, { type AddressInfo } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildFingerprint } from '@licensor/protocol';
-import { LicenceClient, memoryStore, verifyLicence, type LicenceClientOptions } from '@licensor/sdk';
+import { fileStore, LicenceClient, memoryStore, verifyLicence, type LicenceClientOptions } from '@licensor/sdk';
 import { startHarness, type Harness } from '../../server/test/harness.js';
 
 const root = path.resolve(import.meta.dirname, '../../..');
@@ -16,9 +19,14 @@ let h: Harness;
 let baseUrl: string;
 
 beforeAll(async () => {
-  h = await startHarness();
-  await h.app.listen({ port: 0, host: '127.0.0.1' });
-  baseUrl = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
+  // The public URL is the service's own address, so the feed and file URLs it answers work: a free port first.
+  const free = net.createServer();
+  await new Promise<void>((resolve) => free.listen(0, '127.0.0.1', resolve));
+  const port = (free.address() as AddressInfo).port;
+  await new Promise((resolve) => free.close(resolve));
+  baseUrl = `http://127.0.0.1:${port}`;
+  h = await startHarness({ LICENSOR_PUBLIC_URL: baseUrl });
+  await h.app.listen({ port, host: '127.0.0.1' });
 });
 afterAll(() => h?.close());
 
@@ -175,5 +183,90 @@ describe('the SDK against a real service', () => {
     expect(await call('GET', `/licenses/${licence.lid}/versions`)).toEqual([]);
     expect(await call('GET', `/licenses/${licence.lid}`)).toMatchObject({ licenseString: licence.licenseString, seatsUsed: 1 });
     expect(await client().check()).toMatchObject({ noAnswer: null, serverReason: 'FINGERPRINT_MISMATCH' });
+  });
+});
+
+describe('updates from the real service (DESIGN.md 20)', () => {
+  // A string: the harness sends a string body as it is.
+  const TEXT = 'the linux build of 1.1.0\n'.repeat(500);
+  const CONTENT = Buffer.from(TEXT);
+  const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
+  const query = { currentVersion: '1.0.0', platform: 'linux', arch: 'x86_64' } as const;
+
+  /** A product with release 1.1.0 published with a linux file, a client holding a seat, and a folder to download into. */
+  async function released() {
+    const set = await setUp();
+    const release = await call('POST', `/products/${set.product.id}/releases`, { version: '1.1.0', notes: 'Faster start-up' });
+    const uploaded = await h.admin('POST', `/releases/${release.id}/artifacts?filename=App-1.1.0.AppImage&platform=linux&arch=x86_64`, TEXT, {
+      'content-type': 'application/octet-stream',
+    });
+    expect(uploaded.statusCode).toBe(201);
+    const published = await call('POST', `/releases/${release.id}/publish`, {});
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'sdk-e2e-updates-'));
+    const seen: string[] = [];
+    /** Records what the SDK asks and lets `alter` change the service's answer on the way. */
+    const via = (alter: (url: string, response: Response) => Promise<Response> = async (_url, response) => response) =>
+      (async (input: string | URL | Request, init?: RequestInit) => {
+        const url = String(input);
+        seen.push(`${init?.method ?? 'GET'} ${url.replace(/^.*\/(check|feed-token|latest\.json|files)\b.*$/, '$1')}`);
+        return alter(url, await fetch(input, init));
+      }) as typeof fetch;
+    const updater = (alter?: Parameters<typeof via>[0]) => set.client({ store: fileStore(path.join(dir, 'state')), fetchImpl: via(alter) });
+    expect(await updater().check()).toMatchObject({ state: 'VALID' });
+    return { ...set, published, dir, seen, updater, [Symbol.dispose]: () => rmSync(dir, { recursive: true, force: true }) };
+  }
+
+  it('finds the published release, verified by its manifest, and downloads its file with the right SHA-256', async () => {
+    using r = await released();
+    const { update, blocked } = await r.updater().checkForUpdate(query);
+    expect(blocked).toBeNull();
+    expect(update).toMatchObject({
+      version: '1.1.0',
+      channel: 'stable',
+      notes: 'Faster start-up',
+      manifest: r.published.manifest,
+      manifestSignatures: r.published.manifestSignatures,
+      artifacts: [{ filename: 'App-1.1.0.AppImage', platform: 'linux', arch: 'x86_64', size: CONTENT.length, sha256: sha256(CONTENT) }],
+    });
+    const kept = await r.updater().download(update!, 'App-1.1.0.AppImage', path.join(r.dir, 'downloads'));
+    expect(kept).toEqual({ path: path.join(r.dir, 'downloads', 'App-1.1.0.AppImage'), size: CONTENT.length, sha256: sha256(CONTENT) });
+    expect(readFileSync(kept.path)).toEqual(CONTENT);
+    // The running version is the newest: nothing to offer.
+    expect(await r.updater().checkForUpdate({ ...query, currentVersion: '1.1.0' })).toEqual({ update: null, blocked: null });
+  });
+
+  it('deletes a tampered file (DIGEST_MISMATCH) and refuses a forged manifest (BAD_MANIFEST)', async () => {
+    using r = await released();
+    const { update } = await r.updater().checkForUpdate(query);
+    const flipped = r.updater(async (url, response) => {
+      if (!url.includes('/files/')) return response;
+      const bytes = Buffer.from(await response.arrayBuffer());
+      bytes[100]! ^= 1;
+      return new Response(bytes, { status: response.status, headers: response.headers });
+    });
+    await expect(flipped.download(update!, 'App-1.1.0.AppImage', path.join(r.dir, 'tampered'))).rejects.toMatchObject({ code: 'DIGEST_MISMATCH' });
+    expect(readdirSync(path.join(r.dir, 'tampered'))).toEqual([]);
+
+    const forged = r.updater(async (url, response) => {
+      if (!url.includes('/latest.json')) return response;
+      const answer = (await response.json()) as { update: { manifest: string; artifacts: Array<{ sha256: string }> } };
+      const other = sha256(Buffer.from('malware'));
+      answer.update.manifest = answer.update.manifest.replace(answer.update.artifacts[0]!.sha256, other);
+      answer.update.artifacts[0]!.sha256 = other;
+      return Response.json(answer);
+    });
+    await expect(forged.checkForUpdate(query)).rejects.toMatchObject({ code: 'BAD_MANIFEST' });
+  });
+
+  it('after reset-download-links the kept feed token is refused, and the SDK asks for a new one once and goes on', async () => {
+    using r = await released();
+    await r.updater().checkForUpdate(query);
+    expect(r.seen.splice(0)).toEqual(['POST check', 'POST feed-token', 'GET latest.json']);
+    await call('POST', `/licenses/${r.licence.lid}/reset-download-links`);
+    const { update } = await r.updater().checkForUpdate(query);
+    expect(update?.version).toBe('1.1.0');
+    expect(r.seen).toEqual(['GET latest.json', 'POST feed-token', 'GET latest.json']);
+    // The new token's file URL works.
+    await expect(r.updater().download(update!, 'App-1.1.0.AppImage', path.join(r.dir, 'after-reset'))).resolves.toMatchObject({ sha256: sha256(CONTENT) });
   });
 });

@@ -43,6 +43,7 @@ export interface SentRequest {
 
 export interface Answer {
   status: number;
+  /** JSON, or the raw text or bytes to send. */
   body: unknown;
 }
 
@@ -142,11 +143,13 @@ export function fakeFetch(respond: (request: SentRequest) => Answer | Promise<An
       url: String(url),
       method: init?.method ?? 'GET',
       headers: Object.fromEntries(new Headers(init?.headers).entries()),
-      body: JSON.parse(String(init?.body)),
+      // A GET (a feed, a file) has no body.
+      body: init?.body === undefined ? {} : JSON.parse(String(init.body)),
     };
     requests.push(request);
     const { status, body } = await respond(request);
-    return new Response(typeof body === 'string' ? body : JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+    const raw = typeof body === 'string' || body instanceof Uint8Array;
+    return new Response(raw ? (body as string | Uint8Array<ArrayBuffer>) : JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
   }) as typeof fetch;
   return { fetchImpl, requests };
 }

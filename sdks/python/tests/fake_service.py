@@ -102,7 +102,8 @@ Responder = Callable[[str, dict[str, Any]], "tuple[Any, ...]"]
 
 
 class FakeService:
-    """Records every request; ``respond(endpoint, body)`` gives (status, JSON value or raw bytes)."""
+    """Records every request; ``respond(endpoint, body)`` gives (status, JSON value or raw bytes):
+    ``endpoint`` is a POST's last path segment, or a GET's whole path and query."""
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
@@ -114,8 +115,15 @@ class FakeService:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802
                 body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-                service.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
-                status, answer, *more = service.respond(self.path.rsplit("/", 1)[1], body)
+                self.answer(self.path.rsplit("/", 1)[1], body)
+
+            def do_GET(self) -> None:  # noqa: N802
+                # A feed or a file (DESIGN 20): ``respond`` gets the whole path and query.
+                self.answer(self.path, {})
+
+            def answer(self, endpoint: str, body: dict[str, Any]) -> None:
+                service.requests.append({"path": self.path, "method": self.command, "headers": dict(self.headers), "body": body})
+                status, answer, *more = service.respond(endpoint, body)
                 data = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
                 self.send_response(status)
                 for name, value in (more[0] if more else {}).items():

@@ -8,7 +8,7 @@ import time
 import traceback
 from typing import Any
 
-from licensor import LicenceClient, LicensorError, NoAnswer, UsageReport, collect_fingerprint, file_store, verify_licence
+from licensor import LicenceClient, LicensorError, NoAnswer, Update, UsageReport, collect_fingerprint, file_store, verify_licence
 from licensor.client import CheckResult
 from licensor.keys import read_public_keys
 
@@ -38,6 +38,8 @@ class Driver:
         self.client: LicenceClient | None = None
         self.offset_ms = 0.0
         self.fingerprint: str | None = None
+        #: The update the last checkForUpdate answered; none after one that failed, or a new configure.
+        self.update: Update | None = None
 
     def clock(self) -> float:
         return time.time() + self.offset_ms / 1000
@@ -61,6 +63,7 @@ class Driver:
         config.update(licence=text(request, "licence", optional=True), productKey=text(request, "productKey", optional=True), publicKeys=keys, timeout=timeout / 1000)
         self.config = config
         self.client = None
+        self.update = None
         if config["licence"] is not None:
             self.current()
         return {}
@@ -176,6 +179,55 @@ class Driver:
     def op_usage(self, request: dict[str, Any]) -> Any:
         return usage_answer(self.current().usage())
 
+    def op_checkForUpdate(self, request: dict[str, Any]) -> Any:  # noqa: N802
+        self.update = None
+        # Handed over as given, so the SDK itself refuses a bad version, platform, arch or channel.
+        checked = self.current().check_for_update(request.get("currentVersion"), request.get("platform"), request.get("arch"), request.get("channel"))
+        self.update = checked.update
+        blocked = checked.blocked
+        return {
+            "update": None if checked.update is None else update_answer(checked.update),
+            "blocked": None if blocked is None else {"version": blocked.version, "publishedAt": blocked.published_at, "reason": blocked.reason},
+        }
+
+    def op_download(self, request: dict[str, Any]) -> Any:
+        if self.update is None:
+            raise Failure("NO_UPDATE", "no update is held: checkForUpdate found none")
+        kept = self.current().download(self.update, text(request, "filename"), text(request, "to"))
+        return {"path": kept.path, "size": kept.size, "sha256": kept.sha256}
+
+    def op_feedUrls(self, request: dict[str, Any]) -> Any:  # noqa: N802
+        urls = self.current().feed_urls()
+        return {"electron": urls.electron, "tauri": urls.tauri, "sparkle": urls.sparkle, "json": urls.json}
+
+
+def update_answer(update: Update) -> dict[str, Any]:
+    """The update with latest.json's fields and names."""
+    return {
+        "version": update.version,
+        "channel": update.channel,
+        "publishedAt": update.published_at,
+        "notes": update.notes,
+        "manifest": update.manifest,
+        "manifestSignatures": [{"keyFingerprint": s.key_fingerprint, "signature": s.signature} for s in update.manifest_signatures],
+        "manifestSignature": update.manifest_signature,
+        "manifestKeyFingerprint": update.manifest_key_fingerprint,
+        "artifacts": [
+            {
+                "id": a.id,
+                "filename": a.filename,
+                "platform": a.platform,
+                "arch": a.arch,
+                "size": a.size,
+                "sha256": a.sha256,
+                "sha512": a.sha512,
+                "contentType": a.content_type,
+                "url": a.url,
+            }
+            for a in update.artifacts
+        ],
+    }
+
 
 def no_answer_of(no_answer: NoAnswer | None) -> dict[str, Any] | None:
     if no_answer is None:
@@ -237,6 +289,8 @@ def main() -> None:
             failed: dict[str, Any] = {"code": error.code, "message": error.message}
             if error.status is not None:
                 failed["status"] = error.status
+            if error.reason is not None:
+                failed["reason"] = error.reason
             if error.matched is not None:
                 failed["matched"] = error.matched
             if error.retry_after_seconds is not None:

@@ -37,13 +37,22 @@ type request struct {
 	// Meter and Amount are recordUsage's, handed to the SDK as given (amount 1 when absent).
 	Meter  *string      `json:"meter"`
 	Amount *json.Number `json:"amount"`
+	// CurrentVersion, Platform, Arch and Channel are checkForUpdate's; Filename and To download's.
+	CurrentVersion *string `json:"currentVersion"`
+	Platform       *string `json:"platform"`
+	Arch           *string `json:"arch"`
+	Channel        *string `json:"channel"`
+	Filename       *string `json:"filename"`
+	To             *string `json:"to"`
 }
 
 type failure struct {
 	Code    licensor.ErrorCode `json:"code"`
 	Message string             `json:"message"`
 	Status  int                `json:"status,omitempty"`
-	Matched []string           `json:"matched,omitempty"`
+	// Reason is the service's reason beside HTTP_STATUS, when its answer had one.
+	Reason  string   `json:"reason,omitempty"`
+	Matched []string `json:"matched,omitempty"`
 	// RetryAfterSeconds is a 429's Retry-After.
 	RetryAfterSeconds int `json:"retryAfterSeconds,omitempty"`
 }
@@ -61,6 +70,9 @@ type driver struct {
 	configErr   error
 	offsetMs    int64
 	fingerprint string
+	// update is what the last checkForUpdate returned, for download; none after one that failed
+	// or a new configure.
+	update *licensor.Update
 }
 
 func main() {
@@ -91,7 +103,7 @@ func invalid(message string) answer {
 func fail(err error) answer {
 	var e *licensor.Error
 	if errors.As(err, &e) {
-		return answer{Error: &failure{Code: e.Code, Message: e.Message, Status: e.Status, Matched: e.Matched, RetryAfterSeconds: e.RetryAfterSeconds}}
+		return answer{Error: &failure{Code: e.Code, Message: e.Message, Status: e.Status, Reason: e.Reason, Matched: e.Matched, RetryAfterSeconds: e.RetryAfterSeconds}}
 	}
 	return invalid(err.Error())
 }
@@ -209,6 +221,16 @@ func (d *driver) handle(line []byte) answer {
 			return fail(err)
 		}
 		return ok(usageResult(report))
+	case "checkForUpdate":
+		return d.checkForUpdate(ctx, r)
+	case "download":
+		return d.download(ctx, r)
+	case "feedUrls":
+		urls, err := d.client.FeedURLs(ctx)
+		if err != nil {
+			return fail(err)
+		}
+		return ok(urls)
 	case "deactivateAirGap":
 		deactivation, err := d.client.DeactivateAirGapped()
 		if err != nil {
@@ -223,6 +245,7 @@ func (d *driver) handle(line []byte) answer {
 var needsClient = map[string]bool{
 	"check": true, "borrow": true, "release": true, "fetch": true, "clearCache": true,
 	"activationRequest": true, "activateAirGap": true, "deactivateAirGap": true, "recordUsage": true, "usage": true,
+	"checkForUpdate": true, "download": true, "feedUrls": true,
 }
 
 func (d *driver) configure(r request) answer {
@@ -258,7 +281,7 @@ func (d *driver) configure(r request) answer {
 		config.Timeout = time.Duration(*r.TimeoutMs) * time.Millisecond
 	}
 	d.config = &config
-	d.client = nil
+	d.client, d.update = nil, nil
 	d.rebuild()
 	if d.configErr != nil {
 		return fail(d.configErr)
@@ -345,6 +368,42 @@ func (d *driver) borrow(ctx context.Context, r request) answer {
 		return fail(err)
 	}
 	return ok(checkResult(result))
+}
+
+// checkForUpdate answers {update, blocked} and holds the update for download. The fields are
+// handed to the SDK as given, so that it refuses what the feed would.
+func (d *driver) checkForUpdate(ctx context.Context, r request) answer {
+	d.update = nil
+	query := licensor.UpdateQuery{}
+	for target, value := range map[*string]*string{&query.CurrentVersion: r.CurrentVersion, &query.Platform: r.Platform, &query.Arch: r.Arch, &query.Channel: r.Channel} {
+		if value != nil && *value == "" {
+			return invalid("currentVersion, platform, arch and channel must be non-empty strings")
+		}
+		if value != nil {
+			*target = *value
+		}
+	}
+	found, err := d.client.CheckForUpdate(ctx, query)
+	if err != nil {
+		return fail(err)
+	}
+	d.update = found.Update
+	return ok(map[string]any{"update": found.Update, "blocked": found.Blocked})
+}
+
+// download fetches a file of the held update into the folder to.
+func (d *driver) download(ctx context.Context, r request) answer {
+	if d.update == nil {
+		return answer{Error: &failure{Code: "NO_UPDATE", Message: "no update is held: checkForUpdate found none"}}
+	}
+	if r.Filename == nil || r.To == nil {
+		return invalid("filename and to must be strings")
+	}
+	file, err := d.client.Download(ctx, d.update, *r.Filename, *r.To)
+	if err != nil {
+		return fail(err)
+	}
+	return ok(file)
 }
 
 func checkResult(r *licensor.CheckResult) map[string]any {

@@ -1,7 +1,7 @@
 """Licensor client SDK: offline licence verification, machine fingerprints and the online check.
 
 Nothing here touches the network on import or inside ``verify_licence``; only
-``LicenceClient.check()``, ``fetch()`` and ``release()`` do.
+``LicenceClient.check()``, ``fetch()``, ``release()`` and the other client calls do.
 """
 
 from ._wire import CalendarStatus
@@ -26,6 +26,7 @@ from .fingerprint import FingerprintReport, collect_fingerprint
 from .keys import PublicKeyInput, PublicKeys
 from .lease import LeaseKeeper
 from .licence import LicenceRefusal, LicenceVerification, read_licence_file, verify_licence
+from .updates import BlockedUpdate, Download, FeedUrls, ManifestSignature, Update, UpdateArtifact, UpdateCheck
 from .usage import LicenceMeter, UsageBalance, UsageEvent, UsageEventResult, UsageReport
 from .store import FileStore, MemoryStore, Record, StateKey, StateStore, default_store_dir, file_store, memory_store
 
@@ -33,10 +34,13 @@ __all__ = [
     "AirGapActivation",
     "AirGapDeactivation",
     "AirGapRequest",
+    "BlockedUpdate",
     "CalendarStatus",
     "CheckResult",
     "CheckState",
+    "Download",
     "ErrorCode",
+    "FeedUrls",
     "FileStore",
     "FingerprintReport",
     "InvalidReason",
@@ -46,6 +50,7 @@ __all__ = [
     "LicenceRefusal",
     "LicenceVerification",
     "LicensorError",
+    "ManifestSignature",
     "MemoryStore",
     "NoAnswer",
     "NoAnswerCode",
@@ -58,6 +63,9 @@ __all__ = [
     "StateStore",
     "TrialStart",
     "TrialStatus",
+    "Update",
+    "UpdateArtifact",
+    "UpdateCheck",
     "UsageBalance",
     "UsageEvent",
     "UsageEventResult",

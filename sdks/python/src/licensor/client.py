@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 import time
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any, Callable, Literal, Mapping, cast
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
-from ._http import post_json, post_json_status
+from ._http import get_json, post_json, post_json_status, stream
 from .air_gap import AirGapFiles, accept_response, deactivate, dpk_of, end_activation, groups_of_five, make_request, usable_activation
 from ._wire import MalformedError, b64u_encode, fp_digest, is_int, receipt_grants, receipt_tag, verify_receipt, verify_signature
 from .errors import LicensorError
@@ -17,6 +19,7 @@ from .fingerprint import collect_fingerprint
 from .keys import PublicKeys, read_public_keys
 from .licence import LicenceRefusal, LicenceVerification, parse_licence, updates_until_of, verify_licence
 from .store import EMPTY, FileStore, Record, StateKey, StateStore, file_store
+from .updates import Download, FeedUrls, KeptFeed, Update, UpdateCheck, feed_of, keep_file, read_feed, read_update_check, update_file, update_query, verify_update, write_feed
 from .usage import BATCH_SIZE, LicenceMeter, SignedUsage, UsageBalance, UsageEvent, UsageEventResult, UsageQueue, UsageReport, check_event, licence_meters, pending_elsewhere, read_signed, usage_message
 
 #: ``VALID``: the latest verified answer says licensed here and is this call's or younger than the
@@ -217,7 +220,8 @@ class LicenceClient:
         if licence is not None and _licence_type(licence) == "OFFLINE":
             raise LicensorError("NOT_CHECKABLE", "an OFFLINE licence has no check path: use verify_licence()")
         self._keys = read_public_keys(public_keys)
-        self._url = f"{base_url.rstrip('/')}/o/{quote(slug, safe='')}/api/public/license/{quote(check_id, safe='')}"
+        self._base = f"{base_url.rstrip('/')}/o/{quote(slug, safe='')}/api/public"
+        self._url = f"{self._base}/license/{quote(check_id, safe='')}"
         self._check_token = check_token
         self._store = store if store is not None else file_store()
         self._clock = clock
@@ -234,6 +238,8 @@ class LicenceClient:
         #: endpoint before _usage_retry_at (ms) after a 429 (DESIGN 19).
         self._usage: tuple[str, SignedUsage] | None = None
         self._usage_retry_at = 0
+        #: The feed token this client holds (memory_store() keeps it nowhere else).
+        self._feed: KeptFeed | None = None
 
     @classmethod
     def start_trial(
@@ -443,6 +449,63 @@ class LicenceClient:
         verify. Means nothing for a product whose parameter is named ``upd``."""
         licence = self._verify(self._licence, self.now_ms())
         return None if licence.claims is None else updates_until_of(licence.claims)
+
+    def check_for_update(self, current_version: str, platform: str | None = None, arch: str | None = None, channel: str | None = None) -> UpdateCheck:
+        """Asks the licence's ``latest.json`` feed (DESIGN 20) for the highest release above
+        ``current_version`` that this licence may download, with files for this platform and arch
+        (default: this machine's), and for the highest one above it that it may not (``blocked``:
+        its window ended, or it does not meet the release's ``requires``). The feed token is asked
+        for once and kept per licence; a 403 forgets it and asks again, once. An update is kept only
+        when its manifest verifies with one of the keys given to this client and says this product,
+        its version and channel, and a version above ``current_version``: else BAD_MANIFEST.
+        Raises INVALID_OPTIONS for what the feed would refuse, BAD_LICENCE for a licence that does
+        not verify, and the service's failures (TIMEOUT, NETWORK, HTTP_STATUS with ``reason``,
+        BAD_RESPONSE)."""
+        query = update_query(current_version, platform, arch, channel)
+        licence = self._signed()
+        kept = self._kept_feed(licence)
+        try:
+            answer = self._latest(kept or self._ask_feed(licence), query)
+        except LicensorError as error:
+            if error.status != 403:
+                raise
+            # A reset, a new seat or a revocation: the kept token is worth nothing now.
+            self._forget_feed(licence)
+            if kept is None:
+                raise
+            answer = self._latest(self._ask_feed(licence), query)
+        checked = read_update_check(answer)
+        if checked.update is None:
+            return checked
+        assert licence.claims is not None
+        product_key = self._product_key or licence.claims["prd"]
+        return UpdateCheck(verify_update(checked.update, self._keys, self._slug, product_key, current_version), checked.blocked)
+
+    def download(self, update: Update, filename: str, to: str | os.PathLike[str]) -> Download:
+        """Downloads ``filename`` of an update check_for_update() answered into the folder ``to``
+        (made if missing), streaming its feed URL to a temporary file there, and keeps it as
+        ``to/filename`` only when its size and SHA-256 are the signed manifest's; else the file is
+        deleted and DIGEST_MISMATCH raised. INVALID_OPTIONS for a filename the update does not
+        list; HTTP_STATUS (with ``reason``) when the service refuses the file; TIMEOUT when no bytes
+        come for the client's timeout."""
+        file = update_file(update, filename, self._keys)
+        if not isinstance(to, (str, os.PathLike)) or str(to) == "":
+            raise LicensorError("INVALID_OPTIONS", "to must be the folder to download into")
+        return keep_file(stream(file.url, self._timeout), to, file)
+
+    def feed_urls(self) -> FeedUrls:
+        """The licence's feed URLs for this machine (electron-updater, Tauri, Sparkle,
+        ``latest.json``): asked for on each call (the same until a reset or a new seat) and kept;
+        the kept ones when no answer comes (TIMEOUT, NETWORK). They are secrets: they download the
+        licence's releases."""
+        licence = self._signed()
+        try:
+            return self._ask_feed(licence).urls
+        except LicensorError as error:
+            kept = self._kept_feed(licence) if error.code in ("TIMEOUT", "NETWORK") else None
+            if kept is None:
+                raise
+            return kept.urls
 
     def record_usage(self, meter: str, amount: int = 1) -> UsageReport:
         """Counts ``amount`` (an integer from 1 to 10^9) of ``meter`` (DESIGN 19): the event is
@@ -695,6 +758,53 @@ class LicenceClient:
         if now >= activation["until"] * 1000:
             return result
         return replace(result, state="VALID", reasons=[], air_gapped=True)
+
+    def _signed(self) -> LicenceVerification:
+        licence = self._verify(self._licence, self.now_ms())
+        if licence.claims is None:
+            raise LicensorError("BAD_LICENCE", f"the licence in use does not verify: {licence.message}")
+        return licence
+
+    def _feed_file(self, licence: LicenceVerification) -> Path | None:
+        if not isinstance(self._store, FileStore):
+            return None
+        key = self._key(licence)
+        try:
+            return self._store.folder(key) / f"{key.lid}.feed.json"
+        except ValueError:  # names that never become a path
+            return None
+
+    def _kept_feed(self, licence: LicenceVerification) -> KeptFeed | None:
+        lid = self._key(licence).lid
+        path = self._feed_file(licence)
+        if path is not None:
+            self._feed = read_feed(path, lid)
+        return self._feed if self._feed is not None and self._feed.lid == lid else None
+
+    def _ask_feed(self, licence: LicenceVerification) -> KeptFeed:
+        """POSTs ``feed-token`` and keeps the answer; a failure to save it is no failure (it is asked for again)."""
+        feed = feed_of(self._key(licence).lid, self._post("feed-token", {"license": self._licence, "fingerprint": self.fingerprint}))
+        self._feed = feed
+        path = self._feed_file(licence)
+        if path is not None:
+            try:
+                write_feed(path, feed)
+            except OSError:
+                pass
+        return feed
+
+    def _forget_feed(self, licence: LicenceVerification) -> None:
+        self._feed = None
+        path = self._feed_file(licence)
+        if path is not None:
+            try:
+                path.unlink(missing_ok=True)
+            except OSError:
+                pass
+
+    def _latest(self, feed: KeptFeed, query: Mapping[str, str]) -> dict[str, Any]:
+        """``GET …/feeds/{token}/latest.json``: no credential header, the token is the path."""
+        return get_json(f"{self._base}/feeds/{feed.token}/latest.json?{urlencode(query)}", self._timeout)
 
     def _post(self, endpoint: str, body: Mapping[str, Any]) -> dict[str, Any]:
         return post_json(f"{self._url}/{endpoint}", self._check_token, body, self._timeout)

@@ -20,6 +20,8 @@ ErrorCode = Literal[
     "TRIALS_OFF",
     "TRIAL_USED",
     "QUEUE_FULL",
+    "BAD_MANIFEST",
+    "DIGEST_MISMATCH",
 ]
 
 
@@ -43,8 +45,15 @@ class LicensorError(Exception):
     - ``TRIAL_USED``: start_trial() was refused: a machine like this one already had a trial
       (``matched`` names the equal fingerprint components).
     - ``QUEUE_FULL``: record_usage() found 1,000 events of this licence still waiting to be sent.
+    - ``BAD_MANIFEST``: check_for_update() was answered an update whose signed manifest does not
+      verify with a key the application knows, or is not this product's, version, channel and
+      files, or not above the running version (DESIGN 20).
+    - ``DIGEST_MISMATCH``: download() got bytes whose size or SHA-256 are not the manifest's: the
+      file was deleted.
 
-    ``retry_after_seconds`` is an HTTP 429's ``Retry-After`` (a trial limit, a usage rate), else None.
+    ``retry_after_seconds`` is an HTTP 429's ``Retry-After`` (a trial limit, a usage rate), else None;
+    ``reason`` the answer's ``reason`` for an ``HTTP_STATUS`` that named one (``UPDATES_EXPIRED``,
+    ``NO_SEAT``, ``REVOKED``, …), else None.
 
     ``LicenceClient.check()`` never raises it for what the service does: those answers are data.
     """
@@ -57,6 +66,7 @@ class LicensorError(Exception):
         *,
         matched: list[str] | None = None,
         retry_after_seconds: int | None = None,
+        reason: str | None = None,
     ) -> None:
         super().__init__(message)
         self.code: ErrorCode = code
@@ -64,6 +74,7 @@ class LicensorError(Exception):
         self.status = status
         self.matched = matched
         self.retry_after_seconds = retry_after_seconds
+        self.reason = reason
 
     def __repr__(self) -> str:
         status = "" if self.status is None else f", status={self.status}"

@@ -2,6 +2,8 @@ package dev.licensor.driver;
 
 import dev.licensor.sdk.AirGapText;
 import dev.licensor.sdk.CheckResult;
+import dev.licensor.sdk.DownloadedFile;
+import dev.licensor.sdk.FeedUrls;
 import dev.licensor.sdk.Fingerprint;
 import dev.licensor.sdk.Json;
 import dev.licensor.sdk.LicenceClient;
@@ -13,6 +15,8 @@ import dev.licensor.sdk.LicenceVerification;
 import dev.licensor.sdk.NoAnswer;
 import dev.licensor.sdk.UsageReport;
 import dev.licensor.sdk.TrialStart;
+import dev.licensor.sdk.Update;
+import dev.licensor.sdk.UpdateCheck;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
@@ -59,9 +63,16 @@ public final class Driver {
     /** A request the driver cannot serve: answered with {@code INVALID_OPTIONS}. */
     private static final class BadRequest extends Exception {
         private static final long serialVersionUID = 1L;
+        final String code;
 
         BadRequest(String message) {
+            this("INVALID_OPTIONS", message);
+        }
+
+        /** A request the driver answers with a code of its own (NO_UPDATE). */
+        BadRequest(String code, String message) {
             super(message);
+            this.code = code;
         }
     }
 
@@ -69,6 +80,8 @@ public final class Driver {
     private Map<String, Object> options;
     private LicenceClient client;
     private String fingerprint;
+    /** What the last checkForUpdate returned, for download. */
+    private Update update;
 
     public static void main(String[] args) throws Exception {
         Driver driver = new Driver();
@@ -101,10 +114,11 @@ public final class Driver {
             Map<String, Object> error = error(failed.reason().name(), failed.getMessage(), failed.status());
             if (failed.reason() == LicensorException.Reason.TRIAL_USED) error.put("matched", failed.matched());
             if (failed.retryAfterSeconds() != null) error.put("retryAfterSeconds", (long) failed.retryAfterSeconds());
+            if (failed.serviceReason() != null) error.put("reason", failed.serviceReason());
             answer.put("error", error);
         } catch (BadRequest bad) {
             answer.put("ok", false);
-            answer.put("error", error("INVALID_OPTIONS", bad.getMessage(), null));
+            answer.put("error", error(bad.code, bad.getMessage(), null));
         } catch (RuntimeException unexpected) {
             unexpected.printStackTrace();
             answer.put("ok", false);
@@ -128,6 +142,7 @@ public final class Driver {
                 // A configure that fails leaves no client, but its keys still serve verify.
                 options = request;
                 client = null;
+                update = null;
                 // Without a licence, until one is held, only startTrial and the overrides work (DESIGN.md 18).
                 String licence = text(request, "licence", false);
                 if (licence != null) client = build(licence);
@@ -169,6 +184,27 @@ public final class Driver {
                 return usage(client().recordUsage(text(request, "meter", true), request.containsKey("amount") ? integer(request, "amount") : 1));
             case "usage":
                 return usage(client().usage());
+            case "checkForUpdate":
+                return checkForUpdate(request);
+            case "download": {
+                LicenceClient held = client();
+                if (update == null) throw new BadRequest("NO_UPDATE", "no update is held: checkForUpdate found none");
+                DownloadedFile file = held.download(update, text(request, "filename", true), Paths.get(text(request, "to", true)));
+                Map<String, Object> result = new LinkedHashMap<>();
+                result.put("path", file.path().toString());
+                result.put("size", file.size());
+                result.put("sha256", file.sha256());
+                return result;
+            }
+            case "feedUrls": {
+                FeedUrls urls = client().feedUrls();
+                Map<String, Object> result = new LinkedHashMap<>();
+                result.put("electron", urls.electron());
+                result.put("tauri", urls.tauri());
+                result.put("sparkle", urls.sparkle());
+                result.put("json", urls.json());
+                return result;
+            }
             default:
                 throw new BadRequest("unknown op \"" + op + "\"");
         }
@@ -308,6 +344,26 @@ public final class Driver {
         result.put("fresh", report.fresh().orElse(null));
         result.put("pending", (long) report.pending());
         result.put("noAnswer", noAnswer(report.noAnswer()));
+        return result;
+    }
+
+    /** {update, blocked}, holding the update for download (none after a check that failed, or a new configure). */
+    private Map<String, Object> checkForUpdate(Map<String, Object> request) throws LicensorException, BadRequest {
+        LicenceClient held = client();
+        update = null;
+        // Handed over as given, so the SDK itself refuses a bad version, platform, arch or channel.
+        UpdateCheck found = held.checkForUpdate(text(request, "currentVersion", false), text(request, "platform", false), text(request, "arch", false),
+            text(request, "channel", false));
+        update = found.update().orElse(null);
+        Map<String, Object> result = new LinkedHashMap<>();
+        result.put("update", update == null ? null : update.asMap());
+        result.put("blocked", found.blocked().map(b -> {
+            Map<String, Object> blocked = new LinkedHashMap<>();
+            blocked.put("version", b.version());
+            blocked.put("publishedAt", b.publishedAt());
+            blocked.put("reason", b.reason());
+            return (Object) blocked;
+        }).orElse(null));
         return result;
     }
 

@@ -46,10 +46,14 @@ public final class LicenceClient {
     private final String stableId;
     private final String productKey;
     private final String slug;
+    /** {@code {baseUrl}/o/{slug}/api/public/feeds/}: a feed token's paths follow. */
+    private final String feedsUrl;
     private String fingerprint;
     private String licence;
     /** The newest term seen by this client, beside the one remembered in the store. */
     private long newestIat;
+    /** The feed token a memory-only store cannot keep (DESIGN.md 20). */
+    private KeptFeed feed;
     /** This client's last verified usage answer (DESIGN.md 19). */
     private SignedUsage lastUsage;
     /** Nothing is sent to the usage endpoint before this time (ms), after a 429's Retry-After. */
@@ -85,6 +89,7 @@ public final class LicenceClient {
         this.licence = trial ? null : b.licence;
         this.productKey = b.productKey;
         this.slug = b.slug;
+        this.feedsUrl = b.baseUrl.replaceAll("/+$", "") + "/o/" + encode(b.slug) + "/api/public/feeds/";
     }
 
     private static String encode(String segment) {
@@ -209,6 +214,213 @@ public final class LicenceClient {
      */
     public synchronized Optional<Instant> updatesUntil() {
         return verify(licence, clock.millis()).claims().flatMap(LicenceClaims::updatesUntil);
+    }
+
+    /** {@link #checkForUpdate(String, String, String, String)} for this machine's platform and arch, on the stable channel. */
+    public UpdateCheck checkForUpdate(String currentVersion) throws LicensorException {
+        return checkForUpdate(currentVersion, null, null, null);
+    }
+
+    /**
+     * Asks the licence's latest.json feed for the highest release above {@code currentVersion}
+     * that this licence may download (DESIGN.md 20; docs/protocol.md section 16). The feed token is
+     * kept per licence ({@code <lid>.feed.json} beside its state) and asked for when none is kept;
+     * a 403 forgets it, and a kept one is asked for again, once. The update is kept only when a
+     * manifest signature by one of the client's keys verifies and the manifest names this
+     * organisation, this product, the update's version and channel, a version above
+     * {@code currentVersion} and each of the update's files as the update lists it.
+     *
+     * @param platform linux, darwin, windows or any; null for this machine's
+     * @param arch x86_64, aarch64, i686, armv7, riscv64, universal or any; null for this machine's
+     * @param channel stable, rc, beta, alpha or dev (a channel offers the ones before it too); null for stable
+     * @throws LicensorException {@code INVALID_OPTIONS} (a version that is not SemVer, another value;
+     *     nothing sent), {@code BAD_LICENCE}, {@code HTTP_STATUS} (with {@link LicensorException#serviceReason()}),
+     *     {@code TIMEOUT}, {@code NETWORK}, {@code BAD_RESPONSE} or {@code BAD_MANIFEST}
+     */
+    public synchronized UpdateCheck checkForUpdate(String currentVersion, String platform, String arch, String channel) throws LicensorException {
+        String query = Releases.query(currentVersion, platform, arch, channel);
+        LicenceClaims claims = signedClaims();
+        KeptFeed kept = keptFeed(claims);
+        KeptFeed feed = kept != null ? kept : askFeed(claims);
+        Map<String, Object> body;
+        try {
+            body = api.get(feedsUrl + encode(feed.token()) + "/latest.json?" + query);
+        } catch (LicensorException refused) {
+            if (!Integer.valueOf(403).equals(refused.status())) throw refused;
+            // A reset, a new seat or a revocation: the token is worth nothing now.
+            forgetFeed(claims);
+            if (kept == null) throw refused;
+            body = api.get(feedsUrl + encode(askFeed(claims).token()) + "/latest.json?" + query);
+        }
+        UpdateCheck found = Releases.read(body);
+        if (found.update().isEmpty()) return found;
+        Update update = found.update().get();
+        Map<String, Releases.SignedFile> files = Releases.verify(update, keys, slug, productOf(claims));
+        if (Releases.compare(update.version(), currentVersion) <= 0) {
+            throw new LicensorException(LicensorException.Reason.BAD_MANIFEST, "the update's version " + update.version() + " is not above " + currentVersion);
+        }
+        for (Update.Artifact a : update.artifacts()) {
+            if (!new Releases.SignedFile(a.platform(), a.arch(), a.size(), a.sha256()).equals(files.get(a.filename()))) {
+                throw new LicensorException(LicensorException.Reason.BAD_MANIFEST, "the update's manifest does not list " + a.filename() + " as the update does");
+            }
+        }
+        return found;
+    }
+
+    /**
+     * Streams one of the update's files (by filename) from its URL (the feed token in it: no
+     * credential is sent) to a temporary file in the folder {@code to} (made if missing), renamed
+     * to {@code to/filename} only when its size and SHA-256 are the signed manifest's; otherwise
+     * it is deleted. The timeout holds between chunks, not for the whole file.
+     *
+     * @throws LicensorException {@code INVALID_OPTIONS} (a filename the update does not list, a folder
+     *     that cannot be written), {@code BAD_MANIFEST}, {@code DIGEST_MISMATCH}, {@code HTTP_STATUS}
+     *     (with its reason), {@code TIMEOUT}, {@code NETWORK}
+     */
+    public DownloadedFile download(Update update, String filename, Path to) throws LicensorException {
+        Update.Artifact artifact = update == null || filename == null ? null
+            : update.artifacts().stream().filter(a -> a.filename().equals(filename)).findFirst().orElse(null);
+        if (artifact == null || !Releases.FILENAME.matcher(filename).matches() || filename.contains("..")) {
+            throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "the update lists no file \"" + filename + "\"");
+        }
+        if (to == null) throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "to must be the folder to download into");
+        String product;
+        synchronized (this) {
+            product = productOf(signedClaims());
+        }
+        Releases.SignedFile signed = Releases.verify(update, keys, slug, product).get(filename);
+        if (signed == null) throw new LicensorException(LicensorException.Reason.BAD_MANIFEST, "the update's manifest does not list " + filename);
+        Path target = to.resolve(filename);
+        Path temporary;
+        try {
+            java.nio.file.Files.createDirectories(to);
+            // In the same folder, so the move is atomic; a leading dot keeps it out of ordinary listings.
+            temporary = java.nio.file.Files.createTempFile(to, "." + filename + ".", ".part");
+        } catch (IOException unwritable) {
+            throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "the file cannot be written in " + to + ": " + unwritable.getMessage());
+        }
+        try {
+            String sha256 = Releases.keep(api.open(artifact.url()), temporary, signed, api.timeout());
+            if (sha256 == null) {
+                throw new LicensorException(LicensorException.Reason.DIGEST_MISMATCH, filename + " is not the file the manifest signed (size or SHA-256 differ): it was deleted");
+            }
+            java.nio.file.Files.move(temporary, target, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            return new DownloadedFile(target, signed.size(), sha256);
+        } catch (IOException unkept) {
+            throw new LicensorException(LicensorException.Reason.INVALID_OPTIONS, "the file cannot be kept as " + target + ": " + unkept.getMessage());
+        } finally {
+            try {
+                java.nio.file.Files.deleteIfExists(temporary);
+            } catch (IOException undeletable) {
+                // A temporary name only, never the file kept.
+            }
+        }
+    }
+
+    /**
+     * Asks for the licence's feed token (the same one until the download links are reset or this
+     * machine takes a new seat), keeps it and answers its feeds; when no answer comes
+     * ({@code TIMEOUT}, {@code NETWORK}) it answers the kept ones.
+     *
+     * @throws LicensorException {@code BAD_LICENCE}, {@code HTTP_STATUS} (a refusal, with its reason),
+     *     {@code TIMEOUT} or {@code NETWORK} with none kept, {@code BAD_RESPONSE}
+     */
+    public synchronized FeedUrls feedUrls() throws LicensorException {
+        LicenceClaims claims = signedClaims();
+        try {
+            return askFeed(claims).urls();
+        } catch (LicensorException none) {
+            boolean noAnswer = none.reason() == LicensorException.Reason.TIMEOUT || none.reason() == LicensorException.Reason.NETWORK;
+            KeptFeed kept = noAnswer ? keptFeed(claims) : null;
+            if (kept == null) throw none;
+            return kept.urls();
+        }
+    }
+
+    /** The licence in use verified offline: a download needs only its signature (an expired licence keeps what its window covers). */
+    private LicenceClaims signedClaims() throws LicensorException {
+        LicenceVerification verified = verify(licence, clock.millis());
+        return verified.claims().orElseThrow(() -> new LicensorException(LicensorException.Reason.BAD_LICENCE,
+            "the licence in use does not verify: " + verified.message().orElse("")));
+    }
+
+    private String productOf(LicenceClaims claims) {
+        return productKey != null ? productKey : claims.product();
+    }
+
+    /** A feed token and its URLs, kept per licence (docs/protocol.md section 8). */
+    private record KeptFeed(String lid, String token, FeedUrls urls) {}
+
+    /** The file of the licence's kept feed, or null with a memory-only store (or a name that cannot be a path). */
+    private Path feedFile(LicenceClaims claims) {
+        try {
+            return store.feedFile(claims.organisation(), claims.product(), claims.lid());
+        } catch (IOException unnamable) {
+            return null;
+        }
+    }
+
+    /** The licence's kept feed, or null (none, unreadable, another licence's). */
+    private KeptFeed keptFeed(LicenceClaims claims) {
+        Path file = feedFile(claims);
+        if (file == null) return feed != null && feed.lid().equals(claims.lid()) ? feed : null;
+        String text = StateStore.read(file);
+        try {
+            Map<String, Object> kept = text == null ? Map.of() : Json.parseObject(text);
+            if (!Long.valueOf(1).equals(kept.get("format")) || !claims.lid().equals(kept.get("lid"))) return null;
+            return feedOf(claims.lid(), kept);
+        } catch (Json.JsonException | LicensorException unreadable) {
+            return null;
+        }
+    }
+
+    /** A {@code {token, urls}} object as a feed, or BAD_RESPONSE. */
+    private static KeptFeed feedOf(String lid, Map<String, Object> body) throws LicensorException {
+        String[] urls = body.get("urls") instanceof Map<?, ?> u ? Update.texts(u, "electron", "tauri", "sparkle", "json") : null;
+        if (!(body.get("token") instanceof String token) || token.isEmpty() || urls == null) {
+            throw new LicensorException(LicensorException.Reason.BAD_RESPONSE, "the feed-token answer lacks its token or URLs");
+        }
+        return new KeptFeed(lid, token, new FeedUrls(urls[0], urls[1], urls[2], urls[3]));
+    }
+
+    /** Asks the service for the licence's feed token and keeps it (unkept, it still serves this call). */
+    private KeptFeed askFeed(LicenceClaims claims) throws LicensorException {
+        Map<String, Object> sent = new LinkedHashMap<>();
+        sent.put("license", licence);
+        sent.put("fingerprint", fingerprint());
+        KeptFeed asked = feedOf(claims.lid(), api.post("feed-token", sent));
+        Path file = feedFile(claims);
+        if (file == null) {
+            feed = asked;
+            return asked;
+        }
+        Map<String, Object> urls = new LinkedHashMap<>();
+        urls.put("electron", asked.urls().electron());
+        urls.put("tauri", asked.urls().tauri());
+        urls.put("sparkle", asked.urls().sparkle());
+        urls.put("json", asked.urls().json());
+        Map<String, Object> kept = new LinkedHashMap<>();
+        kept.put("format", 1L);
+        kept.put("lid", asked.lid());
+        kept.put("token", asked.token());
+        kept.put("urls", urls);
+        try {
+            StateStore.createDirectories(file.getParent());
+            StateStore.replace(file, Json.write(kept) + "\n");
+        } catch (IOException | RuntimeException notKept) {
+            // The next call asks for a token again.
+        }
+        return asked;
+    }
+
+    private void forgetFeed(LicenceClaims claims) {
+        feed = null;
+        Path file = feedFile(claims);
+        try {
+            if (file != null) java.nio.file.Files.deleteIfExists(file);
+        } catch (IOException undeletable) {
+            // Refused again, it is forgotten again.
+        }
     }
 
     /** Verifies the licence in use offline, as {@link #check()} does first. */

@@ -41,13 +41,18 @@ public final class LicensorException extends Exception {
         /** A trial start was refused: a machine like this one already had a trial ({@link #matched()} says what matched). */
         TRIAL_USED,
         /** {@link LicenceClient#recordUsage} found 1,000 events of this licence still waiting to be sent. */
-        QUEUE_FULL
+        QUEUE_FULL,
+        /** An update's manifest is not signed by the product's keys, or is not this product's release above the current version (DESIGN.md 20). */
+        BAD_MANIFEST,
+        /** A downloaded file's size or SHA-256 is not the manifest's; it was deleted. */
+        DIGEST_MISMATCH
     }
 
     private final Reason reason;
     private final Integer status;
     private final List<String> matched;
     private final Integer retryAfterSeconds;
+    private final String serviceReason;
 
     public LicensorException(Reason reason, String message) {
         this(reason, message, null);
@@ -58,7 +63,12 @@ public final class LicensorException extends Exception {
     }
 
     LicensorException(Reason reason, String message, Integer status, List<String> matched, Integer retryAfterSeconds) {
+        this(reason, message, status, matched, retryAfterSeconds, null);
+    }
+
+    LicensorException(Reason reason, String message, Integer status, List<String> matched, Integer retryAfterSeconds, String serviceReason) {
         super(message);
+        this.serviceReason = serviceReason;
         this.reason = reason;
         this.status = status;
         this.matched = List.copyOf(matched);
@@ -73,6 +83,11 @@ public final class LicensorException extends Exception {
     /** An HTTP 429's {@code Retry-After} in seconds (a trial limit, a usage rate), else null. */
     public Integer retryAfterSeconds() {
         return retryAfterSeconds;
+    }
+
+    /** For {@link Reason#HTTP_STATUS}: the service's reason when its answer named one (REVOKED, NO_SEAT, UPDATES_EXPIRED, …), else null. */
+    public String serviceReason() {
+        return serviceReason;
     }
 
     /** Why it was thrown. */

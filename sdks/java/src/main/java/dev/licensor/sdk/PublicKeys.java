@@ -104,16 +104,38 @@ final class PublicKeys {
 
     /** True when one of the keys signed {@code data}; false for garbage signatures too. */
     boolean verify(byte[] data, byte[] signature) {
+        for (int i = 0; i < keys.size(); i++) if (verifies(i, data, signature)) return true;
+        return false;
+    }
+
+    /**
+     * True when the key whose SPKI SHA-256 (lowercase hex) is {@code keyFingerprint} signed
+     * {@code data}: how a release manifest's signatures name their key (DESIGN.md 20).
+     */
+    boolean verify(String keyFingerprint, byte[] data, byte[] signature) {
         for (int i = 0; i < keys.size(); i++) {
-            try {
-                Signature verifier = Signature.getInstance(algorithms.get(i));
-                verifier.initVerify(keys.get(i));
-                verifier.update(data);
-                if (verifier.verify(signature)) return true;
-            } catch (GeneralSecurityException | RuntimeException undecodable) {
-                // A signature that is not even well-formed DER, or of the wrong length, verifies nothing.
-            }
+            if (fingerprint(keys.get(i)).equals(keyFingerprint) && verifies(i, data, signature)) return true;
         }
         return false;
+    }
+
+    private static String fingerprint(PublicKey key) {
+        try {
+            return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(key.getEncoded()));
+        } catch (GeneralSecurityException impossible) {
+            throw new IllegalStateException(impossible);
+        }
+    }
+
+    private boolean verifies(int i, byte[] data, byte[] signature) {
+        try {
+            Signature verifier = Signature.getInstance(algorithms.get(i));
+            verifier.initVerify(keys.get(i));
+            verifier.update(data);
+            return verifier.verify(signature);
+        } catch (GeneralSecurityException | RuntimeException undecodable) {
+            // A signature that is not even well-formed DER, or of the wrong length, verifies nothing.
+            return false;
+        }
     }
 }

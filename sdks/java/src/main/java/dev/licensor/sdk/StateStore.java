@@ -48,6 +48,9 @@ public abstract class StateStore {
     /** The licence's queue of usage events, {@code <root>/usage/<lid>} (DESIGN.md 19); null for a memory-only store. */
     abstract Path usageDirectory(String lid) throws IOException;
 
+    /** The licence's kept feed token, {@code <lid>.feed.json} beside its state (DESIGN.md 20); null for a memory-only store. */
+    abstract Path feedFile(String slug, String productKey, String lid) throws IOException;
+
     /** Creates the directory and its missing parents, private (0700) where the file system allows. */
     static void createDirectories(Path directory) throws IOException {
         Files_.createPrivateDirectories(directory);
@@ -146,6 +149,11 @@ public abstract class StateStore {
 
         @Override
         Path usageDirectory(String lid) {
+            return null;
+        }
+
+        @Override
+        Path feedFile(String slug, String productKey, String lid) {
             return null;
         }
     }
@@ -257,6 +265,11 @@ public abstract class StateStore {
         @Override
         Path productDirectory(String slug, String productKey) throws IOException {
             return directory(slug, productKey, "air-gap");
+        }
+
+        @Override
+        Path feedFile(String slug, String productKey, String lid) throws IOException {
+            return directory(slug, productKey, lid).resolve(lid + ".feed.json");
         }
 
         @Override

@@ -33,6 +33,10 @@ final class FakeService implements AutoCloseable {
     final List<String> authorizations = new ArrayList<>();
     private final HttpServer server;
     volatile Function<Map<String, Object>, Reply> handler = request -> new Reply(503, "{\"error\":\"down\"}");
+    /** What the feeds answer (DESIGN.md 20), by the path under {@code feeds/} (token first). */
+    volatile Function<String, Reply> feeds = path -> new Reply(404, "{\"error\":\"no such feed\"}");
+    /** The feed paths asked, with their queries. */
+    final List<String> feedRequests = new ArrayList<>();
     /** Sent with every answer (a 429's Retry-After). */
     volatile Map<String, String> headers = Map.of();
 
@@ -57,6 +61,20 @@ final class FakeService implements AutoCloseable {
             exchange.getResponseHeaders().add("Content-Type", "application/json");
             reply.headers().forEach(exchange.getResponseHeaders()::add);
             headers.forEach((name, value) -> exchange.getResponseHeaders().add(name, value));
+            exchange.sendResponseHeaders(reply.status(), bytes.length);
+            try (OutputStream out = exchange.getResponseBody()) {
+                out.write(bytes);
+            }
+        });
+        server.createContext("/o/" + SLUG + "/api/public/feeds/", exchange -> {
+            String asked = exchange.getRequestURI().getRawPath().substring(("/o/" + SLUG + "/api/public/feeds/").length());
+            String query = exchange.getRequestURI().getRawQuery();
+            synchronized (this) {
+                feedRequests.add(query == null ? asked : asked + "?" + query);
+            }
+            Reply reply = feeds.apply(asked);
+            byte[] bytes = reply.body().getBytes(StandardCharsets.UTF_8);
+            reply.headers().forEach(exchange.getResponseHeaders()::add);
             exchange.sendResponseHeaders(reply.status(), bytes.length);
             try (OutputStream out = exchange.getResponseBody()) {
                 out.write(bytes);
