@@ -43,7 +43,7 @@ export interface SentRequest {
 
 export interface Answer {
   status: number;
-  /** JSON, or the raw text or bytes to send. */
+  /** JSON, or the raw text, bytes or stream to send. */
   body: unknown;
 }
 
@@ -148,8 +148,11 @@ export function fakeFetch(respond: (request: SentRequest) => Answer | Promise<An
     };
     requests.push(request);
     const { status, body } = await respond(request);
-    const raw = typeof body === 'string' || body instanceof Uint8Array;
-    return new Response(raw ? (body as string | Uint8Array<ArrayBuffer>) : JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+    const raw = typeof body === 'string' || body instanceof Uint8Array || body instanceof ReadableStream;
+    return new Response(raw ? (body as string | Uint8Array<ArrayBuffer> | ReadableStream) : JSON.stringify(body), {
+      status,
+      headers: { 'content-type': 'application/json' },
+    });
   }) as typeof fetch;
   return { fetchImpl, requests };
 }

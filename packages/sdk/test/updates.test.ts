@@ -300,6 +300,33 @@ describe('download (DESIGN.md 20)', () => {
     expect(h.requests.length).toBe(sent + 1);
   });
 
+  it('a slow download that keeps coming is no timeout: five chunks 100 ms apart outlast the 200 ms timeout', async () => {
+    const slow = () => {
+      const parts = [0, 1, 2, 3, 4].map((i) => BYTES.subarray((i * BYTES.length) / 5, ((i + 1) * BYTES.length) / 5));
+      return {
+        status: 200,
+        body: new ReadableStream({
+          async pull(controller) {
+            await new Promise((resolve) => setTimeout(resolve, 100));
+            const part = parts.shift();
+            if (part) controller.enqueue(part);
+            else controller.close();
+          },
+        }),
+      };
+    };
+    using h = await held(slow);
+    await expect(h.client.download(h.update, 'App-2.0.0.AppImage', h.to)).resolves.toMatchObject({ size: BYTES.length, sha256: sha256(BYTES) });
+  });
+
+  it('a download whose bytes stop coming is TIMEOUT (the timeout holds between chunks), nothing kept', async () => {
+    // Half the file, then silence: the client's timeout is 200 ms.
+    const stalled = () => ({ status: 200, body: new ReadableStream({ start: (controller) => controller.enqueue(BYTES.subarray(0, 1000)) }) });
+    using h = await held(stalled);
+    await expect(h.client.download(h.update, 'App-2.0.0.AppImage', h.to)).rejects.toMatchObject({ code: 'TIMEOUT' });
+    expect(readdirSync(h.to)).toEqual([]);
+  });
+
   it('a refused file is HTTP_STATUS with its reason, nothing kept', async () => {
     using h = await held(() => ({ status: 403, body: { error: 'updates ended before this release', reason: 'UPDATES_EXPIRED' } }));
     await expect(h.client.download(h.update, 'App-2.0.0.AppImage', h.to)).rejects.toMatchObject({
