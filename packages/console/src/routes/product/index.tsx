@@ -128,6 +128,11 @@ export default function ProductPage() {
               {p.licenseCount.toLocaleString()} {p.licenseCount === 1 ? 'licence' : 'licences'}
             </Anchor>
           </Field>
+          <Field label="Downloads">
+            <Anchor component={Link} to={`/o/${slug}/products/${p.id}/releases`}>
+              Releases
+            </Anchor>
+          </Field>
           <Field label="Licence types">
             {p.allowedLicenceTypes.join(', ')}{' '}
             <Text span size="xs" c="dimmed">
