@@ -1,6 +1,6 @@
 // Releases in the console (DESIGN.md 20): a product's Releases page, a release's page (upload with
-// its progress, publish with a backdate, yank, unyank), a Viewer's read-only view, and the
-// customer portal's Downloads.
+// its progress, publish with a backdate, yank, unyank), a Viewer's read-only view, the customer
+// portal's Downloads, and the update window in the product, issue, renew and licence pages.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { expectAccessible, expectLayout, signIn, startConsole, type Console } from './harness.js';
@@ -192,5 +192,58 @@ describe('the portal’s Downloads', () => {
     await confirm.waitFor({ state: 'detached' });
     expect((await c.api('GET', `/licenses/${lid}`)).feedGeneration).toBe(2);
     await customer.context().close();
+  });
+});
+
+describe('the update window', () => {
+  it('sets the product’s window, issues with it, shows until when a licence is covered and resets its download links', async () => {
+    await page.goto(`/o/default/products/${product.id}`);
+    await page.getByText('every release while valid').waitFor();
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    const edit = page.getByRole('dialog', { name: 'Edit Studio' });
+    expect(await edit.getByLabel('Updates (months)').isDisabled()).toBe(true);
+    await edit.getByRole('switch', { name: 'No update window' }).click();
+    await edit.getByLabel('Updates (months)').fill('');
+    await edit.getByRole('button', { name: 'Save changes' }).click();
+    await edit.getByText('Enter the months of updates, or switch on No update window').waitFor();
+    await edit.getByLabel('Updates (months)').fill('12');
+    await expectLayout(page, 'releases-product-window');
+    await edit.getByRole('button', { name: 'Save changes' }).click();
+    await edit.waitFor({ state: 'detached' });
+    await page.getByText('12 months from issue or renewal').waitFor();
+    expect((await c.api('GET', `/products/${product.id}`)).updatesMonths).toBe(12);
+
+    // The issue form starts from the product's window.
+    await page.goto('/o/default/licences');
+    await page.getByRole('button', { name: 'Issue licence' }).click();
+    const issue = page.getByRole('dialog', { name: 'Issue licence' });
+    await choose(issue, 'Product', 'Studio (studio)');
+    await issue.getByLabel('Customer name').fill('Quay Studios');
+    expect(await issue.getByLabel('Updates (months)').inputValue()).toBe('12');
+    await issue.getByRole('button', { name: 'Issue', exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: 'Quay Studios' }).waitFor();
+    const issued = await c.api('GET', `/licenses/${page.url().split('/').pop()}`);
+    expect(issued.updatesMonths).toBe(12);
+
+    // A licence of its own window: renewal keeps it, never the product's.
+    await page.goto(`/o/default/licences/${lid}`);
+    const own = await c.api('GET', `/licenses/${lid}`);
+    // The console shows dates in the organisation's zone (UTC here).
+    const ownUntil = await page.evaluate(
+      (at) => new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeZone: 'UTC' }).format(new Date(at)),
+      own.updatesUntil,
+    );
+    await page.getByText(`${ownUntil} (0 months from each term)`).waitFor();
+    await page.getByRole('button', { name: 'Renew', exact: true }).click();
+    const renew = page.getByRole('dialog', { name: 'Renew licence' });
+    expect(await renew.getByLabel('Updates (months)').inputValue()).toBe('0');
+    await renew.getByRole('button', { name: 'Cancel' }).click();
+
+    await page.getByRole('button', { name: 'Reset download links' }).click();
+    const reset = page.getByRole('dialog', { name: 'Reset the download links' });
+    await reset.getByText(/feed URLs copied before .* stop working at once/).waitFor();
+    await reset.getByRole('button', { name: 'Reset download links' }).click();
+    await reset.waitFor({ state: 'detached' });
+    expect((await c.api('GET', `/licenses/${lid}`)).feedGeneration).toBe(own.feedGeneration + 1);
   });
 });

@@ -154,6 +154,9 @@ export default function ProductPage() {
             {p.defaultValidityMonths === null ? 'asked at issue' : p.defaultValidityMonths === 0 ? 'perpetual' : `${p.defaultValidityMonths} months`}
           </Field>
           <Field label="Grace">{days(p.defaultGraceDays ?? 0)}</Field>
+          <Field label="Updates">
+            {p.updatesMonths === null ? 'every release while valid' : `${p.updatesMonths} ${p.updatesMonths === 1 ? 'month' : 'months'} from issue or renewal`}
+          </Field>
           <Field label="Seats">
             {p.seatModel === 'FLOATING' ? `Floating: ${duration(p.leaseSeconds)} leases` : 'Node-locked'}
             {p.seatModel === 'FLOATING' && (
