@@ -1,5 +1,5 @@
 import '@mantine/core/styles.css';
-import { Alert, Badge, createTheme, DataList, MantineProvider, type CSSVariablesResolver } from '@mantine/core';
+import { Alert, Badge, createTheme, DataList, FileInput, MantineProvider, type CSSVariablesResolver } from '@mantine/core';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
@@ -22,6 +22,8 @@ const theme = createTheme({
       // Gray's own dot vanishes on the dark theme's badge; a mid gray shows on both.
       vars: (_theme, props) => ({ root: props.variant === 'dot' && props.color === 'gray' ? { '--badge-dot-color': 'var(--mantine-color-gray-6)' } : {} }),
     }),
+    // A file input's placeholder is text on the page, not an input's placeholder: it must meet contrast like any text.
+    FileInput: FileInput.extend({ styles: { placeholder: { color: 'var(--mantine-color-dimmed)' } } }),
     // Labelled lines (a phone's record cards, the verdict): every value starts at the same place,
     // a long label wraps, a long value breaks rather than widening the card.
     DataList: DataList.extend({ styles: { itemLabel: { flex: '0 0 var(--data-list-label-width)' }, itemValue: { minWidth: 0, overflowWrap: 'anywhere' } } }),

@@ -101,6 +101,8 @@ export const useReinstate = (lid: string) => useAction(() => unwrap(api().POST('
 export const useArchive = (lid: string) => useAction(() => archiveLicence(lid), afterWrite);
 export const useRestore = (lid: string) => useAction(() => unwrap(api().POST('/licenses/{lid}/restore', { ...lidPath(lid), body: {} })), afterWrite);
 export const useRenew = (lid: string) => useAction((body: RenewBody) => unwrap(api().POST('/licenses/{lid}/renew', { ...lidPath(lid), body })), afterWrite);
+/** Raises the licence's feed generation (DESIGN.md 20): every update feed URL made before stops working. */
+export const useResetDownloadLinks = (lid: string) => useAction(() => unwrap(api().POST('/licenses/{lid}/reset-download-links', lidPath(lid))), afterWrite);
 export const useSaveNotes = (lid: string) =>
   useAction((notes: string | null) => unwrap(api().PUT('/licenses/{lid}/notes', { ...lidPath(lid), body: { notes } })), afterWrite);
 export const useReleaseMachine = (lid: string) =>

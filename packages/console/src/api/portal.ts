@@ -16,6 +16,14 @@ export const usePortalRelease = (lid: string) =>
   useAction((machineId: number) => unwrap(api().POST('/portal/licenses/{lid}/release', { ...lidPath(lid), body: { machineId } })), [portal()]);
 export const usePortalDownload = (lid: string) =>
   useAction(async () => (await unwrap(api().GET('/portal/licenses/{lid}/download', { ...lidPath(lid), parseAs: 'text' }))) as string);
+/** The licence's product's newest published releases, each covered or not, with their files (DESIGN.md 20). */
+export const usePortalReleases = (lid: string) =>
+  useQuery({ queryKey: [...portal(), 'licence', lid, 'releases'], queryFn: () => unwrap(api().GET('/portal/licenses/{lid}/releases', lidPath(lid))) });
+/** A short-lived link to one covered file, which the browser then opens. */
+export const usePortalFileLink = (lid: string) =>
+  useAction((artifactId: number) => unwrap(api().POST('/portal/licenses/{lid}/downloads', { ...lidPath(lid), body: { artifactId } })));
+export const usePortalResetLinks = (lid: string) =>
+  useAction(() => unwrap(api().POST('/portal/licenses/{lid}/reset-download-links', lidPath(lid))), [portal()]);
 export function usePortalAirGap(lid: string) {
   return {
     activate: useAction(

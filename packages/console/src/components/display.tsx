@@ -192,3 +192,16 @@ export function duration(seconds: number): string {
           : [seconds, 'second'];
   return `${n.toLocaleString()} ${unit}${n === 1 ? '' : 's'}`;
 }
+
+/** A size in bytes as people read it: "512 bytes", "1.4 MB", "2.1 GB" (powers of 1,000, as file managers show). */
+export function bytes(n: number): string {
+  if (n < 1000) return `${n.toLocaleString()} ${n === 1 ? 'byte' : 'bytes'}`;
+  const units = ['kB', 'MB', 'GB', 'TB'];
+  let value = n / 1000;
+  let unit = 0;
+  while (value >= 1000 && unit < units.length - 1) {
+    value /= 1000;
+    unit += 1;
+  }
+  return `${value.toLocaleString(undefined, { maximumFractionDigits: value < 10 ? 1 : 0 })} ${units[unit]}`;
+}

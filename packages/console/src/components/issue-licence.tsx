@@ -8,6 +8,7 @@ import { useConvertTrial, useIssueLicence, type IssueBody } from '../api/licence
 import { useProductForm, useProducts } from '../api/products';
 import { ModalForm, notEmail, useProblems } from './modal-form';
 import { defaultOf, missingParams, ParamInput, type ParamValue, type ProductParam } from './param-input';
+import { UpdatesMonthsInput } from './updates-months';
 import { MeterLimitFields, overridesOf, type MeterOverrides } from './usage-meters';
 
 const withoutProduct = ({ productId: _, ...rest }: IssueBody) => rest;
@@ -21,6 +22,7 @@ const SHOWN_BESIDE = new Set([
   'activation',
   'validityMonths',
   'graceDays',
+  'updatesMonths',
   'maxMachines',
   'fingerprints',
   'fingerprint',
@@ -64,6 +66,7 @@ export function IssueLicence({
   const [activation, setActivation] = useState<string | null>('ONLINE');
   const [validity, setValidity] = useState<number | ''>('');
   const [grace, setGrace] = useState<number | ''>('');
+  const [updates, setUpdates] = useState<number | ''>('');
   const [machines, setMachines] = useState<number | ''>('');
   const [fingerprints, setFingerprints] = useState<string[]>([]);
   const [notes, setNotes] = useState('');
@@ -81,6 +84,7 @@ export function IssueLicence({
     setActivation(f.defaults.activation ?? 'ONLINE');
     setValidity(f.defaults.validityMonths ?? '');
     setGrace(f.defaults.graceDays);
+    setUpdates(f.defaults.updatesMonths ?? '');
     setMachines(f.defaults.maxMachines);
     setParams(Object.fromEntries((f.params as ProductParam[]).map((p) => [p.key, defaultOf(p)])));
     setMeterLimits({});
@@ -115,6 +119,8 @@ export function IssueLicence({
       ...(licenceType === 'HYBRID' && activation ? { activation: activation as IssueBody['activation'] } : {}),
       ...(validity !== '' ? { validityMonths: validity } : {}),
       ...(grace !== '' ? { graceDays: grace } : {}),
+      // Prefilled with the product's window: empty is none, said outright.
+      updatesMonths: updates === '' ? null : updates,
       ...(machines !== '' ? { maxMachines: machines } : {}),
       ...(fingerprints.length ? { fingerprints } : {}),
       ...(notes.trim() ? { notes } : {}),
@@ -202,6 +208,7 @@ export function IssueLicence({
               onChange={(v) => setGrace(typeof v === 'number' ? v : '')}
               error={errorFor('graceDays')}
             />
+            <UpdatesMonthsInput value={updates} onChange={setUpdates} error={errorFor('updatesMonths')} />
             <NumberInput
               label="Max machines"
               min={1}

@@ -6,6 +6,7 @@ import { DateTime, download, Field, StatusBadge, TimeZoneOverride } from '../com
 import { ConfirmButton, Empty, ErrorText, Loading } from '../components/feedback';
 import { AirGapActions } from '../components/air-gap';
 import { UsageMeters } from '../components/usage-meters';
+import { PortalDownloads } from './portal-downloads';
 
 /** The customer's own view (DESIGN.md 12): their licences, downloads, and their machines to free. */
 export default function Portal() {
@@ -159,6 +160,7 @@ function LicenceCard({ lid }: { lid: string }) {
             <UsageMeters meters={l.usage} />
           </section>
         )}
+        <PortalDownloads lid={lid} productName={l.productName} updatesUntil={l.updatesUntil} />
         {l.airGapActivation && <AirGapActions subject={lid} activate={airGap.activate} deactivate={airGap.deactivate} />}
         {l.releasesLeft === 0 && (
           <Text size="sm" c="dimmed">

@@ -56,6 +56,9 @@ const PortalLicence = Type.Object({
       'Whether this licence can be activated on an air-gapped computer: its product allows it (DESIGN.md 14) and it is neither OFFLINE nor floating.',
   }),
   feedGeneration: Type.Integer({ minimum: 1, description: 'DESIGN.md 20: raised by `Reset download links`.' }),
+  updatesUntil: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: "DESIGN.md 20: releases published until then are covered (the window's end, else the grace end); null = every release.",
+  }),
   releasesLeft: Type.Union([Type.Integer(), Type.Null()], {
     description: 'Self-service releases this licence has left in the current 30 days; null = no limit.',
   }),

@@ -31,7 +31,7 @@ import { isLive } from '../seats/live.js';
 import { findLicenceView, licenceViews, statusOf, type LicenceView } from '../listings/repos/views.js';
 import { lockLicenceRow } from '../licences/repo.js';
 import { releaseSelf, selfReleasesInWindow } from '../seats/self-release.js';
-import { downloadLicence, portalGrant, portalReleases, resetDownloadLinks, type DownloadDeps } from '../downloads/service.js';
+import { downloadLicence, portalGrant, portalReleases, resetDownloadLinks, updatesUntilOf, type DownloadDeps } from '../downloads/service.js';
 
 export const PORTAL_COOKIE = 'svc_portal';
 const LINK_LIFETIME_MS = 24 * 60 * 60 * 1000;
@@ -190,6 +190,7 @@ export async function portalLicence(session: PortalSession, lid: string, now: nu
     // What air-gapped activation needs (DESIGN.md 14), so the portal offers it only where it works.
     airGapActivation: product.air_gap_activation === 1 && view.licence_type !== 'OFFLINE' && view.seat_model !== 'FLOATING',
     feedGeneration: Number(view.feed_generation),
+    updatesUntil: iso(updatesUntilOf(view)),
     releasesLeft: limit === null ? null : Math.max(0, limit - (await selfReleasesInWindow(session.tenant, view.id, now))),
     usage: usage.map(({ periodKey: _, ...meter }) => meter),
     machines: await withActivations(

@@ -303,7 +303,9 @@ describe('feed URLs stop working (DESIGN 20)', () => {
     expect((await portal('POST', `${licence.lid}/downloads`, { artifactId: zip.id })).statusCode).toBe(404);
     const reset = await h.request('POST', `/o/${h.slug}/api/portal/licenses/${own.lid}/reset-download-links`, { cookies: { svc_portal: cookie } });
     expect(reset.statusCode).toBe(200);
-    expect(reset.data).toMatchObject({ lid: own.lid, feedGeneration: 2 });
+    // The portal's Downloads says until when updates are covered, as the licence record does.
+    const updatesUntil = (await h.admin('GET', `/licenses/${own.lid}`)).data.updatesUntil;
+    expect(reset.data).toMatchObject({ lid: own.lid, feedGeneration: 2, updatesUntil });
     expect((await get(`${feed.urls.json}?platform=windows&arch=x86_64`)).statusCode).toBe(403);
     expect(
       (await h.request('POST', `/o/${h.slug}/api/portal/licenses/${licence.lid}/reset-download-links`, { cookies: { svc_portal: cookie } })).statusCode,

@@ -57,6 +57,9 @@ interface Draft extends SeatDraft, TrialDraft {
   maxMachines: Count;
   defaultValidityMonths: Count;
   defaultGraceDays: Count;
+  /** The maintenance window (DESIGN.md 20), kept while `noUpdateWindow` hides it. */
+  updatesMonths: Count;
+  noUpdateWindow: boolean;
   selfReleaseLimit: Count;
   airGapActivation: boolean;
   airGapActivationDays: Count;
@@ -91,6 +94,8 @@ function draftOf(product: Product | undefined): Draft {
     maxMachines: product?.maxMachines ?? 1,
     defaultValidityMonths: product ? (product.defaultValidityMonths ?? '') : 12,
     defaultGraceDays: product?.defaultGraceDays ?? 0,
+    updatesMonths: product?.updatesMonths ?? 12,
+    noUpdateWindow: (product?.updatesMonths ?? null) === null,
     selfReleaseLimit: product ? (product.selfReleaseLimit ?? '') : 3,
     seatModel: product?.seatModel ?? 'NODE_LOCKED',
     leaseSeconds: product?.leaseSeconds ?? 900,
@@ -171,6 +176,7 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
     pin: draft.keySource === 'pkcs11' && !draft.pin && 'Enter the token’s PIN',
     certificatePem: draft.certificateType === 'IMPORTED' && draft.keySource !== 'pkcs12' && !draft.certificatePem.trim() && 'Paste the certificate',
     allowedLicenceTypes: draft.allowedLicenceTypes.length === 0 && 'Allow at least one licence type',
+    updatesMonths: !draft.noUpdateWindow && draft.updatesMonths === '' && 'Enter the months of updates, or switch on No update window',
     ...trialProblems(draft, draft.params),
   });
   // A refusal naming a trial field shows beside it; any other below the form.
@@ -214,6 +220,7 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
       ...(draft.maxMachines === '' ? {} : { maxMachines: draft.maxMachines }),
       defaultValidityMonths: orNull(draft.defaultValidityMonths),
       defaultGraceDays: orNull(draft.defaultGraceDays),
+      updatesMonths: draft.noUpdateWindow ? null : orNull(draft.updatesMonths),
       selfReleaseLimit: orNull(draft.selfReleaseLimit),
       seatModel: draft.seatModel,
       leaseSeconds: orNull(draft.leaseSeconds),
@@ -465,6 +472,25 @@ export function ProductForm({ product, opened, onClose }: { product?: Product; o
           value={draft.defaultGraceDays}
           onChange={(v) => set({ defaultGraceDays: count(v) })}
         />
+        <Stack gap={6}>
+          <NumberInput
+            label="Updates (months)"
+            description="Releases published this long after a licence's issue or renewal are covered; a lapsed licence keeps those"
+            min={0}
+            max={1200}
+            allowDecimal={false}
+            disabled={draft.noUpdateWindow}
+            value={draft.updatesMonths}
+            onChange={(v) => set({ updatesMonths: count(v) })}
+            error={problems.of('updatesMonths')}
+          />
+          <Switch
+            label="No update window"
+            description="Every release published while the licence is valid"
+            checked={draft.noUpdateWindow}
+            onChange={(e) => set({ noUpdateWindow: e.currentTarget.checked })}
+          />
+        </Stack>
         <NumberInput
           label="Max machines"
           description="Seats per licence, by default"

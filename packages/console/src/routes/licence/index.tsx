@@ -1,7 +1,18 @@
 import { Anchor, Badge, Button, Card, Code, Group, Pagination, SimpleGrid, Stack, Text, TextInput, Title } from '@mantine/core';
 import { useState } from 'react';
 import { Link, useParams } from 'react-router';
-import { downloadTerm, useArchive, useLicence, useLicenceActivity, useReinstate, useRestore, useRevoke, useVersions, type Licence } from '../../api/licences';
+import {
+  downloadTerm,
+  useArchive,
+  useLicence,
+  useLicenceActivity,
+  useReinstate,
+  useResetDownloadLinks,
+  useRestore,
+  useRevoke,
+  useVersions,
+  type Licence,
+} from '../../api/licences';
 import { useProduct } from '../../api/products';
 import { useCanWrite } from '../../api/session';
 import { useAction } from '../../api/action';
@@ -86,6 +97,15 @@ export default function LicencePage() {
           <Field label="Starts">{l.startsAt ? <DateTime value={l.startsAt} /> : 'at once'}</Field>
           <Field label="Expires">{l.expiresAt ? <DateTime value={l.expiresAt} /> : 'never (perpetual)'}</Field>
           <Field label="Grace">{days(l.graceDays)}</Field>
+          <Field label="Updates until">
+            {l.updatesUntil ? <DateTime value={l.updatesUntil} withTime={false} /> : 'every release'}
+            {l.updatesMonths !== null && (
+              <Text span size="xs" c="dimmed">
+                {' '}
+                ({l.updatesMonths} {l.updatesMonths === 1 ? 'month' : 'months'} from each term)
+              </Text>
+            )}
+          </Field>
           <Field label={l.seatModel === 'FLOATING' ? 'Floating seats in use' : 'Seats'}>
             {l.seatsUsed} of {l.maxMachines} used{' '}
             {l.rebindCount > 0 && (
@@ -152,6 +172,7 @@ export default function LicencePage() {
         productId={l.productId}
         claims={l.claims}
         meters={l.meters}
+        updatesMonths={l.updatesMonths}
         offline={l.licenceType === 'OFFLINE'}
         opened={renewing}
         onClose={() => setRenewing(false)}
@@ -167,6 +188,7 @@ function Lifecycle({ licence: l, disabled, onRenew }: { licence: Licence; disabl
   const reinstate = useReinstate(l.lid);
   const archive = useArchive(l.lid);
   const restore = useRestore(l.lid);
+  const resetLinks = useResetDownloadLinks(l.lid);
   return (
     <Stack gap="xs" maw={520}>
       <Group gap="xs">
@@ -213,6 +235,13 @@ function Lifecycle({ licence: l, disabled, onRenew }: { licence: Licence; disabl
             Restore
           </Button>
         )}
+        <ConfirmButton
+          label="Reset download links"
+          title="Reset the download links"
+          disabled={disabled}
+          consequence="The applications get new update links the next time they ask; feed URLs copied before (into an updater's settings, a script) stop working at once. Download links already handed out run out by themselves within the hour."
+          action={resetLinks}
+        />
       </Group>
       <ErrorText error={reinstate.error} title="Not reinstated" />
       <ErrorText error={restore.error} title="Not restored" />

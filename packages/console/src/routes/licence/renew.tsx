@@ -6,6 +6,7 @@ import { splitClaims } from '../../components/claims';
 import { Loading } from '../../components/feedback';
 import { ModalForm, useProblems } from '../../components/modal-form';
 import { defaultOf, missingParams, ParamInput, type ParamValue, type ProductParam } from '../../components/param-input';
+import { UpdatesMonthsInput } from '../../components/updates-months';
 import { MeterLimitFields, overridesOf, type MeterLimits, type MeterOverrides } from '../../components/usage-meters';
 
 /** The renewal form, prefilled with the product's defaults and the licence's current parameters and meter limits. */
@@ -15,6 +16,8 @@ export function Renew(props: {
   claims: Record<string, unknown>;
   /** The licence's meters (none for an OFFLINE licence). */
   meters: MeterLimits[];
+  /** The licence's own window, which a renewal keeps unless changed here (never the product's). */
+  updatesMonths: number | null;
   offline: boolean;
   opened: boolean;
   onClose: () => void;
@@ -23,6 +26,7 @@ export function Renew(props: {
   const renew = useRenew(props.lid);
   const [validity, setValidity] = useState<number | ''>('');
   const [grace, setGrace] = useState<number | ''>('');
+  const [updates, setUpdates] = useState<number | ''>('');
   const [issueDate, setIssueDate] = useState('');
   const [values, setValues] = useState<Record<string, ParamValue>>({});
   const [meterLimits, setMeterLimits] = useState<MeterOverrides>({});
@@ -39,9 +43,10 @@ export function Renew(props: {
     const current = splitClaims(props.claims).params;
     setValidity(form.data.defaults.validityMonths ?? '');
     setGrace(form.data.defaults.graceDays);
+    setUpdates(props.updatesMonths ?? '');
     setValues(Object.fromEntries((form.data.params as ProductParam[]).map((p) => [p.key, (current[p.key] as ParamValue | undefined) ?? defaultOf(p)])));
     setMeterLimits({});
-  }, [form.data, props.claims]);
+  }, [form.data, props.claims, props.updatesMonths]);
   const problems = useProblems(missingParams(declared, values));
   const submit = () => {
     if (!problems.check()) return false;
@@ -51,6 +56,7 @@ export function Renew(props: {
       ...(Object.keys(limits).length ? { meters: limits } : {}),
       ...(validity !== '' ? { validityMonths: validity } : {}),
       ...(grace !== '' ? { graceDays: grace } : {}),
+      updatesMonths: updates === '' ? null : updates,
       ...(issueDate ? { issueDate } : {}),
       params,
     });
@@ -84,6 +90,7 @@ export function Renew(props: {
             />
             <NumberInput label="Grace days" min={0} max={3650} allowDecimal={false} value={grace} onChange={(v) => setGrace(typeof v === 'number' ? v : '')} />
             <TextInput label="Issue date" description="Optional" type="date" value={issueDate} onChange={(e) => setIssueDate(e.currentTarget.value)} />
+            <UpdatesMonthsInput value={updates} onChange={setUpdates} />
           </SimpleGrid>
           {declared.map((param) => (
             <ParamInput

@@ -128,6 +128,11 @@ export default function ProductPage() {
               {p.licenseCount.toLocaleString()} {p.licenseCount === 1 ? 'licence' : 'licences'}
             </Anchor>
           </Field>
+          <Field label="Downloads">
+            <Anchor component={Link} to={`/o/${slug}/products/${p.id}/releases`}>
+              Releases
+            </Anchor>
+          </Field>
           <Field label="Licence types">
             {p.allowedLicenceTypes.join(', ')}{' '}
             <Text span size="xs" c="dimmed">
@@ -149,6 +154,9 @@ export default function ProductPage() {
             {p.defaultValidityMonths === null ? 'asked at issue' : p.defaultValidityMonths === 0 ? 'perpetual' : `${p.defaultValidityMonths} months`}
           </Field>
           <Field label="Grace">{days(p.defaultGraceDays ?? 0)}</Field>
+          <Field label="Updates">
+            {p.updatesMonths === null ? 'every release while valid' : `${p.updatesMonths} ${p.updatesMonths === 1 ? 'month' : 'months'} from issue or renewal`}
+          </Field>
           <Field label="Seats">
             {p.seatModel === 'FLOATING' ? `Floating: ${duration(p.leaseSeconds)} leases` : 'Node-locked'}
             {p.seatModel === 'FLOATING' && (
