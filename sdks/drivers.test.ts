@@ -725,7 +725,7 @@ describe('trials through the drivers', () => {
       ok({}),
     );
     const limited = await everyone(() => ({ op: 'startTrial' }));
-    agree(limited, { ok: false, error: { code: 'HTTP_STATUS', status: 429, retryAfterSeconds: expect.any(Number) } });
+    agree(limited, { ok: false, error: { code: 'HTTP_STATUS', status: 429, retryAfterSeconds: expect.any(Number), reason: 'TRIAL_LIMIT' } });
     for (const answer of limited) expect(!answer.ok && answer.error.retryAfterSeconds).toBeGreaterThan(DAY - 600);
     await call('PUT', `/products/${trialProduct.id}`, { trialDailyLimit: null, fingerprintNeed: 5 });
   });

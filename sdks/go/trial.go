@@ -136,5 +136,5 @@ func trialRefusal(response *http.Response, text []byte) *Error {
 	case response.StatusCode == http.StatusForbidden && reason == string(CodeTrialsOff):
 		return &Error{Code: CodeTrialsOff, Message: message}
 	}
-	return &Error{Code: CodeHTTPStatus, Message: message, Status: response.StatusCode, RetryAfterSeconds: retryAfterSeconds(response)}
+	return &Error{Code: CodeHTTPStatus, Message: message, Status: response.StatusCode, RetryAfterSeconds: retryAfterSeconds(response), Reason: reason}
 }

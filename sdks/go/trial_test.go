@@ -161,7 +161,7 @@ func TestStartTrialRefusals(t *testing.T) {
 	}{
 		{403, `{"error":"no trials","reason":"TRIALS_OFF"}`, nil, Error{Code: CodeTrialsOff}},
 		{403, `{"error":"used","reason":"TRIAL_USED","matched":["machine","disk"]}`, nil, Error{Code: CodeTrialUsed, Matched: []string{"machine", "disk"}}},
-		{429, `{"error":"limit","reason":"TRIAL_LIMIT"}`, http.Header{"Retry-After": {"3600"}}, Error{Code: CodeHTTPStatus, Status: 429, RetryAfterSeconds: 3600}},
+		{429, `{"error":"limit","reason":"TRIAL_LIMIT"}`, http.Header{"Retry-After": {"3600"}}, Error{Code: CodeHTTPStatus, Status: 429, RetryAfterSeconds: 3600, Reason: "TRIAL_LIMIT"}},
 		{403, `{"error":"product inactive"}`, nil, Error{Code: CodeHTTPStatus, Status: 403}},
 	}
 	for _, c := range cases {

@@ -1046,7 +1046,10 @@ function trialRefusal(response: Response, text: string): LicensorError {
     return new LicensorError('TRIAL_USED', message, undefined, { matched });
   }
   if (reason === 'TRIALS_OFF') return new LicensorError('TRIALS_OFF', message);
-  return new LicensorError('HTTP_STATUS', message, response.status, retryAfter(response));
+  return new LicensorError('HTTP_STATUS', message, response.status, {
+    ...retryAfter(response),
+    ...(typeof body.reason === 'string' ? { reason: body.reason } : {}),
+  });
 }
 
 /** A 429's Retry-After (a trial limit, a usage rate): whole seconds only; an absent or other header says nothing. */

@@ -160,7 +160,7 @@ describe('LicenceClient.startTrial', () => {
     const limited = (async () =>
       new Response(JSON.stringify({ error: 'too many trials', reason: 'TRIAL_LIMIT' }), { status: 429, headers: { 'retry-after': '3600' } })) as typeof fetch;
     const { start } = trialClient(() => ({ status: 200, body: {} }), { fetchImpl: limited });
-    expect(await refusal(start())).toMatchObject({ code: 'HTTP_STATUS', status: 429, retryAfterSeconds: 3600 });
+    expect(await refusal(start())).toMatchObject({ code: 'HTTP_STATUS', status: 429, retryAfterSeconds: 3600, reason: 'TRIAL_LIMIT' });
     // Without the header (or with a date), no retryAfterSeconds.
     const bare = (async () => new Response('{"error":"too many trials"}', { status: 429 })) as typeof fetch;
     expect((await refusal(trialClient(() => ({ status: 200, body: {} }), { fetchImpl: bare }).start())).retryAfterSeconds).toBeUndefined();

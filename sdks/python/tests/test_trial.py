@@ -82,16 +82,16 @@ def test_sends_this_machine_and_holds_the_trial(service: FakeService, start: Cal
 @pytest.mark.parametrize(
     ("status", "body", "headers", "expected"),
     [
-        (403, {"error": "no trials", "reason": "TRIALS_OFF"}, {}, ("TRIALS_OFF", None, None, None)),
-        (403, {"error": "used", "reason": "TRIAL_USED", "matched": ["machine", "disk"]}, {}, ("TRIAL_USED", None, ["machine", "disk"], None)),
-        (429, {"error": "limit", "reason": "TRIAL_LIMIT"}, {"retry-after": "3600"}, ("HTTP_STATUS", 429, None, 3600)),
-        (403, {"error": "product inactive"}, {}, ("HTTP_STATUS", 403, None, None)),
+        (403, {"error": "no trials", "reason": "TRIALS_OFF"}, {}, ("TRIALS_OFF", None, None, None, None)),
+        (403, {"error": "used", "reason": "TRIAL_USED", "matched": ["machine", "disk"]}, {}, ("TRIAL_USED", None, ["machine", "disk"], None, None)),
+        (429, {"error": "limit", "reason": "TRIAL_LIMIT"}, {"retry-after": "3600"}, ("HTTP_STATUS", 429, None, 3600, "TRIAL_LIMIT")),
+        (403, {"error": "product inactive"}, {}, ("HTTP_STATUS", 403, None, None, None)),
     ],
 )
 def test_refusals_have_their_codes(service: FakeService, start: Callable[..., TrialStart], status: int, body: Any, headers: Any, expected: Any) -> None:
     service.respond = lambda endpoint, sent: (status, body, headers)
     error = refused(start)
-    assert (error.code, error.status, error.matched, error.retry_after_seconds) == expected
+    assert (error.code, error.status, error.matched, error.retry_after_seconds, error.reason) == expected
 
 
 @pytest.mark.parametrize(

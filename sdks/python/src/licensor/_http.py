@@ -79,7 +79,13 @@ def _trial_refusal(status: int, text: bytes, retry_after: str | None) -> Licenso
         return LicensorError("TRIAL_USED", message, matched=names)
     if status == 403 and reason == "TRIALS_OFF":
         return LicensorError("TRIALS_OFF", message)
-    return LicensorError("HTTP_STATUS", message, status, retry_after_seconds=_retry_after(status, retry_after))
+    return LicensorError(
+        "HTTP_STATUS",
+        message,
+        status,
+        retry_after_seconds=_retry_after(status, retry_after),
+        reason=reason if isinstance(reason, str) else None,
+    )
 
 
 def http_status(status: int, text: bytes, retry_after: str | None) -> LicensorError:

@@ -174,7 +174,7 @@ final class CheckApi {
             return new LicensorException(LicensorException.Reason.TRIAL_USED, message, null, matched, null);
         }
         if (status == 403 && "TRIALS_OFF".equals(reason)) return new LicensorException(LicensorException.Reason.TRIALS_OFF, message);
-        return new LicensorException(LicensorException.Reason.HTTP_STATUS, message, status, List.of(), retryAfterSeconds(response));
+        return new LicensorException(LicensorException.Reason.HTTP_STATUS, message, status, List.of(), retryAfterSeconds(response), reason instanceof String r ? r : null);
     }
 
     /** A 429's Retry-After (a trial limit, a usage rate): whole seconds only; an absent or other header says nothing. */

@@ -93,6 +93,7 @@ class TrialTest extends ServiceTest {
         assertEquals(LicensorException.Reason.HTTP_STATUS, limited.reason());
         assertEquals(429, limited.status());
         assertEquals(3600, limited.retryAfterSeconds());
+        assertEquals("TRIAL_LIMIT", limited.serviceReason());
         service.handler = request -> new FakeService.Reply(403, "{\"error\":\"product inactive\"}");
         LicensorException other = refusal(options());
         assertEquals(LicensorException.Reason.HTTP_STATUS, other.reason());
