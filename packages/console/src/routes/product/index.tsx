@@ -105,7 +105,7 @@ export default function ProductPage() {
                 consequence={
                   p.licenseCount > 0
                     ? `It has ${p.licenseCount.toLocaleString()} licences; the service refuses to delete a product while licences exist.`
-                    : 'The product, its keys and its check credential are deleted. This cannot be undone.'
+                    : 'The product, its keys and its check credential are deleted. This cannot be undone. The service refuses while the product has releases.'
                 }
                 action={{
                   ...remove,
