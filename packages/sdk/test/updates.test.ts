@@ -259,9 +259,9 @@ describe('checkForUpdate (DESIGN.md 20)', () => {
 });
 
 describe('download (DESIGN.md 20)', () => {
-  async function held(file?: () => { status: number; body: unknown }) {
+  async function held(file?: () => { status: number; body: unknown }, timeoutMs = 200) {
     const service = feedService({ file });
-    const { client, requests } = testClient((r) => service.respond(r));
+    const { client, requests } = testClient((r) => service.respond(r), { timeoutMs });
     const { update } = await client.checkForUpdate(query);
     const to = mkdtempSync(path.join(os.tmpdir(), 'sdk-download-'));
     return { client, requests, update: update!, to, [Symbol.dispose]: () => rmSync(to, { recursive: true, force: true }) };
@@ -300,9 +300,10 @@ describe('download (DESIGN.md 20)', () => {
     expect(h.requests.length).toBe(sent + 1);
   });
 
-  it('a slow download that keeps coming is no timeout: five chunks 100 ms apart outlast the 200 ms timeout', async () => {
+  it('a slow download that keeps coming is no timeout: fifteen chunks 100 ms apart outlast the 1,000 ms timeout', async () => {
+    // The gaps leave the timeout 900 ms of slack, so a busy machine cannot make the test lie.
     const slow = () => {
-      const parts = [0, 1, 2, 3, 4].map((i) => BYTES.subarray((i * BYTES.length) / 5, ((i + 1) * BYTES.length) / 5));
+      const parts = Array.from({ length: 15 }, (_, i) => BYTES.subarray(Math.floor((i * BYTES.length) / 15), Math.floor(((i + 1) * BYTES.length) / 15)));
       return {
         status: 200,
         body: new ReadableStream({
@@ -315,7 +316,7 @@ describe('download (DESIGN.md 20)', () => {
         }),
       };
     };
-    using h = await held(slow);
+    using h = await held(slow, 1000);
     await expect(h.client.download(h.update, 'App-2.0.0.AppImage', h.to)).resolves.toMatchObject({ size: BYTES.length, sha256: sha256(BYTES) });
   });
 
