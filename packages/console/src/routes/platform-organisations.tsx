@@ -149,6 +149,7 @@ export default function PlatformOrganisations() {
                 <Switch
                   size="xs"
                   label="Mail enabled"
+                  styles={{ label: { whiteSpace: 'nowrap' } }}
                   checked={o.mailEnabled}
                   disabled={!admin.allowed || mail.busy}
                   onChange={(e) => void mail.run({ slug: o.slug, body: { mailEnabled: e.currentTarget.checked } })}
