@@ -210,6 +210,7 @@ describe('the control plane’s Mail enabled', () => {
     expect(await sendButton(page).isDisabled()).toBe(true);
     await page.goto('/o/default/settings');
     await page.getByRole('region', { name: 'Email' }).getByText('switched off by the platform’s operator').waitFor();
+    expect(await page.getByRole('button', { name: 'Send test email' }).isDisabled()).toBe(true);
 
     await toggle.click({ force: true });
     await expect.poll(async () => (await c.api('GET', '/settings')).mail.enabled).toBe(true);

@@ -14,3 +14,10 @@ export const useChangePassword = () => useAction((body: { currentPassword: strin
 export const useSaveMail = () => useAction((mail: MailBody) => unwrap(api().PUT('/settings', { body: { mail } })), [key('settings')]);
 /** One test email to the signed-in member's own address; the count of today's emails moves. */
 export const useTestMail = () => useAction(() => unwrap(api().POST('/settings/mail/test')), [key('settings')]);
+
+/** Why no licence email can go now (DESIGN.md 22: not configured, then switched off), in words, or null. */
+export function mailOff(mail: Pick<MailSettings, 'configured' | 'enabled'> | undefined): string | null {
+  if (mail && !mail.configured) return 'This service has no mail relay set up: its operator configures one before licences can be emailed.';
+  if (mail && !mail.enabled) return 'Email is switched off for this organisation by the platform’s operator.';
+  return null;
+}

@@ -2,7 +2,7 @@ import { Alert, Button, Card, Code, Group, SimpleGrid, Stack, Text, Textarea, Te
 import { useState, type FormEvent } from 'react';
 import { besideField, fieldOf } from '../api/client';
 import { useIsAdmin } from '../api/session';
-import { useSaveMail, useSettings, useTestMail, type MailBody, type MailSettings } from '../api/settings';
+import { mailOff, useSaveMail, useSettings, useTestMail, type MailBody, type MailSettings } from '../api/settings';
 import { Field } from '../components/display';
 import { ErrorText, Guarded, Loading } from '../components/feedback';
 
@@ -40,6 +40,7 @@ export function MailSettingsCard() {
   if (settings.error) return <ErrorText error={settings.error} />;
   if (!settings.data) return <Loading />;
   const mail = settings.data.mail;
+  const testBlocked = admin.allowed ? mailOff(mail) : admin.reason;
   const shown = (name: Name) => draft[name] ?? mail[name] ?? '';
   const changes = Object.fromEntries(
     (Object.entries(draft) as Array<[Name, string]>)
@@ -134,12 +135,16 @@ export function MailSettingsCard() {
               Test email sent to {testedTo}: the mail relay accepted it.
             </Alert>
           )}
-          <Guarded allowed={admin.allowed} reason={admin.reason}>
-            {(disabled) => (
-              <Group>
+          <Group>
+            <Guarded allowed={admin.allowed} reason={admin.reason}>
+              {(disabled) => (
                 <Button type="submit" loading={save.busy} disabled={disabled || Object.keys(changes).length === 0}>
                   Save
                 </Button>
+              )}
+            </Guarded>
+            <Guarded allowed={testBlocked === null} reason={testBlocked ?? ''}>
+              {(disabled) => (
                 <Button
                   variant="default"
                   loading={test.busy}
@@ -151,9 +156,9 @@ export function MailSettingsCard() {
                 >
                   Send test email
                 </Button>
-              </Group>
-            )}
-          </Guarded>
+              )}
+            </Guarded>
+          </Group>
         </Stack>
       </form>
     </Card>

@@ -1,6 +1,6 @@
 import { Badge, Card, Group, Stack, Text, Title } from '@mantine/core';
 import { useEmails, useSendLicence, type Email, type Licence } from '../../api/licences';
-import { useSettings } from '../../api/settings';
+import { mailOff, useSettings } from '../../api/settings';
 import { DateTime } from '../../components/display';
 import { ConfirmButton, Guarded } from '../../components/feedback';
 import { RecordTable } from '../../components/record-table';
@@ -15,8 +15,8 @@ const STATUS: Record<Email['status'], { word: string; color: string }> = {
 /** Why `Send to customer` cannot run, in the order the API refuses (DESIGN.md 22), or null. */
 function whyNot(licence: Licence, write: { allowed: boolean; reason: string }, mail: { configured: boolean; enabled: boolean } | undefined) {
   if (!write.allowed) return write.reason;
-  if (mail && !mail.configured) return 'This service has no mail relay set up: its operator configures one before licences can be emailed.';
-  if (mail && !mail.enabled) return 'Email is switched off for this organisation by the platform’s operator.';
+  const off = mailOff(mail);
+  if (off) return off;
   if (licence.trial) return 'A trial has no customer to send it to.';
   if (!licence.licenseeEmail) return 'The customer has no email address: add one on the customer’s page.';
   if (licence.revoked) return 'A revoked licence cannot be sent.';
