@@ -32,6 +32,7 @@ beforeAll(async () => {
   const admin = (await c.api('GET', '/users')).find((u: { username: string }) => u.username === 'admin');
   await c.api('PUT', `/users/${admin.id}`, { email: 'admin@vendor.example' });
   await c.api('POST', '/users', { username: 'vera', role: 'VIEWER', password: 'vera password 0001' });
+  await c.api('POST', '/users', { username: 'ivy', role: 'ISSUER', password: 'ivy password 0001' });
   page = await c.page();
   await signIn(page);
 });
@@ -94,7 +95,7 @@ describe('sending a licence to its customer', () => {
     await expectLayout(page, 'mail-licence');
   });
 
-  it('says why a licence cannot be sent: a trial, a customer without email, a Viewer', async () => {
+  it('says why a licence cannot be sent (a trial, a customer without email, a Viewer) and why an Issuer cannot erase', async () => {
     await page.goto(`/o/default/licences/${lids.trial}`);
     await emails(page).getByText('A trial has no customer to send it to.').waitFor();
     expect(await sendButton(page).isDisabled()).toBe(true);
@@ -111,6 +112,15 @@ describe('sending a licence to its customer', () => {
     expect(await sendButton(viewer).isDisabled()).toBe(true);
     expect(await viewer.getByRole('button', { name: 'Erase personal data' }).isDisabled()).toBe(true);
     await viewer.context().close();
+
+    // An Issuer sends, but only an Administrator erases.
+    const issuer = await c.page();
+    await signIn(issuer, 'ivy', 'ivy password 0001');
+    await issuer.goto(`/o/default/licences/${lids.harbour}`);
+    expect(await sendButton(issuer).isDisabled()).toBe(false);
+    await issuer.getByLabel('Only an Administrator erases personal data; your role is Issuer.').waitFor();
+    expect(await issuer.getByRole('button', { name: 'Erase personal data' }).isDisabled()).toBe(true);
+    await issuer.context().close();
   });
 });
 
