@@ -26,6 +26,8 @@ export const useSaveCustomer = (id?: number) =>
     (body: CustomerBody) => unwrap(id === undefined ? api().POST('/customers', { body }) : api().PUT('/customers/{id}', { ...idPath(id), body })),
     [customers()],
   );
+/** Erases the customer's personal data and its licences' (DESIGN.md 22): the licences' pages change too. */
+export const useEraseCustomer = (id: number) => useAction(() => unwrap(api().POST('/customers/{id}/erase', idPath(id))), [customers(), key('licences')]);
 export const useDeleteCustomer = (id: number) => useAction(() => unwrap(api().DELETE('/customers/{id}', idPath(id))), [customers()]);
 
 const links = (id: number) => [...one(id), 'portal-links'];

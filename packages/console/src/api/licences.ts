@@ -19,6 +19,7 @@ export type ConvertBody = PostBody<'/licenses/{lid}/convert'>;
 export type Usage = Answer<'/licenses/{lid}/usage', 'get'>;
 export type UsageEvent = Usage['events'][number];
 export type AdjustBody = Body<'adjustLicenceUsage'>;
+export type Email = Answer<'/licenses/{lid}/emails', 'get'>[number];
 
 const licences = () => key('licences');
 const one = (lid: string) => key('licences', 'one', lid);
@@ -117,6 +118,16 @@ export const useConvertTrial = (lid: string) =>
   useAction((body: ConvertBody) => unwrap(api().POST('/licenses/{lid}/convert', { ...lidPath(lid), body })), afterWrite);
 export const useResetTrialLedger = (lid: string) =>
   useAction(() => unwrap(api().POST('/licenses/{lid}/reset-trial-ledger', { ...lidPath(lid), body: {} })), afterWrite);
+
+/** A licence's emails (DESIGN.md 22), asked again every few seconds while one waits in the outbox. */
+export const useEmails = (lid: string) =>
+  useQuery({
+    queryKey: [...one(lid), 'emails'],
+    queryFn: () => unwrap(api().GET('/licenses/{lid}/emails', lidPath(lid))),
+    refetchInterval: (query) => (query.state.data?.some((e) => e.status === 'pending') ? 2_000 : false),
+  });
+export const useSendLicence = (lid: string) => useAction(() => unwrap(api().POST('/licenses/{lid}/send', lidPath(lid))), [one(lid)]);
+export const useEraseLicence = (lid: string) => useAction(() => unwrap(api().POST('/licenses/{lid}/erase-personal-data', lidPath(lid))), afterWrite);
 
 /** Several licences revoked or archived one request each (what a script would do), a few at a time. */
 export const useBulk = () =>

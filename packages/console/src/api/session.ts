@@ -34,6 +34,13 @@ export function useIsAdmin(): { allowed: boolean; reason: string } {
   return { allowed, reason: allowed ? '' : `Only an Administrator manages members, API tokens, webhooks and settings; your role is ${roleName(me?.role)}.` };
 }
 
+/** Whether the signed-in person may erase personal data (an administrator, DESIGN.md 22), and why not. */
+export function useCanErase(): { allowed: boolean; reason: string } {
+  const me = useMe().data;
+  const allowed = me?.role === 'ORG_ADMIN';
+  return { allowed, reason: allowed ? '' : `Only an Administrator erases personal data; your role is ${roleName(me?.role)}.` };
+}
+
 /** Signing in to an organisation, by password or passkey; the browser then remembers it had a session. */
 export function signIn(slug: string) {
   const done = () => {

@@ -1,11 +1,27 @@
-import { Anchor, Badge, Button, Divider, Group, NumberInput, PasswordInput, Progress, Select, SimpleGrid, Stack, Text, TextInput, Title } from '@mantine/core';
+import {
+  Anchor,
+  Badge,
+  Button,
+  Divider,
+  Group,
+  NumberInput,
+  PasswordInput,
+  Progress,
+  Select,
+  SimpleGrid,
+  Stack,
+  Switch,
+  Text,
+  TextInput,
+  Title,
+} from '@mantine/core';
 import { useState } from 'react';
 import { bound } from '../api/action';
 import { inWords } from '../api/client';
 import { useAddOrganisationMember, useCreateOrganisation, useOrganisations, usePlatformMe, useUpdateOrganisation, type Organisation } from '../api/platform';
 import { ROLE_NAMES, roleName, type Role } from '../api/session';
 import { DateTime } from '../components/display';
-import { ConfirmButton, Guarded } from '../components/feedback';
+import { ConfirmButton, ErrorText, Guarded } from '../components/feedback';
 import { ModalForm, useProblems } from '../components/modal-form';
 import { RecordTable } from '../components/record-table';
 import { useZones } from '../components/zones';
@@ -73,6 +89,7 @@ export default function PlatformOrganisations() {
   const admin = useIsPlatformAdmin();
   const orgs = useOrganisations();
   const update = useUpdateOrganisation();
+  const mail = useUpdateOrganisation();
   const [creating, setCreating] = useState(false);
   const [planOf, setPlanOf] = useState<Organisation | null>(null);
   const [memberOf, setMemberOf] = useState<Organisation | null>(null);
@@ -93,6 +110,7 @@ export default function PlatformOrganisations() {
           {admin.reason}
         </Text>
       )}
+      <ErrorText error={mail.error} title="Mail not switched" />
       <RecordTable
         label="Organisations"
         card={{ badge: 'State', actions: 'Actions' }}
@@ -123,9 +141,20 @@ export default function PlatformOrganisations() {
           [
             'State',
             (o) => (
-              <Badge variant="dot" color={o.suspended ? 'red' : 'green'}>
-                {o.suspended ? 'suspended' : 'active'}
-              </Badge>
+              <Stack gap={6} align="flex-start">
+                <Badge variant="dot" color={o.suspended ? 'red' : 'green'}>
+                  {o.suspended ? 'suspended' : 'active'}
+                </Badge>
+                {/* Licence emails (DESIGN.md 22): off refuses sending and holds what waits. */}
+                <Switch
+                  size="xs"
+                  label="Mail enabled"
+                  styles={{ label: { whiteSpace: 'nowrap' } }}
+                  checked={o.mailEnabled}
+                  disabled={!admin.allowed || mail.busy}
+                  onChange={(e) => void mail.run({ slug: o.slug, body: { mailEnabled: e.currentTarget.checked } })}
+                />
+              </Stack>
             ),
           ],
           ['Created', (o) => <DateTime value={o.createdAt} withTime={false} />],

@@ -11,6 +11,7 @@ import { ErrorText, Guarded, Loading } from '../components/feedback';
 import { useProblems } from '../components/modal-form';
 import { PasskeysCard } from '../components/passkeys';
 import { useZones } from '../components/zones';
+import { MailSettingsCard } from './settings-mail';
 import { SingleSignOn } from './settings-sso';
 
 export default function Settings() {
@@ -18,6 +19,7 @@ export default function Settings() {
     <Stack>
       <Title order={1}>Settings</Title>
       <Timezone />
+      <MailSettingsCard />
       <SingleSignOn />
       <OwnPassword />
       <OwnSingleSignOn />

@@ -1,11 +1,12 @@
 import { Anchor, Button, Card, Group, SimpleGrid, Stack, Text, Title } from '@mantine/core';
 import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
-import { useCustomer, useDeleteCustomer } from '../../api/customers';
+import { useCustomer, useDeleteCustomer, useEraseCustomer } from '../../api/customers';
 import { useLicencePage } from '../../api/licences';
-import { useCanWrite } from '../../api/session';
+import { useCanErase, useCanWrite } from '../../api/session';
 import { CustomerForm } from '../../components/customer-form';
 import { DateTime, Field } from '../../components/display';
+import { Erasure } from '../../components/erasure';
 import { ConfirmButton, Empty, ErrorText, Guarded, Loading } from '../../components/feedback';
 import { IssueLicence } from '../../components/issue-licence';
 import { LicenceTable } from '../../components/licence-table';
@@ -20,6 +21,8 @@ export default function CustomerPage() {
   const write = useCanWrite();
   const customer = useCustomer(Number(id));
   const remove = useDeleteCustomer(Number(id));
+  const erase = useCanErase();
+  const eraseData = useEraseCustomer(Number(id));
   const [offset, setOffset] = useState(0);
   const licences = useLicencePage({ customerId: Number(id), window: 'all', limit: PAGE, offset });
   const [editing, setEditing] = useState(false);
@@ -67,6 +70,29 @@ export default function CustomerPage() {
                   },
                 }}
               />
+              {/* A Viewer sees the reason of the buttons around it; an Issuer this one's own. */}
+              <Guarded allowed={disabled || erase.allowed} reason={erase.reason}>
+                {(notAdmin) => (
+                  <ConfirmButton
+                    label="Erase personal data"
+                    title={`Erase ${c.name}’s personal data`}
+                    color="red"
+                    confirmLabel="Erase"
+                    disabled={disabled || notAdmin}
+                    consequence="Emails still waiting are not sent. This cannot be undone."
+                    action={eraseData}
+                  >
+                    <Erasure
+                      erased={[
+                        `the name (it becomes “Erased customer ${c.id}”), the email address and the notes`,
+                        `on each of its ${c.licenseCount === 1 ? 'licence' : `${c.licenseCount.toLocaleString()} licences`}: the licensee’s name and email, the notes, the machines’ labels and the addresses its emails went to`,
+                        'those values in the activity (shown as “[erased]”)',
+                      ]}
+                      stays={['the licences themselves, which keep working']}
+                    />
+                  </ConfirmButton>
+                )}
+              </Guarded>
             </Group>
           )}
         </Guarded>

@@ -4,6 +4,7 @@ import { Link, useParams } from 'react-router';
 import {
   downloadTerm,
   useArchive,
+  useEraseLicence,
   useLicence,
   useLicenceActivity,
   useReinstate,
@@ -14,13 +15,15 @@ import {
   type Licence,
 } from '../../api/licences';
 import { useProduct } from '../../api/products';
-import { useCanWrite } from '../../api/session';
+import { useCanErase, useCanWrite } from '../../api/session';
 import { useAction } from '../../api/action';
 import { ClaimsTable } from '../../components/claims';
+import { Erasure } from '../../components/erasure';
 import { CopyBox, DateTime, days, download, Field, HealthBadge, Sentence, StatusBadge, TrialBadge } from '../../components/display';
 import { ConfirmButton, ErrorText, Guarded, Loading } from '../../components/feedback';
 import type { ProductParam } from '../../components/param-input';
 import { RecordTable } from '../../components/record-table';
+import { Emails } from './emails';
 import { Leases } from './leases';
 import { Machines } from './machines';
 import { Notes } from './notes';
@@ -31,6 +34,7 @@ import { Usage } from './usage';
 export default function LicencePage() {
   const { slug = '', lid = '' } = useParams();
   const write = useCanWrite();
+  const erase = useCanErase();
   const licence = useLicence(lid);
   const product = useProduct(licence.data?.productId ?? null);
   const [renewing, setRenewing] = useState(false);
@@ -60,7 +64,7 @@ export default function LicencePage() {
           </Group>
         </div>
         <Guarded allowed={write.allowed} reason={write.reason}>
-          {(disabled) => <Lifecycle licence={l} disabled={disabled} onRenew={() => setRenewing(true)} />}
+          {(disabled) => <Lifecycle licence={l} disabled={disabled} erase={erase} onRenew={() => setRenewing(true)} />}
         </Guarded>
       </Group>
 
@@ -159,6 +163,7 @@ export default function LicencePage() {
         </Card>
       </SimpleGrid>
 
+      <Emails licence={l} write={write} />
       {l.meters.length > 0 && <Usage licence={l} write={write} />}
       {l.seatModel === 'FLOATING' ? (
         <Leases lid={lid} maxMachines={l.maxMachines} write={write} />
@@ -182,13 +187,24 @@ export default function LicencePage() {
 }
 
 /** Renew, Revoke, Reinstate, Archive and Restore, as they apply; a refusal shows under the buttons. */
-function Lifecycle({ licence: l, disabled, onRenew }: { licence: Licence; disabled: boolean; onRenew: () => void }) {
+function Lifecycle({
+  licence: l,
+  disabled,
+  erase,
+  onRenew,
+}: {
+  licence: Licence;
+  disabled: boolean;
+  erase: { allowed: boolean; reason: string };
+  onRenew: () => void;
+}) {
   const [reason, setReason] = useState('');
   const revoke = useRevoke(l.lid);
   const reinstate = useReinstate(l.lid);
   const archive = useArchive(l.lid);
   const restore = useRestore(l.lid);
   const resetLinks = useResetDownloadLinks(l.lid);
+  const eraseData = useEraseLicence(l.lid);
   return (
     <Stack gap="xs" maw={520}>
       <Group gap="xs">
@@ -242,6 +258,31 @@ function Lifecycle({ licence: l, disabled, onRenew }: { licence: Licence; disabl
           consequence="The applications get new update links the next time they ask; feed URLs copied before (into an updater's settings, a script) stop working at once. Download links already handed out run out by themselves within the hour."
           action={resetLinks}
         />
+        {/* A Viewer sees the reason of the buttons around it; an Issuer this one's own. */}
+        <Guarded allowed={disabled || erase.allowed} reason={erase.reason}>
+          {(notAdmin) => (
+            <ConfirmButton
+              label="Erase personal data"
+              title="Erase this licence’s personal data"
+              color="red"
+              confirmLabel="Erase"
+              disabled={disabled || notAdmin}
+              consequence="Emails still waiting are not sent. This cannot be undone."
+              action={eraseData}
+            >
+              <Erasure
+                erased={[
+                  ...(l.trial ? ['the trial’s email address'] : []),
+                  'the notes',
+                  'the machines’ labels',
+                  'the addresses its emails went to',
+                  'those values in its activity (shown as “[erased]”)',
+                ]}
+                stays={l.trial ? [] : ['the customer’s name and email, until the customer is erased on its page']}
+              />
+            </ConfirmButton>
+          )}
+        </Guarded>
       </Group>
       <ErrorText error={reinstate.error} title="Not reinstated" />
       <ErrorText error={restore.error} title="Not restored" />
