@@ -325,6 +325,17 @@ export async function convertTrial(
   return issueLicence(ctx, keyring, caches, { ...issue, productId: trial.product_id }, idem, { trial, seat: seat!, keepMachine });
 }
 
+/**
+ * What a payment connection's issue or renewal (DESIGN.md 22) adds to it: the term's end when it
+ * follows a subscription's period, its audit details, and its own writes, made in the licence's
+ * transaction after the licence's (a throw there takes the licence back with it).
+ */
+export interface Joined {
+  expiresAt?: number | undefined;
+  details: Record<string, unknown>;
+  write(t: Tenant, licence: { id: number; lid: string }): Promise<void>;
+}
+
 /** The actor of what a conversion does for the trial's machine (DESIGN.md 18). */
 const TRIAL_ACTOR = { name: 'trial' };
 
@@ -335,6 +346,7 @@ export async function issueLicence(
   input: IssueInput,
   idem: IdempotentRequest | null,
   conversion?: Conversion,
+  joined?: Joined,
 ): Promise<LicenceAnswer | Replay> {
   return signThenCommit(ctx, idem, 201, (commit) =>
     caches.products.with(ctx.tenant, input.productId, async (product) => {
@@ -364,7 +376,10 @@ export async function issueLicence(
       }
       const timeZone = ctx.org.timezone;
       const date = termDate(input) ?? localDate(ctx.now, timeZone);
-      const dates = termFrom(date, validityMonths(input.validityMonths, shape.defaultValidityMonths), timeZone, ctx.now);
+      const dates =
+        joined?.expiresAt === undefined
+          ? termFrom(date, validityMonths(input.validityMonths, shape.defaultValidityMonths), timeZone, ctx.now)
+          : { startsAt: null, expiresAt: joined.expiresAt };
       const updatesMonths = updatesMonthsOf(input.updatesMonths, shape.updatesMonths, shape.params);
       // A conversion is dated today unless its body says otherwise: its window runs from then (DESIGN.md 18).
       const upd = updatesFrom(date, updatesMonths, timeZone);
@@ -446,8 +461,10 @@ export async function issueLicence(
             customerId: owner.id,
             expiresAt: term.expiresAt && new Date(term.expiresAt).toISOString(),
             machines: fingerprints.length,
+            ...joined?.details,
           },
         });
+        await joined?.write(t, { id: row.id, lid });
         return { body, tally };
       });
     }),
@@ -591,6 +608,7 @@ export async function renewLicence(
   lid: string,
   input: RenewInput,
   idem: IdempotentRequest | null,
+  joined?: Joined,
 ): Promise<LicenceAnswer | Replay> {
   // The renewed term commits only while the term it replaces is still current.
   return signThenCommit(ctx, idem, 200, async (commit) => {
@@ -598,13 +616,15 @@ export async function renewLicence(
     if (current.trial === 1) throw badRequest('a trial is extended, not renewed: POST /licenses/{lid}/extend-trial');
     if (current.archived === 1) throw badRequest('an archived licence cannot be renewed: restore it first');
     return caches.products.with(ctx.tenant, current.product_id, async (product) => {
-      const months = validityMonths(input.validityMonths, product.shape.defaultValidityMonths);
       const date = termDate(input);
       const timeZone = ctx.org.timezone;
+      const months = () => validityMonths(input.validityMonths, product.shape.defaultValidityMonths);
       const dates =
-        date === undefined
-          ? extendedTerm({ startsAt: current.starts_at, expiresAt: current.expires_at }, months, timeZone, ctx.now)
-          : termFrom(date, months, timeZone, ctx.now);
+        joined?.expiresAt !== undefined
+          ? { startsAt: null, expiresAt: joined.expiresAt }
+          : date === undefined
+            ? extendedTerm({ startsAt: current.starts_at, expiresAt: current.expires_at }, months(), timeZone, ctx.now)
+            : termFrom(date, months(), timeZone, ctx.now);
       const updatesMonths = updatesMonthsOf(input.updatesMonths, current.updates_months, product.shape.params);
       const upd =
         date === undefined ? extendedUpdates(currentUpd(current, updatesMonths), updatesMonths, timeZone, ctx.now) : updatesFrom(date, updatesMonths, timeZone);
@@ -645,8 +665,13 @@ export async function renewLicence(
           subjectId: lid,
           lid,
           summary: `Renewed until ${term.expiresAt === null ? 'perpetual' : new Date(term.expiresAt).toISOString()}`,
-          details: { versionNo: fresh.term_version + 1, previousExpiresAt: fresh.expires_at && new Date(fresh.expires_at).toISOString() },
+          details: {
+            versionNo: fresh.term_version + 1,
+            previousExpiresAt: fresh.expires_at && new Date(fresh.expires_at).toISOString(),
+            ...joined?.details,
+          },
         });
+        await joined?.write(t, { id: fresh.id, lid });
         return { body, tally };
       });
     });

@@ -1,0 +1,284 @@
+import type { Database } from '../db/database.js';
+import { tenant, type Tenant } from '../db/tenant.js';
+import { makeCtx, StaleCache, type Ctx, type Organisation } from '../core/context.js';
+import { localDate, startOfDate } from '../core/calendar.js';
+import { inTransaction } from '../core/transaction.js';
+import { ApiError, badRequest, notFound } from '../core/errors.js';
+import type { Keyring } from '../keys/keyring.js';
+import { unseal } from '../keys/sealing.js';
+import { issueLicence, renewLicence, type IssueCaches, type Joined, type LicenceAnswer } from '../licences/service.js';
+import { queueLicenceEmail } from '../mail/queue.js';
+import { findProductRow } from '../products/repo.js';
+import { shapeOf } from '../products/shape.js';
+import {
+  countDelivery,
+  findEventRow,
+  findIntegrationRow,
+  findLine,
+  findSubscriptionLink,
+  insertEventRow,
+  insertLine,
+  insertLink,
+  lockIntegration,
+  stampFailure,
+  updateEventRow,
+  updateIntegrationRow,
+  updateLink,
+  type EventRow,
+  type IntegrationRow,
+} from './repo.js';
+import type { MappingInput } from './schemas.js';
+import { actorOf, sealContext } from './service.js';
+import { SIGNATURE_HEADER, verifySignature, type Provider } from './signature.js';
+import { readStripe, stripeCreated, type Order, type OrderLine } from './stripe.js';
+
+/** Outcomes a repeat applies again rather than answers (DESIGN.md 22). */
+const UNSETTLED = new Set(['FAILED', 'WAITING']);
+/** The outcomes that name what an event did, in the order its answer prefers them. */
+const CHANGES = ['ISSUED', 'RENEWED', 'REVOKED', 'REINSTATED'];
+/** An event received this long after it was made is IGNORED, so the ledger's 90 days outlast any replay. */
+const TOO_OLD_MS = 30 * 86_400_000;
+
+export interface HookAnswer {
+  eventId: string;
+  outcome: string;
+  duplicate: boolean;
+  lids: string[];
+}
+
+export interface HookDeps {
+  database: Database;
+  masterKey: Buffer;
+  keyring: Keyring;
+  caches: IssueCaches;
+}
+
+/** A connection as a hook's delivery finds it. */
+export type HookIntegration = IntegrationRow;
+
+/** One delivery: judged (admitDelivery), then applied once (applyEvent). */
+export async function receiveDelivery(deps: HookDeps, org: Organisation, row: IntegrationRow, headers: Record<string, unknown>, raw: Buffer) {
+  const now = Date.now();
+  return applyEvent(deps, org, row, await admitDelivery(deps, org, row, headers, raw, now), now);
+}
+
+/** The connection a hook's path names: another provider's path, or another organisation's id, is none (404). */
+export async function findHookIntegration(database: Database, org: Organisation, provider: Provider, id: number): Promise<IntegrationRow> {
+  const row = await findIntegrationRow(tenant(database.db, org.id), id);
+  if (!row || row.provider !== provider) throw notFound(`no ${provider} integration ${id}`);
+  return row;
+}
+
+/**
+ * Judges a delivery's signature and body (DESIGN.md 22's refusals after 404, 415 and 413, in
+ * order): a refused signature stamps the connection at most once a minute and writes nothing
+ * else; a disabled connection writes nothing (the provider retries).
+ */
+export async function admitDelivery(deps: HookDeps, org: Organisation, row: IntegrationRow, headers: Record<string, unknown>, raw: Buffer, now: number) {
+  const header = headers[SIGNATURE_HEADER[row.provider]];
+  const secret = unseal(deps.masterKey, row.secret, sealContext(org.id, row.id)).toString('utf8');
+  const verdict = verifySignature(row.provider, typeof header === 'string' ? header : undefined, raw, secret, Math.floor(now / 1000));
+  if (!verdict.ok) {
+    await stampFailure(tenant(deps.database.db, org.id), row.id, verdict.failure, now);
+    throw badRequest(verdict.reason);
+  }
+  if (row.enabled !== 1) throw new ApiError(503, 'this integration is disabled');
+  let event: unknown;
+  try {
+    event = JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw badRequest('the body is not JSON');
+  }
+  const body = event !== null && typeof event === 'object' && !Array.isArray(event) ? (event as Record<string, unknown>) : undefined;
+  if (!body || typeof body.id !== 'string' || body.id.length === 0 || body.id.length > 255 || typeof body.type !== 'string' || body.type.length > 255) {
+    throw badRequest('the body is not an event: a JSON object with its id and type');
+  }
+  return body as Record<string, unknown> & { id: string; type: string };
+}
+
+/** What applying an event did. */
+interface Result {
+  outcome: string;
+  error: string | null;
+  lids: string[];
+}
+
+const answerOf = (row: Pick<EventRow, 'event_id' | 'outcome' | 'lids'>, duplicate: boolean): HookAnswer => ({
+  eventId: row.event_id,
+  outcome: row.outcome,
+  duplicate,
+  lids: JSON.parse(row.lids) as string[],
+});
+
+/**
+ * Applies an event once per (connection, event id) (DESIGN.md 22). A repeat of an applied event
+ * answers its stored outcome; a repeat of a FAILED or WAITING one applies it again. Every change
+ * is made under the connection row's lock, each order line once, and the ledger entry is written
+ * under it too, read again there: of ten deliveries at once, one writes it and the others answer it.
+ */
+export async function applyEvent(
+  deps: HookDeps,
+  org: Organisation,
+  row: IntegrationRow,
+  event: { id: string; type: string } & Record<string, unknown>,
+  now: number,
+) {
+  const t = tenant(deps.database.db, org.id);
+  const stored = await findEventRow(t, row.id, event.id);
+  if (stored && !UNSETTLED.has(stored.outcome)) {
+    await countDelivery(t, stored.id, now);
+    return answerOf(stored, true);
+  }
+  const ctx = makeCtx(deps.database, org, { kind: 'system', name: actorOf(row) }, now);
+  const result = await resultOf(deps, ctx, row, event);
+  return inTransaction(ctx, async (trx) => {
+    await lockIntegration(trx, row.id);
+    const entry = await findEventRow(trx, row.id, event.id);
+    if (entry && !UNSETTLED.has(entry.outcome)) {
+      await countDelivery(trx, entry.id, now);
+      return answerOf(entry, true);
+    }
+    const written = { outcome: result.outcome, error: result.error, lids: JSON.stringify(result.lids) };
+    if (entry) await updateEventRow(trx, entry.id, { ...written, deliveries: entry.deliveries + 1, last_delivery_at: now });
+    else
+      await insertEventRow(trx, {
+        integration_id: row.id,
+        event_id: event.id,
+        type: event.type,
+        ...written,
+        deliveries: 1,
+        last_delivery_at: now,
+        received_at: now,
+      });
+    await updateIntegrationRow(trx, row.id, { last_event_at: now });
+    return { eventId: event.id, outcome: result.outcome, duplicate: false, lids: result.lids };
+  });
+}
+
+async function resultOf(deps: HookDeps, ctx: Ctx, row: IntegrationRow, event: Record<string, unknown> & { id: string }): Promise<Result> {
+  const created = stripeCreated(event);
+  if (created !== null && ctx.now - created > TOO_OLD_MS) return { outcome: 'IGNORED', error: 'too old', lids: [] };
+  const reading = readStripe(event);
+  if (reading.kind !== 'order') return { outcome: reading.kind, error: reading.error, lids: [] };
+  const mappings = JSON.parse(row.mappings) as MappingInput[];
+  const mapped = reading.order.lines.flatMap((line) => {
+    const mapping = mappings.find((m) => m.match === line.match);
+    return mapping ? [{ line, mapping }] : [];
+  });
+  if (mapped.length === 0) return { outcome: 'IGNORED', error: 'no line of the order is mapped', lids: [] };
+  const outcomes: Array<{ outcome: string; lid: string | null }> = [];
+  for (const { line, mapping } of mapped) {
+    try {
+      outcomes.push(await applyLine(deps, ctx, row, event.id, reading.order, line, mapping));
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      return { outcome: 'FAILED', error: err.message, lids: summary(outcomes).lids };
+    }
+  }
+  const { lids, outcome } = summary(outcomes);
+  return { outcome, error: null, lids };
+}
+
+function summary(outcomes: Array<{ outcome: string; lid: string | null }>) {
+  const changed = outcomes.filter((o) => o.lid !== null && CHANGES.includes(o.outcome));
+  return { outcome: changed[0]?.outcome ?? 'UNCHANGED', lids: changed.map((o) => o.lid!) };
+}
+
+/** Thrown in a line's transaction when another delivery applied the line first: read again. */
+class LineApplied extends Error {}
+
+/** A line applied before: what it did when this event applied it, else nothing for this event. */
+async function appliedBefore(t: Tenant, row: IntegrationRow, eventId: string, line: OrderLine) {
+  const applied = await findLine(t, row.id, line.ref);
+  if (!applied) return undefined;
+  return applied.event_id === eventId ? { outcome: applied.outcome, lid: applied.lid } : { outcome: 'UNCHANGED', lid: null };
+}
+
+/** Issues or renews for one mapped line, once; a cached product found changed is read again and the line applied again. */
+async function applyLine(deps: HookDeps, ctx: Ctx, row: IntegrationRow, eventId: string, order: Order, line: OrderLine, mapping: MappingInput) {
+  for (;;) {
+    const before = await appliedBefore(ctx.tenant, row, eventId, line);
+    if (before) return before;
+    try {
+      return await changeFor(deps, ctx, row, eventId, order, line, mapping);
+    } catch (err) {
+      if (!(err instanceof LineApplied || err instanceof StaleCache)) throw err;
+    }
+  }
+}
+
+/**
+ * The term's end when it follows the subscription: the start of the first local date whose
+ * start is at or after the period's end (36 hours after a date's start is always the next date).
+ */
+function followingEnd(periodEnd: number, timeZone: string): number {
+  const date = localDate(periodEnd, timeZone);
+  const start = startOfDate(date, timeZone);
+  return start >= periodEnd ? start : startOfDate(localDate(start + 36 * 3_600_000, timeZone), timeZone);
+}
+
+async function changeFor(deps: HookDeps, ctx: Ctx, row: IntegrationRow, eventId: string, order: Order, line: OrderLine, mapping: MappingInput) {
+  const follows = mapping.validityMonths === undefined || mapping.validityMonths === null;
+  if (follows && line.periodEnd === null) throw badRequest('no period: the line has no subscription and its mapping no validityMonths');
+  const expiresAt = follows ? followingEnd(line.periodEnd!, ctx.org.timezone) : undefined;
+  const details = { integrationId: row.id, eventId, customer: order.customer, subscription: line.subscription, order: order.order };
+  const claimLine = async (t: Tenant, licenceId: number, outcome: string) => {
+    await lockIntegration(t, row.id);
+    if (await findLine(t, row.id, line.ref)) throw new LineApplied();
+    await insertLine(t, { integration_id: row.id, line_ref: line.ref, event_id: eventId, licence_id: licenceId, outcome, applied_at: ctx.now });
+  };
+  const link = order.renews && line.subscription !== null ? await findSubscriptionLink(ctx.tenant, row.id, line.subscription, line.match) : undefined;
+  if (link) {
+    if (line.periodEnd !== null && link.period_end !== null && line.periodEnd <= Number(link.period_end)) return { outcome: 'UNCHANGED', lid: null };
+    const joined: Joined = {
+      expiresAt,
+      details,
+      write: async (t, licence) => {
+        await claimLine(t, licence.id, 'RENEWED');
+        await updateLink(t, link.id, { period_end: line.periodEnd, order_ref: order.order, payment_ref: order.payment });
+        if (row.send_on_renew === 1) await queueLicenceEmail(t.db, { orgId: t.orgId, lid: licence.lid, trigger: 'renewed', actor: actorOf(row), now: ctx.now });
+      },
+    };
+    const input = { graceDays: mapping.graceDays ?? undefined, validityMonths: mapping.validityMonths ?? undefined };
+    const body = (await renewLicence(ctx, deps.keyring, deps.caches, link.lid, input, null, joined)) as LicenceAnswer;
+    return { outcome: 'RENEWED', lid: body.lid };
+  }
+  if (order.email === null) throw badRequest('the order names no customer email');
+  const product = await findProductRow(ctx.tenant, mapping.productId);
+  if (!product) throw badRequest(`the mapped product ${mapping.productId} no longer exists`);
+  const shape = shapeOf(product);
+  const licenceType = mapping.licenceType ?? shape.licenceType;
+  const joined: Joined = {
+    expiresAt,
+    details,
+    write: async (t, licence) => {
+      await claimLine(t, licence.id, 'ISSUED');
+      await insertLink(t, {
+        integration_id: row.id,
+        licence_id: licence.id,
+        customer_ref: order.customer,
+        subscription_ref: line.subscription,
+        price_ref: line.match,
+        order_ref: order.order,
+        payment_ref: order.payment,
+        period_end: line.periodEnd,
+        created_at: ctx.now,
+      });
+      if (row.send_on_issue === 1) await queueLicenceEmail(t.db, { orgId: t.orgId, lid: licence.lid, trigger: 'issued', actor: actorOf(row), now: ctx.now });
+    },
+  };
+  const input = {
+    productId: mapping.productId,
+    customer: { name: order.name ?? order.email, email: order.email },
+    licenceType,
+    ...(licenceType === 'HYBRID' ? { activation: 'ONLINE' as const } : {}),
+    ...(follows ? {} : { validityMonths: mapping.validityMonths! }),
+    graceDays: mapping.graceDays ?? undefined,
+    maxMachines: (mapping.maxMachines ?? shape.maxMachines) * line.quantity,
+    params: mapping.params,
+    meters: mapping.meters ?? undefined,
+    ...(mapping.updatesMonths !== undefined ? { updatesMonths: mapping.updatesMonths } : {}),
+  };
+  const body = (await issueLicence(ctx, deps.keyring, deps.caches, input, null, undefined, joined)) as LicenceAnswer;
+  return { outcome: 'ISSUED', lid: body.lid };
+}

@@ -1,0 +1,117 @@
+import type { Insertable, Selectable, Updateable } from 'kysely';
+import { dialectOf, lockRow } from '../db/database.js';
+import type { IntegrationEventsTable, IntegrationLinksTable, IntegrationsTable } from '../db/schema.js';
+import type { Tenant } from '../db/tenant.js';
+
+export type IntegrationRow = Selectable<IntegrationsTable>;
+export type EventRow = Selectable<IntegrationEventsTable>;
+export type LinkRow = Selectable<IntegrationLinksTable>;
+
+export const findIntegrationRow = (t: Tenant, id: number) => t.selectFrom('integrations').selectAll().where('id', '=', id).executeTakeFirst();
+
+export const findIntegrationNamed = (t: Tenant, name: string) => t.selectFrom('integrations').select('id').where('name', '=', name).executeTakeFirst();
+
+export const integrationRows = (t: Tenant) => t.selectFrom('integrations').selectAll().orderBy('id').execute();
+
+export const insertIntegration = (t: Tenant, values: Omit<Insertable<IntegrationsTable>, 'org_id'>) =>
+  t.insertInto('integrations', values).returning('id').executeTakeFirstOrThrow();
+
+export async function updateIntegrationRow(t: Tenant, id: number, set: Updateable<IntegrationsTable>): Promise<void> {
+  await t.updateTable('integrations').set(set).where('id', '=', id).execute();
+}
+
+/** The connection with its ledger, links, applied lines and Paddle customers; never a licence. */
+export async function deleteIntegrationRows(t: Tenant, id: number): Promise<void> {
+  for (const table of ['integration_events', 'integration_links', 'integration_lines', 'paddle_customers'] as const) {
+    await t.deleteFrom(table).where('integration_id', '=', id).execute();
+  }
+  await t.deleteFrom('integrations').where('id', '=', id).execute();
+}
+
+/** Locks the connection row (DESIGN.md 22: every event of a connection is applied under it). */
+export async function lockIntegration(t: Tenant, id: number): Promise<void> {
+  await lockRow({ dialect: dialectOf(t.db) }, t.db, 'integrations', id);
+}
+
+/** The number of the connection's ledger entries in each outcome given. */
+export async function countOutcomes(t: Tenant, id: number): Promise<{ failed: number; waiting: number }> {
+  const rows = await t
+    .selectFrom('integration_events')
+    .select(['outcome', (eb) => eb.fn.countAll<number>().as('count')])
+    .where('integration_id', '=', id)
+    .where('outcome', 'in', ['FAILED', 'WAITING'])
+    .groupBy('outcome')
+    .execute();
+  const of = (outcome: string) => Number(rows.find((r) => r.outcome === outcome)?.count ?? 0);
+  return { failed: of('FAILED'), waiting: of('WAITING') };
+}
+
+/**
+ * Stamps a refused signature on the connection, at most once a minute (DESIGN.md 22), in one
+ * statement so that a burst of forged deliveries writes once.
+ */
+export async function stampFailure(t: Tenant, id: number, failure: string, now: number): Promise<void> {
+  await t
+    .updateTable('integrations')
+    .set({ last_failure_at: now, last_failure: failure })
+    .where('id', '=', id)
+    .where((eb) => eb.or([eb('last_failure_at', 'is', null), eb('last_failure_at', '<=', now - 60_000)]))
+    .execute();
+}
+
+export const findEventRow = (t: Tenant, integrationId: number, eventId: string) =>
+  t.selectFrom('integration_events').selectAll().where('integration_id', '=', integrationId).where('event_id', '=', eventId).executeTakeFirst();
+
+export async function insertEventRow(t: Tenant, values: Omit<Insertable<IntegrationEventsTable>, 'org_id'>): Promise<void> {
+  await t.insertInto('integration_events', values).execute();
+}
+
+export async function updateEventRow(t: Tenant, id: number, set: Updateable<IntegrationEventsTable>): Promise<void> {
+  await t.updateTable('integration_events').set(set).where('id', '=', id).execute();
+}
+
+/** A provider's delivery of an event already in the ledger: counted, nothing else. */
+export async function countDelivery(t: Tenant, id: number, now: number): Promise<void> {
+  await t
+    .updateTable('integration_events')
+    .set((eb) => ({ deliveries: eb('deliveries', '+', 1), last_delivery_at: now }))
+    .where('id', '=', id)
+    .execute();
+}
+
+/** An order line as applied, with the lid of the licence it issued or renewed. */
+export const findLine = (t: Tenant, integrationId: number, lineRef: string) =>
+  t
+    .selectFrom('integration_lines')
+    .innerJoin('licences', 'licences.id', 'integration_lines.licence_id')
+    .select(['integration_lines.outcome', 'integration_lines.event_id', 'licences.lid'])
+    .where('integration_lines.integration_id', '=', integrationId)
+    .where('integration_lines.line_ref', '=', lineRef)
+    .executeTakeFirst();
+
+export async function insertLine(
+  t: Tenant,
+  values: { integration_id: number; line_ref: string; event_id: string; licence_id: number; outcome: string; applied_at: number },
+) {
+  await t.insertInto('integration_lines', values).execute();
+}
+
+/** The licence a subscription's price holds through this connection, with its last period end. */
+export const findSubscriptionLink = (t: Tenant, integrationId: number, subscription: string, price: string) =>
+  t
+    .selectFrom('integration_links')
+    .innerJoin('licences', 'licences.id', 'integration_links.licence_id')
+    .select(['integration_links.id', 'integration_links.period_end', 'licences.lid'])
+    .where('integration_links.integration_id', '=', integrationId)
+    .where('integration_links.subscription_ref', '=', subscription)
+    .where('integration_links.price_ref', '=', price)
+    .orderBy('integration_links.id', 'desc')
+    .executeTakeFirst();
+
+export async function insertLink(t: Tenant, values: Omit<Insertable<IntegrationLinksTable>, 'org_id'>): Promise<void> {
+  await t.insertInto('integration_links', values).execute();
+}
+
+export async function updateLink(t: Tenant, id: number, set: Updateable<IntegrationLinksTable>): Promise<void> {
+  await t.updateTable('integration_links').set(set).where('id', '=', id).execute();
+}
