@@ -814,6 +814,8 @@ export interface IntegrationEventsTable {
   deliveries: number;
   last_delivery_at: number | null;
   received_at: number;
+  /** While FAILED: the order as read (lines, periods, email, name: what a retry needs), never the raw body; else null. */
+  retry_order: string | null;
 }
 
 /** DESIGN.md 22: a licence issued through a connection, with the provider's ids it belongs to. */

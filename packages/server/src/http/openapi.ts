@@ -174,6 +174,8 @@ const OPERATION_IDS: Record<string, string> = {
   'GET /integrations/{id}': 'getIntegration',
   'PUT /integrations/{id}': 'updateIntegration',
   'DELETE /integrations/{id}': 'deleteIntegration',
+  'GET /integrations/{id}/events': 'listIntegrationEvents',
+  'POST /integrations/{id}/events/{eventId}/retry': 'retryIntegrationEvent',
   'POST /hooks/stripe/{id}': 'receiveStripeEvent',
   'GET /sso': 'getSingleSignOn',
   'PUT /sso': 'putSingleSignOn',

@@ -3,7 +3,7 @@ import { tenant, type Tenant } from '../db/tenant.js';
 import { makeCtx, StaleCache, type Ctx, type Organisation } from '../core/context.js';
 import { localDate, startOfDate } from '../core/calendar.js';
 import { inTransaction } from '../core/transaction.js';
-import { ApiError, badRequest, notFound } from '../core/errors.js';
+import { ApiError, badRequest, conflict, notFound } from '../core/errors.js';
 import type { Keyring } from '../keys/keyring.js';
 import { unseal } from '../keys/sealing.js';
 import { issueLicence, renewLicence, type IssueCaches, type Joined, type LicenceAnswer } from '../licences/service.js';
@@ -28,9 +28,10 @@ import {
   type IntegrationRow,
 } from './repo.js';
 import type { MappingInput } from './schemas.js';
-import { actorOf, sealContext } from './service.js';
+import { entryOf } from './entries.js';
+import { actorOf, authorizeSave, sealContext } from './service.js';
 import { SIGNATURE_HEADER, verifySignature, type Provider } from './signature.js';
-import { readStripe, stripeCreated, type Order, type OrderLine } from './stripe.js';
+import { readStripe, stripeCreated, type Order, type OrderLine, type Reading } from './stripe.js';
 
 /** Outcomes a repeat applies again rather than answers (DESIGN.md 22). */
 const UNSETTLED = new Set(['FAILED', 'WAITING']);
@@ -96,11 +97,12 @@ export async function admitDelivery(deps: HookDeps, org: Organisation, row: Inte
   return body as Record<string, unknown> & { id: string; type: string };
 }
 
-/** What applying an event did. */
+/** What applying an event did; `order` kept while FAILED, for a retry. */
 interface Result {
   outcome: string;
   error: string | null;
   lids: string[];
+  order: Order | null;
 }
 
 const answerOf = (row: Pick<EventRow, 'event_id' | 'outcome' | 'lids'>, duplicate: boolean): HookAnswer => ({
@@ -109,6 +111,13 @@ const answerOf = (row: Pick<EventRow, 'event_id' | 'outcome' | 'lids'>, duplicat
   duplicate,
   lids: JSON.parse(row.lids) as string[],
 });
+
+/** What an event asks, read once: an event received over 30 days after it was made is IGNORED "too old". */
+function readingOf(event: Record<string, unknown>, now: number): Reading {
+  const created = stripeCreated(event);
+  if (created !== null && now - created > TOO_OLD_MS) return { kind: 'IGNORED', error: 'too old' };
+  return readStripe(event);
+}
 
 /**
  * Applies an event once per (connection, event id) (DESIGN.md 22). A repeat of an applied event
@@ -122,24 +131,60 @@ export async function applyEvent(
   row: IntegrationRow,
   event: { id: string; type: string } & Record<string, unknown>,
   now: number,
-) {
+): Promise<HookAnswer> {
   const t = tenant(deps.database.db, org.id);
   const stored = await findEventRow(t, row.id, event.id);
   if (stored && !UNSETTLED.has(stored.outcome)) {
     await countDelivery(t, stored.id, now);
     return answerOf(stored, true);
   }
+  const settled = await settle(deps, org, row, event, readingOf(event, now), now, true);
+  return answerOf(settled.entry, settled.duplicate);
+}
+
+/**
+ * `POST /integrations/{id}/events/{eventId}/retry`: a FAILED or WAITING event applied again from
+ * what its entry kept, as a repeat would, not counted as a delivery; any other outcome 409.
+ */
+export async function retryEvent(deps: HookDeps, ctx: Ctx, integrationId: number, eventId: string) {
+  authorizeSave(ctx);
+  const row = await findIntegrationRow(ctx.tenant, integrationId);
+  if (!row) throw notFound(`no integration ${integrationId}`);
+  const stored = await findEventRow(ctx.tenant, row.id, eventId);
+  if (!stored) throw notFound(`integration ${integrationId} has no event ${eventId}`);
+  if (!UNSETTLED.has(stored.outcome)) throw conflict(`event ${eventId} was ${stored.outcome}: only a FAILED or WAITING event is retried`);
+  const reading: Reading =
+    stored.retry_order === null ? { kind: 'FAILED', error: stored.error ?? 'not applied' } : { kind: 'order', order: JSON.parse(stored.retry_order) as Order };
+  return entryOf((await settle(deps, ctx.org, row, { id: stored.event_id, type: stored.type }, reading, ctx.now, false)).entry);
+}
+
+/** Applies what an event asks, then writes its ledger entry under the connection's lock, read again there. */
+async function settle(
+  deps: HookDeps,
+  org: Organisation,
+  row: IntegrationRow,
+  event: { id: string; type: string },
+  reading: Reading,
+  now: number,
+  delivery: boolean,
+): Promise<{ entry: EventRow; duplicate: boolean }> {
   const ctx = makeCtx(deps.database, org, { kind: 'system', name: actorOf(row) }, now);
-  const result = await resultOf(deps, ctx, row, event);
+  const result = await resultOf(deps, ctx, row, event.id, reading);
   return inTransaction(ctx, async (trx) => {
     await lockIntegration(trx, row.id);
     const entry = await findEventRow(trx, row.id, event.id);
     if (entry && !UNSETTLED.has(entry.outcome)) {
-      await countDelivery(trx, entry.id, now);
-      return answerOf(entry, true);
+      if (delivery) await countDelivery(trx, entry.id, now);
+      return { entry: (await findEventRow(trx, row.id, event.id))!, duplicate: delivery };
     }
-    const written = { outcome: result.outcome, error: result.error, lids: JSON.stringify(result.lids) };
-    if (entry) await updateEventRow(trx, entry.id, { ...written, deliveries: entry.deliveries + 1, last_delivery_at: now });
+    const written = {
+      outcome: result.outcome,
+      error: result.error,
+      lids: JSON.stringify(result.lids),
+      retry_order: result.outcome === 'FAILED' && result.order ? JSON.stringify(result.order) : null,
+    };
+    const counted = delivery ? { deliveries: (entry?.deliveries ?? 0) + 1, last_delivery_at: now } : {};
+    if (entry) await updateEventRow(trx, entry.id, { ...written, ...counted });
     else
       await insertEventRow(trx, {
         integration_id: row.id,
@@ -151,32 +196,29 @@ export async function applyEvent(
         received_at: now,
       });
     await updateIntegrationRow(trx, row.id, { last_event_at: now });
-    return { eventId: event.id, outcome: result.outcome, duplicate: false, lids: result.lids };
+    return { entry: (await findEventRow(trx, row.id, event.id))!, duplicate: false };
   });
 }
 
-async function resultOf(deps: HookDeps, ctx: Ctx, row: IntegrationRow, event: Record<string, unknown> & { id: string }): Promise<Result> {
-  const created = stripeCreated(event);
-  if (created !== null && ctx.now - created > TOO_OLD_MS) return { outcome: 'IGNORED', error: 'too old', lids: [] };
-  const reading = readStripe(event);
-  if (reading.kind !== 'order') return { outcome: reading.kind, error: reading.error, lids: [] };
+async function resultOf(deps: HookDeps, ctx: Ctx, row: IntegrationRow, eventId: string, reading: Reading): Promise<Result> {
+  if (reading.kind !== 'order') return { outcome: reading.kind, error: reading.error, lids: [], order: null };
+  const { order } = reading;
   const mappings = JSON.parse(row.mappings) as MappingInput[];
-  const mapped = reading.order.lines.flatMap((line) => {
+  const mapped = order.lines.flatMap((line) => {
     const mapping = mappings.find((m) => m.match === line.match);
     return mapping ? [{ line, mapping }] : [];
   });
-  if (mapped.length === 0) return { outcome: 'IGNORED', error: 'no line of the order is mapped', lids: [] };
+  if (mapped.length === 0) return { outcome: 'IGNORED', error: 'no line of the order is mapped', lids: [], order: null };
   const outcomes: Array<{ outcome: string; lid: string | null }> = [];
   for (const { line, mapping } of mapped) {
     try {
-      outcomes.push(await applyLine(deps, ctx, row, event.id, reading.order, line, mapping));
+      outcomes.push(await applyLine(deps, ctx, row, eventId, order, line, mapping));
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
-      return { outcome: 'FAILED', error: err.message, lids: summary(outcomes).lids };
+      return { outcome: 'FAILED', error: err.message, lids: summary(outcomes).lids, order };
     }
   }
-  const { lids, outcome } = summary(outcomes);
-  return { outcome, error: null, lids };
+  return { ...summary(outcomes), error: null, order: null };
 }
 
 function summary(outcomes: Array<{ outcome: string; lid: string | null }>) {

@@ -115,3 +115,12 @@ export async function insertLink(t: Tenant, values: Omit<Insertable<IntegrationL
 export async function updateLink(t: Tenant, id: number, set: Updateable<IntegrationLinksTable>): Promise<void> {
   await t.updateTable('integration_links').set(set).where('id', '=', id).execute();
 }
+
+/** The connection's ledger, newest first, one page (DESIGN.md 22). */
+export async function eventPage(t: Tenant, integrationId: number, filter: { outcome?: string | undefined; limit: number; offset: number }) {
+  let query = t.selectFrom('integration_events').where('integration_id', '=', integrationId);
+  if (filter.outcome !== undefined) query = query.where('outcome', '=', filter.outcome);
+  const { total } = await query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
+  const rows = await query.selectAll().orderBy('id', 'desc').limit(filter.limit).offset(filter.offset).execute();
+  return { rows, total: Number(total) };
+}

@@ -2,13 +2,13 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Database } from '../db/database.js';
 import { ApiError, forbidden } from '../core/errors.js';
-import { IdParams, NoContent, responses } from '../core/schemas.js';
+import { Id, IdParams, NoContent, Paged, responses, Slug } from '../core/schemas.js';
 import type { Keyring } from '../keys/keyring.js';
 import { ProductCache } from '../licences/opening.js';
 import { CustomerNames } from '../licences/service.js';
-import { findHookIntegration, receiveDelivery, type HookDeps, type HookIntegration } from './hook.js';
-import { ChangeBody, CreateBody, HookAnswer, Integration } from './schemas.js';
-import { createIntegration, deleteIntegration, getIntegration, listIntegrations, updateIntegration } from './service.js';
+import { findHookIntegration, receiveDelivery, retryEvent, type HookDeps, type HookIntegration } from './hook.js';
+import { ChangeBody, CreateBody, EventEntry, EventQuery, HookAnswer, Integration } from './schemas.js';
+import { createIntegration, deleteIntegration, getIntegration, listEvents, listIntegrations, updateIntegration } from './service.js';
 
 const tags = ['Integrations'];
 
@@ -63,11 +63,12 @@ export function integrationRoutes(database: Database, masterKey: Buffer, keyring
   const deps = { database, masterKey, keyring, caches: { products: new ProductCache(), customers: new CustomerNames() } };
   return async (app) => {
     await app.register(hookRoutes(deps));
-    await app.register(connectionRoutes(masterKey, publicUrl));
+    await app.register(connectionRoutes(deps, publicUrl));
   };
 }
 
-function connectionRoutes(masterKey: Buffer, publicUrl: string): FastifyPluginAsyncTypebox {
+function connectionRoutes(deps: HookDeps, publicUrl: string): FastifyPluginAsyncTypebox {
+  const { masterKey } = deps;
   return async (app) => {
     // DESIGN.md 22: a connection is the organisation's own administrators', never a platform account's.
     app.addHook('preHandler', async (request) => {
@@ -139,6 +140,37 @@ function connectionRoutes(masterKey: Buffer, publicUrl: string): FastifyPluginAs
         await deleteIntegration(request.ctx, request.params.id);
         return reply.code(204).send();
       },
+    );
+
+    app.get(
+      '/integrations/:id/events',
+      {
+        config: { access: 'integrations:read' },
+        schema: {
+          summary: "A connection's events and their outcomes",
+          description: 'Newest first, paged as activity.',
+          tags,
+          params: IdParams,
+          querystring: EventQuery,
+          response: responses({ 200: Paged(EventEntry) }),
+        },
+      },
+      async (request) => listEvents(request.ctx, request.params.id, request.query),
+    );
+
+    app.post(
+      '/integrations/:id/events/:eventId/retry',
+      {
+        config: { access: 'integrations:write' },
+        schema: {
+          summary: 'Apply a FAILED event again',
+          description: 'From what its entry kept; answers the entry with its new outcome. Any other stored outcome: 409. Also needs licenses:write.',
+          tags,
+          params: Type.Object({ slug: Slug, id: Id(), eventId: Type.String({ minLength: 1, maxLength: 255 }) }),
+          response: responses({ 200: EventEntry }, [409]),
+        },
+      },
+      async (request) => retryEvent(deps, request.ctx, request.params.id, request.params.eventId),
     );
   };
 }

@@ -86,3 +86,26 @@ export const HookAnswer = Type.Object({
   duplicate: Type.Boolean(),
   lids: Type.Array(Type.String()),
 });
+
+export const OUTCOMES = ['ISSUED', 'RENEWED', 'REVOKED', 'REINSTATED', 'UNCHANGED', 'IGNORED', 'WAITING', 'FAILED'] as const;
+
+export const EventEntry = Type.Object({
+  id: Type.Integer(),
+  eventId: Type.String(),
+  type: Type.String(),
+  receivedAt: Timestamp,
+  outcome: Type.String(),
+  error: Nullable(Type.String()),
+  lids: Type.Array(Type.String()),
+  deliveries: Type.Integer(),
+  lastDeliveryAt: NullableTimestamp,
+});
+
+export const EventQuery = Type.Object(
+  {
+    outcome: Type.Optional(Type.Union(OUTCOMES.map((o) => Type.Literal(o)))),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 })),
+  },
+  { additionalProperties: false },
+);

@@ -6,10 +6,12 @@ import { inTransaction } from '../core/transaction.js';
 import { badRequest, conflict, forbidden, invalid, notFound } from '../core/errors.js';
 import { iso } from '../core/schemas.js';
 import { seal } from '../keys/sealing.js';
+import { entryOf } from './entries.js';
 import { checkMappings } from './mappings.js';
 import {
   countOutcomes,
   deleteIntegrationRows,
+  eventPage,
   findIntegrationNamed,
   findIntegrationRow,
   insertIntegration,
@@ -53,7 +55,7 @@ export async function toIntegration(t: Tenant, publicUrl: string, slug: string, 
 }
 
 /** DESIGN.md 22: a connection issues in the organisation's name, so saving one needs licenses:write. */
-function authorizeSave(ctx: Ctx): void {
+export function authorizeSave(ctx: Ctx): void {
   if (!ctx.can('licenses:write')) throw forbidden('a connection issues licences: creating or changing one needs licenses:write');
 }
 
@@ -184,4 +186,13 @@ export async function deleteIntegration(ctx: Ctx, id: number): Promise<void> {
       details: { provider: row.provider, name: row.name },
     });
   });
+}
+
+/** `GET /integrations/{id}/events`: the ledger, newest first, paged as activity. */
+export async function listEvents(ctx: Ctx, id: number, query: { outcome?: string | undefined; limit?: number | undefined; offset?: number | undefined }) {
+  await findIntegration(ctx.tenant, id);
+  const limit = query.limit ?? 50;
+  const offset = query.offset ?? 0;
+  const { rows, total } = await eventPage(ctx.tenant, id, { outcome: query.outcome, limit, offset });
+  return { items: rows.map(entryOf), total, limit, offset };
 }

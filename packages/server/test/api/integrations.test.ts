@@ -357,3 +357,47 @@ describe('Stripe invoice.paid and checkout.session.completed (DESIGN 22)', () =>
     expect((await deliver(id, session({ payment_status: 'unpaid' }))).data).toMatchObject({ outcome: 'IGNORED' });
   });
 });
+
+describe('the ledger: GET /integrations/{id}/events and retry (DESIGN 22)', () => {
+  it('lists the events newest first, filtered by outcome; a FAILED one is retried once the cause is gone, then 409', async () => {
+    const inactive = await createProduct(h.admin);
+    const { id } = (await create({ sendOnIssue: false, mappings: [{ match: 'price_retry', productId: inactive.id }] })).data;
+    expect((await h.admin('PUT', `/products/${inactive.id}`, { active: false })).statusCode).toBe(200);
+    const ignored = await deliver(id, invoicePaid({ periodEnd: nowS() + 86_400, lines: [{ price: 'price_other' }] }));
+    const failed = await deliver(id, invoicePaid({ subscription: 'sub_retry', periodEnd: nowS() + 20 * 86_400, lines: [{ price: 'price_retry' }] }));
+    expect(failed.data).toMatchObject({ outcome: 'FAILED', lids: [] });
+
+    const page = (await h.admin('GET', `/integrations/${id}/events`)).data;
+    expect(page).toMatchObject({ total: 2, limit: 50, offset: 0 });
+    expect(page.items.map((e: { eventId: string }) => e.eventId)).toEqual([failed.data.eventId, ignored.data.eventId]);
+    expect(page.items[0]).toMatchObject({ type: 'invoice.paid', outcome: 'FAILED', deliveries: 1, lids: [] });
+    expect(page.items[0].error).toContain('inactive');
+    const onlyFailed = (await h.admin('GET', `/integrations/${id}/events?outcome=FAILED`)).data;
+    expect(onlyFailed.items.map((e: { eventId: string }) => e.eventId)).toEqual([failed.data.eventId]);
+    expect((await h.admin('GET', `/integrations/${id}/events?outcome=LOST`)).statusCode).toBe(400);
+
+    expect((await h.admin('POST', `/integrations/${id}/events/${ignored.data.eventId}/retry`)).statusCode).toBe(409);
+    expect((await h.admin('POST', `/integrations/${id}/events/evt_never/retry`)).statusCode).toBe(404);
+    expect((await h.admin('POST', `/integrations/${id}/events/${failed.data.eventId}/retry`)).data.outcome).toBe('FAILED');
+    await h.admin('PUT', `/products/${inactive.id}`, { active: true });
+    const retried = await h.admin('POST', `/integrations/${id}/events/${failed.data.eventId}/retry`);
+    expect(retried.statusCode).toBe(200);
+    // A retry is not a delivery.
+    expect(retried.data).toMatchObject({ eventId: failed.data.eventId, outcome: 'ISSUED', deliveries: 1, error: null });
+    expect(retried.data.lids).toHaveLength(1);
+    expect((await h.admin('POST', `/integrations/${id}/events/${failed.data.eventId}/retry`)).statusCode).toBe(409);
+    const readOnly = h.as({ token: await h.createToken(['integrations:read']) });
+    expect((await readOnly('GET', `/integrations/${id}/events`)).statusCode).toBe(200);
+    expect((await readOnly('POST', `/integrations/${id}/events/${failed.data.eventId}/retry`)).statusCode).toBe(403);
+  });
+
+  it('applies a FAILED event again when the provider delivers it again, counting the delivery', async () => {
+    const inactive = await createProduct(h.admin, { active: false });
+    const { id } = (await create({ sendOnIssue: false, mappings: [{ match: 'price_again', productId: inactive.id }] })).data;
+    const payload = invoicePaid({ subscription: 'sub_again', periodEnd: nowS() + 20 * 86_400, lines: [{ price: 'price_again' }] });
+    expect((await deliver(id, payload)).data.outcome).toBe('FAILED');
+    await h.admin('PUT', `/products/${inactive.id}`, { active: true });
+    expect((await deliver(id, payload)).data).toMatchObject({ outcome: 'ISSUED', duplicate: false });
+    expect((await h.admin('GET', `/integrations/${id}/events`)).data.items[0]).toMatchObject({ outcome: 'ISSUED', deliveries: 2, error: null });
+  });
+});

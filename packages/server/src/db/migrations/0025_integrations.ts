@@ -40,9 +40,11 @@ export function integrations(dialect: DialectName): Migration {
         .addColumn('deliveries', 'integer', notNull)
         .addColumn('last_delivery_at', 'bigint')
         .addColumn('received_at', 'bigint', notNull)
+        .addColumn('retry_order', 'text')
         .addUniqueConstraint('integration_events_event', ['integration_id', 'event_id'])
         .execute();
       await db.schema.createIndex('integration_events_received').on('integration_events').column('received_at').execute();
+      await db.schema.createIndex('integration_events_listed').on('integration_events').columns(['integration_id', 'id']).execute();
 
       await withId(db.schema.createTable('integration_links'), dialect)
         .addColumn('org_id', 'bigint', (c) => c.notNull().references('organisations.id'))
