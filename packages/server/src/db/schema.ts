@@ -518,6 +518,8 @@ export interface Schema {
   integration_events: IntegrationEventsTable;
   integration_links: IntegrationLinksTable;
   integration_lines: IntegrationLinesTable;
+  integration_payments: IntegrationPaymentsTable;
+  integration_revocations: IntegrationRevocationsTable;
   paddle_customers: PaddleCustomersTable;
 }
 
@@ -844,7 +846,32 @@ export interface IntegrationLinesTable {
   event_id: string;
   licence_id: number;
   outcome: string;
+  /** The order (invoice or Checkout session) and payment the line was paid by: a refund or dispute finds its licences by them. */
+  order_ref: string | null;
+  payment_ref: string | null;
   applied_at: number;
+}
+
+/** DESIGN.md 22: a Stripe payment and the invoice it paid (invoice_payment.paid). */
+export interface IntegrationPaymentsTable {
+  id: Generated<number>;
+  org_id: number;
+  integration_id: number;
+  payment_ref: string;
+  order_ref: string;
+}
+
+/** DESIGN.md 22: a licence an event revoked; a dispute's or a pause's (`cause`) is reinstated by its end while untouched since. */
+export interface IntegrationRevocationsTable {
+  id: Generated<number>;
+  org_id: number;
+  integration_id: number;
+  licence_id: number;
+  event_id: string;
+  cause: string | null;
+  revoked_at: number;
+  /** The event that reinstated it. */
+  reinstated_by: string | null;
 }
 
 /** DESIGN.md 22: the latest email and name a Paddle connection saw for a customer id. */

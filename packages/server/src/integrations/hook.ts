@@ -6,7 +6,8 @@ import { inTransaction } from '../core/transaction.js';
 import { ApiError, badRequest, conflict, notFound } from '../core/errors.js';
 import type { Keyring } from '../keys/keyring.js';
 import { unseal } from '../keys/sealing.js';
-import { issueLicence, renewLicence, type IssueCaches, type Joined, type LicenceAnswer } from '../licences/service.js';
+import { findLicenceRow } from '../licences/repo.js';
+import { issueLicence, reinstateLicence, renewLicence, revokeLicence, type IssueCaches, type Joined, type LicenceAnswer } from '../licences/service.js';
 import { queueLicenceEmail } from '../mail/queue.js';
 import { findProductRow } from '../products/repo.js';
 import { shapeOf } from '../products/shape.js';
@@ -19,7 +20,14 @@ import {
   insertEventRow,
   insertLine,
   insertLink,
+  insertPayment,
+  insertRevocation,
   lockIntegration,
+  markReinstated,
+  paidLicences,
+  revocationsBy,
+  revokedByEvent,
+  subscriptionLicences,
   stampFailure,
   updateEventRow,
   updateIntegrationRow,
@@ -201,6 +209,15 @@ async function settle(
 }
 
 async function resultOf(deps: HookDeps, ctx: Ctx, row: IntegrationRow, eventId: string, reading: Reading): Promise<Result> {
+  if (reading.kind === 'payment') {
+    await inTransaction(ctx, async (t) => {
+      await lockIntegration(t, row.id);
+      await insertPayment(t, row.id, reading.payment, reading.order);
+    });
+    return { outcome: 'UNCHANGED', error: null, lids: [], order: null };
+  }
+  if (reading.kind === 'revoke') return revocation(ctx, row, eventId, reading);
+  if (reading.kind === 'reinstate') return reinstatement(ctx, row, eventId, reading.cause);
   if (reading.kind !== 'order') return { outcome: reading.kind, error: reading.error, lids: [], order: null };
   const { order } = reading;
   const mappings = JSON.parse(row.mappings) as MappingInput[];
@@ -216,6 +233,90 @@ async function resultOf(deps: HookDeps, ctx: Ctx, row: IntegrationRow, eventId: 
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       return { outcome: 'FAILED', error: err.message, lids: summary(outcomes).lids, order };
+    }
+  }
+  return { ...summary(outcomes), error: null, order: null };
+}
+
+/** A licence revoked or reinstated concurrently by a repeat of this event: read again, as it is now. */
+async function settledAgain(t: Tenant, lid: string, revoked: boolean, byThisEvent: () => Promise<boolean>) {
+  const now = await findLicenceRow(t, lid);
+  if ((now.revoked === 1) === revoked && (await byThisEvent())) return { outcome: revoked ? 'REVOKED' : 'REINSTATED', lid };
+  return { outcome: 'UNCHANGED', lid: null };
+}
+
+/**
+ * Revokes what a refund, a dispute, a pause or a cancellation names (DESIGN.md 22): a payment's
+ * licences (the lines it paid) or a subscription's; a cancellation taking effect within an hour of
+ * the last period end changes nothing (the term runs out). Revoking a revoked licence is UNCHANGED.
+ */
+async function revocation(ctx: Ctx, row: IntegrationRow, eventId: string, reading: Extract<Reading, { kind: 'revoke' }>): Promise<Result> {
+  const { target } = reading;
+  const licences =
+    'payment' in target ? await paidLicences(ctx.tenant, row.id, target.payment) : await subscriptionLicences(ctx.tenant, row.id, target.subscription);
+  if (licences.length === 0) return { outcome: 'IGNORED', error: 'payment' in target ? 'payment not linked' : 'nothing linked', lids: [], order: null };
+  const outcomes: Array<{ outcome: string; lid: string | null }> = [];
+  for (const licence of licences) {
+    const byThisEvent = () => revokedByEvent(ctx.tenant, row.id, eventId, licence.id);
+    if ('subscription' in target && 'period_end' in licence && licence.period_end !== null) {
+      const endedAt = target.endedAt ?? ctx.now;
+      if (endedAt > Number(licence.period_end) - 3_600_000) {
+        outcomes.push({ outcome: 'UNCHANGED', lid: null });
+        continue;
+      }
+    }
+    if ((await findLicenceRow(ctx.tenant, licence.lid)).revoked === 1) {
+      outcomes.push(await settledAgain(ctx.tenant, licence.lid, true, byThisEvent));
+      continue;
+    }
+    const joined: Joined = {
+      details: { integrationId: row.id, eventId, customer: null, subscription: 'subscription' in target ? target.subscription : null, order: null },
+      write: async (t, changed) => {
+        await lockIntegration(t, row.id);
+        await insertRevocation(t, {
+          integration_id: row.id,
+          licence_id: changed.id,
+          event_id: eventId,
+          cause: reading.cause,
+          revoked_at: ctx.now,
+          reinstated_by: null,
+        });
+      },
+    };
+    try {
+      await revokeLicence(ctx, licence.lid, reading.reason, joined);
+      outcomes.push({ outcome: 'REVOKED', lid: licence.lid });
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      outcomes.push(await settledAgain(ctx.tenant, licence.lid, true, byThisEvent));
+    }
+  }
+  return { ...summary(outcomes), error: null, order: null };
+}
+
+/** Reinstates what a dispute or a pause revoked, each licence only while no operator touched it since (its revocation as written). */
+async function reinstatement(ctx: Ctx, row: IntegrationRow, eventId: string, cause: string): Promise<Result> {
+  const outcomes: Array<{ outcome: string; lid: string | null }> = [];
+  for (const revoked of await revocationsBy(ctx.tenant, row.id, cause)) {
+    const byThisEvent = async () => (await revocationsBy(ctx.tenant, row.id, cause)).some((r) => r.id === revoked.id && r.reinstated_by === eventId);
+    const licence = await findLicenceRow(ctx.tenant, revoked.lid);
+    if (revoked.reinstated_by !== null || licence.revoked !== 1 || Number(licence.revoked_at) !== Number(revoked.revoked_at)) {
+      outcomes.push(revoked.reinstated_by === eventId ? { outcome: 'REINSTATED', lid: revoked.lid } : { outcome: 'UNCHANGED', lid: null });
+      continue;
+    }
+    const joined: Joined = {
+      details: { integrationId: row.id, eventId, customer: null, subscription: cause.startsWith('pause:') ? cause.slice(6) : null, order: null },
+      write: async (t) => {
+        await lockIntegration(t, row.id);
+        await markReinstated(t, revoked.id, eventId);
+      },
+    };
+    try {
+      await reinstateLicence(ctx, revoked.lid, joined);
+      outcomes.push({ outcome: 'REINSTATED', lid: revoked.lid });
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      outcomes.push(await settledAgain(ctx.tenant, revoked.lid, false, byThisEvent));
     }
   }
   return { ...summary(outcomes), error: null, order: null };
@@ -267,7 +368,16 @@ async function changeFor(deps: HookDeps, ctx: Ctx, row: IntegrationRow, eventId:
   const claimLine = async (t: Tenant, licenceId: number, outcome: string) => {
     await lockIntegration(t, row.id);
     if (await findLine(t, row.id, line.ref)) throw new LineApplied();
-    await insertLine(t, { integration_id: row.id, line_ref: line.ref, event_id: eventId, licence_id: licenceId, outcome, applied_at: ctx.now });
+    await insertLine(t, {
+      integration_id: row.id,
+      line_ref: line.ref,
+      event_id: eventId,
+      licence_id: licenceId,
+      outcome,
+      order_ref: order.order,
+      payment_ref: order.payment,
+      applied_at: ctx.now,
+    });
   };
   const link = order.renews && line.subscription !== null ? await findSubscriptionLink(ctx.tenant, row.id, line.subscription, line.match) : undefined;
   if (link) {

@@ -1,6 +1,6 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import { dialectOf, lockRow } from '../db/database.js';
-import type { IntegrationEventsTable, IntegrationLinksTable, IntegrationsTable } from '../db/schema.js';
+import type { IntegrationEventsTable, IntegrationLinesTable, IntegrationLinksTable, IntegrationRevocationsTable, IntegrationsTable } from '../db/schema.js';
 import type { Tenant } from '../db/tenant.js';
 
 export type IntegrationRow = Selectable<IntegrationsTable>;
@@ -22,7 +22,14 @@ export async function updateIntegrationRow(t: Tenant, id: number, set: Updateabl
 
 /** The connection with its ledger, links, applied lines and Paddle customers; never a licence. */
 export async function deleteIntegrationRows(t: Tenant, id: number): Promise<void> {
-  for (const table of ['integration_events', 'integration_links', 'integration_lines', 'paddle_customers'] as const) {
+  for (const table of [
+    'integration_events',
+    'integration_links',
+    'integration_lines',
+    'integration_payments',
+    'integration_revocations',
+    'paddle_customers',
+  ] as const) {
     await t.deleteFrom(table).where('integration_id', '=', id).execute();
   }
   await t.deleteFrom('integrations').where('id', '=', id).execute();
@@ -89,10 +96,7 @@ export const findLine = (t: Tenant, integrationId: number, lineRef: string) =>
     .where('integration_lines.line_ref', '=', lineRef)
     .executeTakeFirst();
 
-export async function insertLine(
-  t: Tenant,
-  values: { integration_id: number; line_ref: string; event_id: string; licence_id: number; outcome: string; applied_at: number },
-) {
+export async function insertLine(t: Tenant, values: Omit<Insertable<IntegrationLinesTable>, 'org_id'>) {
   await t.insertInto('integration_lines', values).execute();
 }
 
@@ -123,4 +127,70 @@ export async function eventPage(t: Tenant, integrationId: number, filter: { outc
   const { total } = await query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
   const rows = await query.selectAll().orderBy('id', 'desc').limit(filter.limit).offset(filter.offset).execute();
   return { rows, total: Number(total) };
+}
+
+/** Records which invoice a payment paid (unique: a repeat records nothing). */
+export async function insertPayment(t: Tenant, integrationId: number, payment: string, order: string): Promise<void> {
+  await t
+    .insertInto('integration_payments', { integration_id: integrationId, payment_ref: payment, order_ref: order })
+    .onConflict((oc) => oc.columns(['integration_id', 'payment_ref', 'order_ref']).doNothing())
+    .execute();
+}
+
+/**
+ * The licences a payment's order lines issued or renewed, in line order: the lines it paid
+ * directly (a Checkout session, an invoice before 2025-03-31), or the lines of the invoices
+ * invoice_payment.paid tied it to.
+ */
+export async function paidLicences(t: Tenant, integrationId: number, payment: string) {
+  const orders = t.selectFrom('integration_payments').select('order_ref').where('integration_id', '=', integrationId).where('payment_ref', '=', payment);
+  const rows = await t
+    .selectFrom('integration_lines')
+    .innerJoin('licences', 'licences.id', 'integration_lines.licence_id')
+    .select(['licences.id', 'licences.lid'])
+    .where('integration_lines.integration_id', '=', integrationId)
+    .where((eb) => eb.or([eb('integration_lines.payment_ref', '=', payment), eb('integration_lines.order_ref', 'in', orders)]))
+    .orderBy('integration_lines.id')
+    .execute();
+  return [...new Map(rows.map((r) => [r.id, r])).values()];
+}
+
+/** The licences a subscription holds through this connection, with the last period end applied. */
+export const subscriptionLicences = (t: Tenant, integrationId: number, subscription: string) =>
+  t
+    .selectFrom('integration_links')
+    .innerJoin('licences', 'licences.id', 'integration_links.licence_id')
+    .select(['licences.id', 'licences.lid', 'integration_links.period_end'])
+    .where('integration_links.integration_id', '=', integrationId)
+    .where('integration_links.subscription_ref', '=', subscription)
+    .orderBy('integration_links.id')
+    .execute();
+
+export async function insertRevocation(t: Tenant, values: Omit<Insertable<IntegrationRevocationsTable>, 'org_id'>): Promise<void> {
+  await t.insertInto('integration_revocations', values).execute();
+}
+
+/** Whether this event revoked the licence (its repeats answer what it did). */
+export const revokedByEvent = async (t: Tenant, integrationId: number, eventId: string, licenceId: number) =>
+  (await t
+    .selectFrom('integration_revocations')
+    .select('id')
+    .where('integration_id', '=', integrationId)
+    .where('event_id', '=', eventId)
+    .where('licence_id', '=', licenceId)
+    .executeTakeFirst()) !== undefined;
+
+/** What a cause (a dispute, a pause) revoked, with the revocation time it wrote and the event that reinstated it. */
+export const revocationsBy = (t: Tenant, integrationId: number, cause: string) =>
+  t
+    .selectFrom('integration_revocations')
+    .innerJoin('licences', 'licences.id', 'integration_revocations.licence_id')
+    .select(['integration_revocations.id', 'integration_revocations.revoked_at', 'integration_revocations.reinstated_by', 'licences.lid'])
+    .where('integration_revocations.integration_id', '=', integrationId)
+    .where('integration_revocations.cause', '=', cause)
+    .orderBy('integration_revocations.id')
+    .execute();
+
+export async function markReinstated(t: Tenant, id: number, eventId: string): Promise<void> {
+  await t.updateTable('integration_revocations').set({ reinstated_by: eventId }).where('id', '=', id).execute();
 }

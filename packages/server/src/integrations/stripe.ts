@@ -28,7 +28,16 @@ export interface Order {
   renews: boolean;
 }
 
-export type Reading = { kind: 'order'; order: Order } | { kind: 'IGNORED' | 'FAILED'; error: string };
+/** The licences a revocation or reinstatement is about: a payment's (refund, dispute) or a subscription's. */
+export type Target = { payment: string } | { subscription: string; endedAt?: number };
+
+export type Reading =
+  | { kind: 'order'; order: Order }
+  | { kind: 'revoke'; target: Target; reason: string; cause: string | null }
+  | { kind: 'reinstate'; cause: string }
+  /** invoice_payment.paid: the invoice a payment paid. */
+  | { kind: 'payment'; payment: string; order: string }
+  | { kind: 'IGNORED' | 'FAILED' | 'UNCHANGED'; error: string | null };
 
 type Json = Record<string, unknown>;
 const object = (value: unknown): Json | undefined => (value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : undefined);
@@ -44,9 +53,52 @@ export function stripeCreated(event: Json): number | null {
 
 export function readStripe(event: Json): Reading {
   const data = object(path(event, 'data', 'object'));
-  if (event.type === 'invoice.paid' && data) return readInvoice(data);
-  if (event.type === 'checkout.session.completed' && data) return readSession(data);
-  return { kind: 'IGNORED', error: `${String(event.type)} is not an event this connection applies` };
+  const type = String(event.type);
+  if (!data) return { kind: 'IGNORED', error: 'the event carries no object' };
+  if (type === 'invoice.paid') return readInvoice(data);
+  if (type === 'checkout.session.completed') return readSession(data);
+  if (type === 'invoice_payment.paid') return readPayment(data);
+  if (type === 'charge.refunded') {
+    const payment = idOf(data.payment_intent) ?? idOf(data.id);
+    // A partial refund leaves the sale standing.
+    if (data.refunded !== true || payment === null) return { kind: 'IGNORED', error: 'not a full refund' };
+    return { kind: 'revoke', target: { payment }, reason: 'refunded', cause: null };
+  }
+  if (type === 'charge.dispute.created' || type === 'charge.dispute.closed') {
+    const payment = idOf(data.payment_intent) ?? idOf(data.charge);
+    const dispute = idOf(data.id);
+    if (payment === null || dispute === null) return { kind: 'IGNORED', error: 'payment not linked' };
+    if (type === 'charge.dispute.created') return { kind: 'revoke', target: { payment }, reason: 'disputed', cause: `dispute:${dispute}` };
+    return data.status === 'won' ? { kind: 'reinstate', cause: `dispute:${dispute}` } : { kind: 'UNCHANGED', error: null };
+  }
+  if (type.startsWith('customer.subscription.')) return readSubscription(type, data);
+  return { kind: 'IGNORED', error: `${type} is not an event this connection applies` };
+}
+
+/** Subscription events never move `expiresAt`: they revoke and reinstate; dunning and scheduled cancellations change nothing (grace carries them). */
+function readSubscription(type: string, subscription: Json): Reading {
+  const id = idOf(subscription.id);
+  if (id === null) return { kind: 'IGNORED', error: 'the subscription has no id' };
+  const pause = `pause:${id}`;
+  if (type === 'customer.subscription.deleted') {
+    const ended = typeof subscription.ended_at === 'number' ? subscription.ended_at * 1000 : undefined;
+    return { kind: 'revoke', target: { subscription: id, ...(ended === undefined ? {} : { endedAt: ended }) }, reason: 'subscription canceled', cause: null };
+  }
+  if (type === 'customer.subscription.paused' || (type === 'customer.subscription.updated' && subscription.status === 'paused')) {
+    return { kind: 'revoke', target: { subscription: id }, reason: 'subscription paused', cause: pause };
+  }
+  if (type === 'customer.subscription.resumed' || (type === 'customer.subscription.updated' && subscription.status === 'active')) {
+    return { kind: 'reinstate', cause: pause };
+  }
+  if (type === 'customer.subscription.updated') return { kind: 'UNCHANGED', error: null };
+  return { kind: 'IGNORED', error: `${type} is not an event this connection applies` };
+}
+
+function readPayment(invoicePayment: Json): Reading {
+  const payment = idOf(path(invoicePayment, 'payment', 'payment_intent')) ?? idOf(path(invoicePayment, 'payment', 'charge'));
+  const order = idOf(invoicePayment.invoice);
+  if (payment === null || order === null) return { kind: 'IGNORED', error: 'payment not linked' };
+  return { kind: 'payment', payment, order };
 }
 
 function readInvoice(invoice: Json): Reading {

@@ -802,6 +802,7 @@ async function changeLicence(
   ctx: Ctx,
   lid: string,
   change: (row: LicenceRow) => { set: Partial<LicenceRow>; action: string; summary: string; details?: Record<string, unknown>; plan?: boolean },
+  joined?: Joined,
 ) {
   return inTransaction(
     ctx,
@@ -814,7 +815,9 @@ async function changeLicence(
       const tally = tallyChange(clock, t, row, updated);
       await updateLicence(t, row.id, { ...set, ...tally.columns });
       if (set.archived !== undefined) await setStampArchived(t, row.id, set.archived);
-      const body = await auditedAnswer(t, ctx, { action, subjectType: 'licence', subjectId: lid, lid, summary, details: details ?? null });
+      const audited = details || joined ? { ...details, ...joined?.details } : null;
+      const body = await auditedAnswer(t, ctx, { action, subjectType: 'licence', subjectId: lid, lid, summary, details: audited });
+      await joined?.write(t, { id: row.id, lid });
       await tally.record();
       return body;
     },
@@ -822,23 +825,33 @@ async function changeLicence(
   );
 }
 
-export const revokeLicence = (ctx: Ctx, lid: string, reason: string | null) =>
-  changeLicence(ctx, lid, (row) => {
-    if (row.revoked === 1) throw badRequest('the licence is already revoked');
-    return {
-      set: { revoked: 1, revoked_at: ctx.now, revoked_reason: reason },
-      action: 'licence.revoked',
-      summary: reason ? `Revoked: ${reason}` : 'Revoked',
-      details: { reason },
-    };
-  });
+export const revokeLicence = (ctx: Ctx, lid: string, reason: string | null, joined?: Joined) =>
+  changeLicence(
+    ctx,
+    lid,
+    (row) => {
+      if (row.revoked === 1) throw badRequest('the licence is already revoked');
+      return {
+        set: { revoked: 1, revoked_at: ctx.now, revoked_reason: reason },
+        action: 'licence.revoked',
+        summary: reason ? `Revoked: ${reason}` : 'Revoked',
+        details: { reason },
+      };
+    },
+    joined,
+  );
 
-export const reinstateLicence = (ctx: Ctx, lid: string) =>
-  changeLicence(ctx, lid, (row) => {
-    if (row.archived === 1) throw badRequest('an archived licence cannot be reinstated: restore it first');
-    if (row.revoked !== 1) throw badRequest('the licence is not revoked');
-    return { set: { revoked: 0, revoked_at: null, revoked_reason: null }, action: 'licence.reinstated', summary: 'Reinstated', plan: true };
-  });
+export const reinstateLicence = (ctx: Ctx, lid: string, joined?: Joined) =>
+  changeLicence(
+    ctx,
+    lid,
+    (row) => {
+      if (row.archived === 1) throw badRequest('an archived licence cannot be reinstated: restore it first');
+      if (row.revoked !== 1) throw badRequest('the licence is not revoked');
+      return { set: { revoked: 0, revoked_at: null, revoked_reason: null }, action: 'licence.reinstated', summary: 'Reinstated', plan: true };
+    },
+    joined,
+  );
 
 export const archiveLicence = (ctx: Ctx, lid: string) =>
   changeLicence(ctx, lid, (row) => {

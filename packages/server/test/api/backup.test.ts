@@ -34,6 +34,8 @@ const BACKED_UP = [
   'integration_events',
   'integration_lines',
   'integration_links',
+  'integration_payments',
+  'integration_revocations',
   'integrations',
   'licence_lease_peaks',
   'licence_stamps',

@@ -401,3 +401,81 @@ describe('the ledger: GET /integrations/{id}/events and retry (DESIGN 22)', () =
     expect((await h.admin('GET', `/integrations/${id}/events`)).data.items[0]).toMatchObject({ outcome: 'ISSUED', deliveries: 2, error: null });
   });
 });
+
+describe('Stripe revocations and reinstatements (DESIGN 22)', () => {
+  const event = (type: string, object: Record<string, unknown>) => JSON.stringify({ id: `evt_v${++seq}`, type, created: nowS(), data: { object } });
+  const licence = async (lid: string) => (await h.admin('GET', `/licenses/${lid}`)).data;
+
+  it('a full refund of a Payment Link sale revokes its licence "refunded"; a partial one and an unlinked payment are IGNORED', async () => {
+    const { id } = (await create({ sendOnIssue: false, mappings: [mapping('plink_refund', { validityMonths: 12 })] })).data;
+    const sale = event('checkout.session.completed', {
+      id: 'cs_refund',
+      mode: 'payment',
+      payment_status: 'paid',
+      invoice: null,
+      payment_link: 'plink_refund',
+      customer_details: { email: 'refund@customer.example', name: null },
+      payment_intent: 'pi_refund',
+    });
+    const [lid] = (await deliver(id, sale)).data.lids;
+    expect((await licence(lid)).licensee).toBe('refund@customer.example');
+    expect((await deliver(id, event('charge.refunded', { id: 'ch_1', payment_intent: 'pi_refund', refunded: false }))).data.outcome).toBe('IGNORED');
+    expect((await deliver(id, event('charge.refunded', { id: 'ch_2', payment_intent: 'pi_elsewhere', refunded: true }))).data.outcome).toBe('IGNORED');
+    const refund = event('charge.refunded', { id: 'ch_1', payment_intent: 'pi_refund', refunded: true });
+    expect((await deliver(id, refund)).data).toMatchObject({ outcome: 'REVOKED', lids: [lid] });
+    expect(await licence(lid)).toMatchObject({ status: 'REVOKED', revokedReason: 'refunded' });
+    expect((await deliver(id, refund)).data).toMatchObject({ outcome: 'REVOKED', duplicate: true });
+    // Another full refund of the same payment finds it revoked already.
+    expect((await deliver(id, event('charge.refunded', { id: 'ch_1', payment_intent: 'pi_refund', refunded: true }))).data).toMatchObject({
+      outcome: 'UNCHANGED',
+      lids: [],
+    });
+  });
+
+  it('invoice_payment.paid links a payment to its invoice: a dispute revokes "disputed", a won dispute reinstates', async () => {
+    const { id } = (await create({ sendOnIssue: false, mappings: [mapping('price_disputed')] })).data;
+    const paid = await deliver(id, invoicePaid({ invoice: 'in_disputed', periodEnd: nowS() + 20 * 86_400, lines: [{ price: 'price_disputed' }] }));
+    const [lid] = paid.data.lids;
+    const link = event('invoice_payment.paid', { id: 'inpay_1', invoice: 'in_disputed', payment: { type: 'payment_intent', payment_intent: 'pi_disputed' } });
+    expect((await deliver(id, link)).data).toMatchObject({ outcome: 'UNCHANGED', lids: [] });
+    expect(
+      (await deliver(id, event('charge.dispute.created', { id: 'dp_1', charge: 'ch_d', payment_intent: 'pi_disputed', status: 'needs_response' }))).data,
+    ).toMatchObject({
+      outcome: 'REVOKED',
+      lids: [lid],
+    });
+    expect((await licence(lid)).revokedReason).toBe('disputed');
+    expect((await deliver(id, event('charge.dispute.closed', { id: 'dp_1', payment_intent: 'pi_disputed', status: 'won' }))).data).toMatchObject({
+      outcome: 'REINSTATED',
+      lids: [lid],
+    });
+    expect((await licence(lid)).status).toBe('ACTIVE');
+  });
+
+  it('a pause revokes, a resume reinstates unless an operator touched the licence since; a cancellation before the period end revokes', async () => {
+    const { id } = (await create({ sendOnIssue: false, mappings: [mapping('price_paused')] })).data;
+    const periodEnd = nowS() + 20 * 86_400;
+    const [lid] = (await deliver(id, invoicePaid({ subscription: 'sub_paused', periodEnd, lines: [{ price: 'price_paused' }] }))).data.lids;
+    const sub = (type: string, extra: Record<string, unknown> = {}) => event(type, { id: 'sub_paused', status: 'active', ...extra });
+    expect((await deliver(id, sub('customer.subscription.updated', { status: 'past_due' }))).data.outcome).toBe('UNCHANGED');
+    expect((await deliver(id, sub('customer.subscription.paused', { status: 'paused' }))).data).toMatchObject({ outcome: 'REVOKED', lids: [lid] });
+    expect((await licence(lid)).revokedReason).toBe('subscription paused');
+    expect((await deliver(id, sub('customer.subscription.resumed'))).data).toMatchObject({ outcome: 'REINSTATED', lids: [lid] });
+
+    expect((await deliver(id, sub('customer.subscription.updated', { status: 'paused' }))).data.outcome).toBe('REVOKED');
+    // An operator reinstates and revokes again: the resume leaves that alone.
+    expect((await h.admin('POST', `/licenses/${lid}/reinstate`)).statusCode).toBe(200);
+    expect((await h.admin('POST', `/licenses/${lid}/revoke`, { reason: 'fraud' })).statusCode).toBe(200);
+    expect((await deliver(id, sub('customer.subscription.resumed'))).data.outcome).toBe('UNCHANGED');
+    expect((await licence(lid)).revokedReason).toBe('fraud');
+    await h.admin('POST', `/licenses/${lid}/reinstate`);
+
+    // Ending at the period's end changes nothing (the term runs out); ending weeks before revokes.
+    expect((await deliver(id, sub('customer.subscription.deleted', { status: 'canceled', ended_at: periodEnd - 600 }))).data.outcome).toBe('UNCHANGED');
+    expect((await deliver(id, sub('customer.subscription.deleted', { status: 'canceled', ended_at: nowS() }))).data).toMatchObject({
+      outcome: 'REVOKED',
+      lids: [lid],
+    });
+    expect((await licence(lid)).revokedReason).toBe('subscription canceled');
+  });
+});

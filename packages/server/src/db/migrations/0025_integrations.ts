@@ -72,9 +72,35 @@ export function integrations(dialect: DialectName): Migration {
         .addColumn('event_id', 'text', notNull)
         .addColumn('licence_id', 'bigint', (c) => c.notNull().references('licences.id'))
         .addColumn('outcome', 'text', notNull)
+        .addColumn('order_ref', 'text')
+        .addColumn('payment_ref', 'text')
         .addColumn('applied_at', 'bigint', notNull)
         .addUniqueConstraint('integration_lines_line', ['integration_id', 'line_ref'])
         .execute();
+      await db.schema.createIndex('integration_lines_order').on('integration_lines').columns(['integration_id', 'order_ref']).execute();
+      await db.schema.createIndex('integration_lines_payment').on('integration_lines').columns(['integration_id', 'payment_ref']).execute();
+
+      // Stripe's invoice_payment.paid: which invoice a payment paid, before or after its invoice.paid.
+      await withId(db.schema.createTable('integration_payments'), dialect)
+        .addColumn('org_id', 'bigint', (c) => c.notNull().references('organisations.id'))
+        .addColumn('integration_id', 'bigint', (c) => c.notNull().references('integrations.id'))
+        .addColumn('payment_ref', 'text', notNull)
+        .addColumn('order_ref', 'text', notNull)
+        .addUniqueConstraint('integration_payments_payment', ['integration_id', 'payment_ref', 'order_ref'])
+        .execute();
+
+      // What each event revoked, and when; a dispute's or a pause's (`cause`) is reinstated by its end while no operator touched it since.
+      await withId(db.schema.createTable('integration_revocations'), dialect)
+        .addColumn('org_id', 'bigint', (c) => c.notNull().references('organisations.id'))
+        .addColumn('integration_id', 'bigint', (c) => c.notNull().references('integrations.id'))
+        .addColumn('licence_id', 'bigint', (c) => c.notNull().references('licences.id'))
+        .addColumn('event_id', 'text', notNull)
+        .addColumn('cause', 'text')
+        .addColumn('revoked_at', 'bigint', notNull)
+        .addColumn('reinstated_by', 'text')
+        .execute();
+      await db.schema.createIndex('integration_revocations_event').on('integration_revocations').columns(['integration_id', 'event_id']).execute();
+      await db.schema.createIndex('integration_revocations_cause').on('integration_revocations').columns(['integration_id', 'cause']).execute();
 
       await withId(db.schema.createTable('paddle_customers'), dialect)
         .addColumn('org_id', 'bigint', (c) => c.notNull().references('organisations.id'))
