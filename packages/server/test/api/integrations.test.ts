@@ -1,7 +1,7 @@
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../../src/integrations/signature.js';
-import { startHarness, type Harness } from '../harness.js';
+import { ADMIN_PASSWORD, startHarness, type Harness } from '../harness.js';
 import { addMonths, createProduct, todayUtc } from '../licence-helpers.js';
 import { startSmtp } from '../mail-helpers.js';
 
@@ -109,6 +109,24 @@ describe('integrations: the connections (DESIGN 22)', () => {
     expect(actions).toEqual(expect.arrayContaining(['integration.created', 'integration.updated', 'integration.secret_replaced']));
     expect((await h.admin('DELETE', `/integrations/${id}`)).statusCode).toBe(204);
     expect((await h.admin('GET', `/integrations/${id}`)).statusCode).toBe(404);
+  });
+
+  it('seals the secret and never logs it, at LOG_LEVEL trace either', async () => {
+    const { app, lines } = await h.loggedApp();
+    const secret = 'whsec_never_logged_secret_42424242';
+    const cookie = await h.signIn('admin', ADMIN_PASSWORD);
+    const send = (method: string, url: string, body: unknown) => h.request(method, `/o/acme/api${url}`, { app, cookies: { svc_session: cookie }, body });
+    const created = await send('POST', '/integrations', { provider: 'stripe', name: 'sealed', signingSecret: secret, mappings: [mapping('price_sealed')] });
+    expect(created.statusCode).toBe(201);
+    expect((await send('PUT', `/integrations/${created.data.id}`, { signingSecret: `${secret}x` })).statusCode).toBe(200);
+    expect(
+      (await send('POST', '/integrations', { provider: 'stripe', name: 'sealed', signingSecret: secret, mappings: [mapping('price_sealed')] })).statusCode,
+    ).toBe(409);
+    const stored = await h.database.db.selectFrom('integrations').select('secret').where('id', '=', created.data.id).executeTakeFirstOrThrow();
+    expect(stored.secret).toMatch(/^sealed-v1\$/);
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.join('\n')).not.toContain('never_logged');
+    await app.close();
   });
 
   it('refuses a bad name, a bad secret, a taken name (409), another field, a changed provider', async () => {
