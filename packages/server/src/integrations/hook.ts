@@ -235,6 +235,13 @@ async function resultOf(deps: HookDeps, ctx: Ctx, row: IntegrationRow, eventId: 
       return { outcome: 'FAILED', error: err.message, lids: summary(outcomes).lids, order };
     }
   }
+  // A subscription's paid event that issued a licence replaces those of the prices it no longer names (a plan change).
+  const subscription = order.renews && outcomes.some((o) => o.outcome === 'ISSUED') ? order.lines[0]?.subscription : null;
+  if (subscription) {
+    const keepPrices = order.lines.map((l) => l.match);
+    const replaced = await revocation(ctx, row, eventId, { kind: 'revoke', target: { subscription, keepPrices }, reason: 'plan changed', cause: null });
+    outcomes.push(...replaced.lids.map((lid) => ({ outcome: 'REVOKED', lid })));
+  }
   return { ...summary(outcomes), error: null, order: null };
 }
 
@@ -253,14 +260,15 @@ async function settledAgain(t: Tenant, lid: string, revoked: boolean, byThisEven
 async function revocation(ctx: Ctx, row: IntegrationRow, eventId: string, reading: Extract<Reading, { kind: 'revoke' }>): Promise<Result> {
   const { target } = reading;
   const licences =
-    'payment' in target ? await paidLicences(ctx.tenant, row.id, target.payment) : await subscriptionLicences(ctx.tenant, row.id, target.subscription);
+    'payment' in target
+      ? await paidLicences(ctx.tenant, row.id, target.payment)
+      : (await subscriptionLicences(ctx.tenant, row.id, target.subscription)).filter((l) => !target.keepPrices?.includes(l.price_ref));
   if (licences.length === 0) return { outcome: 'IGNORED', error: 'payment' in target ? 'payment not linked' : 'nothing linked', lids: [], order: null };
   const outcomes: Array<{ outcome: string; lid: string | null }> = [];
   for (const licence of licences) {
     const byThisEvent = () => revokedByEvent(ctx.tenant, row.id, eventId, licence.id);
-    if ('subscription' in target && 'period_end' in licence && licence.period_end !== null) {
-      const endedAt = target.endedAt ?? ctx.now;
-      if (endedAt > Number(licence.period_end) - 3_600_000) {
+    if ('subscription' in target && target.endedAt !== undefined && 'period_end' in licence && licence.period_end !== null) {
+      if ((target.endedAt ?? ctx.now) > Number(licence.period_end) - 3_600_000) {
         outcomes.push({ outcome: 'UNCHANGED', lid: null });
         continue;
       }

@@ -160,7 +160,7 @@ export const subscriptionLicences = (t: Tenant, integrationId: number, subscript
   t
     .selectFrom('integration_links')
     .innerJoin('licences', 'licences.id', 'integration_links.licence_id')
-    .select(['licences.id', 'licences.lid', 'integration_links.period_end'])
+    .select(['licences.id', 'licences.lid', 'integration_links.period_end', 'integration_links.price_ref'])
     .where('integration_links.integration_id', '=', integrationId)
     .where('integration_links.subscription_ref', '=', subscription)
     .orderBy('integration_links.id')

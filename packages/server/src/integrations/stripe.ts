@@ -29,7 +29,10 @@ export interface Order {
 }
 
 /** The licences a revocation or reinstatement is about: a payment's (refund, dispute) or a subscription's. */
-export type Target = { payment: string } | { subscription: string; endedAt?: number };
+export type Target =
+  | { payment: string }
+  /** `endedAt` (ms; null: now) for a cancellation, which changes nothing within an hour of the last period end; `keepPrices` for a plan change. */
+  | { subscription: string; endedAt?: number | null; keepPrices?: string[] };
 
 export type Reading =
   | { kind: 'order'; order: Order }
@@ -82,7 +85,7 @@ function readSubscription(type: string, subscription: Json): Reading {
   const pause = `pause:${id}`;
   if (type === 'customer.subscription.deleted') {
     const ended = typeof subscription.ended_at === 'number' ? subscription.ended_at * 1000 : undefined;
-    return { kind: 'revoke', target: { subscription: id, ...(ended === undefined ? {} : { endedAt: ended }) }, reason: 'subscription canceled', cause: null };
+    return { kind: 'revoke', target: { subscription: id, endedAt: ended ?? null }, reason: 'subscription canceled', cause: null };
   }
   if (type === 'customer.subscription.paused' || (type === 'customer.subscription.updated' && subscription.status === 'paused')) {
     return { kind: 'revoke', target: { subscription: id }, reason: 'subscription paused', cause: pause };

@@ -470,6 +470,22 @@ describe('Stripe revocations and reinstatements (DESIGN 22)', () => {
     expect((await licence(lid)).status).toBe('ACTIVE');
   });
 
+  it('a plan change: the invoice issuing the new price revokes the licence of the price it names only in a credit, "plan changed"', async () => {
+    const { id } = (await create({ sendOnIssue: false, mappings: [mapping('price_small'), mapping('price_large')] })).data;
+    const periodEnd = nowS() + 20 * 86_400;
+    const [small] = (await deliver(id, invoicePaid({ subscription: 'sub_plan', periodEnd, lines: [{ price: 'price_small' }] }))).data.lids;
+    const change = await deliver(
+      id,
+      invoicePaid({ subscription: 'sub_plan', periodEnd, lines: [{ price: 'price_small', amount: -300 }, { price: 'price_large' }] }),
+    );
+    expect(change.data.outcome).toBe('ISSUED');
+    expect(change.data.lids).toHaveLength(2);
+    const [large, revoked] = change.data.lids;
+    expect(revoked).toBe(small);
+    expect(await licence(small)).toMatchObject({ status: 'REVOKED', revokedReason: 'plan changed' });
+    expect((await licence(large)).status).toBe('ACTIVE');
+  });
+
   it('a pause revokes, a resume reinstates unless an operator touched the licence since; a cancellation before the period end revokes', async () => {
     const { id } = (await create({ sendOnIssue: false, mappings: [mapping('price_paused')] })).data;
     const periodEnd = nowS() + 20 * 86_400;
