@@ -395,6 +395,9 @@ async function changeFor(deps: HookDeps, ctx: Ctx, row: IntegrationRow, eventId:
       details,
       write: async (t, licence) => {
         await claimLine(t, licence.id, 'RENEWED');
+        // Another invoice may have renewed for this period meanwhile: read again, it is then UNCHANGED.
+        const now = await findSubscriptionLink(t, row.id, line.subscription!, line.match);
+        if (line.periodEnd !== null && now?.period_end != null && line.periodEnd <= Number(now.period_end)) throw new LineApplied();
         await updateLink(t, link.id, { period_end: line.periodEnd, order_ref: order.order, payment_ref: order.payment });
         if (row.send_on_renew === 1) await queueLicenceEmail(t.db, { orgId: t.orgId, lid: licence.lid, trigger: 'renewed', actor: actorOf(row), now: ctx.now });
       },
