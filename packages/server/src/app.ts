@@ -47,7 +47,7 @@ import { platformRoutes } from './platform/routes.js';
 import { portalAirGap, portalRoutes } from './portal/routes.js';
 import { Outbox, webhookMetrics } from './webhooks/outbox.js';
 import { DeliveryThread } from './webhooks/thread.js';
-import { integrationRoutes } from './integrations/routes.js';
+import { integrationMetrics, integrationRoutes } from './integrations/routes.js';
 import { webhookRoutes } from './webhooks/routes.js';
 import { passkeyRoutes } from './passkeys/routes.js';
 import { ssoConfigRoutes, ssoFlowRoutes, ssoMetrics } from './sso/routes.js';
@@ -206,6 +206,7 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
   app.addHook('onClose', () => checkWrites.close());
   const counted = webhookMetrics(registry, database);
   const ssoCounted = ssoMetrics(registry);
+  const integrationsCounted = integrationMetrics(registry);
   const delivery =
     deliverWebhooks === 'thread'
       ? new DeliveryThread(database, masterKey, app.log, counted)
@@ -286,7 +287,7 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
       await api.register(trialRoutes);
       await api.register(portalRoutes(database, config, downloads));
       await api.register(webhookRoutes(database, config, masterKey));
-      await api.register(integrationRoutes(database, masterKey, keyring, config.publicUrl));
+      await api.register(integrationRoutes(database, masterKey, keyring, config.publicUrl, integrationsCounted));
       await api.register(ssoConfigRoutes(config, masterKey));
       await api.register(ssoFlowRoutes(database, config, masterKey, ssoCounted));
       await api.register(airGapRoutes(keyring, operatorAirGap));

@@ -800,6 +800,8 @@ export interface IntegrationsTable {
   last_event_at: number | null;
   last_failure_at: number | null;
   last_failure: string | null;
+  /** The UTC clock hour (ms since the epoch / 3,600,000) of the last FAILED event audited: later ones of that hour are only counted. */
+  failed_hour: number | null;
 }
 
 /** DESIGN.md 22: one event a connection received, once per event id, with its outcome. */

@@ -1,3 +1,4 @@
+import { recordAudit } from '../audit/audit.js';
 import type { Database } from '../db/database.js';
 import { tenant, type Tenant } from '../db/tenant.js';
 import { makeCtx, StaleCache, type Ctx, type Organisation } from '../core/context.js';
@@ -60,6 +61,8 @@ export interface HookDeps {
   masterKey: Buffer;
   keyring: Keyring;
   caches: IssueCaches;
+  /** `licensor_integration_events_total{provider,outcome}`: each answer the hook gives. */
+  counted: (provider: Provider, outcome: string) => void;
 }
 
 /** A connection as a hook's delivery finds it. */
@@ -68,7 +71,9 @@ export type HookIntegration = IntegrationRow;
 /** One delivery: judged (admitDelivery), then applied once (applyEvent). */
 export async function receiveDelivery(deps: HookDeps, org: Organisation, row: IntegrationRow, headers: Record<string, unknown>, raw: Buffer) {
   const now = Date.now();
-  return applyEvent(deps, org, row, await admitDelivery(deps, org, row, headers, raw, now), now);
+  const answer = await applyEvent(deps, org, row, await admitDelivery(deps, org, row, headers, raw, now), now);
+  deps.counted(row.provider, answer.outcome);
+  return answer;
 }
 
 /** The connection a hook's path names: another provider's path, or another organisation's id, is none (404). */
@@ -192,6 +197,7 @@ async function settle(
       retry_order: result.outcome === 'FAILED' && result.order ? JSON.stringify(result.order) : null,
     };
     const counted = delivery ? { deliveries: (entry?.deliveries ?? 0) + 1, last_delivery_at: now } : {};
+    if (result.outcome === 'FAILED') await auditFailure(trx, ctx, row.id, event, result.error);
     if (entry) await updateEventRow(trx, entry.id, { ...written, ...counted });
     else
       await insertEventRow(trx, {
@@ -205,6 +211,24 @@ async function settle(
       });
     await updateIntegrationRow(trx, row.id, { last_event_at: now });
     return { entry: (await findEventRow(trx, row.id, event.id))!, duplicate: false };
+  });
+}
+
+/**
+ * A connection's first FAILED event of a UTC clock hour is audited `integration.failed` (DESIGN.md
+ * 22); later ones of that hour only count in `failedEvents`. Read under the connection's lock.
+ */
+async function auditFailure(t: Tenant, ctx: Ctx, integrationId: number, event: { id: string; type: string }, error: string | null): Promise<void> {
+  const hour = Math.floor(ctx.now / 3_600_000);
+  const current = await findIntegrationRow(t, integrationId);
+  if (!current || Number(current.failed_hour) === hour) return;
+  await updateIntegrationRow(t, integrationId, { failed_hour: hour });
+  await recordAudit(t, ctx, {
+    action: 'integration.failed',
+    subjectType: 'integration',
+    subjectId: integrationId,
+    summary: `Could not apply ${event.type} ${event.id}: ${error ?? 'not applied'}`,
+    details: { integrationId, eventId: event.id, type: event.type, error },
   });
 }
 

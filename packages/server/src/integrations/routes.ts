@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Counter, type Registry } from 'prom-client';
 import { Type } from 'typebox';
 import type { Database } from '../db/database.js';
 import { ApiError, forbidden } from '../core/errors.js';
@@ -7,6 +8,7 @@ import type { Keyring } from '../keys/keyring.js';
 import { ProductCache } from '../licences/opening.js';
 import { CustomerNames } from '../licences/service.js';
 import { findHookIntegration, receiveDelivery, retryEvent, type HookDeps, type HookIntegration } from './hook.js';
+import type { Provider } from './signature.js';
 import { ChangeBody, CreateBody, EventEntry, EventQuery, HookAnswer, Integration } from './schemas.js';
 import { createIntegration, deleteIntegration, getIntegration, listEvents, listIntegrations, updateIntegration } from './service.js';
 
@@ -59,8 +61,25 @@ function hookRoutes(deps: HookDeps): FastifyPluginAsyncTypebox {
   };
 }
 
-export function integrationRoutes(database: Database, masterKey: Buffer, keyring: Keyring, publicUrl: string): FastifyPluginAsyncTypebox {
-  const deps = { database, masterKey, keyring, caches: { products: new ProductCache(), customers: new CustomerNames() } };
+/** `licensor_integration_events_total{provider,outcome}` (DESIGN.md 22): the outcome as the hook answers it. */
+export function integrationMetrics(registry: Registry): (provider: Provider, outcome: string) => void {
+  const answers = new Counter({
+    name: 'licensor_integration_events_total',
+    help: "Payment providers' events by provider and the outcome the hook answered",
+    labelNames: ['provider', 'outcome'],
+    registers: [registry],
+  });
+  return (provider, outcome) => answers.inc({ provider, outcome });
+}
+
+export function integrationRoutes(
+  database: Database,
+  masterKey: Buffer,
+  keyring: Keyring,
+  publicUrl: string,
+  counted: (provider: Provider, outcome: string) => void,
+): FastifyPluginAsyncTypebox {
+  const deps = { database, masterKey, keyring, counted, caches: { products: new ProductCache(), customers: new CustomerNames() } };
   return async (app) => {
     await app.register(hookRoutes(deps));
     await app.register(connectionRoutes(deps, publicUrl));

@@ -118,6 +118,7 @@ export async function createIntegration(ctx: Ctx, masterKey: Buffer, publicUrl: 
         last_event_at: null,
         last_failure_at: null,
         last_failure: null,
+        failed_hour: null,
       });
       await updateIntegrationRow(t, id, { secret: seal(masterKey, Buffer.from(input.signingSecret, 'utf8'), sealContext(t.orgId, id)) });
       await recordAudit(t, ctx, {

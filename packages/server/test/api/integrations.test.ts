@@ -324,6 +324,18 @@ describe('Stripe invoice.paid and checkout.session.completed (DESIGN 22)', () =>
     const failed = await deliver(id, more);
     expect(failed.data).toMatchObject({ outcome: 'FAILED', lids: [] });
     expect((await h.admin('GET', `/integrations/${id}`)).data.failedEvents).toBe(1);
+    // The first FAILED event of the clock hour is audited; a later one only counts.
+    const again = invoicePaid({ periodEnd: nowS() + 86_400, lines: [{ price: 'price_yearly' }] }).replace('"has_more":false', '"has_more":true');
+    expect((await deliver(id, again)).data.outcome).toBe('FAILED');
+    expect((await h.admin('GET', `/integrations/${id}`)).data.failedEvents).toBe(2);
+    const audited = (await h.admin('GET', '/dashboard/activity?action=integration.failed&limit=200')).data.items.filter(
+      (e: { details: { integrationId: number } }) => e.details.integrationId === id,
+    );
+    expect(audited).toMatchObject([{ details: { eventId: failed.data.eventId, type: 'invoice.paid', error: 'more lines than the event carries' } }]);
+    expect(audited[0].actor).toMatch(/^integration\//);
+    const metrics = (await h.request('GET', '/metrics')).body;
+    expect(metrics).toMatch(/licensor_integration_events_total\{provider="stripe",outcome="FAILED"\} [2-9]/);
+    expect(metrics).toMatch(/licensor_integration_events_total\{provider="stripe",outcome="ISSUED"\} \d+/);
   });
 
   it('reads the API shape before 2025-03-31 (price.id, subscription)', async () => {

@@ -26,6 +26,7 @@ export function integrations(dialect: DialectName): Migration {
         .addColumn('last_event_at', 'bigint')
         .addColumn('last_failure_at', 'bigint')
         .addColumn('last_failure', 'text')
+        .addColumn('failed_hour', 'bigint')
         .addUniqueConstraint('integrations_org_name', ['org_id', 'name'])
         .execute();
 
