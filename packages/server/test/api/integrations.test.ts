@@ -421,6 +421,25 @@ describe('the ledger: GET /integrations/{id}/events and retry (DESIGN 22)', () =
     expect((await readOnly('POST', `/integrations/${id}/events/${failed.data.eventId}/retry`)).statusCode).toBe(403);
   });
 
+  it('erasing a customer takes its email and name out of the orders FAILED events keep for a retry', async () => {
+    const inactive = await createProduct(h.admin, { active: false });
+    const { id } = (await create({ sendOnIssue: false, mappings: [{ match: 'price_erased', productId: inactive.id }] })).data;
+    const email = 'Erase-Me@customer.example';
+    const failed = await deliver(id, invoicePaid({ email, periodEnd: nowS() + 20 * 86_400, lines: [{ price: 'price_erased' }] }));
+    expect(failed.data.outcome).toBe('FAILED');
+    const kept = () =>
+      h.database.db.selectFrom('integration_events').select('retry_order').where('event_id', '=', failed.data.eventId).executeTakeFirstOrThrow();
+    expect((await kept()).retry_order).toContain(email);
+    const customer = (await h.admin('POST', '/customers', { name: 'Buyer One', email: 'erase-me@customer.example' })).data;
+    expect((await h.admin('POST', `/customers/${customer.id}/erase`)).statusCode).toBe(200);
+    const after = (await kept()).retry_order!;
+    expect(after).not.toContain('customer.example');
+    expect(after).not.toContain('Buyer One');
+    await h.admin('PUT', `/products/${inactive.id}`, { active: true });
+    const retried = await h.admin('POST', `/integrations/${id}/events/${failed.data.eventId}/retry`);
+    expect(retried.data).toMatchObject({ outcome: 'FAILED', error: 'the order names no customer email' });
+  });
+
   it('applies a FAILED event again when the provider delivers it again, counting the delivery', async () => {
     const inactive = await createProduct(h.admin, { active: false });
     const { id } = (await create({ sendOnIssue: false, mappings: [{ match: 'price_again', productId: inactive.id }] })).data;
