@@ -47,6 +47,7 @@ import { platformRoutes } from './platform/routes.js';
 import { portalAirGap, portalRoutes } from './portal/routes.js';
 import { Outbox, webhookMetrics } from './webhooks/outbox.js';
 import { DeliveryThread } from './webhooks/thread.js';
+import { ledgerPruner } from './integrations/prune.js';
 import { integrationMetrics, integrationRoutes } from './integrations/routes.js';
 import { webhookRoutes } from './webhooks/routes.js';
 import { passkeyRoutes } from './passkeys/routes.js';
@@ -219,9 +220,10 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
   if (deliverWebhooks) app.addHook('onReady', async () => mailOutbox.start());
   app.addHook('onClose', () => mailOutbox.stop());
   mailMetrics(registry, database);
-  const pruner = usagePruner(database, app.log);
-  app.addHook('onReady', async () => pruner.start());
-  app.addHook('onClose', async () => pruner.stop());
+  for (const pruner of [usagePruner(database, app.log), ledgerPruner(database, app.log)]) {
+    app.addHook('onReady', async () => pruner.start());
+    app.addHook('onClose', async () => pruner.stop());
+  }
   const keyring = new Keyring(masterKey, config.pkcs11 && new Hsm(config.pkcs11.module, config.pkcs11.tokens));
   const artifactStores = new ArtifactStores(config);
   const downloadCounts = new DownloadCounts(database, (err) => app.log.error({ err }, 'download counts could not be written'));

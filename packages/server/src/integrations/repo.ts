@@ -1,5 +1,5 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
-import { dialectOf, lockRow } from '../db/database.js';
+import { dialectOf, lockRow, type Db } from '../db/database.js';
 import type { IntegrationEventsTable, IntegrationLinesTable, IntegrationLinksTable, IntegrationRevocationsTable, IntegrationsTable } from '../db/schema.js';
 import type { Tenant } from '../db/tenant.js';
 
@@ -193,4 +193,9 @@ export const revocationsBy = (t: Tenant, integrationId: number, cause: string) =
 
 export async function markReinstated(t: Tenant, id: number, eventId: string): Promise<void> {
   await t.updateTable('integration_revocations').set({ reinstated_by: eventId }).where('id', '=', id).execute();
+}
+
+/** Every organisation's ledger entries received before `before`. */
+export async function deleteEventsBefore(db: Db, before: number): Promise<void> {
+  await db.deleteFrom('integration_events').where('received_at', '<', before).execute();
 }

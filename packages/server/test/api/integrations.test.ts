@@ -440,6 +440,23 @@ describe('the ledger: GET /integrations/{id}/events and retry (DESIGN 22)', () =
     expect(retried.data).toMatchObject({ outcome: 'FAILED', error: 'the order names no customer email' });
   });
 
+  it('keeps the ledger 90 days: each process forgets older entries at start and hourly', async () => {
+    const { id } = (await create({})).data;
+    const old = await deliver(id, JSON.stringify({ id: 'evt_old_entry', type: 'customer.created', created: nowS(), data: { object: {} } }));
+    const recent = await deliver(id, JSON.stringify({ id: 'evt_recent_entry', type: 'customer.created', created: nowS(), data: { object: {} } }));
+    expect([old.statusCode, recent.statusCode]).toEqual([200, 200]);
+    await h.database.db
+      .updateTable('integration_events')
+      .set({ received_at: Date.now() - 91 * DAY })
+      .where('event_id', '=', 'evt_old_entry')
+      .execute();
+    const { app } = await h.loggedApp();
+    await app.ready();
+    const ids = async () => (await h.admin('GET', `/integrations/${id}/events`)).data.items.map((e: { eventId: string }) => e.eventId);
+    await expect.poll(ids, { timeout: 5_000 }).toEqual(['evt_recent_entry']);
+    await app.close();
+  });
+
   it('applies a FAILED event again when the provider delivers it again, counting the delivery', async () => {
     const inactive = await createProduct(h.admin, { active: false });
     const { id } = (await create({ sendOnIssue: false, mappings: [{ match: 'price_again', productId: inactive.id }] })).data;
