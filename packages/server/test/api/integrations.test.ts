@@ -1,6 +1,7 @@
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../../src/integrations/signature.js';
+import { createPlatformAccount } from '../../src/platform/accounts.js';
 import { ADMIN_PASSWORD, startHarness, type Harness } from '../harness.js';
 import { addMonths, createProduct, todayUtc } from '../licence-helpers.js';
 import { startSmtp } from '../mail-helpers.js';
@@ -157,7 +158,7 @@ describe('integrations: the connections (DESIGN 22)', () => {
     expect((await create({ mappings: [] })).statusCode).toBe(400);
   });
 
-  it('needs integrations:write and licenses:write to save, ORG_ADMIN among members; never a platform-free role reads', async () => {
+  it('needs integrations:write and licenses:write to save, ORG_ADMIN among members; refuses an ISSUER, a licences token and a platform session', async () => {
     const integrationsOnly = h.as({ token: await h.createToken(['integrations:write']) });
     const noLicences = await integrationsOnly('POST', '/integrations', {
       provider: 'stripe',
@@ -174,6 +175,30 @@ describe('integrations: the connections (DESIGN 22)', () => {
     );
     const issuer = await h.createMember('ISSUER');
     expect((await h.as({ cookie: issuer.cookie })('GET', '/integrations')).statusCode).toBe(403);
+    // A platform administrator acts as an ORG_ADMIN inside, yet never sees or changes a connection.
+    await createPlatformAccount(h.database, { username: 'ops', password: 'platform password 1', role: 'PLATFORM_ADMIN' });
+    const login = await h.request('POST', '/platform/api/auth/login', { body: { username: 'ops', password: 'platform password 1' } });
+    const platform = { svc_platform: login.cookies.find((c) => c.name === 'svc_platform')!.value };
+    const inside = (method: string, url: string, body?: unknown) => h.request(method, `/o/${h.slug}/api${url}`, { cookies: platform, body });
+    expect((await inside('GET', '/licenses')).statusCode).toBe(200);
+    for (const [method, body] of [['GET'], ['POST', { provider: 'stripe', name: 'ops', signingSecret: SECRET, mappings: [mapping('price_a')] }]] as const) {
+      const refused = await inside(method, '/integrations', body);
+      expect(refused.statusCode, method).toBe(403);
+      expect(refused.data.error).toContain('platform');
+    }
+
+    // While the organisation is suspended its people are refused, and the hook goes on applying events.
+    const { id } = (await create({ sendOnIssue: false, mappings: [mapping('price_suspended', { validityMonths: 1 })] })).data;
+    expect((await h.request('PUT', `/platform/api/organisations/${h.slug}`, { cookies: platform, body: { suspended: true } })).statusCode).toBe(200);
+    try {
+      const refused = await h.admin('GET', '/integrations');
+      expect(refused.statusCode).toBe(403);
+      expect(refused.data.reason).toBe('ORG_SUSPENDED');
+      const applied = await deliver(id, invoicePaid({ periodEnd: nowS() + 86_400, lines: [{ price: 'price_suspended' }] }));
+      expect(applied.data.outcome).toBe('ISSUED');
+    } finally {
+      await h.request('PUT', `/platform/api/organisations/${h.slug}`, { cookies: platform, body: { suspended: false } });
+    }
     expect((await h.as({ token: await h.createToken(['licenses:read']) })('GET', '/integrations')).statusCode).toBe(403);
   });
 
