@@ -394,7 +394,7 @@ function followingEnd(periodEnd: number, timeZone: string): number {
 
 async function changeFor(deps: HookDeps, ctx: Ctx, row: IntegrationRow, eventId: string, order: Order, line: OrderLine, mapping: MappingInput) {
   const follows = mapping.validityMonths === undefined || mapping.validityMonths === null;
-  if (follows && line.periodEnd === null) throw badRequest('no period: the line has no subscription and its mapping no validityMonths');
+  if (follows && line.periodEnd === null) throw badRequest('no period');
   const expiresAt = follows ? followingEnd(line.periodEnd!, ctx.org.timezone) : undefined;
   const details = { integrationId: row.id, eventId, customer: order.customer, subscription: line.subscription, order: order.order };
   const claimLine = async (t: Tenant, licenceId: number, outcome: string) => {

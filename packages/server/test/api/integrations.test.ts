@@ -363,6 +363,15 @@ describe('Stripe invoice.paid and checkout.session.completed (DESIGN 22)', () =>
     expect(metrics).toMatch(/licensor_integration_events_total\{provider="stripe",outcome="ISSUED"\} \d+/);
   });
 
+  it('a line without a subscription needs a mapping with months: FAILED "no period"', async () => {
+    const { id } = (await create({ sendOnIssue: false, mappings: [mapping('price_oneoff')] })).data;
+    const payload = JSON.parse(invoicePaid({ periodEnd: nowS() + 86_400, lines: [{ price: 'price_oneoff' }] }));
+    payload.data.object.parent = null;
+    const failed = await deliver(id, JSON.stringify(payload));
+    expect(failed.data).toMatchObject({ outcome: 'FAILED', lids: [] });
+    expect((await h.admin('GET', `/integrations/${id}/events`)).data.items[0].error).toBe('no period');
+  });
+
   it('reads the API shape before 2025-03-31 (price.id, subscription)', async () => {
     const { id } = (await create({ sendOnIssue: false, mappings: [mapping('price_legacy')] })).data;
     const payload = JSON.parse(invoicePaid({ periodEnd: nowS() + 20 * 86_400, lines: [{ price: 'price_legacy' }] }));
