@@ -88,7 +88,7 @@ export async function findHookIntegration(database: Database, org: Organisation,
  * order): a refused signature stamps the connection at most once a minute and writes nothing
  * else; a disabled connection writes nothing (the provider retries).
  */
-export async function admitDelivery(deps: HookDeps, org: Organisation, row: IntegrationRow, headers: Record<string, unknown>, raw: Buffer, now: number) {
+async function admitDelivery(deps: HookDeps, org: Organisation, row: IntegrationRow, headers: Record<string, unknown>, raw: Buffer, now: number) {
   const header = headers[SIGNATURE_HEADER[row.provider]];
   const secret = unseal(deps.masterKey, row.secret, sealContext(org.id, row.id)).toString('utf8');
   const verdict = verifySignature(row.provider, typeof header === 'string' ? header : undefined, raw, secret, Math.floor(now / 1000));
@@ -138,7 +138,7 @@ function readingOf(event: Record<string, unknown>, now: number): Reading {
  * is made under the connection row's lock, each order line once, and the ledger entry is written
  * under it too, read again there: of ten deliveries at once, one writes it and the others answer it.
  */
-export async function applyEvent(
+async function applyEvent(
   deps: HookDeps,
   org: Organisation,
   row: IntegrationRow,
