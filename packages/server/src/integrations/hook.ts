@@ -77,8 +77,8 @@ export async function receiveDelivery(deps: HookDeps, org: Organisation, row: In
 }
 
 /** The connection a hook's path names: another provider's path, or another organisation's id, is none (404). */
-export async function findHookIntegration(database: Database, org: Organisation, provider: Provider, id: number): Promise<IntegrationRow> {
-  const row = await findIntegrationRow(tenant(database.db, org.id), id);
+export async function findHookIntegration(database: Database, org: Organisation, provider: Provider, id: string): Promise<IntegrationRow> {
+  const row = /^[1-9][0-9]{0,14}$/.test(id) ? await findIntegrationRow(tenant(database.db, org.id), Number(id)) : undefined;
   if (!row || row.provider !== provider) throw notFound(`no ${provider} integration ${id}`);
   return row;
 }

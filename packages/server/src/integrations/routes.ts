@@ -36,7 +36,8 @@ function hookRoutes(deps: HookDeps): FastifyPluginAsyncTypebox {
     hooks.removeAllContentTypeParsers();
     hooks.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: HOOK_BODY_LIMIT }, (_request, body, done) => done(null, body));
     hooks.addHook('onRequest', async (request) => {
-      request.integration = await findHookIntegration(deps.database, request.org, 'stripe', Number((request.params as { id: string }).id));
+      // Before the body is read, so before the params' schema judges the id: a path that names no connection is a 404.
+      request.integration = await findHookIntegration(deps.database, request.org, 'stripe', (request.params as { id: string }).id);
     });
     hooks.addHook('preParsing', async (request) => {
       const type = request.headers['content-type']?.split(';')[0]?.trim().toLowerCase();

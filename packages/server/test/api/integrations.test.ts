@@ -221,6 +221,7 @@ describe('the Stripe hook: refusals in order (DESIGN 22)', () => {
   it('404 for an unknown slug, an unknown id, another provider or another organisation', async () => {
     expect((await deliver(id, body(), {}, 'nowhere')).statusCode).toBe(404);
     expect((await deliver(999_999, body())).statusCode).toBe(404);
+    expect((await h.request('POST', '/o/acme/api/hooks/stripe/not-an-id', { body: body() })).statusCode).toBe(404);
     const other = await h.otherOrg();
     expect((await deliver(id, body(), {}, other.slug)).statusCode).toBe(404);
     const paddle = await create({ provider: 'paddle', signingSecret: 'pdl_ntfset_0123456789abcdef', mappings: [mapping('pri_abc', { validityMonths: 12 })] });
