@@ -47,6 +47,8 @@ import { platformRoutes } from './platform/routes.js';
 import { portalAirGap, portalRoutes } from './portal/routes.js';
 import { Outbox, webhookMetrics } from './webhooks/outbox.js';
 import { DeliveryThread } from './webhooks/thread.js';
+import { ledgerPruner } from './integrations/prune.js';
+import { integrationMetrics, integrationRoutes } from './integrations/routes.js';
 import { webhookRoutes } from './webhooks/routes.js';
 import { passkeyRoutes } from './passkeys/routes.js';
 import { ssoConfigRoutes, ssoFlowRoutes, ssoMetrics } from './sso/routes.js';
@@ -205,6 +207,7 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
   app.addHook('onClose', () => checkWrites.close());
   const counted = webhookMetrics(registry, database);
   const ssoCounted = ssoMetrics(registry);
+  const integrationsCounted = integrationMetrics(registry);
   const delivery =
     deliverWebhooks === 'thread'
       ? new DeliveryThread(database, masterKey, app.log, counted)
@@ -217,9 +220,10 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
   if (deliverWebhooks) app.addHook('onReady', async () => mailOutbox.start());
   app.addHook('onClose', () => mailOutbox.stop());
   mailMetrics(registry, database);
-  const pruner = usagePruner(database, app.log);
-  app.addHook('onReady', async () => pruner.start());
-  app.addHook('onClose', async () => pruner.stop());
+  for (const pruner of [usagePruner(database, app.log), ledgerPruner(database, app.log)]) {
+    app.addHook('onReady', async () => pruner.start());
+    app.addHook('onClose', async () => pruner.stop());
+  }
   const keyring = new Keyring(masterKey, config.pkcs11 && new Hsm(config.pkcs11.module, config.pkcs11.tokens));
   const artifactStores = new ArtifactStores(config);
   const downloadCounts = new DownloadCounts(database, (err) => app.log.error({ err }, 'download counts could not be written'));
@@ -285,6 +289,7 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
       await api.register(trialRoutes);
       await api.register(portalRoutes(database, config, downloads));
       await api.register(webhookRoutes(database, config, masterKey));
+      await api.register(integrationRoutes(database, masterKey, keyring, config.publicUrl, integrationsCounted));
       await api.register(ssoConfigRoutes(config, masterKey));
       await api.register(ssoFlowRoutes(database, config, masterKey, ssoCounted));
       await api.register(airGapRoutes(keyring, operatorAirGap));

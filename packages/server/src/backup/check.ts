@@ -17,6 +17,8 @@ export interface CheckResult {
   webhookSecrets: Record<string, Verdict>;
   /** Each organisation's single sign-on client secret, as `slug:sso` (DESIGN.md 17 and 21). */
   ssoSecrets: Record<string, Verdict>;
+  /** Each payment connection's signing secret, as `slug:integration/<name>` (DESIGN.md 22: the `:` no slug or product key holds). */
+  integrationSecrets: Record<string, Verdict>;
   open: boolean;
 }
 
@@ -31,7 +33,7 @@ export async function checkBackup(file: string, masterKey: Buffer, pkcs11: Confi
   const hsm = pkcs11 && new Hsm(pkcs11.module, pkcs11.tokens);
   const slugs = new Map<unknown, string>();
   const products = new Map<unknown, string>();
-  const result: CheckResult = { products: {}, pins: {}, trialLedgers: {}, webhookSecrets: {}, ssoSecrets: {}, open: true };
+  const result: CheckResult = { products: {}, pins: {}, trialLedgers: {}, webhookSecrets: {}, ssoSecrets: {}, integrationSecrets: {}, open: true };
   let table = '';
   let columns: string[] = [];
   for await (const line of readBackup(file, () => {})) {
@@ -66,6 +68,11 @@ export async function checkBackup(file: string, masterKey: Buffer, pkcs11: Confi
         // Sealed as sso/config.ts seals it: the context names the organisation.
         const verdict = opens(masterKey, row.client_secret, `sso:${String(row.org_id)}`);
         result.ssoSecrets[`${slugs.get(row.org_id)}:sso`] = verdict;
+        if (verdict === 'does not open') result.open = false;
+      } else if (table === 'integrations') {
+        // Sealed as integrations/service.ts seals it: the context names the organisation and the connection.
+        const verdict = opens(masterKey, row.secret, `integration:${String(row.org_id)}:${String(row.id)}`);
+        result.integrationSecrets[`${slugs.get(row.org_id)}:integration/${String(row.name)}`] = verdict;
         if (verdict === 'does not open') result.open = false;
       }
     }

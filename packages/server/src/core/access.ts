@@ -14,6 +14,8 @@ export const SCOPES = [
   'webhooks:write',
   'releases:read',
   'releases:write',
+  'integrations:read',
+  'integrations:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
@@ -30,8 +32,8 @@ export type Role = (typeof ROLES)[number];
  */
 export type Access = Scope | 'public' | 'member' | 'session' | 'admin-session' | 'check' | 'portal' | 'path-token';
 
-// Webhook endpoints are an administrator's (DESIGN.md 15): not among the reads every role has.
-const READS: Scope[] = SCOPES.filter((s) => s.endsWith(':read') && s !== 'webhooks:read');
+// Webhook endpoints and payment connections are an administrator's (DESIGN.md 15 and 22): not among the reads every role has.
+const READS: Scope[] = SCOPES.filter((s) => s.endsWith(':read') && s !== 'webhooks:read' && s !== 'integrations:read');
 const ROLE_SCOPES: Record<Role, ReadonlySet<Scope>> = {
   VIEWER: new Set(READS),
   ISSUER: new Set<Scope>([...READS, 'licenses:write', 'products:write', 'customers:write', 'releases:write']),

@@ -236,7 +236,12 @@ export function sqliteFileIn(dataDir: string): string {
  * Serialises writers that check a limit or a count on the given row: SELECT ... FOR UPDATE on
  * PostgreSQL. On SQLite the transaction already holds the database's write lock (BEGIN IMMEDIATE).
  */
-export async function lockRow(database: Pick<Database, 'dialect'>, trx: Db, table: 'organisations' | 'licences' | 'products', id: number): Promise<void> {
+export async function lockRow(
+  database: Pick<Database, 'dialect'>,
+  trx: Db,
+  table: 'organisations' | 'licences' | 'products' | 'integrations',
+  id: number,
+): Promise<void> {
   if (database.dialect !== 'postgres') return;
   await trx.selectFrom(table).select('id').where('id', '=', id).forUpdate().execute();
 }

@@ -514,6 +514,13 @@ export interface Schema {
   artifact_downloads: ArtifactDownloadsTable;
   emails: EmailsTable;
   mail_settings: MailSettingsTable;
+  integrations: IntegrationsTable;
+  integration_events: IntegrationEventsTable;
+  integration_links: IntegrationLinksTable;
+  integration_lines: IntegrationLinesTable;
+  integration_payments: IntegrationPaymentsTable;
+  integration_revocations: IntegrationRevocationsTable;
+  paddle_customers: PaddleCustomersTable;
 }
 
 /** DESIGN.md 20: a release of a product (DRAFT, PUBLISHED or YANKED). */
@@ -772,4 +779,110 @@ export interface MailSettingsTable {
   html_body: string | null;
   updated_at: number;
   updated_by: string;
+}
+
+/** DESIGN.md 22: a connection to a payment provider. */
+export interface IntegrationsTable {
+  id: Generated<number>;
+  org_id: number;
+  name: string;
+  provider: 'stripe' | 'paddle';
+  /** The provider's endpoint secret, sealed (keys/sealing.ts) like a private key. */
+  secret: string;
+  enabled: number;
+  send_on_issue: number;
+  send_on_renew: number;
+  /** A JSON array of mappings, as saved. */
+  mappings: string;
+  created_at: number;
+  created_by: string;
+  updated_at: number;
+  last_event_at: number | null;
+  last_failure_at: number | null;
+  last_failure: string | null;
+  /** The UTC clock hour (ms since the epoch / 3,600,000) of the last FAILED event audited: later ones of that hour are only counted. */
+  failed_hour: number | null;
+}
+
+/** DESIGN.md 22: one event a connection received, once per event id, with its outcome. */
+export interface IntegrationEventsTable {
+  id: Generated<number>;
+  org_id: number;
+  integration_id: number;
+  event_id: string;
+  type: string;
+  outcome: string;
+  error: string | null;
+  /** A JSON array of the lids the event changed, in line order. */
+  lids: string;
+  deliveries: number;
+  last_delivery_at: number | null;
+  received_at: number;
+  /** While FAILED: the order as read (lines, periods, email, name: what a retry needs), never the raw body; else null. */
+  retry_order: string | null;
+}
+
+/** DESIGN.md 22: a licence issued through a connection, with the provider's ids it belongs to. */
+export interface IntegrationLinksTable {
+  id: Generated<number>;
+  org_id: number;
+  integration_id: number;
+  licence_id: number;
+  customer_ref: string | null;
+  subscription_ref: string | null;
+  price_ref: string;
+  order_ref: string | null;
+  payment_ref: string | null;
+  /** The last period end applied (ms): a renewal whose period end is not after it changes nothing. */
+  period_end: number | null;
+  created_at: number;
+}
+
+/** DESIGN.md 22: an order line applied, once whichever events name it, and what it did. */
+export interface IntegrationLinesTable {
+  id: Generated<number>;
+  org_id: number;
+  integration_id: number;
+  line_ref: string;
+  /** The event that applied it: that event's repeats answer what it did. */
+  event_id: string;
+  licence_id: number;
+  outcome: string;
+  /** The order (invoice or Checkout session) and payment the line was paid by: a refund or dispute finds its licences by them. */
+  order_ref: string | null;
+  payment_ref: string | null;
+  applied_at: number;
+}
+
+/** DESIGN.md 22: a Stripe payment and the invoice it paid (invoice_payment.paid). */
+export interface IntegrationPaymentsTable {
+  id: Generated<number>;
+  org_id: number;
+  integration_id: number;
+  payment_ref: string;
+  order_ref: string;
+}
+
+/** DESIGN.md 22: a licence an event revoked; a dispute's or a pause's (`cause`) is reinstated by its end while untouched since. */
+export interface IntegrationRevocationsTable {
+  id: Generated<number>;
+  org_id: number;
+  integration_id: number;
+  licence_id: number;
+  event_id: string;
+  cause: string | null;
+  revoked_at: number;
+  /** The event that reinstated it. */
+  reinstated_by: string | null;
+}
+
+/** DESIGN.md 22: the latest email and name a Paddle connection saw for a customer id. */
+export interface PaddleCustomersTable {
+  id: Generated<number>;
+  org_id: number;
+  integration_id: number;
+  customer_ref: string;
+  email: string | null;
+  name: string | null;
+  occurred_at: number;
 }

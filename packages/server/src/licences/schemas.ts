@@ -4,9 +4,9 @@ import { ActivationSchema, LicenceTypeSchema } from '../listings/schemas.js';
 
 const DateText = Type.String({ maxLength: 10, description: 'YYYY-MM-DD in the organisation timezone.' });
 const Fingerprint = Type.String({ maxLength: 512, description: '`SVC1.<hashed parts>.<checksum>`' });
-const Params = Type.Record(Type.String(), Type.Unknown(), { description: "Values for the product's declared parameters." });
+export const Params = Type.Record(Type.String(), Type.Unknown(), { description: "Values for the product's declared parameters." });
 
-const MeterOverrides = Type.Record(
+export const MeterOverrides = Type.Record(
   Type.String({ maxLength: 64 }),
   Type.Object(
     {
@@ -22,7 +22,7 @@ const MeterOverrides = Type.Record(
   },
 );
 
-const UpdatesMonths = Nullable(
+export const UpdatesMonths = Nullable(
   Type.Integer({
     minimum: 0,
     maximum: 1200,

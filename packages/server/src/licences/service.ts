@@ -325,6 +325,17 @@ export async function convertTrial(
   return issueLicence(ctx, keyring, caches, { ...issue, productId: trial.product_id }, idem, { trial, seat: seat!, keepMachine });
 }
 
+/**
+ * What a payment connection's issue or renewal (DESIGN.md 22) adds to it: the term's end when it
+ * follows a subscription's period, its audit details, and its own writes, made in the licence's
+ * transaction after the licence's (a throw there takes the licence back with it).
+ */
+export interface Joined {
+  expiresAt?: number | undefined;
+  details: Record<string, unknown>;
+  write(t: Tenant, licence: { id: number; lid: string }): Promise<void>;
+}
+
 /** The actor of what a conversion does for the trial's machine (DESIGN.md 18). */
 const TRIAL_ACTOR = { name: 'trial' };
 
@@ -335,6 +346,7 @@ export async function issueLicence(
   input: IssueInput,
   idem: IdempotentRequest | null,
   conversion?: Conversion,
+  joined?: Joined,
 ): Promise<LicenceAnswer | Replay> {
   return signThenCommit(ctx, idem, 201, (commit) =>
     caches.products.with(ctx.tenant, input.productId, async (product) => {
@@ -364,7 +376,10 @@ export async function issueLicence(
       }
       const timeZone = ctx.org.timezone;
       const date = termDate(input) ?? localDate(ctx.now, timeZone);
-      const dates = termFrom(date, validityMonths(input.validityMonths, shape.defaultValidityMonths), timeZone, ctx.now);
+      const dates =
+        joined?.expiresAt === undefined
+          ? termFrom(date, validityMonths(input.validityMonths, shape.defaultValidityMonths), timeZone, ctx.now)
+          : { startsAt: null, expiresAt: joined.expiresAt };
       const updatesMonths = updatesMonthsOf(input.updatesMonths, shape.updatesMonths, shape.params);
       // A conversion is dated today unless its body says otherwise: its window runs from then (DESIGN.md 18).
       const upd = updatesFrom(date, updatesMonths, timeZone);
@@ -446,8 +461,10 @@ export async function issueLicence(
             customerId: owner.id,
             expiresAt: term.expiresAt && new Date(term.expiresAt).toISOString(),
             machines: fingerprints.length,
+            ...joined?.details,
           },
         });
+        await joined?.write(t, { id: row.id, lid });
         return { body, tally };
       });
     }),
@@ -591,6 +608,7 @@ export async function renewLicence(
   lid: string,
   input: RenewInput,
   idem: IdempotentRequest | null,
+  joined?: Joined,
 ): Promise<LicenceAnswer | Replay> {
   // The renewed term commits only while the term it replaces is still current.
   return signThenCommit(ctx, idem, 200, async (commit) => {
@@ -598,13 +616,15 @@ export async function renewLicence(
     if (current.trial === 1) throw badRequest('a trial is extended, not renewed: POST /licenses/{lid}/extend-trial');
     if (current.archived === 1) throw badRequest('an archived licence cannot be renewed: restore it first');
     return caches.products.with(ctx.tenant, current.product_id, async (product) => {
-      const months = validityMonths(input.validityMonths, product.shape.defaultValidityMonths);
       const date = termDate(input);
       const timeZone = ctx.org.timezone;
+      const months = () => validityMonths(input.validityMonths, product.shape.defaultValidityMonths);
       const dates =
-        date === undefined
-          ? extendedTerm({ startsAt: current.starts_at, expiresAt: current.expires_at }, months, timeZone, ctx.now)
-          : termFrom(date, months, timeZone, ctx.now);
+        joined?.expiresAt !== undefined
+          ? { startsAt: null, expiresAt: joined.expiresAt }
+          : date === undefined
+            ? extendedTerm({ startsAt: current.starts_at, expiresAt: current.expires_at }, months(), timeZone, ctx.now)
+            : termFrom(date, months(), timeZone, ctx.now);
       const updatesMonths = updatesMonthsOf(input.updatesMonths, current.updates_months, product.shape.params);
       const upd =
         date === undefined ? extendedUpdates(currentUpd(current, updatesMonths), updatesMonths, timeZone, ctx.now) : updatesFrom(date, updatesMonths, timeZone);
@@ -645,8 +665,13 @@ export async function renewLicence(
           subjectId: lid,
           lid,
           summary: `Renewed until ${term.expiresAt === null ? 'perpetual' : new Date(term.expiresAt).toISOString()}`,
-          details: { versionNo: fresh.term_version + 1, previousExpiresAt: fresh.expires_at && new Date(fresh.expires_at).toISOString() },
+          details: {
+            versionNo: fresh.term_version + 1,
+            previousExpiresAt: fresh.expires_at && new Date(fresh.expires_at).toISOString(),
+            ...joined?.details,
+          },
         });
+        await joined?.write(t, { id: fresh.id, lid });
         return { body, tally };
       });
     });
@@ -777,6 +802,7 @@ async function changeLicence(
   ctx: Ctx,
   lid: string,
   change: (row: LicenceRow) => { set: Partial<LicenceRow>; action: string; summary: string; details?: Record<string, unknown>; plan?: boolean },
+  joined?: Joined,
 ) {
   return inTransaction(
     ctx,
@@ -789,7 +815,9 @@ async function changeLicence(
       const tally = tallyChange(clock, t, row, updated);
       await updateLicence(t, row.id, { ...set, ...tally.columns });
       if (set.archived !== undefined) await setStampArchived(t, row.id, set.archived);
-      const body = await auditedAnswer(t, ctx, { action, subjectType: 'licence', subjectId: lid, lid, summary, details: details ?? null });
+      const audited = details || joined ? { ...details, ...joined?.details } : null;
+      const body = await auditedAnswer(t, ctx, { action, subjectType: 'licence', subjectId: lid, lid, summary, details: audited });
+      await joined?.write(t, { id: row.id, lid });
       await tally.record();
       return body;
     },
@@ -797,23 +825,33 @@ async function changeLicence(
   );
 }
 
-export const revokeLicence = (ctx: Ctx, lid: string, reason: string | null) =>
-  changeLicence(ctx, lid, (row) => {
-    if (row.revoked === 1) throw badRequest('the licence is already revoked');
-    return {
-      set: { revoked: 1, revoked_at: ctx.now, revoked_reason: reason },
-      action: 'licence.revoked',
-      summary: reason ? `Revoked: ${reason}` : 'Revoked',
-      details: { reason },
-    };
-  });
+export const revokeLicence = (ctx: Ctx, lid: string, reason: string | null, joined?: Joined) =>
+  changeLicence(
+    ctx,
+    lid,
+    (row) => {
+      if (row.revoked === 1) throw badRequest('the licence is already revoked');
+      return {
+        set: { revoked: 1, revoked_at: ctx.now, revoked_reason: reason },
+        action: 'licence.revoked',
+        summary: reason ? `Revoked: ${reason}` : 'Revoked',
+        details: { reason },
+      };
+    },
+    joined,
+  );
 
-export const reinstateLicence = (ctx: Ctx, lid: string) =>
-  changeLicence(ctx, lid, (row) => {
-    if (row.archived === 1) throw badRequest('an archived licence cannot be reinstated: restore it first');
-    if (row.revoked !== 1) throw badRequest('the licence is not revoked');
-    return { set: { revoked: 0, revoked_at: null, revoked_reason: null }, action: 'licence.reinstated', summary: 'Reinstated', plan: true };
-  });
+export const reinstateLicence = (ctx: Ctx, lid: string, joined?: Joined) =>
+  changeLicence(
+    ctx,
+    lid,
+    (row) => {
+      if (row.archived === 1) throw badRequest('an archived licence cannot be reinstated: restore it first');
+      if (row.revoked !== 1) throw badRequest('the licence is not revoked');
+      return { set: { revoked: 0, revoked_at: null, revoked_reason: null }, action: 'licence.reinstated', summary: 'Reinstated', plan: true };
+    },
+    joined,
+  );
 
 export const archiveLicence = (ctx: Ctx, lid: string) =>
   changeLicence(ctx, lid, (row) => {

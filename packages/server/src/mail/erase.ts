@@ -18,6 +18,7 @@ import {
   licencesOfCustomer,
   setAuditText,
   setLicencePersonalData,
+  eraseOrderContacts,
 } from './repo.js';
 
 export const ERASED = '[erased]';
@@ -121,6 +122,7 @@ export async function eraseCustomer(ctx: Ctx, id: number) {
       values.push(...erased.values);
       for (const field of erased.fields) fields.add(`licences.${field}`);
     }
+    if (customer.email !== null) await eraseOrderContacts(t, customer.email);
     await eraseCustomerRow(t, id, name);
     await redactAudit(
       t,

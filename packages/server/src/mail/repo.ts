@@ -204,3 +204,25 @@ export function auditEntriesOf(t: Tenant, where: { lids: string[]; customerId?: 
 export async function setAuditText(t: Tenant, id: number, summary: string, details: string | null) {
   await t.updateTable('audit_entries').set({ summary, details }).where('id', '=', id).execute();
 }
+
+/**
+ * DESIGN.md 22 "Personal data": a customer's email, and the name beside it, out of the orders
+ * FAILED or WAITING payment events keep for a retry, and out of the Paddle customers seen.
+ */
+export async function eraseOrderContacts(t: Tenant, email: string): Promise<void> {
+  const kept = await t.selectFrom('integration_events').select(['id', 'retry_order']).where('retry_order', 'is not', null).execute();
+  for (const row of kept) {
+    const order = JSON.parse(row.retry_order!) as { email: string | null; name: string | null };
+    if (order.email?.toLowerCase() !== email.toLowerCase()) continue;
+    await t
+      .updateTable('integration_events')
+      .set({ retry_order: JSON.stringify({ ...order, email: null, name: null }) })
+      .where('id', '=', row.id)
+      .execute();
+  }
+  await t
+    .updateTable('paddle_customers')
+    .set({ email: null, name: null })
+    .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
+    .execute();
+}

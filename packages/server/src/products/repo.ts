@@ -131,3 +131,9 @@ export function toKeyRecord(row: ProductKeyRow) {
     current: row.retired_at === null,
   };
 }
+
+/** The names of the payment connections (DESIGN.md 22) whose mappings name the product. */
+export async function mappingIntegrations(t: Tenant, productId: number): Promise<string[]> {
+  const rows = await t.selectFrom('integrations').select(['name', 'mappings']).orderBy('name').execute();
+  return rows.filter((r) => (JSON.parse(r.mappings) as Array<{ productId: number }>).some((m) => m.productId === productId)).map((r) => r.name);
+}

@@ -11,6 +11,7 @@ import type { Keyring, ProductKeyRow } from '../keys/keyring.js';
 import type { Hsm } from '../keys/pkcs11.js';
 import { prepareKeyChange, withoutEchoes, type KeyChange } from './key-change.js';
 import {
+  mappingIntegrations,
   countLicences,
   countReleases,
   currentKeyRows,
@@ -216,6 +217,8 @@ export async function deleteProduct(ctx: Ctx, id: number): Promise<void> {
     const { product } = await loadProduct(t, id);
     if ((await licenceCount(t, id)) > 0) throw conflict('the product has licences: it cannot be deleted');
     if ((await countReleases(t, id)) > 0) throw conflict('the product has releases: it cannot be deleted');
+    const integrations = await mappingIntegrations(t, id);
+    if (integrations.length > 0) throw conflict(`the product is mapped by the integration ${integrations.join(', ')}: it cannot be deleted`);
     // Before the rows go: its webhook event carries the product.
     await recordAudit(t, ctx, {
       action: 'product.deleted',

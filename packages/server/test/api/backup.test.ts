@@ -31,6 +31,12 @@ const BACKED_UP = [
   'customers',
   'emails',
   'idempotency_keys',
+  'integration_events',
+  'integration_lines',
+  'integration_links',
+  'integration_payments',
+  'integration_revocations',
+  'integrations',
   'licence_lease_peaks',
   'licence_stamps',
   'licence_versions',
@@ -38,6 +44,7 @@ const BACKED_UP = [
   'machine_bindings',
   'mail_settings',
   'organisations',
+  'paddle_customers',
   'passkeys',
   'platform_accounts',
   'platform_audit',
@@ -291,7 +298,7 @@ describe('licensor restore', () => {
     expect(refused.stderr).toMatch(/schema \(9999_from_the_future\) is newer than this release's/);
   });
 
-  it('--check loads nothing and names every product whose key does not open with the configured master key, PKCS#11 PINs, trial ledgers and webhook secrets', async () => {
+  it('--check loads nothing and names every product whose key does not open with the configured master key, PKCS#11 PINs, trial ledgers, webhook and integration secrets', async () => {
     const into = await target();
     const products = (await h.database.db.selectFrom('products').select('product_key').execute()).map((p) => `${h.slug}/${p.product_key}`);
     const ledgers = (verdict: string) => Object.fromEntries(trialKeys.map((key) => [`${h.slug}/${key}/trial-ledger`, verdict]));
@@ -328,6 +335,21 @@ describe('licensor restore', () => {
       failing_since: null,
     };
     const hook = `${h.slug}:webhook/901`;
+    // A payment connection, its signing secret sealed as the service seals it (context: the organisation and the connection).
+    const integration: Record<string, unknown> = {
+      id: 902,
+      org_id: orgId,
+      name: 'stripe-live',
+      provider: 'stripe',
+      secret: seal(masterKey, Buffer.from('whsec_0123456789abcdef'), `integration:${String(orgId)}:902`),
+      enabled: 1,
+      send_on_issue: 1,
+      send_on_renew: 0,
+      mappings: '[]',
+      created_at: Date.now(),
+      created_by: 'admin',
+      updated_at: Date.now(),
+    };
     // A single sign-on configuration, its client secret sealed as the service seals it (context: the organisation).
     const sso: Record<string, unknown> = {
       id: 1,
@@ -358,6 +380,7 @@ describe('licensor restore', () => {
       withRows(lines, {
         webhook_endpoints: [columnsOf('webhook_endpoints').map((c) => endpoint[c] ?? null)],
         sso_configs: [columnsOf('sso_configs').map((c) => sso[c] ?? null)],
+        integrations: [columnsOf('integrations').map((c) => integration[c] ?? null)],
         products: [set(product, productColumns, { id: 900, product_key: 'on-token', check_id: 'tokencheckid00000' })],
         product_keys: [
           set(key, keyColumns, {
@@ -381,6 +404,7 @@ describe('licensor restore', () => {
       trialLedgers: ledgers('opens'),
       webhookSecrets: { [hook]: 'opens' },
       ssoSecrets: { [`${h.slug}:sso`]: 'opens' },
+      integrationSecrets: { [`${h.slug}:integration/stripe-live`]: 'opens' },
       open: true,
     });
 
@@ -393,6 +417,7 @@ describe('licensor restore', () => {
       trialLedgers: ledgers('does not open'),
       webhookSecrets: { [hook]: 'does not open' },
       ssoSecrets: { [`${h.slug}:sso`]: 'does not open' },
+      integrationSecrets: { [`${h.slug}:integration/stripe-live`]: 'does not open' },
       open: false,
     });
     const database = await openEnv(into.env);

@@ -514,6 +514,23 @@ const STEPS: Record<string, { rows?: () => Promise<void>; check?: () => Promise<
       ]);
     },
   },
+  '0025_integrations': {
+    async check() {
+      // DESIGN.md 22: the connections and their ledger, links, applied lines, payments, revocations and Paddle customers, empty.
+      const db = database.db as unknown as import('kysely').Kysely<any>;
+      for (const table of [
+        'integrations',
+        'integration_events',
+        'integration_links',
+        'integration_lines',
+        'integration_payments',
+        'integration_revocations',
+        'paddle_customers',
+      ]) {
+        expect(await db.selectFrom(table).selectAll().execute(), table).toEqual([]);
+      }
+    },
+  },
 };
 let stampsBefore: Array<Record<string, unknown>> = [];
 

@@ -37,8 +37,10 @@ const LAYERS: readonly (readonly string[])[] = [
   ['licences'],
   ['air-gap', 'dashboard', 'webhooks', 'backup', 'trials', 'usage'],
   ['portal', 'check'],
-  // Licence emails and their outbox, erasure of personal data (DESIGN.md 22); payment providers' events.
-  ['mail', 'integrations'],
+  // Licence emails and their outbox, erasure of personal data (DESIGN.md 22).
+  ['mail'],
+  // Payment providers' connections and events, which issue and renew licences and queue their emails (DESIGN.md 22).
+  ['integrations'],
   // The organisation's settings: its timezone and its email template.
   ['settings'],
   // Single sign-on for operators (DESIGN.md 21): configuration, the OIDC flow, members linked and provisioned.

@@ -23,6 +23,7 @@ import { releases } from './0020_releases.js';
 import { mail } from './0022_mail.js';
 import { updatesUntil } from './0023_updates_until.js';
 import { usageRemembered } from './0024_usage_remembered.js';
+import { integrations } from './0025_integrations.js';
 
 /** Migrations are written once for both dialects; each receives the dialect for the few DDL differences. */
 const migrations: Record<string, (dialect: DialectName) => Migration> = {
@@ -49,6 +50,7 @@ const migrations: Record<string, (dialect: DialectName) => Migration> = {
   '0022_mail': mail,
   '0023_updates_until': updatesUntil,
   '0024_usage_remembered': usageRemembered,
+  '0025_integrations': integrations,
 };
 
 export const MIGRATION_NAMES: readonly string[] = Object.keys(migrations);
