@@ -21,10 +21,12 @@ interface Job {
   amount?: number;
   /** The usage endpoint (bench:usage): each request carries this many events of `meter`, amount 1, with ids never sent before. */
   usage?: { meter: string; events: number };
+  /** Paced GETs of `url` without a credential or body (bench:downloads' feeds); `token` and `bodiesFile` unused. */
+  get?: boolean;
 }
 
 const job = JSON.parse(process.argv[2]!) as Job;
-const pairs = JSON.parse(fs.readFileSync(job.bodiesFile, 'utf8')) as Array<[string, string]>;
+const pairs = (job.get ? [] : JSON.parse(fs.readFileSync(job.bodiesFile, 'utf8'))) as Array<[string, string]>;
 let next = 0;
 let firstFailure: string | null = null;
 
@@ -55,6 +57,7 @@ async function paced(rate: number): Promise<{ rps: number; p50: number; p99: num
   const total = Math.round(rate * job.seconds);
   const head = `POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: ${headers.authorization}\r\nContent-Type: ${headers['content-type']}\r\nContent-Length: `;
   const requests = Array.from({ length: total }, () => {
+    if (job.get) return Buffer.from(`GET ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\n\r\n`);
     const body = nextBody();
     return Buffer.from(`${head}${Buffer.byteLength(body)}\r\n\r\n${body}`);
   });

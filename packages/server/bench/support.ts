@@ -50,6 +50,7 @@ export function checkLoad(job: {
   rate?: number;
   amount?: number;
   usage?: { meter: string; events: number };
+  get?: boolean;
 }): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'check-load.ts'), JSON.stringify(job)], {

@@ -13,7 +13,7 @@ import { installConsole } from './http/console.js';
 import { installDownloadMetrics, installMetrics, installRedisGauge, usageMetrics, installTrialCounter } from './http/metrics.js';
 import { DownloadCounts } from './downloads/counts.js';
 import { downloadRoutes } from './downloads/routes.js';
-import { pathTokenKeys, type DownloadDeps } from './downloads/service.js';
+import { FeedReleases, pathTokenKeys, type DownloadDeps } from './downloads/service.js';
 import { installOpenApi } from './http/openapi.js';
 import { installTenancy, type ApiRoute } from './http/tenancy.js';
 import { OrganisationCache } from './orgs/repo.js';
@@ -238,6 +238,7 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
     publicUrl: config.publicUrl,
     grantSeconds: config.downloadGrantSeconds,
     keys: pathTokenKeys(masterKey),
+    feedReleases: new FeedReleases(),
     ...installDownloadMetrics(
       registry,
       () => downloadCounts.total,

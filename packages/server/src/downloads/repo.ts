@@ -66,6 +66,22 @@ export const findArtifactWithRelease = (t: Tenant, artifactId: number) =>
     .where('artifacts.id', '=', artifactId)
     .executeTakeFirst();
 
+/**
+ * The product's PUBLISHED releases as one string of `id:row_version` pairs. Every change a feed
+ * could show (a publish, yank, unyank or edit) raises a release's row version or changes the set,
+ * and a published release's files never change, so an equal stamp means equal feeds.
+ */
+export async function publishedStamp(t: Tenant, productId: number): Promise<string> {
+  const rows = await t
+    .selectFrom('releases')
+    .select(['id', 'row_version'])
+    .where('product_id', '=', productId)
+    .where('status', '=', 'PUBLISHED')
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => `${r.id}:${r.row_version}`).join(',');
+}
+
 /** Raises the licence's feed generation by one (reset-download-links); the caller holds the licence row's lock. */
 export async function raiseFeedGeneration(t: Tenant, licenceId: number): Promise<void> {
   await t.updateTable('licences').set({ feed_generation: sql`feed_generation + 1` }).where('id', '=', licenceId).execute();

@@ -35,7 +35,7 @@ import {
   type FeedRelease,
 } from './feeds.js';
 import { encodeFilename } from '../releases/ranges.js';
-import { findArtifactWithRelease, findBindingState, findDownloadLicence, raiseFeedGeneration } from './repo.js';
+import { findArtifactWithRelease, findBindingState, findDownloadLicence, publishedStamp, raiseFeedGeneration } from './repo.js';
 import { makeFeedToken, makeGrant, readFeedToken, readGrant, tokenKey } from './tokens.js';
 
 /** What licensed downloads and feeds need of the app (app.ts wires them). */
@@ -50,6 +50,8 @@ export interface DownloadDeps {
   publicUrl: string;
   grantSeconds: number;
   keys: { grant: Buffer; feed: Buffer };
+  /** The products' published releases as feeds read them (FeedReleases). */
+  feedReleases: FeedReleases;
   /** A feed answered (`licensor_feed_requests_total{feed}`). */
   countFeed: (feed: FeedName) => void;
   /** Bytes the service streamed itself (`licensor_artifact_bytes_sent_total`). */
@@ -255,36 +257,54 @@ function toFeedRelease(row: ReleaseRow, artifacts: ArtifactRow[]): FeedRelease {
     manifestSignatures: signatures,
     manifestSignature: signatures[0]?.signature ?? null,
     manifestKeyFingerprint: signatures[0]?.keyFingerprint ?? null,
-    artifacts: artifacts
-      .filter((a) => Number(a.release_id) === Number(row.id))
-      .map((a) => ({
-        id: Number(a.id),
-        filename: a.filename,
-        platform: a.platform,
-        arch: a.arch,
-        size: Number(a.size),
-        sha256: a.sha256,
-        sha512: a.sha512,
-        contentType: a.content_type,
-        tauriSignature: a.tauri_signature,
-        edSignature: a.ed_signature,
-      })),
+    artifacts: artifacts.map((a) => ({ ...artifactFacts(a), tauriSignature: a.tauri_signature, edSignature: a.ed_signature })),
   };
 }
 
+interface PublishedReleases {
+  stamp: string;
+  /** Highest SemVer precedence first. */
+  releases: Array<{ row: ReleaseRow; release: FeedRelease }>;
+}
+
+/** Products whose published releases are kept at once: a bound on memory, the least recently used going first. */
+const KEPT_PRODUCTS = 500;
+
+/**
+ * Each product's PUBLISHED releases with their files, as the feeds read them: reading and shaping
+ * them was most of a feed's cost (docs/benchmarks.md, bench:downloads). Kept while the product's
+ * stamp (repo.ts publishedStamp), read afresh on every request, is unchanged, so a publish, yank or
+ * edit on any instance shows in the very next feed.
+ */
+export class FeedReleases {
+  private readonly kept = new Map<number, PublishedReleases>();
+
+  async of(t: Tenant, productId: number): Promise<PublishedReleases['releases']> {
+    const stamp = await publishedStamp(t, productId);
+    let entry = this.kept.get(productId);
+    this.kept.delete(productId);
+    if (entry?.stamp !== stamp) {
+      const rows = (await listReleaseRows(t, productId, { status: 'PUBLISHED' })).sort(byPrecedence);
+      const files = new Map<number, ArtifactRow[]>();
+      for (const a of await artifactRowsOf(
+        t,
+        rows.map((r) => Number(r.id)),
+      ))
+        files.set(Number(a.release_id), [...(files.get(Number(a.release_id)) ?? []), a]);
+      entry = { stamp, releases: rows.map((row) => ({ row, release: toFeedRelease(row, files.get(Number(row.id)) ?? []) })) };
+    }
+    this.kept.set(productId, entry);
+    if (this.kept.size > KEPT_PRODUCTS) this.kept.delete(this.kept.keys().next().value!);
+    return entry.releases;
+  }
+}
+
 /** The product's PUBLISHED releases a feed of `channel` offers, highest first: those covered, and those the licence may not download with why. */
-async function feedReleases(feed: OpenFeed, channel: Channel) {
-  const rows = (await listReleaseRows(feed.t, Number(feed.licence.product_id), { status: 'PUBLISHED' }))
-    .filter((r) => channelOffers(channel, r.channel))
-    .sort(byPrecedence);
-  const artifacts = await artifactRowsOf(
-    feed.t,
-    rows.map((r) => Number(r.id)),
-  );
+async function feedReleases(deps: DownloadDeps, feed: OpenFeed, channel: Channel) {
   const covered: FeedRelease[] = [];
   const blocked: (BlockedRelease & { release: FeedRelease })[] = [];
-  for (const row of rows) {
-    const release = toFeedRelease(row, artifacts);
+  for (const { row, release } of await deps.feedReleases.of(feed.t, Number(feed.licence.product_id))) {
+    if (!channelOffers(channel, row.channel)) continue;
     const reason = coverageOf(feed.licence, row);
     if (reason === null) covered.push(release);
     else blocked.push({ version: row.version, publishedAt: release.publishedAt, reason, release });
@@ -323,7 +343,7 @@ export async function electronFeed(deps: DownloadDeps, request: PathRequest, nam
   const wanted = parseElectronName(name);
   if (!wanted) throw notFound(`no electron-updater feed ${name}: latest.yml, latest-mac.yml, latest-linux.yml, latest-linux-arm64.yml, …`);
   deps.countFeed('electron');
-  const yaml = electronYaml((await feedReleases(feed, wanted.channel)).covered, wanted, feed.base);
+  const yaml = electronYaml((await feedReleases(deps, feed, wanted.channel)).covered, wanted, feed.base);
   if (yaml === null) throw notFound(`no covered release with files for ${name}`);
   return yaml;
 }
@@ -346,7 +366,7 @@ export async function tauriFeed(deps: DownloadDeps, request: PathRequest, query:
   const channel = channelOf(query.channel);
   const feed = await openFeed(deps, request);
   deps.countFeed('tauri');
-  return tauriUpdate((await feedReleases(feed, channel)).covered, target, arch, current, query.bundleType ?? null, feed.base);
+  return tauriUpdate((await feedReleases(deps, feed, channel)).covered, target, arch, current, query.bundleType ?? null, feed.base);
 }
 
 /** Sparkle 2's appcast. */
@@ -354,7 +374,7 @@ export async function sparkleFeed(deps: DownloadDeps, request: PathRequest, chan
   const channel = channelOf(channelQuery);
   const feed = await openFeed(deps, request);
   deps.countFeed('sparkle');
-  return sparkleAppcast(feed.product.name, (await feedReleases(feed, channel)).covered, feed.base);
+  return sparkleAppcast(feed.product.name, (await feedReleases(deps, feed, channel)).covered, feed.base);
 }
 
 export interface LatestQuery {
@@ -372,7 +392,7 @@ export async function latestFeed(deps: DownloadDeps, request: PathRequest, query
   const channel = channelOf(query.channel);
   const feed = await openFeed(deps, request);
   deps.countFeed('json');
-  const { covered, blocked } = await feedReleases(feed, channel);
+  const { covered, blocked } = await feedReleases(deps, feed, channel);
   // Only what this platform and arch would be offered can be blocked for it.
   const mayNot = blocked.filter((b) => b.release.artifacts.some((a) => matches(a, platform, arch)));
   return JSON.stringify(latestJson(covered, mayNot, platform, arch, current, feed.base));
