@@ -140,18 +140,25 @@ async function run(backend: 'sqlite' | 'postgres'): Promise<string[]> {
     const file = storedFile(path.join(env.LICENSOR_DATA_DIR!, 'artifacts'), size);
     const baseline = await control(file);
     const grant = () => call('POST', `/public/license/${product.checkId}/download`, { license: licence.licenseString, artifactId: up.result.id }, checker);
-    let down: Awaited<ReturnType<typeof sampled<number>>>;
-    let plain: { seconds: number };
+    let down: Awaited<ReturnType<typeof sampled<number>>> | undefined;
+    let plain: { seconds: number } | undefined;
     try {
-      // One of each first, so that both read the file from the page cache.
+      // One of each first, so that both read the file from the page cache; then three rounds
+      // alternating, the fastest of each kept (one transfer of a second or two is at the mercy of
+      // whatever else the machine does in it).
       await drain(await fetch(baseline.url));
       await drain(await fetch((await grant()).url));
-      plain = await sampled(pid, async () => drain(await fetch(baseline.url)));
-      const url = (await grant()).url as string;
-      down = await sampled(pid, async () => drain(await fetch(url)));
+      for (let round = 0; round < 3; round++) {
+        const control = await sampled(pid, async () => drain(await fetch(baseline.url)));
+        if (!plain || control.seconds < plain.seconds) plain = control;
+        const url = (await grant()).url as string;
+        const service = await sampled(pid, async () => drain(await fetch(url)));
+        if (!down || service.seconds < down.seconds) down = { ...service, growth: Math.max(service.growth, down?.growth ?? 0) };
+      }
     } finally {
       baseline.stop();
     }
+    if (!down || !plain) throw new Error('no download measured');
     if (down.result !== size) throw new Error(`download: ${down.result} of ${size} bytes`);
     const mibs = (seconds: number) => size / 2 ** 20 / seconds;
 

@@ -33,6 +33,7 @@ export interface ArtifactStore {
 export const TOO_LARGE = 'the file is larger than this service accepts';
 const EMPTY = 'the file is empty';
 const SWEEP_AGE_MS = 3_600_000;
+const READ_CHUNK = 256 * 1024;
 
 /** A pass-through that hashes and counts, failing with 413 once more than `maxBytes` went by. */
 export class HashingCounter extends Transform {
@@ -121,7 +122,9 @@ export class DiskArtifactStore implements ArtifactStore {
   }
 
   read(key: string, start?: number, end?: number): NodeJS.ReadableStream | null {
-    return createReadStream(this.file(key), { start, end });
+    // 256 KiB reads (Node's default is 64 KiB): a quarter of the reads and socket writes per file,
+    // for a buffer per download that stays small beside the socket's own.
+    return createReadStream(this.file(key), { start, end, highWaterMark: READ_CHUNK });
   }
 
   async presign(): Promise<string | null> {
