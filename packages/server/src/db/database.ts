@@ -222,7 +222,8 @@ async function migrateWhenFree(database: Database): Promise<void> {
       return;
     } catch (err) {
       const code = (err as { code?: string }).code;
-      if ((code !== 'SQLITE_BUSY' && code !== '3F000' && code !== '42P01') || attempt >= 30) throw err;
+      // SQLITE_BUSY and its extended codes (SQLITE_BUSY_SNAPSHOT, _RECOVERY) alike: another process holds the lock.
+      if ((!code?.startsWith('SQLITE_BUSY') && code !== '3F000' && code !== '42P01') || attempt >= 30) throw err;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
