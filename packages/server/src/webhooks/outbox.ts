@@ -17,6 +17,7 @@ import {
   failDeliveries,
   fanOutEndpoints,
   insertAttempts,
+  existingDeliveries,
   insertDeliveries,
   leaseDeliveries,
   markAttempted,
@@ -423,15 +424,22 @@ export type Status = 'delivered' | 'retrying' | 'failed';
  * Writes attempts and what follows from them, in the caller's transaction: each delivery's status, each
  * endpoint's last status, and disabling an endpoint on a 410 or after five days of failures,
  * judged in the order the attempts were made. A delivery changes only while the lease its
- * attempt was made under still holds it. Answers each attempt's status, in order.
+ * attempt was made under still holds it; one deleted meanwhile (with its endpoint) is passed over.
+ * Answers the status of each attempt written, in order.
  */
 export async function recordOutcomes(trx: Trx, made: Made[]): Promise<Status[]> {
-  const judged = made.map(({ delivery, type, outcome }) => {
-    const ok = delivered(outcome);
-    const attempts = delivery.attempts + 1;
-    const next = ok ? null : nextAttemptAt(attempts, outcome, type);
-    return { delivery, outcome, ok, attempts, next, status: ok ? ('delivered' as const) : next === null ? ('failed' as const) : ('pending' as const) };
-  });
+  const existing = await existingDeliveries(
+    trx,
+    made.map((m) => m.delivery.id),
+  );
+  const judged = made
+    .filter((m) => existing.has(m.delivery.id))
+    .map(({ delivery, type, outcome }) => {
+      const ok = delivered(outcome);
+      const attempts = delivery.attempts + 1;
+      const next = ok ? null : nextAttemptAt(attempts, outcome, type);
+      return { delivery, outcome, ok, attempts, next, status: ok ? ('delivered' as const) : next === null ? ('failed' as const) : ('pending' as const) };
+    });
   const rows = judged.map(({ delivery, outcome: o }) => ({
     org_id: delivery.orgId,
     delivery_id: delivery.id,

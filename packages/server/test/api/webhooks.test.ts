@@ -474,6 +474,28 @@ describe('delivery', () => {
     await drain(h);
     expect((await deliveries(id)).map((d: any) => d.status)).toEqual(['delivered', 'delivered']);
   });
+
+  it('goes on delivering when an endpoint is deleted while an attempt to it is under way', async () => {
+    const doomed = await addEndpoint(api, receiver.url, ['customer.created']);
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    receiver.answer = async () => {
+      await gate;
+      return { status: 204 };
+    };
+    await api('POST', '/customers', { name: 'Doomed Ltd' });
+    await h.app.webhooks!.tick();
+    await vi.waitFor(() => expect(receiver.received).toHaveLength(1));
+    expect((await api('DELETE', `/webhooks/${doomed.id}`)).statusCode).toBe(204);
+    release();
+    await drain(h);
+    receiver.answer = () => ({ status: 204 });
+    const kept = await addEndpoint(api, receiver.url, ['customer.created']);
+    await api('POST', '/customers', { name: 'After Ltd' });
+    await drain(h);
+    expect((await deliveries(kept.id)).map((d: any) => d.status)).toEqual(['delivered']);
+    expect(receiver.received).toHaveLength(2);
+  });
 });
 
 describe('addresses', () => {

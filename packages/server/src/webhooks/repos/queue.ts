@@ -1,5 +1,5 @@
 import { sql, type Insertable } from 'kysely';
-import type { Database, DialectName, Trx } from '../../db/database.js';
+import { type Database, type DialectName, dialectOf, type Trx } from '../../db/database.js';
 import type { WebhookAttemptsTable, WebhookDeliveriesTable } from '../../db/schema.js';
 import type { Tenant } from '../../db/tenant.js';
 
@@ -115,6 +115,18 @@ export async function failDeliveries(trx: Trx, ids: number[], now: number): Prom
 /** Makes deliveries due again at once, where the lease still holds them. */
 export async function releaseDeliveries(trx: Trx, lease: string, ids: number[], now: number): Promise<void> {
   await trx.updateTable('webhook_deliveries').set({ lease: null, next_at: now }).where('id', 'in', ids).where('lease', '=', lease).execute();
+}
+
+/**
+ * Which of these deliveries still exist, held until the transaction ends (FOR KEY SHARE on
+ * PostgreSQL, the write lock on SQLite): an endpoint deleted while an attempt was under way took
+ * its deliveries with it, and an attempt written for one would break the foreign key.
+ */
+export async function existingDeliveries(trx: Trx, ids: number[]): Promise<Set<number>> {
+  if (!ids.length) return new Set();
+  const query = trx.selectFrom('webhook_deliveries').select('id').where('id', 'in', ids);
+  const rows = await (dialectOf(trx) === 'postgres' ? query.forKeyShare() : query).execute();
+  return new Set(rows.map((r) => Number(r.id)));
 }
 
 export async function insertAttempts(trx: Trx, rows: Insertable<WebhookAttemptsTable>[]): Promise<void> {
