@@ -54,8 +54,8 @@ const TRIALS_OFF = (why: string) => refused(`trials are off: ${why}`, 'TRIALS_OF
 /**
  * `POST .../trial` (DESIGN.md 18), after the check gate's refusals: the body's 400s, then the
  * first outcome that applies: this machine's own trial (200), TRIALS_OFF, TRIAL_USED, TRIAL_LIMIT,
- * or a new trial (201). A start signs first, then under the product row's lock looks the ledger
- * up again, counts the limits and writes licence, seat and entry, so concurrent starts on any
+ * or a new trial (201). A start signs first, writes licence and seat, then under the product
+ * row's lock looks the ledger up again, counts the limits and writes the entry, so concurrent starts on any
  * number of instances never start two trials for one machine (or two that match) nor pass a
  * limit. Either answer is the trial's current term with what a check of it answers.
  */
@@ -114,17 +114,10 @@ async function start(scope: CheckScope, request: TrialRequest, ip: string, keyri
   const outcome = await inTransaction(scope, async (t) => {
     const trialLimit = await trialLimitOf(t);
     if (trialLimit !== null) await lockRow(scope.database, t.db, 'organisations', scope.org.id);
-    await lockRow(scope.database, t.db, 'products', row.id);
-    const state = await trialState(t, row.id);
-    // Changed since it was read (a new key, another policy): judged again on the product as it is.
-    if (!state || state.version !== row.version) throw new StaleProduct();
-    const again = await candidatesOf(s, t, state.trial_need);
-    const mine = bestMatch(again, s.hashes, (entry) => entry.fpn);
-    if (mine) return mine;
-    refuseUsed(s, again);
-    if (trialLimit !== null && (await activeTrials(t, scope.now)) >= trialLimit) throw TRIALS_OFF(`the organisation holds its limit of ${trialLimit} trials`);
-    await refuseLimits(s, t);
-    const licenceId = await insertTrial(
+    // The licence is written before the product's lock is taken, and rolled back with the rest
+    // when the judgement under it refuses: the lock that serialises every start of the product
+    // is held for the ledger's lookups and entry only.
+    const written = await insertTrial(
       t,
       { actor: TRIALS, now: scope.now, database: scope.database },
       {
@@ -137,9 +130,21 @@ async function start(scope: CheckScope, request: TrialRequest, ip: string, keyri
         devicePublicKey: request.devicePublicKey,
       },
     );
+    await lockRow(scope.database, t.db, 'products', row.id);
+    const state = await trialState(t, row.id);
+    // Changed since it was read (a new key, another policy): judged again on the product as it is.
+    if (!state || state.version !== row.version) throw new StaleProduct();
+    const again = await candidatesOf(s, t, state.trial_need);
+    const mine = bestMatch(again, s.hashes, (entry) => entry.fpn);
+    if (mine) throw new OwnTrial(mine);
+    refuseUsed(s, again);
+    // The count holds the trial just written.
+    if (trialLimit !== null && (await activeTrials(t, scope.now)) - 1 >= trialLimit)
+      throw TRIALS_OFF(`the organisation holds its limit of ${trialLimit} trials`);
+    await refuseLimits(s, t);
     await insertEntry(t, {
       product_id: row.id,
-      licence_id: licenceId,
+      licence_id: written.id,
       fpn: shape.fingerprintNeed,
       ...s.hashes,
       ...s.address,
@@ -147,11 +152,22 @@ async function start(scope: CheckScope, request: TrialRequest, ip: string, keyri
       reset_at: null,
     });
     await lowerTrialNeed(t, row.id, shape.fingerprintNeed);
+    await written.recordTally();
     return null;
+  }).catch((err: unknown) => {
+    if (err instanceof OwnTrial) return err.entry;
+    throw err;
   });
   // A match found under the lock discards the signed term: this machine's own trial answers.
   if (outcome) return returned(s, outcome);
   return { status: 201, body: await checked(s, signed.licenceString) };
+}
+
+/** Thrown under the product's lock when this machine's own trial is found there: the trial written meanwhile rolls back. */
+class OwnTrial extends Error {
+  constructor(readonly entry: Candidate) {
+    super('own trial');
+  }
 }
 
 /** Candidates of the ledger: n is the lower of the product's fingerprintNeed and its entries' lowest fpn. */

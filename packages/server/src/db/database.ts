@@ -234,8 +234,11 @@ export function sqliteFileIn(dataDir: string): string {
 }
 
 /**
- * Serialises writers that check a limit or a count on the given row: SELECT ... FOR UPDATE on
- * PostgreSQL. On SQLite the transaction already holds the database's write lock (BEGIN IMMEDIATE).
+ * Serialises writers that check a limit or a count on the given row: SELECT ... FOR NO KEY UPDATE
+ * on PostgreSQL, which excludes every other such lock and every update of the row but not the
+ * KEY SHARE a foreign key's check takes, so rows written earlier in the transaction that name
+ * this one (a licence its product) never deadlock two lockers. On SQLite the transaction already
+ * holds the database's write lock (BEGIN IMMEDIATE).
  */
 export async function lockRow(
   database: Pick<Database, 'dialect'>,
@@ -244,7 +247,7 @@ export async function lockRow(
   id: number,
 ): Promise<void> {
   if (database.dialect !== 'postgres') return;
-  await trx.selectFrom(table).select('id').where('id', '=', id).forUpdate().execute();
+  await trx.selectFrom(table).select('id').where('id', '=', id).forNoKeyUpdate().execute();
 }
 
 /**

@@ -491,13 +491,17 @@ export interface TrialTerm {
 }
 
 /**
- * Writes a trial in the caller's transaction (which holds the product's lock): the licence with
- * no customer, licensee `Trial`, issued by `trial`, its one seat bound at issue with the machine's
- * label, its first installation, its tallies, audited `licence.trial_started` (no `licence.issued`,
- * no `machine.bound`, no email or label in the details). Never counted against the plan. Returns
- * the licence's row id.
+ * Writes a trial in the caller's transaction: the licence with no customer, licensee `Trial`,
+ * issued by `trial`, its one seat bound at issue with the machine's label, its first
+ * installation, audited `licence.trial_started` (no `licence.issued`, no `machine.bound`, no email
+ * or label in the details). Never counted against the plan. Returns the licence's row id and the
+ * move of its tallies, which the caller makes last in the transaction (tallyChange).
  */
-export async function insertTrial(t: Tenant, by: Author & { database: Ctx['database'] }, trial: TrialTerm): Promise<number> {
+export async function insertTrial(
+  t: Tenant,
+  by: Author & { database: Ctx['database'] },
+  trial: TrialTerm,
+): Promise<{ id: number; recordTally: () => Promise<void> }> {
   const { lid, shape } = trial;
   const clock = await holdClock(by.database, t, by.now);
   const columns = {
@@ -564,8 +568,7 @@ export async function insertTrial(t: Tenant, by: Author & { database: Ctx['datab
     summary: `Started a ${shape.trialDays}-day trial of ${shape.name}`,
     details: { productId: trial.productId, expiresAt: new Date(trial.expiresAt).toISOString() },
   });
-  await tally.record();
-  return row.id;
+  return { id: row.id, recordTally: tally.record };
 }
 
 const TRIAL_LICENSEE = 'Trial';
