@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fpDigest, parseLicence, verifyUsageReceipt } from '@licensor/protocol';
 import { backend, inOneRateWindow, startHarness, type Harness } from '../harness.js';
 import { pruneEvents } from '../../src/usage/repo.js';
+import { openDatabase, sqliteFileIn } from '../../src/db/database.js';
 import { startServe, stopServe } from '../cli.js';
 import { ISO_MS } from '../licence-helpers.js';
 import { checkBody, checkedProduct, nonce, type CheckedProduct } from '../check-helpers.js';
@@ -468,6 +469,55 @@ describe('limits, pruning, timezone and metrics', () => {
     expect(await remembered()).toEqual([['exports', 2, 0]]);
     expect((await send([])).data.meters[0].used).toBe(2);
     expect((await h.admin('GET', `/licenses/${licence.lid}/usage`)).data.events).toEqual([]);
+  });
+
+  it('two pruners at once, as on two instances, forget each id once and change no count', async () => {
+    const { licence, send } = await bound();
+    await send(Array.from({ length: 10 }, () => ev('exports', 1)));
+    await send(Array.from({ length: 40 }, () => ev('seats.sync', 1)));
+    const row = await h.database.db.selectFrom('licences').select('id').where('lid', '=', licence.lid).executeTakeFirstOrThrow();
+    const counts = () =>
+      h.database.db
+        .selectFrom('usage_counts')
+        .select(['meter', 'used', 'ids'])
+        .where('licence_id', '=', row.id)
+        .orderBy('meter')
+        .execute()
+        .then((rows) => rows.map((r) => [r.meter, Number(r.used), Number(r.ids)]));
+    expect(await counts()).toEqual([
+      ['exports', 10, 10],
+      ['seats.sync', 40, 40],
+    ]);
+    const { expires_at } = await h.database.db
+      .selectFrom('usage_events')
+      .select((eb) => eb.fn.max('expires_at').as('expires_at'))
+      .where('licence_id', '=', row.id)
+      .executeTakeFirstOrThrow();
+    // PostgreSQL: a pool of its own, as another instance has; SQLite's instances are processes, one writer at a time.
+    const other = backend === 'postgres' ? await openDatabase({ databaseUrl: h.config.databaseUrl, sqliteFile: sqliteFileIn(h.config.dataDir) }) : h.database;
+    try {
+      const after = Number(expires_at) + 1;
+      // Every licence's ids past `after` go, this test's 50 among them.
+      const { due } = await h.database.db
+        .selectFrom('usage_events')
+        .select((eb) => eb.fn.countAll<number>().as('due'))
+        .where('expires_at', '<', after)
+        .executeTakeFirstOrThrow();
+      expect(Number(due)).toBeGreaterThanOrEqual(50);
+      const pruned = await Promise.all([
+        pruneEvents(h.database.db, after),
+        pruneEvents(other.db, after),
+        pruneEvents(h.database.db, after),
+        pruneEvents(other.db, after),
+      ]);
+      expect(pruned.reduce((a, b) => a + b, 0)).toBe(Number(due));
+    } finally {
+      if (other !== h.database) await other.close();
+    }
+    expect(await counts()).toEqual([
+      ['exports', 10, 0],
+      ['seats.sync', 40, 0],
+    ]);
   });
 
   it("gives the boundary fields of the organisation's timezone, moved at once by a timezone change", async () => {
