@@ -77,7 +77,7 @@ const subscribed = new WeakMap<object, Promise<(type: string) => boolean>>();
 export function subscriptions(t: Tenant): Promise<(type: string) => boolean> {
   let takes = t.db.isTransaction ? subscribed.get(t.db) : undefined;
   if (!takes) {
-    takes = subscribedTypes(t).then((taken) => (type: string) => taken.has('*') || taken.has(type));
+    takes = subscribedTypes(t).then((taken) => (type: string) => taken.has(type));
     if (t.db.isTransaction) subscribed.set(t.db, takes);
   }
   return takes;
