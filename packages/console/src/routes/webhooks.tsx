@@ -37,6 +37,7 @@ const EVENTS: Array<[string, string[]]> = [
   ['Machines', ['machine.bound', 'machine.released', 'machine.borrowed']],
   ['Products', ['product.created', 'product.updated', 'product.deleted', 'product.key_rotated', 'product.check_token_rotated']],
   ['Customers', ['customer.created', 'customer.updated', 'customer.deleted']],
+  ['Integrations', ['integration.failed']],
 ];
 const SECRET_KEPT = 'the service keeps it sealed and signs with it';
 

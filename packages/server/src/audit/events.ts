@@ -30,14 +30,16 @@ export const EVENT_TYPES = [
   'release.published',
   'release.yanked',
   'release.unyanked',
+  'integration.failed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 const CATALOGUE = new Set<string>(EVENT_TYPES);
 
 /** The read scope an event's resource needs (DESIGN.md 15). */
-export function readScopeOf(type: string): 'licenses:read' | 'products:read' | 'customers:read' | 'releases:read' {
+export function readScopeOf(type: string): 'licenses:read' | 'products:read' | 'customers:read' | 'releases:read' | 'integrations:read' {
   if (type.startsWith('product.')) return 'products:read';
   if (type.startsWith('release.')) return 'releases:read';
+  if (type.startsWith('integration.')) return 'integrations:read';
   if (type.startsWith('customer.')) return 'customers:read';
   return 'licenses:read';
 }
@@ -77,7 +79,7 @@ const subscribed = new WeakMap<object, Promise<(type: string) => boolean>>();
 export function subscriptions(t: Tenant): Promise<(type: string) => boolean> {
   let takes = t.db.isTransaction ? subscribed.get(t.db) : undefined;
   if (!takes) {
-    takes = subscribedTypes(t).then((taken) => (type: string) => taken.has('*') || taken.has(type));
+    takes = subscribedTypes(t).then((taken) => (type: string) => taken.has(type));
     if (t.db.isTransaction) subscribed.set(t.db, takes);
   }
   return takes;

@@ -45,10 +45,10 @@ export async function auditPage(
   return { rows, total: Number(count.n) };
 }
 
-/** The event types the organisation's endpoints take, enabled or not (`*` for every one). */
+/** The event types the organisation's endpoints take, enabled or not (for `*`, those it stood for when saved). */
 export async function subscribedTypes(t: Tenant): Promise<Set<string>> {
-  const rows = await t.selectFrom('webhook_endpoints').select('events').execute();
-  return new Set(rows.flatMap((e) => JSON.parse(e.events) as string[]));
+  const rows = await t.selectFrom('webhook_endpoints').select(['events', 'covers']).execute();
+  return new Set(rows.flatMap((e) => JSON.parse(e.covers ?? e.events) as string[]));
 }
 
 export async function insertEvent(t: Tenant, eventId: string, now: number, type: string, data: Record<string, unknown>): Promise<void> {

@@ -627,6 +627,8 @@ export interface WebhookEndpointsTable {
   description: string | null;
   /** A JSON array of event types, or ["*"]. */
   events: string;
+  /** With `*`: the JSON array of the event types it stood for when saved (DESIGN.md 15); null for a list. */
+  covers: string | null;
   enabled: number;
   disabled_reason: string | null;
   /** Sealed (keys/sealing.ts) like a private key; so is the previous one during a rotation's overlap. */

@@ -38,7 +38,7 @@ import {
 } from './repo.js';
 import type { MappingInput } from './schemas.js';
 import { entryOf } from './entries.js';
-import { actorOf, authorizeSave, sealContext } from './service.js';
+import { actorOf, authorizeSave, sealContext, toIntegration } from './service.js';
 import { SIGNATURE_HEADER, verifySignature, type Provider } from './signature.js';
 import { readStripe, stripeCreated, type Order, type OrderLine, type Reading } from './stripe.js';
 
@@ -61,6 +61,8 @@ export interface HookDeps {
   masterKey: Buffer;
   keyring: Keyring;
   caches: IssueCaches;
+  /** The service's public URL: the record `integration.failed` carries names its hook URL. */
+  publicUrl: string;
   /** `licensor_integration_events_total{provider,outcome}`: each answer the hook gives. */
   counted: (provider: Provider, outcome: string) => void;
 }
@@ -197,7 +199,6 @@ async function settle(
       retry_order: result.outcome === 'FAILED' && result.order ? JSON.stringify(result.order) : null,
     };
     const counted = delivery ? { deliveries: (entry?.deliveries ?? 0) + 1, last_delivery_at: now } : {};
-    if (result.outcome === 'FAILED') await auditFailure(trx, ctx, row.id, event, result.error);
     if (entry) await updateEventRow(trx, entry.id, { ...written, ...counted });
     else
       await insertEventRow(trx, {
@@ -210,25 +211,29 @@ async function settle(
         received_at: now,
       });
     await updateIntegrationRow(trx, row.id, { last_event_at: now });
-    return { entry: (await findEventRow(trx, row.id, event.id))!, duplicate: false };
+    const settled = (await findEventRow(trx, row.id, event.id))!;
+    if (result.outcome === 'FAILED') await auditFailure(trx, ctx, deps.publicUrl, settled);
+    return { entry: settled, duplicate: false };
   });
 }
 
 /**
- * A connection's first FAILED event of a UTC clock hour is audited `integration.failed` (DESIGN.md
- * 22); later ones of that hour only count in `failedEvents`. Read under the connection's lock.
+ * A connection's first FAILED event of a UTC clock hour is audited `integration.failed` and raises
+ * that webhook with the connection's record and the ledger entry, both as written (DESIGN.md 22);
+ * later ones of that hour only count in `failedEvents`. Read under the connection's lock.
  */
-async function auditFailure(t: Tenant, ctx: Ctx, integrationId: number, event: { id: string; type: string }, error: string | null): Promise<void> {
+async function auditFailure(t: Tenant, ctx: Ctx, publicUrl: string, entry: EventRow): Promise<void> {
   const hour = Math.floor(ctx.now / 3_600_000);
-  const current = await findIntegrationRow(t, integrationId);
+  const current = await findIntegrationRow(t, entry.integration_id);
   if (!current || Number(current.failed_hour) === hour) return;
-  await updateIntegrationRow(t, integrationId, { failed_hour: hour });
+  await updateIntegrationRow(t, current.id, { failed_hour: hour });
   await recordAudit(t, ctx, {
     action: 'integration.failed',
     subjectType: 'integration',
-    subjectId: integrationId,
-    summary: `Could not apply ${event.type} ${event.id}: ${error ?? 'not applied'}`,
-    details: { integrationId, eventId: event.id, type: event.type, error },
+    subjectId: current.id,
+    summary: `Could not apply ${entry.type} ${entry.event_id}: ${entry.error ?? 'not applied'}`,
+    details: { integrationId: current.id, eventId: entry.event_id, type: entry.type, error: entry.error },
+    event: async () => ({ integration: await toIntegration(t, publicUrl, ctx.org.slug, current), event: entryOf(entry) }),
   });
 }
 

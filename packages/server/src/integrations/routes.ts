@@ -80,7 +80,7 @@ export function integrationRoutes(
   publicUrl: string,
   counted: (provider: Provider, outcome: string) => void,
 ): FastifyPluginAsyncTypebox {
-  const deps = { database, masterKey, keyring, counted, caches: { products: new ProductCache(), customers: new CustomerNames() } };
+  const deps = { database, masterKey, keyring, publicUrl, counted, caches: { products: new ProductCache(), customers: new CustomerNames() } };
   return async (app) => {
     await app.register(hookRoutes(deps));
     await app.register(connectionRoutes(deps, publicUrl));

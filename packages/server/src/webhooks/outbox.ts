@@ -249,7 +249,7 @@ export class Outbox {
         const body = `{"type":${JSON.stringify(event.type)},"timestamp":${JSON.stringify(iso(event.created_at))},"sequence":${sequence},"data":${event.data}}`;
         numbered.push({ id: event.id, sequence, body });
         for (const endpoint of endpoints) {
-          if (endpoint.created_at > event.created_at || !(endpoint.events.has('*') || endpoint.events.has(event.type))) continue;
+          if (endpoint.created_at > event.created_at || !endpoint.events.has(event.type)) continue;
           const enabled = endpoint.enabled === 1;
           deliveries.push({
             org_id: orgId,

@@ -14,7 +14,7 @@ const Events = Type.Array(Type.String({ maxLength: 64 }), {
   minItems: 1,
   maxItems: EVENT_TYPES.length,
   uniqueItems: true,
-  description: `\`["*"]\` or some of: ${EVENT_TYPES.map((e) => `\`${e}\``).join(', ')}. Each needs the read scope of its resource.`,
+  description: `\`["*"]\` or some of: ${EVENT_TYPES.map((e) => `\`${e}\``).join(', ')}. Each needs the read scope of its resource; \`*\` needs licenses:read, products:read and customers:read and stands for every event whose read scope the saving credential holds, as of that save.`,
 });
 const Url = Type.String({
   minLength: 1,

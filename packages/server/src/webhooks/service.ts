@@ -57,14 +57,24 @@ export function signingKeys(
   return keys;
 }
 
-/** DESIGN.md 15: subscribing needs each event's read scope. */
-function authorizeEvents(ctx: Ctx, events: string[] | undefined): void {
-  if (!events) return;
+/** The read scopes saving `*` needs at the least (DESIGN.md 15). */
+const STAR_SCOPES = ['licenses:read', 'products:read', 'customers:read'] as const;
+
+/**
+ * DESIGN.md 15: subscribing needs each event's read scope; `*` needs the first three and stands
+ * for every event whose read scope the saving credential holds. Answers what the endpoint keeps
+ * as `covers`: the events `*` stood for at this save, or null for a list.
+ */
+function authorizeEvents(ctx: Ctx, events: string[]): string[] | null {
   for (const event of events) {
     if (event !== '*' && !(EVENT_TYPES as readonly string[]).includes(event)) throw invalid('events', `unknown event "${event}"`);
   }
-  const types = events.includes('*') ? [...EVENT_TYPES] : events;
-  for (const scope of new Set(types.map(readScopeOf))) if (!ctx.can(scope)) throw forbidden(`subscribing to these events needs ${scope}`);
+  const listed = events.filter((e) => e !== '*');
+  const star = events.length > listed.length;
+  for (const scope of new Set([...(star ? STAR_SCOPES : []), ...listed.map(readScopeOf)])) {
+    if (!ctx.can(scope)) throw forbidden(`subscribing to these events needs ${scope}`);
+  }
+  return star ? EVENT_TYPES.filter((type) => ctx.can(readScopeOf(type))) : null;
 }
 
 async function checkUrl(url: string, allowed: net.BlockList): Promise<void> {
@@ -95,7 +105,7 @@ export interface EndpointInput {
 }
 
 export async function createEndpoint(ctx: Ctx, masterKey: Buffer, allowed: net.BlockList, input: EndpointInput) {
-  authorizeEvents(ctx, input.events);
+  const covers = authorizeEvents(ctx, input.events);
   await checkUrl(input.url, allowed);
   return inTransaction(
     ctx,
@@ -106,6 +116,7 @@ export async function createEndpoint(ctx: Ctx, masterKey: Buffer, allowed: net.B
         url: input.url,
         description: input.description ?? null,
         events: JSON.stringify(input.events),
+        covers: covers && JSON.stringify(covers),
         enabled: 1,
         disabled_reason: null,
         secret: '',
@@ -141,13 +152,16 @@ export interface EndpointChange {
 }
 
 export async function updateEndpoint(ctx: Ctx, allowed: net.BlockList, id: number, change: EndpointChange) {
-  authorizeEvents(ctx, change.events);
+  const covers = change.events && authorizeEvents(ctx, change.events);
   if (change.url !== undefined) await checkUrl(change.url, allowed);
   return inTransaction(ctx, async (t) => {
     const row = await findEndpoint(t, id);
     const set: Partial<EndpointRow> = { updated_at: ctx.now };
     if (change.url !== undefined) set.url = change.url;
-    if (change.events !== undefined) set.events = JSON.stringify(change.events);
+    if (change.events !== undefined) {
+      set.events = JSON.stringify(change.events);
+      set.covers = covers && JSON.stringify(covers);
+    }
     if (change.description !== undefined) set.description = change.description;
     if (change.enabled !== undefined && change.enabled !== (row.enabled === 1)) {
       set.enabled = change.enabled ? 1 : 0;

@@ -1,12 +1,11 @@
-import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../../src/integrations/signature.js';
 import { createPlatformAccount } from '../../src/platform/accounts.js';
 import { ADMIN_PASSWORD, startHarness, type Harness } from '../harness.js';
 import { addMonths, createProduct, todayUtc } from '../licence-helpers.js';
 import { startSmtp } from '../mail-helpers.js';
+import { invoicePaid, nowS, stripe, stripeHeaders } from '../stripe-helpers.js';
 
-const stripe = new Stripe('sk_test_unused');
 const SECRET = 'whsec_integration_test_secret_0123456789';
 const DAY = 86_400_000;
 
@@ -21,52 +20,7 @@ const create = (body: Record<string, unknown>) =>
 
 /** Posts a raw body to a connection's hook, signed by Stripe's own test header unless `headers` say otherwise. */
 function deliver(id: number, payload: string, headers: Record<string, string> = {}, slug = 'acme') {
-  const signature = stripe.webhooks.generateTestHeaderString({ payload, secret: SECRET });
-  return h.request('POST', `/o/${slug}/api/hooks/stripe/${id}`, {
-    body: payload,
-    headers: { 'content-type': 'application/json', 'stripe-signature': signature, ...headers },
-  });
-}
-
-const nowS = () => Math.floor(Date.now() / 1000);
-
-/** A paid subscription invoice (API 2025-03-31 and later) with one line per price given. */
-function invoicePaid(opts: {
-  event?: string;
-  invoice?: string;
-  subscription?: string;
-  email?: string;
-  periodEnd: number;
-  lines: Array<{ price: string; quantity?: number; amount?: number }>;
-}) {
-  const n = ++seq;
-  return JSON.stringify({
-    id: opts.event ?? `evt_${n}`,
-    object: 'event',
-    type: 'invoice.paid',
-    created: nowS(),
-    data: {
-      object: {
-        id: opts.invoice ?? `in_${n}`,
-        object: 'invoice',
-        customer: 'cus_1',
-        customer_email: opts.email ?? 'buyer@customer.example',
-        customer_name: 'Buyer One',
-        parent: { type: 'subscription_details', subscription_details: { subscription: opts.subscription ?? `sub_${n}` } },
-        lines: {
-          object: 'list',
-          has_more: false,
-          data: opts.lines.map((l, i) => ({
-            id: `il_${n}_${i}`,
-            amount: l.amount ?? 1000,
-            quantity: l.quantity ?? 1,
-            period: { start: opts.periodEnd - 30 * 86_400, end: opts.periodEnd },
-            pricing: { type: 'price_details', price_details: { price: l.price, product: 'prod_1' } },
-          })),
-        },
-      },
-    },
-  });
+  return h.request('POST', `/o/${slug}/api/hooks/stripe/${id}`, { body: payload, headers: { ...stripeHeaders(payload, SECRET), ...headers } });
 }
 
 beforeAll(async () => {

@@ -531,6 +531,41 @@ const STEPS: Record<string, { rows?: () => Promise<void>; check?: () => Promise<
       }
     },
   },
+  '0026_webhook_covers': {
+    async rows() {
+      const endpoint = {
+        org_id: ids.org,
+        url: 'https://hooks.example/old',
+        description: null,
+        enabled: 1,
+        disabled_reason: null,
+        secret: 'sealed-v1$unused',
+        previous_secret: null,
+        previous_until: null,
+        created_at: NOW - DAY,
+        created_by: 'admin',
+        updated_at: NOW - DAY,
+        last_delivery_at: null,
+        last_status: null,
+        failing_since: null,
+      };
+      await insert('webhook_endpoints', { ...endpoint, events: '["*"]' }, 'starEndpoint');
+      await insert('webhook_endpoints', { ...endpoint, events: '["licence.issued"]' }, 'listEndpoint');
+    },
+    async check() {
+      // DESIGN.md 15: a `*` saved before keeps the catalogue of its time, which needed every read scope; a list keeps none.
+      const db = database.db as unknown as import('kysely').Kysely<any>;
+      const rows = await db.selectFrom('webhook_endpoints').select(['id', 'covers']).orderBy('id').execute();
+      const star = JSON.parse(rows.find((r) => Number(r.id) === ids.starEndpoint)!.covers) as string[];
+      expect(star).toHaveLength(26);
+      expect(star).toEqual(expect.arrayContaining(['licence.issued', 'usage.threshold', 'release.published']));
+      expect(star).not.toContain('integration.failed');
+      expect(rows.find((r) => Number(r.id) === ids.listEndpoint)!.covers).toBeNull();
+      // Gone again: the upgraded service below has no endpoint to send to.
+      await db.deleteFrom('webhook_endpoints').execute();
+      written.delete('webhook_endpoints');
+    },
+  },
 };
 let stampsBefore: Array<Record<string, unknown>> = [];
 

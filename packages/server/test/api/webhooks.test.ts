@@ -10,6 +10,7 @@ import { addDays, createProduct, issueOk, todayUtc } from '../licence-helpers.js
 import { checkBody, checkedProduct } from '../check-helpers.js';
 import { addEndpoint, drain, startReceiver, verified, type Receiver } from '../webhook-helpers.js';
 import { machine, startBody, trialProduct } from '../trial-helpers.js';
+import { invoicePaid, nowS, stripeHeaders } from '../stripe-helpers.js';
 
 let h: Harness;
 let receiver: Receiver;
@@ -543,5 +544,67 @@ describe('addresses', () => {
     await h.admin('POST', '/customers', { name: 'Moved Ltd' });
     await drain(h);
     expect((await deliveries(id))[0].attempts[0]).toMatchObject({ httpStatus: null, error: expect.stringContaining('not a public address') });
+  });
+});
+
+describe('integration.failed (DESIGN 22)', () => {
+  const SECRET = 'whsec_failed_hook_secret_0123456789';
+  /** An invoice with more lines than the event carries: FAILED. */
+  const failing = () => invoicePaid({ periodEnd: nowS() + 86_400, lines: [{ price: 'price_failing' }] }).replace('"has_more":false', '"has_more":true');
+  const deliver = (id: number, payload: string) =>
+    h.request('POST', `/o/${h.slug}/api/hooks/stripe/${id}`, { body: payload, headers: stripeHeaders(payload, SECRET) });
+
+  it('subscribing needs integrations:read; a * endpoint carries it only when its saver held integrations:read', async () => {
+    const noIntegrations = h.as({ token: await h.createToken(['webhooks:write', 'licenses:read', 'products:read', 'customers:read']) });
+    const refused = await noIntegrations('POST', '/webhooks', { url: receiver.url, events: ['integration.failed'] });
+    expect(refused.statusCode).toBe(403);
+    expect(refused.data.error).toContain('integrations:read');
+    // `*` needs only the first three read scopes, and stands for the events whose read scope its saver holds.
+    const star = await addEndpoint(noIntegrations, `${receiver.url}/star-without`);
+    const allScopes = h.as({ token: await h.createToken(['webhooks:write', 'licenses:read', 'products:read', 'customers:read', 'integrations:read']) });
+    const starWith = await addEndpoint(allScopes, `${receiver.url}/star-with`);
+    const listed = await addEndpoint(h.admin, `${receiver.url}/listed`, ['integration.failed']);
+
+    const product = await createProduct(h.admin);
+    const connection = (
+      await h.admin('POST', '/integrations', {
+        provider: 'stripe',
+        name: 'failing-shop',
+        signingSecret: SECRET,
+        mappings: [{ match: 'price_failing', productId: product.id }],
+      })
+    ).data;
+    vi.useFakeTimers({ toFake: ['Date'] });
+    // Early in a UTC clock hour, so the two failures below share it.
+    vi.setSystemTime(Math.ceil(Date.now() / 3_600_000) * 3_600_000 + 60_000);
+    const first = await deliver(connection.id, failing());
+    expect(first.data).toMatchObject({ outcome: 'FAILED', duplicate: false });
+    // The record and the entry as the API answers them right after the failure.
+    const record = (await allScopes('GET', `/integrations/${connection.id}`)).data;
+    const entry = (await allScopes('GET', `/integrations/${connection.id}/events`)).data.items[0];
+    expect(record).toMatchObject({ failedEvents: 1 });
+    expect(entry).toMatchObject({ eventId: first.data.eventId, outcome: 'FAILED', error: 'more lines than the event carries' });
+    expect((await deliver(connection.id, failing())).data.outcome).toBe('FAILED');
+    // Verified as they arrive: the library refuses a timestamp five minutes away from its clock.
+    const secrets: Record<string, string> = { '/star-without': star.secret, '/star-with': starWith.secret, '/listed': listed.secret };
+    const bodies: Array<{ path: string; type: string; data: any }> = [];
+    const arrive = async () => {
+      await drain(h);
+      bodies.push(...receiver.received.slice(bodies.length).map((r) => ({ path: r.path, ...verified(secrets[r.path]!, r) })));
+    };
+    const failures = (path: string) => bodies.filter((b) => b.path === path && b.type === 'integration.failed');
+    await arrive();
+    expect(failures('/star-without')).toEqual([]);
+    expect(failures('/star-with')).toHaveLength(1);
+    expect(failures('/listed')).toHaveLength(1);
+    expect(failures('/listed')[0]!.data).toEqual({ integration: record, event: entry });
+
+    // The next clock hour's first failure raises it again; the second failure of this one raised nothing.
+    vi.setSystemTime(Date.now() + 3_600_000);
+    expect((await deliver(connection.id, failing())).data.outcome).toBe('FAILED');
+    await arrive();
+    expect(failures('/listed')).toHaveLength(2);
+    expect(failures('/listed')[1]!.data.integration.failedEvents).toBe(3);
+    expect(failures('/star-without')).toEqual([]);
   });
 });

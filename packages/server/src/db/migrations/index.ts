@@ -24,6 +24,7 @@ import { mail } from './0022_mail.js';
 import { updatesUntil } from './0023_updates_until.js';
 import { usageRemembered } from './0024_usage_remembered.js';
 import { integrations } from './0025_integrations.js';
+import { webhookCovers } from './0026_webhook_covers.js';
 
 /** Migrations are written once for both dialects; each receives the dialect for the few DDL differences. */
 const migrations: Record<string, (dialect: DialectName) => Migration> = {
@@ -51,6 +52,7 @@ const migrations: Record<string, (dialect: DialectName) => Migration> = {
   '0023_updates_until': updatesUntil,
   '0024_usage_remembered': usageRemembered,
   '0025_integrations': integrations,
+  '0026_webhook_covers': webhookCovers,
 };
 
 export const MIGRATION_NAMES: readonly string[] = Object.keys(migrations);

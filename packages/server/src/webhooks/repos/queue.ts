@@ -45,11 +45,11 @@ export async function saveSequence(t: Tenant, exists: boolean, sequence: number,
   else await t.insertInto('webhook_state', { last_sequence: sequence, since: now }).execute();
 }
 
-/** The organisation's endpoints, enabled or not, with the events each takes. */
+/** The organisation's endpoints, enabled or not, with the events each takes (for `*`, those it stood for when saved). */
 export async function fanOutEndpoints(t: Tenant) {
-  return (await t.selectFrom('webhook_endpoints').select(['id', 'events', 'enabled', 'created_at']).execute()).map((e) => ({
+  return (await t.selectFrom('webhook_endpoints').select(['id', 'events', 'covers', 'enabled', 'created_at']).execute()).map(({ covers, ...e }) => ({
     ...e,
-    events: new Set(JSON.parse(e.events) as string[]),
+    events: new Set(JSON.parse(covers ?? e.events) as string[]),
   }));
 }
 
