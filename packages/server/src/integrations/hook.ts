@@ -303,7 +303,7 @@ async function resultOf(deps: HookDeps, ctx: Ctx, row: IntegrationRow, eventId: 
     }
   }
   // A subscription's paid event that issued a licence replaces those of the prices it no longer names (a plan change).
-  const subscription = order.renews && outcomes.some((o) => o.outcome === 'ISSUED') ? order.lines[0]?.subscription : null;
+  const subscription = order.renews && outcomes.some((o) => o.outcome === 'ISSUED') ? order.lines.find((l) => l.subscription !== null)?.subscription : null;
   if (subscription) {
     const keepPrices = order.lines.map((l) => l.match);
     const replaced = await revocation(ctx, row, eventId, { kind: 'revoke', target: { subscription, keepPrices }, reason: 'plan changed', cause: null });

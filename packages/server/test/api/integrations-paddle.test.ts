@@ -44,7 +44,7 @@ function transaction(opts: {
   customer: string;
   subscription?: string | null;
   endsAt: number;
-  prices: Array<{ price: string; quantity?: number }>;
+  prices: Array<{ price: string; quantity?: number; oneTime?: boolean }>;
 }) {
   const id = opts.id ?? `txn_${++seq}`;
   return notification('transaction.completed', {
@@ -55,7 +55,7 @@ function transaction(opts: {
     subscription_id: opts.subscription === undefined ? `sub_${seq}` : opts.subscription,
     billing_period: { starts_at: rfc3339((opts.endsAt - 30 * 86_400) * 1000), ends_at: rfc3339(opts.endsAt * 1000) },
     items: opts.prices.map((p) => ({
-      price: { id: p.price, product_id: 'pro_1', billing_cycle: { interval: 'month', frequency: 1 } },
+      price: { id: p.price, product_id: 'pro_1', billing_cycle: p.oneTime ? null : { interval: 'month', frequency: 1 } },
       quantity: p.quantity ?? 1,
       proration: null,
     })),
@@ -328,6 +328,25 @@ describe('Paddle revocations and reinstatements (DESIGN 22)', () => {
       (await deliver(id, adjustment('adjustment.created', 'txn_charged', { action: 'chargeback_reverse', type: 'full', status: 'approved' }))).data,
     ).toMatchObject({ outcome: 'REINSTATED', lids: [lid] });
     expect((await licence(lid)).status).toBe('ACTIVE');
+  });
+
+  it('a plan change: the transaction issuing a new price beside a one-time one revokes the licence of the price it no longer names, "plan changed"', async () => {
+    const { id } = (await create({ sendOnIssue: false, mappings: [mapping('pri_small'), mapping('pri_large'), mapping('pri_setup', { validityMonths: 0 })] }))
+      .data;
+    await deliver(id, customerEvent('customer.created', 'ctm_plan', 'plan@customer.example', null));
+    const endsAt = nowS() + 20 * 86_400;
+    const [small] = (await deliver(id, transaction({ customer: 'ctm_plan', subscription: 'sub_plan', endsAt, prices: [{ price: 'pri_small' }] }))).data.lids;
+    const change = await deliver(
+      id,
+      transaction({ customer: 'ctm_plan', subscription: 'sub_plan', endsAt, prices: [{ price: 'pri_setup', oneTime: true }, { price: 'pri_large' }] }),
+    );
+    expect(change.data.outcome).toBe('ISSUED');
+    const [setup, large, revoked] = change.data.lids;
+    expect(revoked).toBe(small);
+    expect(await licence(small)).toMatchObject({ status: 'REVOKED', revokedReason: 'plan changed' });
+    // The one-time price is paid once: perpetual by its mapping, not following the subscription.
+    expect(await licence(setup)).toMatchObject({ status: 'ACTIVE', expiresAt: null });
+    expect(await licence(large)).toMatchObject({ status: 'ACTIVE', expiresAt: followingEnd(endsAt) });
   });
 
   it('a pause revokes, a resume reinstates; trialing, past_due and a scheduled change are UNCHANGED; a cancellation before the period end revokes', async () => {
