@@ -298,6 +298,11 @@ describe("a Paddle subscription's whole life (DESIGN 22, issue 49's Done when)",
     const audit = (await h.admin('GET', `/licenses/${lid}/activity`)).data.items.map((e: { action: string }) => e.action);
     expect(audit).toEqual(expect.arrayContaining(['licence.issued', 'licence.renewed', 'licence.revoked']));
     expect(audit.filter((a: string) => a === 'licence.renewed')).toHaveLength(2);
+    const issuedEntry = (await h.admin('GET', `/licenses/${lid}/activity`)).data.items.find((e: { action: string }) => e.action === 'licence.issued');
+    expect(issuedEntry.details).toMatchObject({ integrationId: id, customer: 'ctm_life', subscription: 'sub_life', order: 'txn_life1' });
+    const metrics = (await h.request('GET', '/metrics')).body;
+    expect(metrics).toMatch(/licensor_integration_events_total\{provider="paddle",outcome="RENEWED"\} [2-9]/);
+    expect(metrics).toMatch(/licensor_integration_events_total\{provider="paddle",outcome="WAITING"\} \d+/);
   });
 });
 
