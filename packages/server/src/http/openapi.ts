@@ -177,6 +177,7 @@ const OPERATION_IDS: Record<string, string> = {
   'GET /integrations/{id}/events': 'listIntegrationEvents',
   'POST /integrations/{id}/events/{eventId}/retry': 'retryIntegrationEvent',
   'POST /hooks/stripe/{id}': 'receiveStripeEvent',
+  'POST /hooks/paddle/{id}': 'receivePaddleEvent',
   'GET /sso': 'getSingleSignOn',
   'PUT /sso': 'putSingleSignOn',
   'DELETE /sso': 'deleteSingleSignOn',

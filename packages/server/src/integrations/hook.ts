@@ -10,6 +10,7 @@ import { unseal } from '../keys/sealing.js';
 import { findLicenceRow } from '../licences/repo.js';
 import { issueLicence, reinstateLicence, renewLicence, revokeLicence, type IssueCaches, type Joined, type LicenceAnswer } from '../licences/service.js';
 import { queueLicenceEmail } from '../mail/queue.js';
+import { findOrganisationById } from '../orgs/repo.js';
 import { findProductRow } from '../products/repo.js';
 import { shapeOf } from '../products/shape.js';
 import {
@@ -17,6 +18,7 @@ import {
   findEventRow,
   findIntegrationRow,
   findLine,
+  findPaddleCustomer,
   findSubscriptionLink,
   insertEventRow,
   insertLine,
@@ -28,11 +30,14 @@ import {
   paidLicences,
   revocationsBy,
   revokedByEvent,
+  savePaddleCustomer,
   subscriptionLicences,
   stampFailure,
   updateEventRow,
   updateIntegrationRow,
   updateLink,
+  waitingBefore,
+  waitingEvents,
   type EventRow,
   type IntegrationRow,
 } from './repo.js';
@@ -40,7 +45,9 @@ import type { MappingInput } from './schemas.js';
 import { entryOf } from './entries.js';
 import { actorOf, authorizeSave, sealContext, toIntegration } from './service.js';
 import { SIGNATURE_HEADER, verifySignature, type Provider } from './signature.js';
-import { readStripe, stripeCreated, type Order, type OrderLine, type Reading } from './stripe.js';
+import { PADDLE } from './paddle.js';
+import type { EventFormat, Json, Order, OrderLine, Reading } from './reading.js';
+import { STRIPE } from './stripe.js';
 
 /** Outcomes a repeat applies again rather than answers (DESIGN.md 22). */
 const UNSETTLED = new Set(['FAILED', 'WAITING']);
@@ -48,6 +55,19 @@ const UNSETTLED = new Set(['FAILED', 'WAITING']);
 const CHANGES = ['ISSUED', 'RENEWED', 'REVOKED', 'REINSTATED'];
 /** An event received this long after it was made is IGNORED, so the ledger's 90 days outlast any replay. */
 const TOO_OLD_MS = 30 * 86_400_000;
+/** A Paddle transaction whose customer has not come this long after it is FAILED (a retry still applies it). */
+const WAIT_MS = 72 * 3_600_000;
+const NEVER_CAME = 'no customer.created or customer.updated came within 72 hours';
+
+/** Each provider's envelope and reader. */
+const FORMATS: Record<Provider, EventFormat> = { stripe: STRIPE, paddle: PADDLE };
+
+/** An admitted delivery: the event's id and type, as its provider's envelope names them, and its body. */
+interface Delivered {
+  id: string;
+  type: string;
+  body: Json;
+}
 
 export interface HookAnswer {
   eventId: string;
@@ -90,7 +110,14 @@ export async function findHookIntegration(database: Database, org: Organisation,
  * order): a refused signature stamps the connection at most once a minute and writes nothing
  * else; a disabled connection writes nothing (the provider retries).
  */
-async function admitDelivery(deps: HookDeps, org: Organisation, row: IntegrationRow, headers: Record<string, unknown>, raw: Buffer, now: number) {
+async function admitDelivery(
+  deps: HookDeps,
+  org: Organisation,
+  row: IntegrationRow,
+  headers: Record<string, unknown>,
+  raw: Buffer,
+  now: number,
+): Promise<Delivered> {
   const header = headers[SIGNATURE_HEADER[row.provider]];
   const secret = unseal(deps.masterKey, row.secret, sealContext(org.id, row.id)).toString('utf8');
   const verdict = verifySignature(row.provider, typeof header === 'string' ? header : undefined, raw, secret, Math.floor(now / 1000));
@@ -105,14 +132,17 @@ async function admitDelivery(deps: HookDeps, org: Organisation, row: Integration
   } catch {
     throw badRequest('the body is not JSON');
   }
-  const body = event !== null && typeof event === 'object' && !Array.isArray(event) ? (event as Record<string, unknown>) : undefined;
-  if (!body || typeof body.id !== 'string' || body.id.length === 0 || body.id.length > 255 || typeof body.type !== 'string' || body.type.length > 255) {
-    throw badRequest('the body is not an event: a JSON object with its id and type');
+  const { idField, typeField } = FORMATS[row.provider];
+  const body = event !== null && typeof event === 'object' && !Array.isArray(event) ? (event as Json) : undefined;
+  const id = body?.[idField];
+  const type = body?.[typeField];
+  if (!body || typeof id !== 'string' || id.length === 0 || id.length > 255 || typeof type !== 'string' || type.length > 255) {
+    throw badRequest(`the body is not an event: a JSON object with its ${idField} and ${typeField}`);
   }
-  return body as Record<string, unknown> & { id: string; type: string };
+  return { id, type, body };
 }
 
-/** What applying an event did; `order` kept while FAILED, for a retry. */
+/** What applying an event did; `order` kept while FAILED or WAITING, for a retry. */
 interface Result {
   outcome: string;
   error: string | null;
@@ -128,10 +158,10 @@ const answerOf = (row: Pick<EventRow, 'event_id' | 'outcome' | 'lids'>, duplicat
 });
 
 /** What an event asks, read once: an event received over 30 days after it was made is IGNORED "too old". */
-function readingOf(event: Record<string, unknown>, now: number): Reading {
-  const created = stripeCreated(event);
-  if (created !== null && now - created > TOO_OLD_MS) return { kind: 'IGNORED', error: 'too old' };
-  return readStripe(event);
+function readingOf(format: EventFormat, event: Json, now: number): Reading {
+  const made = format.madeAt(event);
+  if (made !== null && now - made > TOO_OLD_MS) return { kind: 'IGNORED', error: 'too old' };
+  return format.read(event);
 }
 
 /**
@@ -140,20 +170,14 @@ function readingOf(event: Record<string, unknown>, now: number): Reading {
  * is made under the connection row's lock, each order line once, and the ledger entry is written
  * under it too, read again there: of ten deliveries at once, one writes it and the others answer it.
  */
-async function applyEvent(
-  deps: HookDeps,
-  org: Organisation,
-  row: IntegrationRow,
-  event: { id: string; type: string } & Record<string, unknown>,
-  now: number,
-): Promise<HookAnswer> {
+async function applyEvent(deps: HookDeps, org: Organisation, row: IntegrationRow, event: Delivered, now: number): Promise<HookAnswer> {
   const t = tenant(deps.database.db, org.id);
   const stored = await findEventRow(t, row.id, event.id);
   if (stored && !UNSETTLED.has(stored.outcome)) {
     await countDelivery(t, stored.id, now);
     return answerOf(stored, true);
   }
-  const settled = await settle(deps, org, row, event, readingOf(event, now), now, true);
+  const settled = await settle(deps, org, row, event, readingOf(FORMATS[row.provider], event.body, now), now, true);
   return answerOf(settled.entry, settled.duplicate);
 }
 
@@ -173,7 +197,12 @@ export async function retryEvent(deps: HookDeps, ctx: Ctx, integrationId: number
   return entryOf((await settle(deps, ctx.org, row, { id: stored.event_id, type: stored.type }, reading, ctx.now, false)).entry);
 }
 
-/** Applies what an event asks, then writes its ledger entry under the connection's lock, read again there. */
+/**
+ * Applies what an event asks, then writes its ledger entry under the connection's lock, read again
+ * there. An order found WAITING is applied again when its customer's event was kept meanwhile:
+ * that event looked for WAITING entries before this one was written (both are under the lock, so
+ * either the customer event finds the entry or the entry finds the customer).
+ */
 async function settle(
   deps: HookDeps,
   org: Organisation,
@@ -184,6 +213,14 @@ async function settle(
   delivery: boolean,
 ): Promise<{ entry: EventRow; duplicate: boolean }> {
   const ctx = makeCtx(deps.database, org, { kind: 'system', name: actorOf(row) }, now);
+  for (;;) {
+    const settled = await settleOnce(deps, ctx, row, event, reading, delivery);
+    if (settled) return settled;
+  }
+}
+
+async function settleOnce(deps: HookDeps, ctx: Ctx, row: IntegrationRow, event: { id: string; type: string }, reading: Reading, delivery: boolean) {
+  const { now } = ctx;
   const result = await resultOf(deps, ctx, row, event.id, reading);
   return inTransaction(ctx, async (trx) => {
     await lockIntegration(trx, row.id);
@@ -192,11 +229,13 @@ async function settle(
       if (delivery) await countDelivery(trx, entry.id, now);
       return { entry: (await findEventRow(trx, row.id, event.id))!, duplicate: delivery };
     }
+    const customer = result.outcome === 'WAITING' ? result.order?.customer : null;
+    if (customer && (await findPaddleCustomer(trx, row.id, customer))) return null;
     const written = {
       outcome: result.outcome,
       error: result.error,
       lids: JSON.stringify(result.lids),
-      retry_order: result.outcome === 'FAILED' && result.order ? JSON.stringify(result.order) : null,
+      retry_order: UNSETTLED.has(result.outcome) && result.order ? JSON.stringify(result.order) : null,
     };
     const counted = delivery ? { deliveries: (entry?.deliveries ?? 0) + 1, last_delivery_at: now } : {};
     if (entry) await updateEventRow(trx, entry.id, { ...written, ...counted });
@@ -247,31 +286,86 @@ async function resultOf(deps: HookDeps, ctx: Ctx, row: IntegrationRow, eventId: 
   }
   if (reading.kind === 'revoke') return revocation(ctx, row, eventId, reading);
   if (reading.kind === 'reinstate') return reinstatement(ctx, row, eventId, reading.cause);
+  if (reading.kind === 'customer') return customerSeen(deps, ctx, row, reading);
   if (reading.kind !== 'order') return { outcome: reading.kind, error: reading.error, lids: [], order: null };
-  const { order } = reading;
   const mappings = JSON.parse(row.mappings) as MappingInput[];
-  const mapped = order.lines.flatMap((line) => {
+  const mapped = reading.order.lines.flatMap((line) => {
     const mapping = mappings.find((m) => m.match === line.match);
     return mapping ? [{ line, mapping }] : [];
   });
   if (mapped.length === 0) return { outcome: 'IGNORED', error: 'no line of the order is mapped', lids: [], order: null };
+  // What a retry needs is the order as read: a Paddle order's email is looked up again then, never kept in the ledger.
+  const kept = reading.order;
+  const order = FORMATS[row.provider].customersApart ? await withCustomer(ctx.tenant, row.id, kept) : kept;
+  if (!order) return { outcome: 'WAITING', error: 'waiting for the customer: no customer.created or customer.updated yet', lids: [], order: kept };
   const outcomes: Array<{ outcome: string; lid: string | null }> = [];
   for (const { line, mapping } of mapped) {
     try {
       outcomes.push(await applyLine(deps, ctx, row, eventId, order, line, mapping));
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
-      return { outcome: 'FAILED', error: err.message, lids: summary(outcomes).lids, order };
+      return { outcome: 'FAILED', error: err.message, lids: summary(outcomes).lids, order: kept };
     }
   }
   // A subscription's paid event that issued a licence replaces those of the prices it no longer names (a plan change).
-  const subscription = order.renews && outcomes.some((o) => o.outcome === 'ISSUED') ? order.lines[0]?.subscription : null;
+  const subscription = order.renews && outcomes.some((o) => o.outcome === 'ISSUED') ? order.lines.find((l) => l.subscription !== null)?.subscription : null;
   if (subscription) {
     const keepPrices = order.lines.map((l) => l.match);
     const replaced = await revocation(ctx, row, eventId, { kind: 'revoke', target: { subscription, keepPrices }, reason: 'plan changed', cause: null });
     outcomes.push(...replaced.lids.map((lid) => ({ outcome: 'REVOKED', lid })));
   }
   return { ...summary(outcomes), error: null, order: null };
+}
+
+/**
+ * A Paddle order with its customer's email and name, as the connection's latest customer event
+ * has them; null while none came (the order waits). An order naming no customer cannot wait for
+ * one: issuing it is refused for want of an email.
+ */
+async function withCustomer(t: Tenant, integrationId: number, order: Order): Promise<Order | null> {
+  if (order.customer === null) return order;
+  const seen = await findPaddleCustomer(t, integrationId, order.customer);
+  return seen ? { ...order, email: seen.email, name: seen.name } : null;
+}
+
+/**
+ * A Paddle customer event (UNCHANGED): its email and name kept, the latest by `occurred_at`, then
+ * each WAITING transaction of that customer applied, its ledger entry taking the new outcome.
+ * Applied before this event's own entry is written, so a crash between leaves the provider a
+ * delivery to retry.
+ */
+async function customerSeen(deps: HookDeps, ctx: Ctx, row: IntegrationRow, reading: Extract<Reading, { kind: 'customer' }>): Promise<Result> {
+  await inTransaction(ctx, async (t) => {
+    await lockIntegration(t, row.id);
+    await savePaddleCustomer(t, row.id, reading);
+  });
+  for (const waiting of await waitingEvents(ctx.tenant, row.id)) {
+    const order = JSON.parse(waiting.retry_order ?? 'null') as Order | null;
+    if (order?.customer !== reading.customer) continue;
+    await settle(deps, ctx.org, row, { id: waiting.event_id, type: waiting.type }, { kind: 'order', order }, ctx.now, false);
+  }
+  return { outcome: 'UNCHANGED', error: null, lids: [], order: null };
+}
+
+/**
+ * The hourly task's part (DESIGN.md 22): a WAITING event received over 72 h ago becomes FAILED,
+ * counted and audited as any FAILED one (its order kept, so a retry still applies it).
+ */
+export async function expireWaiting(database: Database, now: number): Promise<void> {
+  for (const waiting of await waitingBefore(database.db, now - WAIT_MS)) {
+    const org = await findOrganisationById(database.db, waiting.org_id);
+    const row = org && (await findIntegrationRow(tenant(database.db, org.id), waiting.integration_id));
+    if (!org || !row) continue;
+    const ctx = makeCtx(database, org, { kind: 'system', name: actorOf(row) }, now);
+    await inTransaction(ctx, async (t) => {
+      await lockIntegration(t, row.id);
+      // Read again under the lock: a customer event may have applied it meanwhile.
+      const entry = await findEventRow(t, row.id, waiting.event_id);
+      if (entry?.outcome !== 'WAITING') return;
+      await updateEventRow(t, entry.id, { outcome: 'FAILED', error: NEVER_CAME });
+      await auditFailure(t, ctx, row.id, { id: entry.event_id, type: entry.type }, NEVER_CAME);
+    });
+  }
 }
 
 /** A licence revoked or reinstated concurrently by a repeat of this event: read again, as it is now. */

@@ -195,6 +195,58 @@ export async function markReinstated(t: Tenant, id: number, eventId: string): Pr
   await t.updateTable('integration_revocations').set({ reinstated_by: eventId }).where('id', '=', id).execute();
 }
 
+/** The email and name a Paddle connection last saw for a customer id; undefined when none came yet. */
+export const findPaddleCustomer = (t: Tenant, integrationId: number, customer: string) =>
+  t
+    .selectFrom('paddle_customers')
+    .select(['email', 'name'])
+    .where('integration_id', '=', integrationId)
+    .where('customer_ref', '=', customer)
+    .executeTakeFirst();
+
+/** Keeps a Paddle customer's email and name, only the latest by `occurred_at` (a late or replayed older event changes nothing). */
+export async function savePaddleCustomer(
+  t: Tenant,
+  integrationId: number,
+  seen: { customer: string; email: string | null; name: string | null; occurredAt: number },
+): Promise<void> {
+  await t
+    .insertInto('paddle_customers', {
+      integration_id: integrationId,
+      customer_ref: seen.customer,
+      email: seen.email,
+      name: seen.name,
+      occurred_at: seen.occurredAt,
+    })
+    .onConflict((oc) =>
+      oc
+        .columns(['integration_id', 'customer_ref'])
+        .doUpdateSet({ email: seen.email, name: seen.name, occurred_at: seen.occurredAt })
+        .where('paddle_customers.occurred_at', '<', seen.occurredAt),
+    )
+    .execute();
+}
+
+/** The connection's WAITING entries, oldest first, with the order each keeps for its retry. */
+export const waitingEvents = (t: Tenant, integrationId: number) =>
+  t
+    .selectFrom('integration_events')
+    .select(['event_id', 'type', 'retry_order'])
+    .where('integration_id', '=', integrationId)
+    .where('outcome', '=', 'WAITING')
+    .orderBy('id')
+    .execute();
+
+/** Every organisation's WAITING entries received before `before`. */
+export const waitingBefore = (db: Db, before: number) =>
+  db
+    .selectFrom('integration_events')
+    .select(['org_id', 'integration_id', 'event_id'])
+    .where('outcome', '=', 'WAITING')
+    .where('received_at', '<', before)
+    .orderBy('id')
+    .execute();
+
 /** Every organisation's ledger entries received before `before`. */
 export async function deleteEventsBefore(db: Db, before: number): Promise<void> {
   await db.deleteFrom('integration_events').where('received_at', '<', before).execute();

@@ -24,33 +24,38 @@ declare module 'fastify' {
   }
 }
 
+/** Each provider's hook as the OpenAPI document describes it. */
+const HOOKS: Record<Provider, { summary: string; signature: string }> = {
+  stripe: { summary: "Stripe's events for a connection", signature: '`Stripe-Signature`' },
+  paddle: { summary: "Paddle's events for a connection", signature: '`Paddle-Signature` (several `h1` while a secret is rolled)' },
+};
+
 /**
- * `POST /hooks/stripe/{id}`: no credential header, the signature is one. The body is kept raw for
- * the signature, so the hook has its own parser; the refusals come in DESIGN.md 22's order: 404
- * (the slug, then the connection), 415, 413, then the signature, the disabled connection and the
- * event's shape (hook.ts).
+ * `POST /hooks/{stripe|paddle}/{id}`: no credential header, the signature is one. The body is kept
+ * raw for the signature, so the hook has its own parser; the refusals come in DESIGN.md 22's order:
+ * 404 (the slug, then the connection: another provider's is none), 415, 413, then the signature,
+ * the disabled connection and the event's shape (hook.ts).
  */
-function hookRoutes(deps: HookDeps): FastifyPluginAsyncTypebox {
+function hookRoutes(deps: HookDeps, provider: Provider): FastifyPluginAsyncTypebox {
   return async (hooks) => {
     hooks.decorateRequest('integration', null as unknown as HookIntegration);
     hooks.removeAllContentTypeParsers();
     hooks.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: HOOK_BODY_LIMIT }, (_request, body, done) => done(null, body));
     hooks.addHook('onRequest', async (request) => {
       // Before the body is read, so before the params' schema judges the id: a path that names no connection is a 404.
-      request.integration = await findHookIntegration(deps.database, request.org, 'stripe', (request.params as { id: string }).id);
+      request.integration = await findHookIntegration(deps.database, request.org, provider, (request.params as { id: string }).id);
     });
     hooks.addHook('preParsing', async (request) => {
       const type = request.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
       if (type !== 'application/json') throw new ApiError(415, 'a provider sends its events as application/json');
     });
     hooks.post(
-      '/hooks/stripe/:id',
+      `/hooks/${provider}/:id`,
       {
         config: { access: 'public' },
         schema: {
-          summary: "Stripe's events for a connection",
-          description:
-            'Signed with `Stripe-Signature` (no credential header). Each event is applied once by its id; a repeat answers its stored outcome with `duplicate: true`. 400 for a refused signature or a body that is not an event; 503 while the connection is disabled.',
+          summary: HOOKS[provider].summary,
+          description: `Signed with ${HOOKS[provider].signature} (no credential header). Each event is applied once by its id; a repeat answers its stored outcome with \`duplicate: true\`. 400 for a refused signature or a body that is not an event; 503 while the connection is disabled.`,
           tags,
           params: IdParams,
           response: responses({ 200: HookAnswer }, [413, 415, 503]),
@@ -82,7 +87,8 @@ export function integrationRoutes(
 ): FastifyPluginAsyncTypebox {
   const deps = { database, masterKey, keyring, publicUrl, counted, caches: { products: new ProductCache(), customers: new CustomerNames() } };
   return async (app) => {
-    await app.register(hookRoutes(deps));
+    await app.register(hookRoutes(deps, 'stripe'));
+    await app.register(hookRoutes(deps, 'paddle'));
     await app.register(connectionRoutes(deps, publicUrl));
   };
 }
@@ -183,7 +189,7 @@ function connectionRoutes(deps: HookDeps, publicUrl: string): FastifyPluginAsync
       {
         config: { access: 'integrations:write' },
         schema: {
-          summary: 'Apply a FAILED event again',
+          summary: 'Apply a FAILED or WAITING event again',
           description: 'From what its entry kept; answers the entry with its new outcome. Any other stored outcome: 409. Also needs licenses:write.',
           tags,
           params: Type.Object({ slug: Slug, id: Id(), eventId: Type.String({ minLength: 1, maxLength: 255 }) }),

@@ -5,56 +5,14 @@
  * `parent.subscription_details.subscription`; before, `price.id` and `subscription`.
  */
 
-/** One order line: a Stripe invoice line or a Checkout session. */
-export interface OrderLine {
-  /** The line's own id, applied once whichever events name it. */
-  ref: string;
-  /** The price or Payment Link id a mapping matches. */
-  match: string;
-  quantity: number;
-  /** The paid period's end (ms); null for a one-time sale. */
-  periodEnd: number | null;
-  subscription: string | null;
-}
-
-export interface Order {
-  customer: string | null;
-  email: string | null;
-  name: string | null;
-  order: string;
-  payment: string | null;
-  lines: OrderLine[];
-  /** A Checkout session issues only; an invoice also renews. */
-  renews: boolean;
-}
-
-/** The licences a revocation or reinstatement is about: a payment's (refund, dispute) or a subscription's. */
-export type Target =
-  | { payment: string }
-  /** `endedAt` (ms; null: now) for a cancellation, which changes nothing within an hour of the last period end; `keepPrices` for a plan change. */
-  | { subscription: string; endedAt?: number | null; keepPrices?: string[] };
-
-export type Reading =
-  | { kind: 'order'; order: Order }
-  | { kind: 'revoke'; target: Target; reason: string; cause: string | null }
-  | { kind: 'reinstate'; cause: string }
-  /** invoice_payment.paid: the invoice a payment paid. */
-  | { kind: 'payment'; payment: string; order: string }
-  | { kind: 'IGNORED' | 'FAILED' | 'UNCHANGED'; error: string | null };
-
-type Json = Record<string, unknown>;
-const object = (value: unknown): Json | undefined => (value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : undefined);
-const text = (value: unknown): string | null => (typeof value === 'string' && value.length > 0 ? value : null);
-/** An id, or an expanded object's id. */
-const idOf = (value: unknown): string | null => text(value) ?? text(object(value)?.id);
-const path = (value: unknown, ...keys: string[]): unknown => keys.reduce<unknown>((at, key) => object(at)?.[key], value);
+import { idOf, object, path, quantityOf, text, type EventFormat, type Json, type Order, type Reading } from './reading.js';
 
 /** The event's `created` (ms), or null when it carries none. */
-export function stripeCreated(event: Json): number | null {
+function stripeCreated(event: Json): number | null {
   return typeof event.created === 'number' && Number.isFinite(event.created) ? event.created * 1000 : null;
 }
 
-export function readStripe(event: Json): Reading {
+function readStripe(event: Json): Reading {
   const data = object(path(event, 'data', 'object'));
   const type = String(event.type);
   if (!data) return { kind: 'IGNORED', error: 'the event carries no object' };
@@ -128,7 +86,7 @@ function readInvoice(invoice: Json): Reading {
     order.lines.push({
       ref,
       match,
-      quantity: typeof line.quantity === 'number' && Number.isInteger(line.quantity) && line.quantity > 0 ? line.quantity : 1,
+      quantity: quantityOf(line.quantity),
       periodEnd: typeof end === 'number' && subscription !== null ? end * 1000 : null,
       subscription,
     });
@@ -156,3 +114,6 @@ function readSession(session: Json): Reading {
     },
   };
 }
+
+/** Stripe's envelope: `id`, `type` and `created` (Unix seconds). */
+export const STRIPE: EventFormat = { idField: 'id', typeField: 'type', madeAt: stripeCreated, read: readStripe, customersApart: false };

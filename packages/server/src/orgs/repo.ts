@@ -37,6 +37,11 @@ export async function findOrganisationBySlug(db: Db, slug: string): Promise<Orga
   return row && toOrganisation(row);
 }
 
+export async function findOrganisationById(db: Db, id: number): Promise<Organisation | undefined> {
+  const row = await db.selectFrom('organisations').select(ORGANISATION_COLUMNS).where('id', '=', id).executeTakeFirst();
+  return row && toOrganisation(row);
+}
+
 /**
  * Organisations by slug for the check path, which must not pay a query for them per request.
  * A check uses only the organisation's id and slug (a suspension does not stop checks,
