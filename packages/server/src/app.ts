@@ -220,7 +220,7 @@ export async function buildApp({ config, database, masterKey, logger, deliverWeb
   if (deliverWebhooks) app.addHook('onReady', async () => mailOutbox.start());
   app.addHook('onClose', () => mailOutbox.stop());
   mailMetrics(registry, database);
-  for (const pruner of [usagePruner(database, app.log), ledgerPruner(database, app.log)]) {
+  for (const pruner of [usagePruner(database, app.log), ledgerPruner(database, config.publicUrl, app.log)]) {
     app.addHook('onReady', async () => pruner.start());
     app.addHook('onClose', async () => pruner.stop());
   }

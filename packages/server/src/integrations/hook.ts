@@ -351,7 +351,7 @@ async function customerSeen(deps: HookDeps, ctx: Ctx, row: IntegrationRow, readi
  * The hourly task's part (DESIGN.md 22): a WAITING event received over 72 h ago becomes FAILED,
  * counted and audited as any FAILED one (its order kept, so a retry still applies it).
  */
-export async function expireWaiting(database: Database, now: number): Promise<void> {
+export async function expireWaiting(database: Database, publicUrl: string, now: number): Promise<void> {
   for (const waiting of await waitingBefore(database.db, now - WAIT_MS)) {
     const org = await findOrganisationById(database.db, waiting.org_id);
     const row = org && (await findIntegrationRow(tenant(database.db, org.id), waiting.integration_id));
@@ -363,7 +363,7 @@ export async function expireWaiting(database: Database, now: number): Promise<vo
       const entry = await findEventRow(t, row.id, waiting.event_id);
       if (entry?.outcome !== 'WAITING') return;
       await updateEventRow(t, entry.id, { outcome: 'FAILED', error: NEVER_CAME });
-      await auditFailure(t, ctx, row.id, { id: entry.event_id, type: entry.type }, NEVER_CAME);
+      await auditFailure(t, ctx, publicUrl, { ...entry, outcome: 'FAILED', error: NEVER_CAME });
     });
   }
 }

@@ -7,12 +7,12 @@ import { deleteEventsBefore } from './repo.js';
 export const KEEP_MS = 90 * 86_400_000;
 
 /** The ledger's hourly upkeep: old entries forgotten, WAITING ones whose customer never came FAILED. */
-export const ledgerPruner = (database: Database, log: { warn(obj: unknown, msg: string): void }) =>
+export const ledgerPruner = (database: Database, publicUrl: string, log: { warn(obj: unknown, msg: string): void }) =>
   hourly(
     async () => {
       const now = Date.now();
       await deleteEventsBefore(database.db, now - KEEP_MS);
-      await expireWaiting(database, now);
+      await expireWaiting(database, publicUrl, now);
     },
     log,
     'the integration ledger upkeep failed',
