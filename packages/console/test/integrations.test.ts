@@ -1,0 +1,155 @@
+import crypto from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { expectAccessible, expectLayout, signIn, startConsole, type Console } from './harness.js';
+
+let c: Console;
+let page: Page;
+let product: { id: number };
+const SECRET = 'whsec_console_integration_secret_0123';
+
+/** Posts an event to a hook as Stripe signs it (DESIGN.md 22): `t=<s>,v1=hex(HMAC-SHA256(secret, t + "." + body))`. */
+function deliver(hookUrl: string, event: object, secret = SECRET) {
+  const body = JSON.stringify(event);
+  const t = Math.floor(Date.now() / 1000);
+  const v1 = crypto.createHmac('sha256', secret).update(`${t}.${body}`).digest('hex');
+  return fetch(hookUrl, { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': `t=${t},v1=${v1}` }, body });
+}
+
+/** A paid subscription invoice of one `price_atlas` line. */
+const invoicePaid = (n: number) => ({
+  id: `evt_console_${n}`,
+  object: 'event',
+  type: 'invoice.paid',
+  created: Math.floor(Date.now() / 1000),
+  data: {
+    object: {
+      id: `in_console_${n}`,
+      object: 'invoice',
+      customer: `cus_${n}`,
+      customer_email: `buyer${n}@customer.example`,
+      customer_name: `Buyer ${n}`,
+      parent: { type: 'subscription_details', subscription_details: { subscription: `sub_console_${n}` } },
+      lines: {
+        object: 'list',
+        has_more: false,
+        data: [
+          {
+            id: `il_console_${n}`,
+            amount: 1000,
+            quantity: 1,
+            period: { start: Math.floor(Date.now() / 1000), end: Math.floor(Date.now() / 1000) + 30 * 86_400 },
+            pricing: { type: 'price_details', price_details: { price: 'price_atlas' } },
+          },
+        ],
+      },
+    },
+  },
+});
+
+beforeAll(async () => {
+  c = await startConsole();
+  product = await c.api('POST', '/products', {
+    productKey: 'atlas',
+    name: 'Atlas Studio',
+    licenceType: 'ONLINE',
+    params: [{ key: 'edition', label: 'Edition', type: 'ENUM', options: ['basic', 'pro'], required: true, defaultValue: 'basic', help: null }],
+    meters: [{ key: 'renders', label: 'Renders', limit: 100, period: 'MONTH' }],
+  });
+  page = await c.page();
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: c.url });
+  await signIn(page);
+});
+afterAll(async () => {
+  await c?.close();
+});
+
+describe('Integrations', () => {
+  it('adds a Stripe integration with one mapping, lists it, and its page shows the hook URL, the events and Retry', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Integrations' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Integrations' }).waitFor();
+    await page.getByText('No integration yet').waitFor();
+
+    await page.getByRole('button', { name: 'Add integration' }).click();
+    const form = page.getByRole('dialog', { name: 'Add integration' });
+    await form.getByRole('textbox', { name: 'Name' }).fill('shop');
+    await form.getByLabel('Signing secret').fill(SECRET);
+    await form.getByLabel('Price ID').fill('price_atlas');
+    await form.getByRole('combobox', { name: 'Product' }).click();
+    await page.getByRole('option', { name: 'Atlas Studio (atlas)' }).click();
+    await form.getByLabel('Renders limit').fill('500');
+    await form.getByRole('combobox', { name: 'Edition' }).click();
+    await page.getByRole('option', { name: 'pro' }).click();
+    await expectAccessible(page, 'add integration form');
+    await expectLayout(page, 'integration-form');
+    // Meanwhile someone else took the name: the refusal shows beside it, in words.
+    await c.api('POST', '/integrations', {
+      provider: 'paddle',
+      name: 'shop',
+      signingSecret: 'pdl_ntfset_console_secret_0123',
+      mappings: [{ match: 'pri_atlas', productId: product.id }],
+    });
+    await form.getByRole('button', { name: 'Save' }).click();
+    await form.getByText('An integration named shop already exists').waitFor();
+    await form.getByRole('textbox', { name: 'Name' }).fill('stripe-live');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await form.waitFor({ state: 'detached' });
+
+    const list = page.getByRole('table', { name: 'Integrations' });
+    await list
+      .getByRole('row', { name: /stripe-live/ })
+      .getByText('Stripe · 1 price')
+      .waitFor();
+    const [saved] = (await c.api('GET', '/integrations')).filter((i: { name: string }) => i.name === 'stripe-live');
+    expect(saved.mappings).toEqual([
+      { match: 'price_atlas', productId: product.id, validityMonths: null, params: { edition: 'pro' }, meters: { renders: { limit: 500 } } },
+    ]);
+    expect(saved).toMatchObject({ sendOnIssue: true, sendOnRenew: false, enabled: true });
+
+    await list.getByRole('link', { name: 'stripe-live' }).click();
+    await page.getByRole('heading', { level: 1, name: 'stripe-live' }).waitFor();
+    const hookUrl = (await page.getByLabel('Hook URL', { exact: true }).textContent()) ?? '';
+    expect(hookUrl).toBe(saved.hookUrl);
+    expect(hookUrl).toMatch(new RegExp(`/o/default/api/hooks/stripe/${saved.id}$`));
+    await page.getByRole('button', { name: 'Copy Hook URL' }).click();
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(hookUrl);
+    await page.getByRole('list', { name: 'Event types to send' }).getByText('invoice_payment.paid').waitFor();
+
+    // One that fails (its product inactive), one that issues, and one whose signature is refused.
+    await c.api('PUT', `/products/${product.id}`, { active: false });
+    expect(await (await deliver(hookUrl, invoicePaid(1))).json()).toMatchObject({ outcome: 'FAILED' });
+    await c.api('PUT', `/products/${product.id}`, { active: true });
+    expect(await (await deliver(hookUrl, invoicePaid(2))).json()).toMatchObject({ outcome: 'ISSUED' });
+    expect((await deliver(hookUrl, invoicePaid(3), 'whsec_not_the_secret_at_all')).status).toBe(400);
+
+    await page.reload();
+    const events = page.getByRole('table', { name: 'Events' });
+    const failed = events.getByRole('row', { name: /evt_console_1/ });
+    await failed.getByText('Failed').waitFor();
+    await failed.getByText('Product ID: the product is inactive').waitFor();
+    await events
+      .getByRole('row', { name: /evt_console_2/ })
+      .getByText('Issued')
+      .waitFor();
+    await page.getByText('1 failed').waitFor();
+    await page.getByText('Signature refused').waitFor();
+    await expectAccessible(page, 'integration page');
+    await expectLayout(page, 'integration');
+
+    await failed.getByRole('button', { name: /^Retry/ }).click();
+    await failed.getByText('Issued').waitFor();
+    await expect.poll(async () => (await failed.getByRole('link').count()) > 0).toBe(true);
+    await page.getByText('None', { exact: true }).waitFor();
+
+    await page.getByRole('combobox', { name: 'Outcome' }).click();
+    await page.getByRole('option', { name: 'Failed' }).click();
+    await page.getByText('No event with this outcome').waitFor();
+
+    await page.getByRole('link', { name: '← Integrations' }).click();
+    const row = page.getByRole('table', { name: 'Integrations' }).getByRole('row', { name: /stripe-live/ });
+    await row.getByText('Signature refused').waitFor();
+    await page.getByRole('table', { name: 'Integrations' }).getByRole('row', { name: /shop/ }).getByText('Paddle · 1 price').waitFor();
+    await expectAccessible(page, 'integrations page');
+    await expectLayout(page, 'integrations');
+  });
+});
