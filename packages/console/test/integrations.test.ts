@@ -6,7 +6,9 @@ import { expectAccessible, expectLayout, signIn, startConsole, type Console } fr
 let c: Console;
 let page: Page;
 let product: { id: number };
+let old: { id: number };
 const SECRET = 'whsec_console_integration_secret_0123';
+const NEW_SECRET = 'whsec_console_integration_rolled_4567';
 
 /** Posts an event to a hook as Stripe signs it (DESIGN.md 22): `t=<s>,v1=hex(HMAC-SHA256(secret, t + "." + body))`. */
 function deliver(hookUrl: string, event: object, secret = SECRET) {
@@ -56,6 +58,7 @@ beforeAll(async () => {
     params: [{ key: 'edition', label: 'Edition', type: 'ENUM', options: ['basic', 'pro'], required: true, defaultValue: 'basic', help: null }],
     meters: [{ key: 'renders', label: 'Renders', limit: 100, period: 'MONTH' }],
   });
+  old = await c.api('POST', '/products', { productKey: 'old', name: 'Old Tool', licenceType: 'ONLINE' });
   page = await c.page();
   await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: c.url });
   await signIn(page);
@@ -75,6 +78,12 @@ describe('Integrations', () => {
     await form.getByRole('textbox', { name: 'Name' }).fill('shop');
     await form.getByLabel('Signing secret').fill(SECRET);
     await form.getByLabel('Price ID').fill('price_atlas');
+    // A product deleted while the form is open: the refusal shows beside Product.
+    await form.getByRole('combobox', { name: 'Product' }).click();
+    await page.getByRole('option', { name: 'Old Tool (old)' }).click();
+    await c.api('DELETE', `/products/${old.id}`);
+    await form.getByRole('button', { name: 'Save' }).click();
+    await form.getByText(`No product ${old.id} in this organisation`).waitFor();
     await form.getByRole('combobox', { name: 'Product' }).click();
     await page.getByRole('option', { name: 'Atlas Studio (atlas)' }).click();
     await form.getByLabel('Renders limit').fill('500');
@@ -145,11 +154,61 @@ describe('Integrations', () => {
     await page.getByRole('option', { name: 'Failed' }).click();
     await page.getByText('No event with this outcome').waitFor();
 
+    await page.getByRole('combobox', { name: 'Outcome' }).click();
+    await page.getByRole('option', { name: 'All outcomes' }).click();
+
+    // Edit: what the form does not touch is kept.
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    const edit = page.getByRole('dialog', { name: 'Edit stripe-live' });
+    await edit.getByLabel('Grace days').fill('7');
+    await edit.getByRole('button', { name: 'Save' }).click();
+    await edit.waitFor({ state: 'detached' });
+    await page.getByRole('table', { name: 'Mappings' }).getByText('Follows the subscription, 7 days grace').waitFor();
+    expect((await c.api('GET', `/integrations/${saved.id}`)).mappings).toEqual([{ ...saved.mappings[0], graceDays: 7 }]);
+
+    // Replace secret: only the new one signs from now on.
+    await page.getByRole('button', { name: 'Replace secret' }).click();
+    const replace = page.getByRole('dialog', { name: 'Replace secret' });
+    await replace.getByLabel('Signing secret').fill(NEW_SECRET);
+    await replace.getByRole('button', { name: 'Replace secret' }).click();
+    await replace.waitFor({ state: 'detached' });
+    expect((await deliver(hookUrl, invoicePaid(4), NEW_SECRET)).status).toBe(200);
+    expect((await deliver(hookUrl, invoicePaid(5))).status).toBe(400);
+
+    // Disabled, the hook answers 503 so that the provider retries.
+    await page.getByRole('button', { name: 'Disable' }).click();
+    await page.getByRole('dialog', { name: 'Disable stripe-live' }).getByRole('button', { name: 'Disable' }).click();
+    await page.getByText('Disabled', { exact: true }).waitFor();
+    expect((await deliver(hookUrl, invoicePaid(6), NEW_SECRET)).status).toBe(503);
+    await page.getByRole('button', { name: 'Enable' }).click();
+    await page.getByRole('button', { name: 'Disable' }).waitFor();
+
     await page.getByRole('link', { name: '← Integrations' }).click();
     const row = page.getByRole('table', { name: 'Integrations' }).getByRole('row', { name: /stripe-live/ });
     await row.getByText('Signature refused').waitFor();
     await page.getByRole('table', { name: 'Integrations' }).getByRole('row', { name: /shop/ }).getByText('Paddle · 1 price').waitFor();
     await expectAccessible(page, 'integrations page');
     await expectLayout(page, 'integrations');
+
+    // Deleted, its licences stay.
+    await page.getByRole('link', { name: 'shop', exact: true }).click();
+    await page.getByText('transaction.completed').waitFor();
+    await page.getByRole('button', { name: 'Delete' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Delete shop' });
+    await confirm.getByText('The licences it issued stay').waitFor();
+    await confirm.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Integrations' }).waitFor();
+    await expect.poll(() => page.getByRole('link', { name: 'shop', exact: true }).count()).toBe(0);
+    expect((await c.api('GET', '/integrations')).map((i: { name: string }) => i.name)).toEqual(['stripe-live']);
+  });
+
+  it('shows anyone but an Administrator why the integrations are not theirs to see', async () => {
+    await c.api('POST', '/users', { username: 'erin', role: 'VIEWER', password: 'erin password 01' });
+    const viewer = await c.page(390);
+    await signIn(viewer, 'erin', 'erin password 01');
+    await viewer.goto('/o/default/integrations');
+    await viewer.getByText('Only an Administrator manages members, API tokens, webhooks, integrations and settings').waitFor();
+    expect(await viewer.getByRole('button', { name: 'Add integration' }).count()).toBe(0);
+    await viewer.context().close();
   });
 });

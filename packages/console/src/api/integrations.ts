@@ -11,16 +11,19 @@ export type Outcome = NonNullable<Query<'listIntegrationEvents'>['outcome']>;
 
 const integrations = () => key('integrations');
 const idPath = (id: number) => ({ params: { path: { id } } });
+/** A provider sends while the page is open (a vendor trying their setup): its counts and ledger follow. */
+const FOLLOW_MS = 10_000;
 
 export const useIntegrations = (enabled: boolean) => useQuery({ queryKey: integrations(), queryFn: () => unwrap(api().GET('/integrations')), enabled });
 export const useIntegration = (id: number, enabled: boolean) =>
-  useQuery({ queryKey: [...integrations(), id], queryFn: () => unwrap(api().GET('/integrations/{id}', idPath(id))), enabled });
+  useQuery({ queryKey: [...integrations(), id], queryFn: () => unwrap(api().GET('/integrations/{id}', idPath(id))), enabled, refetchInterval: FOLLOW_MS });
 export function useIntegrationEvents(id: number, query: { outcome: Outcome | null; limit: number; offset: number }, enabled: boolean) {
   const { outcome, ...page } = query;
   return useQuery({
     queryKey: [...integrations(), id, 'events', query],
     queryFn: () => unwrap(api().GET('/integrations/{id}/events', { params: { path: { id }, query: { ...page, ...(outcome ? { outcome } : {}) } } })),
     placeholderData: keepPreviousData,
+    refetchInterval: FOLLOW_MS,
     enabled,
   });
 }
