@@ -68,7 +68,7 @@ afterAll(async () => {
 });
 
 describe('Integrations', () => {
-  it('adds a Stripe integration with one mapping, lists it, and its page shows the hook URL, the events and Retry', async () => {
+  it('adds a Stripe integration and lists it; its page shows the hook URL and the events with Retry, and edits, disables and deletes it', async () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Integrations' }).click();
     await page.getByRole('heading', { level: 1, name: 'Integrations' }).waitFor();
     await page.getByText('No integration yet').waitFor();
@@ -161,10 +161,27 @@ describe('Integrations', () => {
     await page.getByRole('button', { name: 'Edit', exact: true }).click();
     const edit = page.getByRole('dialog', { name: 'Edit stripe-live' });
     await edit.getByLabel('Grace days').fill('7');
+    await edit.getByRole('button', { name: 'Add mapping' }).click();
+    const second = edit.getByRole('group', { name: 'Mapping 2' });
+    await second.getByLabel('Price ID').fill('plink_extra');
+    await second.getByRole('combobox', { name: 'Product' }).click();
+    await page.getByRole('option', { name: 'Atlas Studio (atlas)' }).click();
+    await second.getByLabel('Follows the subscription').uncheck();
+    await second.getByLabel('Validity (months)').fill('12');
+    await edit.getByRole('button', { name: 'Add mapping' }).click();
+    await edit.getByRole('button', { name: 'Remove mapping 3' }).click();
     await edit.getByRole('button', { name: 'Save' }).click();
     await edit.waitFor({ state: 'detached' });
-    await page.getByRole('table', { name: 'Mappings' }).getByText('Follows the subscription, 7 days grace').waitFor();
-    expect((await c.api('GET', `/integrations/${saved.id}`)).mappings).toEqual([{ ...saved.mappings[0], graceDays: 7 }]);
+    const prices = page.getByRole('table', { name: 'Mappings' });
+    await prices.getByText('Follows the subscription, 7 days grace').waitFor();
+    await prices
+      .getByRole('row', { name: /plink_extra/ })
+      .getByText('12 months')
+      .waitFor();
+    expect((await c.api('GET', `/integrations/${saved.id}`)).mappings).toEqual([
+      { ...saved.mappings[0], graceDays: 7 },
+      { match: 'plink_extra', productId: product.id, validityMonths: 12, params: { edition: 'basic' } },
+    ]);
 
     // Replace secret: only the new one signs from now on.
     await page.getByRole('button', { name: 'Replace secret' }).click();
