@@ -27,11 +27,14 @@ export function useCanWrite(): { allowed: boolean; reason: string } {
   return { allowed, reason: allowed ? '' : `Your role (${roleName(me?.role)}) can read but not change licences, products or customers.` };
 }
 
-/** Whether the signed-in person manages members, tokens, webhooks and settings (an administrator), and why not. */
+/** Whether the signed-in person manages members, tokens, webhooks, integrations and settings (an administrator), and why not. */
 export function useIsAdmin(): { allowed: boolean; reason: string } {
   const me = useMe().data;
   const allowed = me?.role === 'ORG_ADMIN';
-  return { allowed, reason: allowed ? '' : `Only an Administrator manages members, API tokens, webhooks and settings; your role is ${roleName(me?.role)}.` };
+  return {
+    allowed,
+    reason: allowed ? '' : `Only an Administrator manages members, API tokens, webhooks, integrations and settings; your role is ${roleName(me?.role)}.`,
+  };
 }
 
 /** Whether the signed-in person may erase personal data (an administrator, DESIGN.md 22), and why not. */

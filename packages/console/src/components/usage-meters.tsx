@@ -137,53 +137,73 @@ const TERA = 1_000_000_000_000;
 
 /**
  * `<label> limit` and `<label> overage` per meter (DESIGN.md 19), prefilled with the declared
- * values: the issue and renew forms' per-licence limits, and with a prefix the trial's.
+ * values: the issue and renew forms' per-licence limits, and with a prefix the trial's. With
+ * `inherit`, a mapping's (DESIGN.md 22): empty fields, the declared values as their placeholders,
+ * and a field left empty keeps the product's value, whatever it becomes.
  */
 export function MeterLimitFields({
   meters,
   overrides,
   prefix = '',
+  inherit = false,
   errorOf,
   onChange,
 }: {
   meters: MeterLimits[];
   overrides: MeterOverrides;
   prefix?: string;
+  inherit?: boolean;
   errorOf?: (key: string) => string | undefined;
   onChange: (overrides: MeterOverrides) => void;
 }) {
-  const set = (key: string, change: MeterOverrides[string]) => onChange({ ...overrides, [key]: { ...overrides[key], ...change } });
+  const set = (key: string, field: 'limit' | 'overage', value: number | null | undefined) => {
+    const { [field]: _, ...rest } = overrides[key] ?? {};
+    const own = value === undefined ? rest : { ...rest, [field]: value };
+    const { [key]: __, ...others } = overrides;
+    onChange(Object.keys(own).length > 0 ? { ...others, [key]: own } : others);
+  };
+  // Empty is "no limit" or "no ceiling", or with `inherit` the product's value.
+  const emptied = (v: string | number) => (typeof v === 'number' ? v : inherit ? undefined : null);
+  const products = (text: string) => `${text} (the product’s)`;
   return (
     <Stack gap="xs">
       {meters.map((m) => {
         const { limit, overage } = effective(m, overrides);
+        const own = overrides[m.key] ?? {};
+        const per = PER_PERIOD[m.period].replace(/^./, (c) => c.toUpperCase());
         return (
           <SimpleGrid key={m.key} cols={{ base: 1, sm: 2 }}>
             <NumberInput
               label={`${prefix}${m.label} limit`}
-              description={limit === null ? 'Empty: no limit' : `${PER_PERIOD[m.period].replace(/^./, (c) => c.toUpperCase())}; empty = no limit`}
+              description={inherit ? `${per}; empty = the product’s` : limit === null ? 'Empty: no limit' : `${per}; empty = no limit`}
               min={0}
               max={TERA}
               allowDecimal={false}
               allowNegative={false}
               thousandSeparator=","
-              placeholder="No limit"
-              value={limit ?? ''}
-              onChange={(v) => set(m.key, { limit: typeof v === 'number' ? v : null })}
+              placeholder={inherit ? products(m.limit === null ? 'No limit' : n(m.limit)) : 'No limit'}
+              value={(inherit ? own.limit : limit) ?? ''}
+              onChange={(v) => set(m.key, 'limit', emptied(v))}
               error={errorOf?.(m.key)}
             />
             <NumberInput
               label={`${prefix}${m.label} overage`}
-              description={limit === null ? 'An unlimited meter has no overage' : 'Accepted past the limit; empty = no ceiling'}
+              description={
+                limit === null
+                  ? 'An unlimited meter has no overage'
+                  : inherit
+                    ? 'Accepted past the limit; empty = the product’s'
+                    : 'Accepted past the limit; empty = no ceiling'
+              }
               min={0}
               max={TERA}
               allowDecimal={false}
               allowNegative={false}
               thousandSeparator=","
-              placeholder={limit === null ? undefined : 'No ceiling'}
+              placeholder={limit === null ? undefined : inherit ? products(m.overage === null ? 'No ceiling' : n(m.overage)) : 'No ceiling'}
               disabled={limit === null}
-              value={overage ?? ''}
-              onChange={(v) => set(m.key, { overage: typeof v === 'number' ? v : null })}
+              value={(inherit ? own.overage : overage) ?? ''}
+              onChange={(v) => set(m.key, 'overage', emptied(v))}
             />
           </SimpleGrid>
         );

@@ -21,6 +21,8 @@ function subjectPath(slug: string, e: Entry): string | null {
       return `/o/${slug}/members`;
     case 'token':
       return `/o/${slug}/tokens`;
+    case 'integration':
+      return `/o/${slug}/integrations/${e.subjectId}`;
     case 'organisation':
       return `/o/${slug}/settings`;
     default:

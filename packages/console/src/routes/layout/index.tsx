@@ -14,6 +14,7 @@ export const NAV = [
   { to: 'members', label: 'Members' },
   { to: 'tokens', label: 'API tokens' },
   { to: 'webhooks', label: 'Webhooks' },
+  { to: 'integrations', label: 'Integrations' },
   { to: 'activity', label: 'Activity' },
   { to: 'settings', label: 'Settings' },
   { to: 'verify', label: 'Verify' },

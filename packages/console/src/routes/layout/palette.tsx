@@ -15,6 +15,7 @@ const PAGES: Array<[string, string]> = [
   ['Members', 'members'],
   ['API tokens', 'tokens'],
   ['Webhooks', 'webhooks'],
+  ['Integrations', 'integrations'],
   ['Activity', 'activity'],
   ['Settings', 'settings'],
   ['Verify', 'verify'],
