@@ -40,6 +40,11 @@ export interface Ctx {
   can(scope: Scope): boolean;
   /** Set when the organisation and API token came from this process's caches, for the request's transaction to confirm. */
   cached?: CachedCaller;
+  /**
+   * A transaction already open that every write of this context joins (inTransaction), its
+   * `tenant` bound to it too: an integration's event is applied whole or not at all (DESIGN.md 22).
+   */
+  within?: Tenant;
 }
 
 export interface CachedCaller {

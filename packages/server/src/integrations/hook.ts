@@ -197,11 +197,24 @@ export async function retryEvent(deps: HookDeps, ctx: Ctx, integrationId: number
   return entryOf((await settle(deps, ctx.org, row, { id: stored.event_id, type: stored.type }, reading, ctx.now, false)).entry);
 }
 
+/** Thrown inside an event's transaction when an order line is refused: everything the event changed rolls back. */
+class NotApplied extends Error {
+  constructor(
+    readonly error: string,
+    readonly order: Order,
+  ) {
+    super(error);
+  }
+}
+
 /**
- * Applies what an event asks, then writes its ledger entry under the connection's lock, read again
- * there. An order found WAITING is applied again when its customer's event was kept meanwhile:
- * that event looked for WAITING entries before this one was written (both are under the lock, so
- * either the customer event finds the entry or the entry finds the customer).
+ * Applies what an event asks and writes its ledger entry in one transaction under the connection
+ * row's lock (DESIGN.md 22), the entry read again there first: of ten deliveries at once, one
+ * applies and the others answer its outcome. Every licence change joins that transaction (the
+ * context's `within`), so an order line refused rolls back the lines before it and the event is
+ * FAILED with nothing applied. A customer's event applies the WAITING transactions of its
+ * customer after it commits, each as an event of its own; under the lock either that finds the
+ * entry or the entry finds the customer.
  */
 async function settle(
   deps: HookDeps,
@@ -213,47 +226,62 @@ async function settle(
   delivery: boolean,
 ): Promise<{ entry: EventRow; duplicate: boolean }> {
   const ctx = makeCtx(deps.database, org, { kind: 'system', name: actorOf(row) }, now);
-  for (;;) {
-    const settled = await settleOnce(deps, ctx, row, event, reading, delivery);
-    if (settled) return settled;
+  const write = (work: (t: Tenant, joined: Ctx) => Promise<Result>) =>
+    inTransaction(ctx, async (t) => {
+      await lockIntegration(t, row.id);
+      const entry = await findEventRow(t, row.id, event.id);
+      if (entry && !UNSETTLED.has(entry.outcome)) {
+        if (delivery) await countDelivery(t, entry.id, now);
+        return { entry: (await findEventRow(t, row.id, event.id))!, duplicate: delivery };
+      }
+      const result = await work(t, { ...ctx, tenant: t, within: t });
+      return { entry: await writeEntry(deps, t, ctx, row, event, entry, result, delivery), duplicate: false };
+    });
+  let settled: { entry: EventRow; duplicate: boolean };
+  try {
+    settled = await write((_t, joined) => resultOf(deps, joined, row, event.id, reading));
+  } catch (err) {
+    if (!(err instanceof NotApplied)) throw err;
+    settled = await write(async () => ({ outcome: 'FAILED', error: err.error, lids: [], order: err.order }));
   }
+  if (reading.kind === 'customer' && !settled.duplicate) await applyWaiting(deps, org, row, reading.customer, now);
+  return settled;
 }
 
-async function settleOnce(deps: HookDeps, ctx: Ctx, row: IntegrationRow, event: { id: string; type: string }, reading: Reading, delivery: boolean) {
+/** The event's ledger entry, written or rewritten with its outcome; a FAILED one audited (auditFailure). */
+async function writeEntry(
+  deps: HookDeps,
+  t: Tenant,
+  ctx: Ctx,
+  row: IntegrationRow,
+  event: { id: string; type: string },
+  entry: EventRow | undefined,
+  result: Result,
+  delivery: boolean,
+): Promise<EventRow> {
   const { now } = ctx;
-  const result = await resultOf(deps, ctx, row, event.id, reading);
-  return inTransaction(ctx, async (trx) => {
-    await lockIntegration(trx, row.id);
-    const entry = await findEventRow(trx, row.id, event.id);
-    if (entry && !UNSETTLED.has(entry.outcome)) {
-      if (delivery) await countDelivery(trx, entry.id, now);
-      return { entry: (await findEventRow(trx, row.id, event.id))!, duplicate: delivery };
-    }
-    const customer = result.outcome === 'WAITING' ? result.order?.customer : null;
-    if (customer && (await findPaddleCustomer(trx, row.id, customer))) return null;
-    const written = {
-      outcome: result.outcome,
-      error: result.error,
-      lids: JSON.stringify(result.lids),
-      retry_order: UNSETTLED.has(result.outcome) && result.order ? JSON.stringify(result.order) : null,
-    };
-    const counted = delivery ? { deliveries: (entry?.deliveries ?? 0) + 1, last_delivery_at: now } : {};
-    if (entry) await updateEventRow(trx, entry.id, { ...written, ...counted });
-    else
-      await insertEventRow(trx, {
-        integration_id: row.id,
-        event_id: event.id,
-        type: event.type,
-        ...written,
-        deliveries: 1,
-        last_delivery_at: now,
-        received_at: now,
-      });
-    await updateIntegrationRow(trx, row.id, { last_event_at: now });
-    const settled = (await findEventRow(trx, row.id, event.id))!;
-    if (result.outcome === 'FAILED') await auditFailure(trx, ctx, deps.publicUrl, settled);
-    return { entry: settled, duplicate: false };
-  });
+  const written = {
+    outcome: result.outcome,
+    error: result.error,
+    lids: JSON.stringify(result.lids),
+    retry_order: UNSETTLED.has(result.outcome) && result.order ? JSON.stringify(result.order) : null,
+  };
+  const counted = delivery ? { deliveries: (entry?.deliveries ?? 0) + 1, last_delivery_at: now } : {};
+  if (entry) await updateEventRow(t, entry.id, { ...written, ...counted });
+  else
+    await insertEventRow(t, {
+      integration_id: row.id,
+      event_id: event.id,
+      type: event.type,
+      ...written,
+      deliveries: 1,
+      last_delivery_at: now,
+      received_at: now,
+    });
+  await updateIntegrationRow(t, row.id, { last_event_at: now });
+  const settled = (await findEventRow(t, row.id, event.id))!;
+  if (result.outcome === 'FAILED') await auditFailure(t, ctx, deps.publicUrl, settled);
+  return settled;
 }
 
 /**
@@ -286,7 +314,7 @@ async function resultOf(deps: HookDeps, ctx: Ctx, row: IntegrationRow, eventId: 
   }
   if (reading.kind === 'revoke') return revocation(ctx, row, eventId, reading);
   if (reading.kind === 'reinstate') return reinstatement(ctx, row, eventId, reading.cause);
-  if (reading.kind === 'customer') return customerSeen(deps, ctx, row, reading);
+  if (reading.kind === 'customer') return customerSeen(ctx, row, reading);
   if (reading.kind !== 'order') return { outcome: reading.kind, error: reading.error, lids: [], order: null };
   const mappings = JSON.parse(row.mappings) as MappingInput[];
   const mapped = reading.order.lines.flatMap((line) => {
@@ -304,7 +332,7 @@ async function resultOf(deps: HookDeps, ctx: Ctx, row: IntegrationRow, eventId: 
       outcomes.push(await applyLine(deps, ctx, row, eventId, order, line, mapping));
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
-      return { outcome: 'FAILED', error: err.message, lids: summary(outcomes).lids, order: kept };
+      throw new NotApplied(err.message, kept);
     }
   }
   // A subscription's paid event that issued a licence replaces those of the prices it no longer names (a plan change).
@@ -328,23 +356,19 @@ async function withCustomer(t: Tenant, integrationId: number, order: Order): Pro
   return seen ? { ...order, email: seen.email, name: seen.name } : null;
 }
 
-/**
- * A Paddle customer event (UNCHANGED): its email and name kept, the latest by `occurred_at`, then
- * each WAITING transaction of that customer applied, its ledger entry taking the new outcome.
- * Applied before this event's own entry is written, so a crash between leaves the provider a
- * delivery to retry.
- */
-async function customerSeen(deps: HookDeps, ctx: Ctx, row: IntegrationRow, reading: Extract<Reading, { kind: 'customer' }>): Promise<Result> {
-  await inTransaction(ctx, async (t) => {
-    await lockIntegration(t, row.id);
-    await savePaddleCustomer(t, row.id, reading);
-  });
-  for (const waiting of await waitingEvents(ctx.tenant, row.id)) {
-    const order = JSON.parse(waiting.retry_order ?? 'null') as Order | null;
-    if (order?.customer !== reading.customer) continue;
-    await settle(deps, ctx.org, row, { id: waiting.event_id, type: waiting.type }, { kind: 'order', order }, ctx.now, false);
-  }
+/** A Paddle customer event (UNCHANGED): its email and name kept, the latest by `occurred_at`. */
+async function customerSeen(ctx: Ctx, row: IntegrationRow, reading: Extract<Reading, { kind: 'customer' }>): Promise<Result> {
+  await inTransaction(ctx, (t) => savePaddleCustomer(t, row.id, reading));
   return { outcome: 'UNCHANGED', error: null, lids: [], order: null };
+}
+
+/** Each WAITING transaction of a customer just seen, applied again, its ledger entry taking the new outcome. */
+async function applyWaiting(deps: HookDeps, org: Organisation, row: IntegrationRow, customer: string, now: number): Promise<void> {
+  for (const waiting of await waitingEvents(tenant(deps.database.db, org.id), row.id)) {
+    const order = JSON.parse(waiting.retry_order ?? 'null') as Order | null;
+    if (order?.customer !== customer) continue;
+    await settle(deps, org, row, { id: waiting.event_id, type: waiting.type }, { kind: 'order', order }, now, false);
+  }
 }
 
 /**

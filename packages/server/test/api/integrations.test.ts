@@ -410,6 +410,34 @@ describe('the ledger: GET /integrations/{id}/events and retry (DESIGN 22)', () =
     expect((await readOnly('POST', `/integrations/${id}/events/${failed.data.eventId}/retry`)).statusCode).toBe(403);
   });
 
+  it('applies an event whole or not at all: a refused second line leaves the first unissued, and the retry issues both', async () => {
+    const live = await createProduct(h.admin);
+    const inactive = await createProduct(h.admin);
+    const created = await create({
+      sendOnIssue: false,
+      mappings: [
+        { match: 'price_wholeA', productId: live.id },
+        { match: 'price_wholeB', productId: inactive.id },
+      ],
+    });
+    const { id } = created.data;
+    expect((await h.admin('PUT', `/products/${inactive.id}`, { active: false })).statusCode).toBe(200);
+    const email = 'whole@customer.example';
+    const issued = async () =>
+      (await h.admin('GET', `/licenses?productId=${live.id}`)).data.length + (await h.admin('GET', `/licenses?productId=${inactive.id}`)).data.length;
+    const failed = await deliver(
+      id,
+      invoicePaid({ email, subscription: 'sub_whole', periodEnd: nowS() + 20 * 86_400, lines: [{ price: 'price_wholeA' }, { price: 'price_wholeB' }] }),
+    );
+    expect(failed.data).toMatchObject({ outcome: 'FAILED', lids: [] });
+    expect(await issued()).toBe(0);
+    await h.admin('PUT', `/products/${inactive.id}`, { active: true });
+    const retried = await h.admin('POST', `/integrations/${id}/events/${failed.data.eventId}/retry`);
+    expect(retried.data).toMatchObject({ outcome: 'ISSUED', error: null });
+    expect(retried.data.lids).toHaveLength(2);
+    expect(await issued()).toBe(2);
+  });
+
   it('erasing a customer takes its email and name out of the orders FAILED events keep for a retry', async () => {
     const inactive = await createProduct(h.admin, { active: false });
     const { id } = (await create({ sendOnIssue: false, mappings: [{ match: 'price_erased', productId: inactive.id }] })).data;
