@@ -32,7 +32,8 @@ export function startServe(env: Record<string, string>): Promise<{ child: ChildP
       // Not left running (and holding the database) after the test gives up on it.
       child.kill('SIGKILL');
       reject(new Error(`serve did not start:\n${output}`));
-    }, 20_000);
+      // A start imports the whole service: on a 2-core machine running other suites it has taken over 20 s.
+    }, 40_000);
     const onData = (d: Buffer) => {
       output += d;
       const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);

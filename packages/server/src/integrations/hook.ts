@@ -306,10 +306,7 @@ async function auditFailure(t: Tenant, ctx: Ctx, publicUrl: string, entry: Event
 
 async function resultOf(deps: HookDeps, ctx: Ctx, row: IntegrationRow, eventId: string, reading: Reading): Promise<Result> {
   if (reading.kind === 'payment') {
-    await inTransaction(ctx, async (t) => {
-      await lockIntegration(t, row.id);
-      await insertPayment(t, row.id, reading.payment, reading.order);
-    });
+    await insertPayment(ctx.tenant, row.id, reading.payment, reading.order);
     return { outcome: 'UNCHANGED', error: null, lids: [], order: null };
   }
   if (reading.kind === 'revoke') return revocation(ctx, row, eventId, reading);
@@ -427,7 +424,6 @@ async function revocation(ctx: Ctx, row: IntegrationRow, eventId: string, readin
     const joined: Joined = {
       details: { integrationId: row.id, eventId, customer: null, subscription: 'subscription' in target ? target.subscription : null, order: null },
       write: async (t, changed) => {
-        await lockIntegration(t, row.id);
         await insertRevocation(t, {
           integration_id: row.id,
           licence_id: changed.id,
@@ -461,10 +457,7 @@ async function reinstatement(ctx: Ctx, row: IntegrationRow, eventId: string, cau
     }
     const joined: Joined = {
       details: { integrationId: row.id, eventId, customer: null, subscription: cause.startsWith('pause:') ? cause.slice(6) : null, order: null },
-      write: async (t) => {
-        await lockIntegration(t, row.id);
-        await markReinstated(t, revoked.id, eventId);
-      },
+      write: (t) => markReinstated(t, revoked.id, eventId),
     };
     try {
       await reinstateLicence(ctx, revoked.lid, joined);
@@ -482,9 +475,6 @@ function summary(outcomes: Array<{ outcome: string; lid: string | null }>) {
   return { outcome: changed[0]?.outcome ?? 'UNCHANGED', lids: changed.map((o) => o.lid!) };
 }
 
-/** Thrown in a line's transaction when another delivery applied the line first: read again. */
-class LineApplied extends Error {}
-
 /** A line applied before: what it did when this event applied it, else nothing for this event. */
 async function appliedBefore(t: Tenant, row: IntegrationRow, eventId: string, line: OrderLine) {
   const applied = await findLine(t, row.id, line.ref);
@@ -500,7 +490,7 @@ async function applyLine(deps: HookDeps, ctx: Ctx, row: IntegrationRow, eventId:
     try {
       return await changeFor(deps, ctx, row, eventId, order, line, mapping);
     } catch (err) {
-      if (!(err instanceof LineApplied || err instanceof StaleCache)) throw err;
+      if (!(err instanceof StaleCache)) throw err;
     }
   }
 }
@@ -520,10 +510,8 @@ async function changeFor(deps: HookDeps, ctx: Ctx, row: IntegrationRow, eventId:
   if (follows && line.periodEnd === null) throw badRequest('no period');
   const expiresAt = follows ? followingEnd(line.periodEnd!, ctx.org.timezone) : undefined;
   const details = { integrationId: row.id, eventId, customer: order.customer, subscription: line.subscription, order: order.order };
-  const claimLine = async (t: Tenant, licenceId: number, outcome: string) => {
-    await lockIntegration(t, row.id);
-    if (await findLine(t, row.id, line.ref)) throw new LineApplied();
-    await insertLine(t, {
+  const claimLine = (t: Tenant, licenceId: number, outcome: string) =>
+    insertLine(t, {
       integration_id: row.id,
       line_ref: line.ref,
       event_id: eventId,
@@ -533,7 +521,6 @@ async function changeFor(deps: HookDeps, ctx: Ctx, row: IntegrationRow, eventId:
       payment_ref: order.payment,
       applied_at: ctx.now,
     });
-  };
   const link = order.renews && line.subscription !== null ? await findSubscriptionLink(ctx.tenant, row.id, line.subscription, line.match) : undefined;
   if (link) {
     if (line.periodEnd !== null && link.period_end !== null && line.periodEnd <= Number(link.period_end)) return { outcome: 'UNCHANGED', lid: null };
@@ -542,9 +529,6 @@ async function changeFor(deps: HookDeps, ctx: Ctx, row: IntegrationRow, eventId:
       details,
       write: async (t, licence) => {
         await claimLine(t, licence.id, 'RENEWED');
-        // Another invoice may have renewed for this period meanwhile: read again, it is then UNCHANGED.
-        const now = await findSubscriptionLink(t, row.id, line.subscription!, line.match);
-        if (line.periodEnd !== null && now?.period_end != null && line.periodEnd <= Number(now.period_end)) throw new LineApplied();
         await updateLink(t, link.id, { period_end: line.periodEnd, order_ref: order.order, payment_ref: order.payment });
         if (row.send_on_renew === 1) await queueLicenceEmail(t.db, { orgId: t.orgId, lid: licence.lid, trigger: 'renewed', actor: actorOf(row), now: ctx.now });
       },

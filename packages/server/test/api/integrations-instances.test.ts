@@ -17,8 +17,7 @@ const urls: string[] = [];
 beforeAll(async () => {
   h = await startHarness();
   product = await createProduct(h.admin);
-  for (let i = 0; i < 2; i++) {
-    const serve = await startServe({ ...h.env, LOG_LEVEL: 'info' });
+  for (const serve of await Promise.all([0, 1].map(() => startServe({ ...h.env, LOG_LEVEL: 'info' })))) {
     children.push(serve.child);
     urls.push(serve.url);
   }
