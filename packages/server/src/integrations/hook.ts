@@ -226,7 +226,7 @@ async function settle(
   delivery: boolean,
 ): Promise<{ entry: EventRow; duplicate: boolean }> {
   const ctx = makeCtx(deps.database, org, { kind: 'system', name: actorOf(row) }, now);
-  const write = (work: (t: Tenant, joined: Ctx) => Promise<Result>) =>
+  const write = (work: (joined: Ctx) => Promise<Result>) =>
     inTransaction(ctx, async (t) => {
       await lockIntegration(t, row.id);
       const entry = await findEventRow(t, row.id, event.id);
@@ -234,12 +234,12 @@ async function settle(
         if (delivery) await countDelivery(t, entry.id, now);
         return { entry: (await findEventRow(t, row.id, event.id))!, duplicate: delivery };
       }
-      const result = await work(t, { ...ctx, tenant: t, within: t });
+      const result = await work({ ...ctx, tenant: t, within: t });
       return { entry: await writeEntry(deps, t, ctx, row, event, entry, result, delivery), duplicate: false };
     });
   let settled: { entry: EventRow; duplicate: boolean };
   try {
-    settled = await write((_t, joined) => resultOf(deps, joined, row, event.id, reading));
+    settled = await write((joined) => resultOf(deps, joined, row, event.id, reading));
   } catch (err) {
     if (!(err instanceof NotApplied)) throw err;
     settled = await write(async () => ({ outcome: 'FAILED', error: err.error, lids: [], order: err.order }));
