@@ -12,7 +12,16 @@ import { insertTrial } from '../licences/service.js';
 import { activeTrials } from '../listings/repos/tallies.js';
 import { resolveParams } from '../licences/terms.js';
 import { addressHashes, bestMatch, equalComponents, ledgerHashes, lookupPairs, presentComponents, type LedgerHashes } from '../trials/ledger.js';
-import { insertEntry, installationKnown, ledgerCandidates, limitReachedAt, lowerTrialNeed, trialLimitOf, trialState, type Candidate } from '../trials/repo.js';
+import {
+  insertEntry,
+  installationKnown,
+  ledgerCandidates,
+  limitReachedAt,
+  lockedTrialState,
+  setTrialNeed,
+  trialLimitOf,
+  type Candidate,
+} from '../trials/repo.js';
 import { StaleProduct } from './product-cache.js';
 import { checkLicence, type CheckAnswer, type CheckScope } from './service.js';
 
@@ -130,8 +139,7 @@ async function start(scope: CheckScope, request: TrialRequest, ip: string, keyri
         devicePublicKey: request.devicePublicKey,
       },
     );
-    await lockRow(scope.database, t.db, 'products', row.id);
-    const state = await trialState(t, row.id);
+    const state = await lockedTrialState(t, row.id);
     // Changed since it was read (a new key, another policy): judged again on the product as it is.
     if (!state || state.version !== row.version) throw new StaleProduct();
     const again = await candidatesOf(s, t, state.trial_need);
@@ -151,7 +159,8 @@ async function start(scope: CheckScope, request: TrialRequest, ip: string, keyri
       started_at: scope.now,
       reset_at: null,
     });
-    await lowerTrialNeed(t, row.id, shape.fingerprintNeed);
+    // Kept the lowest: read under the lock, so a statement is spent only when it falls.
+    if (state.trial_need === null || state.trial_need > shape.fingerprintNeed) await setTrialNeed(t, row.id, shape.fingerprintNeed);
     await written.recordTally();
     return null;
   }).catch((err: unknown) => {

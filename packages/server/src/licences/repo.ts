@@ -69,6 +69,11 @@ export async function noteInstallation(t: Tenant, licenceId: number, devicePubli
   return true;
 }
 
+/** A new trial's first installation: its licence row is written with `trial_installations` 1. */
+export async function insertFirstInstallation(t: Tenant, licenceId: number, devicePublicKey: string, now: number): Promise<void> {
+  await t.insertInto('trial_installations', { licence_id: licenceId, device_public_key: devicePublicKey, first_seen_at: now }).execute();
+}
+
 /** A new licence's stamp row (licence_stamps: lastCheckedAt, kept apart from the licence row). */
 export async function insertStamp(t: Tenant, licenceId: number, lid: string): Promise<void> {
   await t.insertInto('licence_stamps', { licence_id: licenceId, archived: 0, lid, last_checked_at: null }).execute();

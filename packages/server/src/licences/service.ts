@@ -18,7 +18,7 @@ import { localDate } from '../core/calendar.js';
 import { idempotently, rememberAnswer, type IdempotentRequest, type Replay } from './idempotency.js';
 import { findLicenceView, statusOf, toLicence, type LicenceRow, type LicenceView } from '../listings/repos/views.js';
 import { searchText } from '../listings/repos/search.js';
-import { findLicenceRow, insertLicence, insertStamp, insertVersion, lockLicenceRow, noteInstallation, setStampArchived, updateLicence } from './repo.js';
+import { findLicenceRow, insertLicence, insertStamp, insertVersion, lockLicenceRow, insertFirstInstallation, setStampArchived, updateLicence } from './repo.js';
 import type { IssueBody, ReleaseBody, RenewBody } from './schemas.js';
 import { atIssueFingerprints } from '../seats/repo.js';
 import { bindAtIssue, bindSeat, releaseBindings } from '../seats/service.js';
@@ -545,12 +545,13 @@ export async function insertTrial(
     search_text: searchText({ licensee: TRIAL_LICENSEE, email: trial.email, lid, notes: null }),
     trial: 1,
     trial_started_at: trial.issuedAt,
+    trial_installations: 1,
     ...tally.columns,
   });
   await insertStamp(t, row.id, lid);
   await bindAtIssue(t, row.id, [trial.fingerprint], by.now, trial.label);
   // Before the audit entry, so that `licence.trial_started` shows the trial as it commits: with its installation.
-  await noteInstallation(t, row.id, trial.devicePublicKey, by.now);
+  await insertFirstInstallation(t, row.id, trial.devicePublicKey, by.now);
   const view = {
     ...row,
     trial_installations: 1,

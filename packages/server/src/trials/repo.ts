@@ -1,18 +1,20 @@
 import type { Insertable } from 'kysely';
-import type { FingerprintComponent } from '@licensor/protocol';
+import { FINGERPRINT_COMPONENTS, type FingerprintComponent } from '@licensor/protocol';
 import type { TrialEntriesTable } from '../db/schema.js';
-import type { Tenant } from '../db/tenant.js';
-import type { LedgerEntry } from './ledger.js';
+import { dialectOf } from '../db/database.js';
+import { preparedQuery, type Tenant } from '../db/tenant.js';
 
 const DAY_MS = 86_400_000;
 
 /**
- * The product's ledger entries (not reset) that share one of these (component, hash) pairs, each
- * read by its own index (product, component), never by a scan; with the trial's lid and current
- * term.
+ * The product's ledger entries (not reset) that share a hash in one of the components looked up,
+ * each component read by its own index (product, component), never by a scan: one arm per
+ * component, an arm not looked up given null (which equals nothing), so the text is always the
+ * same and is prepared once (a start makes this lookup twice; planning a new text each time was
+ * the larger part of its database time). With the trial's lid and current term.
  */
-export async function ledgerCandidates(t: Tenant, productId: number, pairs: ReadonlyArray<[FingerprintComponent, string]>) {
-  const one = ([component, hash]: [FingerprintComponent, string]) =>
+const candidatesOf = preparedQuery((t, productId: number, ...hashes: Array<string | null>) => {
+  const arm = (component: FingerprintComponent, hash: string | null) =>
     t
       .selectFrom('trial_entries')
       .innerJoin('licences', 'licences.id', 'trial_entries.licence_id')
@@ -32,10 +34,15 @@ export async function ledgerCandidates(t: Tenant, productId: number, pairs: Read
       .where('trial_entries.product_id', '=', productId)
       .where(`trial_entries.${component}`, '=', hash)
       .where('trial_entries.reset_at', 'is', null);
-  let query = one(pairs[0]!);
-  for (const pair of pairs.slice(1)) query = query.unionAll(one(pair));
-  const rows = await query.execute();
-  const seen = new Map<number, (typeof rows)[number] & LedgerEntry>();
+  const [first, ...rest] = FINGERPRINT_COMPONENTS.map((component, i) => arm(component, hashes[i]!));
+  return rest.reduce((query, next) => query.unionAll(next), first!);
+});
+
+export async function ledgerCandidates(t: Tenant, productId: number, pairs: ReadonlyArray<[FingerprintComponent, string]>) {
+  const looked = new Map(pairs);
+  const rows = await candidatesOf(t, productId, ...FINGERPRINT_COMPONENTS.map((component) => looked.get(component) ?? null));
+  // An entry sharing two of the components comes once from each arm.
+  const seen = new Map<number, (typeof rows)[number] & { id: number; started_at: number; licence_id: number }>();
   for (const row of rows) seen.set(Number(row.id), { ...row, id: Number(row.id), started_at: Number(row.started_at), licence_id: Number(row.licence_id) });
   return [...seen.values()];
 }
@@ -67,9 +74,14 @@ export async function limitReachedAt(
   return row === undefined ? undefined : Number(row.started_at);
 }
 
-/** The product's trial policy as it is now, read under the product row's lock by the caller. */
-export const trialState = (t: Tenant, productId: number) =>
-  t.selectFrom('products').select(['version', 'trial_need']).where('id', '=', productId).executeTakeFirst();
+/**
+ * The product's trial policy as it is now, under the product row's lock (FOR NO KEY UPDATE, as
+ * lockRow takes it, in the same statement; on SQLite the transaction already holds the write lock).
+ */
+export async function lockedTrialState(t: Tenant, productId: number) {
+  const read = t.selectFrom('products').select(['version', 'trial_need']).where('id', '=', productId);
+  return (dialectOf(t.db) === 'postgres' ? read.forNoKeyUpdate() : read).executeTakeFirst();
+}
 
 /** The organisation's `trialLimit` (DESIGN.md 18), null for none. */
 export async function trialLimitOf(t: Tenant): Promise<number | null> {
@@ -81,14 +93,9 @@ export async function insertEntry(t: Tenant, values: Omit<Insertable<TrialEntrie
   await t.insertInto('trial_entries', values).execute();
 }
 
-/** Keeps the lowest `fpn` of the product's entries on the product: how many components a lookup must read. */
-export async function lowerTrialNeed(t: Tenant, productId: number, fpn: number): Promise<void> {
-  await t
-    .updateTable('products')
-    .set({ trial_need: fpn })
-    .where('id', '=', productId)
-    .where((eb) => eb.or([eb('trial_need', 'is', null), eb('trial_need', '>', fpn)]))
-    .execute();
+/** The lowest `fpn` of the product's entries, kept on the product (the caller lowers it under the product's lock): how many components a lookup must read. */
+export async function setTrialNeed(t: Tenant, productId: number, fpn: number): Promise<void> {
+  await t.updateTable('products').set({ trial_need: fpn }).where('id', '=', productId).execute();
 }
 
 /** Whether the trial already holds this device key, or its 100. */
