@@ -14,6 +14,7 @@ import { LicenceReads } from './licence-reads.js';
 import { ReadFingerprints, TokenDigests, VerifiedLicences } from './remembered.js';
 import type { CheckRoute } from './schemas.js';
 import { CHECKS, checkLicence, type CheckScope } from './service.js';
+import { UsageCommits } from '../usage/commits.js';
 import { recordUsage } from './usage.js';
 import { startTrial, type TrialOutcome, type TrialRequest } from './trial.js';
 import type { DownloadDeps } from '../downloads/service.js';
@@ -165,7 +166,13 @@ export function checkGates({
     release: gate('release', releaseOwnSeat),
     borrow: gate('borrow', borrowLease),
     // Never counted among the checks per day (DESIGN.md 19).
-    usage: gate('usage', recordUsage({ limiter, ratePerLicence: config.usageRateLicence, idsPerPeriod: config.usageIdsPerPeriod, counters: usageCounters })),
+    usage: gate(
+      'usage',
+      recordUsage(
+        { limiter, ratePerLicence: config.usageRateLicence, idsPerPeriod: config.usageIdsPerPeriod, counters: usageCounters },
+        new UsageCommits(database.dialect),
+      ),
+    ),
     // DESIGN.md 18: trial requests count towards the check's rate limits, as checks.
     trial: gate('trial', (scope, body: TrialRequest, asked) => startTrial(scope, body, asked.ip, keyring, countTrial)),
     // DESIGN.md 20: the check's credential and refusals, counting towards its rate limits.

@@ -1,12 +1,12 @@
 import { calendarStatus, usageReceiptMessage } from '@licensor/protocol';
 import { badRequest, invalid, tooManyRequests } from '../core/errors.js';
-import { inTransaction } from '../core/transaction.js';
 import { iso } from '../core/schemas.js';
 import { keyUnavailable } from '../keys/keyring.js';
 import type { UsageCounters } from '../http/metrics.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import { firstProblem } from '../http/validation.js';
-import { applyEvents, balances, licenceEventData, metersOf, type Balance, type UsageEvent, type UsageResult } from '../usage/service.js';
+import type { UsageCommits } from '../usage/commits.js';
+import { balances, metersOf, type Balance, type UsageEvent, type UsageResult } from '../usage/service.js';
 import { licenceMetersRow, timezoneOf } from '../usage/repo.js';
 import { findTerm, readPresented, seatOf, type CheckScope, type Presented, type Term } from './service.js';
 import { UsageBodyStrict } from './schemas.js';
@@ -114,7 +114,7 @@ async function usageAnswer(
  * `POST .../usage` (DESIGN.md 19): the licence as a check reads it, then the per-licence limit,
  * then the body, then the events applied under the licence-row lock; never counted among the checks.
  */
-export function recordUsage(limits: UsageLimits) {
+export function recordUsage(limits: UsageLimits, commits: UsageCommits) {
   return async (scope: CheckScope, body: UsageBody) => {
     const presented = readPresented(scope, body);
     const { lid } = presented.claims;
@@ -136,14 +136,14 @@ export function recordUsage(limits: UsageLimits) {
       const meters = await balances(scope.tenant, { ...read, meters: metersOf(row.meters) }, scope.now, timeZone);
       return usageAnswer(limits.counters, presented, scope, body, verdict, [], meters);
     }
-    const applied = await inTransaction(scope, (t) =>
-      applyEvents(t, scope, read, events, {
-        valid: judged.reason === null,
-        machineId: judged.seat?.id ?? null,
-        idsPerPeriod: limits.idsPerPeriod,
-        licenceData: async () => ({ licence: await licenceEventData(t, lid, scope.now) }),
-      }),
-    );
+    const applied = await commits.apply(scope, {
+      now: scope.now,
+      licence: read,
+      events,
+      valid: judged.reason === null,
+      machineId: judged.seat?.id ?? null,
+      idsPerPeriod: limits.idsPerPeriod,
+    });
     return usageAnswer(limits.counters, presented, scope, body, verdict, applied.results, applied.meters);
   };
 }

@@ -54,6 +54,15 @@ class Slot {
 }
 const ORG = -1;
 
+export type Prepared<A extends unknown[], R> = ((t: Tenant, ...args: A) => Promise<R[]>) & {
+  /**
+   * The same statement planned for the arguments it runs with (on PostgreSQL unnamed, so never on
+   * the plan its connection cached): for a batch, whose lists may be far longer than those the
+   * cached plan was made for, and which pays the planning once for all its requests.
+   */
+  planned: (t: Tenant, ...args: A) => Promise<R[]>;
+};
+
 /**
  * A query built through a tenant once, then run with fresh arguments: the hot path pays
  * Kysely's building and compiling once per dialect instead of once per request, and the
@@ -61,21 +70,23 @@ const ORG = -1;
  * PostgreSQL). The organisation is a parameter like the others, filled
  * from the tenant it runs on, so the tenant filter is still the builder's own.
  */
-export function preparedQuery<A extends unknown[], R>(build: (t: Tenant, ...args: A) => Compilable<R>): (t: Tenant, ...args: A) => Promise<R[]> {
+export function preparedQuery<A extends unknown[], R>(build: (t: Tenant, ...args: A) => Compilable<R>): Prepared<A, R> {
   // biome-ignore lint/complexity/noBannedTypes: keyed by the dialect adapter's constructor
-  const compiled = new Map<Function, { sql: string; parameters: readonly unknown[] }>();
-  return async (t, ...args) => {
+  const compiled = new Map<Function, { sql: string; planned: string; parameters: readonly unknown[] }>();
+  const run = async (t: Tenant, args: A, named: boolean) => {
     const dialect = t.db.getExecutor().adapter.constructor;
     let query = compiled.get(dialect);
     if (!query) {
       const stand = tenant(t.db, new Slot(ORG) as never);
-      query = build(stand, ...(args.map((_, i) => new Slot(i)) as A)).compile();
-      nameStatement(query.sql);
+      const built = build(stand, ...(args.map((_, i) => new Slot(i)) as A)).compile();
+      nameStatement(built.sql);
+      query = { sql: built.sql, planned: `${built.sql} /* planned */`, parameters: built.parameters };
       compiled.set(dialect, query);
     }
     const parameters = query.parameters.map((p) => (p instanceof Slot ? (p.index === ORG ? t.orgId : args[p.index]) : p));
-    return (await t.db.executeQuery<R>(CompiledQuery.raw(query.sql, parameters))).rows;
+    return (await t.db.executeQuery<R>(CompiledQuery.raw(named ? query.sql : query.planned, parameters))).rows;
   };
+  return Object.assign((t: Tenant, ...args: A) => run(t, args, true), { planned: (t: Tenant, ...args: A) => run(t, args, false) });
 }
 
 /**
@@ -85,7 +96,7 @@ export function preparedQuery<A extends unknown[], R>(build: (t: Tenant, ...args
  */
 export function jsonRows(t: Pick<Tenant, 'db'>, json: string, columns: ReadonlyArray<readonly [name: string, type: 'bigint' | 'text']>): RawBuilder<unknown> {
   const postgres = dialectOf(t.db) === 'postgres';
-  const rows = postgres ? sql`json_array_elements(${json}::json) e` : sql`json_each(${json}) e`;
+  const rows = postgres ? sql`jsonb_array_elements(${json}::jsonb) e` : sql`json_each(${json}) e`;
   // PostgreSQL's ->> answers text; SQLite's answers the JSON value's own type.
   const select = columns.map(([name, type], i) => (postgres ? `(e ->> ${i})::${type} as ${name}` : `e.value ->> ${i} as ${name}`));
   // `limit -1` (no limit) keeps SQLite from flattening the subquery: materialised, it is the outer

@@ -8,7 +8,7 @@ import { idempotently, rememberAnswer, type IdempotentRequest, type Replay } fro
 import { findLicenceRow, lockLicenceRow } from '../licences/repo.js';
 import { periodAt } from './periods.js';
 import { rememberedUntil } from './periods.js';
-import { countsIn, insertEvents, meteredProducts, recentEvents, setCount, topConsumers } from './repo.js';
+import { countsIn, insertEvents, meteredProducts, recentEvents, setCounts, topConsumers } from './repo.js';
 import { balance, balances, licenceEventData, markThresholds, metersOf, type Meter } from './service.js';
 
 const RECENT = 50;
@@ -58,7 +58,7 @@ export async function adjustUsage(ctx: Ctx, lid: string, input: { meter: string;
       if (after < 0) throw invalid('amount', `the count would fall below 0 (used ${before})`);
       if (after > MAX_SAFE) throw invalid('amount', 'the count would pass 2^53 − 1');
       // An adjustment has no id: it remembers none.
-      await setCount(t, row.id, meter.key, period.key, after, 0);
+      await setCounts(t, [{ licence_id: row.id, meter: meter.key, period_key: period.key, used: after, ids: 0 }]);
       await insertEvents(t, [
         {
           licence_id: row.id,

@@ -30,46 +30,84 @@ export const countsIn = (t: Tenant, licenceId: number, periodKeys: readonly stri
 /** A JSON column as SQLite (text) or PostgreSQL (parsed by the driver) answers it. */
 const fromJson = <T>(value: unknown): T => (typeof value === 'string' ? JSON.parse(value) : value) as T;
 
-const usageStateOf = preparedQuery((t, licenceId: number, ids: string, keys: string) => {
+/** Pairs of (licence, text) as jsonRows reads them: the events' ids or the period keys of each licence. */
+const PAIR = [
+  ['l', 'bigint'],
+  ['v', 'text'],
+] as const;
+
+const usageStateOf = preparedQuery((t, ids: string, keys: string) => {
   const postgres = dialectOf(t.db) === 'postgres';
   const rows = (columns: readonly string[]) => {
     const array = sql.join(columns.map((c) => sql.ref(c)));
     return (postgres ? sql`coalesce(json_agg(json_build_array(${array})), '[]')` : sql`json_group_array(json_array(${array}))`).as('rows');
   };
-  const among = (json: string) => sql<string>`(select v from ${jsonRows(t, json, [['v', 'text']])} v)`;
+  /**
+   * The rows of `table` of each (licence, value) pair of `json`. On PostgreSQL a lateral lookup
+   * per pair by the table's key: as a join, the planner took the list for 100 rows whatever its
+   * length and chose a hash join over a scan of usage_counts, whose few hundred rows are updated
+   * by every request, so a scan read the dead versions of every count since the last vacuum (3.5
+   * ms a request in bench:usage). SQLite reads the materialised list as the join's outer loop.
+   */
+  const matched = (table: 'usage_events' | 'usage_counts', column: 'event_id' | 'period_key', json: string, columns: readonly string[]) => {
+    const pairs = jsonRows(t, json, PAIR).as('r');
+    const on = sql<boolean>`${sql.ref(`${table}.licence_id`)} = r.l and ${sql.ref(`${table}.${column}`)} = r.v`;
+    if (!postgres)
+      return t
+        .selectFrom(table)
+        .innerJoin(pairs, (join) => join.on(on))
+        .select(rows(columns));
+    // OFFSET keeps the planner from flattening the lookup back into a join.
+    const lookup = t.selectFrom(table).selectAll().where(on).offset(0).as('m');
+    return t.db
+      .selectFrom(pairs)
+      .crossJoinLateral(lookup)
+      .select(rows(columns.map((c) => `m.${c}`)));
+  };
   return t.db.selectNoFrom([
-    t
-      .selectFrom('usage_events')
-      .select(rows(['event_id', 'meter', 'amount', 'at', 'result']))
-      .where('licence_id', '=', licenceId)
-      .where('event_id', 'in', among(ids))
-      .as('recorded'),
-    t
-      .selectFrom('usage_counts')
-      .select(rows(['meter', 'period_key', 'used', 'ids']))
-      .where('licence_id', '=', licenceId)
-      .where('period_key', 'in', among(keys))
-      .as('counts'),
+    matched('usage_events', 'event_id', ids, ['licence_id', 'event_id', 'meter', 'amount', 'at', 'result']).as('recorded'),
+    matched('usage_counts', 'period_key', keys, ['licence_id', 'meter', 'period_key', 'used', 'ids']).as('counts'),
   ]);
 });
 
+/** What a licence's events are judged against: the events of its ids it remembers, and its counts in its period keys. */
+export interface UsageState {
+  recorded: Map<string, RecordedEvent>;
+  counts: Array<{ meter: string; period_key: string; used: number }>;
+  /** The ids remembered in each period key, summed over its meters (DESIGN.md 19's EVENT_LIMIT). */
+  remembered: Map<string, number>;
+}
+
 /**
- * What the events of a request are judged against, in one statement: the events of these ids the
- * licence remembers, and its counts in these period keys with the ids each remembers (summed by
- * key, DESIGN.md 19's EVENT_LIMIT). Read under the licence-row lock, in a statement after the one
- * that took it, so it sees every request that held the lock before.
+ * The state of each licence's events, in one statement for all the licences of a batch. Read
+ * under their licence-row locks, in a statement after the one that took them, so it sees every
+ * request that held a lock before. A batch of several requests plans it (and the lock) for its
+ * own list (`planned`, paid once for them all): a plan cached on a connection for lists of one
+ * licence is not one for 64; a request alone runs on the plan its connection keeps, sparing it
+ * two plannings (docs/benchmarks.md, bench:usage).
  */
-export async function usageState(t: Tenant, licenceId: number, ids: readonly string[], periodKeys: readonly string[]) {
-  const [row] = await usageStateOf(t, licenceId, listOf(ids), listOf([...new Set(periodKeys)]));
-  const recorded = fromJson<Array<[string, string, number, number | null, string]>>(row!.recorded);
-  const counts = fromJson<Array<[string, string, number, number]>>(row!.counts);
-  const remembered = new Map<string, number>();
-  for (const [, key, , n] of counts) remembered.set(key, (remembered.get(key) ?? 0) + Number(n));
-  return {
-    recorded: new Map(recorded.map(([id, meter, amount, at, result]) => [id, { meter, amount, at, result } satisfies RecordedEvent])),
-    counts: counts.map(([meter, period_key, used]) => ({ meter, period_key, used })),
-    remembered,
+export async function usageState(
+  t: Tenant,
+  ids: ReadonlyArray<[number, string]>,
+  periodKeys: ReadonlyArray<[number, string]>,
+  batch: boolean,
+): Promise<Map<number, UsageState>> {
+  const [row] = await (batch ? usageStateOf.planned : usageStateOf)(t, JSON.stringify(ids), JSON.stringify(periodKeys));
+  const state = new Map<number, UsageState>();
+  const of = (licenceId: number) => {
+    let found = state.get(licenceId);
+    if (!found) state.set(licenceId, (found = { recorded: new Map(), counts: [], remembered: new Map() }));
+    return found;
   };
+  for (const [licenceId, id, meter, amount, at, result] of fromJson<Array<[number, string, string, number, number | null, string]>>(row!.recorded)) {
+    of(Number(licenceId)).recorded.set(id, { meter, amount, at, result });
+  }
+  for (const [licenceId, meter, period_key, used, n] of fromJson<Array<[number, string, string, number, number]>>(row!.counts)) {
+    const found = of(Number(licenceId));
+    found.counts.push({ meter, period_key, used });
+    found.remembered.set(period_key, (found.remembered.get(period_key) ?? 0) + Number(n));
+  }
+  return state;
 }
 
 export interface EventRow {
@@ -117,30 +155,54 @@ export async function insertEvents(t: Tenant, rows: readonly EventRow[]): Promis
   await insertEventRows(t, JSON.stringify(rows.map((row) => EVENT_COLUMNS.map(([name]) => row[name]))));
 }
 
-const upsertCount = preparedQuery((t, licenceId: number, meter: string, periodKey: string, used: number, ids: number) =>
-  t
-    .insertInto('usage_counts', { licence_id: licenceId, meter, period_key: periodKey, used, ids })
+/** A count to set, with the ids it newly remembers. */
+export interface CountRow {
+  licence_id: number;
+  meter: string;
+  period_key: string;
+  used: number;
+  ids: number;
+}
+
+const COUNT_COLUMNS = [
+  ['licence_id', 'bigint'],
+  ['meter', 'text'],
+  ['period_key', 'text'],
+  ['used', 'bigint'],
+  ['ids', 'bigint'],
+] as const satisfies ReadonlyArray<readonly [keyof CountRow, 'bigint' | 'text']>;
+
+const upsertCounts = preparedQuery((t, json: string) =>
+  t.db
+    .insertInto('usage_counts')
+    .columns(['org_id', ...COUNT_COLUMNS.map(([name]) => name)])
+    // `where true`: SQLite reads an upsert's SELECT without a WHERE as a join's ON.
+    .expression(sql`select cast(${t.orgId} as bigint), r.* from ${jsonRows(t, json, COUNT_COLUMNS)} r where true`)
     .onConflict((oc) => oc.columns(['licence_id', 'meter', 'period_key']).doUpdateSet({ used: sql`excluded.used`, ids: sql`usage_counts.ids + excluded.ids` })),
 );
 
-/** Sets a count and adds the ids it newly remembers, creating its row the first time. */
-export async function setCount(t: Tenant, licenceId: number, meter: string, periodKey: string, used: number, newIds: number): Promise<void> {
-  await upsertCount(t, licenceId, meter, periodKey, used, newIds);
+/** Sets counts and adds the ids each newly remembers, creating a row the first time: one statement for a batch. */
+export async function setCounts(t: Tenant, rows: readonly CountRow[]): Promise<void> {
+  await upsertCounts(t, JSON.stringify(rows.map((row) => COUNT_COLUMNS.map(([name]) => row[name]))));
 }
 
 /**
- * The licence's meters and its organisation's timezone, as stored now, under the licence-row lock
- * (section 1 Locks; on SQLite the transaction's BEGIN IMMEDIATE already serialises writers): one
- * statement, so a renewal changing the meters or a timezone change is seen whole or waits.
+ * The licences' meters and their organisation's timezone, as stored now, under the licence-row
+ * locks (section 1 Locks; on SQLite the transaction's BEGIN IMMEDIATE already serialises writers):
+ * one statement, so a renewal changing the meters or a timezone change is seen whole or waits.
+ * Taken in id order, as every batch takes them, so two batches never wait on each other in a circle.
  */
-export const lockedMeters = preparedQuery((t, licenceId: number) => {
+const lockedMetersOf = preparedQuery((t, licenceIds: string) => {
   const read = t
     .selectFrom('licences')
     .innerJoin('organisations', 'organisations.id', 'licences.org_id')
-    .select(['licences.meters', 'organisations.timezone'])
-    .where('licences.id', '=', licenceId);
+    .select(['licences.id', 'licences.meters', 'organisations.timezone'])
+    .where('licences.id', 'in', sql<number>`(select v from ${jsonRows(t, licenceIds, [['v', 'bigint']])} v)`)
+    .orderBy('licences.id');
   return dialectOf(t.db) === 'postgres' ? read.forUpdate('licences') : read;
 });
+export const lockedMeters = (t: Tenant, licenceIds: readonly number[], batch: boolean) =>
+  (batch ? lockedMetersOf.planned : lockedMetersOf)(t, listOf(licenceIds));
 
 /** Writes a threshold mark unless it exists: true when this call wrote it. */
 export async function markThreshold(

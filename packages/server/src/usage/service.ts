@@ -1,7 +1,18 @@
 import type { Tenant } from '../db/tenant.js';
 import { recordEvent } from '../audit/events.js';
 import { findLicenceView, toLicence } from '../listings/repos/views.js';
-import { countsIn, insertEvents, lockedMeters, markThreshold, setCount, usageState, type EventRow, type RecordedEvent } from './repo.js';
+import {
+  countsIn,
+  insertEvents,
+  lockedMeters,
+  markThreshold,
+  setCounts,
+  usageState,
+  type CountRow,
+  type EventRow,
+  type RecordedEvent,
+  type UsageState,
+} from './repo.js';
 import { periodAt, rememberedUntil, type MeterPeriod, type Period } from './periods.js';
 
 /** The licence as the API answers it, for a usage.threshold event. */
@@ -131,61 +142,107 @@ export async function markThresholds(
   }
 }
 
+/** One usage request's events for one licence, as the check path judged them. */
+export interface UsageRequest {
+  /** When the request arrived: its periods and marks are of this instant. */
+  now: number;
+  licence: { id: number; lid: string };
+  events: readonly UsageEvent[];
+  valid: boolean;
+  machineId: number | null;
+  idsPerPeriod: number;
+}
+
+export interface Applied {
+  results: Array<{ id: string; result: UsageResult; duplicate: boolean }>;
+  meters: Balance[];
+}
+
 /**
- * DESIGN.md 19's events, in request order, under the licence-row lock (the licence's meters and
- * its organisation's timezone read with it): each new id judged against
- * the counts as this transaction sees them, ACCEPTED and LIMIT_REACHED recorded with a conditional
- * count, so concurrent requests on any instance never pass `limit + overage` nor count an id twice.
- * The caller signs after the commit.
+ * DESIGN.md 19's events of requests for distinct licences, in one transaction: the licence rows
+ * locked (their meters and organisation's timezone read with them), then for each request its
+ * events in order, each new id judged against the counts as this transaction sees them; ACCEPTED
+ * and LIMIT_REACHED recorded, all in one INSERT and one count upsert, so concurrent requests on
+ * any instance never pass `limit + overage` nor count an id twice. The caller signs after the commit.
  */
-export async function applyEvents(
-  t: Tenant,
-  scope: UsageScope,
-  read: { id: number; lid: string },
-  events: readonly UsageEvent[],
-  judged: { valid: boolean; machineId: number | null; idsPerPeriod: number; licenceData: () => Promise<Record<string, unknown>> },
-): Promise<{ results: Array<{ id: string; result: UsageResult; duplicate: boolean }>; meters: Balance[] }> {
-  const { now } = scope;
-  const [locked] = await lockedMeters(t, read.id);
-  const licence: MeteredLicence = { ...read, meters: metersOf(locked!.meters) };
-  // A timezone change moves the boundaries at once (DESIGN.md 19): the timezone as stored, not as cached.
-  const periods = periodsNow(licence, now, locked!.timezone);
-  const state = await usageState(
-    t,
-    licence.id,
-    events.map((e) => e.id),
-    [...periods.values()].map((p) => p.key),
+export async function applyEvents(t: Tenant, requests: readonly UsageRequest[]): Promise<Applied[]> {
+  const batch = requests.length > 1;
+  const locked = new Map(
+    (
+      await lockedMeters(
+        t,
+        requests.map((r) => r.licence.id),
+        batch,
+      )
+    ).map((row) => [Number(row.id), row]),
   );
-  const { recorded } = state;
+  const judged = requests.map((request) => {
+    const row = locked.get(request.licence.id);
+    if (!row) throw new Error(`licence ${request.licence.lid} is no longer stored`);
+    const licence: MeteredLicence = { ...request.licence, meters: metersOf(row.meters) };
+    // A timezone change moves the boundaries at once (DESIGN.md 19): the timezone as stored, not as cached.
+    return { request, licence, periods: periodsNow(licence, request.now, row.timezone) };
+  });
+  const states = await usageState(
+    t,
+    judged.flatMap(({ request }) => request.events.map((e): [number, string] => [request.licence.id, e.id])),
+    judged.flatMap(({ licence, periods }) => [...new Set([...periods.values()].map((p) => p.key))].map((key): [number, string] => [licence.id, key])),
+    batch,
+  );
+  const rows: EventRow[] = [];
+  const counts: CountRow[] = [];
+  const applied: Applied[] = [];
+  for (const { request, licence, periods } of judged) {
+    const state = states.get(licence.id) ?? { recorded: new Map(), counts: [], remembered: new Map() };
+    applied.push(await judgeEvents(t, request, licence, periods, state, rows, counts));
+  }
+  // A batch that records nothing writes nothing.
+  if (rows.length > 0) await insertEvents(t, rows);
+  if (counts.length > 0) await setCounts(t, counts);
+  return applied;
+}
+
+/** One request's events in order, their rows and changed counts added to the batch's. */
+async function judgeEvents(
+  t: Tenant,
+  request: UsageRequest,
+  licence: MeteredLicence,
+  periods: Map<string, Period>,
+  state: UsageState,
+  rows: EventRow[],
+  counts: CountRow[],
+): Promise<Applied> {
+  const { now } = request;
   const used = usedOf(licence, periods, state.counts);
   const before = new Map(used);
   // The ids remembered in each period key, counted as this request records more.
   const idCounts = state.remembered;
-  const rows: EventRow[] = [];
+  const recordedHere = rows.length;
   const tried = new Set<string>();
-  const results: Array<{ id: string; result: UsageResult; duplicate: boolean }> = [];
-  for (const event of events) {
-    const first = recorded.get(event.id);
+  const licenceData = async () => ({ licence: await licenceEventData(t, licence.lid, now) });
+  const results: Applied['results'] = [];
+  for (const event of request.events) {
+    const first = state.recorded.get(event.id);
     if (first) {
       results.push({ id: event.id, result: (sameEvent(first, event) ? first.result : 'ID_REUSED') as UsageResult, duplicate: true });
       continue;
     }
     const meter = licence.meters.find((m) => m.key === event.meter);
     let result: UsageResult;
-    if (!judged.valid) result = 'NOT_LICENSED';
+    if (!request.valid) result = 'NOT_LICENSED';
     else if (!meter) result = 'UNKNOWN_METER';
     else if (event.at !== null && event.at < now - TOO_OLD_MS) result = 'TOO_OLD';
     else {
       const period = periods.get(meter.key)!;
       const ids = idCounts.get(period.key) ?? 0;
-      if (ids >= judged.idsPerPeriod) result = 'EVENT_LIMIT';
+      if (ids >= request.idsPerPeriod) result = 'EVENT_LIMIT';
       else {
         const ceiling = ceilingOf(meter);
         const after = used.get(meter.key)! + event.amount;
         result = after > MAX_SAFE || (ceiling !== null && after > ceiling) ? 'LIMIT_REACHED' : 'ACCEPTED';
         if (result === 'ACCEPTED') {
           used.set(meter.key, after);
-          await markThresholds(t, scope, licence, meter, period, after, judged.licenceData, tried);
+          await markThresholds(t, request, licence, meter, period, after, licenceData, tried);
         }
         idCounts.set(period.key, ids + 1);
         rows.push({
@@ -198,7 +255,7 @@ export async function applyEvents(
           result,
           period_key: period.key,
           source: 'application',
-          machine_id: judged.machineId,
+          machine_id: request.machineId,
           actor: 'check',
           reason: null,
           expires_at: rememberedUntil(period, now),
@@ -207,13 +264,12 @@ export async function applyEvents(
     }
     results.push({ id: event.id, result, duplicate: false });
   }
-  // A request that records nothing writes nothing.
-  if (rows.length > 0) await insertEvents(t, rows);
+  const mine = rows.slice(recordedHere);
   for (const meter of licence.meters) {
     const after = used.get(meter.key)!;
-    const newIds = rows.filter((row) => row.meter === meter.key).length;
+    const newIds = mine.filter((row) => row.meter === meter.key).length;
     if (after === before.get(meter.key) && newIds === 0) continue;
-    await setCount(t, licence.id, meter.key, periods.get(meter.key)!.key, after, newIds);
+    counts.push({ licence_id: licence.id, meter: meter.key, period_key: periods.get(meter.key)!.key, used: after, ids: newIds });
   }
   return { results, meters: licence.meters.map((m) => balance(m, periods.get(m.key)!, used.get(m.key)!)) };
 }

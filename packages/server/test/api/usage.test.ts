@@ -552,6 +552,30 @@ describe('usage under concurrency', () => {
     expect(repeats.filter((a) => !a.data.events[0].duplicate)).toHaveLength(1);
     expect(new Set(repeats.map((a) => a.data.events[0].result))).toEqual(new Set(['ACCEPTED']));
     expect((await two([])).data.meters[0].used).toBe(1);
+
+    // Twelve licences at once, two requests each (committed together in batches): every answer is
+    // its own licence's, signed, its ids counted per licence (all send the same four), its ceiling exact.
+    const many = await Promise.all(Array.from({ length: 12 }, () => bound({ meters: { exports: { limit: 3 } } })));
+    const shared = ['m-1', 'm-2', 'm-3', 'm-4'];
+    const sent = await parallel(24, (i) =>
+      send(i, {
+        ...many[i % 12]!.body,
+        nonce: nonce(),
+        events: shared.slice(i < 12 ? 0 : 2, i < 12 ? 2 : 4).map((id) => ({ id, meter: 'exports', amount: 1 })),
+      }),
+    );
+    for (const [k, { licence, body }] of many.entries()) {
+      const mine = [sent[k]!, sent[k + 12]!];
+      expect(mine.map((a) => [a.statusCode, a.data.lid])).toEqual([
+        [200, licence.lid],
+        [200, licence.lid],
+      ]);
+      const results = mine.flatMap((a) => a.data.events.map((e: { result: string }) => e.result));
+      expect(results.filter((r) => r === 'ACCEPTED')).toHaveLength(3);
+      expect(results.filter((r) => r === 'LIMIT_REACHED')).toHaveLength(1);
+      expect(Math.max(...mine.map((a) => a.data.meters[0].used))).toBe(3);
+      for (const answer of mine) expect(receiptOk(answer.data, body.fingerprint)).toBe(true);
+    }
   }
 
   it('never passes limit + overage, and never counts an id twice, in one process', async () => {
