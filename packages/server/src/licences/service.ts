@@ -554,7 +554,6 @@ export async function insertTrial(
   await insertFirstInstallation(t, row.id, trial.devicePublicKey, by.now);
   const view = {
     ...row,
-    trial_installations: 1,
     product_name: shape.name,
     product_key: shape.productKey,
     last_checked_at: null,
