@@ -566,6 +566,25 @@ const STEPS: Record<string, { rows?: () => Promise<void>; check?: () => Promise<
       written.delete('webhook_endpoints');
     },
   },
+  '0027_usage_events_unchecked': {
+    async check() {
+      // The events kept their rows (above) and their ids: a new one numbers after them, and no key is checked on insert.
+      const db = database.db as unknown as import('kysely').Kysely<any>;
+      const before = Math.max(...written.get('usage_events')!.map((row) => row.id!));
+      const event = { org_id: ids.org, licence_id: ids.licence0, event_id: 'e-4', meter: 'exports', amount: 1, at: null, received_at: NOW, result: 'ACCEPTED' };
+      await insert(
+        'usage_events',
+        { ...event, period_key: '2026-12', source: 'application', machine_id: null, actor: 'check', reason: null, expires_at: NOW + DAY },
+        'event4',
+      );
+      expect(ids.event4).toBeGreaterThan(before);
+      const keys =
+        database.dialect === 'postgres'
+          ? await sql`select conname from pg_constraint where conrelid = 'usage_events'::regclass and contype = 'f'`.execute(db)
+          : await sql`select * from pragma_foreign_key_list('usage_events')`.execute(db);
+      expect(keys.rows).toEqual([]);
+    },
+  },
 };
 let stampsBefore: Array<Record<string, unknown>> = [];
 

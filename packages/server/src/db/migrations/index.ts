@@ -25,6 +25,7 @@ import { updatesUntil } from './0023_updates_until.js';
 import { usageRemembered } from './0024_usage_remembered.js';
 import { integrations } from './0025_integrations.js';
 import { webhookCovers } from './0026_webhook_covers.js';
+import { usageEventsUnchecked } from './0027_usage_events_unchecked.js';
 
 /** Migrations are written once for both dialects; each receives the dialect for the few DDL differences. */
 const migrations: Record<string, (dialect: DialectName) => Migration> = {
@@ -53,6 +54,7 @@ const migrations: Record<string, (dialect: DialectName) => Migration> = {
   '0024_usage_remembered': usageRemembered,
   '0025_integrations': integrations,
   '0026_webhook_covers': webhookCovers,
+  '0027_usage_events_unchecked': usageEventsUnchecked,
 };
 
 export const MIGRATION_NAMES: readonly string[] = Object.keys(migrations);
