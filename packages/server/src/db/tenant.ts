@@ -54,15 +54,6 @@ class Slot {
 }
 const ORG = -1;
 
-export type Prepared<A extends unknown[], R> = ((t: Tenant, ...args: A) => Promise<R[]>) & {
-  /**
-   * The same statement planned for the arguments it runs with (on PostgreSQL unnamed, so never on
-   * the plan its connection cached): for a batch, whose lists may be far longer than those the
-   * cached plan was made for, and which pays the planning once for all its requests.
-   */
-  planned: (t: Tenant, ...args: A) => Promise<R[]>;
-};
-
 /**
  * A query built through a tenant once, then run with fresh arguments: the hot path pays
  * Kysely's building and compiling once per dialect instead of once per request, and the
@@ -70,23 +61,22 @@ export type Prepared<A extends unknown[], R> = ((t: Tenant, ...args: A) => Promi
  * PostgreSQL). The organisation is a parameter like the others, filled
  * from the tenant it runs on, so the tenant filter is still the builder's own.
  */
-export function preparedQuery<A extends unknown[], R>(build: (t: Tenant, ...args: A) => Compilable<R>): Prepared<A, R> {
+export function preparedQuery<A extends unknown[], R>(build: (t: Tenant, ...args: A) => Compilable<R>): (t: Tenant, ...args: A) => Promise<R[]> {
   // biome-ignore lint/complexity/noBannedTypes: keyed by the dialect adapter's constructor
-  const compiled = new Map<Function, { sql: string; planned: string; parameters: readonly unknown[] }>();
-  const run = async (t: Tenant, args: A, named: boolean) => {
+  const compiled = new Map<Function, { sql: string; parameters: readonly unknown[] }>();
+  return async (t: Tenant, ...args: A) => {
     const dialect = t.db.getExecutor().adapter.constructor;
     let query = compiled.get(dialect);
     if (!query) {
       const stand = tenant(t.db, new Slot(ORG) as never);
       const built = build(stand, ...(args.map((_, i) => new Slot(i)) as A)).compile();
       nameStatement(built.sql);
-      query = { sql: built.sql, planned: `${built.sql} /* planned */`, parameters: built.parameters };
+      query = { sql: built.sql, parameters: built.parameters };
       compiled.set(dialect, query);
     }
     const parameters = query.parameters.map((p) => (p instanceof Slot ? (p.index === ORG ? t.orgId : args[p.index]) : p));
-    return (await t.db.executeQuery<R>(CompiledQuery.raw(named ? query.sql : query.planned, parameters))).rows;
+    return (await t.db.executeQuery<R>(CompiledQuery.raw(query.sql, parameters))).rows;
   };
-  return Object.assign((t: Tenant, ...args: A) => run(t, args, true), { planned: (t: Tenant, ...args: A) => run(t, args, false) });
 }
 
 /**

@@ -8,7 +8,7 @@ import { idempotently, rememberAnswer, type IdempotentRequest, type Replay } fro
 import { findLicenceRow, lockLicenceRow } from '../licences/repo.js';
 import { periodAt } from './periods.js';
 import { rememberedUntil } from './periods.js';
-import { countsIn, insertEvents, meteredProducts, recentEvents, setCounts, topConsumers } from './repo.js';
+import { countsIn, meteredProducts, recentEvents, topConsumers, writeUsage } from './repo.js';
 import { balance, balances, licenceEventData, markThresholds, metersOf, type Meter } from './service.js';
 
 const RECENT = 50;
@@ -58,24 +58,27 @@ export async function adjustUsage(ctx: Ctx, lid: string, input: { meter: string;
       if (after < 0) throw invalid('amount', `the count would fall below 0 (used ${before})`);
       if (after > MAX_SAFE) throw invalid('amount', 'the count would pass 2^53 − 1');
       // An adjustment has no id: it remembers none.
-      await setCounts(t, [{ licence_id: row.id, meter: meter.key, period_key: period.key, used: after, ids: 0 }]);
-      await insertEvents(t, [
-        {
-          licence_id: row.id,
-          event_id: null,
-          meter: meter.key,
-          amount: input.amount,
-          at: ctx.now,
-          received_at: ctx.now,
-          result: 'ACCEPTED',
-          period_key: period.key,
-          source: 'operator',
-          machine_id: null,
-          actor: ctx.actor.name,
-          reason: input.reason,
-          expires_at: rememberedUntil(period, ctx.now),
-        },
-      ]);
+      await writeUsage(
+        t,
+        [
+          {
+            licence_id: row.id,
+            event_id: null,
+            meter: meter.key,
+            amount: input.amount,
+            at: ctx.now,
+            received_at: ctx.now,
+            result: 'ACCEPTED',
+            period_key: period.key,
+            source: 'operator',
+            machine_id: null,
+            actor: ctx.actor.name,
+            reason: input.reason,
+            expires_at: rememberedUntil(period, ctx.now),
+          },
+        ],
+        [{ licence_id: row.id, meter: meter.key, period_key: period.key, used: after, ids: 0 }],
+      );
       if (input.amount > 0)
         await markThresholds(t, ctx, { id: row.id, lid, meters }, meter, period, after, async () => ({ licence: await licenceEventData(t, lid, ctx.now) }));
       await recordAudit(t, ctx, {

@@ -81,18 +81,16 @@ export interface UsageState {
 /**
  * The state of each licence's events, in one statement for all the licences of a batch. Read
  * under their licence-row locks, in a statement after the one that took them, so it sees every
- * request that held a lock before. A batch of several requests plans it (and the lock) for its
- * own list (`planned`, paid once for them all): a plan cached on a connection for lists of one
- * licence is not one for 64; a request alone runs on the plan its connection keeps, sparing it
- * two plannings (docs/benchmarks.md, bench:usage).
+ * request that held a lock before. Its plan, as the lock's, is one for any length of list (the
+ * planner sees none of them), so a batch runs on the plan its connection keeps: planning each
+ * batch's was a tenth of PostgreSQL's time in bench:usage.
  */
 export async function usageState(
   t: Tenant,
   ids: ReadonlyArray<[number, string]>,
   periodKeys: ReadonlyArray<[number, string]>,
-  batch: boolean,
 ): Promise<Map<number, UsageState>> {
-  const [row] = await (batch ? usageStateOf.planned : usageStateOf)(t, JSON.stringify(ids), JSON.stringify(periodKeys));
+  const [row] = await usageStateOf(t, JSON.stringify(ids), JSON.stringify(periodKeys));
   const state = new Map<number, UsageState>();
   const of = (licenceId: number) => {
     let found = state.get(licenceId);
@@ -143,17 +141,14 @@ const EVENT_COLUMNS = [
   ['expires_at', 'bigint'],
 ] as const satisfies ReadonlyArray<readonly [keyof EventRow, 'bigint' | 'text']>;
 
-const insertEventRows = preparedQuery((t, json: string) =>
-  t.db
+// Written through a query creator, so PostgreSQL's one statement can hold the events' INSERT as a CTE.
+type Writer = Pick<Tenant['db'], 'insertInto'>;
+
+const eventsInsert = (db: Writer, t: Tenant, json: string) =>
+  db
     .insertInto('usage_events')
     .columns(['org_id', ...EVENT_COLUMNS.map(([name]) => name)])
-    .expression(sql`select cast(${t.orgId} as bigint), r.* from ${jsonRows(t, json, EVENT_COLUMNS)} r`),
-);
-
-/** A request's events in one statement: a statement per event was most of a batch's database work (docs/benchmarks.md, bench:usage). */
-export async function insertEvents(t: Tenant, rows: readonly EventRow[]): Promise<void> {
-  await insertEventRows(t, JSON.stringify(rows.map((row) => EVENT_COLUMNS.map(([name]) => row[name]))));
-}
+    .expression(sql`select cast(${t.orgId} as bigint), r.* from ${jsonRows(t, json, EVENT_COLUMNS)} r`);
 
 /** A count to set, with the ids it newly remembers. */
 export interface CountRow {
@@ -172,18 +167,41 @@ const COUNT_COLUMNS = [
   ['ids', 'bigint'],
 ] as const satisfies ReadonlyArray<readonly [keyof CountRow, 'bigint' | 'text']>;
 
-const upsertCounts = preparedQuery((t, json: string) =>
-  t.db
+const countsUpsert = (db: Writer, t: Tenant, json: string) =>
+  db
     .insertInto('usage_counts')
     .columns(['org_id', ...COUNT_COLUMNS.map(([name]) => name)])
     // `where true`: SQLite reads an upsert's SELECT without a WHERE as a join's ON.
     .expression(sql`select cast(${t.orgId} as bigint), r.* from ${jsonRows(t, json, COUNT_COLUMNS)} r where true`)
-    .onConflict((oc) => oc.columns(['licence_id', 'meter', 'period_key']).doUpdateSet({ used: sql`excluded.used`, ids: sql`usage_counts.ids + excluded.ids` })),
+    .onConflict((oc) => oc.columns(['licence_id', 'meter', 'period_key']).doUpdateSet({ used: sql`excluded.used`, ids: sql`usage_counts.ids + excluded.ids` }));
+
+const insertEventRows = preparedQuery((t, json: string) => eventsInsert(t.db, t, json));
+const upsertCounts = preparedQuery((t, json: string) => countsUpsert(t.db, t, json));
+const writeBoth = preparedQuery((t, events: string, counts: string) =>
+  countsUpsert(
+    t.db.with('recorded', (db) => eventsInsert(db, t, events)),
+    t,
+    counts,
+  ),
 );
 
-/** Sets counts and adds the ids each newly remembers, creating a row the first time: one statement for a batch. */
-export async function setCounts(t: Tenant, rows: readonly CountRow[]): Promise<void> {
-  await upsertCounts(t, JSON.stringify(rows.map((row) => COUNT_COLUMNS.map(([name]) => row[name]))));
+/**
+ * Records event rows and sets counts (adding the ids each newly remembers, creating a row the
+ * first time). On PostgreSQL one statement, the events' INSERT a CTE of the counts' upsert: each
+ * statement of a usage transaction is a round trip, and on a busy machine the wait for the answer
+ * was most of its time (docs/benchmarks.md, bench:usage). SQLite's statements cost no round trip.
+ */
+export async function writeUsage(t: Tenant, rows: readonly EventRow[], counts: readonly CountRow[]): Promise<void> {
+  // A batch that records nothing writes nothing.
+  if (rows.length === 0 && counts.length === 0) return;
+  const events = JSON.stringify(rows.map((row) => EVENT_COLUMNS.map(([name]) => row[name])));
+  const changed = JSON.stringify(counts.map((row) => COUNT_COLUMNS.map(([name]) => row[name])));
+  if (dialectOf(t.db) === 'postgres') {
+    await writeBoth(t, events, changed);
+    return;
+  }
+  if (rows.length > 0) await insertEventRows(t, events);
+  if (counts.length > 0) await upsertCounts(t, changed);
 }
 
 /**
@@ -201,8 +219,7 @@ const lockedMetersOf = preparedQuery((t, licenceIds: string) => {
     .orderBy('licences.id');
   return dialectOf(t.db) === 'postgres' ? read.forUpdate('licences') : read;
 });
-export const lockedMeters = (t: Tenant, licenceIds: readonly number[], batch: boolean) =>
-  (batch ? lockedMetersOf.planned : lockedMetersOf)(t, listOf(licenceIds));
+export const lockedMeters = (t: Tenant, licenceIds: readonly number[]) => lockedMetersOf(t, listOf(licenceIds));
 
 /** Writes a threshold mark unless it exists: true when this call wrote it. */
 export async function markThreshold(

@@ -1,18 +1,7 @@
 import type { Tenant } from '../db/tenant.js';
 import { recordEvent } from '../audit/events.js';
 import { findLicenceView, toLicence } from '../listings/repos/views.js';
-import {
-  countsIn,
-  insertEvents,
-  lockedMeters,
-  markThreshold,
-  setCounts,
-  usageState,
-  type CountRow,
-  type EventRow,
-  type RecordedEvent,
-  type UsageState,
-} from './repo.js';
+import { countsIn, lockedMeters, markThreshold, usageState, writeUsage, type CountRow, type EventRow, type RecordedEvent, type UsageState } from './repo.js';
 import { periodAt, rememberedUntil, type MeterPeriod, type Period } from './periods.js';
 
 /** The licence as the API answers it, for a usage.threshold event. */
@@ -166,13 +155,11 @@ export interface Applied {
  * any instance never pass `limit + overage` nor count an id twice. The caller signs after the commit.
  */
 export async function applyEvents(t: Tenant, requests: readonly UsageRequest[]): Promise<Applied[]> {
-  const batch = requests.length > 1;
   const locked = new Map(
     (
       await lockedMeters(
         t,
         requests.map((r) => r.licence.id),
-        batch,
       )
     ).map((row) => [Number(row.id), row]),
   );
@@ -187,7 +174,6 @@ export async function applyEvents(t: Tenant, requests: readonly UsageRequest[]):
     t,
     judged.flatMap(({ request }) => request.events.map((e): [number, string] => [request.licence.id, e.id])),
     judged.flatMap(({ licence, periods }) => [...new Set([...periods.values()].map((p) => p.key))].map((key): [number, string] => [licence.id, key])),
-    batch,
   );
   const rows: EventRow[] = [];
   const counts: CountRow[] = [];
@@ -196,9 +182,7 @@ export async function applyEvents(t: Tenant, requests: readonly UsageRequest[]):
     const state = states.get(licence.id) ?? { recorded: new Map(), counts: [], remembered: new Map() };
     applied.push(await judgeEvents(t, request, licence, periods, state, rows, counts));
   }
-  // A batch that records nothing writes nothing.
-  if (rows.length > 0) await insertEvents(t, rows);
-  if (counts.length > 0) await setCounts(t, counts);
+  await writeUsage(t, rows, counts);
   return applied;
 }
 
