@@ -42,12 +42,23 @@ export default defineConfig({
       {
         extends: true,
         test: {
-          // Every SDK's own suite (sdks/<lang>/<lang>.test.ts) and the shared driver test; the
-          // first request to a driver may wait for it to compile. One file at a time: an SDK's
-          // suite and its driver build in that SDK's folder, and two builds must not meet there.
+          // Every SDK's own suite (sdks/<lang>/<lang>.test.ts), each building in its own folder,
+          // so they run beside each other and the other projects.
           name: 'sdks',
-          include: ['sdks/**/*.test.ts'],
-          fileParallelism: false,
+          include: ['sdks/*/**/*.test.ts'],
+          testTimeout: 300_000,
+          hookTimeout: 600_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          // The shared driver test builds every SDK's driver in that SDK's folder, so it runs
+          // after the SDKs' suites (the last group), never beside one; the first request to a
+          // driver may wait for it to compile.
+          name: 'drivers',
+          include: ['sdks/drivers.test.ts'],
+          sequence: { groupOrder: 1 },
           testTimeout: 300_000,
           hookTimeout: 600_000,
         },
@@ -58,6 +69,9 @@ export default defineConfig({
           name: backend,
           include: ['packages/server/test/api/**/*.test.ts'],
           env: { LICENSOR_TEST_BACKEND: backend },
+          // Each file builds its own services and databases: a worker keeps the modules it
+          // imported for the next file, instead of importing the service again for each.
+          isolate: false,
         },
       })),
     ],

@@ -104,7 +104,8 @@ export interface Harness {
   createToken(scopes: string[], slug?: string): Promise<string>;
   createMember(role: string, password?: string): Promise<{ id: number; username: string; cookie: string }>;
   /** A second organisation with its own administrator. */
-  otherOrg(): Promise<{ slug: string; admin: Caller; cookie: string }>;
+  /** Another organisation with its own administrator; `slug` for a test whose configuration names it. */
+  otherOrg(slug?: string): Promise<{ slug: string; admin: Caller; cookie: string }>;
   /** A second app over the same database that logs everything (trace) into `lines`, for tests that no secret is logged. */
   loggedApp(): Promise<{ app: FastifyInstance; lines: string[] }>;
   close(): Promise<void>;
@@ -194,8 +195,7 @@ export async function startHarness(envOverrides: Record<string, string> = {}): P
       if (response.statusCode !== 201) throw new Error(`member creation failed: ${response.body}`);
       return { id: response.data.id, username, cookie: await signIn(username, password) };
     },
-    async otherOrg() {
-      const slug = `other${++counter}`;
+    async otherOrg(slug = `other${++counter}`) {
       await seedOrg(slug);
       const cookie = await signIn('admin', ADMIN_PASSWORD, slug);
       return { slug, admin: as({ cookie }, slug), cookie };

@@ -30,10 +30,9 @@ beforeAll(async () => {
   hsm.generate('pin-hsm', PIN, 'ED25519', 'second');
   for (const algorithm of ALGORITHMS) hsm.generate('acme-hsm', PIN, algorithm, `vendor-${algorithm.toLowerCase()}`);
   hsm.generate('other-hsm', PIN, 'EC_P256', 'theirs');
-  // `other1` is the harness's first other organisation.
   h = await startHarness({
     LICENSOR_PKCS11_MODULE: hsm.module,
-    LICENSOR_PKCS11_TOKENS: 'acme=acme-hsm,acme=spare-hsm,acme=pin-hsm,acme=ghost-hsm,other1=other-hsm',
+    LICENSOR_PKCS11_TOKENS: 'acme=acme-hsm,acme=spare-hsm,acme=pin-hsm,acme=ghost-hsm,other-pkcs11=other-hsm',
   });
 }, 120_000);
 afterAll(async () => {
@@ -79,7 +78,7 @@ describe.skipIf(softHsmMissing)('keys on a PKCS#11 token', () => {
       ['PEM', true],
       ['PKCS12', true],
     ]);
-    const other = await h.otherOrg();
+    const other = await h.otherOrg('other-pkcs11');
     expect((await other.admin('GET', '/products/options')).data.pkcs11Tokens).toEqual(['other-hsm']);
   });
 
