@@ -103,7 +103,6 @@ export interface Harness {
   /** Creates a token through the API and returns the whole `svc_...` string. */
   createToken(scopes: string[], slug?: string): Promise<string>;
   createMember(role: string, password?: string): Promise<{ id: number; username: string; cookie: string }>;
-  /** A second organisation with its own administrator. */
   /** Another organisation with its own administrator; `slug` for a test whose configuration names it. */
   otherOrg(slug?: string): Promise<{ slug: string; admin: Caller; cookie: string }>;
   /** A second app over the same database that logs everything (trace) into `lines`, for tests that no secret is logged. */
