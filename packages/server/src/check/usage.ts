@@ -139,6 +139,7 @@ export function recordUsage(limits: UsageLimits, commits: UsageCommits) {
     const applied = await commits.apply(scope, {
       now: scope.now,
       licence: read,
+      expected: presented.claims.mtr?.map((meter) => meter.p) ?? [],
       events,
       valid: judged.reason === null,
       machineId: judged.seat?.id ?? null,

@@ -61,22 +61,26 @@ const ORG = -1;
  * PostgreSQL). The organisation is a parameter like the others, filled
  * from the tenant it runs on, so the tenant filter is still the builder's own.
  */
-export function preparedQuery<A extends unknown[], R>(build: (t: Tenant, ...args: A) => Compilable<R>): (t: Tenant, ...args: A) => Promise<R[]> {
+export function preparedQuery<A extends unknown[], R>(
+  build: (t: Tenant, ...args: A) => Compilable<R>,
+): ((t: Tenant, ...args: A) => Promise<R[]>) & { query: (t: Tenant, ...args: A) => CompiledQuery<R> } {
   // biome-ignore lint/complexity/noBannedTypes: keyed by the dialect adapter's constructor
   const compiled = new Map<Function, { sql: string; parameters: readonly unknown[] }>();
-  return async (t: Tenant, ...args: A) => {
+  /** The statement with these arguments, to run or to send with others (database.ts pipelined). */
+  const query = (t: Tenant, ...args: A) => {
     const dialect = t.db.getExecutor().adapter.constructor;
-    let query = compiled.get(dialect);
-    if (!query) {
+    let made = compiled.get(dialect);
+    if (!made) {
       const stand = tenant(t.db, new Slot(ORG) as never);
       const built = build(stand, ...(args.map((_, i) => new Slot(i)) as A)).compile();
       nameStatement(built.sql);
-      query = { sql: built.sql, parameters: built.parameters };
-      compiled.set(dialect, query);
+      made = { sql: built.sql, parameters: built.parameters };
+      compiled.set(dialect, made);
     }
-    const parameters = query.parameters.map((p) => (p instanceof Slot ? (p.index === ORG ? t.orgId : args[p.index]) : p));
-    return (await t.db.executeQuery<R>(CompiledQuery.raw(query.sql, parameters))).rows;
+    const parameters = made.parameters.map((p) => (p instanceof Slot ? (p.index === ORG ? t.orgId : args[p.index]) : p));
+    return CompiledQuery.raw(made.sql, parameters) as CompiledQuery<R>;
   };
+  return Object.assign(async (t: Tenant, ...args: A) => (await t.db.executeQuery<R>(query(t, ...args))).rows, { query });
 }
 
 /**

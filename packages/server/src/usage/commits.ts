@@ -1,8 +1,9 @@
 import type { Ctx } from '../core/context.js';
-import { inTransaction } from '../core/transaction.js';
+import { transactionEndingIn } from '../db/database.js';
+import { tenant } from '../db/tenant.js';
 import { applyEvents, type Applied, type UsageRequest } from './service.js';
 
-type Scope = Pick<Ctx, 'database' | 'org' | 'within'>;
+type Scope = Pick<Ctx, 'database' | 'org'>;
 
 interface Waiting {
   scope: Scope;
@@ -28,7 +29,7 @@ const MOST = 64;
 /**
  * Group commit of the usage route's writes (docs/benchmarks.md, bench:usage): the requests of one
  * organisation that arrive together go to the database as one transaction (one lock statement,
- * one read, one INSERT, one count upsert and one commit for all), where each request's own
+ * one read, one INSERT and count upsert sent with the commit, for all), where each request's own
  * transaction had cost it as much as its events. A licence is in one batch at a time: a later
  * request of it waits for the batch holding it to commit, so it sees the earlier one's results,
  * in the order they arrived. A batch that fails is tried again one request at a time, so one
@@ -42,8 +43,25 @@ export class UsageCommits {
 
   private readonly parallel: number;
 
+  /**
+   * Each organisation's timezone as the last batch found it stored: the check path's cached
+   * organisation keeps the one it was read with, and a batch reads its counts for the period keys
+   * of the timezone it expects (applyEvents).
+   */
+  private readonly timezones = new Map<number, string>();
+
   constructor(dialect: Ctx['database']['dialect']) {
     this.parallel = dialect === 'postgres' ? PARALLEL : 1;
+  }
+
+  /** The requests' events applied in one transaction, their writes sent with its COMMIT. */
+  private commit(scope: Scope, requests: readonly UsageRequest[]): Promise<Applied[]> {
+    return transactionEndingIn(scope.database, async (db) => {
+      const expected = this.timezones.get(scope.org.id) ?? scope.org.timezone;
+      const { applied, writes, timeZone } = await applyEvents(tenant(db, scope.org.id), requests, expected);
+      if (timeZone !== expected) this.timezones.set(scope.org.id, timeZone);
+      return { result: applied, last: writes };
+    });
   }
 
   apply(scope: Scope, request: UsageRequest): Promise<Applied> {
@@ -80,19 +98,14 @@ export class UsageCommits {
     org.running++;
     this.schedule(orgId, org);
     try {
-      const applied = await inTransaction(batch[0]!.scope, (t) =>
-        applyEvents(
-          t,
-          batch.map((item) => item.request),
-        ),
+      const applied = await this.commit(
+        batch[0]!.scope,
+        batch.map((item) => item.request),
       );
       for (const [i, item] of batch.entries()) item.resolve(applied[i]!);
     } catch (err) {
       if (batch.length === 1) batch[0]!.reject(err);
-      else
-        await Promise.all(
-          batch.map((item) => inTransaction(item.scope, (t) => applyEvents(t, [item.request])).then(([applied]) => item.resolve(applied!), item.reject)),
-        );
+      else await Promise.all(batch.map((item) => this.commit(item.scope, [item.request]).then(([applied]) => item.resolve(applied!), item.reject)));
     }
     for (const item of batch) org.busy.delete(item.request.licence.id);
     org.running--;

@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
-import { dialectOf, type Db } from '../db/database.js';
+import { sql, type CompiledQuery } from 'kysely';
+import { dialectOf, pipelined, type Db } from '../db/database.js';
 import { jsonRows, preparedQuery, type Tenant } from '../db/tenant.js';
 
 export interface RecordedEvent {
@@ -78,34 +78,38 @@ export interface UsageState {
   remembered: Map<string, number>;
 }
 
-/**
- * The state of each licence's events, in one statement for all the licences of a batch. Read
- * under their licence-row locks, in a statement after the one that took them, so it sees every
- * request that held a lock before. Its plan, as the lock's, is one for any length of list (the
- * planner sees none of them), so a batch runs on the plan its connection keeps: planning each
- * batch's was a tenth of PostgreSQL's time in bench:usage.
- */
-export async function usageState(
-  t: Tenant,
-  ids: ReadonlyArray<[number, string]>,
-  periodKeys: ReadonlyArray<[number, string]>,
-): Promise<Map<number, UsageState>> {
-  const [row] = await usageStateOf(t, JSON.stringify(ids), JSON.stringify(periodKeys));
+/** A usage state statement's one row, read into each licence's state. */
+function stateOf(row: { recorded: unknown; counts: unknown }): Map<number, UsageState> {
   const state = new Map<number, UsageState>();
   const of = (licenceId: number) => {
     let found = state.get(licenceId);
     if (!found) state.set(licenceId, (found = { recorded: new Map(), counts: [], remembered: new Map() }));
     return found;
   };
-  for (const [licenceId, id, meter, amount, at, result] of fromJson<Array<[number, string, string, number, number | null, string]>>(row!.recorded)) {
+  for (const [licenceId, id, meter, amount, at, result] of fromJson<Array<[number, string, string, number, number | null, string]>>(row.recorded)) {
     of(Number(licenceId)).recorded.set(id, { meter, amount, at, result });
   }
-  for (const [licenceId, meter, period_key, used, n] of fromJson<Array<[number, string, string, number, number]>>(row!.counts)) {
+  for (const [licenceId, meter, period_key, used, n] of fromJson<Array<[number, string, string, number, number]>>(row.counts)) {
     const found = of(Number(licenceId));
     found.counts.push({ meter, period_key, used });
     found.remembered.set(period_key, (found.remembered.get(period_key) ?? 0) + Number(n));
   }
   return state;
+}
+
+/** Each licence's events of these ids and counts in these period keys: pairs of (licence, value). */
+type StateKeys = { ids: ReadonlyArray<[number, string]>; periodKeys: ReadonlyArray<[number, string]> };
+
+const stateQuery = (t: Tenant, keys: StateKeys) => usageStateOf.query(t, JSON.stringify(keys.ids), JSON.stringify(keys.periodKeys));
+
+/**
+ * The state of each licence's events, in one statement for all the licences of a batch. Its plan,
+ * as the lock's, is one for any length of list (the planner sees none of them), so a batch runs on
+ * the plan its connection keeps: planning each batch's was a tenth of PostgreSQL's time in bench:usage.
+ */
+export async function usageState(t: Tenant, keys: StateKeys): Promise<Map<number, UsageState>> {
+  const [row] = await t.db.executeQuery(stateQuery(t, keys)).then((r) => r.rows);
+  return stateOf(row!);
 }
 
 export interface EventRow {
@@ -186,23 +190,22 @@ const writeBoth = preparedQuery((t, events: string, counts: string) =>
 );
 
 /**
- * Records event rows and sets counts (adding the ids each newly remembers, creating a row the
- * first time). On PostgreSQL one statement, the events' INSERT a CTE of the counts' upsert: each
- * statement of a usage transaction is a round trip, and on a busy machine the wait for the answer
- * was most of its time (docs/benchmarks.md, bench:usage). SQLite's statements cost no round trip.
+ * The statements recording event rows and setting counts (adding the ids each newly remembers,
+ * creating a row the first time). On PostgreSQL one statement, the events' INSERT a CTE of the
+ * counts' upsert: each statement of a usage transaction is a round trip, and on a busy machine the
+ * wait for the answer was most of its time (docs/benchmarks.md, bench:usage). SQLite's
+ * statements cost no round trip.
  */
-export async function writeUsage(t: Tenant, rows: readonly EventRow[], counts: readonly CountRow[]): Promise<void> {
+export function usageWrites(t: Tenant, rows: readonly EventRow[], counts: readonly CountRow[]): CompiledQuery[] {
   // A batch that records nothing writes nothing.
-  if (rows.length === 0 && counts.length === 0) return;
+  if (rows.length === 0 && counts.length === 0) return [];
   const events = JSON.stringify(rows.map((row) => EVENT_COLUMNS.map(([name]) => row[name])));
   const changed = JSON.stringify(counts.map((row) => COUNT_COLUMNS.map(([name]) => row[name])));
-  if (dialectOf(t.db) === 'postgres') {
-    await writeBoth(t, events, changed);
-    return;
-  }
-  if (rows.length > 0) await insertEventRows(t, events);
-  if (counts.length > 0) await upsertCounts(t, changed);
+  if (dialectOf(t.db) === 'postgres') return [writeBoth.query(t, events, changed)];
+  return [...(rows.length > 0 ? [insertEventRows.query(t, events)] : []), ...(counts.length > 0 ? [upsertCounts.query(t, changed)] : [])];
 }
+
+export const writeUsage = (t: Tenant, rows: readonly EventRow[], counts: readonly CountRow[]) => pipelined(t.db, usageWrites(t, rows, counts));
 
 /**
  * The licences' meters and their organisation's timezone, as stored now, under the licence-row
@@ -219,7 +222,21 @@ const lockedMetersOf = preparedQuery((t, licenceIds: string) => {
     .orderBy('licences.id');
   return dialectOf(t.db) === 'postgres' ? read.forUpdate('licences') : read;
 });
-export const lockedMeters = (t: Tenant, licenceIds: readonly number[]) => lockedMetersOf(t, listOf(licenceIds));
+
+/**
+ * Locks the licences and reads their state, the two statements sent together: the read, run once
+ * the lock statement has finished, sees every request that held a lock before (as a statement of
+ * its own it starts afresh, under READ COMMITTED), without a round trip between them. The state's
+ * period keys are those the caller expects from the timezone it knows: a caller finding another
+ * timezone under the lock reads again (usageState).
+ */
+export async function lockAndRead(t: Tenant, licenceIds: readonly number[], keys: StateKeys) {
+  const [locked, [row]] = (await pipelined(t.db, [lockedMetersOf.query(t, listOf(licenceIds)), stateQuery(t, keys)])) as [
+    Array<{ id: number; meters: string; timezone: string }>,
+    Array<{ recorded: unknown; counts: unknown }>,
+  ];
+  return { locked, state: stateOf(row!) };
+}
 
 /** Writes a threshold mark unless it exists: true when this call wrote it. */
 export async function markThreshold(

@@ -1,7 +1,7 @@
 import type { Tenant } from '../db/tenant.js';
 import { recordEvent } from '../audit/events.js';
 import { findLicenceView, toLicence } from '../listings/repos/views.js';
-import { countsIn, lockedMeters, markThreshold, usageState, writeUsage, type CountRow, type EventRow, type RecordedEvent, type UsageState } from './repo.js';
+import { countsIn, lockAndRead, markThreshold, usageState, usageWrites, type CountRow, type EventRow, type RecordedEvent, type UsageState } from './repo.js';
 import { periodAt, rememberedUntil, type MeterPeriod, type Period } from './periods.js';
 
 /** The licence as the API answers it, for a usage.threshold event. */
@@ -136,6 +136,8 @@ export interface UsageRequest {
   /** When the request arrived: its periods and marks are of this instant. */
   now: number;
   licence: { id: number; lid: string };
+  /** The periods of the meters the presented licence signs, which the licence most likely still has. */
+  expected: readonly MeterPeriod[];
   events: readonly UsageEvent[];
   valid: boolean;
   machineId: number | null;
@@ -152,17 +154,27 @@ export interface Applied {
  * locked (their meters and organisation's timezone read with them), then for each request its
  * events in order, each new id judged against the counts as this transaction sees them; ACCEPTED
  * and LIMIT_REACHED recorded, all in one INSERT and one count upsert, so concurrent requests on
- * any instance never pass `limit + overage` nor count an id twice. The caller signs after the commit.
+ * any instance never pass `limit + overage` nor count an id twice. Answers the results and the
+ * statements that write them, for the caller to send with the COMMIT; it signs after the commit.
+ * `timeZone` is the organisation's as the caller knows it: the state is read for the period keys
+ * it expects, and again should the locked licences need others (a renewal or a timezone change).
  */
-export async function applyEvents(t: Tenant, requests: readonly UsageRequest[]): Promise<Applied[]> {
-  const locked = new Map(
-    (
-      await lockedMeters(
-        t,
-        requests.map((r) => r.licence.id),
-      )
-    ).map((row) => [Number(row.id), row]),
+export async function applyEvents(t: Tenant, requests: readonly UsageRequest[], timeZone: string) {
+  const ids = requests.flatMap((request) => request.events.map((e): [number, string] => [request.licence.id, e.id]));
+  const keysOf = (licenceId: number, periods: Iterable<Period>) =>
+    [...new Set([...periods].map((p) => p.key))].map((key): [number, string] => [licenceId, key]);
+  const expected = requests.flatMap((r) =>
+    keysOf(
+      r.licence.id,
+      r.expected.map((period) => periodAt(period, r.now, timeZone)),
+    ),
   );
+  const first = await lockAndRead(
+    t,
+    requests.map((r) => r.licence.id),
+    { ids, periodKeys: expected },
+  );
+  const locked = new Map(first.locked.map((row) => [Number(row.id), row]));
   const judged = requests.map((request) => {
     const row = locked.get(request.licence.id);
     if (!row) throw new Error(`licence ${request.licence.lid} is no longer stored`);
@@ -170,11 +182,9 @@ export async function applyEvents(t: Tenant, requests: readonly UsageRequest[]):
     // A timezone change moves the boundaries at once (DESIGN.md 19): the timezone as stored, not as cached.
     return { request, licence, periods: periodsNow(licence, request.now, row.timezone) };
   });
-  const states = await usageState(
-    t,
-    judged.flatMap(({ request }) => request.events.map((e): [number, string] => [request.licence.id, e.id])),
-    judged.flatMap(({ licence, periods }) => [...new Set([...periods.values()].map((p) => p.key))].map((key): [number, string] => [licence.id, key])),
-  );
+  const periodKeys = judged.flatMap(({ licence, periods }) => keysOf(licence.id, periods.values()));
+  const readKeys = new Set(expected.map((pair) => pair.join(' ')));
+  const states = periodKeys.every((pair) => readKeys.has(pair.join(' '))) ? first.state : await usageState(t, { ids, periodKeys });
   const rows: EventRow[] = [];
   const counts: CountRow[] = [];
   const applied: Applied[] = [];
@@ -182,8 +192,8 @@ export async function applyEvents(t: Tenant, requests: readonly UsageRequest[]):
     const state = states.get(licence.id) ?? { recorded: new Map(), counts: [], remembered: new Map() };
     applied.push(await judgeEvents(t, request, licence, periods, state, rows, counts));
   }
-  await writeUsage(t, rows, counts);
-  return applied;
+  // One organisation's licences: one timezone.
+  return { applied, writes: usageWrites(t, rows, counts), timeZone: first.locked[0]?.timezone ?? timeZone };
 }
 
 /** One request's events in order, their rows and changed counts added to the batch's. */

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fpDigest, parseLicence, verifyUsageReceipt } from '@licensor/protocol';
 import { backend, inOneRateWindow, startHarness, type Harness } from '../harness.js';
 import { pruneEvents } from '../../src/usage/repo.js';
-import { openDatabase, sqliteFileIn } from '../../src/db/database.js';
+import { isUniqueViolation, openDatabase, sqliteFileIn, transactionEndingIn } from '../../src/db/database.js';
 import { startServe, stopServe } from '../cli.js';
 import { ISO_MS } from '../licence-helpers.js';
 import { checkBody, checkedProduct, nonce, type CheckedProduct } from '../check-helpers.js';
@@ -534,6 +534,68 @@ describe('limits, pruning, timezone and metrics', () => {
     } finally {
       await h.admin('PUT', '/settings', { timezone: 'UTC' });
     }
+  });
+
+  it('counts events in the periods of a timezone changed since the service first read the organisation', async () => {
+    const { send } = await bound();
+    // A day in UTC+14 and one in UTC-11 never share a date: each zone's renders are a count of their
+    // own, and the first zone's goes on where it was left.
+    const zones = [
+      ['Pacific/Kiritimati', 'T10:00:00.000Z', [1, 2]],
+      ['Pacific/Pago_Pago', 'T11:00:00.000Z', [1, 2]],
+      ['Pacific/Kiritimati', 'T10:00:00.000Z', [3]],
+    ] as const;
+    try {
+      for (const [zone, dayStart, counts] of zones) {
+        expect((await h.admin('PUT', '/settings', { timezone: zone })).statusCode).toBe(200);
+        for (const used of counts) {
+          const renders = (await send([ev('renders')])).data.meters[1];
+          expect(renders).toMatchObject({ key: 'renders', used, remaining: 7 - used });
+          expect(renders.periodStart).toMatch(new RegExp(`${dayStart}$`));
+        }
+      }
+    } finally {
+      await h.admin('PUT', '/settings', { timezone: 'UTC' });
+    }
+  });
+});
+
+describe('a usage transaction', () => {
+  it('commits nothing when a statement sent with its COMMIT fails, answers that failure, and commits the next whole', async () => {
+    const { licence } = await bound();
+    const { id, org_id } = await h.database.db.selectFrom('licences').select(['id', 'org_id']).where('lid', '=', licence.lid).executeTakeFirstOrThrow();
+    const row = { org_id, licence_id: id, meter: 'exports', period_key: 'test', used: 1, ids: 0 };
+    const stored = async () =>
+      (await h.database.db.selectFrom('usage_counts').select(['period_key', 'used']).where('licence_id', '=', id).orderBy('period_key').execute()).map((r) => [
+        r.period_key,
+        Number(r.used),
+      ]);
+    const failing = transactionEndingIn(h.database, async (db) => {
+      await db.insertInto('usage_counts').values(row).execute();
+      // The same key again, refused by the primary key after the row above was written.
+      return { result: 'answered', last: [db.insertInto('usage_counts').values(row).compile()] };
+    });
+    await expect(failing).rejects.toSatisfy(isUniqueViolation);
+    expect(await stored()).toEqual([]);
+    const answered = await transactionEndingIn(h.database, async (db) => {
+      await db.insertInto('usage_counts').values(row).execute();
+      const raise = db.updateTable('usage_counts').set({ used: 5 }).where('licence_id', '=', id).compile();
+      return {
+        result: 'answered',
+        last: [
+          raise,
+          db
+            .insertInto('usage_counts')
+            .values({ ...row, period_key: 'test-2' })
+            .compile(),
+        ],
+      };
+    });
+    expect(answered).toBe('answered');
+    expect(await stored()).toEqual([
+      ['test', 5],
+      ['test-2', 1],
+    ]);
   });
 });
 
