@@ -199,8 +199,7 @@ function openPostgres(connectionString: string, serving: boolean): Database {
     client.on('error', () => {});
     // Kysely sends text and values; a named statement's text goes as pg's named query instead.
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-    // Statements sent together go out in one write: each write to the socket was a system call and
-    // a wake-up of the server, a fifth of the service's time in bench:usage.
+    // Statements sent together go out in one write to the socket, which wakes the server once.
     const stream = (client as unknown as { connection: { stream: { cork(): void; uncork(): void } } }).connection.stream;
     let held = false;
     const hold = () => {
