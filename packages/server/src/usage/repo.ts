@@ -108,7 +108,9 @@ const stateQuery = (t: Tenant, keys: StateKeys) => usageStateOf.query(t, JSON.st
  * the plan its connection keeps: planning each batch's was a tenth of PostgreSQL's time in bench:usage.
  */
 export async function usageState(t: Tenant, keys: StateKeys): Promise<Map<number, UsageState>> {
-  const [row] = await t.db.executeQuery(stateQuery(t, keys)).then((r) => r.rows);
+  const {
+    rows: [row],
+  } = await t.db.executeQuery(stateQuery(t, keys));
   return stateOf(row!);
 }
 
@@ -227,8 +229,8 @@ const lockedMetersOf = preparedQuery((t, licenceIds: string) => {
  * Locks the licences and reads their state, the two statements sent together: the read, run once
  * the lock statement has finished, sees every request that held a lock before (as a statement of
  * its own it starts afresh, under READ COMMITTED), without a round trip between them. The state's
- * period keys are those the caller expects from the timezone it knows: a caller finding another
- * timezone under the lock reads again (usageState).
+ * period keys are those the caller expects from the meters and timezone it knows: a caller finding
+ * others under the lock reads again (usageState).
  */
 export async function lockAndRead(t: Tenant, licenceIds: readonly number[], keys: StateKeys) {
   const [locked, [row]] = (await pipelined(t.db, [lockedMetersOf.query(t, listOf(licenceIds)), stateQuery(t, keys)])) as [
